@@ -1,0 +1,108 @@
+# Makefile - sets up what is missing, builds build/ddt, runs tests, benchmarks and the nightly job.
+#
+#   make            build build/ddt (installing missing Debian packages first)
+#   make test       build and run every test; ends with "N passed, N failed"
+#   make nightly    build and run the whole nightly job on this machine's defaults
+#   make bench      build and run the benchmarks, which print their figures
+#   make gpu-check  validate and time every CUDA kernel on the local GPU
+
+SHELL := /bin/bash
+BUILD ?= build
+
+# Debian packages ddt builds against, as pkg-config names and package names.
+PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig
+APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-dev \
+            libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+CUDA_ARCHS ?= 90 100 103 120
+
+# Deferred (=) so pkg-config runs after the packages are installed.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+
+OPT ?= -O2 -march=native
+CFLAGS ?= $(OPT) -g
+WARN := -Wall -Wextra -Werror
+CPPFLAGS += -D_GNU_SOURCE -Ipipeline -Iengine
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
+LDLIBS = $(PKG_LIBS) -lm -pthread
+
+PIPE_SRC := $(filter-out pipeline/main.c,$(wildcard pipeline/*.c))
+ENGINE_SRC := $(wildcard engine/*.c engine/cpu/*.c)
+CUDA_SRC := $(wildcard engine/cuda/*.cu)
+TEST_SRC := $(wildcard tests/test_*.c)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+
+ifneq ($(NVCC),)
+  CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
+  NVCC_FLAGS := -O3 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA \
+                $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -Xcompiler -Wall,-Wextra,-Werror
+  CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl -lstdc++
+endif
+
+OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
+LIB := $(BUILD)/libddt.a
+TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+DEPS_OK := $(BUILD)/.deps-ok
+
+.SECONDARY:
+.PHONY: all deps FORCE test nightly bench gpu-check clean
+all: $(BUILD)/ddt
+
+# Installs what pkg-config cannot find (apt-get update once first), then says
+# which optional parts are here.
+$(DEPS_OK): Makefile tools/ensure-deps
+	@tools/ensure-deps "$(PKGS)" "$(APT_PKGS)" "$(NVCC)"
+	@mkdir -p $(BUILD) && touch $@
+deps: $(DEPS_OK)
+
+# Objects rebuild when the flags change (CUDA on or off, another OPT).
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(NVCC) $(NVCC_FLAGS)
+$(BUILD)/.flags: FORCE | $(DEPS_OK)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  NVCC  $<"
+	@$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+$(LIB): $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/ddt: $(BUILD)/pipeline/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+test: $(BUILD)/ddt $(TESTS)
+	@tools/run-tests $(TESTS)
+
+bench: $(BUILD)/ddt $(BENCHES)
+	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+nightly: $(BUILD)/ddt
+	$(BUILD)/ddt nightly
+
+gpu-check: $(BUILD)/ddt
+	tools/gpu-check
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

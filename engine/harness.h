@@ -1,0 +1,35 @@
+/* harness.h - timing settings and sample statistics shared by every backend. */
+#ifndef DDT_HARNESS_H
+#define DDT_HARNESS_H
+
+#include "record.h"
+
+/* How to sample one measurement (the template's bench.timing section;
+ * defaults from FACTS.md section 5, nvbench's). */
+struct harness_conf {
+	int warmup;          /* untimed runs first */
+	int min_samples;     /* at least this many samples (10) */
+	int max_samples;     /* never more (safety cap) */
+	double min_time_s;   /* and at least this much measured time (0.5) */
+	double target_rsd;   /* stop once relative stdev is under this (0.005) */
+	double timeout_s;    /* stop regardless after this (15) */
+	int cold;            /* flush caches before each sample */
+	double min_clock_frac; /* GPU: discard samples below this share of the default SM clock (0.75) */
+};
+
+/* The defaults above. */
+void harness_conf_default(struct harness_conf *c);
+
+/* True when the stopping rule says enough: n samples taking total_s seconds
+ * with relative stdev rsd, elapsed_s since the first sample. */
+int harness_enough(const struct harness_conf *c, int n, double total_s, double rsd,
+		   double elapsed_s);
+
+/* Fills row's samples, median/p10/p90/min/max/stdev (µs) from n samples in µs
+ * (the array is sorted in place). n may be 0 (all NaN). */
+void harness_stats(double *samples_us, int n, struct rec_row *row);
+
+/* Relative stdev of n samples (0 when n < 2). */
+double harness_rsd(const double *samples, int n);
+
+#endif

@@ -1,0 +1,107 @@
+/* check.c - `ddt check`: validates calibration and templates, listing every problem. */
+#include "calib.h"
+#include "cli.h"
+#include "err.h"
+#include "fsx.h"
+#include "model.h"
+#include "tmpl.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+	"usage: ddt check [--calibration PATH] [--template PATH]\n"
+	"\n"
+	"Validates the calibration (a folder or one file) and job templates (a file,\n"
+	"or every template of a folder; default: all of templates/), and reports\n"
+	"every problem as file:line:column: message. Exit status 0 when all is\n"
+	"well, 2 when anything is wrong.\n"
+	"\n"
+	"  --calibration PATH  calibration folder or file (default: calibration/)\n"
+	"  --template PATH     template file or folder (default: templates/)\n"
+	"  -h, --help          this text\n";
+
+/* Checks one template, including that its scenarios' targets exist. */
+static void check_template(const char *path, const struct calib *cal, int cal_ok,
+			   struct ydiag *diag, int *files)
+{
+	struct tmpl t;
+	tmpl_load(&t, path, diag);
+	for (size_t i = 0; cal_ok && i < t.nscenarios; i++)
+		if (t.scenarios[i].target[0] && !calib_gpu(cal, t.scenarios[i].target))
+			ydiag_add(diag, path, 0, 0, "scenario %s: target '%s' is not in the GPU catalog",
+				  t.scenarios[i].name, t.scenarios[i].target);
+	tmpl_free(&t);
+	(*files)++;
+}
+
+static int yaml_entry(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return !fsx_is_temp_name(e->d_name) && n > 5 && !strcmp(e->d_name + n - 5, ".yaml");
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	struct cli_paths paths;
+	struct ydiag diag = {0};
+	struct calib cal;
+	struct model m;
+	struct stat st;
+	int opt, files = 0, given_template = 0;
+	char templates[PATH_MAX];
+
+	cli_paths_init(&paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == OPT_TEMPLATE) {
+			snprintf(paths.template_path, sizeof paths.template_path, "%s", optarg);
+			given_template = 1;
+		} else if (cli_path_option(&paths, opt, optarg))
+			continue;
+		else if (opt == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		} else
+			return cli_usage_error("check", "unknown option");
+	}
+	if (optind < argc)
+		return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+	snprintf(templates, sizeof templates, "%s",
+		 given_template ? paths.template_path : paths.home);
+	if (!given_template)
+		strncat(templates, "/templates", sizeof templates - strlen(templates) - 1);
+
+	int cal_ok = calib_load(&cal, paths.calibration, &diag) == 0;
+	if (cal_ok && model_prepare(&m, &cal, NULL) != 0)
+		ydiag_add(&diag, paths.calibration, 0, 0, "%s", err_msg());
+	files++;
+	if (stat(templates, &st) == 0 && S_ISDIR(st.st_mode)) {
+		struct dirent **list;
+		int n = scandir(templates, &list, yaml_entry, alphasort);
+		for (int i = 0; i < n; i++) {
+			char *p = fsx_join(templates, list[i]->d_name);
+			if (p)
+				check_template(p, &cal, cal_ok, &diag, &files);
+			free(p);
+			free(list[i]);
+		}
+		if (n > 0)
+			free(list);
+	} else
+		check_template(templates, &cal, cal_ok, &diag, &files);
+
+	calib_free(&cal);
+	if (diag.n) {
+		ydiag_print(&diag, stderr);
+		fprintf(stderr, "ddt check: %zu problem%s\n", diag.n, diag.n == 1 ? "" : "s");
+		ydiag_free(&diag);
+		return 2;
+	}
+	printf("ddt check: calibration and %d template%s ok\n", files - 1, files == 2 ? "" : "s");
+	return 0;
+}

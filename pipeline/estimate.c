@@ -1,0 +1,438 @@
+/* estimate.c - `ddt estimate`: point estimates of decode throughput, with what-ifs. */
+#include "estimate.h"
+
+#include "cli.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int estimate_run(struct estimate *e, const struct model *m, const struct scenario *scs, size_t n)
+{
+	const struct calib *c = m->cal;
+	size_t total = 0;
+
+	memset(e, 0, sizeof *e);
+	for (size_t i = 0; i < n; i++)
+		total += (size_t)scs[i].naccept;
+	e->rows = calloc(total ? total : 1, sizeof *e->rows);
+	if (!e->rows)
+		return err_nomem();
+	for (size_t i = 0; i < n; i++) {
+		const struct scenario *s = &scs[i];
+		const struct gpu *g = calib_gpu(c, s->target);
+		if (!g) {
+			estimate_free(e);
+			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
+				       s->name, s->target);
+		}
+		for (int k = 0; k < s->naccept; k++) {
+			struct estimate_row *r = &e->rows[e->n++];
+			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency,
+					      s->accept[k]};
+			r->sc = *s;
+			r->target = g;
+			r->accept = s->accept[k];
+			model_eval(m, &in, &r->out);
+			r->runnable = s->runnable;
+			snprintf(r->note, sizeof r->note, "%s", s->note);
+			if (s->pipeline == PIPE_SGLANG && s->budget > c->sglang_max_budget) {
+				r->runnable = 0;
+				if (!r->note[0])
+					snprintf(r->note, sizeof r->note,
+						 "budget > %g needs the native engine",
+						 c->sglang_max_budget);
+			}
+		}
+	}
+	return 0;
+}
+
+void estimate_free(struct estimate *e)
+{
+	free(e->rows);
+	memset(e, 0, sizeof *e);
+}
+
+/* Writes s as one CSV field (quoted when it holds a comma, quote or newline). */
+static void csv_field(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+void estimate_write_csv(const struct estimate *e, FILE *fp)
+{
+	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable\n");
+	for (size_t i = 0; i < e->n; i++) {
+		const struct estimate_row *r = &e->rows[i];
+		csv_field(fp, r->sc.name);
+		fputc(',', fp);
+		csv_field(fp, r->target->id);
+		fprintf(fp, ",%s,%d,%d,%d,%g,%g,%.4f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,%.4f,%s\n",
+			pipeline_name(r->sc.pipeline), r->sc.block, r->sc.budget,
+			r->sc.concurrency, r->out.M, r->accept, r->out.ms[COMP_MOE],
+			r->out.nonmoe_ms, r->out.step_ms, r->out.tok_s, r->out.ms[COMP_ATTN],
+			r->out.ms[COMP_DRAFT], r->out.ms[COMP_TREE], r->out.ms[COMP_OVERHEAD],
+			r->runnable ? "yes" : "no");
+	}
+}
+
+void estimate_write_yaml(const struct estimate *e, FILE *fp)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_key(&y, "estimates");
+	yout_seq(&y);
+	for (size_t i = 0; i < e->n; i++) {
+		const struct estimate_row *r = &e->rows[i];
+		yout_map(&y);
+		yout_kv_str(&y, "scenario", r->sc.name);
+		yout_kv_str(&y, "target", r->target->id);
+		yout_kv_str(&y, "pipeline", pipeline_name(r->sc.pipeline));
+		yout_kv_int(&y, "block", r->sc.block);
+		yout_kv_int(&y, "budget", r->sc.budget);
+		yout_kv_int(&y, "concurrency", r->sc.concurrency);
+		yout_kv_num(&y, "M", r->out.M);
+		yout_kv_num(&y, "accept", r->accept);
+		for (int k = 0; k < COMP_COUNT; k++) {
+			char key[40];
+			snprintf(key, sizeof key, "%s_ms", model_comp_name((enum model_comp)k));
+			yout_kv_num(&y, key, r->out.ms[k]);
+		}
+		yout_kv_num(&y, "nonmoe_ms", r->out.nonmoe_ms);
+		yout_kv_num(&y, "step_ms", r->out.step_ms);
+		yout_kv_num(&y, "tok_s", r->out.tok_s);
+		yout_key(&y, "runnable");
+		yout_bool(&y, r->runnable);
+		yout_kv_str(&y, "note", r->note);
+		yout_end(&y);
+	}
+	yout_end(&y);
+	yout_end(&y);
+}
+
+/* One line saying where a component's time comes from. */
+static void comp_basis(const struct model *m, const struct estimate_row *r, int k, char *buf,
+		       size_t len)
+{
+	const struct calib *c = m->cal;
+	static const char *const what[] = {"", "attention + lm_head", "drafter forward",
+					   "tree build + accept", "launch + scheduling"};
+	if (k == COMP_MOE) {
+		snprintf(buf, len, "%s curve at M=%g (measured) x bw %.3g/%.3g%s", m->ref_gpu->id,
+			 r->out.M, m->ref_gpu->bw_tbps, r->target->bw_tbps,
+			 r->target == m->ref_gpu ? "" : " x transfer (assumed)");
+		return;
+	}
+	snprintf(buf, len, "%s: share %.2f of the %s step (measured), split assumed", what[k],
+		 m->share[k - 1], c->sglang_b8.gpu);
+}
+
+static void write_inputs(const struct model *m, FILE *fp)
+{
+	const struct calib *c = m->cal;
+	fprintf(fp, "inputs\n");
+	fprintf(fp, "  %-26s %10s  %-11s %s\n", "name", "value", "basis", "source");
+	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "anchors.sglang_b8.step_ms",
+		c->sglang_b8.step_ms, provenance_name(PROV_MEASURED), c->sglang_b8.source);
+	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "anchors.sglang_b16.step_ms",
+		c->sglang_b16.step_ms, provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
+	for (int i = 0; i < c->moe_ref.npoints; i++) {
+		char key[48];
+		snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
+		fprintf(fp, "  %-26s %10.4g  %-11s %s\n", key, c->moe_ref.points[i].step_ms,
+			provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
+	}
+	for (int a = 0; a < ASM_COUNT; a++) {
+		const struct dist *d = &c->asm_[a];
+		fprintf(fp, "  %-26s %10.4g  %-11s %s\n", calib_assumption_name((enum assumption)a),
+			m->v[a], provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+			d->overridden ? "set on the command line" : d->source);
+	}
+	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "growth (derived)", m->growth, "derived",
+		m->growth_clamped ? "CLAMPED: the sglang_b16 anchor cannot be met with these shares"
+				  : "fraction of attention/draft growing with M and block, solved "
+				    "from anchors.sglang_b16");
+}
+
+void estimate_write_table(const struct estimate *e, const struct model *m, FILE *fp)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		const struct estimate_row *r = &e->rows[i];
+		int first = i == 0 || strcmp(e->rows[i - 1].sc.name, r->sc.name) != 0;
+		if (!first)
+			continue;
+		fprintf(fp, "%s%s: %s, %s pipeline, block %d, budget %d, C=%d, M=%g%s\n",
+			i ? "\n" : "", r->sc.name, r->target->name, pipeline_name(r->sc.pipeline),
+			r->sc.block, r->sc.budget, r->sc.concurrency, r->out.M,
+			r->runnable ? "" : "  [NOT RUNNABLE]");
+		if (r->note[0])
+			fprintf(fp, "  note: %s\n", r->note);
+		fprintf(fp, "  %-12s %9s %7s  %s\n", "component", "ms", "share", "basis");
+		for (int k = 0; k < COMP_COUNT; k++) {
+			char basis[200];
+			comp_basis(m, r, k, basis, sizeof basis);
+			fprintf(fp, "  %-12s %9.3f %6.1f%%  %s\n", model_comp_name((enum model_comp)k),
+				r->out.ms[k], 100 * r->out.ms[k] / r->out.step_ms, basis);
+		}
+		fprintf(fp, "  %-12s %9.3f %6.1f%%\n", "step", r->out.step_ms, 100.0);
+		fprintf(fp, "  %-12s %9s\n", "accept", "tok/s");
+		for (size_t j = i; j < e->n && !strcmp(e->rows[j].sc.name, r->sc.name); j++)
+			fprintf(fp, "  %-12g %9.1f\n", e->rows[j].accept, e->rows[j].out.tok_s);
+	}
+	fputc('\n', fp);
+	write_inputs(m, fp);
+}
+
+/* ---------------------------------------------------------------- command */
+
+static const char usage[] =
+	"usage: ddt estimate [OPTIONS]\n"
+	"\n"
+	"Projects decode throughput (tok/s) with the step-time model. Without\n"
+	"--scenario and ad hoc options, every scenario of the template.\n"
+	"\n"
+	"  --scenario NAME     a scenario of the template (repeatable)\n"
+	"  --target GPU        ad hoc: target GPU from the catalog (default b300)\n"
+	"  --pipeline P        ad hoc: sglang or native (default native)\n"
+	"  --block N           ad hoc: drafter block size (default 8)\n"
+	"  --budget N          ad hoc: tree node budget, root excluded (default 8)\n"
+	"  --accept LIST       ad hoc: mean acceptance lengths, e.g. 12,14,16\n"
+	"  --concurrency N     ad hoc: sequences decoded at once (default 1)\n"
+	"                      (with one --scenario, ad hoc options change that scenario)\n"
+	"  --set KEY=VALUE     override a calibration value or assumption, e.g.\n"
+	"                      native_cut=0.3, gpus.b300.bw_tbps=7.7 (repeatable)\n"
+	"  --format F          table (default), csv or yaml\n" CLI_PATH_HELP
+	"  -h, --help          this text\n"
+	"\n"
+	"example: ddt estimate --scenario seed-b16-native --accept 10,12 --set native_cut=0.3\n";
+
+enum {
+	OPT_SCENARIO = OPT_FIRST_FREE,
+	OPT_TARGET,
+	OPT_PIPELINE,
+	OPT_BLOCK,
+	OPT_BUDGET,
+	OPT_ACCEPT,
+	OPT_CONC,
+	OPT_SET,
+	OPT_FORMAT
+};
+
+struct adhoc {
+	const char *target, *pipeline, *accept;
+	int block, budget, concurrency; /* 0: not given */
+	int any;
+};
+
+static int parse_int_arg(const char *opt, const char *s, int *out)
+{
+	double v;
+	if (ynum_parse(s, &v) || v != floor(v) || v < 1 || v > 1e6)
+		return cli_usage_error("estimate", "%s: expected a positive whole number, got '%s'",
+				       opt, s);
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_accept(const char *list, struct scenario *s)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", list);
+	s->naccept = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		double v;
+		if (s->naccept == TMPL_MAX_ACCEPT || ynum_parse(tok, &v) || !(v > 0))
+			return cli_usage_error("estimate",
+					       "--accept: expected up to %d positive numbers, got '%s'",
+					       TMPL_MAX_ACCEPT, list);
+		s->accept[s->naccept++] = v;
+	}
+	return s->naccept ? 0 : cli_usage_error("estimate", "--accept: empty list");
+}
+
+/* Applies the ad hoc options to s (a named scenario or the defaults). */
+static int apply_adhoc(const struct adhoc *a, struct scenario *s)
+{
+	if (a->target)
+		snprintf(s->target, sizeof s->target, "%s", a->target);
+	if (a->pipeline && pipeline_parse(a->pipeline, &s->pipeline))
+		return cli_usage_error("estimate", "--pipeline: expected sglang or native, got '%s'",
+				       a->pipeline);
+	if (a->block)
+		s->block = a->block;
+	if (a->budget)
+		s->budget = a->budget;
+	if (a->concurrency)
+		s->concurrency = a->concurrency;
+	if (a->accept && parse_accept(a->accept, s))
+		return 2;
+	if (!s->naccept)
+		return cli_usage_error("estimate", "--accept is required for an ad hoc scenario");
+	for (int i = 0; i < s->naccept; i++)
+		if (s->accept[i] > s->block)
+			return cli_usage_error("estimate", "acceptance %g exceeds the block size %d",
+					       s->accept[i], s->block);
+	return 0;
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"scenario", required_argument, NULL, OPT_SCENARIO},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"pipeline", required_argument, NULL, OPT_PIPELINE},
+		{"block", required_argument, NULL, OPT_BLOCK},
+		{"budget", required_argument, NULL, OPT_BUDGET},
+		{"accept", required_argument, NULL, OPT_ACCEPT},
+		{"concurrency", required_argument, NULL, OPT_CONC},
+		{"set", required_argument, NULL, OPT_SET},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"help", no_argument, NULL, 'h'},
+		CLI_PATH_OPTIONS,
+		{NULL, 0, NULL, 0}};
+	struct cli_paths paths;
+	struct adhoc ah = {0};
+	const char *names[64], *sets[64], *format = "table";
+	int nnames = 0, nsets = 0, opt, rc, status = 0;
+	struct calib cal;
+	struct tmpl t;
+	struct ydiag diag = {0};
+	struct model m;
+	struct estimate e = {0};
+	struct scenario *scs = NULL;
+	size_t nscs = 0;
+
+	cli_paths_init(&paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (cli_path_option(&paths, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case OPT_SCENARIO:
+			if (nnames == 64)
+				return cli_usage_error("estimate", "too many --scenario");
+			names[nnames++] = optarg;
+			break;
+		case OPT_SET:
+			if (nsets == 64)
+				return cli_usage_error("estimate", "too many --set");
+			sets[nsets++] = optarg;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case OPT_TARGET: ah.target = optarg, ah.any = 1; break;
+		case OPT_PIPELINE: ah.pipeline = optarg, ah.any = 1; break;
+		case OPT_ACCEPT: ah.accept = optarg, ah.any = 1; break;
+		case OPT_BLOCK:
+			if (parse_int_arg("--block", optarg, &ah.block))
+				return 2;
+			ah.any = 1;
+			break;
+		case OPT_BUDGET:
+			if (parse_int_arg("--budget", optarg, &ah.budget))
+				return 2;
+			ah.any = 1;
+			break;
+		case OPT_CONC:
+			if (parse_int_arg("--concurrency", optarg, &ah.concurrency))
+				return 2;
+			ah.any = 1;
+			break;
+		default:
+			return cli_usage_error("estimate", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("estimate", "unexpected argument '%s'", argv[optind]);
+	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "yaml"))
+		return cli_usage_error("estimate", "--format: expected table, csv or yaml, got '%s'",
+				       format);
+	if (ah.any && nnames > 1)
+		return cli_usage_error("estimate", "ad hoc options change one --scenario, not %d",
+				       nnames);
+
+	rc = calib_load(&cal, paths.calibration, &diag);
+	if (!rc)
+		rc = tmpl_load(&t, paths.template_path, &diag);
+	else
+		memset(&t, 0, sizeof t);
+	if (rc) {
+		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
+		status = err_exit_status(rc);
+		goto done;
+	}
+	for (int i = 0; i < nsets; i++)
+		if ((rc = calib_set_arg(&cal, sets[i])) != 0) {
+			status = cli_fail("estimate", rc);
+			goto done;
+		}
+
+	scs = calloc((size_t)(nnames ? nnames : 1) + t.nscenarios, sizeof *scs);
+	if (!scs) {
+		status = cli_fail("estimate", err_nomem());
+		goto done;
+	}
+	for (int i = 0; i < nnames; i++) {
+		const struct scenario *s = tmpl_scenario(&t, names[i]);
+		if (!s) {
+			status = cli_usage_error("estimate", "no scenario '%s' in %s", names[i],
+						 paths.template_path);
+			goto done;
+		}
+		scs[nscs++] = *s;
+	}
+	if (ah.any) {
+		if (!nscs) {
+			struct scenario d = {.name = "adhoc", .target = "b300",
+					     .pipeline = PIPE_NATIVE, .block = 8, .budget = 8,
+					     .concurrency = 1, .runnable = 1};
+			scs[nscs++] = d;
+		}
+		if ((status = apply_adhoc(&ah, &scs[0])) != 0)
+			goto done;
+	}
+	if (!nscs)
+		for (size_t i = 0; i < t.nscenarios; i++)
+			scs[nscs++] = t.scenarios[i];
+
+	if ((rc = model_prepare(&m, &cal, NULL)) != 0 || (rc = estimate_run(&e, &m, scs, nscs))) {
+		status = cli_fail("estimate", rc);
+		goto done;
+	}
+	if (!strcmp(format, "csv"))
+		estimate_write_csv(&e, stdout);
+	else if (!strcmp(format, "yaml"))
+		estimate_write_yaml(&e, stdout);
+	else
+		estimate_write_table(&e, &m, stdout);
+	if (m.growth_clamped)
+		fprintf(stderr, "ddt estimate: warning: the sglang_b16 anchor cannot be met with "
+				"these shares; growth clamped to %g\n",
+			m.growth);
+	if (fflush(stdout) != 0)
+		status = 1;
+done:
+	estimate_free(&e);
+	free(scs);
+	tmpl_free(&t);
+	calib_free(&cal);
+	ydiag_free(&diag);
+	return status;
+}

@@ -1,0 +1,41 @@
+/* estimate.h - point estimates for scenarios and their tables (table, CSV, YAML). */
+#ifndef DDT_ESTIMATE_H
+#define DDT_ESTIMATE_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+/* One (scenario, acceptance) evaluated. */
+struct estimate_row {
+	struct scenario sc;       /* a copy: ad hoc scenarios live nowhere else */
+	const struct gpu *target;
+	double accept;
+	struct model_out out;
+	int runnable;             /* 0: the pipeline cannot run this configuration */
+	char note[200];           /* why not, or the scenario's note */
+};
+
+struct estimate {
+	size_t n;
+	struct estimate_row *rows;
+};
+
+/* Evaluates every acceptance of every scenario with m. Returns 0, or
+ * DDT_EINPUT when a scenario names a GPU missing from the catalog, or
+ * DDT_ENOMEM. Free with estimate_free. */
+int estimate_run(struct estimate *e, const struct model *m, const struct scenario *scs,
+		 size_t n);
+void estimate_free(struct estimate *e);
+
+/* The CSV columns every consumer may rely on, in this order. */
+#define ESTIMATE_CSV_HEADER \
+	"scenario,target,pipeline,block,budget,concurrency,M,accept,moe_ms,nonmoe_ms,step_ms,tok_s"
+
+void estimate_write_csv(const struct estimate *e, FILE *fp);
+void estimate_write_yaml(const struct estimate *e, FILE *fp);
+/* The human table: components with ms and share, step, tok/s per acceptance,
+ * then the inputs marked measured / calibration / assumed / override. */
+void estimate_write_table(const struct estimate *e, const struct model *m, FILE *fp);
+
+#endif

@@ -1,0 +1,381 @@
+/* record.c - run records: YAML emit, strict read, and run ids. */
+#include "record.h"
+
+#include "err.h"
+#include "fsx.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const status_names[] = {"ok", "failed", "skipped", "unsupported"};
+
+const char *rec_status_name(enum rec_status s)
+{
+	return (unsigned)s < 4 ? status_names[s] : "failed";
+}
+
+int rec_status_parse(const char *s, enum rec_status *out)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, status_names[i])) {
+			*out = (enum rec_status)i;
+			return 0;
+		}
+	return -1;
+}
+
+int rec_row_param_set(struct rec_row *row, const char *key, double val)
+{
+	int i;
+	for (i = 0; i < row->nparams; i++) {
+		int c = strcmp(row->params[i].key, key);
+		if (c == 0) {
+			row->params[i].val = val;
+			return 0;
+		}
+		if (c > 0)
+			break;
+	}
+	if (row->nparams == RECORD_MAX_PARAMS || strlen(key) >= sizeof row->params[0].key)
+		return -1;
+	memmove(&row->params[i + 1], &row->params[i], (size_t)(row->nparams - i) * sizeof row->params[0]);
+	snprintf(row->params[i].key, sizeof row->params[i].key, "%s", key);
+	row->params[i].val = val;
+	row->nparams++;
+	return 0;
+}
+
+double rec_row_param(const struct rec_row *row, const char *key, double dflt)
+{
+	for (int i = 0; i < row->nparams; i++)
+		if (!strcmp(row->params[i].key, key))
+			return row->params[i].val;
+	return dflt;
+}
+
+char *rec_row_params_str(const struct rec_row *row, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < row->nparams && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=%.6g", i ? "," : "",
+					row->params[i].key, row->params[i].val);
+	return buf;
+}
+
+static int grow(void **arr, size_t n, size_t elem)
+{
+	if (n & (n - 1))
+		return 0; /* capacity is the next power of two */
+	void *p = realloc(*arr, (n ? n * 2 : 16) * elem);
+	if (!p)
+		return err_nomem();
+	*arr = p;
+	return 0;
+}
+
+int record_add_row(struct run_record *r, const struct rec_row *row)
+{
+	if (grow((void **)&r->rows, r->nrows, sizeof *r->rows))
+		return DDT_ENOMEM;
+	r->rows[r->nrows++] = *row;
+	return 0;
+}
+
+int record_add_device(struct run_record *r, const struct rec_device *dev)
+{
+	if (grow((void **)&r->devices, r->ndevices, sizeof *r->devices))
+		return DDT_ENOMEM;
+	r->devices[r->ndevices++] = *dev;
+	return 0;
+}
+
+void record_free(struct run_record *r)
+{
+	free(r->rows);
+	free(r->devices);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---------------------------------------------------------------- run ids */
+
+void record_make_run_id(char *id, size_t len, char *created, size_t clen)
+{
+	char host[64] = "host", clean[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t j = 0;
+
+	gethostname(host, sizeof host - 1);
+	host[sizeof host - 1] = '\0';
+	for (size_t i = 0; host[i] && host[i] != '.' && j < sizeof clean - 1; i++)
+		clean[j++] = isalnum((unsigned char)host[i]) || host[i] == '-' ? host[i] : '-';
+	clean[j] = '\0';
+	if (!j)
+		snprintf(clean, sizeof clean, "host");
+	gmtime_r(&now, &tm);
+	snprintf(id, len, "%04d%02d%02dT%02d%02d%02dZ-%s", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, clean);
+	if (created)
+		strftime(created, clen, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int record_run_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 18 || n > 79 || s[8] != 'T' || s[15] != 'Z' || s[16] != '-')
+		return 0;
+	for (size_t i = 0; i < 15; i++)
+		if (i != 8 && !isdigit((unsigned char)s[i]))
+			return 0;
+	for (size_t i = 17; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* ---------------------------------------------------------------- emit */
+
+static void emit_device(struct yout *y, const struct rec_device *d)
+{
+	yout_map(y);
+	yout_kv_str(y, "kind", d->kind);
+	yout_kv_int(y, "index", d->index);
+	yout_kv_str(y, "name", d->name);
+	yout_kv_str(y, "arch", d->arch);
+	yout_kv_int(y, "cores", d->cores);
+	yout_kv_num(y, "mem_gb", d->mem_gb);
+	yout_kv_num(y, "sm_clock_mhz", d->sm_clock_mhz);
+	yout_kv_num(y, "mem_clock_mhz", d->mem_clock_mhz);
+	yout_kv_num(y, "peak_gbps", d->peak_gbps);
+	yout_kv_num(y, "copy_gbps", d->copy_gbps);
+	yout_end(y);
+}
+
+static void emit_row(struct yout *y, const struct rec_row *w)
+{
+	yout_map(y);
+	yout_kv_str(y, "op", w->op);
+	yout_kv_str(y, "variant", w->variant);
+	yout_kv_str(y, "backend", w->backend);
+	yout_kv_int(y, "device", w->device);
+	yout_key(y, "params");
+	yout_map_flow(y);
+	for (int i = 0; i < w->nparams; i++)
+		yout_kv_num(y, w->params[i].key, w->params[i].val);
+	yout_end(y);
+	yout_kv_int(y, "samples", w->samples);
+	yout_kv_num(y, "median_us", w->median_us);
+	yout_kv_num(y, "p10_us", w->p10_us);
+	yout_kv_num(y, "p90_us", w->p90_us);
+	yout_kv_num(y, "min_us", w->min_us);
+	yout_kv_num(y, "max_us", w->max_us);
+	yout_kv_num(y, "stdev_us", w->stdev_us);
+	yout_kv_num(y, "bytes", w->bytes);
+	yout_kv_num(y, "flops", w->flops);
+	yout_kv_num(y, "gbps", w->gbps);
+	yout_kv_num(y, "pct_peak", w->pct_peak);
+	yout_kv_num(y, "max_err", w->max_err);
+	yout_kv_num(y, "sm_clock_mhz", w->sm_clock_mhz);
+	yout_kv_str(y, "status", rec_status_name(w->status));
+	yout_kv_str(y, "reason", w->reason);
+	yout_end(y);
+}
+
+int record_emit(const struct run_record *r, FILE *fp)
+{
+	struct yout y;
+	const struct rec_provenance *p = &r->prov;
+
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_kv_int(&y, "schema", r->schema ? r->schema : RECORD_SCHEMA);
+	yout_kv_str(&y, "run_id", r->run_id);
+	yout_kv_str(&y, "created", r->created);
+	yout_kv_str(&y, "template", r->template_name);
+	yout_key(&y, "provenance");
+	yout_map(&y);
+	yout_kv_str(&y, "git_rev", p->git_rev);
+	yout_kv_str(&y, "compiler", p->compiler);
+	yout_kv_str(&y, "build", p->build);
+	yout_kv_str(&y, "cuda_runtime", p->cuda_runtime);
+	yout_kv_str(&y, "cuda_driver", p->cuda_driver);
+	yout_kv_str(&y, "nccl", p->nccl);
+	yout_kv_str(&y, "host", p->host);
+	yout_end(&y);
+	yout_key(&y, "devices");
+	yout_seq(&y);
+	for (size_t i = 0; i < r->ndevices; i++)
+		emit_device(&y, &r->devices[i]);
+	yout_end(&y);
+	yout_key(&y, "rows");
+	yout_seq(&y);
+	for (size_t i = 0; i < r->nrows; i++)
+		emit_row(&y, &r->rows[i]);
+	yout_end(&y);
+	yout_end(&y);
+	return ferror(fp) ? err_set(DDT_EIO, "write failed") : 0;
+}
+
+int record_write(const struct run_record *r, const char *path)
+{
+	struct fsx_file f;
+	int rc = fsx_open(&f, path);
+	if (rc)
+		return rc;
+	if ((rc = record_emit(r, f.fp)) != 0) {
+		fsx_abort(&f);
+		return err_wrap(rc, "%s", path);
+	}
+	return fsx_commit(&f);
+}
+
+/* ---------------------------------------------------------------- read */
+
+static void copy_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
+		     char *dst, size_t len)
+{
+	const char *s = NULL;
+	if (yget_str(c, map, key, flags, &s) || !s)
+		return;
+	if (strlen(s) >= len) {
+		struct ydoc_node *n = ydoc_get(map, key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
+			  len - 1);
+		return;
+	}
+	memcpy(dst, s, strlen(s) + 1);
+}
+
+static void read_device(struct yctx *c, struct ydoc_node *m, struct rec_device *d)
+{
+	memset(d, 0, sizeof *d);
+	copy_str(c, m, "kind", Y_REQUIRED, d->kind, sizeof d->kind);
+	yget_int(c, m, "index", Y_REQUIRED | Y_NONNEG, &d->index);
+	copy_str(c, m, "name", Y_REQUIRED, d->name, sizeof d->name);
+	copy_str(c, m, "arch", Y_REQUIRED, d->arch, sizeof d->arch);
+	yget_int(c, m, "cores", Y_REQUIRED | Y_NONNEG, &d->cores);
+	yget_num(c, m, "mem_gb", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_gb);
+	yget_num(c, m, "sm_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->sm_clock_mhz);
+	yget_num(c, m, "mem_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_clock_mhz);
+	yget_num(c, m, "peak_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->peak_gbps);
+	yget_num(c, m, "copy_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->copy_gbps);
+	ycheck_unknown(c, m);
+}
+
+static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, size_t ndev)
+{
+	struct ydoc_node *params = NULL;
+	const char *status = "failed";
+	static const char *const nums[] = {"median_us", "p10_us", "p90_us", "min_us", "max_us",
+					   "stdev_us", "bytes", "flops", "gbps", "pct_peak",
+					   "max_err", "sm_clock_mhz"};
+	double *dst[] = {&w->median_us, &w->p10_us, &w->p90_us, &w->min_us, &w->max_us,
+			 &w->stdev_us, &w->bytes, &w->flops, &w->gbps, &w->pct_peak,
+			 &w->max_err, &w->sm_clock_mhz};
+
+	memset(w, 0, sizeof *w);
+	copy_str(c, m, "op", Y_REQUIRED, w->op, sizeof w->op);
+	copy_str(c, m, "variant", Y_REQUIRED, w->variant, sizeof w->variant);
+	copy_str(c, m, "backend", Y_REQUIRED, w->backend, sizeof w->backend);
+	yget_int(c, m, "device", Y_REQUIRED | Y_NONNEG, &w->device);
+	if ((size_t)w->device >= ndev && ndev) {
+		ydiag_add(c->diag, c->file, m->line, m->col, "device %d: no such device", w->device);
+		w->device = 0;
+	}
+	if (!yget_node(c, m, "params", YDOC_MAP, Y_REQUIRED, &params) && params) {
+		for (size_t i = 0; i < params->n; i++) {
+			double v;
+			params->used[i] = 1;
+			if (ynode_num(c, params->items[i], params->keys[i]->str, 0, &v))
+				continue;
+			if (rec_row_param_set(w, params->keys[i]->str, v))
+				ydiag_add(c->diag, c->file, params->keys[i]->line,
+					  params->keys[i]->col, "too many params or key too long");
+		}
+	}
+	yget_int(c, m, "samples", Y_REQUIRED | Y_NONNEG, &w->samples);
+	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+		*dst[i] = NAN;
+		yget_num(c, m, nums[i], Y_REQUIRED | Y_NULLABLE, dst[i]);
+	}
+	yget_str(c, m, "status", Y_REQUIRED, &status);
+	if (rec_status_parse(status, &w->status)) {
+		struct ydoc_node *n = ydoc_get(m, "status");
+		ydiag_add(c->diag, c->file, n ? n->line : m->line, n ? n->col : m->col,
+			  "status: expected ok, failed, skipped or unsupported, got '%s'", status);
+	}
+	copy_str(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
+	ycheck_unknown(c, m);
+}
+
+static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance *p)
+{
+	copy_str(c, m, "git_rev", Y_REQUIRED, p->git_rev, sizeof p->git_rev);
+	copy_str(c, m, "compiler", Y_REQUIRED, p->compiler, sizeof p->compiler);
+	copy_str(c, m, "build", Y_REQUIRED, p->build, sizeof p->build);
+	copy_str(c, m, "cuda_runtime", Y_REQUIRED, p->cuda_runtime, sizeof p->cuda_runtime);
+	copy_str(c, m, "cuda_driver", Y_REQUIRED, p->cuda_driver, sizeof p->cuda_driver);
+	copy_str(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
+	copy_str(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
+	ycheck_unknown(c, m);
+}
+
+int record_read(struct run_record *r, const char *path, struct ydiag *diag)
+{
+	struct ydoc *doc = NULL;
+	struct ydoc_node *root, *n;
+	size_t before = diag->n;
+	struct yctx c = {path, diag};
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
+		return rc;
+	root = doc->root;
+	if (!root || ynode_expect(&c, root, YDOC_MAP, "run record")) {
+		if (!root)
+			ydiag_add(diag, path, 0, 0, "empty run record");
+		ydoc_free(doc);
+		return DDT_EINPUT;
+	}
+	yget_int(&c, root, "schema", Y_REQUIRED | Y_POSITIVE, &r->schema);
+	if (r->schema > RECORD_SCHEMA)
+		ydiag_add(diag, path, root->line, root->col,
+			  "schema %d is newer than this ddt reads (%d)", r->schema, RECORD_SCHEMA);
+	copy_str(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
+	if (r->run_id[0] && !record_run_id_valid(r->run_id))
+		ydiag_add(diag, path, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", r->run_id);
+	copy_str(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
+	copy_str(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
+	if (!yget_node(&c, root, "provenance", YDOC_MAP, Y_REQUIRED, &n) && n)
+		read_prov(&c, n, &r->prov);
+	if (!yget_node(&c, root, "devices", YDOC_SEQ, Y_REQUIRED, &n) && n)
+		for (size_t i = 0; i < n->n; i++) {
+			struct rec_device d;
+			if (ynode_expect(&c, n->items[i], YDOC_MAP, "device"))
+				continue;
+			read_device(&c, n->items[i], &d);
+			if (record_add_device(r, &d))
+				goto nomem;
+		}
+	if (!yget_node(&c, root, "rows", YDOC_SEQ, Y_REQUIRED, &n) && n)
+		for (size_t i = 0; i < n->n; i++) {
+			struct rec_row w;
+			if (ynode_expect(&c, n->items[i], YDOC_MAP, "row"))
+				continue;
+			read_row(&c, n->items[i], &w, r->ndevices);
+			if (record_add_row(r, &w))
+				goto nomem;
+		}
+	ycheck_unknown(&c, root);
+	ydoc_free(doc);
+	return diag->n > before ? DDT_EINPUT : 0;
+nomem:
+	ydoc_free(doc);
+	return DDT_ENOMEM;
+}

@@ -1,0 +1,218 @@
+/* tmpl.c - job templates: scenarios, the sections of the other stages, extends. */
+#include "tmpl.h"
+
+#include "err.h"
+#include "fsx.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Top-level keys a template may hold. Each stage checks its own section. */
+static const char *const sections[] = {"name", "description", "extends", "scenarios",
+				       "bench", "projection", "report", "regress", "nightly"};
+
+const char *pipeline_name(enum pipeline_kind p)
+{
+	return p == PIPE_NATIVE ? "native" : "sglang";
+}
+
+int pipeline_parse(const char *s, enum pipeline_kind *out)
+{
+	if (!strcmp(s, "sglang"))
+		*out = PIPE_SGLANG;
+	else if (!strcmp(s, "native"))
+		*out = PIPE_NATIVE;
+	else
+		return -1;
+	return 0;
+}
+
+static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
+{
+	struct ydoc_node *n = ydoc_get(m, "accept");
+	if (!n) {
+		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key 'accept'");
+		return;
+	}
+	if (n->kind == YDOC_SCALAR) {
+		if (!ynode_num(c, n, "accept", Y_POSITIVE, &s->accept[0]))
+			s->naccept = 1;
+		return;
+	}
+	if (ynode_expect(c, n, YDOC_SEQ, "accept"))
+		return;
+	if (n->n == 0 || n->n > TMPL_MAX_ACCEPT) {
+		ydiag_add(c->diag, c->file, n->line, n->col, "accept: give 1 to %d values",
+			  TMPL_MAX_ACCEPT);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (!ynode_num(c, n->items[i], "accept", Y_POSITIVE, &s->accept[s->naccept]))
+			s->naccept++;
+}
+
+static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
+{
+	const char *str = NULL;
+
+	memset(s, 0, sizeof *s);
+	s->concurrency = 1;
+	s->runnable = 1;
+	if (!yget_str(c, m, "name", Y_REQUIRED, &str) && str)
+		snprintf(s->name, sizeof s->name, "%s", str);
+	str = NULL;
+	if (!yget_str(c, m, "target", Y_REQUIRED, &str) && str)
+		snprintf(s->target, sizeof s->target, "%s", str);
+	str = NULL;
+	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &str) && str &&
+	    pipeline_parse(str, &s->pipeline)) {
+		struct ydoc_node *n = ydoc_get(m, "pipeline");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "pipeline: expected sglang or native, got '%s'", str);
+	}
+	yget_int(c, m, "block", Y_REQUIRED | Y_POSITIVE, &s->block);
+	yget_int(c, m, "budget", Y_REQUIRED | Y_POSITIVE, &s->budget);
+	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
+	load_accept(c, m, s);
+	yget_bool(c, m, "runnable", 0, &s->runnable);
+	str = NULL;
+	if (!yget_str(c, m, "note", 0, &str) && str)
+		snprintf(s->note, sizeof s->note, "%s", str);
+	for (int i = 0; i < s->naccept; i++)
+		if (s->accept[i] > s->block) {
+			ydiag_add(c->diag, c->file, m->line, m->col,
+				  "%s: acceptance %g exceeds the block size %d", s->name, s->accept[i],
+				  s->block);
+			break;
+		}
+	ycheck_unknown(c, m);
+}
+
+static void load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq)
+{
+	if (ynode_expect(c, seq, YDOC_SEQ, "scenarios"))
+		return;
+	t->scenarios = calloc(seq->n ? seq->n : 1, sizeof *t->scenarios);
+	if (!t->scenarios)
+		return;
+	for (size_t i = 0; i < seq->n; i++) {
+		if (ynode_expect(c, seq->items[i], YDOC_MAP, "scenario"))
+			continue;
+		struct scenario *s = &t->scenarios[t->nscenarios];
+		load_scenario(c, seq->items[i], s);
+		for (size_t j = 0; j < t->nscenarios; j++)
+			if (s->name[0] && !strcmp(t->scenarios[j].name, s->name))
+				ydiag_add(c->diag, c->file, seq->items[i]->line,
+					  seq->items[i]->col, "scenario '%s' is defined twice",
+					  s->name);
+		t->nscenarios++;
+	}
+}
+
+static void check_top(struct yctx *c, struct ydoc_node *root)
+{
+	for (size_t i = 0; i < root->n; i++) {
+		size_t s;
+		for (s = 0; s < sizeof sections / sizeof *sections; s++)
+			if (!strcmp(root->keys[i]->str, sections[s]))
+				break;
+		if (s == sizeof sections / sizeof *sections)
+			ydiag_add(c->diag, c->file, root->keys[i]->line, root->keys[i]->col,
+				  "unknown section '%s'", root->keys[i]->str);
+	}
+}
+
+static int load_doc(struct ydoc **doc, const char *path, struct ydiag *diag)
+{
+	struct yctx c = {path, diag};
+	int rc = ydoc_load_file(doc, path, diag);
+	if (rc)
+		return rc;
+	if (!(*doc)->root) {
+		ydiag_add(diag, path, 0, 0, "empty template");
+		return DDT_EINPUT;
+	}
+	if (ynode_expect(&c, (*doc)->root, YDOC_MAP, "template"))
+		return DDT_EINPUT;
+	check_top(&c, (*doc)->root);
+	return 0;
+}
+
+int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag)
+{
+	size_t before = diag->n;
+	struct yctx c = {path, diag};
+	const char *ext = NULL, *name = NULL;
+	struct ydoc_node *n;
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	snprintf(t->path, sizeof t->path, "%s", path);
+	if ((rc = load_doc(&t->doc, path, diag)) != 0)
+		return rc;
+	yget_str(&c, t->doc->root, "name", Y_REQUIRED, &name);
+	snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+	ydoc_get(t->doc->root, "description");
+	if (!yget_str(&c, t->doc->root, "extends", 0, &ext) && ext) {
+		if (strchr(ext, '/') || ext[0] == '.') {
+			n = ydoc_get(t->doc->root, "extends");
+			ydiag_add(diag, path, n->line, n->col,
+				  "extends: name a template in the same folder, got '%s'", ext);
+		} else {
+			char *copy = strdup(path);
+			char *ppath = copy ? fsx_join(dirname(copy), ext) : NULL;
+			if (!ppath)
+				rc = err_nomem();
+			else if (!strcmp(ppath, path))
+				ydiag_add(diag, path, 0, 0, "a template cannot extend itself");
+			else if (load_doc(&t->parent, ppath, diag) == 0 &&
+				 ydoc_get(t->parent->root, "extends"))
+				ydiag_add(diag, ppath, 0, 0,
+					  "a template that is extended cannot extend another");
+			free(ppath);
+			free(copy);
+		}
+	}
+	const char *sfile = NULL;
+	n = tmpl_section(t, "scenarios", &sfile);
+	if (!n)
+		ydiag_add(diag, path, 0, 0, "missing required key 'scenarios'");
+	else {
+		struct yctx sc = {sfile, diag};
+		load_scenarios(t, &sc, n);
+	}
+	if (rc)
+		return rc;
+	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+void tmpl_free(struct tmpl *t)
+{
+	ydoc_free(t->doc);
+	ydoc_free(t->parent);
+	free(t->scenarios);
+	memset(t, 0, sizeof *t);
+}
+
+struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const char **file)
+{
+	struct ydoc_node *n = t->doc ? ydoc_get(t->doc->root, name) : NULL;
+	if (n) {
+		if (file)
+			*file = t->doc->file;
+		return n;
+	}
+	n = t->parent ? ydoc_get(t->parent->root, name) : NULL;
+	if (n && file)
+		*file = t->parent->file;
+	return n;
+}
+
+const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name)
+{
+	for (size_t i = 0; i < t->nscenarios; i++)
+		if (!strcmp(t->scenarios[i].name, name))
+			return &t->scenarios[i];
+	return NULL;
+}

@@ -1,0 +1,51 @@
+/* tmpl.h - job templates: scenarios to project plus one section per stage
+ * (bench, projection, report, regress), with `extends:` for shared parts. */
+#ifndef DDT_TMPL_H
+#define DDT_TMPL_H
+
+#include "ydoc.h"
+
+#define TMPL_MAX_ACCEPT 16
+
+enum pipeline_kind { PIPE_SGLANG, PIPE_NATIVE };
+
+struct scenario {
+	char name[48];
+	char target[32];        /* GPU catalog id */
+	enum pipeline_kind pipeline;
+	int block;              /* drafter block size b */
+	int budget;             /* node budget B (root excluded) */
+	int concurrency;        /* C */
+	int naccept;
+	double accept[TMPL_MAX_ACCEPT]; /* mean acceptance length(s), root included */
+	int runnable;           /* 0: the pipeline cannot run it (shown, marked) */
+	char note[200];         /* why not runnable, or other caveat */
+};
+
+struct tmpl {
+	char name[64];
+	char path[4096];
+	struct ydoc *doc;        /* this template */
+	struct ydoc *parent;     /* the one it extends, or NULL */
+	size_t nscenarios;
+	struct scenario *scenarios;
+};
+
+/* Loads a template (and the one it extends, from the same folder). Scenarios
+ * are checked here; every other section is checked by its stage's loader,
+ * which tmpl_check() calls. Problems go to diag; returns 0 or DDT_EINPUT etc.
+ * t must be freed with tmpl_free even on error. */
+int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag);
+void tmpl_free(struct tmpl *t);
+
+/* The node of a top-level section (the child's, else the parent's) and the
+ * file it came from, for a stage's loader; NULL when neither has it. */
+struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const char **file);
+
+/* The scenario of that name, or NULL. */
+const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
+
+const char *pipeline_name(enum pipeline_kind p);
+int pipeline_parse(const char *s, enum pipeline_kind *out);
+
+#endif

@@ -1,0 +1,124 @@
+/* ydoc.h - strict YAML documents: a node tree with positions, typed getters
+ * that report every problem as file:line:column, and a small emitter. */
+#ifndef DDT_YDOC_H
+#define DDT_YDOC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum ydoc_kind { YDOC_SCALAR, YDOC_MAP, YDOC_SEQ };
+
+struct ydoc_node {
+	enum ydoc_kind kind;
+	int line, col;             /* 1-based position of the node's start */
+	char *str;                 /* scalar text (NUL-free, checked) */
+	int plain;                 /* scalar was unquoted (only plain scalars are numbers) */
+	size_t n;                  /* items of a sequence or pairs of a map */
+	struct ydoc_node **items;  /* [n] sequence items or map values */
+	struct ydoc_node **keys;   /* [n] map keys (scalars), NULL for sequences */
+	unsigned char *used;       /* [n] map: key consumed by a loader */
+};
+
+/* Collected problems, each "file:line:column: message". A loader records every
+ * problem it finds and goes on, so `ddt check` can list them all. */
+struct ydiag {
+	char **msgs;
+	size_t n, cap;
+};
+
+struct ydoc {
+	char *file; /* name used in messages */
+	struct ydoc_node *root;
+};
+
+/* Limits against hostile input (Debian's libyaml has no depth limit). */
+#define YDOC_MAX_BYTES (64u << 20)
+#define YDOC_MAX_DEPTH 64
+#define YDOC_MAX_SCALAR (1u << 20)
+
+/* Parses a file or a buffer. Anchors, aliases, duplicate keys, non-scalar keys,
+ * NUL bytes, and input over the limits are errors. Returns 0 with *out set, or
+ * DDT_EINPUT with the problem added to diag (and to err_msg()), or
+ * DDT_ENOMEM/DDT_EIO/DDT_ENOTFOUND. An empty document gives a NULL root. */
+int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag);
+int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t len,
+		  struct ydiag *diag);
+void ydoc_free(struct ydoc *doc);
+
+/* Diagnostics. ydiag_add formats "file:line:col: msg" (line 0 omits the
+ * position) and also sets err_msg() to the first problem recorded. */
+void ydiag_add(struct ydiag *d, const char *file, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void ydiag_free(struct ydiag *d);
+void ydiag_print(const struct ydiag *d, FILE *fp);
+
+/* A loader's cursor: the document and where problems go. */
+struct yctx {
+	const char *file;
+	struct ydiag *diag;
+};
+
+/* Getter flags. */
+enum {
+	Y_REQUIRED = 1 << 0, /* missing key is an error */
+	Y_POSITIVE = 1 << 1, /* > 0 */
+	Y_NONNEG = 1 << 2,   /* >= 0 */
+	Y_FRACTION = 1 << 3, /* within [0, 1] */
+	Y_INTEGER = 1 << 4,  /* a whole number */
+	Y_NULLABLE = 1 << 5  /* null (~) is allowed and reads as NaN */
+};
+
+/* Looks key up in map and marks it used; NULL when absent (or map is NULL). */
+struct ydoc_node *ydoc_get(struct ydoc_node *map, const char *key);
+
+/* Typed getters. Each returns 0 when the value was read or was absent and not
+ * required (out untouched), else records a problem and returns DDT_EINPUT.
+ * `what` names the value in messages; NULL means the key itself. */
+int yget_num(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, double *out);
+int yget_int(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out);
+int yget_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
+	     const char **out);
+int yget_bool(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out);
+/* The node itself with a kind check (NULL when absent). */
+int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_kind kind,
+	      unsigned flags, struct ydoc_node **out);
+
+/* Converts a scalar node to a number with the checks of flags. */
+int ynode_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+	      double *out);
+/* Checks that node is of kind; records "expected a mapping" etc. otherwise. */
+int ynode_expect(struct yctx *c, struct ydoc_node *node, enum ydoc_kind kind, const char *what);
+
+/* Records "unknown key" for every key of map no getter consumed. */
+int ycheck_unknown(struct yctx *c, struct ydoc_node *map);
+
+/* Parses a number the way the loaders do (C locale, finite, no hex, no
+ * inf/nan). Returns 0 or -1. */
+int ynum_parse(const char *s, double *out);
+
+/* ---- emitter: block-style YAML with quoted strings where needed ---- */
+struct yout {
+	FILE *fp;
+	int depth;
+	int in_map[YDOC_MAX_DEPTH]; /* 1 map, 0 sequence, per level */
+	int pending_key;            /* a key was written; the value follows */
+	int first[YDOC_MAX_DEPTH];  /* next item is the first of its container */
+	int flow[YDOC_MAX_DEPTH];   /* container written on one line */
+};
+
+void yout_init(struct yout *y, FILE *fp);
+void yout_map(struct yout *y);      /* begin a block mapping */
+void yout_map_flow(struct yout *y); /* begin a mapping on one line: {a: 1, b: 2} */
+void yout_seq(struct yout *y);      /* begin a block sequence */
+void yout_end(struct yout *y);      /* end the innermost container */
+void yout_key(struct yout *y, const char *key);
+void yout_str(struct yout *y, const char *s); /* NULL writes null */
+void yout_num(struct yout *y, double v);      /* %.9g; non-finite writes null */
+void yout_int(struct yout *y, long long v);
+void yout_bool(struct yout *y, int v);
+/* Shorthands: key then value. */
+void yout_kv_str(struct yout *y, const char *key, const char *s);
+void yout_kv_num(struct yout *y, const char *key, double v);
+void yout_kv_int(struct yout *y, const char *key, long long v);
+
+#endif

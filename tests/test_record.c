@@ -1,0 +1,117 @@
+/* test_record.c - run records: emit, read back, reject damage, run ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "fsx.h"
+#include "record.h"
+
+static void fill(struct run_record *r)
+{
+	struct rec_device d = {.kind = "cpu", .name = "Test \"CPU\": 2 cores", .arch = "x86_64",
+			       .cores = 2, .mem_gb = 24, .sm_clock_mhz = NAN,
+			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = 12.5};
+	struct rec_row w = {.op = "moe_w4a16", .variant = "cold", .backend = "cpu", .samples = 10,
+			    .median_us = 123.456, .p10_us = 120, .p90_us = 130, .min_us = 119,
+			    .max_us = 140, .stdev_us = 2.5, .bytes = 1.5e9, .flops = 3e6,
+			    .gbps = 11.1, .pct_peak = 88.8, .max_err = 1e-6,
+			    .sm_clock_mhz = NAN, .status = REC_OK};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	record_make_run_id(r->run_id, sizeof r->run_id, r->created, sizeof r->created);
+	snprintf(r->template_name, sizeof r->template_name, "cpu");
+	snprintf(r->prov.git_rev, sizeof r->prov.git_rev, "abc123+dirty");
+	snprintf(r->prov.compiler, sizeof r->prov.compiler, "gcc 12.2.0");
+	snprintf(r->prov.host, sizeof r->prov.host, "yes");
+	assert_int_equal(record_add_device(r, &d), 0);
+	rec_row_param_set(&w, "M", 9);
+	rec_row_param_set(&w, "hidden", 7168);
+	assert_int_equal(record_add_row(r, &w), 0);
+	w.status = REC_SKIPPED;
+	w.median_us = NAN;
+	snprintf(w.op, sizeof w.op, "allreduce");
+	snprintf(w.reason, sizeof w.reason, "needs 2 GPUs: 'found' 0 # really");
+	assert_int_equal(record_add_row(r, &w), 0);
+}
+
+static void test_record__round_trip_keeps_every_field(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	struct run_record a, b;
+	struct ydiag diag = {0};
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+
+	fill(&a);
+	assert_int_equal(record_write(&a, path), 0);
+	int rc = record_read(&b, path, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	assert_string_equal(a.run_id, b.run_id);
+	assert_string_equal(b.devices[0].name, a.devices[0].name);
+	assert_true(isnan(b.devices[0].sm_clock_mhz));
+	assert_int_equal(b.nrows, 2);
+	assert_float_equal(b.rows[0].median_us, 123.456, 1e-9);
+	assert_float_equal(rec_row_param(&b.rows[0], "hidden", 0), 7168, 0);
+	assert_string_equal(b.rows[1].reason, a.rows[1].reason);
+	assert_int_equal(b.rows[1].status, REC_SKIPPED);
+	assert_true(isnan(b.rows[1].median_us));
+	assert_string_equal(b.prov.host, "yes");
+	record_free(&a);
+	record_free(&b);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
+static void test_record__damaged_file_is_an_error_with_position(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	struct run_record r;
+	struct ydiag diag = {0};
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+	const char *bad = "schema: 1\nrun_id: 20260101T000000Z-x\ncreated: x\ntemplate: cpu\n"
+			  "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+			  " cuda_driver: '', nccl: '', host: h}\n"
+			  "devices: []\nrows:\n  - op: memcpy\n    bogus: 1\n";
+	assert_int_equal(fsx_write_all(path, bad, strlen(bad)), 0);
+	assert_int_equal(record_read(&r, path, &diag), DDT_EINPUT);
+	assert_true(diag.n >= 1);
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:"));
+	record_free(&r);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
+static void test_record__run_id_shape(void **state)
+{
+	(void)state;
+	char id[80], created[24];
+	record_make_run_id(id, sizeof id, created, sizeof created);
+	assert_true(record_run_id_valid(id));
+	assert_false(record_run_id_valid("../../etc"));
+	assert_false(record_run_id_valid("20260101T000000Z-a/b"));
+	assert_int_equal(strlen(created), 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record__round_trip_keeps_every_field),
+		cmocka_unit_test(test_record__damaged_file_is_an_error_with_position),
+		cmocka_unit_test(test_record__run_id_shape),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
