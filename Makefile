@@ -90,8 +90,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# Tests run from the project folder; DDT_BIN is the binary under test.
 test: $(BUILD)/ddt $(TESTS)
-	@tools/run-tests $(TESTS)
+	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS)
 
 bench: $(BUILD)/ddt $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done

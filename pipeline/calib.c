@@ -274,8 +274,9 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 static void dist_check_point(struct yctx *c, struct ydoc_node *m, const char *name,
 			     const struct dist *d, double lo, double hi)
 {
-	if (d->point < lo || d->point > hi)
-		ydiag_add(c->diag, c->file, m->line, m->col,
+	struct ydoc_node *p = ydoc_get(m, "point");
+	if (p && (d->point < lo || d->point > hi))
+		ydiag_add(c->diag, c->file, p->line, p->col,
 			  "%s: point %g lies outside its distribution [%g, %g]", name, d->point, lo,
 			  hi);
 }

@@ -404,8 +404,11 @@ int ynode_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned
 {
 	double v;
 
-	if (ynode_expect(c, node, YDOC_SCALAR, what))
+	if (node->kind != YDOC_SCALAR) {
+		ydiag_add(c->diag, c->file, node->line, node->col, "%s: expected a number, got %s",
+			  what, kind_name(node->kind));
 		return DDT_EINPUT;
+	}
 	if ((flags & Y_NULLABLE) && is_null(node)) {
 		*out = NAN;
 		return 0;

@@ -1,0 +1,231 @@
+/* test_model.c - the step model reproduces the seed estimator (FACTS.md §1) and
+ * every override path changes what it should. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calib.h"
+#include "err.h"
+#include "estimate.h"
+#include "model.h"
+#include "tmpl.h"
+
+struct fixture {
+	struct calib cal;
+	struct tmpl t;
+	struct model m;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	struct ydiag diag = {0};
+	memset(&f, 0, sizeof f);
+	if (calib_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
+	    model_prepare(&f.m, &f.cal, NULL)) {
+		ydiag_print(&diag, stderr);
+		fprintf(stderr, "%s\n", err_msg());
+		return -1;
+	}
+	ydiag_free(&diag);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	tmpl_free(&f->t);
+	calib_free(&f->cal);
+	return 0;
+}
+
+/* Evaluates a template scenario at its first acceptance. */
+static struct model_out eval(struct fixture *f, const char *name)
+{
+	const struct scenario *s = tmpl_scenario(&f->t, name);
+	struct model_out out;
+	assert_non_null(s);
+	struct model_in in = {calib_gpu(&f->cal, s->target), s->pipeline, s->block, s->budget,
+			      s->concurrency, s->accept[0]};
+	model_eval(&f->m, &in, &out);
+	return out;
+}
+
+/* |x - want| <= rel |want|, printing both when not */
+static int within(double x, double want, double rel, const char *what)
+{
+	if (fabs(x - want) <= rel * fabs(want))
+		return 1;
+	fprintf(stderr, "%s = %.6g, want %.6g (±%g%%)\n", what, x, want, rel * 100);
+	return 0;
+}
+#define assert_within(x, want, rel) assert_true(within((x), (want), (rel), #x))
+
+static void test_model__reproduces_seed_measured_step_b8(void **state)
+{
+	struct model_out o = eval(*state, "seed-b8-sglang");
+	assert_within(o.step_ms, 14.5, 0.01);
+	assert_within(o.tok_s, 303, 0.01);
+	assert_within(o.nonmoe_ms / o.step_ms, 0.855, 0.01); /* "about 85-86%" */
+}
+
+static void test_model__reproduces_seed_moe_on_b300(void **state)
+{
+	struct fixture *f = *state;
+	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
+	assert_within(model_moe_ms(&f->m, b300, 9), 2.0, 0.01);
+	assert_within(model_moe_ms(&f->m, b300, 32), 5.3, 0.01);
+}
+
+static void test_model__reproduces_seed_native_b8(void **state)
+{
+	struct model_out o = eval(*state, "seed-b8-native");
+	assert_within(o.step_ms, 9.5, 0.01);
+	assert_within(o.tok_s, 460, 0.01);
+}
+
+static void test_model__reproduces_seed_native_b16_step(void **state)
+{
+	struct model_out o = eval(*state, "seed-b16-native");
+	assert_within(o.step_ms, 14.7, 0.01);
+	assert_within(o.M, 33, 0);
+}
+
+static void test_model__passes_through_the_b16_sglang_anchor(void **state)
+{
+	struct model_out o = eval(*state, "seed-b16-sglang");
+	assert_within(o.step_ms, 20.9, 1e-9);
+}
+
+static void test_model__components_sum_to_the_step(void **state)
+{
+	struct model_out o = eval(*state, "seed-b16-native");
+	double sum = 0;
+	for (int k = 0; k < COMP_COUNT; k++) {
+		assert_true(o.ms[k] > 0);
+		sum += o.ms[k];
+	}
+	assert_within(sum, o.step_ms, 1e-12);
+}
+
+static void test_model__native_cut_override_moves_only_non_moe(void **state)
+{
+	struct fixture *f = *state;
+	struct model_out before = eval(f, "seed-b8-native"), after;
+	struct calib c2 = f->cal;
+	assert_int_equal(calib_set(&c2, "native_cut", "0.3"), 0);
+	assert_int_equal(c2.asm_[ASM_NATIVE_CUT].kind, DIST_FIXED);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	after = eval(f, "seed-b8-native");
+	assert_within(after.ms[COMP_MOE], before.ms[COMP_MOE], 1e-12);
+	assert_within(after.nonmoe_ms, before.nonmoe_ms * 0.7 / 0.6, 1e-9);
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+}
+
+static void test_model__bandwidth_override_scales_moe(void **state)
+{
+	struct fixture *f = *state;
+	struct gpu gpus[16];
+	struct calib c2 = f->cal;
+	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
+	c2.gpus = gpus;
+	struct model_out before = eval(f, "seed-b8-native");
+	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "4"), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	const struct gpu *b300 = calib_gpu(&c2, "b300");
+	assert_within(model_moe_ms(&f->m, b300, 9), 2 * before.ms[COMP_MOE], 1e-9);
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+}
+
+static void test_model__anchor_and_reference_overrides(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c2 = f->cal;
+	assert_int_equal(calib_set(&c2, "anchors.sglang_b8.tok_s", "250"), 0);
+	assert_within(c2.sglang_b8.step_ms, 4.4 / 250 * 1000, 1e-12);
+	assert_int_equal(calib_set(&c2, "moe_reference.m9_ms", "9.5"), 0);
+	assert_within(c2.moe_ref.points[0].step_ms, 9.5, 0);
+	assert_int_equal(calib_set(&c2, "model.hidden", "4096"), 0);
+	assert_int_equal(calib_set(&c2, "drafter.layers", "4"), 0);
+	assert_int_equal(calib_set(&c2, "assumptions.moe_transfer", "1.3"), 0);
+	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	struct model_out o = eval(f, "seed-b8-sglang");
+	assert_within(o.tok_s, 250, 1e-9); /* the model still passes through its anchor */
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+}
+
+static void test_model__bad_overrides_name_the_key(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c2 = f->cal;
+	assert_int_equal(calib_set(&c2, "native_cutt", "0.3"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set native_cutt: no such key");
+	assert_int_equal(calib_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "b301"));
+	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
+	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
+	assert_int_equal(calib_set(&c2, "native_cut", "1.5"), DDT_EINPUT);
+	assert_int_equal(calib_set(&c2, "moe_reference.m10_ms", "1"), DDT_EINPUT);
+	assert_int_equal(calib_set_arg(&c2, "native_cut"), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "KEY=VALUE"));
+}
+
+static void test_model__sglang_beyond_its_budget_is_not_runnable(void **state)
+{
+	struct fixture *f = *state;
+	struct estimate e;
+	assert_int_equal(estimate_run(&e, &f->m, f->t.scenarios, f->t.nscenarios), 0);
+	for (size_t i = 0; i < e.n; i++) {
+		int big = e.rows[i].sc.budget > 8 && e.rows[i].sc.pipeline == PIPE_SGLANG;
+		assert_int_equal(e.rows[i].runnable, !big);
+	}
+	struct scenario adhoc = {.name = "x", .target = "b300", .pipeline = PIPE_SGLANG,
+				 .block = 16, .budget = 16, .concurrency = 1, .naccept = 1,
+				 .accept = {8}, .runnable = 1};
+	estimate_free(&e);
+	assert_int_equal(estimate_run(&e, &f->m, &adhoc, 1), 0);
+	assert_false(e.rows[0].runnable);
+	estimate_free(&e);
+}
+
+static void test_model__tok_s_scales_with_concurrency_and_accept(void **state)
+{
+	struct fixture *f = *state;
+	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
+	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4};
+	struct model_out a, b;
+	model_eval(&f->m, &in, &a);
+	in.accept = 8;
+	model_eval(&f->m, &in, &b);
+	assert_within(b.tok_s, 2 * a.tok_s, 1e-12);
+	in.concurrency = 4;
+	model_eval(&f->m, &in, &b);
+	assert_within(b.M, 36, 0);
+	assert_true(b.step_ms > a.step_ms); /* more verify tokens cost more */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model__reproduces_seed_measured_step_b8),
+		cmocka_unit_test(test_model__reproduces_seed_moe_on_b300),
+		cmocka_unit_test(test_model__reproduces_seed_native_b8),
+		cmocka_unit_test(test_model__reproduces_seed_native_b16_step),
+		cmocka_unit_test(test_model__passes_through_the_b16_sglang_anchor),
+		cmocka_unit_test(test_model__components_sum_to_the_step),
+		cmocka_unit_test(test_model__native_cut_override_moves_only_non_moe),
+		cmocka_unit_test(test_model__bandwidth_override_scales_moe),
+		cmocka_unit_test(test_model__anchor_and_reference_overrides),
+		cmocka_unit_test(test_model__bad_overrides_name_the_key),
+		cmocka_unit_test(test_model__sglang_beyond_its_budget_is_not_runnable),
+		cmocka_unit_test(test_model__tok_s_scales_with_concurrency_and_accept),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
