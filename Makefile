@@ -37,11 +37,11 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 
 ifneq ($(NVCC),)
   CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
-  NVCC_FLAGS := -O3 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA \
+  NVCC_FLAGS := -O3 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA -MMD -MP \
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -Xcompiler -Wall,-Wextra,-Werror
   CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl -lstdc++
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl -ldl -lstdc++
 endif
 
 OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
@@ -100,10 +100,69 @@ bench: $(BUILD)/ddt $(BENCHES)
 nightly: $(BUILD)/ddt
 	$(BUILD)/ddt nightly
 
-gpu-check: $(BUILD)/ddt
+# Runs the nightly every night for this user from cron (README "Nightly";
+# tools/install-cron --systemd: a systemd user timer instead).
+.PHONY: install-cron
+install-cron: $(BUILD)/ddt
+	tools/install-cron
+
+gpu-check:
 	tools/gpu-check
+
+# The multi-node all-reduce (engine/mpi/, README "Running on a cluster"):
+# build/ddt-allreduce, only where mpicc exists (NCCL inside when nvcc does).
+# test-fleet installs Slurm and OpenMPI, starts a one-host cluster, runs
+# `ddt nightly --slurm` and the 2-rank all-reduce, and stops what it started.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+all: $(BUILD)/ddt-allreduce
+endif
+$(BUILD)/engine/mpi/%.o: engine/mpi/%.c $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC $<"
+	@$(MPICC) $(ALL_CFLAGS) -c $< -o $@
+$(BUILD)/ddt-allreduce: $(BUILD)/engine/mpi/allreduce.o $(LIB)
+	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+.PHONY: test-fleet
+test-fleet: $(BUILD)/ddt
+	tools/test-fleet $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- hardening (README "Reliability"): fuzzing, sanitizers, valgrind ----
+FUZZ_SECONDS ?= 60
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+.PHONY: fuzz asan valgrind
+
+# The pipeline without the engine, for the fuzz targets.
+$(BUILD)/libpipeline.a: $(PIPE_SRC:%.c=$(BUILD)/%.o)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(BUILD)/libpipeline.a
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Each libFuzzer target (clang; ASan + UBSan) for FUZZ_SECONDS from fuzz/corpus/.
+fuzz:
+	@tools/ensure-sanitizers fuzz
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang NVCC= WARN='-Wall -Wextra' \
+		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(SAN_FLAGS)' $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
+	@fuzz/run build-fuzz $(FUZZ_SECONDS)
+
+# The whole test suite built with AddressSanitizer + UBSan into build-asan/
+# (CUDA objects left out: ASan cannot see into them; CUDA ops report skipped).
+asan:
+	@tools/ensure-sanitizers asan $(CC)
+	@ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
+	 LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp):print_suppressions=0 \
+	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	 $(MAKE) --no-print-directory BUILD=build-asan NVCC= CFLAGS='$(OPT) -g $(SAN_FLAGS)' test
+
+# The nightly on this machine's CPU defaults under valgrind memcheck.
+valgrind: $(BUILD)/ddt
+	@tools/ensure-sanitizers valgrind
+	tools/valgrind-nightly $(BUILD)/ddt
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -32,4 +32,29 @@ void harness_stats(double *samples_us, int n, struct rec_row *row);
 /* Relative stdev of n samples (0 when n < 2). */
 double harness_rsd(const double *samples, int n);
 
+/* ---- CPU timing ---- */
+
+/* A buffer larger than the last-level cache: touching every line of it
+ * before a cold sample evicts the op's data from every cache level. */
+struct harness_flush {
+	unsigned char *buf;
+	size_t bytes;
+};
+
+/* bytes 0 means twice the last-level cache. Returns 0 or DDT_ENOMEM. */
+int harness_flush_init(struct harness_flush *f, size_t bytes);
+/* Reads and writes every cache line of the buffer on every pool thread. */
+void harness_flush_run(struct harness_flush *f);
+void harness_flush_free(struct harness_flush *f);
+
+/* Times fn(arg) on this CPU: c->warmup untimed runs, then samples (µs) until
+ * harness_enough; with c->cold each sample is preceded by an untimed flush
+ * (flush must then be set up). At most cap samples go to samples_us; *n
+ * receives how many. Returns 0 or fn's error code (the samples so far stay). */
+int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
+		     struct harness_flush *flush, double *samples_us, int cap, int *n);
+
+/* Monotonic seconds, for callers that time things themselves. */
+double harness_now_s(void);
+
 #endif

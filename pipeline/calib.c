@@ -2,9 +2,11 @@
 #include "calib.h"
 
 #include "err.h"
+#include "fit.h"
 #include "fsx.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +79,8 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_SHARE_TREE] = "share_tree",
 	[ASM_SHARE_OVERHEAD] = "share_overhead",
 	[ASM_TREE_SCALE_FRAC] = "tree_scale_frac",
+	[ASM_MOE_COMPUTE_EFF] = "moe_compute_eff",
+	[ASM_ALLREDUCE_PCIE] = "allreduce_pcie_factor",
 };
 
 static const char *const dist_names[] = {"fixed", "uniform", "triangular", "normal", "lognormal"};
@@ -91,10 +95,45 @@ const char *dist_kind_name(enum dist_kind k)
 	return dist_names[k];
 }
 
+static const char *const prov_names[] = {"measured", "calibration", "assumed",
+					  "override", "tonight",     "derived"};
+
 const char *provenance_name(enum provenance p)
 {
-	static const char *const names[] = {"measured", "calibration", "assumed", "override"};
-	return names[p];
+	return prov_names[p];
+}
+
+int provenance_parse(const char *s, enum provenance *out)
+{
+	for (int i = 0; i < (int)(sizeof prov_names / sizeof *prov_names); i++)
+		if (!strcmp(s, prov_names[i])) {
+			*out = (enum provenance)i;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *const curve_names[] = {"linear", "physical"};
+static const char *const moe_param_names[MOE_P_COUNT] = {"efficiency", "overlap", "fixed_us"};
+
+const char *moe_curve_name(enum moe_curve_kind k)
+{
+	return curve_names[k];
+}
+
+int moe_curve_parse(const char *s, enum moe_curve_kind *out)
+{
+	for (int i = 0; i < 2; i++)
+		if (!strcmp(s, curve_names[i])) {
+			*out = (enum moe_curve_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *moe_param_name(enum moe_param p)
+{
+	return moe_param_names[p];
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -225,26 +264,71 @@ static int cmp_point(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* moe_reference.physical: start or held values and the fit's priority list. */
+static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_node *sec)
+{
+	struct ydoc_node *fit = NULL;
+
+	for (int p = 0; p < MOE_P_COUNT; p++) {
+		struct ydoc_node *m = NULL;
+		unsigned flags = p == MOE_P_FIXED_US ? Y_REQUIRED | Y_NONNEG : Y_REQUIRED;
+		ph->value[p] = NAN;
+		if (yget_node(c, sec, moe_param_names[p], YDOC_MAP, Y_REQUIRED, &m) || !m)
+			continue;
+		yget_num(c, m, "value", flags, &ph->value[p]);
+		load_str(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
+		ycheck_unknown(c, m);
+		if ((p == MOE_P_EFFICIENCY && !(ph->value[p] > 0 && ph->value[p] <= 1)) ||
+		    (p == MOE_P_OVERLAP && !(ph->value[p] >= 0 && ph->value[p] < 1)))
+			if (!isnan(ph->value[p]))
+				ydiag_add(c->diag, c->file, m->line, m->col, "%s: expected a value in %s",
+					  moe_param_names[p], p == MOE_P_EFFICIENCY ? "(0, 1]" : "[0, 1)");
+	}
+	if (yget_node(c, sec, "fit", YDOC_SEQ, Y_REQUIRED, &fit) || !fit)
+		return;
+	for (size_t i = 0; i < fit->n; i++) {
+		struct ydoc_node *it = fit->items[i];
+		int k = -1;
+		if (ynode_expect(c, it, YDOC_SCALAR, "fit"))
+			continue;
+		for (int p = 0; p < MOE_P_COUNT; p++)
+			if (!strcmp(it->str, moe_param_names[p]))
+				k = p;
+		for (int j = 0; k >= 0 && j < ph->nfit; j++)
+			if (ph->fit[j] == (enum moe_param)k)
+				k = -2;
+		if (k < 0)
+			ydiag_add(c->diag, c->file, it->line, it->col,
+				  k == -2 ? "fit: '%s' given twice"
+					  : "fit: expected efficiency, overlap or fixed_us, got '%s'",
+				  it->str);
+		else
+			ph->fit[ph->nfit++] = (enum moe_param)k;
+	}
+}
+
 static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	struct moe_reference *r = &cal->moe_ref;
-	struct ydoc_node *pts = NULL;
+	struct ydoc_node *pts = NULL, *phys = NULL;
 	const char *curve = NULL, *note = NULL;
 
 	if (map_expect(c, sec, "moe_reference"))
 		return;
+	r->prov = PROV_MEASURED;
 	load_str(c, sec, "gpu", Y_REQUIRED, r->gpu, sizeof r->gpu);
 	load_str(c, sec, "source", Y_REQUIRED, r->source, sizeof r->source);
 	yget_num(c, sec, "tp", REQ_INT, &r->tp);
 	yget_str(c, sec, "efficiency_note", 0, &note);
-	if (!yget_str(c, sec, "curve", Y_REQUIRED, &curve) && curve) {
-		if (!strcmp(curve, "linear"))
-			r->curve = MOE_CURVE_LINEAR;
-		else {
-			struct ydoc_node *n = ydoc_get(sec, "curve");
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "curve: expected linear, got '%s'", curve);
-		}
+	if (!yget_str(c, sec, "curve", Y_REQUIRED, &curve) && curve &&
+	    moe_curve_parse(curve, &r->curve)) {
+		struct ydoc_node *n = ydoc_get(sec, "curve");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "curve: expected linear or physical, got '%s'", curve);
+	}
+	if (!yget_node(c, sec, "physical", YDOC_MAP, Y_REQUIRED, &phys) && phys) {
+		load_physical(&r->phys, c, phys);
+		ycheck_unknown(c, phys);
 	}
 	if (!yget_node(c, sec, "points", YDOC_SEQ, Y_REQUIRED, &pts) && pts) {
 		if (pts->n < 2 || pts->n > CALIB_MAX_MOE_POINTS)
@@ -354,9 +438,10 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 	}
 	ycheck_unknown(c, sec);
 	/* fractions must be fractions */
-	static const enum assumption fracs[] = {ASM_NATIVE_CUT, ASM_SHARE_ATTN, ASM_SHARE_DRAFT,
-						ASM_SHARE_TREE, ASM_SHARE_OVERHEAD,
-						ASM_TREE_SCALE_FRAC};
+	static const enum assumption fracs[] = {ASM_NATIVE_CUT,      ASM_SHARE_ATTN,
+						ASM_SHARE_DRAFT,     ASM_SHARE_TREE,
+						ASM_SHARE_OVERHEAD,  ASM_TREE_SCALE_FRAC,
+						ASM_MOE_COMPUTE_EFF};
 	for (size_t i = 0; i < sizeof fracs / sizeof *fracs; i++) {
 		const struct dist *d = &cal->asm_[fracs[i]];
 		struct ydoc_node *m = ydoc_get(sec, asm_names[fracs[i]]);
@@ -365,6 +450,229 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 			ydiag_add(c->diag, c->file, m->line, m->col,
 				  "%s: a fraction must stay within [0, 1]", asm_names[fracs[i]]);
 	}
+	/* factors must stay positive */
+	static const enum assumption pos[] = {ASM_MOE_TRANSFER, ASM_MOE_COMPUTE_EFF,
+					      ASM_ALLREDUCE_PCIE};
+	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++) {
+		const struct dist *d = &cal->asm_[pos[i]];
+		struct ydoc_node *m = ydoc_get(sec, asm_names[pos[i]]);
+		if (m && (!(d->point > 0) || (!isnan(d->min) && !(d->min > 0))))
+			ydiag_add(c->diag, c->file, m->line, m->col,
+				  "%s: must stay greater than zero", asm_names[pos[i]]);
+	}
+}
+
+/* "m8-64" -> [8, 64]; "m65+" -> [65, inf). Returns 0 or -1. */
+static int parse_range(const char *s, double *lo, double *hi)
+{
+	int a, b, n = 0;
+	if (sscanf(s, "m%d-%d%n", &a, &b, &n) == 2 && !s[n] && a >= 1 && b >= a) {
+		*lo = a, *hi = b;
+		return 0;
+	}
+	if (sscanf(s, "m%d+%n", &a, &n) == 1 && !s[n] && a >= 1) {
+		*lo = a, *hi = INFINITY;
+		return 0;
+	}
+	return -1;
+}
+
+static int cmp_xfer(const void *a, const void *b)
+{
+	const struct xfer_entry *x = a, *y = b;
+	int k = strcmp(x->from, y->from);
+	if (!k)
+		k = strcmp(x->to, y->to);
+	return k ? k : (x->m_lo > y->m_lo) - (x->m_lo < y->m_lo);
+}
+
+static void load_families(struct calib *cal, struct yctx *c, struct ydoc_node *fam)
+{
+	for (size_t i = 0; i < fam->n; i++) {
+		struct ydoc_node *seq = fam->items[i];
+		fam->used[i] = 1;
+		if (ynode_expect(c, seq, YDOC_SEQ, fam->keys[i]->str))
+			continue;
+		for (size_t j = 0; j < seq->n; j++) {
+			struct arch_family *f = &cal->families[cal->nfamilies];
+			if (ynode_expect(c, seq->items[j], YDOC_SCALAR, "arch"))
+				continue;
+			if (cal->nfamilies == CALIB_MAX_FAMILIES) {
+				ydiag_add(c->diag, c->file, seq->line, seq->col,
+					  "families: at most %d archs", CALIB_MAX_FAMILIES);
+				return;
+			}
+			for (int k = 0; k < cal->nfamilies; k++)
+				if (!strcmp(cal->families[k].arch, seq->items[j]->str))
+					ydiag_add(c->diag, c->file, seq->items[j]->line,
+						  seq->items[j]->col, "families: '%s' is in two families",
+						  seq->items[j]->str);
+			snprintf(f->arch, sizeof f->arch, "%s", seq->items[j]->str);
+			snprintf(f->family, sizeof f->family, "%s", fam->keys[i]->str);
+			cal->nfamilies++;
+		}
+	}
+}
+
+/* One pair's ranges: each a distribution with point 1.0 (the seed's). */
+static void load_pair(struct calib *cal, struct yctx *c, struct ydoc_node *m, const char *from,
+		      const char *to)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct xfer_entry *e = &cal->xfer[cal->nxfer];
+		const char *key = m->keys[i]->str;
+		m->used[i] = 1;
+		if (cal->nxfer == CALIB_MAX_XFER) {
+			ydiag_add(c->diag, c->file, m->line, m->col, "moe_transfer: at most %d factors",
+				  CALIB_MAX_XFER);
+			return;
+		}
+		if (parse_range(key, &e->m_lo, &e->m_hi)) {
+			ydiag_add(c->diag, c->file, m->keys[i]->line, m->keys[i]->col,
+				  "%s: expected an M range like m8-64 or m65+", key);
+			continue;
+		}
+		if (map_expect(c, m->items[i], key))
+			continue;
+		snprintf(e->from, sizeof e->from, "%s", from);
+		snprintf(e->to, sizeof e->to, "%s", to);
+		snprintf(e->range, sizeof e->range, "%s", key);
+		load_dist(&e->d, c, m->items[i], key);
+		if (!(e->d.point > 0) || (!isnan(e->d.min) && !(e->d.min > 0)))
+			ydiag_add(c->diag, c->file, m->items[i]->line, m->items[i]->col,
+				  "%s: a transfer factor must stay greater than zero", key);
+		cal->nxfer++;
+	}
+}
+
+/* The ranges of each pair must tile [1, inf) in order. */
+static void check_tiling(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
+{
+	for (int i = 0; i < cal->nxfer; i++) {
+		const struct xfer_entry *e = &cal->xfer[i];
+		int first = i == 0 || strcmp(cal->xfer[i - 1].from, e->from) ||
+			    strcmp(cal->xfer[i - 1].to, e->to);
+		int last = i == cal->nxfer - 1 || strcmp(cal->xfer[i + 1].from, e->from) ||
+			   strcmp(cal->xfer[i + 1].to, e->to);
+		double want = first ? 1 : cal->xfer[i - 1].m_hi + 1;
+		if (e->m_lo != want || (last && !isinf(e->m_hi)))
+			ydiag_add(c->diag, c->file, sec->line, sec->col,
+				  "moe_transfer: the ranges of %s -> %s must cover m1 upwards without "
+				  "gaps or overlaps (at %s)",
+				  e->from, e->to, e->range);
+	}
+}
+
+static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
+{
+	struct ydoc_node *fam = NULL, *fac = NULL;
+	int any = 0;
+
+	if (map_expect(c, sec, "moe_transfer"))
+		return;
+	load_str(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
+	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
+		load_families(cal, c, fam);
+	if (!yget_node(c, sec, "factors", YDOC_MAP, Y_REQUIRED, &fac) && fac)
+		for (size_t i = 0; i < fac->n; i++) {
+			struct ydoc_node *to = fac->items[i];
+			fac->used[i] = 1;
+			if (map_expect(c, to, fac->keys[i]->str))
+				continue;
+			for (size_t j = 0; j < to->n; j++) {
+				to->used[j] = 1;
+				if (map_expect(c, to->items[j], to->keys[j]->str))
+					continue;
+				any |= !strcmp(fac->keys[i]->str, "any") && !strcmp(to->keys[j]->str, "any");
+				load_pair(cal, c, to->items[j], fac->keys[i]->str, to->keys[j]->str);
+			}
+		}
+	ycheck_unknown(c, sec);
+	if (fac && !any)
+		ydiag_add(c->diag, c->file, fac->line, fac->col,
+			  "factors: need an 'any: {any: ...}' entry for pairs no other entry covers");
+	qsort(cal->xfer, (size_t)cal->nxfer, sizeof *cal->xfer, cmp_xfer);
+	check_tiling(cal, c, sec);
+	for (int i = 0; i < cal->nxfer; i++)
+		cal->asm_[ASM_COUNT + i] = cal->xfer[i].d;
+}
+
+/* A latency list of exactly n numbers, each > 0. */
+static void load_us(struct yctx *c, struct ydoc_node *m, const char *key, int n, double *out)
+{
+	struct ydoc_node *seq = NULL;
+	if (yget_node(c, m, key, YDOC_SEQ, Y_REQUIRED, &seq) || !seq)
+		return;
+	if ((int)seq->n != n) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: expected %d latencies (one per "
+			  "size in bytes), got %zu", key, n, seq->n);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		ynode_num(c, seq->items[i], key, Y_POSITIVE, &out[i]);
+}
+
+static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
+{
+	struct allreduce *ar = &cal->ar;
+	struct ydoc_node *bytes = NULL, *lat = NULL;
+	const char *impl = NULL;
+
+	if (map_expect(c, sec, "allreduce"))
+		return;
+	load_str(c, sec, "source", Y_REQUIRED, ar->source, sizeof ar->source);
+	yget_num(c, sec, "per_layer", REQ_INT, &ar->per_layer);
+	yget_num(c, sec, "gpus", REQ_INT, &ar->gpus);
+	if (!yget_str(c, sec, "impl", Y_REQUIRED, &impl) && impl) {
+		if (strcmp(impl, "nccl") && strcmp(impl, "oneshot")) {
+			struct ydoc_node *n = ydoc_get(sec, "impl");
+			ydiag_add(c->diag, c->file, n->line, n->col,
+				  "impl: expected nccl or oneshot, got '%s'", impl);
+		} else
+			snprintf(ar->impl, sizeof ar->impl, "%s", impl);
+	}
+	if (!yget_node(c, sec, "bytes", YDOC_SEQ, Y_REQUIRED, &bytes) && bytes) {
+		if (bytes->n < 1 || bytes->n > CALIB_AR_SIZES)
+			ydiag_add(c->diag, c->file, bytes->line, bytes->col,
+				  "bytes: give 1 to %d message sizes", CALIB_AR_SIZES);
+		for (size_t i = 0; i < bytes->n && i < CALIB_AR_SIZES; i++) {
+			if (!ynode_num(c, bytes->items[i], "bytes", Y_POSITIVE, &ar->bytes[i]))
+				ar->log2_bytes[i] = log2(ar->bytes[i]);
+			if (i && !(ar->bytes[i] > ar->bytes[i - 1]))
+				ydiag_add(c->diag, c->file, bytes->items[i]->line, bytes->items[i]->col,
+					  "bytes: sizes must increase");
+			ar->nsizes = (int)i + 1;
+		}
+	}
+	if (!yget_node(c, sec, "latency_us", YDOC_MAP, Y_REQUIRED, &lat) && lat) {
+		ar->per_gpu = calloc(lat->n ? lat->n : 1, sizeof *ar->per_gpu);
+		if (!ar->per_gpu) {
+			ydiag_add(c->diag, c->file, 0, 0, "out of memory");
+			return;
+		}
+		for (size_t i = 0; i < lat->n; i++) {
+			struct ar_gpu *g = &ar->per_gpu[ar->n];
+			struct ydoc_node *m = lat->items[i];
+			const char *like = NULL;
+			lat->used[i] = 1;
+			if (map_expect(c, m, lat->keys[i]->str))
+				continue;
+			snprintf(g->gpu, sizeof g->gpu, "%s", lat->keys[i]->str);
+			load_str(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
+			yget_bool(c, m, "pcie", 0, &g->pcie);
+			if (!yget_str(c, m, "like", 0, &like) && like)
+				snprintf(g->like, sizeof g->like, "%s", like);
+			else {
+				double nccl[CALIB_AR_SIZES] = {0}, one[CALIB_AR_SIZES] = {0};
+				load_us(c, m, "nccl", ar->nsizes, nccl);
+				load_us(c, m, "oneshot", ar->nsizes, one);
+				memcpy(g->us, strcmp(ar->impl, "nccl") ? one : nccl, sizeof g->us);
+			}
+			ycheck_unknown(c, m);
+			ar->n++;
+		}
+	}
+	ycheck_unknown(c, sec);
 }
 
 /* ---------------------------------------------------------------- files */
@@ -415,6 +723,38 @@ static int yaml_name(const struct dirent *e)
 	return !fsx_is_temp_name(e->d_name) && n > 5 && !strcmp(e->d_name + n - 5, ".yaml");
 }
 
+/* The all-reduce table against the catalog: one entry per GPU, `like` resolved,
+ * a link bandwidth for messages above the largest size. */
+static void check_allreduce(struct calib *cal, struct ydiag *diag, const struct section *sec)
+{
+	struct allreduce *ar = &cal->ar;
+	for (size_t i = 0; i < ar->n; i++) {
+		struct ar_gpu *g = &ar->per_gpu[i];
+		if (!calib_gpu(cal, g->gpu))
+			ydiag_add(diag, sec->file, sec->line, 1,
+				  "allreduce.latency_us.%s: not in the GPU catalog", g->gpu);
+		if (!g->like[0])
+			continue;
+		const struct ar_gpu *o = calib_ar(cal, g->like);
+		if (!o || o->like[0])
+			ydiag_add(diag, sec->file, sec->line, 1,
+				  "allreduce.latency_us.%s: like '%s' must name a GPU with its own "
+				  "figures",
+				  g->gpu, g->like);
+		else
+			memcpy(g->us, o->us, sizeof g->us);
+	}
+	for (size_t i = 0; i < cal->ngpus; i++) {
+		if (!calib_ar(cal, cal->gpus[i].id))
+			ydiag_add(diag, sec->file, sec->line, 1,
+				  "allreduce.latency_us: no entry for GPU '%s'", cal->gpus[i].id);
+		if (isnan(cal->gpus[i].link_gbps))
+			ydiag_add(diag, sec->file, sec->line, 1,
+				  "allreduce: GPU '%s' needs link_gbps for messages above %g bytes",
+				  cal->gpus[i].id, ar->nsizes ? ar->bytes[ar->nsizes - 1] : 0.0);
+	}
+}
+
 static void cross_check(struct calib *cal, struct ydiag *diag, struct section *secs)
 {
 	struct {
@@ -427,6 +767,14 @@ static void cross_check(struct calib *cal, struct ydiag *diag, struct section *s
 		if (refs[i].gpu[0] && secs[0].file[0] && !calib_gpu(cal, refs[i].gpu))
 			ydiag_add(diag, secs[refs[i].sec].file, secs[refs[i].sec].line, 1,
 				  "%s: '%s' is not in the GPU catalog", refs[i].what, refs[i].gpu);
+	if (secs[0].file[0] && secs[7].file[0])
+		check_allreduce(cal, diag, &secs[7]);
+	if (secs[1].file[0] && secs[4].file[0] && cal->moe_ref.tp > 0 &&
+	    cal->moe_ref.tp != cal->model.tp)
+		ydiag_add(diag, secs[4].file, secs[4].line, 1,
+			  "moe_reference.tp (%g) must equal model.tp (%g): the curve is moved "
+			  "between GPUs, not between parallel layouts",
+			  cal->moe_ref.tp, cal->model.tp);
 }
 
 int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
@@ -436,6 +784,8 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		{"drafter", load_drafter, "", 0},   {"anchors", load_anchors, "", 0},
 		{"moe_reference", load_moe_reference, "", 0},
 		{"assumptions", load_assumptions, "", 0},
+		{"moe_transfer", load_moe_transfer, "", 0},
+		{"allreduce", load_allreduce, "", 0},
 	};
 	size_t nsecs = sizeof secs / sizeof *secs, before = diag->n;
 	struct stat st;
@@ -451,8 +801,9 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		struct dirent **list;
 		int n = scandir(path, &list, yaml_name, alphasort);
 		if (n < 0) {
-			ydiag_add(diag, path, 0, 0, "cannot read folder");
-			return DDT_EIO;
+			int e = errno;
+			ydiag_add(diag, path, 0, 0, "cannot read folder: %s", strerror(e));
+			return e == ENOMEM ? err_nomem() : DDT_EIO;
 		}
 		for (int i = 0; i < n; i++) {
 			char *file = fsx_join(path, list[i]->d_name);
@@ -474,6 +825,8 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		if (!secs[s].file[0])
 			ydiag_add(diag, path, 0, 0, "missing section '%s'", secs[s].name);
 	cross_check(cal, diag, secs);
+	if (diag->n == before && calib_refit(cal) != 0)
+		ydiag_add(diag, secs[4].file, secs[4].line, 1, "%s", err_msg());
 	if (diag->n > before)
 		rc = DDT_EINPUT;
 	return rc;
@@ -484,6 +837,116 @@ void calib_free(struct calib *c)
 	free(c->gpus);
 	c->gpus = NULL;
 	c->ngpus = 0;
+	free(c->ar.per_gpu);
+	c->ar.per_gpu = NULL;
+	c->ar.n = 0;
+}
+
+int calib_refit(struct calib *c)
+{
+	struct moe_reference *r = &c->moe_ref;
+	const struct gpu *ref = calib_gpu(c, r->gpu);
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
+
+	if (!ref)
+		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog", r->gpu);
+	for (int i = 0; i < r->npoints; i++) {
+		m[i] = r->points[i].m;
+		ms[i] = r->points[i].step_ms;
+	}
+	fit_moe_physical(&r->fit, c, ref, m, ms, r->npoints, &r->phys);
+	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
+		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
+			       r->fit.note);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+int calib_nassumptions(const struct calib *c)
+{
+	return ASM_COUNT + c->nxfer;
+}
+
+void calib_assumption_label(const struct calib *c, int i, char *buf, size_t len)
+{
+	if (i < ASM_COUNT) {
+		snprintf(buf, len, "%s", asm_names[i]);
+		return;
+	}
+	const struct xfer_entry *e = &c->xfer[i - ASM_COUNT];
+	snprintf(buf, len, "moe_transfer.%s.%s.%s", e->from, e->to, e->range);
+}
+
+int calib_assumption_group(const struct calib *c, int i)
+{
+	int g = ASM_COUNT - 1;
+	if (i < ASM_COUNT)
+		return i;
+	for (int k = 0; k <= i - ASM_COUNT; k++)
+		if (k == 0 || strcmp(c->xfer[k].from, c->xfer[k - 1].from) ||
+		    strcmp(c->xfer[k].to, c->xfer[k - 1].to))
+			g++;
+	return g;
+}
+
+int calib_ngroups(const struct calib *c)
+{
+	return c->nxfer ? calib_assumption_group(c, ASM_COUNT + c->nxfer - 1) + 1 : ASM_COUNT;
+}
+
+void calib_group_label(const struct calib *c, int group, char *buf, size_t len)
+{
+	if (group < ASM_COUNT) {
+		snprintf(buf, len, "%s", asm_names[group]);
+		return;
+	}
+	for (int i = 0; i < c->nxfer; i++)
+		if (calib_assumption_group(c, ASM_COUNT + i) == group) {
+			snprintf(buf, len, "moe_transfer.%s.%s", c->xfer[i].from, c->xfer[i].to);
+			return;
+		}
+	snprintf(buf, len, "?");
+}
+
+const char *calib_family(const struct calib *c, const char *arch)
+{
+	for (int i = 0; i < c->nfamilies; i++)
+		if (!strcmp(c->families[i].arch, arch))
+			return c->families[i].family;
+	return arch;
+}
+
+/* The entry of (from, to) covering M, or -1. */
+static int xfer_find(const struct calib *c, const char *from, const char *to, double M)
+{
+	for (int i = 0; i < c->nxfer; i++) {
+		const struct xfer_entry *e = &c->xfer[i];
+		if (!strcmp(e->from, from) && !strcmp(e->to, to) && M <= e->m_hi &&
+		    (M >= e->m_lo || e->m_lo == 1))
+			return i;
+	}
+	return -1;
+}
+
+int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to, double M)
+{
+	int i;
+	if (!strcmp(from->id, to->id))
+		return -1;
+	/* ranges are whole numbers of tokens; a fractional M belongs to the lower one */
+	M = floor(M);
+	if ((i = xfer_find(c, calib_family(c, from->arch), calib_family(c, to->arch), M)) >= 0)
+		return i;
+	return xfer_find(c, "any", "any", M);
+}
+
+const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id)
+{
+	for (size_t i = 0; i < c->ar.n; i++)
+		if (!strcmp(c->ar.per_gpu[i].gpu, gpu_id))
+			return &c->ar.per_gpu[i];
+	return NULL;
 }
 
 const struct gpu *calib_gpu(const struct calib *c, const char *id)
@@ -505,7 +968,7 @@ static int set_field(void *obj, const struct field *f, size_t n, const char *key
 				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
 			if ((f[i].flags & Y_NONNEG) && v < 0)
 				return err_set(DDT_EINPUT, "--set %s: must not be negative", full);
-			if ((f[i].flags & Y_INTEGER) && v != floor(v))
+			if ((f[i].flags & Y_INTEGER) && (v != floor(v) || fabs(v) > 2147483647.0))
 				return err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
 			*(double *)((char *)obj + f[i].off) = v;
 			return 0;
@@ -513,31 +976,81 @@ static int set_field(void *obj, const struct field *f, size_t n, const char *key
 	return err_set(DDT_EINPUT, "--set %s: no such key", full);
 }
 
+static void dist_fix(struct dist *d, double v)
+{
+	d->point = v;
+	d->kind = DIST_FIXED;
+	d->overridden = 1;
+}
+
 static int set_assumption(struct calib *c, const char *name, double v, const char *full)
 {
 	for (int a = 0; a < ASM_COUNT; a++)
 		if (!strcmp(asm_names[a], name)) {
-			struct dist *d = &c->asm_[a];
-			if (a != ASM_MOE_TRANSFER && (v < 0 || v > 1))
+			int factor = a == ASM_MOE_TRANSFER || a == ASM_ALLREDUCE_PCIE;
+			if (!factor && (v < 0 || v > 1))
 				return err_set(DDT_EINPUT, "--set %s: a fraction must be within [0, 1]",
 					       full);
-			if (a == ASM_MOE_TRANSFER && !(v > 0))
+			if ((factor || a == ASM_MOE_COMPUTE_EFF) && !(v > 0))
 				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
-			d->point = v;
-			d->kind = DIST_FIXED;
-			d->overridden = 1;
+			dist_fix(&c->asm_[a], v);
 			return 0;
 		}
 	return err_set(DDT_EINPUT, "--set %s: no such key", full);
 }
 
+/* moe_transfer.FROM.TO[.RANGE]: every range of the pair, or one. */
+static int set_transfer(struct calib *c, char *rest, double v, const char *full)
+{
+	char *to = strchr(rest, '.'), *range = NULL;
+	int hits = 0;
+	if (!to)
+		return err_set(DDT_EINPUT, "--set %s: expected moe_transfer.FROM.TO[.RANGE]", full);
+	*to++ = '\0';
+	if ((range = strchr(to, '.')) != NULL)
+		*range++ = '\0';
+	if (!(v > 0))
+		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
+	for (int i = 0; i < c->nxfer; i++) {
+		struct xfer_entry *e = &c->xfer[i];
+		if (strcmp(e->from, rest) || strcmp(e->to, to) || (range && strcmp(e->range, range)))
+			continue;
+		dist_fix(&e->d, v);
+		c->asm_[ASM_COUNT + i] = e->d;
+		hits++;
+	}
+	return hits ? 0 : err_set(DDT_EINPUT, "--set %s: no such transfer factor", full);
+}
+
+static int set_value(struct calib *c, const char *key, double v);
+
 int calib_set(struct calib *c, const char *key, const char *value)
 {
-	char buf[256], *dot, *rest;
 	double v;
+	int rc;
 
+	if (!strcmp(key, "moe_reference.curve")) {
+		if (moe_curve_parse(value, &c->moe_ref.curve))
+			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
+				       key, value);
+		return calib_refit(c);
+	}
 	if (ynum_parse(value, &v) != 0)
 		return err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
+	if ((rc = set_value(c, key, v)) != 0)
+		return rc;
+	/* the fit depends on the points, the geometry and the reference GPU */
+	if (!strncmp(key, "model.", 6) || !strncmp(key, "gpus.", 5) ||
+	    !strncmp(key, "moe_reference.", 14))
+		calib_refit(c); /* a failed fit is reported by model_prepare */
+	return 0;
+}
+
+/* Sets the numeric value of key (no refit). */
+static int set_value(struct calib *c, const char *key, double v)
+{
+	char buf[256], *dot, *rest;
+
 	if (strlen(key) >= sizeof buf)
 		return err_set(DDT_EINPUT, "--set: key too long");
 	strcpy(buf, key);
@@ -548,6 +1061,8 @@ int calib_set(struct calib *c, const char *key, const char *value)
 	rest = dot + 1;
 	if (!strcmp(buf, "assumptions"))
 		return set_assumption(c, rest, v, key);
+	if (!strcmp(buf, "moe_transfer"))
+		return set_transfer(c, rest, v, key);
 	if (!strcmp(buf, "model"))
 		return set_field(&c->model, geometry_fields, NFIELDS(geometry_fields), rest, v, key);
 	if (!strcmp(buf, "drafter"))
@@ -568,7 +1083,7 @@ int calib_set(struct calib *c, const char *key, const char *value)
 				   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
 								 : NULL;
 		if (!strcmp(rest, "sglang_limits") && !strcmp(field, "max_budget"))
-			return v >= 1 && v == floor(v)
+			return v >= 1 && v == floor(v) && v <= 2147483647.0
 				       ? (c->sglang_max_budget = v, 0)
 				       : err_set(DDT_EINPUT, "--set %s: must be a whole number", key);
 		if (!a)
@@ -586,9 +1101,32 @@ int calib_set(struct calib *c, const char *key, const char *value)
 		double m;
 		char tail[8];
 		if (!strcmp(rest, "tp"))
-			return v >= 1 && v == floor(v)
+			return v >= 1 && v == floor(v) && v <= 2147483647.0
 				       ? (c->moe_ref.tp = v, 0)
 				       : err_set(DDT_EINPUT, "--set %s: must be a whole number", key);
+		if (!strncmp(rest, "physical.", 9)) {
+			for (int p = 0; p < MOE_P_COUNT; p++)
+				if (!strcmp(rest + 9, moe_param_names[p])) {
+					int ok = p == MOE_P_EFFICIENCY ? v > 0 && v <= 1
+						 : p == MOE_P_OVERLAP  ? v >= 0 && v < 1
+								       : v >= 0;
+					if (!ok)
+						return err_set(DDT_EINPUT, "--set %s: out of range", key);
+					/* a value given here is held, not fitted */
+					struct moe_physical *ph = &c->moe_ref.phys;
+					ph->value[p] = v;
+					snprintf(ph->source[p], sizeof ph->source[p],
+						 "set on the command line");
+					for (int j = 0; j < ph->nfit; j++)
+						if (ph->fit[j] == (enum moe_param)p) {
+							memmove(&ph->fit[j], &ph->fit[j + 1],
+								(size_t)(ph->nfit - j - 1) * sizeof *ph->fit);
+							ph->nfit--;
+							break;
+						}
+					return 0;
+				}
+		}
 		if (sscanf(rest, "m%lf_m%7s", &m, tail) == 2 && !strcmp(tail, "s")) {
 			for (int i = 0; i < c->moe_ref.npoints; i++)
 				if (c->moe_ref.points[i].m == m) {

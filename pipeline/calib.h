@@ -11,6 +11,20 @@
 #define CALIB_SOURCE_LEN 320
 #define CALIB_MAX_MOE_POINTS 32
 
+/* Where a value comes from, for tables and documents. */
+enum provenance {
+	PROV_MEASURED,    /* measured earlier, stored in calibration */
+	PROV_CALIBRATION, /* a calibration value (estimated, derived) */
+	PROV_ASSUMED,     /* an assumption (a distribution) */
+	PROV_OVERRIDE,    /* set on the command line */
+	PROV_TONIGHT,     /* measured tonight on this run's GPU */
+	PROV_DERIVED      /* computed from the others (fits, solved growth) */
+};
+const char *provenance_name(enum provenance p);
+/* Parses a provenance name; returns 0 or -1. */
+int provenance_parse(const char *s, enum provenance *out);
+
+
 struct gpu {
 	char id[32];            /* catalog key: "b300" */
 	char name[64];
@@ -49,9 +63,42 @@ struct anchor {
 	char source[CALIB_SOURCE_LEN];
 };
 
-/* How the MoE time between and beyond the reference points is drawn: the
- * seed's piecewise line through the points, extended by its end segments. */
-enum moe_curve_kind { MOE_CURVE_LINEAR };
+/* How the MoE time between and beyond the reference points is drawn:
+ * linear   - the seed's piecewise line through the points, extended by its end
+ *            segments (no plateau; wrong at large M, kept for comparison);
+ * physical - bytes of the distinct experts touched / (bandwidth x efficiency)
+ *            + a fixed cost per layer, fitted to the points (fit.h), with a
+ *            compute roof on the target; it plateaus once every expert is read. */
+enum moe_curve_kind { MOE_CURVE_LINEAR, MOE_CURVE_PHYSICAL };
+const char *moe_curve_name(enum moe_curve_kind k);
+/* Parses "linear" or "physical"; returns 0 or -1. */
+int moe_curve_parse(const char *s, enum moe_curve_kind *out);
+
+/* Parameters of the physical curve, per MoE layer on one GPU:
+ *   t = D(M_eff) x expert_bytes + shared_bytes) / (bw x efficiency) + fixed_us
+ *   D(x) = E (1 - (1 - k/E)^x),  M_eff = 1 + (M - 1)(1 - overlap)          */
+enum moe_param { MOE_P_EFFICIENCY, MOE_P_OVERLAP, MOE_P_FIXED_US, MOE_P_COUNT };
+const char *moe_param_name(enum moe_param p);
+
+/* The calibration's physical-curve settings: start or held values, and which
+ * parameters the fit frees, in priority order (n points free at most n). */
+struct moe_physical {
+	double value[MOE_P_COUNT];
+	char source[MOE_P_COUNT][CALIB_SOURCE_LEN];
+	int nfit;
+	enum moe_param fit[MOE_P_COUNT];
+};
+
+/* The physical curve fitted to a set of points (fit.h fills it). */
+struct moe_fit {
+	int ok;                       /* 0: could not be fitted (note says why) */
+	double value[MOE_P_COUNT];    /* fitted or held */
+	double se[MOE_P_COUNT];       /* standard errors; NaN when held or exactly determined */
+	int held[MOE_P_COUNT];
+	int npoints;                  /* points used */
+	double rms_pct;               /* relative residuals, root mean square, % */
+	char note[400];
+};
 
 struct moe_point {
 	double m;       /* verify width */
@@ -66,6 +113,9 @@ struct moe_reference {
 	int npoints;
 	struct moe_point points[CALIB_MAX_MOE_POINTS]; /* sorted by m */
 	char source[CALIB_SOURCE_LEN];
+	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
+	struct moe_physical phys;
+	struct moe_fit fit;            /* of phys to points; refreshed by calib_refit */
 };
 
 enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_TRIANGULAR, DIST_NORMAL, DIST_LOGNORMAL };
@@ -84,7 +134,9 @@ struct dist {
 	int overridden;          /* set from the command line (--set) */
 };
 
-/* The assumptions the model uses, in a fixed order (see calib.c for names). */
+/* The named assumptions the model uses, in a fixed order (names in calib.c).
+ * moe_transfer is a factor on every cross-GPU MoE transfer on top of the
+ * per-pair table (struct xfer_entry): fixed at 1, a what-if knob. */
 enum assumption {
 	ASM_NATIVE_CUT,
 	ASM_MOE_TRANSFER,
@@ -93,7 +145,65 @@ enum assumption {
 	ASM_SHARE_TREE,
 	ASM_SHARE_OVERHEAD,
 	ASM_TREE_SCALE_FRAC,
+	ASM_MOE_COMPUTE_EFF,     /* share of bf16 peak the MoE reaches once compute bound */
+	ASM_ALLREDUCE_PCIE,      /* all-reduce latency over PCIe vs the NVLink part it is "like" */
 	ASM_COUNT
+};
+
+#define CALIB_MAX_XFER 48
+#define CALIB_MAX_FAMILIES 24
+/* Every assumption: the named ones, then the transfer table's entries. */
+#define CALIB_MAX_ASM (ASM_COUNT + CALIB_MAX_XFER)
+
+/* An efficiency-transfer factor: moving MoE time from a GPU of family `from`
+ * to one of family `to` at verify width M in [m_lo, m_hi] is
+ *   time x (from bw / to bw) x factor.
+ * The point value is 1.0 (the seed's perfect scaling); the distribution comes
+ * from FACTS.md section 7. Family "any" matches what no other entry does. */
+struct xfer_entry {
+	char from[24], to[24];
+	double m_lo, m_hi;      /* m_hi INFINITY for the open end */
+	char range[16];         /* "m8-64", "m65+" as in the YAML */
+	struct dist d;
+};
+
+struct arch_family {
+	char arch[16];          /* "sm_103" */
+	char family[24];        /* "blackwell_dc" */
+};
+
+#define CALIB_AR_SIZES 8
+/* Small all-reduce latency of one GPU: measured per message size (FACTS.md
+ * §7), not from link bandwidth; above the largest size the link's bandwidth
+ * carries the rest. */
+struct ar_gpu {
+	char gpu[32];
+	double us[CALIB_AR_SIZES];  /* the chosen implementation's latency per size */
+	int pcie;                   /* times the allreduce_pcie_factor assumption */
+	char like[32];              /* the GPU whose figures these are ("" : its own) */
+	char source[CALIB_SOURCE_LEN];
+};
+
+struct allreduce {
+	double per_layer;           /* all-reduces per layer (attention, MoE) */
+	double gpus;                /* ranks, for the ring's 2(n-1)/n */
+	char impl[16];              /* "nccl" or "oneshot" */
+	int nsizes;
+	double bytes[CALIB_AR_SIZES];
+	double log2_bytes[CALIB_AR_SIZES]; /* derived at load */
+	size_t n;
+	struct ar_gpu *per_gpu;     /* one per catalog GPU */
+	char source[CALIB_SOURCE_LEN];
+};
+
+#define CALIB_MAX_LAW 32
+/* A non-MoE component's scaling law measured tonight: kernel time against its
+ * driver (attention: verify width M; draft: tokens C x block). The model uses
+ * t(x) / t(x0), x0 the anchor's. n == 0: the growth law of the calibration. */
+struct comp_law {
+	int n;
+	double x[CALIB_MAX_LAW], t_us[CALIB_MAX_LAW]; /* sorted by x */
+	char what[200];         /* "tree_attn on NVIDIA H200, ctx=4096, 6 points" */
 };
 
 struct calib {
@@ -107,7 +217,14 @@ struct calib {
 	double sglang_max_budget; /* larger budgets cannot run on the SGLang pipeline */
 	char sglang_limit_source[CALIB_SOURCE_LEN];
 	struct moe_reference moe_ref;
-	struct dist asm_[ASM_COUNT];
+	struct dist asm_[CALIB_MAX_ASM];  /* [ASM_COUNT + i] is xfer[i].d's copy */
+	int nfamilies;
+	struct arch_family families[CALIB_MAX_FAMILIES];
+	int nxfer;
+	struct xfer_entry xfer[CALIB_MAX_XFER];
+	char xfer_source[CALIB_SOURCE_LEN];
+	struct allreduce ar;
+	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
 };
 
 /* Loads a calibration folder (every *.yaml in it, each top-level section in
@@ -118,8 +235,11 @@ int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
 
 /* Overrides one value by its dotted key ("native_cut", "gpus.b300.bw_tbps",
- * "anchors.sglang_b8.tok_s", "moe_reference.m9_ms", "model.hidden"). An
- * assumption set this way becomes fixed at that value. Returns 0, or
+ * "anchors.sglang_b8.tok_s", "moe_reference.m9_ms", "model.hidden",
+ * "moe_reference.curve" = linear|physical, "moe_reference.physical.overlap",
+ * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
+ * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this
+ * way becomes fixed at that value. Returns 0, or
  * DDT_EINPUT with a message naming the key. */
 int calib_set(struct calib *c, const char *key, const char *value);
 
@@ -132,12 +252,33 @@ const struct gpu *calib_gpu(const struct calib *c, const char *id);
 /* Name of an assumption ("native_cut"). */
 const char *calib_assumption_name(enum assumption a);
 
+/* Every assumption, named and table: how many, the label of i ("native_cut",
+ * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"), and its group: the unit
+ * sampling and the tornado move together (one per named assumption, one per
+ * transfer pair: its M ranges move with one quantile). */
+int calib_nassumptions(const struct calib *c);
+void calib_assumption_label(const struct calib *c, int i, char *buf, size_t len);
+int calib_assumption_group(const struct calib *c, int i);
+/* Label of a group ("moe_transfer.blackwell_pro.blackwell_dc"). */
+void calib_group_label(const struct calib *c, int group, char *buf, size_t len);
+int calib_ngroups(const struct calib *c);
+
+/* The family of an arch ("sm_103" -> "blackwell_dc"; unknown: the arch). */
+const char *calib_family(const struct calib *c, const char *arch);
+/* The transfer entry index (into xfer) for moving from GPU `from` to `to` at
+ * width M, or -1 when from == to (no transfer). Never fails: "any" catches. */
+int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to,
+		     double M);
+/* The all-reduce figures of a GPU, or NULL. */
+const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id);
+
+/* Refits the physical MoE curve to the current points (after a change to
+ * them, to the geometry or to the reference GPU). Returns 0, or DDT_EINPUT
+ * when the curve in use is physical and cannot be fitted (err_msg() says why). */
+int calib_refit(struct calib *c);
+
 /* The q-quantile (0 < q < 1) of a distribution (fixed: its point). */
 double dist_quantile(const struct dist *d, double q);
 const char *dist_kind_name(enum dist_kind k);
-
-/* Where a value comes from, for tables and documents. */
-enum provenance { PROV_MEASURED, PROV_CALIBRATION, PROV_ASSUMED, PROV_OVERRIDE };
-const char *provenance_name(enum provenance p);
 
 #endif

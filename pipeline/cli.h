@@ -15,6 +15,11 @@ struct cli_command {
 int cmd_estimate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 /* Where ddt reads and writes. Defaults come from the project folder (the
  * folder above build/ddt, or $DDT_HOME), so ddt runs from anywhere. */

@@ -71,24 +71,49 @@ static void csv_field(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
-void estimate_write_csv(const struct estimate *e, FILE *fp)
+/* The projection row of estimate row i, or NULL. */
+static const struct project_row *band_of(const struct projection *p, size_t i)
 {
-	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable\n");
+	return p && i < p->nrows ? &p->rows[i] : NULL;
+}
+
+void estimate_write_csv(const struct estimate *e, const struct projection *p, FILE *fp)
+{
+	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable"
+					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
+					"step_ms_p95,allreduce_ms\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
+		const struct project_row *b = band_of(p, i);
 		csv_field(fp, r->sc.name);
 		fputc(',', fp);
 		csv_field(fp, r->target->id);
-		fprintf(fp, ",%s,%d,%d,%d,%g,%g,%.4f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,%.4f,%s\n",
+		fprintf(fp, ",%s,%d,%d,%d,%g,%g,%.4f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,%.4f,%s",
 			pipeline_name(r->sc.pipeline), r->sc.block, r->sc.budget,
 			r->sc.concurrency, r->out.M, r->accept, r->out.ms[COMP_MOE],
 			r->out.nonmoe_ms, r->out.step_ms, r->out.tok_s, r->out.ms[COMP_ATTN],
 			r->out.ms[COMP_DRAFT], r->out.ms[COMP_TREE], r->out.ms[COMP_OVERHEAD],
 			r->runnable ? "yes" : "no");
+		if (b)
+			fprintf(fp, ",%.2f,%.2f,%.2f,%.4f,%.4f,%.4f", b->tok_s.p5, b->tok_s.p50,
+				b->tok_s.p95, b->step_ms.p5, b->step_ms.p50, b->step_ms.p95);
+		else
+			fputs(",,,,,,", fp);
+		fprintf(fp, ",%.4f\n", r->out.ms[COMP_ALLREDUCE]);
 	}
 }
 
-void estimate_write_yaml(const struct estimate *e, FILE *fp)
+static void yaml_band(struct yout *y, const char *key, const struct band *b)
+{
+	yout_key(y, key);
+	yout_map_flow(y);
+	yout_kv_num(y, "p5", b->p5);
+	yout_kv_num(y, "p50", b->p50);
+	yout_kv_num(y, "p95", b->p95);
+	yout_end(y);
+}
+
+void estimate_write_yaml(const struct estimate *e, const struct projection *p, FILE *fp)
 {
 	struct yout y;
 	yout_init(&y, fp);
@@ -114,6 +139,10 @@ void estimate_write_yaml(const struct estimate *e, FILE *fp)
 		yout_kv_num(&y, "nonmoe_ms", r->out.nonmoe_ms);
 		yout_kv_num(&y, "step_ms", r->out.step_ms);
 		yout_kv_num(&y, "tok_s", r->out.tok_s);
+		if (band_of(p, i)) {
+			yaml_band(&y, "step_ms_band", &band_of(p, i)->step_ms);
+			yaml_band(&y, "tok_s_band", &band_of(p, i)->tok_s);
+		}
 		yout_key(&y, "runnable");
 		yout_bool(&y, r->runnable);
 		yout_kv_str(&y, "note", r->note);
@@ -131,9 +160,22 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 	static const char *const what[] = {"", "attention + lm_head", "drafter forward",
 					   "tree build + accept", "launch + scheduling"};
 	if (k == COMP_MOE) {
-		snprintf(buf, len, "%s curve at M=%g (measured) x bw %.3g/%.3g%s", m->ref_gpu->id,
-			 r->out.M, m->ref_gpu->bw_tbps, r->target->bw_tbps,
-			 r->target == m->ref_gpu ? "" : " x transfer (assumed)");
+		int x = calib_xfer_index(c, m->ref_gpu, r->target, r->out.M);
+		char pair[96] = "";
+		if (x >= 0)
+			snprintf(pair, sizeof pair, " x transfer %s->%s %s (assumed)", c->xfer[x].from,
+				 c->xfer[x].to, c->xfer[x].range);
+		snprintf(buf, len, "%s %s curve at M=%g (%s) x bw %.3g/%.3g%s", m->ref_gpu->id,
+			 moe_curve_name(m->curve), r->out.M, provenance_name(c->moe_ref.prov),
+			 m->ref_gpu->bw_tbps, r->target->bw_tbps, pair);
+		return;
+	}
+	if (k == COMP_ALLREDUCE) {
+		const struct ar_gpu *a = calib_ar(c, r->target->id);
+		snprintf(buf, len, "%g x %g all-reduces of %.0f KB, %s latency of %s%s%s (FACTS §7)",
+			 c->ar.per_layer, c->model.layers, c->model.hidden * 2 * r->out.M / 1024,
+			 c->ar.impl, a && a->like[0] ? a->like : r->target->id,
+			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "");
 		return;
 	}
 	snprintf(buf, len, "%s: share %.2f of the %s step (measured), split assumed", what[k],
@@ -143,25 +185,34 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 static void write_inputs(const struct model *m, FILE *fp)
 {
 	const struct calib *c = m->cal;
+	char name[96];
 	fprintf(fp, "inputs\n");
-	fprintf(fp, "  %-26s %10s  %-11s %s\n", "name", "value", "basis", "source");
-	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "anchors.sglang_b8.step_ms",
+	fprintf(fp, "  %-44s %10s  %-11s %s\n", "name", "value", "basis", "source");
+	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "anchors.sglang_b8.step_ms",
 		c->sglang_b8.step_ms, provenance_name(PROV_MEASURED), c->sglang_b8.source);
-	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "anchors.sglang_b16.step_ms",
+	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "anchors.sglang_b16.step_ms",
 		c->sglang_b16.step_ms, provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
 	for (int i = 0; i < c->moe_ref.npoints; i++) {
-		char key[48];
-		snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
-		fprintf(fp, "  %-26s %10.4g  %-11s %s\n", key, c->moe_ref.points[i].step_ms,
-			provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
+		snprintf(name, sizeof name, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
+		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, c->moe_ref.points[i].step_ms,
+			provenance_name(c->moe_ref.prov), c->moe_ref.points[i].source);
 	}
-	for (int a = 0; a < ASM_COUNT; a++) {
+	for (int i = 0; i < MOE_P_COUNT; i++) {
+		snprintf(name, sizeof name, "moe_reference.physical.%s",
+			 moe_param_name((enum moe_param)i));
+		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, c->moe_ref.fit.value[i],
+			c->moe_ref.fit.held[i] ? "held" : "fitted",
+			c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
+					       : "fitted to the MoE reference points");
+	}
+	for (int a = 0; a < calib_nassumptions(c); a++) {
 		const struct dist *d = &c->asm_[a];
-		fprintf(fp, "  %-26s %10.4g  %-11s %s\n", calib_assumption_name((enum assumption)a),
-			m->v[a], provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+		calib_assumption_label(c, a, name, sizeof name);
+		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, m->v[a],
+			provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			d->overridden ? "set on the command line" : d->source);
 	}
-	fprintf(fp, "  %-26s %10.4g  %-11s %s\n", "growth (derived)", m->growth, "derived",
+	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "growth (derived)", m->growth, "derived",
 		m->growth_clamped ? "CLAMPED: the sglang_b16 anchor cannot be met with these shares"
 				  : "fraction of attention/draft growing with M and block, solved "
 				    "from anchors.sglang_b16");
@@ -213,7 +264,13 @@ static const char usage[] =
 	"  --concurrency N     ad hoc: sequences decoded at once (default 1)\n"
 	"                      (with one --scenario, ad hoc options change that scenario)\n"
 	"  --set KEY=VALUE     override a calibration value or assumption, e.g.\n"
-	"                      native_cut=0.3, gpus.b300.bw_tbps=7.7 (repeatable)\n"
+	"                      native_cut=0.3, gpus.b300.bw_tbps=7.7,\n"
+	"                      moe_transfer.blackwell_pro.blackwell_dc=1.25 (repeatable)\n"
+	"  --moe-curve C       linear (the seed's line) or physical (the fitted curve)\n"
+	"  --samples N         Monte Carlo draws for the bands (default: the template's, 20000)\n"
+	"  --seed S            their seed (default: the template's); same inputs, same output\n"
+	"  --sensitivity       also print the tornado: each assumption at its p5 and p95\n"
+	"  --grid              also print the best budget per target and concurrency\n"
 	"  --format F          table (default), csv or yaml\n" CLI_PATH_HELP
 	"  -h, --help          this text\n"
 	"\n"
@@ -228,7 +285,12 @@ enum {
 	OPT_ACCEPT,
 	OPT_CONC,
 	OPT_SET,
-	OPT_FORMAT
+	OPT_FORMAT,
+	OPT_CURVE,
+	OPT_SAMPLES,
+	OPT_SEED,
+	OPT_SENS,
+	OPT_GRID
 };
 
 struct adhoc {
@@ -300,13 +362,21 @@ int cmd_estimate(int argc, char **argv)
 		{"concurrency", required_argument, NULL, OPT_CONC},
 		{"set", required_argument, NULL, OPT_SET},
 		{"format", required_argument, NULL, OPT_FORMAT},
+		{"moe-curve", required_argument, NULL, OPT_CURVE},
+		{"samples", required_argument, NULL, OPT_SAMPLES},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"sensitivity", no_argument, NULL, OPT_SENS},
+		{"grid", no_argument, NULL, OPT_GRID},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PATH_OPTIONS,
 		{NULL, 0, NULL, 0}};
 	struct cli_paths paths;
 	struct adhoc ah = {0};
-	const char *names[64], *sets[64], *format = "table";
-	int nnames = 0, nsets = 0, opt, rc, status = 0;
+	const char *names[64], *sets[64], *format = "table", *curve = NULL;
+	int nnames = 0, nsets = 0, opt, rc, status = 0, samples = 0, sens = 0, grid = 0;
+	double seed = -1;
+	struct project_config cfg;
+	struct projection proj = {0};
 	struct calib cal;
 	struct tmpl t;
 	struct ydiag diag = {0};
@@ -336,6 +406,29 @@ int cmd_estimate(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			format = optarg;
+			break;
+		case OPT_CURVE:
+			curve = optarg;
+			break;
+		case OPT_SAMPLES:
+			if (parse_int_arg("--samples", optarg, &samples))
+				return 2;
+			if (samples < 100)
+				return cli_usage_error("estimate", "--samples: at least 100, got %d",
+						       samples);
+			break;
+		case OPT_SEED:
+			if (ynum_parse(optarg, &seed) || seed < 0 || seed != floor(seed) ||
+			    seed > 9007199254740992.0)
+				return cli_usage_error("estimate",
+						       "--seed: expected a whole number from 0 to 2^53, "
+						       "got '%s'", optarg);
+			break;
+		case OPT_SENS:
+			sens = 1;
+			break;
+		case OPT_GRID:
+			grid = 1;
 			break;
 		case OPT_TARGET: ah.target = optarg, ah.any = 1; break;
 		case OPT_PIPELINE: ah.pipeline = optarg, ah.any = 1; break;
@@ -368,11 +461,17 @@ int cmd_estimate(int argc, char **argv)
 		return cli_usage_error("estimate", "ad hoc options change one --scenario, not %d",
 				       nnames);
 
+	if (curve && strcmp(curve, "linear") && strcmp(curve, "physical"))
+		return cli_usage_error("estimate", "--moe-curve: expected linear or physical, got '%s'",
+				       curve);
+
 	rc = calib_load(&cal, paths.calibration, &diag);
 	if (!rc)
 		rc = tmpl_load(&t, paths.template_path, &diag);
 	else
 		memset(&t, 0, sizeof t);
+	if (!rc)
+		rc = project_config_load(&cfg, &t, &diag);
 	if (rc) {
 		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		status = err_exit_status(rc);
@@ -383,6 +482,16 @@ int cmd_estimate(int argc, char **argv)
 			status = cli_fail("estimate", rc);
 			goto done;
 		}
+	if (curve && (rc = calib_set(&cal, "moe_reference.curve", curve)) != 0) {
+		status = cli_fail("estimate", rc);
+		goto done;
+	}
+	if (samples)
+		cfg.samples = samples;
+	if (seed >= 0)
+		cfg.seed = (uint64_t)seed;
+	cfg.sensitivity = sens;
+	cfg.grid = grid;
 
 	scs = calloc((size_t)(nnames ? nnames : 1) + t.nscenarios, sizeof *scs);
 	if (!scs) {
@@ -412,16 +521,24 @@ int cmd_estimate(int argc, char **argv)
 		for (size_t i = 0; i < t.nscenarios; i++)
 			scs[nscs++] = t.scenarios[i];
 
-	if ((rc = model_prepare(&m, &cal, NULL)) != 0 || (rc = estimate_run(&e, &m, scs, nscs))) {
+	if ((rc = model_prepare(&m, &cal, NULL)) != 0 || (rc = estimate_run(&e, &m, scs, nscs)) ||
+	    (rc = project_scenarios(&proj, &cal, scs, nscs, NULL, &cfg))) {
 		status = cli_fail("estimate", rc);
 		goto done;
 	}
 	if (!strcmp(format, "csv"))
-		estimate_write_csv(&e, stdout);
+		estimate_write_csv(&e, &proj, stdout);
 	else if (!strcmp(format, "yaml"))
-		estimate_write_yaml(&e, stdout);
-	else
+		estimate_write_yaml(&e, &proj, stdout);
+	else {
 		estimate_write_table(&e, &m, stdout);
+		fputc('\n', stdout);
+		project_write_text(&proj,
+				   PROJECT_TEXT_BANDS | PROJECT_TEXT_FIT |
+					   (sens ? PROJECT_TEXT_TORNADO : 0) |
+					   (grid ? PROJECT_TEXT_GRID : 0),
+				   stdout);
+	}
 	if (m.growth_clamped)
 		fprintf(stderr, "ddt estimate: warning: the sglang_b16 anchor cannot be met with "
 				"these shares; growth clamped to %g\n",
@@ -429,6 +546,7 @@ int cmd_estimate(int argc, char **argv)
 	if (fflush(stdout) != 0)
 		status = 1;
 done:
+	project_free(&proj);
 	estimate_free(&e);
 	free(scs);
 	tmpl_free(&t);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "project.h"
 
 /* One (scenario, acceptance) evaluated. */
 struct estimate_row {
@@ -32,8 +33,12 @@ void estimate_free(struct estimate *e);
 #define ESTIMATE_CSV_HEADER \
 	"scenario,target,pipeline,block,budget,concurrency,M,accept,moe_ms,nonmoe_ms,step_ms,tok_s"
 
-void estimate_write_csv(const struct estimate *e, FILE *fp);
-void estimate_write_yaml(const struct estimate *e, FILE *fp);
+/* CSV and YAML of e; with p (the projection of the same scenarios, in the
+ * same order) the bands follow: CSV columns tok_s_p5, tok_s_p50, tok_s_p95,
+ * step_ms_p5, step_ms_p50, step_ms_p95 after the existing ones, then
+ * allreduce_ms. p may be NULL (band fields empty). */
+void estimate_write_csv(const struct estimate *e, const struct projection *p, FILE *fp);
+void estimate_write_yaml(const struct estimate *e, const struct projection *p, FILE *fp);
 /* The human table: components with ms and share, step, tok/s per acceptance,
  * then the inputs marked measured / calibration / assumed / override. */
 void estimate_write_table(const struct estimate *e, const struct model *m, FILE *fp);

@@ -130,19 +130,45 @@ int fsx_write_all(const char *path, const void *data, size_t len)
 	return fsx_commit(&f);
 }
 
+/* Opens path for reading when it is a regular file: a FIFO or a device named
+ * where a file belongs must not block or stream forever. NULL with the error
+ * set otherwise. */
+static FILE *open_regular(const char *path, int *rc)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *fp;
+
+	if (fd < 0) {
+		*rc = err_set(errno == ENOENT ? DDT_ENOTFOUND : DDT_EIO, "%s: cannot open: %s", path,
+			      strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*rc = err_set(DDT_EINPUT, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (!(fp = fdopen(fd, "rb"))) {
+		*rc = err_nomem();
+		close(fd);
+	}
+	return fp;
+}
+
 int fsx_read_all(const char *path, size_t cap, char **data, size_t *len)
 {
-	FILE *fp = fopen(path, "rb");
 	char *buf = NULL;
 	size_t n = 0, size = 0;
 	int rc = 0;
+	FILE *fp;
 
 	*data = NULL;
 	if (len)
 		*len = 0;
-	if (!fp)
-		return err_set(errno == ENOENT ? DDT_ENOTFOUND : DDT_EIO, "%s: cannot open: %s",
-			       path, strerror(errno));
+	if (!(fp = open_regular(path, &rc)))
+		return rc;
 	for (;;) {
 		if (n + 1 >= size) {
 			size_t nsize = size ? size * 2 : 65536;
@@ -291,6 +317,12 @@ int fsx_rm_rf(const char *path)
 int fsx_is_temp_name(const char *name)
 {
 	return name[0] == '.' || strstr(name, ".tmp-") != NULL;
+}
+
+int fsx_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 0 && n <= 255 && name[0] != '.' && !strchr(name, '/');
 }
 
 int fsx_exists(const char *path)

@@ -27,8 +27,9 @@ void fsx_abort(struct fsx_file *f);
 /* Writes len bytes to path atomically. Returns 0 or an error code. */
 int fsx_write_all(const char *path, const void *data, size_t len);
 
-/* Reads a whole file (at most cap bytes, else DDT_EINPUT) into a NUL-terminated
- * malloc'd buffer that the caller frees. */
+/* Reads a whole regular file (at most cap bytes, else DDT_EINPUT; anything but
+ * a regular file: DDT_EINPUT) into a NUL-terminated malloc'd buffer that the
+ * caller frees. */
 int fsx_read_all(const char *path, size_t cap, char **data, size_t *len);
 
 /* mkdir -p. Returns 0 or DDT_EIO. */
@@ -48,6 +49,11 @@ int fsx_rm_rf(const char *path);
 /* True for names ddt's writers use while a file or folder is incomplete, and
  * for every other dot-name: readers skip them. */
 int fsx_is_temp_name(const char *name);
+
+/* True when name, taken from input, is safe to join to a folder: one path
+ * component of 1 to 255 bytes, no '/', not starting with '.' (so never "..",
+ * "." or a temporary name). */
+int fsx_name_ok(const char *name);
 
 /* True when path exists (file or folder). */
 int fsx_exists(const char *path);

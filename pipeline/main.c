@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "err.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,12 @@
 static const struct cli_command commands[] = {
 	{"estimate", "project decode throughput for scenarios (what-if)", cmd_estimate},
 	{"check", "validate calibration and template YAML", cmd_check},
+	{"bench", "measure the engine's kernels on this machine into a run record", cmd_bench},
 	{"nightly", "run the whole nightly job", cmd_nightly},
+	{"history", "kernel series over the nights, with regression verdicts", cmd_history},
+	{"compare", "two runs side by side, with verdicts", cmd_compare},
+	{"report", "render the documents of a stored run (PDF, spreadsheet, charts)", cmd_report},
+	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet},
 };
 
 static void usage(FILE *fp)
@@ -24,6 +30,16 @@ static void usage(FILE *fp)
 		    "4 a kernel failed validation, 75 another nightly holds the lock\n");
 }
 
+/* What a command printed must have reached stdout: a full disk there is an
+ * error, as for any Unix tool (status kept when it is one already). */
+static int stdout_checked(int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	fprintf(stderr, "ddt: cannot write the output: %s\n", errno ? strerror(errno) : "error");
+	return status ? status : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "C");
@@ -33,11 +49,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return stdout_checked(0);
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return stdout_checked(commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "ddt: unknown command '%s' (see 'ddt --help')\n", argv[1]);
 	return 2;
 }

@@ -8,13 +8,62 @@
 
 const char *model_comp_name(enum model_comp k)
 {
-	static const char *const names[COMP_COUNT] = {"moe", "attn_lmhead", "draft", "tree",
-						      "overhead"};
+	static const char *const names[COMP_COUNT] = {"moe",  "attn_lmhead", "draft",
+						      "tree", "overhead",    "allreduce"};
 	return names[k];
+}
+
+/* ---------------------------------------------------------------- MoE curve */
+
+/* Bytes and flops of the MoE of one step on one GPU, from the geometry. */
+struct moe_geo {
+	double layers, experts, topk, expert_bytes, shared_bytes, flops_per_m;
+};
+
+static struct moe_geo moe_geo(const struct calib *c)
+{
+	const struct geometry *g = &c->model;
+	double tp = c->moe_ref.tp > 0 ? c->moe_ref.tp : g->tp;
+	double w = 3 * g->hidden * g->moe_intermediate / tp; /* weights of one expert slice */
+	struct moe_geo o;
+	o.layers = g->layers - g->dense_layers;
+	o.experts = g->experts;
+	o.topk = g->experts_per_token;
+	o.expert_bytes = w * g->expert_weight_bits / 8 + w / g->expert_group_size * g->expert_scale_bytes;
+	o.shared_bytes = g->shared_experts * w * g->dense_weight_bytes;
+	o.flops_per_m = o.layers * 2 * w * (g->experts_per_token + g->shared_experts);
+	return o;
+}
+
+/* Coefficients of the physical curve on ref: ms = a (1 - exp(lnq M_eff)) + b. */
+static void phys_coef(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
+		      double *a, double *b, double *lnq)
+{
+	struct moe_geo g = moe_geo(c);
+	double per_byte_ms = 1e3 / (ref->bw_tbps * 1e12 * p[MOE_P_EFFICIENCY]);
+	*a = g.layers * g.experts * g.expert_bytes * per_byte_ms;
+	*b = g.layers * g.shared_bytes * per_byte_ms + g.layers * p[MOE_P_FIXED_US] / 1e3;
+	*lnq = log1p(-g.topk / g.experts);
+}
+
+static double phys_eval(double a, double b, double lnq, double overlap, double M)
+{
+	double meff = 1 + (M - 1) * (1 - overlap);
+	return -a * expm1(lnq * meff) + b;
+}
+
+double model_phys_ms(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
+		     double M)
+{
+	double a, b, lnq;
+	phys_coef(c, ref, p, &a, &b, &lnq);
+	return phys_eval(a, b, lnq, p[MOE_P_OVERLAP], M);
 }
 
 double model_moe_ref_ms(const struct model *m, double M)
 {
+	if (m->curve == MOE_CURVE_PHYSICAL)
+		return phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
 	/* piecewise linear; outside the points, the end segment's line */
 	int i = 1;
 	while (i < m->npoints - 1 && M > m->pm[i])
@@ -24,65 +73,253 @@ double model_moe_ref_ms(const struct model *m, double M)
 	return y > 0 ? y : 0;
 }
 
-double model_moe_ms(const struct model *m, const struct gpu *target, double M)
+/* ---------------------------------------------------------------- all-reduce */
+
+/* Latency part (µs, before the PCIe factor) and link part (µs) of one
+ * all-reduce of `bytes` on the GPU of ar; g gives the link bandwidth. */
+static void ar_one_us(const struct allreduce *ar, const struct ar_gpu *a, const struct gpu *g,
+		      double bytes, double *small_us, double *link_us)
 {
-	double t = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps / target->bw_tbps;
-	return target == m->ref_gpu ? t : t * m->v[ASM_MOE_TRANSFER];
+	int n = ar->nsizes, i = 1;
+	*link_us = 0;
+	if (bytes <= ar->bytes[0]) {
+		*small_us = a->us[0];
+		return;
+	}
+	if (bytes >= ar->bytes[n - 1]) {
+		/* a ring moves 2(n-1)/n of the message each way over the link */
+		double per_dir_bps = g->link_gbps * 1e9 / 2;
+		*small_us = a->us[n - 1];
+		*link_us = 2 * (ar->gpus - 1) / ar->gpus * (bytes - ar->bytes[n - 1]) / per_dir_bps * 1e6;
+		return;
+	}
+	while (bytes > ar->bytes[i])
+		i++;
+	double t = (log2(bytes) - ar->log2_bytes[i - 1]) / (ar->log2_bytes[i] - ar->log2_bytes[i - 1]);
+	*small_us = a->us[i - 1] + t * (a->us[i] - a->us[i - 1]);
 }
 
-/* The non-MoE components at in for growth g, before the native cut. */
-static void nonmoe_parts(const struct model *m, const struct model_in *in, double g,
-			 double out[COMP_COUNT])
+/* Per step: small and link parts in ms, and whether the PCIe factor applies. */
+static void ar_step_ms(const struct calib *c, const struct ar_gpu *a, const struct gpu *g,
+		       double M, double *small_ms, double *link_ms, int *pcie)
 {
-	double bwr = m->anchor_gpu->bw_tbps / in->target->bw_tbps;
-	double C = in->concurrency, M = C * (in->budget + 1);
-	double f = m->v[ASM_TREE_SCALE_FRAC];
+	double s, l, count = c->ar.per_layer * c->model.layers;
+	*small_ms = *link_ms = 0;
+	*pcie = 0;
+	if (!a)
+		return; /* model_prepare refuses calibrations without one */
+	ar_one_us(&c->ar, a, g, c->model.hidden * 2 * M, &s, &l);
+	*small_ms = count * s / 1e3;
+	*link_ms = count * l / 1e3;
+	*pcie = a->pcie;
+}
 
-	out[COMP_ATTN] = m->n0_ms * m->share[0] * (1 - g + g * M / m->m0) * bwr;
-	out[COMP_DRAFT] = m->n0_ms * m->share[1] * (1 - g + g * C * in->block / m->draft0) * bwr;
-	out[COMP_TREE] = m->n0_ms * m->share[2] * (1 - f + f * C * in->budget / m->tree0);
-	out[COMP_OVERHEAD] = m->n0_ms * m->share[3];
+/* ---------------------------------------------------------------- laws */
+
+/* A measured law's time at x: piecewise linear, end segments extended,
+ * never below a tenth of the nearest point (a line may dip below zero). */
+static double law_at(const struct comp_law *l, double x)
+{
+	if (l->n == 1)
+		return l->t_us[0];
+	int i = 1;
+	while (i < l->n - 1 && x > l->x[i])
+		i++;
+	double y = l->t_us[i - 1] + (x - l->x[i - 1]) * (l->t_us[i] - l->t_us[i - 1]) /
+					    (l->x[i] - l->x[i - 1]);
+	double floor = 0.1 * (x < l->x[0] ? l->t_us[0] : l->t_us[i]);
+	return y > floor ? y : floor;
+}
+
+/* ---------------------------------------------------------------- cases */
+
+static const struct gpu *gpu_of(const struct calib *c, const struct gpu *g)
+{
+	/* callers may hand in a copy of a catalog entry; find ours by id */
+	if (g >= c->gpus && g < c->gpus + c->ngpus)
+		return g;
+	const struct gpu *o = calib_gpu(c, g->id);
+	return o ? o : g;
+}
+
+/* The transfer entry (index into xfer, or -1) and all-reduce figures of t. */
+static int case_lookups(const struct model *m, const struct gpu *t, double M,
+			const struct ar_gpu **ar)
+{
+	const struct calib *c = m->cal;
+	ptrdiff_t i = t - c->gpus;
+	if (i < 0 || i >= (ptrdiff_t)c->ngpus || i >= MODEL_MAX_GPUS) {
+		*ar = calib_ar(c, t->id);
+		return calib_xfer_index(c, m->ref_gpu, t, M);
+	}
+	*ar = m->ar_of[i];
+	int first = m->xfer_first[i], n = m->xfer_count[i];
+	if (first < 0)
+		return -1;
+	M = floor(M);
+	for (int x = first; x < first + n - 1; x++)
+		if (M <= c->xfer[x].m_hi)
+			return x;
+	return first + n - 1;
+}
+
+/* Fills the per-GPU tables of case_lookups. */
+static void prepare_lookups(struct model *m)
+{
+	const struct calib *c = m->cal;
+	for (size_t i = 0; i < c->ngpus && i < MODEL_MAX_GPUS; i++) {
+		const struct gpu *t = &c->gpus[i];
+		int x = calib_xfer_index(c, m->ref_gpu, t, 1), n = 0;
+		m->ar_of[i] = calib_ar(c, t->id);
+		m->xfer_first[i] = x;
+		while (x >= 0 && x + n < c->nxfer && !strcmp(c->xfer[x + n].from, c->xfer[x].from) &&
+		       !strcmp(c->xfer[x + n].to, c->xfer[x].to))
+			n++;
+		m->xfer_count[i] = n;
+	}
+}
+
+void model_case_init(struct model_case *k, const struct model *m, const struct model_in *in)
+{
+	const struct calib *c = m->cal;
+	const struct gpu *t = gpu_of(c, in->target);
+	const struct ar_gpu *ar;
+	double C = in->concurrency, M = C * (in->budget + 1);
+
+	k->target = in->target;
+	k->pipeline = in->pipeline;
+	k->C = C;
+	k->block = in->block;
+	k->budget = in->budget;
+	k->M = M;
+	k->bwr_anchor = m->anchor_gpu->bw_tbps / in->target->bw_tbps;
+	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps / in->target->bw_tbps;
+	k->xfer = case_lookups(m, t, M, &ar);
+	if (k->xfer >= 0)
+		k->xfer += ASM_COUNT;
+	k->moe_flop_ms = m->curve == MOE_CURVE_PHYSICAL
+				 ? m->flops_per_m * M / (in->target->bf16_tflops * 1e12) * 1e3
+				 : 0;
+	ar_step_ms(c, ar, t, M, &k->ar_small_ms, &k->ar_link_ms, &k->ar_pcie);
+	k->attn_x = M / m->m0;
+	k->draft_x = C * in->block / m->draft0;
+	k->tree_x = C * in->budget / m->tree0;
+	k->attn_f = c->law_attn.n ? law_at(&c->law_attn, M) / law_at(&c->law_attn, m->m0) : NAN;
+	k->draft_f = c->law_draft.n ? law_at(&c->law_draft, C * in->block) /
+					      law_at(&c->law_draft, m->draft0)
+				    : NAN;
+	k->attn_c = isnan(k->attn_f) ? 1 : k->attn_f;
+	k->attn_g = isnan(k->attn_f) ? k->attn_x - 1 : 0;
+	k->draft_c = isnan(k->draft_f) ? 1 : k->draft_f;
+	k->draft_g = isnan(k->draft_f) ? k->draft_x - 1 : 0;
+}
+
+static double case_moe(const struct model *m, const struct model_case *k)
+{
+	double t = k->moe_mem_ms;
+	if (k->xfer >= 0)
+		t *= m->v[k->xfer] * m->c_xfer;
+	double roof = k->moe_flop_ms * m->c_inv_ceff;
+	return t > roof ? t : roof;
+}
+
+static double case_ar(const struct model *m, const struct model_case *k)
+{
+	return k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
+}
+
+void model_case_eval(const struct model *m, const struct model_case *k, struct model_out *out)
+{
+	double cut = m->c_cut[k->pipeline == PIPE_NATIVE];
+
+	out->M = k->M;
+	out->ms[COMP_ATTN] = cut * k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g);
+	out->ms[COMP_DRAFT] =
+		cut * k->bwr_anchor * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g);
+	out->ms[COMP_TREE] = cut * (m->c_tree0 + m->c_tree1 * k->tree_x);
+	out->ms[COMP_OVERHEAD] = cut * m->c_over;
+	out->ms[COMP_ALLREDUCE] = cut * case_ar(m, k);
+	out->nonmoe_ms = out->ms[COMP_ATTN] + out->ms[COMP_DRAFT] + out->ms[COMP_TREE] +
+			 out->ms[COMP_OVERHEAD] + out->ms[COMP_ALLREDUCE];
+	out->ms[COMP_MOE] = case_moe(m, k);
+	out->step_ms = out->ms[COMP_MOE] + out->nonmoe_ms;
+	out->tok_s = NAN;
 }
 
 void model_eval(const struct model *m, const struct model_in *in, struct model_out *out)
 {
-	double cut = in->pipeline == PIPE_NATIVE ? 1 - m->v[ASM_NATIVE_CUT] : 1;
-
-	out->M = in->concurrency * (in->budget + 1);
-	nonmoe_parts(m, in, m->growth, out->ms);
-	out->nonmoe_ms = 0;
-	for (int k = COMP_ATTN; k < COMP_COUNT; k++) {
-		out->ms[k] *= cut;
-		out->nonmoe_ms += out->ms[k];
-	}
-	out->ms[COMP_MOE] = model_moe_ms(m, in->target, out->M);
-	out->step_ms = out->ms[COMP_MOE] + out->nonmoe_ms;
+	struct model_case k;
+	model_case_init(&k, m, in);
+	model_case_eval(m, &k, out);
 	out->tok_s = in->concurrency * in->accept / out->step_ms * 1000.0;
 }
 
-static struct model_in anchor_in(const struct anchor *a, const struct gpu *g)
+double model_moe_ms(const struct model *m, const struct gpu *target, double M)
 {
-	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1};
-	return in;
+	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1};
+	struct model_case k;
+	model_case_init(&k, m, &in);
+	return case_moe(m, &k);
 }
 
-static double parts_sum(const struct model *m, const struct model_in *in, double g)
+double model_allreduce_ms(const struct model *m, const struct gpu *target, double M)
 {
-	double p[COMP_COUNT];
-	nonmoe_parts(m, in, g, p);
-	return p[COMP_ATTN] + p[COMP_DRAFT] + p[COMP_TREE] + p[COMP_OVERHEAD];
+	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1};
+	struct model_case k;
+	model_case_init(&k, m, &in);
+	return case_ar(m, &k);
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+/* Non-MoE time of k before the native cut and without all-reduce, at growth g. */
+static double parts_sum(const struct model *m, const struct model_case *k, double g)
+{
+	double n0 = m->n0_ms, f = m->v[ASM_TREE_SCALE_FRAC];
+	return k->bwr_anchor * n0 *
+		       (m->share[0] * (k->attn_c + g * k->attn_g) +
+			m->share[1] * (k->draft_c + g * k->draft_g)) +
+	       n0 * m->share[2] * (1 - f + f * k->tree_x) + n0 * m->share[3];
+}
+
+static void anchor_case(struct model_case *k, const struct model *m, const struct anchor *a,
+			const struct gpu *g)
+{
+	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1};
+	model_case_init(k, m, &in);
+}
+
+/* The curve of c in m: the linear points or the physical coefficients. */
+static int prepare_curve(struct model *m, const struct calib *c)
+{
+	struct moe_geo g = moe_geo(c);
+	m->curve = c->moe_ref.curve;
+	m->npoints = c->moe_ref.npoints;
+	for (int i = 0; i < m->npoints; i++) {
+		m->pm[i] = c->moe_ref.points[i].m;
+		m->pms[i] = c->moe_ref.points[i].step_ms;
+	}
+	m->flops_per_m = g.flops_per_m;
+	if (m->curve != MOE_CURVE_PHYSICAL)
+		return m->npoints >= 2 ? 0
+				       : err_set(DDT_EINPUT, "moe_reference: the linear curve needs "
+							     "two points, got %d", m->npoints);
+	if (!c->moe_ref.fit.ok)
+		return err_set(DDT_EINPUT, "moe_reference: the physical curve has no fit: %s",
+			       c->moe_ref.fit.note);
+	phys_coef(c, m->ref_gpu, c->moe_ref.fit.value, &m->phys_a, &m->phys_b, &m->lnq);
+	m->overlap = c->moe_ref.fit.value[MOE_P_OVERLAP];
+	return 0;
 }
 
 int model_prepare(struct model *m, const struct calib *c, const double *asm_values)
 {
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	const struct gpu *g16;
-	double sum = 0;
+	int rc;
 
 	memset(m, 0, sizeof *m);
 	m->cal = c;
-	for (int i = 0; i < ASM_COUNT; i++)
-		m->v[i] = asm_values ? asm_values[i] : c->asm_[i].point;
 	m->ref_gpu = calib_gpu(c, c->moe_ref.gpu);
 	m->anchor_gpu = calib_gpu(c, a8->gpu);
 	g16 = calib_gpu(c, a16->gpu);
@@ -90,36 +327,87 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 		return err_set(DDT_EINPUT, "calibration names a GPU that is not in its catalog");
 	if (a8->pipeline != PIPE_SGLANG || a16->pipeline != PIPE_SGLANG)
 		return err_set(DDT_EINPUT, "the non-MoE anchors must be SGLang pipeline steps");
-	m->npoints = c->moe_ref.npoints;
-	for (int i = 0; i < m->npoints; i++) {
-		m->pm[i] = c->moe_ref.points[i].m;
-		m->pms[i] = c->moe_ref.points[i].step_ms;
-	}
+	for (size_t i = 0; i < c->ngpus; i++)
+		if (!calib_ar(c, c->gpus[i].id))
+			return err_set(DDT_EINPUT, "allreduce: no latency figures for GPU '%s'",
+				       c->gpus[i].id);
+	if ((rc = prepare_curve(m, c)) != 0)
+		return rc;
+	prepare_lookups(m);
+	m->m0 = a8->concurrency * (a8->budget + 1);
+	m->draft0 = a8->concurrency * a8->block;
+	m->tree0 = a8->concurrency * a8->budget;
+	anchor_case(&m->k8, m, a8, m->anchor_gpu);
+	anchor_case(&m->k16, m, a16, g16);
+	m->growth_used = isnan(m->k16.attn_f) || isnan(m->k16.draft_f);
+	if (asm_values)
+		return model_set_values(m, asm_values);
+	double v[CALIB_MAX_ASM];
+	for (int i = 0; i < calib_nassumptions(c); i++)
+		v[i] = c->asm_[i].point;
+	return model_set_values(m, v);
+}
+
+static void solve_growth(struct model *m);
+
+int model_set_values(struct model *m, const double *asm_values)
+{
+	const struct calib *c = m->cal;
+	const struct anchor *a8 = &c->sglang_b8;
+	double sum = 0;
+
+	memcpy(m->v, asm_values, (size_t)calib_nassumptions(c) * sizeof *m->v);
 	for (int i = 0; i < 4; i++)
 		sum += m->v[ASM_SHARE_ATTN + i];
 	if (!(sum > 0))
 		return err_set(DDT_EINPUT, "the non-MoE shares sum to zero");
 	for (int i = 0; i < 4; i++)
 		m->share[i] = m->v[ASM_SHARE_ATTN + i] / sum;
-
-	m->m0 = a8->concurrency * (a8->budget + 1);
-	m->draft0 = a8->concurrency * a8->block;
-	m->tree0 = a8->concurrency * a8->budget;
-	m->n0_ms = a8->step_ms - model_moe_ms(m, m->anchor_gpu, m->m0);
+	m->c_pcie = m->v[ASM_ALLREDUCE_PCIE];
+	m->c_xfer = m->v[ASM_MOE_TRANSFER];
+	m->c_inv_ceff = 1 / m->v[ASM_MOE_COMPUTE_EFF];
+	m->c_cut[0] = 1;
+	m->c_cut[1] = 1 - m->v[ASM_NATIVE_CUT];
+	m->ar0_ms = case_ar(m, &m->k8);
+	m->n0_ms = a8->step_ms - case_moe(m, &m->k8) - m->ar0_ms;
 	if (!(m->n0_ms > 0))
 		return err_set(DDT_EINPUT,
-			       "anchor sglang_b8: its step (%.3g ms) is shorter than its MoE time "
-			       "(%.3g ms)",
+			       "anchor sglang_b8: its step (%.3g ms) is shorter than its MoE and "
+			       "all-reduce time (%.3g ms)",
 			       a8->step_ms, a8->step_ms - m->n0_ms);
 
 	/* non-MoE is linear in g: solve f(g) = the b16 anchor's non-MoE time */
-	struct model_in in16 = anchor_in(a16, g16);
-	double want = a16->step_ms - model_moe_ms(m, g16, a16->concurrency * (a16->budget + 1));
-	double f0 = parts_sum(m, &in16, 0), f1 = parts_sum(m, &in16, 1);
+	m->growth = 0;
+	m->growth_clamped = 0;
+	if (m->growth_used)
+		solve_growth(m);
+	double n0 = m->n0_ms, f = m->v[ASM_TREE_SCALE_FRAC];
+	m->c_attn = n0 * m->share[0];
+	m->c_attn_g = m->c_attn * m->growth;
+	m->c_draft = n0 * m->share[1];
+	m->c_draft_g = m->c_draft * m->growth;
+	m->c_tree0 = n0 * m->share[2] * (1 - f);
+	m->c_tree1 = n0 * m->share[2] * f;
+	m->c_over = n0 * m->share[3];
+	return 0;
+}
+
+void model_set_growth(struct model *m, double g)
+{
+	m->growth = g;
+	m->c_attn_g = m->c_attn * g;
+	m->c_draft_g = m->c_draft * g;
+}
+
+/* The growth g that puts the model through the b16 anchor, clamped to [0, 1]. */
+static void solve_growth(struct model *m)
+{
+	const struct anchor *a16 = &m->cal->sglang_b16;
+	double want = a16->step_ms - case_moe(m, &m->k16) - case_ar(m, &m->k16);
+	double f0 = parts_sum(m, &m->k16, 0), f1 = parts_sum(m, &m->k16, 1);
 	m->growth = f1 != f0 ? (want - f0) / (f1 - f0) : 0;
 	if (!(m->growth >= 0 && m->growth <= 1)) {
 		m->growth = m->growth > 1 ? 1 : 0;
 		m->growth_clamped = 1;
 	}
-	return 0;
 }

@@ -1,10 +1,14 @@
 /* model.h - the decode-step model: MoE + non-MoE components -> step and tok/s.
  *
  *   M       = C (B + 1)
- *   MoE     = reference curve at M x (reference bw / target bw) x transfer
- *   non-MoE = N0 x sum of components, each anchored at the SGLang b8 step and
- *             scaled by its own law; attention and draft grow by a fraction g
- *             fixed so the model passes through the SGLang b16 step
+ *   MoE     = reference curve at M x (reference bw / target bw) x transfer,
+ *             at most the compute roof of the target (physical curve)
+ *   allreduce = 2 per layer x latency(target, 7168 x M bf16), from measured
+ *             small-message latencies, not link bandwidth (FACTS.md §7)
+ *   non-MoE = N0 x sum of components + allreduce, N0 anchored at the SGLang b8
+ *             step minus its MoE and all-reduce; each component scaled by its
+ *             own law (tonight's measured ratio when the run has one, else a
+ *             growth g fixed so the model passes through the SGLang b16 step)
  *   native  = non-MoE x (1 - native_cut)
  *   tok/s   = C x accept / step
  */
@@ -13,7 +17,15 @@
 
 #include "calib.h"
 
-enum model_comp { COMP_MOE, COMP_ATTN, COMP_DRAFT, COMP_TREE, COMP_OVERHEAD, COMP_COUNT };
+enum model_comp {
+	COMP_MOE,
+	COMP_ATTN,
+	COMP_DRAFT,
+	COMP_TREE,
+	COMP_OVERHEAD,
+	COMP_ALLREDUCE,
+	COMP_COUNT
+};
 
 struct model_in {
 	const struct gpu *target;
@@ -27,32 +39,111 @@ struct model_out {
 	double nonmoe_ms, step_ms, tok_s;
 };
 
+/* A configuration compiled once: everything that does not depend on the
+ * assumption values, so evaluating it for each Monte Carlo draw is a few
+ * multiplications. Valid for every model prepared from the same calibration. */
+struct model_case {
+	const struct gpu *target;
+	enum pipeline_kind pipeline;
+	double C, block, budget, M;
+	double bwr_anchor;        /* anchor bw / target bw */
+	double moe_mem_ms;        /* reference curve x bw ratio (before transfer) */
+	int xfer;                 /* index into v of the transfer factor; -1: none */
+	double moe_flop_ms;       /* flops at the target's bf16 peak (before compute eff) */
+	double ar_small_ms, ar_link_ms; /* all-reduce: latency part, link part */
+	int ar_pcie;
+	double attn_f, draft_f;   /* law value when measured; NaN: growth law */
+	double attn_x, draft_x;   /* growth drivers M/m0, C b/draft0 */
+	double tree_x;            /* C B / tree0 */
+	/* the laws as law = c + g x gl: growth (1, x - 1), measured (f, 0) */
+	double attn_c, attn_g, draft_c, draft_g;
+};
+
+#define MODEL_MAX_GPUS 64
+
 /* Everything model_eval needs, prepared once per set of assumption values. */
 struct model {
 	const struct calib *cal;
 	const struct gpu *ref_gpu;     /* the MoE reference curve's GPU */
 	const struct gpu *anchor_gpu;  /* where the non-MoE anchor was measured */
+	enum moe_curve_kind curve;
 	int npoints;
-	double pm[CALIB_MAX_MOE_POINTS], pms[CALIB_MAX_MOE_POINTS]; /* MoE curve: m, ms */
+	double pm[CALIB_MAX_MOE_POINTS], pms[CALIB_MAX_MOE_POINTS]; /* linear: m, ms */
+	/* physical, on the reference GPU, ms: a (1 - exp(lnq M_eff)) + b */
+	double phys_a, phys_b, lnq, overlap;
+	double flops_per_m;            /* MoE flops per step per GPU, per verify token */
 	double m0, draft0, tree0;      /* anchor drivers: C(B+1), C b, C B */
-	double v[ASM_COUNT];           /* assumption values in use */
+	double v[CALIB_MAX_ASM];       /* assumption values in use */
 	double share[4];               /* attn, draft, tree, overhead; normalized */
-	double n0_ms;                  /* the anchor step's non-MoE time */
+	double n0_ms;                  /* the anchor step's non-MoE time, all-reduce excluded */
+	double ar0_ms;                 /* the anchor step's all-reduce time */
 	double growth;                 /* g: share of attention/draft that grows */
 	int growth_clamped;            /* the b16 anchor asked for g outside [0, 1] */
+	int growth_used;               /* some component follows the growth law */
+	struct model_case k8, k16;     /* the anchors, compiled */
+	/* per catalog GPU (the first MODEL_MAX_GPUS): the transfer entries from
+	 * the reference GPU (first, count; -1: none, the same GPU) and its
+	 * all-reduce figures, so compiling a case looks nothing up by name */
+	int xfer_first[MODEL_MAX_GPUS], xfer_count[MODEL_MAX_GPUS];
+	const struct ar_gpu *ar_of[MODEL_MAX_GPUS];
+	/* per-value coefficients, so a case costs a few multiplications */
+	double c_attn, c_attn_g;       /* n0 share_attn, times growth */
+	double c_draft, c_draft_g;
+	double c_tree0, c_tree1;       /* n0 share_tree (1 - f), n0 share_tree f */
+	double c_over;                 /* n0 share_overhead */
+	double c_cut[2];               /* by pipeline: 1, 1 - native_cut */
+	double c_pcie, c_xfer, c_inv_ceff;
 };
 
-/* Prepares m from c with the given assumption values (NULL: point values).
- * Returns 0, or DDT_EINPUT when the calibration is inconsistent (unknown
- * GPUs, an anchor step shorter than its own MoE time). */
+/* Prepares m from c with the given assumption values (NULL: point values;
+ * else calib_nassumptions(c) values). Returns 0, or DDT_EINPUT when the
+ * calibration is inconsistent (unknown GPUs, an anchor step shorter than its
+ * own MoE and all-reduce time). */
 int model_prepare(struct model *m, const struct calib *c, const double *asm_values);
+
+/* Sets new assumption values on a prepared model (the Monte Carlo's inner
+ * step: no catalog lookups, no curve set-up). Returns 0, or DDT_EINPUT when
+ * the values leave the anchor step shorter than its MoE and all-reduce time
+ * (m is then unusable until the next successful call). */
+int model_set_values(struct model *m, const double *asm_values);
+
+/* Overrides the growth g of a prepared model (the backtest asks what the
+ * model says without the b16 anchor that fixes g). Cannot fail. */
+void model_set_growth(struct model *m, double g);
+
+/* Compiles in for m's calibration. Pure; cannot fail. */
+void model_case_init(struct model_case *k, const struct model *m, const struct model_in *in);
+/* Evaluates a compiled case with m's values; the step and components only
+ * (tok/s is the caller's: C x accept / step). Pure; cannot fail. */
+void model_case_eval(const struct model *m, const struct model_case *k, struct model_out *out);
+
+/* The step of a compiled case alone (the Monte Carlo's inner loop): the same
+ * sum model_case_eval makes, inline. Pure; cannot fail. */
+static inline double model_case_step(const struct model *m, const struct model_case *k)
+{
+	double moe = k->moe_mem_ms * (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer : 1);
+	double roof = k->moe_flop_ms * m->c_inv_ceff;
+	double ar = k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
+	double nonmoe = k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g +
+					 m->c_draft * k->draft_c + m->c_draft_g * k->draft_g) +
+			m->c_tree0 + m->c_tree1 * k->tree_x + m->c_over + ar;
+	return (moe > roof ? moe : roof) + m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
+}
 
 /* Evaluates one configuration. Pure; cannot fail. */
 void model_eval(const struct model *m, const struct model_in *in, struct model_out *out);
 
-/* MoE forward per step at verify width M on the reference GPU / on target. */
+/* MoE forward per step at verify width M on the reference GPU (no roof) / on
+ * target (transfer and roof applied). */
 double model_moe_ref_ms(const struct model *m, double M);
 double model_moe_ms(const struct model *m, const struct gpu *target, double M);
+/* All-reduce time per step on target at M (pcie factor applied). */
+double model_allreduce_ms(const struct model *m, const struct gpu *target, double M);
+
+/* The physical curve on the reference GPU for explicit parameters (fit.c and
+ * reports use it). Cannot fail. */
+double model_phys_ms(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
+		     double M);
 
 const char *model_comp_name(enum model_comp k);
 

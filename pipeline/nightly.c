@@ -1,93 +1,705 @@
-/* nightly.c - `ddt nightly`: the whole nightly job on this machine. */
-#include "cli.h"
-#include "err.h"
-#include "estimate.h"
-#include "fsx.h"
-#include "record.h"
+/* nightly.c - `ddt nightly`: lock, bench, run record, history, regression,
+ * projection, documents and retention, with a log of the run in its folder. */
+#include "nightly.h"
 
+#include "bench.h"
+#include "cli.h"
+#include "cuda_api.h"
+#include "err.h"
+#include "fleet.h"
+#include "fsx.h"
+#include "history.h"
+#include "lock.h"
+#include "project.h"
+#include "record.h"
+#include "regress.h"
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"usage: ddt nightly [OPTIONS]\n"
 	"\n"
-	"Runs the nightly job: projects every scenario of the template and writes\n"
-	"reports/<run-id>/summary.txt (atomically).\n"
-	"\n" CLI_PATH_HELP "  -h, --help          this text\n";
+	"The nightly job. Takes runs/.nightly.lock (held by another nightly: exit 75\n"
+	"at once), picks the template (gpu when CUDA devices are present, else cpu;\n"
+	"or --template), then: bench -> run record -> history -> regression verdicts\n"
+	"and their cost in projected tok/s -> projection -> documents -> retention.\n"
+	"The run appears whole as runs/<run-id>/ (run.yaml, verdicts.yaml,\n"
+	"projection.yaml, the calibration and template used, nightly.log) and the\n"
+	"documents as reports/<run-id>/. A stage that fails is reported and the\n"
+	"stages that can still run do. Only the documents of the newest\n"
+	"nightly.keep_documents_runs runs are kept; run records are kept forever.\n"
+	"\n"
+	"  -q, --quiet         print nothing on success; otherwise only regressions\n"
+	"                      and errors (for cron, which mails what is printed)\n" CLI_PATH_HELP
+	"  -h, --help          this text\n"
+	"\n"
+	"exit status: 0 ok; 1 a stage failed; 2 bad input (template, calibration);\n"
+	"3 a regression was confirmed tonight; 4 a kernel failed validation;\n"
+	"75 another nightly holds the lock. When several apply: 2, 1, 4, then 3.\n";
 
-/* Writes the summary of one night into folder (which exists). */
-static int write_summary(const char *folder, const char *run_id, const struct estimate *e,
-			 const struct model *m)
+/* ---------------------------------------------------------------- settings */
+
+int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	char *path = fsx_join(folder, "summary.txt");
-	struct fsx_file f;
+	const char *file = t->path, *src = NULL;
+	struct ydoc_node *sec = tmpl_section(t, "nightly", &file);
+	struct yctx y = {file, diag};
+	size_t before = diag->n;
+
+	memset(c, 0, sizeof *c);
+	if (!sec) {
+		ydiag_add(diag, t->path, 0, 0, "missing required section 'nightly'");
+		return DDT_EINPUT;
+	}
+	if (ynode_expect(&y, sec, YDOC_MAP, "nightly"))
+		return DDT_EINPUT;
+	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
+		snprintf(c->source, sizeof c->source, "%s", src);
+	yget_int(&y, sec, "keep_documents_runs", Y_REQUIRED | Y_POSITIVE, &c->keep_documents_runs);
+	ycheck_unknown(&y, sec);
+	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+/* ---------------------------------------------------------------- retention */
+
+static int doc_entry(const struct dirent *e)
+{
+	return !fsx_is_temp_name(e->d_name) && record_run_id_valid(e->d_name);
+}
+
+/* Moves dir/name out of sight under a temporary name, then removes it. */
+static int remove_documents(const char *dir, const char *name)
+{
+	char *from = fsx_join(dir, name), *to = NULL;
+	int rc = 0;
+
+	if (!from || asprintf(&to, "%s/.%s.tmp-%ld", dir, name, (long)getpid()) < 0) {
+		free(from);
+		return err_nomem();
+	}
+	fsx_rm_rf(to);
+	if (rename(from, to) != 0)
+		rc = err_set(DDT_EIO, "%s: cannot remove: %s", from, strerror(errno));
+	else
+		rc = fsx_rm_rf(to);
+	free(from);
+	free(to);
+	return rc;
+}
+
+int nightly_prune_documents(const char *reports_dir, int keep, int *removed)
+{
+	struct dirent **list = NULL;
+	int n = scandir(reports_dir, &list, doc_entry, alphasort), rc = 0, gone = 0;
+
+	if (removed)
+		*removed = 0;
+	if (n < 0)
+		return errno == ENOENT ? 0
+				       : err_set(DDT_EIO, "%s: cannot read folder: %s", reports_dir,
+						 strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (i < n - keep && !rc) {
+			rc = remove_documents(reports_dir, list[i]->d_name);
+			gone += rc == 0;
+		}
+		free(list[i]);
+	}
+	free(list);
+	if (removed)
+		*removed = gone;
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the night */
+
+enum stage {
+	ST_BENCH,
+	ST_RECORD,
+	ST_HISTORY,
+	ST_REGRESS,
+	ST_PROJECT,
+	ST_COMMIT,
+	ST_DOCUMENTS,
+	ST_RETENTION,
+	ST_COUNT
+};
+
+static const char *const stage_names[ST_COUNT] = {"bench",   "record", "history",   "regress",
+						  "project", "commit", "documents", "retention"};
+
+enum stage_state { SS_PENDING, SS_OK, SS_FAILED, SS_SKIPPED };
+
+struct night {
+	struct cli_paths paths;
+	int quiet, tty, template_given;
+	char template_note[256];   /* why this template */
+	double t0;
+	FILE *log;                 /* the run's log, in memory until stored */
+	char *log_buf;
+	size_t log_len;
+	enum stage_state st[ST_COUNT];
+	char st_note[ST_COUNT][200];
+	double st_s[ST_COUNT];
+	int worst;                 /* exit status of the worst failure (1 or 2), else 0 */
+	char *run_dir, *tmp_dir;   /* runs/<id> and its temporary name */
+	struct calib cal;
+	struct tmpl t;
+	struct bench_conf bc;
+	struct regress_conf rconf;
+	struct nightly_conf nconf;
+	struct run_record rec;
+	struct history h;
+	int have_hist;
+	struct regress_night verdicts;
+	int failed_kernels, regressions;
+	int alerts;                /* lines printed in quiet mode */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Appends one line to the log. */
+static void vlogf(struct night *n, const char *fmt, va_list ap)
+{
+	if (!n->log)
+		return;
+	fprintf(n->log, "[%7.1fs] ", now_s() - n->t0);
+	vfprintf(n->log, fmt, ap);
+	fputc('\n', n->log);
+}
+
+static void logf_(struct night *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(struct night *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlogf(n, fmt, ap);
+	va_end(ap);
+}
+
+/* Erases the progress line, if one is drawn. */
+static void progress_clear(struct night *n)
+{
+	if (n->tty && !n->quiet)
+		fputs("\r\033[K", stderr);
+}
+
+/* Logs a line and prints it on stdout unless quiet. */
+static void note(struct night *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct night *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlogf(n, fmt, ap);
+	va_end(ap);
+	if (n->quiet)
+		return;
+	progress_clear(n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* Logs a line and prints it, quiet or not: regressions and failed kernels on
+ * stdout (to_err 0), errors and warnings on stderr (to_err 1). */
+static void alert(struct night *n, int to_err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void alert(struct night *n, int to_err, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *fp = to_err ? stderr : stdout;
+	n->alerts++;
+	va_start(ap, fmt);
+	vlogf(n, fmt, ap);
+	va_end(ap);
+	progress_clear(n);
+	fflush(stdout);
+	if (to_err)
+		fputs("ddt nightly: ", fp);
+	va_start(ap, fmt);
+	vfprintf(fp, fmt, ap);
+	va_end(ap);
+	fputc('\n', fp);
+	fflush(fp);
+}
+
+/* Starts stage s: the progress line on a terminal, the log. */
+static void stage_begin(struct night *n, enum stage s)
+{
+	n->st_s[s] = now_s();
+	logf_(n, "%s: start", stage_names[s]);
+	if (n->tty && !n->quiet) {
+		fprintf(stderr, "\r\033[K[%d/%d] %s ...", s + 1, ST_COUNT, stage_names[s]);
+		fflush(stderr);
+	}
+}
+
+/* Ends stage s with rc (0: ok) and a short note for the summary. */
+static void stage_end(struct night *n, enum stage s, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void stage_end(struct night *n, enum stage s, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	n->st_s[s] = now_s() - n->st_s[s];
+	n->st[s] = rc ? SS_FAILED : SS_OK;
+	va_start(ap, fmt);
+	vsnprintf(n->st_note[s], sizeof n->st_note[s], fmt, ap);
+	va_end(ap);
+	if (!rc) {
+		logf_(n, "%s: ok (%.1f s) %s", stage_names[s], n->st_s[s], n->st_note[s]);
+		return;
+	}
+	int status = err_exit_status(rc);
+	if (status == 2 || (status == 1 && n->worst != 2))
+		n->worst = status;
+	alert(n, 1, "%s failed: %s", stage_names[s], err_msg()[0] ? err_msg() : n->st_note[s]);
+}
+
+static void stage_skip(struct night *n, enum stage s, const char *why)
+{
+	n->st[s] = SS_SKIPPED;
+	snprintf(n->st_note[s], sizeof n->st_note[s], "%s", why);
+	logf_(n, "%s: skipped (%s)", stage_names[s], why);
+}
+
+/* ---------------------------------------------------------------- stages */
+
+/* Picks the template when --template was not given: gpu with CUDA devices,
+ * else cpu; the default template when that file is missing. */
+static void pick_template(struct night *n)
+{
+	char reason[160] = "", path[PATH_MAX];
+	int count = 0;
+	if (n->template_given) {
+		snprintf(n->template_note, sizeof n->template_note, "given");
+		return;
+	}
+	cuda_devices(&count, reason, sizeof reason);
+	const char *name = count > 0 ? "gpu" : "cpu";
+	snprintf(path, sizeof path, "%s/templates/%s.yaml", n->paths.home, name);
+	if (fsx_exists(path)) {
+		snprintf(n->paths.template_path, sizeof n->paths.template_path, "%s", path);
+		snprintf(n->template_note, sizeof n->template_note, "%d CUDA device%s%s%s", count,
+			 count == 1 ? "" : "s", reason[0] ? ": " : "", reason);
+	} else
+		snprintf(n->template_note, sizeof n->template_note,
+			 "%s.yaml is missing: the default template", name);
+}
+
+/* Loads the calibration and the template and checks every section the
+ * stages read, so bad input stops the night before anything is written.
+ * Returns 0, or the error (every problem printed on stderr). */
+static int load_inputs(struct night *n)
+{
+	struct ydiag diag = {0};
+	struct project_config pc;
+	struct report_spec *spec = malloc(sizeof *spec);
+	int rc = spec ? calib_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
+
+	if (!rc)
+		rc = tmpl_load(&n->t, n->paths.template_path, &diag);
+	if (!rc) {
+		/* each loader reports every problem of its section; check them all */
+		bench_conf_load(&n->bc, &n->t, &diag);
+		regress_conf_load(&n->rconf, &n->t, &diag);
+		nightly_conf_load(&n->nconf, &n->t, &diag);
+		project_config_load(&pc, &n->t, &diag);
+		report_spec_load(spec, &n->t, &diag);
+		if (diag.n)
+			rc = DDT_EINPUT;
+	}
+	free(spec);
+	if (rc) {
+		for (size_t i = 0; i < diag.n; i++)
+			alert(n, 1, "%s", diag.msgs[i]);
+		if (!diag.n)
+			alert(n, 1, "%s", err_msg());
+	}
+	ydiag_free(&diag);
+	return rc;
+}
+
+static void stage_bench(struct night *n)
+{
+	struct bench_opts o = {.home = n->paths.home, .progress = n->tty && !n->quiet};
+	int rc, skipped = 0;
+
+	stage_begin(n, ST_BENCH);
+	if ((rc = bench_record_init(&n->rec, n->t.name, n->paths.home)) == 0)
+		rc = bench_run(&n->bc, &o, &n->rec);
+	/* a bench that stops early still leaves the rows it measured */
+	for (size_t i = 0; i < n->rec.nrows; i++) {
+		const struct rec_row *w = &n->rec.rows[i];
+		if (w->status == REC_FAILED) {
+			char params[256];
+			n->failed_kernels++;
+			alert(n, 0, "kernel failed: %s/%s %s [%s]: %s", w->op, w->variant,
+			      rec_row_params_str(w, params, sizeof params), w->backend, w->reason);
+		}
+		skipped += w->status == REC_SKIPPED || w->status == REC_UNSUPPORTED;
+	}
+	stage_end(n, ST_BENCH, rc, "%zu rows: %zu ok, %d failed, %d skipped, %zu device%s",
+		  n->rec.nrows, n->rec.nrows - (size_t)n->failed_kernels - (size_t)skipped,
+		  n->failed_kernels, skipped, n->rec.ndevices, n->rec.ndevices == 1 ? "" : "s");
+}
+
+/* Creates the run's temporary folder and writes run.yaml into it. */
+static void stage_record(struct night *n)
+{
+	char *path = NULL;
 	int rc;
 
-	if (!path)
-		return err_nomem();
-	if ((rc = fsx_open(&f, path)) == 0) {
-		fprintf(f.fp, "ddt nightly %s\n\n", run_id);
-		estimate_write_table(e, m, f.fp);
-		rc = fsx_commit(&f);
+	stage_begin(n, ST_RECORD);
+	n->run_dir = fsx_join(n->paths.runs, n->rec.run_id);
+	/* run ids have one-second steps: a run that started in the same second
+	 * (one killed after it stored its folder) takes the id; use the next */
+	for (int tries = 0; n->run_dir && fsx_exists(n->run_dir) && tries < 3; tries++) {
+		logf_(n, "%s exists: waiting for the next run id", n->run_dir);
+		sleep(1);
+		free(n->run_dir);
+		record_make_run_id(n->rec.run_id, sizeof n->rec.run_id, n->rec.created,
+				   sizeof n->rec.created);
+		n->run_dir = fsx_join(n->paths.runs, n->rec.run_id);
 	}
+	if (!n->run_dir)
+		rc = err_nomem();
+	else if (fsx_exists(n->run_dir))
+		rc = err_set(DDT_EIO, "%s already exists", n->run_dir);
+	else if ((rc = fsx_dir_begin(n->run_dir, &n->tmp_dir)) == 0) {
+		if (!(path = fsx_join(n->tmp_dir, "run.yaml")))
+			rc = err_nomem();
+		else
+			rc = record_write(&n->rec, path);
+	}
+	free(path);
+	if (rc && n->tmp_dir) {
+		fsx_rm_rf(n->tmp_dir);
+		free(n->tmp_dir);
+		n->tmp_dir = NULL;
+	}
+	stage_end(n, ST_RECORD, rc, "%s", n->rec.run_id);
+}
+
+static void stage_history(struct night *n)
+{
+	struct ydiag warn = {0};
+	int rc;
+
+	stage_begin(n, ST_HISTORY);
+	/* runs stamped later than tonight (another host's clock) are not history */
+	rc = history_load_until(&n->h, n->paths.runs, n->rec.run_id, &warn);
+	for (size_t i = 0; i < warn.n; i++)
+		alert(n, 1, "warning: %s", warn.msgs[i]);
+	if (!rc)
+		rc = history_add_record(&n->h, &n->rec);
+	n->have_hist = rc == 0;
+	stage_end(n, ST_HISTORY, rc, "%zu night%s, %zu series%s", n->h.nruns,
+		  n->h.nruns == 1 ? "" : "s", n->h.n, warn.n ? ", damaged records skipped" : "");
+	ydiag_free(&warn);
+}
+
+/* Writes a file of the run into its temporary folder with writer. */
+static int write_run_file(struct night *n, const char *name,
+			  int (*writer)(const void *obj, const char *path), const void *obj)
+{
+	char *path = fsx_join(n->tmp_dir, name);
+	int rc = path ? writer(obj, path) : err_nomem();
 	free(path);
 	return rc;
 }
 
-int cmd_nightly(int argc, char **argv)
+static int write_verdicts(const void *obj, const char *path)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	struct ydiag diag = {0};
-	struct calib cal;
-	struct tmpl t;
-	struct model m;
-	struct estimate e = {0};
-	char run_id[80], *folder = NULL, *tmp = NULL;
-	int opt, rc, status = 0;
+	return regress_night_write(obj, path);
+}
 
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
+static int write_projection(const void *obj, const char *path)
+{
+	return project_write(obj, path);
+}
+
+/* Prints the night's regressions with their cost in projected tok/s. */
+static void report_regressions(struct night *n)
+{
+	const struct regress_night *v = &n->verdicts;
+	char label[512], line[512];
+
+	for (size_t i = 0; i < v->n; i++) {
+		const struct regress_entry *e = &v->entries[i];
+		if (e->verdict != REG_REGRESSION)
 			continue;
-		if (opt == 'h') {
+		n->regressions++;
+		alert(n, 0, "REGRESSION %s: %+.1f%% (%.4g us, baseline %.4g us, noise %.2f%%)",
+		      history_key_label(&e->key, label, sizeof label), e->delta_frac * 100,
+		      e->median_us, e->baseline_us, e->noise_frac * 100);
+		for (size_t k = 0; k < v->impacts.n; k++)
+			if (history_key_equal(&v->impacts.v[k].key, &e->key))
+				alert(n, 0, "  %s", regress_impact_line(&v->impacts.v[k], line,
+									 sizeof line));
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const struct regress_entry *e = &v->entries[i];
+		if (e->verdict == REG_IMPROVEMENT || e->verdict == REG_SUSPECT)
+			note(n, "%s %s: %+.1f%% (%.4g us, baseline %.4g us)",
+			     e->verdict == REG_SUSPECT ? "suspect" : "improvement",
+			     history_key_label(&e->key, label, sizeof label), e->delta_frac * 100,
+			     e->median_us, e->baseline_us);
+	}
+	for (size_t i = 0; i < v->nrev; i++)
+		note(n, "revised: %s on %s: %s -> %s",
+		     history_key_label(&v->revs[i].key, label, sizeof label), v->revs[i].run_id,
+		     regress_verdict_name(v->revs[i].from), regress_verdict_name(v->revs[i].to));
+}
+
+/* Verdicts of tonight, their impact on the template's scenarios, verdicts.yaml. */
+static void stage_regress(struct night *n)
+{
+	struct regress_impacts imp = {0};
+	struct model m;
+	int rc, have_model;
+	size_t run;
+
+	stage_begin(n, ST_REGRESS);
+	regress_history(&n->rconf, &n->h);
+	run = n->h.nruns - 1;
+	have_model = model_prepare(&m, &n->cal, NULL) == 0;
+	if (!have_model)
+		alert(n, 1, "warning: no tok/s impact: %s", err_msg());
+	rc = regress_impact(&imp, &n->rconf, &n->h, run, have_model ? &m : NULL, n->t.scenarios,
+			    n->t.nscenarios);
+	if (!rc && (rc = regress_night_build(&n->verdicts, &n->h, run, &imp)) == 0) {
+		report_regressions(n);
+		rc = write_run_file(n, "verdicts.yaml", write_verdicts, &n->verdicts);
+	}
+	regress_impacts_free(&imp);
+	const int *c = n->verdicts.count;
+	stage_end(n, ST_REGRESS, rc,
+		  "%d ok, %d regression, %d suspect, %d improvement, %d outlier, %d new, "
+		  "%d not enough history, %d failed, %d skipped",
+		  c[REG_OK], c[REG_REGRESSION], c[REG_SUSPECT], c[REG_IMPROVEMENT], c[REG_OUTLIER],
+		  c[REG_NEW], c[REG_SHORT], c[REG_FAILED], c[REG_SKIPPED]);
+}
+
+static void stage_project(struct night *n)
+{
+	struct projection p;
+	int rc;
+
+	stage_begin(n, ST_PROJECT);
+	rc = project_run(&p, &n->cal, &n->t, &n->rec, NULL);
+	if (!rc)
+		rc = write_run_file(n, "projection.yaml", write_projection, &p);
+	stage_end(n, ST_PROJECT, rc, "%zu scenario rows", p.nrows);
+	project_free(&p);
+}
+
+/* Stores the inputs the documents are made from, the log so far, and puts
+ * the run folder in place. */
+static void stage_commit(struct night *n)
+{
+	char *log = NULL;
+	int rc;
+
+	stage_begin(n, ST_COMMIT);
+	rc = report_stash_inputs(n->tmp_dir, n->paths.calibration, n->paths.template_path);
+	fflush(n->log);
+	if (!rc && !(log = fsx_join(n->tmp_dir, "nightly.log")))
+		rc = err_nomem();
+	if (!rc)
+		rc = fsx_write_all(log, n->log_buf, n->log_len);
+	if (!rc)
+		rc = fsx_dir_commit(n->tmp_dir, n->run_dir);
+	if (rc)
+		fsx_rm_rf(n->tmp_dir);
+	free(n->tmp_dir);
+	n->tmp_dir = NULL;
+	free(log);
+	stage_end(n, ST_COMMIT, rc, "%s", n->run_dir);
+}
+
+static void stage_documents(struct night *n)
+{
+	struct report_ctx ctx = {n->paths.runs, n->paths.home, 1};
+	int rc;
+
+	stage_begin(n, ST_DOCUMENTS);
+	rc = report_render(&ctx, n->paths.reports, n->rec.run_id);
+	stage_end(n, ST_DOCUMENTS, rc, "%s/%s/", n->paths.reports, n->rec.run_id);
+}
+
+static void stage_retention(struct night *n)
+{
+	int removed = 0, rc;
+
+	stage_begin(n, ST_RETENTION);
+	rc = nightly_prune_documents(n->paths.reports, n->nconf.keep_documents_runs, &removed);
+	stage_end(n, ST_RETENTION, rc, "documents of the newest %d runs kept, %d removed",
+		  n->nconf.keep_documents_runs, removed);
+}
+
+/* Rewrites runs/<id>/nightly.log with the whole log (atomically). */
+static void store_log(struct night *n)
+{
+	char *path = fsx_join(n->run_dir, "nightly.log");
+	fflush(n->log);
+	if (!path || fsx_write_all(path, n->log_buf, n->log_len) != 0)
+		alert(n, 1, "cannot store the log: %s", err_msg());
+	free(path);
+}
+
+/* The stages in order, each skipped when what it needs is missing. */
+static void run_stages(struct night *n)
+{
+	stage_bench(n);
+	stage_record(n);
+	if (!n->tmp_dir) {
+		for (int s = ST_HISTORY; s < ST_COUNT; s++)
+			stage_skip(n, (enum stage)s, "no run folder");
+		return;
+	}
+	stage_history(n);
+	if (n->have_hist)
+		stage_regress(n);
+	else
+		stage_skip(n, ST_REGRESS, "no history");
+	stage_project(n);
+	stage_commit(n);
+	if (n->st[ST_COMMIT] == SS_OK)
+		stage_documents(n);
+	else
+		stage_skip(n, ST_DOCUMENTS, "no run folder");
+	stage_retention(n);
+}
+
+static void print_summary(struct night *n)
+{
+	for (int s = 0; s < ST_COUNT; s++) {
+		static const char *const st[] = {"-", "ok", "FAILED", "skipped"};
+		note(n, "  %-10s %-7s %s", stage_names[s], st[n->st[s]], n->st_note[s]);
+	}
+}
+
+static int exit_status(const struct night *n)
+{
+	if (n->worst)
+		return n->worst;
+	if (n->failed_kernels)
+		return 4;
+	return n->regressions ? 3 : 0;
+}
+
+static void night_free(struct night *n)
+{
+	if (n->tmp_dir)
+		fsx_rm_rf(n->tmp_dir);
+	free(n->tmp_dir);
+	free(n->run_dir);
+	if (n->log)
+		fclose(n->log);
+	free(n->log_buf);
+	regress_night_free(&n->verdicts);
+	history_free(&n->h);
+	record_free(&n->rec);
+	tmpl_free(&n->t);
+	calib_free(&n->cal);
+}
+
+/* Options into n; returns -1 to go on, else the exit status. */
+static int parse_options(struct night *n, int argc, char **argv)
+{
+	static const struct option opts[] = {{"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
+					     CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int opt;
+
+	cli_paths_init(&n->paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		if (opt == OPT_TEMPLATE)
+			n->template_given = 1;
+		if (cli_path_option(&n->paths, opt, optarg))
+			continue;
+		if (opt == 'q')
+			n->quiet = 1;
+		else if (opt == 'h') {
 			fputs(usage, stdout);
 			return 0;
-		}
-		return cli_usage_error("nightly", "unknown option");
+		} else
+			return cli_usage_error("nightly", "unknown option");
 	}
-	memset(&t, 0, sizeof t);
-	rc = calib_load(&cal, paths.calibration, &diag);
-	if (!rc)
-		rc = tmpl_load(&t, paths.template_path, &diag);
-	if (rc) {
-		fprintf(stderr, "ddt nightly: %s\n", diag.n ? diag.msgs[0] : err_msg());
+	if (optind < argc)
+		return cli_usage_error("nightly", "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int cmd_nightly(int argc, char **argv)
+{
+	struct night n;
+	char *lock_path = NULL;
+	int lock_fd = -1, status, rc;
+
+	if (fleet_wanted(argc, argv)) /* --slurm: the night across a cluster (fleet.h) */
+		return fleet_nightly(argc, argv);
+	memset(&n, 0, sizeof n);
+	if ((status = parse_options(&n, argc, argv)) >= 0)
+		return status;
+	n.t0 = now_s();
+	n.tty = cli_is_tty();
+	/* the lock first: a second nightly must touch nothing */
+	if ((rc = fsx_mkdir_p(n.paths.runs)) != 0 ||
+	    !(lock_path = fsx_join(n.paths.runs, ".nightly.lock")) ||
+	    (rc = lock_take(lock_path, &lock_fd)) != 0) {
+		free(lock_path);
+		return cli_fail("nightly", rc ? rc : err_nomem());
+	}
+	free(lock_path);
+	if (!(n.log = open_memstream(&n.log_buf, &n.log_len))) {
+		lock_release(lock_fd);
+		return cli_fail("nightly", err_nomem());
+	}
+	int swept = lock_sweep_temps(n.paths.runs) + lock_sweep_temps(n.paths.reports);
+	pick_template(&n);
+	logf_(&n, "ddt nightly: pid %ld, template %s (%s), calibration %s", (long)getpid(),
+	      n.paths.template_path, n.template_note, n.paths.calibration);
+	if (swept)
+		logf_(&n, "removed %d temporary entr%s left by killed runs", swept,
+		      swept == 1 ? "y" : "ies");
+	if ((rc = load_inputs(&n)) != 0) {
 		status = err_exit_status(rc);
 		goto done;
 	}
-	if ((rc = model_prepare(&m, &cal, NULL)) ||
-	    (rc = estimate_run(&e, &m, t.scenarios, t.nscenarios))) {
-		status = cli_fail("nightly", rc);
-		goto done;
-	}
-	record_make_run_id(run_id, sizeof run_id, NULL, 0);
-	if ((rc = fsx_mkdir_p(paths.reports)) || !(folder = fsx_join(paths.reports, run_id)) ||
-	    (rc = fsx_dir_begin(folder, &tmp)) || (rc = write_summary(tmp, run_id, &e, &m)) ||
-	    (rc = fsx_dir_commit(tmp, folder))) {
-		if (tmp)
-			fsx_rm_rf(tmp);
-		status = cli_fail("nightly", rc ? rc : err_nomem());
-		goto done;
-	}
-	printf("ddt nightly: %s/summary.txt\n", folder);
+	run_stages(&n);
+	progress_clear(&n);
+	note(&n, "ddt nightly %s: template %s (%s)", n.rec.run_id, n.t.name, n.template_note);
+	print_summary(&n);
+	status = exit_status(&n);
+	logf_(&n, "exit status %d", status);
+	if (n.quiet && n.alerts) /* what cron mails: say which night it was */
+		printf("ddt nightly %s: exit status %d%s%s%s\n", n.rec.run_id, status,
+		       n.st[ST_COMMIT] == SS_OK ? "; log " : "",
+		       n.st[ST_COMMIT] == SS_OK ? n.run_dir : "",
+		       n.st[ST_COMMIT] == SS_OK ? "/nightly.log" : "");
+	if (n.st[ST_COMMIT] == SS_OK)
+		store_log(&n);
 done:
-	free(folder);
-	free(tmp);
-	estimate_free(&e);
-	tmpl_free(&t);
-	calib_free(&cal);
-	ydiag_free(&diag);
+	night_free(&n);
+	lock_release(lock_fd);
 	return status;
 }

@@ -5,6 +5,7 @@
 #include "fsx.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +219,8 @@ int record_emit(const struct run_record *r, FILE *fp)
 		emit_row(&y, &r->rows[i]);
 	yout_end(&y);
 	yout_end(&y);
-	return ferror(fp) ? err_set(DDT_EIO, "write failed") : 0;
+	/* errno is still the failed write's (ENOSPC, EFBIG): say it */
+	return ferror(fp) ? err_set(DDT_EIO, "write failed: %s", strerror(errno ? errno : EIO)) : 0;
 }
 
 int record_write(const struct run_record *r, const char *path)
@@ -283,7 +285,7 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 	copy_str(c, m, "variant", Y_REQUIRED, w->variant, sizeof w->variant);
 	copy_str(c, m, "backend", Y_REQUIRED, w->backend, sizeof w->backend);
 	yget_int(c, m, "device", Y_REQUIRED | Y_NONNEG, &w->device);
-	if ((size_t)w->device >= ndev && ndev) {
+	if ((size_t)w->device >= ndev) { /* readers index devices[] with it */
 		ydiag_add(c->diag, c->file, m->line, m->col, "device %d: no such device", w->device);
 		w->device = 0;
 	}
@@ -325,17 +327,13 @@ static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance
 	ycheck_unknown(c, m);
 }
 
-int record_read(struct run_record *r, const char *path, struct ydiag *diag)
+/* Reads the record in doc (freed here), named path in messages. */
+static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
+		    struct ydiag *diag, size_t before)
 {
-	struct ydoc *doc = NULL;
 	struct ydoc_node *root, *n;
-	size_t before = diag->n;
 	struct yctx c = {path, diag};
-	int rc;
 
-	memset(r, 0, sizeof *r);
-	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
-		return rc;
 	root = doc->root;
 	if (!root || ynode_expect(&c, root, YDOC_MAP, "run record")) {
 		if (!root)
@@ -347,11 +345,15 @@ int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 	if (r->schema > RECORD_SCHEMA)
 		ydiag_add(diag, path, root->line, root->col,
 			  "schema %d is newer than this ddt reads (%d)", r->schema, RECORD_SCHEMA);
+	size_t had = diag->n;
 	copy_str(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
-	if (r->run_id[0] && !record_run_id_valid(r->run_id))
+	if (diag->n == had && !record_run_id_valid(r->run_id)) /* names folders */
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", r->run_id);
 	copy_str(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
+	had = diag->n;
 	copy_str(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
+	if (diag->n == had && !fsx_name_ok(r->template_name)) /* names a file */
+		ydiag_add(diag, path, 0, 0, "template '%s' is not a file name", r->template_name);
 	if (!yget_node(&c, root, "provenance", YDOC_MAP, Y_REQUIRED, &n) && n)
 		read_prov(&c, n, &r->prov);
 	if (!yget_node(&c, root, "devices", YDOC_SEQ, Y_REQUIRED, &n) && n)
@@ -378,4 +380,29 @@ int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 nomem:
 	ydoc_free(doc);
 	return DDT_ENOMEM;
+}
+
+int record_read(struct run_record *r, const char *path, struct ydiag *diag)
+{
+	struct ydoc *doc = NULL;
+	size_t before = diag->n;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
+		return rc;
+	return read_doc(r, doc, path, diag, before);
+}
+
+int record_read_buf(struct run_record *r, const char *name, const char *buf, size_t len,
+		    struct ydiag *diag)
+{
+	struct ydoc *doc = NULL;
+	size_t before = diag->n;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if ((rc = ydoc_load_buf(&doc, name, buf, len, diag)) != 0)
+		return rc;
+	return read_doc(r, doc, name, diag, before);
 }

@@ -78,6 +78,9 @@ int record_emit(const struct run_record *r, FILE *fp);
 /* Reads a record; problems go to diag as file:line:col. r is zeroed first and
  * must be freed with record_free even on error. */
 int record_read(struct run_record *r, const char *path, struct ydiag *diag);
+/* The same from len bytes of buf, named name in messages. */
+int record_read_buf(struct run_record *r, const char *name, const char *buf, size_t len,
+		    struct ydiag *diag);
 void record_free(struct run_record *r);
 
 /* Appends a row (copied) / device; returns 0 or DDT_ENOMEM. */

@@ -10,7 +10,7 @@
 
 /* Top-level keys a template may hold. Each stage checks its own section. */
 static const char *const sections[] = {"name", "description", "extends", "scenarios",
-				       "bench", "projection", "report", "regress", "nightly"};
+				       "bench", "projection", "report", "regress", "nightly", "fleet"};
 
 const char *pipeline_name(enum pipeline_kind p)
 {
@@ -52,6 +52,22 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 			s->naccept++;
 }
 
+/* Copies a string value into dst; too long is a problem, not a truncation. */
+static void copy_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
+		     char *dst, size_t len)
+{
+	const char *s = NULL;
+	if (yget_str(c, map, key, flags, &s) || !s)
+		return;
+	if (strlen(s) >= len) {
+		struct ydoc_node *n = ydoc_get(map, key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
+			  len - 1);
+		return;
+	}
+	memcpy(dst, s, strlen(s) + 1);
+}
+
 static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
 	const char *str = NULL;
@@ -59,12 +75,8 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	memset(s, 0, sizeof *s);
 	s->concurrency = 1;
 	s->runnable = 1;
-	if (!yget_str(c, m, "name", Y_REQUIRED, &str) && str)
-		snprintf(s->name, sizeof s->name, "%s", str);
-	str = NULL;
-	if (!yget_str(c, m, "target", Y_REQUIRED, &str) && str)
-		snprintf(s->target, sizeof s->target, "%s", str);
-	str = NULL;
+	copy_str(c, m, "name", Y_REQUIRED, s->name, sizeof s->name);
+	copy_str(c, m, "target", Y_REQUIRED, s->target, sizeof s->target);
 	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &str) && str &&
 	    pipeline_parse(str, &s->pipeline)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
@@ -76,9 +88,7 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
 	load_accept(c, m, s);
 	yget_bool(c, m, "runnable", 0, &s->runnable);
-	str = NULL;
-	if (!yget_str(c, m, "note", 0, &str) && str)
-		snprintf(s->note, sizeof s->note, "%s", str);
+	copy_str(c, m, "note", 0, s->note, sizeof s->note);
 	for (int i = 0; i < s->naccept; i++)
 		if (s->accept[i] > s->block) {
 			ydiag_add(c->diag, c->file, m->line, m->col,
@@ -89,13 +99,19 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	ycheck_unknown(c, m);
 }
 
-static void load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq)
+/* Returns 0 (problems go to c->diag) or DDT_ENOMEM. */
+static int load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq)
 {
 	if (ynode_expect(c, seq, YDOC_SEQ, "scenarios"))
-		return;
+		return 0;
+	if (seq->n > TMPL_MAX_SCENARIOS) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col,
+			  "scenarios: more than %d", TMPL_MAX_SCENARIOS);
+		return 0;
+	}
 	t->scenarios = calloc(seq->n ? seq->n : 1, sizeof *t->scenarios);
 	if (!t->scenarios)
-		return;
+		return err_nomem();
 	for (size_t i = 0; i < seq->n; i++) {
 		if (ynode_expect(c, seq->items[i], YDOC_MAP, "scenario"))
 			continue;
@@ -108,6 +124,7 @@ static void load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq
 					  s->name);
 		t->nscenarios++;
 	}
+	return 0;
 }
 
 static void check_top(struct yctx *c, struct ydoc_node *root)
@@ -123,10 +140,12 @@ static void check_top(struct yctx *c, struct ydoc_node *root)
 	}
 }
 
-static int load_doc(struct ydoc **doc, const char *path, struct ydiag *diag)
+/* Loads the template at path, or from buf (len bytes) named path. */
+static int load_doc(struct ydoc **doc, const char *path, const char *buf, size_t len,
+		    struct ydiag *diag)
 {
 	struct yctx c = {path, diag};
-	int rc = ydoc_load_file(doc, path, diag);
+	int rc = buf ? ydoc_load_buf(doc, path, buf, len, diag) : ydoc_load_file(doc, path, diag);
 	if (rc)
 		return rc;
 	if (!(*doc)->root) {
@@ -139,23 +158,28 @@ static int load_doc(struct ydoc **doc, const char *path, struct ydiag *diag)
 	return 0;
 }
 
-int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag)
+static int load_at(struct tmpl *t, const char *path, const char *buf, size_t len,
+		   struct ydiag *diag)
 {
 	size_t before = diag->n;
 	struct yctx c = {path, diag};
-	const char *ext = NULL, *name = NULL;
+	const char *ext = NULL;
 	struct ydoc_node *n;
 	int rc;
 
 	memset(t, 0, sizeof *t);
 	snprintf(t->path, sizeof t->path, "%s", path);
-	if ((rc = load_doc(&t->doc, path, diag)) != 0)
+	if ((rc = load_doc(&t->doc, path, buf, len, diag)) != 0)
 		return rc;
-	yget_str(&c, t->doc->root, "name", Y_REQUIRED, &name);
-	snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+	size_t had = diag->n;
+	copy_str(&c, t->doc->root, "name", Y_REQUIRED, t->name, sizeof t->name);
+	if (diag->n == had && !fsx_name_ok(t->name)) { /* run records name files by it */
+		n = ydoc_get(t->doc->root, "name");
+		ydiag_add(diag, path, n->line, n->col, "name: '%s' is not a file name", t->name);
+	}
 	ydoc_get(t->doc->root, "description");
 	if (!yget_str(&c, t->doc->root, "extends", 0, &ext) && ext) {
-		if (strchr(ext, '/') || ext[0] == '.') {
+		if (!fsx_name_ok(ext)) {
 			n = ydoc_get(t->doc->root, "extends");
 			ydiag_add(diag, path, n->line, n->col,
 				  "extends: name a template in the same folder, got '%s'", ext);
@@ -166,10 +190,12 @@ int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag)
 				rc = err_nomem();
 			else if (!strcmp(ppath, path))
 				ydiag_add(diag, path, 0, 0, "a template cannot extend itself");
-			else if (load_doc(&t->parent, ppath, diag) == 0 &&
+			else if ((rc = load_doc(&t->parent, ppath, NULL, 0, diag)) == 0 &&
 				 ydoc_get(t->parent->root, "extends"))
 				ydiag_add(diag, ppath, 0, 0,
 					  "a template that is extended cannot extend another");
+			if (rc != DDT_ENOMEM) /* the others are in diag */
+				rc = 0;
 			free(ppath);
 			free(copy);
 		}
@@ -178,13 +204,24 @@ int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag)
 	n = tmpl_section(t, "scenarios", &sfile);
 	if (!n)
 		ydiag_add(diag, path, 0, 0, "missing required key 'scenarios'");
-	else {
+	else if (!rc) {
 		struct yctx sc = {sfile, diag};
-		load_scenarios(t, &sc, n);
+		rc = load_scenarios(t, &sc, n);
 	}
 	if (rc)
 		return rc;
 	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag)
+{
+	return load_at(t, path, NULL, 0, diag);
+}
+
+int tmpl_load_buf(struct tmpl *t, const char *path, const char *buf, size_t len,
+		  struct ydiag *diag)
+{
+	return load_at(t, path, buf, len, diag);
 }
 
 void tmpl_free(struct tmpl *t)

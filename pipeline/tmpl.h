@@ -6,6 +6,7 @@
 #include "ydoc.h"
 
 #define TMPL_MAX_ACCEPT 16
+#define TMPL_MAX_SCENARIOS 512 /* each is projected every night */
 
 enum pipeline_kind { PIPE_SGLANG, PIPE_NATIVE };
 
@@ -36,6 +37,10 @@ struct tmpl {
  * which tmpl_check() calls. Problems go to diag; returns 0 or DDT_EINPUT etc.
  * t must be freed with tmpl_free even on error. */
 int tmpl_load(struct tmpl *t, const char *path, struct ydiag *diag);
+/* The same with the template's text in buf (len bytes); path names it in
+ * messages and places it: `extends:` is read from path's folder. */
+int tmpl_load_buf(struct tmpl *t, const char *path, const char *buf, size_t len,
+		  struct ydiag *diag);
 void tmpl_free(struct tmpl *t);
 
 /* The node of a top-level section (the child's, else the parent's) and the

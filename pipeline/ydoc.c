@@ -7,48 +7,86 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 /* ---------------------------------------------------------------- diag */
 
+/* Stands in for a problem whose text could not be stored, so that a loader's
+ * count of problems stays right when memory runs out. */
+static char ydiag_oom[] = "out of memory while recording a problem";
+static char *ydiag_oom_list[1] = {ydiag_oom};
+
+/* Grows d->msgs (which may be ydiag_oom_list). Returns 0 or -1. */
+static int ydiag_grow(struct ydiag *d)
+{
+	size_t ncap = d->cap ? d->cap * 2 : 8;
+	char **nm = malloc(ncap * sizeof *nm);
+
+	if (!nm)
+		return -1;
+	if (d->n)
+		memcpy(nm, d->msgs, d->n * sizeof *nm);
+	if (d->msgs != ydiag_oom_list)
+		free(d->msgs);
+	d->msgs = nm;
+	d->cap = ncap;
+	return 0;
+}
+
+static void ydiag_msg_free(char *m)
+{
+	if (m != ydiag_oom)
+		free(m);
+}
+
 void ydiag_add(struct ydiag *d, const char *file, int line, int col, const char *fmt, ...)
 {
 	char msg[768], *full = NULL;
 	va_list ap;
+	int len;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (line > 0)
-		full = NULL, (void)!asprintf(&full, "%s:%d:%d: %s", file, line, col, msg);
+		len = asprintf(&full, "%s:%d:%d: %s", file, line, col, msg);
 	else
-		(void)!asprintf(&full, "%s: %s", file, msg);
-	if (!full)
-		return;
+		len = asprintf(&full, "%s: %s", file, msg);
+	if (len < 0)
+		full = ydiag_oom;
 	if (d->n == 0)
 		err_set(DDT_EINPUT, "%s", full);
-	if (d->n == d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 8;
-		char **nm = realloc(d->msgs, ncap * sizeof *nm);
-		if (!nm) {
-			free(full);
-			return;
+	if (d->n == d->cap && ydiag_grow(d) != 0) {
+		/* No room: the problem still counts. With no list at all, a static
+		 * one-entry list stands in; otherwise the last message gives way. */
+		if (d->n == 0) {
+			d->msgs = ydiag_oom_list;
+			d->n = d->cap = 1;
+		} else {
+			ydiag_msg_free(d->msgs[d->n - 1]);
+			d->msgs[d->n - 1] = ydiag_oom;
 		}
-		d->msgs = nm;
-		d->cap = ncap;
+		ydiag_msg_free(full);
+		return;
 	}
 	d->msgs[d->n++] = full;
+	if (d->n == d->cap)
+		ydiag_grow(d); /* keep a free slot for when memory is short */
 }
 
 void ydiag_free(struct ydiag *d)
 {
 	for (size_t i = 0; i < d->n; i++)
-		free(d->msgs[i]);
-	free(d->msgs);
+		ydiag_msg_free(d->msgs[i]);
+	if (d->msgs != ydiag_oom_list)
+		free(d->msgs);
 	memset(d, 0, sizeof *d);
 }
 
@@ -85,17 +123,6 @@ void ydoc_free(struct ydoc *doc)
 	free(doc);
 }
 
-static struct ydoc_node *node_new(enum ydoc_kind kind, const yaml_mark_t *m)
-{
-	struct ydoc_node *n = calloc(1, sizeof *n);
-	if (n) {
-		n->kind = kind;
-		n->line = (int)m->line + 1;
-		n->col = (int)m->column + 1;
-	}
-	return n;
-}
-
 static int node_push(struct ydoc_node *parent, struct ydoc_node *key, struct ydoc_node *val)
 {
 	if ((parent->n & (parent->n - 1)) == 0) { /* grow at powers of two */
@@ -129,6 +156,7 @@ struct parse {
 	const char *file;
 	struct ydiag *diag;
 	int depth;
+	size_t nodes; /* made so far, against YDOC_MAX_NODES */
 };
 
 static int parse_err(struct parse *ps, const yaml_mark_t *m, const char *msg)
@@ -137,58 +165,189 @@ static int parse_err(struct parse *ps, const yaml_mark_t *m, const char *msg)
 	return DDT_EINPUT;
 }
 
+/* libyaml refused to go on: out of memory, or a problem with the input. */
+static int parser_fail(struct parse *ps)
+{
+	if (ps->p.error == YAML_MEMORY_ERROR)
+		return err_nomem();
+	return parse_err(ps, &ps->p.problem_mark, ps->p.problem ? ps->p.problem : "YAML syntax error");
+}
+
+/* A new node at m, counted against YDOC_MAX_NODES. Returns 0, or DDT_EINPUT
+ * (too many) / DDT_ENOMEM with *out NULL. */
+static int node_new(struct parse *ps, enum ydoc_kind kind, const yaml_mark_t *m,
+		    struct ydoc_node **out)
+{
+	struct ydoc_node *n;
+
+	*out = NULL;
+	if (++ps->nodes > YDOC_MAX_NODES) {
+		ydiag_add(ps->diag, ps->file, (int)m->line + 1, (int)m->column + 1,
+			  "more than %u values in one file", YDOC_MAX_NODES);
+		return DDT_EINPUT;
+	}
+	if (!(n = calloc(1, sizeof *n)))
+		return err_nomem();
+	n->kind = kind;
+	n->line = (int)m->line + 1;
+	n->col = (int)m->column + 1;
+	*out = n;
+	return 0;
+}
+
+/* Why a scalar's text cannot be used, or NULL. Control characters (C0 but tab
+ * and newline, DEL, C1) are refused: they have no place in these files and
+ * would reach terminals, PDFs and spreadsheets. */
+static const char *scalar_problem(const yaml_event_t *ev)
+{
+	const unsigned char *v = ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+
+	if (len > YDOC_MAX_SCALAR)
+		return "string longer than the limit";
+	if (memchr(v, '\0', len))
+		return "string containing a NUL byte";
+	for (size_t i = 0; i < len; i++)
+		if ((v[i] < 0x20 && v[i] != '\t' && v[i] != '\n') || v[i] == 0x7f ||
+		    (v[i] == 0xc2 && i + 1 < len && v[i + 1] >= 0x80 && v[i + 1] <= 0x9f))
+			return "string containing a control character";
+	return NULL;
+}
+
+/* Duplicate-key lookup for one mapping: open addressing over the indexes of
+ * its keys, so a wide mapping costs linear time, not quadratic. */
+struct keyset {
+	size_t *slot; /* [cap] key index + 1; 0 = empty */
+	size_t cap;   /* power of two, or 0 while the mapping is small */
+};
+
+static size_t key_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return (size_t)h;
+}
+
+/* The index of an earlier key equal to key in c, or -1. */
+static long keyset_find(const struct keyset *ks, const struct ydoc_node *c, const char *key)
+{
+	if (!ks->cap) {
+		for (size_t i = 0; i < c->n; i++)
+			if (!strcmp(c->keys[i]->str, key))
+				return (long)i;
+		return -1;
+	}
+	for (size_t h = key_hash(key) & (ks->cap - 1); ks->slot[h]; h = (h + 1) & (ks->cap - 1))
+		if (!strcmp(c->keys[ks->slot[h] - 1]->str, key))
+			return (long)(ks->slot[h] - 1);
+	return -1;
+}
+
+/* Records c's keys in ks once the mapping is no longer small (call after each
+ * push). Returns 0 or -1 (out of memory). */
+static int keyset_update(struct keyset *ks, const struct ydoc_node *c)
+{
+	if (c->n < 16)
+		return 0;
+	if (c->n * 2 > ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 64;
+		size_t *slot = calloc(cap, sizeof *slot);
+		if (!slot)
+			return -1;
+		free(ks->slot);
+		ks->slot = slot;
+		ks->cap = cap;
+		for (size_t i = 0; i + 1 < c->n; i++) {
+			size_t h = key_hash(c->keys[i]->str) & (cap - 1);
+			while (slot[h])
+				h = (h + 1) & (cap - 1);
+			slot[h] = i + 1;
+		}
+	}
+	size_t h = key_hash(c->keys[c->n - 1]->str) & (ks->cap - 1);
+	while (ks->slot[h])
+		h = (h + 1) & (ks->cap - 1);
+	ks->slot[h] = c->n;
+	return 0;
+}
+
 static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out);
 
 /* Reads events until the container's end event; *out is the container. */
 static int parse_container(struct parse *ps, struct ydoc_node *c, yaml_event_type_t end)
 {
+	struct keyset ks = {NULL, 0};
+	int rc = 0;
+
 	for (;;) {
 		yaml_event_t ev;
 		struct ydoc_node *key = NULL, *val = NULL;
-		int rc;
+		long dup;
 
-		if (!yaml_parser_parse(&ps->p, &ev))
-			return parse_err(ps, &ps->p.problem_mark, ps->p.problem ? ps->p.problem
-										 : "YAML syntax error");
+		if (!yaml_parser_parse(&ps->p, &ev)) {
+			rc = parser_fail(ps);
+			break;
+		}
 		if (ev.type == end) {
 			yaml_event_delete(&ev);
-			return 0;
+			break;
 		}
 		if (c->kind == YDOC_MAP) {
-			rc = parse_node(ps, &ev, &key);
-			if (rc)
-				return rc;
+			if ((rc = parse_node(ps, &ev, &key)) != 0)
+				break;
 			if (key->kind != YDOC_SCALAR) {
 				rc = parse_err(ps, &(yaml_mark_t){.line = key->line - 1,
 								.column = key->col - 1},
 					       "keys must be plain scalars");
 				node_free(key);
-				return rc;
+				break;
 			}
-			for (size_t i = 0; i < c->n; i++)
-				if (!strcmp(c->keys[i]->str, key->str)) {
-					ydiag_add(ps->diag, ps->file, key->line, key->col,
-						  "duplicate key '%s' (first at line %d)", key->str,
-						  c->keys[i]->line);
-					node_free(key);
-					return DDT_EINPUT;
-				}
+			if ((dup = keyset_find(&ks, c, key->str)) >= 0) {
+				ydiag_add(ps->diag, ps->file, key->line, key->col,
+					  "duplicate key '%s' (first at line %d)", key->str,
+					  c->keys[dup]->line);
+				node_free(key);
+				rc = DDT_EINPUT;
+				break;
+			}
 			if (!yaml_parser_parse(&ps->p, &ev)) {
 				node_free(key);
-				return parse_err(ps, &ps->p.problem_mark,
-						 ps->p.problem ? ps->p.problem : "YAML syntax error");
+				rc = parser_fail(ps);
+				break;
 			}
 		}
-		rc = parse_node(ps, &ev, &val);
-		if (rc) {
+		if ((rc = parse_node(ps, &ev, &val)) != 0) {
 			node_free(key);
-			return rc;
+			break;
 		}
 		if (node_push(c, key, val) != 0) {
 			node_free(key);
 			node_free(val);
-			return err_nomem();
+			rc = err_nomem();
+			break;
 		}
+		if (c->kind == YDOC_MAP && keyset_update(&ks, c) != 0) {
+			rc = err_nomem();
+			break;
+		}
+	}
+	free(ks.slot);
+	return rc;
+}
+
+/* The tag of an event that may carry one, or NULL. */
+static const yaml_char_t *event_tag(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		return ev->data.scalar.tag;
+	case YAML_SEQUENCE_START_EVENT:
+		return ev->data.sequence_start.tag;
+	case YAML_MAPPING_START_EVENT:
+		return ev->data.mapping_start.tag;
+	default:
+		return NULL;
 	}
 }
 
@@ -196,9 +355,14 @@ static int parse_container(struct parse *ps, struct ydoc_node *c, yaml_event_typ
 static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out)
 {
 	struct ydoc_node *n = NULL;
+	const char *bad;
 	int rc = 0;
 
 	*out = NULL;
+	if (event_tag(ev)) {
+		rc = parse_err(ps, &ev->start_mark, "tags are not allowed");
+		goto done;
+	}
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
 		rc = parse_err(ps, &ev->start_mark, "aliases are not allowed");
@@ -208,14 +372,13 @@ static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out
 			rc = parse_err(ps, &ev->start_mark, "anchors are not allowed");
 			break;
 		}
-		if (ev->data.scalar.length > YDOC_MAX_SCALAR ||
-		    strlen((char *)ev->data.scalar.value) != ev->data.scalar.length) {
-			rc = parse_err(ps, &ev->start_mark,
-				       "string too long or containing a NUL byte");
+		if ((bad = scalar_problem(ev)) != NULL) {
+			rc = parse_err(ps, &ev->start_mark, bad);
 			break;
 		}
-		n = node_new(YDOC_SCALAR, &ev->start_mark);
-		if (!n || !(n->str = strdup((char *)ev->data.scalar.value))) {
+		if ((rc = node_new(ps, YDOC_SCALAR, &ev->start_mark, &n)) != 0)
+			break;
+		if (!(n->str = strdup((char *)ev->data.scalar.value))) {
 			rc = err_nomem();
 			break;
 		}
@@ -228,15 +391,13 @@ static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out
 			rc = parse_err(ps, &ev->start_mark, "anchors are not allowed");
 			break;
 		}
-		if (++ps->depth > YDOC_MAX_DEPTH) {
+		if (ps->depth + 1 > YDOC_MAX_DEPTH) {
 			rc = parse_err(ps, &ev->start_mark, "nested too deeply");
 			break;
 		}
-		n = node_new(is_map ? YDOC_MAP : YDOC_SEQ, &ev->start_mark);
-		if (!n) {
-			rc = err_nomem();
+		if ((rc = node_new(ps, is_map ? YDOC_MAP : YDOC_SEQ, &ev->start_mark, &n)) != 0)
 			break;
-		}
+		ps->depth++;
 		rc = parse_container(ps, n, is_map ? YAML_MAPPING_END_EVENT
 						   : YAML_SEQUENCE_END_EVENT);
 		ps->depth--;
@@ -245,6 +406,7 @@ static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out
 	default:
 		rc = parse_err(ps, &ev->start_mark, "unexpected YAML event");
 	}
+done:
 	yaml_event_delete(ev);
 	if (rc) {
 		node_free(n);
@@ -277,12 +439,14 @@ int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t l
 		ydoc_free(doc);
 		return DDT_EINPUT;
 	}
-	yaml_parser_initialize(&ps.p);
+	if (!yaml_parser_initialize(&ps.p)) { /* it has freed what it had */
+		ydoc_free(doc);
+		return err_nomem();
+	}
 	yaml_parser_set_input_string(&ps.p, (const unsigned char *)buf, len);
 	for (;;) {
 		if (!yaml_parser_parse(&ps.p, &ev)) {
-			rc = parse_err(&ps, &ps.p.problem_mark,
-				       ps.p.problem ? ps.p.problem : "YAML syntax error");
+			rc = parser_fail(&ps);
 			break;
 		}
 		yaml_event_type_t t = ev.type;
@@ -321,8 +485,11 @@ int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag)
 
 	*out = NULL;
 	if (rc) {
-		ydiag_add(diag, path, 0, 0, "%s", strchr(err_msg(), ':') ? strchr(err_msg(), ':') + 2
-									: err_msg());
+		const char *m = err_msg();
+		size_t plen = strlen(path);
+		if (!strncmp(m, path, plen) && !strncmp(m + plen, ": ", 2))
+			m += plen + 2; /* the diag adds the path itself */
+		ydiag_add(diag, path, 0, 0, "%s", m);
 		return rc;
 	}
 	rc = ydoc_load_buf(out, path, buf, len, diag);
@@ -347,6 +514,22 @@ struct ydoc_node *ydoc_get(struct ydoc_node *map, const char *key)
 			return map->items[i];
 		}
 	return NULL;
+}
+
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+/* The C locale, whatever setlocale() says; (locale_t)0 when it could not be
+ * made (out of memory), and then the global locale serves. */
+static locale_t ydoc_c_locale(void)
+{
+	pthread_once(&c_locale_once, c_locale_init);
+	return c_locale;
 }
 
 int ynum_parse(const char *s, double *out)
@@ -377,7 +560,8 @@ int ynum_parse(const char *s, double *out)
 	if (*p)
 		return -1;
 	errno = 0;
-	double v = strtod(s, &end); /* the program never leaves the C numeric locale */
+	locale_t loc = ydoc_c_locale(); /* "1.5" is one and a half in every locale */
+	double v = loc ? strtod_l(s, &end, loc) : strtod(s, &end);
 	if (*end || !isfinite(v) || errno == ERANGE)
 		return -1;
 	*out = v;
@@ -633,6 +817,26 @@ static int plain_ok(const char *s)
 	return 1;
 }
 
+/* Bytes of the well-formed UTF-8 sequence at p (1 to 4), or 0 when the bytes
+ * there are not one (p is NUL-terminated: a NUL ends the checks early). */
+static int utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef)
+		return (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+		       !(p[0] == 0xe0 && p[1] < 0xa0) && !(p[0] == 0xed && p[1] >= 0xa0) ? 3 : 0;
+	if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		return (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 &&
+		       !(p[0] == 0xf0 && p[1] < 0x90) && !(p[0] == 0xf4 && p[1] >= 0x90) ? 4 : 0;
+	return 0;
+}
+
+/* Writes s quoted where needed. What the reader refuses never goes out:
+ * bytes that are not UTF-8 and control characters (but tab and newline)
+ * become U+FFFD, so a record ddt writes is always one it reads. */
 static void write_string(FILE *fp, const char *s)
 {
 	if (plain_ok(s)) {
@@ -640,17 +844,19 @@ static void write_string(FILE *fp, const char *s)
 		return;
 	}
 	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			fprintf(fp, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", fp);
 		else if (*p == '\t')
 			fputs("\\t", fp);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(fp, "\\x%02x", *p);
+		else if (!n || *p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] <= 0x9f))
+			fputs("\xef\xbf\xbd", fp); /* U+FFFD */
 		else
-			fputc(*p, fp);
+			fwrite(p, 1, (size_t)n, fp);
+		p += n ? n : 1;
 	}
 	fputc('"', fp);
 }
@@ -698,9 +904,12 @@ void yout_str(struct yout *y, const char *s)
 void yout_num(struct yout *y, double v)
 {
 	before_value(y, 0);
-	if (isfinite(v))
-		fprintf(y->fp, "%.9g", v == 0 ? 0.0 : v); /* no "-0" */
-	else
+	if (isfinite(v)) {
+		locale_t loc = ydoc_c_locale(), old = loc ? uselocale(loc) : (locale_t)0;
+		fprintf(y->fp, "%.9g", v == 0 ? 0.0 : v); /* no "-0"; a point in every locale */
+		if (loc)
+			uselocale(old);
+	} else
 		fputs("null", y->fp);
 	scalar_done(y);
 }

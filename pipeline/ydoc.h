@@ -35,9 +35,14 @@ struct ydoc {
 #define YDOC_MAX_BYTES (64u << 20)
 #define YDOC_MAX_DEPTH 64
 #define YDOC_MAX_SCALAR (1u << 20)
+/* Values (scalars, lists, mappings) in one file: bounds memory at about 500 MB
+ * (some 120 bytes a value) where 64 MB of "[1,1,..." would take 3.5 GB; an
+ * honest run record reaches it only past some 60,000 rows. */
+#define YDOC_MAX_NODES (1u << 22)
 
-/* Parses a file or a buffer. Anchors, aliases, duplicate keys, non-scalar keys,
- * NUL bytes, and input over the limits are errors. Returns 0 with *out set, or
+/* Parses a file or a buffer. Anchors, aliases, tags, duplicate keys, non-scalar
+ * keys, NUL bytes, control characters in strings (but tab and newline), and
+ * input over the limits are errors. Returns 0 with *out set, or
  * DDT_EINPUT with the problem added to diag (and to err_msg()), or
  * DDT_ENOMEM/DDT_EIO/DDT_ENOTFOUND. An empty document gives a NULL root. */
 int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag);

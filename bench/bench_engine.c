@@ -1,0 +1,174 @@
+/* bench_engine.c - `make bench`: the CPU engine's headline figures from one run: moe_w4a16 against the copy bandwidth, tree_build and its heap. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_conf.h"
+#include "cli.h"
+#include "cpu/cpu.h"
+#include "cpu/moe_w4a16_cpu.h"
+#include "cpu/tree.h"
+#include "err.h"
+#include "harness.h"
+#include "tmpl.h"
+
+/* Napkin math. moe_w4a16 at small M is a stream over the touched experts'
+ * INT4 weights and bf16 scales (plus the bf16 shared expert): GB/s of those
+ * unique bytes over the machine's copy bandwidth (read + write bytes) says
+ * how close the kernel runs to memory speed; target >= 50% at M <= 9.
+ * tree_build at L = 15, V = 163840 reads 9.8 MB of fp32 logits once: target
+ * <= 3 ms on one core, of which the best-first heap (B = 32 pops) <= 20 µs. */
+
+static double median_us(double *s, int n)
+{
+	struct rec_row row;
+	harness_stats(s, n, &row);
+	return row.median_us;
+}
+
+/* The template's moe_w4a16 entry with an M sweep. */
+static const struct bench_op *find_moe(const struct bench_conf *bc)
+{
+	for (int i = 0; i < bc->nops; i++)
+		if (!strcmp(bc->ops[i].op, "moe_w4a16") && bench_op_points(&bc->ops[i]) > 1)
+			return &bc->ops[i];
+	return NULL;
+}
+
+static int bench_moe(const struct bench_conf *bc, double copy_gbps, struct harness_flush *fl)
+{
+	const struct bench_op *e = find_moe(bc);
+	const struct op_desc *op = op_find("moe_w4a16");
+	int worst_small = 1;
+
+	if (!e)
+		return err_set(DDT_EINPUT, "templates/cpu.yaml has no moe_w4a16 M sweep");
+	printf("moe_w4a16, %d threads, cold (caches flushed before each sample):\n",
+	       cpu_threads());
+	printf("  %4s %8s %12s %10s %10s %8s\n", "M", "experts", "weights_MB", "median_us", "GB/s",
+	       "%copy");
+	for (int k = 0; k < bench_op_points(e); k++) {
+		struct op_params given, p;
+		struct rec_row rows[2];
+		int n, rc;
+		bench_op_point(e, k, &given);
+		if ((rc = op_params_complete(op, &given, &p)) ||
+		    (rc = bench_cpu_measure(op, &p, bc->seed, &bc->timing, BENCH_COLD, fl, copy_gbps,
+					    rows, &n)))
+			return rc;
+		if (rows[0].status != REC_OK)
+			return err_set(DDT_EGENERIC, "moe_w4a16: %s", rows[0].reason);
+		double wb = moe_w4a16_weight_bytes(&p);
+		double gbps = wb / (rows[0].median_us * 1e3), pct = gbps / copy_gbps * 100;
+		int M = (int)op_param(&p, "M", 0);
+		printf("  %4d %8.0f %12.1f %10.0f %10.2f %7.1f%%\n", M,
+		       op_param(&p, "experts", 0), wb / 1e6, rows[0].median_us, gbps, pct);
+		if (M <= 9 && !(pct >= 50))
+			worst_small = 0;
+	}
+	printf("  target >= 50%% of copy bandwidth at M <= 9: %s\n\n", worst_small ? "met" : "MISSED");
+	return 0;
+}
+
+/* The heap alone over the instance's own top-K lists. */
+static int heap_only(void *arg)
+{
+	void **a = arg;
+	const struct tree_build_inst *in = a[0];
+	tree_heap_build(a[1], a[2], in->L, in->K, in->B, in->root_token, in->mask_words, a[3],
+			(struct tree_build_out *)&in->out);
+	return 0;
+}
+
+static int bench_tree(const struct bench_conf *bc, struct harness_flush *fl)
+{
+	const struct op_desc *op = op_find("tree_build");
+	struct op_params given = {0}, p;
+	struct harness_conf hc = bc->timing;
+	void *inst = NULL;
+	int n, rc, saved = cpu_threads();
+	double *s = malloc((size_t)hc.max_samples * sizeof *s);
+	float *lp = NULL;
+	int32_t *tok = NULL;
+	char *scratch = NULL, *heap = NULL;
+
+	op_param_set(&given, "L", 15);
+	op_param_set(&given, "V", 163840);
+	op_param_set(&given, "B", 32);
+	if (!s)
+		return err_nomem();
+	cpu_threads_set(1);
+	if ((rc = op_params_complete(op, &given, &p)) || (rc = op->setup(&inst, &p, bc->seed)))
+		goto done;
+	struct tree_build_inst *in = inst;
+	printf("tree_build L=%d V=%d B=%d, one core:\n", in->L, in->V, in->B);
+	for (int cold = 1; cold >= 0; cold--) {
+		hc.cold = cold;
+		if ((rc = harness_time_cpu(&hc, op->run_cpu, inst, fl, s, hc.max_samples, &n)))
+			goto done;
+		double us = median_us(s, n);
+		printf("  %-5s %8.0f us  target <= 3000 us: %s\n", cold ? "cold" : "hot", us,
+		       us <= 3000 ? "met" : "MISSED");
+	}
+	lp = malloc((size_t)in->L * in->K * sizeof *lp);
+	tok = malloc((size_t)in->L * in->K * sizeof *tok);
+	scratch = malloc((size_t)tree_topk_scratch_len(in->K) * TREE_TOPK_ENTRY);
+	heap = malloc((size_t)(2 * in->B + 2) * TREE_HEAP_ENTRY);
+	if (!lp || !tok || !scratch || !heap) {
+		rc = err_nomem();
+		goto done;
+	}
+	for (int d = 0; d < in->L; d++)
+		tree_topk_lse(in->logits + (size_t)d * in->V, in->V, in->K, lp + d * in->K,
+			      tok + d * in->K, scratch);
+	void *args[4] = {in, lp, tok, heap};
+	hc.cold = 0;
+	if ((rc = harness_time_cpu(&hc, heap_only, args, NULL, s, hc.max_samples, &n)))
+		goto done;
+	double us = median_us(s, n);
+	printf("  heap  %8.2f us  target <= 20 us: %s\n", us, us <= 20 ? "met" : "MISSED");
+done:
+	cpu_threads_set(saved);
+	if (inst)
+		op->teardown(inst);
+	free(s);
+	free(lp);
+	free(tok);
+	free(scratch);
+	free(heap);
+	return rc;
+}
+
+int main(void)
+{
+	struct cli_paths paths;
+	struct ydiag diag = {0};
+	struct tmpl t;
+	static struct bench_conf bc;
+	struct harness_flush fl = {0};
+	int rc;
+
+	cli_paths_init(&paths, "cpu");
+	if ((rc = tmpl_load(&t, paths.template_path, &diag)) == 0)
+		rc = bench_conf_load(&bc, &t, &diag);
+	ydiag_print(&diag, stderr);
+	if (rc)
+		goto done;
+	cpu_threads_set(bc.cpu_threads);
+	if ((rc = harness_flush_init(&fl, (size_t)(bc.flush_mib * 1048576.0))))
+		goto done;
+	double copy = bench_cpu_copy_gbps(bc.copy_mib, &bc.timing);
+	printf("copy bandwidth: %.2f GB/s (memcpy of %.0f MiB, read + write bytes, %d threads)\n\n",
+	       copy, bc.copy_mib, cpu_threads());
+	if (!(rc = bench_moe(&bc, copy, &fl)))
+		rc = bench_tree(&bc, &fl);
+done:
+	if (rc)
+		fprintf(stderr, "bench_engine: %s\n", err_msg());
+	harness_flush_free(&fl);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,109 @@
+/* bench_history.c - how long the history stage takes as runs/ grows: loading
+ * N nights of run records from disk, and the verdict walk over them.
+ *
+ * Napkin math: a nightly on the GPU template writes ~100 rows; a year is 365
+ * records of ~40 KB, ~15 MB of YAML; the verdict walk sorts at most 14
+ * values per point, so it is tiny next to parsing. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsx.h"
+#include "harness.h"
+#include "history.h"
+#include "record.h"
+#include "regress.h"
+#include "tmpl.h"
+
+#define ROWS 100
+
+static uint64_t rng = 7;
+
+static double noise(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return ((double)(rng >> 11) / 9007199254740992.0 - 0.5) * 0.01;
+}
+
+static void make_night(struct run_record *r, int night)
+{
+	struct rec_device d = {.kind = "cuda", .name = "NVIDIA H200", .arch = "sm_90", .cores = 132,
+			       .mem_gb = 141, .sm_clock_mhz = 1980, .mem_clock_mhz = 3201,
+			       .peak_gbps = NAN, .copy_gbps = 4000};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	unsigned year = 2026 + (unsigned)night / 336 % 10, month = 1 + (unsigned)night / 28 % 12,
+		 day = 1 + (unsigned)night % 28;
+	snprintf(r->run_id, sizeof r->run_id, "%04u%02u%02uT020000Z-bench", year, month, day);
+	snprintf(r->created, sizeof r->created, "%04u-%02u-%02uT02:00:00Z", year, month, day);
+	snprintf(r->template_name, sizeof r->template_name, "gpu");
+	snprintf(r->prov.build, sizeof r->prov.build, "O2-native+cuda");
+	record_add_device(r, &d);
+	for (int i = 0; i < ROWS; i++) {
+		struct rec_row w = {.variant = "cold", .backend = "cuda", .samples = 100,
+				    .status = REC_OK, .p10_us = NAN, .p90_us = NAN, .min_us = NAN,
+				    .max_us = NAN, .stdev_us = NAN, .bytes = NAN, .flops = NAN,
+				    .gbps = NAN, .pct_peak = NAN, .max_err = NAN,
+				    .sm_clock_mhz = NAN};
+		snprintf(w.op, sizeof w.op, "op%d", i % 6);
+		rec_row_param_set(&w, "M", 1 + i);
+		w.median_us = (10 + i) * (1 + noise());
+		record_add_row(r, &w);
+	}
+}
+
+/* The shipped regress: settings (make bench runs in the project folder). */
+static int load_conf(struct regress_conf *c)
+{
+	struct tmpl t;
+	struct ydiag diag = {0};
+	int rc = tmpl_load(&t, "templates/default.yaml", &diag);
+	if (!rc)
+		rc = regress_conf_load(c, &t, &diag);
+	ydiag_print(&diag, stderr);
+	ydiag_free(&diag);
+	tmpl_free(&t);
+	return rc;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ddt-bench-history-XXXXXX";
+	int sizes[] = {30, 90, 365};
+	struct regress_conf conf;
+
+	if (load_conf(&conf) || !mkdtemp(dir))
+		return 1;
+	printf("%-8s %10s %14s %14s %12s\n", "nights", "series", "load_ms", "verdicts_ms",
+	       "ms/night");
+	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+		struct history h;
+		struct ydiag warn = {0};
+		for (int n = k ? sizes[k - 1] : 0; n < sizes[k]; n++) {
+			struct run_record r;
+			make_night(&r, n);
+			char *sub = fsx_join(dir, r.run_id), *p = sub ? fsx_join(sub, "run.yaml") : NULL;
+			if (!p || fsx_mkdir_p(sub) || record_write(&r, p))
+				return 1;
+			free(p);
+			free(sub);
+			record_free(&r);
+		}
+		double t0 = harness_now_s();
+		if (history_load(&h, dir, &warn) || warn.n)
+			return 1;
+		double t1 = harness_now_s();
+		regress_history(&conf, &h);
+		double t2 = harness_now_s();
+		printf("%-8d %10zu %14.1f %14.2f %12.2f\n", sizes[k], h.n, (t1 - t0) * 1e3,
+		       (t2 - t1) * 1e3, (t2 - t0) * 1e3 / sizes[k]);
+		history_free(&h);
+		ydiag_free(&warn);
+	}
+	fsx_rm_rf(dir);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* cpu.h - the CPU backend's shared parts: the worker pool, aligned buffers, cache size, device detection. */
+#ifndef DDT_CPU_H
+#define DDT_CPU_H
+
+#include <stddef.h>
+
+#include "record.h"
+
+#define CPU_MAX_THREADS 64
+
+/* Threads the fast paths use (default: the online cores). n <= 0 means the
+ * online cores; larger than CPU_MAX_THREADS is capped. Not thread-safe: set
+ * it between runs. */
+void cpu_threads_set(int n);
+int cpu_threads(void);
+
+/* Runs fn(ctx, tid, nthreads) for tid = 0..cpu_threads()-1 on the pool (the
+ * caller runs tid 0) and returns when every call has returned. fn must not
+ * call cpu_parallel. Cannot fail: if worker threads cannot be started the
+ * calls run one after another on the caller. */
+void cpu_parallel(void (*fn)(void *ctx, int tid, int nthreads), void *ctx);
+
+/* [lo, hi) of tid's share of n items, split in chunks of `align` items. */
+void cpu_split(size_t n, size_t align, int tid, int nthreads, size_t *lo, size_t *hi);
+
+/* 64-byte aligned, zeroed allocation (NULL on failure, or for 0 bytes);
+ * free with cpu_free. Large buffers are backed by huge pages when the
+ * kernel offers them, which keeps TLB misses out of the bandwidth figures. */
+void *cpu_alloc(size_t bytes);
+void cpu_free(void *p);
+
+/* The last-level cache in bytes (32 MiB when the system does not say). */
+size_t cpu_llc_bytes(void);
+
+/* Fills d with this CPU: model name, cores, arch, RAM. copy_gbps is left NaN
+ * for the caller to measure. Cannot fail (unknown fields stay empty/NaN). */
+void cpu_device_detect(struct rec_device *d);
+
+/* Fills the CPU-side provenance: git revision of home ("unknown" outside a
+ * checkout, "+dirty" when modified), compiler, build configuration, host.
+ * CUDA fields are left empty. Cannot fail. */
+void cpu_provenance(struct rec_provenance *p, const char *home);
+
+#endif

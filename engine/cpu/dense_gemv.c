@@ -1,0 +1,181 @@
+/* dense_gemv.c - dense_gemv's table row: bf16 projection at small M (drafter layers, lm_head), its reference and its CPU fast path. */
+#include "ops/dense_gemv.h"
+
+#include "cpu/cpu.h"
+#include "cpu/kern.h"
+#include "cpu/opkit.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct op_desc op_dense_gemv;
+
+static const struct op_param_spec gemv_params[] = {
+	{"M", 9, "tokens"},
+	{"K", 7168, "input features (hidden)"},
+	{"N", 18432, "output features (drafter intermediate; vocab/tp for lm_head)"},
+	{NULL, 0, NULL},
+};
+
+static int gemv_dims(const struct op_params *p, int *M, int *K, int *N)
+{
+	int rc;
+	if ((rc = opkit_int(&op_dense_gemv, p, "M", 1, 1 << 16, M)) ||
+	    (rc = opkit_int(&op_dense_gemv, p, "K", 8, 1 << 20, K)) ||
+	    (rc = opkit_int(&op_dense_gemv, p, "N", 1, 1 << 24, N)))
+		return rc;
+	if (*K % 8)
+		return err_set(DDT_EINPUT, "dense_gemv: K %d must be a multiple of 8", *K);
+	return 0;
+}
+
+static void gemv_teardown(void *inst)
+{
+	struct dense_gemv_inst *in = inst;
+	if (!in)
+		return;
+	cpu_free(in->x);
+	cpu_free(in->w);
+	cpu_free(in->out);
+	cpu_free(in->ref);
+	free(in);
+}
+
+static int gemv_setup(void **inst, const struct op_params *p, uint64_t seed)
+{
+	struct dense_gemv_inst *in;
+	struct rng r;
+	int M, K, N, rc;
+
+	*inst = NULL;
+	if ((rc = gemv_dims(p, &M, &K, &N)))
+		return rc;
+	if (!(in = calloc(1, sizeof *in)))
+		return err_nomem();
+	in->M = M;
+	in->K = K;
+	in->N = N;
+	in->x = cpu_alloc((size_t)M * K * 2);
+	in->w = cpu_alloc((size_t)N * K * 2);
+	in->out = cpu_alloc((size_t)M * N * 4);
+	in->ref = cpu_alloc((size_t)M * N * 4);
+	if (!in->x || !in->w || !in->out || !in->ref) {
+		gemv_teardown(in);
+		return err_set(DDT_ENOMEM, "dense_gemv: cannot allocate %.1f MB of weights",
+			       (double)N * K * 2 / 1e6);
+	}
+	float a = 2.0f / sqrtf((float)K);
+	rng_seed(&r, opkit_subseed(seed, "x"));
+	opkit_fill_bf16(in->x, (size_t)M * K, &r, -1, 1);
+	rng_seed(&r, opkit_subseed(seed, "w"));
+	opkit_fill_bf16(in->w, (size_t)N * K, &r, -a, a);
+	*inst = in;
+	return 0;
+}
+
+/* One thread's output features, each a plain double-precision dot. */
+static void gemv_ref_part(void *ctx, int tid, int nthreads)
+{
+	struct dense_gemv_inst *in = ctx;
+	size_t lo, hi;
+	cpu_split((size_t)in->N, 1, tid, nthreads, &lo, &hi);
+	for (int m = 0; m < in->M; m++)
+		for (size_t n = lo; n < hi; n++) {
+			double acc = 0;
+			for (int k = 0; k < in->K; k++)
+				acc += (double)bf16_to_float(in->x[(size_t)m * in->K + k]) *
+				       bf16_to_float(in->w[n * in->K + k]);
+			in->ref[(size_t)m * in->N + n] = (float)acc;
+		}
+}
+
+static int gemv_reference(void *inst)
+{
+	cpu_parallel(gemv_ref_part, inst);
+	return 0;
+}
+
+struct gemv_job {
+	struct dense_gemv_inst *in;
+	float *xf; /* [M][K] fp32 */
+};
+
+/* One thread's output features: each weight row is read once for all M. */
+static void gemv_part(void *ctx, int tid, int nthreads)
+{
+	struct gemv_job *j = ctx;
+	struct dense_gemv_inst *in = j->in;
+	const float *xs[KERN_BLOCK];
+	float d[KERN_BLOCK];
+	size_t lo, hi;
+
+	cpu_split((size_t)in->N, 16, tid, nthreads, &lo, &hi);
+	for (size_t n = lo; n < hi; n++)
+		for (int t0 = 0; t0 < in->M; t0 += KERN_BLOCK) {
+			int nt = in->M - t0 < KERN_BLOCK ? in->M - t0 : KERN_BLOCK;
+			for (int t = 0; t < nt; t++)
+				xs[t] = j->xf + (size_t)(t0 + t) * in->K;
+			kern_bf16_dots(in->w + n * in->K, in->K, xs, nt, d);
+			for (int t = 0; t < nt; t++)
+				in->out[(size_t)(t0 + t) * in->N + n] = d[t];
+		}
+}
+
+static int gemv_run_cpu(void *inst)
+{
+	struct dense_gemv_inst *in = inst;
+	size_t n = (size_t)in->M * in->K;
+	struct gemv_job j = {in, malloc(n * sizeof(float))};
+	if (!j.xf)
+		return err_nomem();
+	for (size_t i = 0; i < n; i++)
+		j.xf[i] = bf16_to_float(in->x[i]);
+	cpu_parallel(gemv_part, &j);
+	free(j.xf);
+	return 0;
+}
+
+static void gemv_poison(void *inst)
+{
+	struct dense_gemv_inst *in = inst;
+	opkit_poison_f32(in->out, (size_t)in->M * in->N);
+}
+
+static double gemv_max_error(const void *inst)
+{
+	const struct dense_gemv_inst *in = inst;
+	return opkit_max_err_f32(in->out, in->ref, (size_t)in->M * in->N);
+}
+
+/* Weights once, activations in, fp32 output out. */
+static double gemv_bytes(const struct op_params *p)
+{
+	int M, K, N;
+	if (gemv_dims(p, &M, &K, &N))
+		return NAN;
+	return 2.0 * N * K + 2.0 * M * K + 4.0 * M * N;
+}
+
+static double gemv_flops(const struct op_params *p)
+{
+	int M, K, N;
+	return gemv_dims(p, &M, &K, &N) ? NAN : 2.0 * M * K * N;
+}
+
+const struct op_desc op_dense_gemv = {
+	.name = "dense_gemv",
+	.summary = "bf16 dense projection at small M (drafter layers, lm_head)",
+	.setup = gemv_setup,
+	.teardown = gemv_teardown,
+	.reference = gemv_reference,
+	.run_cpu = gemv_run_cpu,
+	.poison = gemv_poison,
+	.max_error = gemv_max_error,
+	.bytes = gemv_bytes,
+	.flops = gemv_flops,
+	.tol = 1e-3,
+	.cuda = OP_CUDA(dense_gemv),
+	.params = gemv_params,
+};

@@ -1,0 +1,238 @@
+/* kern.h - the CPU fast paths' inner loops: INT4 and bf16 rows dotted with a few fp32 vectors at once. */
+#ifndef DDT_KERN_H
+#define DDT_KERN_H
+
+#include <stdint.h>
+
+#include "ops/bf16.h"
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+/* Up to this many vectors share one pass over a weight row: the row is
+ * dequantized once per block, in registers, and never written out. */
+#define KERN_BLOCK 4
+
+#ifdef __AVX2__
+static inline float kern_hsum(__m256 v)
+{
+	__m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+	a = _mm_add_ss(a, _mm_movehdup_ps(a));
+	return _mm_cvtss_f32(a);
+}
+
+/* The INT4 kernel, per 32 weights (16 bytes, one "chunk"): broadcast the
+ * bytes to both halves, two byte shuffles put byte j in dword j, AND / shift
+ * pick the low / high nibble, convert. The zero point is not subtracted per
+ * weight: sum (q - 8) x = sum q x - 8 sum x, and the second term comes
+ * precomputed per chunk (xc, see kern_q4_prepare) folded into the first
+ * multiply. Two chunks per iteration with separate accumulators hide the
+ * FMA latency; nt is a constant at every call site, so each block size gets
+ * its own copy with the accumulators in registers (separate variables: an
+ * array of them would live in memory). */
+#define KERN_Q4_DEQ(cc)                                                                  \
+	do {                                                                             \
+		__m256i bv_ = _mm256_broadcastsi128_si256(                               \
+			_mm_loadu_si128((const __m128i *)(row + 16 * (cc))));            \
+		__m256i d0_ = _mm256_shuffle_epi8(bv_, sh0), d1_ = _mm256_shuffle_epi8(bv_, sh1); \
+		w0 = _mm256_cvtepi32_ps(_mm256_and_si256(d0_, lo4));                     \
+		w1 = _mm256_cvtepi32_ps(_mm256_and_si256(d1_, lo4));                     \
+		w2 = _mm256_cvtepi32_ps(_mm256_srli_epi32(d0_, 4));                      \
+		w3 = _mm256_cvtepi32_ps(_mm256_srli_epi32(d1_, 4));                      \
+		s = _mm256_broadcast_ss(sc + (cc));                                      \
+	} while (0)
+
+/* One token: two half-chains shorten the latency; several tokens: one chain
+ * each (one op fewer; the tokens overlap each other's latency). */
+#define KERN_Q4_TOK(acc, xp, cp, cc)                                                     \
+	do {                                                                             \
+		const float *p_ = (xp) + 32 * (cc);                                      \
+		__m256 g_ = _mm256_fmsub_ps(w0, _mm256_loadu_ps(p_),                     \
+					    _mm256_loadu_ps((cp) + 8 * (cc)));           \
+		g_ = _mm256_fmadd_ps(w1, _mm256_loadu_ps(p_ + 8), g_);                   \
+		if (nt == 1) {                                                           \
+			__m256 h_ = _mm256_mul_ps(w2, _mm256_loadu_ps(p_ + 16));         \
+			h_ = _mm256_fmadd_ps(w3, _mm256_loadu_ps(p_ + 24), h_);          \
+			g_ = _mm256_add_ps(g_, h_);                                      \
+		} else {                                                                 \
+			g_ = _mm256_fmadd_ps(w2, _mm256_loadu_ps(p_ + 16), g_);          \
+			g_ = _mm256_fmadd_ps(w3, _mm256_loadu_ps(p_ + 24), g_);          \
+		}                                                                        \
+		acc = _mm256_fmadd_ps(g_, s, acc);                                       \
+	} while (0)
+
+#define KERN_Q4_TOKS(A0, A1, A2, A3, cc)                                                 \
+	do {                                                                             \
+		KERN_Q4_TOK(A0, x0, c0, cc);                                             \
+		if (nt > 1)                                                              \
+			KERN_Q4_TOK(A1, x1, c1, cc);                                     \
+		if (nt > 2)                                                              \
+			KERN_Q4_TOK(A2, x2, c2, cc);                                     \
+		if (nt > 3)                                                              \
+			KERN_Q4_TOK(A3, x3, c3, cc);                                     \
+	} while (0)
+
+/* Longest row the INT4 kernel takes: its per-chunk scales sit on the stack. */
+#define KERN_Q4_MAX_K 32768
+
+static inline __attribute__((always_inline)) void
+kern_q4_block(const uint8_t *row, const bf16_t *scales, int K, int group, const float *const *x,
+	      const float *const *xc, float *dots, const int nt)
+{
+	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
+					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
+					     7, -1, -1, -1);
+	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
+					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
+					     -1, -1, 15, -1, -1, -1);
+	const __m256i lo4 = _mm256_set1_epi32(15);
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	__m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+	__m256 w0, w1, w2, w3, s;
+	const float *x0 = x[0], *x1 = nt > 1 ? x[1] : x0, *x2 = nt > 2 ? x[2] : x0,
+		    *x3 = nt > 3 ? x[3] : x0;
+	const float *c0 = xc[0], *c1 = nt > 1 ? xc[1] : c0, *c2 = nt > 2 ? xc[2] : c0,
+		    *c3 = nt > 3 ? xc[3] : c0;
+	int nch = K / 32, cpg = group / 32, c = 0;
+	if (nch > KERN_Q4_MAX_K / 32) /* callers check; this keeps sc in bounds regardless */
+		nch = KERN_Q4_MAX_K / 32;
+	float sc[KERN_Q4_MAX_K / 32];
+
+	/* one fp32 scale per chunk, so the loop broadcasts straight from memory */
+	if (cpg == 1) {
+		int nv = nch & ~7;
+		for (int g = 0; g < nv; g += 8) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(scales + g));
+			_mm256_storeu_ps(sc + g, _mm256_castsi256_ps(_mm256_slli_epi32(
+							 _mm256_cvtepu16_epi32(v), 16)));
+		}
+		for (int j = 0; j < (nch & 7); j++)
+			sc[nv + j] = bf16_to_float(scales[nv + j]);
+	} else {
+		for (int g = 0; g < nch / cpg; g++) {
+			float v = bf16_to_float(scales[g]);
+			for (int j = 0; j < cpg; j++)
+				sc[g * cpg + j] = v;
+		}
+	}
+	for (; c + 2 <= nch; c += 2) {
+		KERN_Q4_DEQ(c);
+		KERN_Q4_TOKS(a0, a1, a2, a3, c);
+		KERN_Q4_DEQ(c + 1);
+		if (nt == 1) /* one token: a second chain; more: registers are short */
+			KERN_Q4_TOKS(b0, b1, b2, b3, c + 1);
+		else
+			KERN_Q4_TOKS(a0, a1, a2, a3, c + 1);
+	}
+	if (c < nch) {
+		KERN_Q4_DEQ(c);
+		KERN_Q4_TOKS(a0, a1, a2, a3, c);
+	}
+	dots[0] = kern_hsum(_mm256_add_ps(a0, b0));
+	if (nt > 1)
+		dots[1] = kern_hsum(_mm256_add_ps(a1, b1));
+	if (nt > 2)
+		dots[2] = kern_hsum(_mm256_add_ps(a2, b2));
+	if (nt > 3)
+		dots[3] = kern_hsum(_mm256_add_ps(a3, b3));
+}
+
+static inline __attribute__((always_inline)) void
+kern_bf16_block(const bf16_t *row, int K, const float *const *x, float *dots, const int nt)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	const float *x0 = x[0], *x1 = nt > 1 ? x[1] : x0, *x2 = nt > 2 ? x[2] : x0,
+		    *x3 = nt > 3 ? x[3] : x0;
+	for (int k = 0; k < K; k += 8) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(row + k));
+		__m256 w = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+		a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + k), a0);
+		if (nt > 1)
+			a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x1 + k), a1);
+		if (nt > 2)
+			a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x2 + k), a2);
+		if (nt > 3)
+			a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x3 + k), a3);
+	}
+	dots[0] = kern_hsum(a0);
+	if (nt > 1)
+		dots[1] = kern_hsum(a1);
+	if (nt > 2)
+		dots[2] = kern_hsum(a2);
+	if (nt > 3)
+		dots[3] = kern_hsum(a3);
+}
+#endif
+
+/* The correction terms of x[K] (kernel order) for kern_q4_dots: xc[c][8],
+ * per chunk c of 32, lanes summing to 8 x (the sum of the chunk's x). */
+static inline void kern_q4_prepare(const float *x, int K, float *xc)
+{
+	for (int c = 0; c < K / 32; c++)
+		for (int l = 0; l < 8; l++) {
+			const float *p = x + 32 * c + l;
+			xc[8 * c + l] = 8.0f * (p[0] + p[8] + p[16] + p[24]);
+		}
+}
+
+/* dots[t] = sum over k < K of (q(k) - 8) * scales[k / group] * x[t][p(k)] for
+ * t < nt, where q(k) is nibble k of row (low nibble first), p is moe_perm32
+ * (x is in the kernel's order) and xc[t] is kern_q4_prepare of x[t]. K and
+ * group are multiples of 32 and K <= KERN_Q4_MAX_K. */
+static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K, int group,
+				const float *const *x, const float *const *xc, int nt, float *dots)
+{
+#ifdef __AVX2__
+	for (; nt >= 4; nt -= 4, x += 4, xc += 4, dots += 4)
+		kern_q4_block(row, scales, K, group, x, xc, dots, 4);
+	if (nt == 3)
+		kern_q4_block(row, scales, K, group, x, xc, dots, 3);
+	else if (nt == 2)
+		kern_q4_block(row, scales, K, group, x, xc, dots, 2);
+	else if (nt == 1)
+		kern_q4_block(row, scales, K, group, x, xc, dots, 1);
+#else
+	(void)xc;
+	for (int t = 0; t < nt; t++) {
+		float acc = 0;
+		for (int g0 = 0; g0 < K; g0 += group) {
+			float gs = 0;
+			for (int k = g0; k < g0 + group; k++) {
+				int q = k & 1 ? row[k / 2] >> 4 : row[k / 2] & 15;
+				int i = k & 31, pk = (k & ~31) + (i & 1) * 16 + (i >> 1);
+				gs += (float)(q - 8) * x[t][pk];
+			}
+			acc += gs * bf16_to_float(scales[g0 / group]);
+		}
+		dots[t] = acc;
+	}
+#endif
+}
+
+/* dots[t] = sum over k < K of row[k] * x[t][k] (natural order); K a
+ * multiple of 8 on the AVX2 path. */
+static inline void kern_bf16_dots(const bf16_t *row, int K, const float *const *x, int nt,
+				  float *dots)
+{
+#ifdef __AVX2__
+	for (; nt >= 4; nt -= 4, x += 4, dots += 4)
+		kern_bf16_block(row, K, x, dots, 4);
+	if (nt == 3)
+		kern_bf16_block(row, K, x, dots, 3);
+	else if (nt == 2)
+		kern_bf16_block(row, K, x, dots, 2);
+	else if (nt == 1)
+		kern_bf16_block(row, K, x, dots, 1);
+#else
+	for (int t = 0; t < nt; t++) {
+		float acc = 0;
+		for (int k = 0; k < K; k++)
+			acc += bf16_to_float(row[k]) * x[t][k];
+		dots[t] = acc;
+	}
+#endif
+}
+
+#endif

@@ -1,0 +1,123 @@
+/* opkit.c - shared helpers of the ops' C side (params, fills, poison, error). */
+#include "cpu/opkit.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <string.h>
+
+double opkit_param(const struct op_desc *op, const struct op_params *p, const char *key)
+{
+	for (int i = 0; i < p->n; i++)
+		if (!strcmp(p->keys[i], key))
+			return p->vals[i];
+	for (const struct op_param_spec *s = op->params; s && s->key; s++)
+		if (!strcmp(s->key, key))
+			return s->dflt;
+	return NAN;
+}
+
+int opkit_num(const struct op_desc *op, const struct op_params *p, const char *key, double lo,
+	      double hi, double *out)
+{
+	double v = opkit_param(op, p, key);
+	if (!(v >= lo && v <= hi))
+		return err_set(DDT_EINPUT, "%s: %s = %g is outside [%g, %g]", op->name, key, v, lo,
+			       hi);
+	*out = v;
+	return 0;
+}
+
+int opkit_int(const struct op_desc *op, const struct op_params *p, const char *key, long lo,
+	      long hi, int *out)
+{
+	double v = 0;
+	int rc = opkit_num(op, p, key, (double)lo, (double)hi, &v);
+	if (rc)
+		return rc;
+	if (v != floor(v))
+		return err_set(DDT_EINPUT, "%s: %s = %g is not a whole number", op->name, key, v);
+	*out = (int)v;
+	return 0;
+}
+
+void opkit_fill_bf16(bf16_t *dst, size_t n, struct rng *r, float lo, float hi)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = bf16_from_float(rng_uniform(r, lo, hi));
+}
+
+void opkit_fill_f32(float *dst, size_t n, struct rng *r, float lo, float hi)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = rng_uniform(r, lo, hi);
+}
+
+void opkit_fill_bytes(uint8_t *dst, size_t n, struct rng *r)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v = rng_next(r);
+		memcpy(dst + i, &v, 8);
+	}
+	if (i < n) {
+		uint64_t v = rng_next(r);
+		memcpy(dst + i, &v, n - i);
+	}
+}
+
+void opkit_poison_f32(float *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = NAN;
+}
+
+void opkit_poison_bf16(bf16_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = 0x7fc0; /* quiet NaN */
+}
+
+double opkit_max_err_f32(const float *out, const float *ref, size_t n)
+{
+	double ss = 0, worst = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(ref[i]))
+			return INFINITY;
+		ss += (double)ref[i] * ref[i];
+	}
+	double rms = n ? sqrt(ss / (double)n) : 0;
+	if (rms == 0)
+		rms = 1;
+	for (size_t i = 0; i < n; i++) {
+		double d = fabs((double)out[i] - ref[i]);
+		if (!isfinite(out[i]) || !(d == d))
+			return INFINITY;
+		if (d > worst)
+			worst = d;
+	}
+	return worst / rms;
+}
+
+uint64_t opkit_subseed(uint64_t seed, const char *stream)
+{
+	uint64_t h = seed ^ 0xcbf29ce484222325ull;
+	for (; *stream; stream++)
+		h = (h ^ (unsigned char)*stream) * 0x100000001b3ull;
+	return rng_splitmix64(&h);
+}
+
+void opkit_random_tree(int32_t *parent, int32_t *depth, int n, int L, struct rng *r)
+{
+	parent[0] = -1;
+	depth[0] = 0;
+	for (int i = 1; i < n; i++) {
+		int p = (int)rng_below(r, (uint32_t)i);
+		for (int tries = 0; depth[p] >= L && tries < 8; tries++)
+			p = (int)rng_below(r, (uint32_t)i);
+		if (depth[p] >= L)
+			p = 0; /* the root always has room */
+		parent[i] = p;
+		depth[i] = depth[p] + 1;
+	}
+}

@@ -1,0 +1,38 @@
+/* tree.h - tree_build's parts, exposed so tests and benchmarks can check and time each stage alone. */
+#ifndef DDT_TREE_H
+#define DDT_TREE_H
+
+#include <stdint.h>
+
+#include "op.h"
+#include "ops/tree_build.h"
+
+/* Stage 1 for one position, fast path: the K largest of logits[V] (ties:
+ * smaller id first) sorted best first into tok[K] and logp[K] = logit -
+ * logsumexp(logits), the logsumexp in float32 after subtracting the maximum.
+ * scratch holds tree_topk_scratch_len(K) entries. K <= V. */
+void tree_topk_lse(const float *logits, int V, int K, float *logp, int32_t *tok,
+		   void *scratch);
+int tree_topk_scratch_len(int K);
+/* Bytes of one scratch entry. */
+#define TREE_TOPK_ENTRY 8
+
+/* Stage 2, the best-first heap over per-position top-K lists logp[L][K] and
+ * tok[L][K] (each sorted best first): fills out (n, parent, depth, rank,
+ * token, logp, mask rows) per FACTS.md section 2. heap holds 2 * B + 2
+ * entries of TREE_HEAP_ENTRY bytes. Cannot fail. */
+#define TREE_HEAP_ENTRY 16
+void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
+		     int32_t root_token, int mask_words, void *heap, struct tree_build_out *out);
+
+/* Whether candidate (parent pa, rank ra) comes before (pb, rb), both with
+ * the same prefix log-prob, under the tie rule: the smaller rank tuple from
+ * depth 1 down. Nodes' ranks and parents come from out. */
+int tree_tie_before(const struct tree_build_out *out, int pa, int ra, int pb, int rb);
+
+extern const struct op_desc op_tree_build;
+
+/* The instance's fast-path scratch sits behind it (see tree_build.c). */
+int tree_build_run_cpu(void *inst);
+
+#endif

@@ -1,0 +1,328 @@
+/* tree_fast.c - tree_build's fast path: a threshold-filtered top-K and a vectorized logsumexp per position, then a binary heap over at most B pops. */
+#include "cpu/tree.h"
+
+#include "cpu/cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+/* ---- stage 1: top-K and logsumexp of one position ---- */
+
+struct tk_ent {
+	float v;
+	int32_t id;
+};
+
+/* Best first: larger value, then smaller id. */
+static int tk_cmp(const void *a, const void *b)
+{
+	const struct tk_ent *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int tree_topk_scratch_len(int K)
+{
+	return K;
+}
+
+/* The K best so far as a min-heap with the worst on top (smaller value, or
+ * on a tie the larger id), so the admission threshold is always exact:
+ * about K ln(V/K) logits ever get in. */
+static int tk_worse(const struct tk_ent *a, const struct tk_ent *b)
+{
+	return a->v < b->v || (a->v == b->v && a->id > b->id);
+}
+
+static void tk_sift_down(struct tk_ent *h, int n, int i)
+{
+	struct tk_ent e = h[i];
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && tk_worse(&h[c + 1], &h[c]))
+			c++;
+		if (!tk_worse(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+static void tk_push(struct tk_ent *h, int *n, int K, float v, int32_t id)
+{
+	if (*n < K) {
+		int i = (*n)++;
+		struct tk_ent e = {v, id};
+		while (i > 0 && tk_worse(&e, &h[(i - 1) / 2])) {
+			h[i] = h[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		h[i] = e;
+		return;
+	}
+	h[0].v = v; /* replaces the worst; callers only push better ones */
+	h[0].id = id;
+	tk_sift_down(h, *n, 0);
+}
+
+/* The threshold a logit must beat (strictly: an equal value comes later, so
+ * it has the larger id and loses the tie). */
+static inline float tk_thr(const struct tk_ent *h, int n, int K)
+{
+	return n < K ? -INFINITY : h[0].v;
+}
+
+/* Offers x[lo, hi) to the heap; returns the new threshold. */
+static float tk_admit(const float *x, int lo, int hi, int K, struct tk_ent *h, int *n)
+{
+	float thr = tk_thr(h, *n, K);
+	int i = lo;
+#ifdef __AVX2__
+	for (; i + 8 <= hi; i += 8) {
+		int bits = _mm256_movemask_ps(
+			_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(thr), _CMP_GT_OQ));
+		while (bits) {
+			int b = __builtin_ctz((unsigned)bits);
+			bits &= bits - 1;
+			if (x[i + b] > thr) { /* thr may have risen within this vector */
+				tk_push(h, n, K, x[i + b], i + b);
+				thr = tk_thr(h, *n, K);
+			}
+		}
+	}
+#endif
+	for (; i < hi; i++)
+		if (x[i] > thr) {
+			tk_push(h, n, K, x[i], i);
+			thr = tk_thr(h, *n, K);
+		}
+	return thr;
+}
+
+#ifdef __AVX2__
+/* e^x for x <= 0 (Cephes expf: range reduction by ln 2, degree-6
+ * polynomial, about 1 ulp); below -87.3 it returns e^-87.3, which adds
+ * nothing against the sum's leading 1. */
+static inline __m256 exp_neg256(__m256 x)
+{
+	const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+	__m256 fx = _mm256_round_ps(_mm256_mul_ps(x, log2e),
+				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 p = _mm256_set1_ps(1.9875691500e-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+	__m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)),
+				      23);
+	return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+static inline float hmax256(__m256 v)
+{
+	__m128 a = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+	a = _mm_max_ss(a, _mm_movehdup_ps(a));
+	return _mm_cvtss_f32(a);
+}
+
+static inline float hsum256(__m256 v)
+{
+	__m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+	a = _mm_add_ss(a, _mm_movehdup_ps(a));
+	return _mm_cvtss_f32(a);
+}
+#endif
+
+/* Logits go by in blocks that stay in L1: a vector pass finds the block's
+ * maximum (and whether anything beats the top-K threshold, which is rare
+ * once the threshold settles), then a second pass adds up exp(x - m) against
+ * the running maximum m. When m rises, the sum so far is rescaled (a few
+ * times per position). Block sums go into a double, so V = 163840 terms add
+ * up without drift. */
+#define TK_BLOCK 256
+
+/* Top-K of x into h (a heap of *count entries) and logsumexp(x). */
+static float tk_scan(const float *x, int V, int K, struct tk_ent *h, int *count)
+{
+	float m = -INFINITY;
+	double total = 0;
+	int n = 0, i = 0;
+#ifdef __AVX2__
+	float thr = -INFINITY;
+	for (; i + TK_BLOCK <= V; i += TK_BLOCK) {
+		const float *b = x + i;
+		__m256 vmax = _mm256_loadu_ps(b);
+		for (int j = 8; j < TK_BLOCK; j += 8)
+			vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(b + j));
+		float bmax = hmax256(vmax);
+		if (bmax > thr)
+			thr = tk_admit(x, i, i + TK_BLOCK, K, h, &n);
+		if (bmax > m) {
+			total *= exp((double)m - bmax); /* 0 on the first block: m = -inf */
+			m = bmax;
+		}
+		const __m256 vm = _mm256_set1_ps(m);
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0;
+		for (int j = 0; j < TK_BLOCK; j += 16) {
+			a0 = _mm256_add_ps(a0, exp_neg256(_mm256_sub_ps(_mm256_loadu_ps(b + j), vm)));
+			a1 = _mm256_add_ps(a1, exp_neg256(_mm256_sub_ps(_mm256_loadu_ps(b + j + 8), vm)));
+		}
+		total += hsum256(_mm256_add_ps(a0, a1));
+	}
+#endif
+	if (i < V) { /* the tail (or everything, without AVX2), plainly */
+		float bmax = x[i];
+		for (int j = i; j < V; j++)
+			bmax = x[j] > bmax ? x[j] : bmax;
+		tk_admit(x, i, V, K, h, &n);
+		if (bmax > m) {
+			total *= exp((double)m - bmax);
+			m = bmax;
+		}
+		for (int j = i; j < V; j++)
+			total += expf(x[j] - m);
+	}
+	*count = n;
+	return m + (float)log(total);
+}
+
+void tree_topk_lse(const float *logits, int V, int K, float *logp, int32_t *tok, void *scratch)
+{
+	struct tk_ent *buf = scratch;
+	int n;
+	float lse = tk_scan(logits, V, K, buf, &n);
+	qsort(buf, (size_t)n, sizeof *buf, tk_cmp);
+	for (int r = 0; r < K; r++) {
+		tok[r] = buf[r].id;
+		logp[r] = buf[r].v - lse;
+	}
+}
+
+/* ---- stage 2: the best-first heap ---- */
+
+struct heap_ent {
+	float logp;
+	int32_t parent;
+	int32_t depth;
+	int32_t rank;
+};
+
+/* Rank tuple of (parent p, rank r) into t (depth 1 first); returns its length. */
+static int rank_tuple(const struct tree_build_out *out, int p, int r, int32_t *t, int cap)
+{
+	int d = p ? out->depth[p] + 1 : 1;
+	if (d > cap)
+		d = cap;
+	t[d - 1] = r;
+	for (int i = d - 2; i >= 0; i--, p = out->parent[p])
+		t[i] = out->rank[p];
+	return d;
+}
+
+int tree_tie_before(const struct tree_build_out *out, int pa, int ra, int pb, int rb)
+{
+	int32_t ta[256], tb[256];
+	int na = rank_tuple(out, pa, ra, ta, 256), nb = rank_tuple(out, pb, rb, tb, 256);
+	for (int i = 0; i < na && i < nb; i++)
+		if (ta[i] != tb[i])
+			return ta[i] < tb[i];
+	return na < nb;
+}
+
+static int heap_before(const struct tree_build_out *out, const struct heap_ent *a,
+		       const struct heap_ent *b)
+{
+	if (a->logp != b->logp)
+		return a->logp > b->logp;
+	return tree_tie_before(out, a->parent, a->rank, b->parent, b->rank);
+}
+
+static void heap_push(struct heap_ent *h, int *n, struct heap_ent e,
+		      const struct tree_build_out *out)
+{
+	int i = (*n)++;
+	while (i > 0) {
+		int up = (i - 1) / 2;
+		if (!heap_before(out, &e, &h[up]))
+			break;
+		h[i] = h[up];
+		i = up;
+	}
+	h[i] = e;
+}
+
+static struct heap_ent heap_pop(struct heap_ent *h, int *n, const struct tree_build_out *out)
+{
+	struct heap_ent top = h[0], last = h[--*n];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && heap_before(out, &h[c + 1], &h[c]))
+			c++;
+		if (!heap_before(out, &h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = last;
+	return top;
+}
+
+void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
+		     int32_t root_token, int mask_words, void *heap, struct tree_build_out *out)
+{
+	struct heap_ent *h = heap;
+	int nh = 0, n = 1;
+
+	out->parent[0] = -1;
+	out->depth[0] = 0;
+	out->rank[0] = 0;
+	out->token[0] = root_token;
+	out->logp[0] = 0;
+	memset(out->mask, 0, (size_t)mask_words * sizeof *out->mask);
+	out->mask[0] = 1;
+	if (L > 0 && K > 0)
+		heap_push(h, &nh, (struct heap_ent){logp[0], 0, 1, 0}, out);
+	while (n <= B && nh > 0) {
+		struct heap_ent e = heap_pop(h, &nh, out);
+		int i = n++;
+		uint32_t *row = out->mask + (size_t)i * mask_words;
+		out->parent[i] = e.parent;
+		out->depth[i] = e.depth;
+		out->rank[i] = e.rank;
+		out->token[i] = tok[(size_t)(e.depth - 1) * K + e.rank];
+		out->logp[i] = e.logp;
+		memcpy(row, out->mask + (size_t)e.parent * mask_words,
+		       (size_t)mask_words * sizeof *row);
+		row[i / 32] |= 1u << (i % 32);
+		float base = out->logp[e.parent];
+		if (e.rank + 1 < K)
+			heap_push(h, &nh,
+				  (struct heap_ent){base + logp[(size_t)(e.depth - 1) * K + e.rank + 1],
+						    e.parent, e.depth, e.rank + 1},
+				  out);
+		if (e.depth < L)
+			heap_push(h, &nh,
+				  (struct heap_ent){e.logp + logp[(size_t)e.depth * K], i, e.depth + 1, 0},
+				  out);
+	}
+	out->n = n;
+}

@@ -1,0 +1,262 @@
+/* allreduce.cu - NCCL all-reduce of M x hidden bf16 over every local GPU: latency, algbw and busbw per M.
+ *
+ * One communicator across all local GPUs (ncclCommInitAll, one process),
+ * sum in place of nothing: out-of-place so every sample does the same work.
+ * Each sample is 20 back-to-back all-reduces timed with events on GPU 0's
+ * stream (the collective cannot finish on GPU 0 before every peer joined);
+ * the row's time is per all-reduce. algbw = bytes / time, busbw = algbw x
+ * 2 (n - 1) / n (nccl-tests' convention). The first call per M is checked
+ * against the exact sum (small integers, exact in bf16).
+ *
+ * Napkin math (Kimi K2.x decode): 7168 x M bf16 = 14 KB at M = 1, 129 KB at
+ * M = 9, 473 KB at M = 33, 3.7 MB at M = 257; FACTS.md section 7: NCCL on 8
+ * H200 ~18-26 us up to 1 MB (latency bound, not bandwidth bound).
+ */
+#include "timing.cuh"
+
+extern "C" {
+#include "ops/bf16.h"
+}
+
+#include <math.h>
+#include <stdlib.h>
+
+#ifdef DDT_NO_NCCL
+
+/* Built without NCCL: every row says so. */
+extern "C" int cuda_bench_allreduce(struct run_record *r, const int *ms, int nm, int hidden,
+				    const struct harness_conf *hc, int rec_device)
+{
+	char reason[160];
+	int n = cu_device_count(reason, sizeof reason);
+	(void)hc;
+	for (int i = 0; i < nm; i++) {
+		struct rec_row row;
+		cu_row_init(&row, "allreduce", "nccl", "nccl", rec_device);
+		rec_row_param_set(&row, "M", ms[i]);
+		rec_row_param_set(&row, "hidden", hidden);
+		rec_row_param_set(&row, "gpus", n);
+		row.bytes = (double)ms[i] * hidden * 2;
+		cu_row_status(&row, REC_SKIPPED, "%s", n ? "built without NCCL" : reason);
+		if (record_add_row(r, &row))
+			return err_nomem();
+	}
+	return 0;
+}
+
+#else
+
+#include <nccl.h>
+
+#define AR_CALLS 20
+
+static int nccl_fail(ncclResult_t r, const char *what, int line)
+{
+	return err_set(DDT_EGENERIC, "%s:%d: %s: %s", __FILE__, line, what, ncclGetErrorString(r));
+}
+
+static int nc_err(ncclResult_t r, const char *what, int line)
+{
+	return r == ncclSuccess ? 0 : nccl_fail(r, what, line);
+}
+
+#define NC(call) nc_err((call), #call, __LINE__)
+
+struct ar_ctx {
+	int n;
+	size_t count;
+	ncclComm_t *comms;
+	cudaStream_t *streams; /* streams[0] is the timer's */
+	void **send, **recv;
+};
+
+/* One all-reduce on every GPU (GPU 0's on s). */
+static int ar_enqueue(void *arg, cudaStream_t s)
+{
+	struct ar_ctx *c = (struct ar_ctx *)arg;
+	ncclResult_t r;
+	c->streams[0] = s;
+	if ((r = ncclGroupStart()) != ncclSuccess)
+		return nccl_fail(r, "ncclGroupStart", __LINE__);
+	for (int i = 0; i < c->n; i++) {
+		r = ncclAllReduce(c->send[i], c->recv[i], c->count, ncclBfloat16, ncclSum, c->comms[i],
+				  c->streams[i]);
+		if (r != ncclSuccess) {
+			(void)ncclGroupEnd();
+			return nccl_fail(r, "ncclAllReduce", __LINE__);
+		}
+	}
+	if ((r = ncclGroupEnd()) != ncclSuccess)
+		return nccl_fail(r, "ncclGroupEnd", __LINE__);
+	return 0;
+}
+
+/* GPU i's value at k: small integers, so the bf16 sum is exact. */
+static float ar_value(int i, size_t k)
+{
+	return (float)((int)((k * 7 + (size_t)i * 3) % 9) - 4) * (float)(i % 3 + 1);
+}
+
+/* Fills every GPU's send buffer for count elements. */
+static int ar_fill(struct ar_ctx *c, size_t count)
+{
+	uint16_t *h = (uint16_t *)malloc(count * 2);
+	int rc = 0;
+	if (!h)
+		return err_nomem();
+	for (int i = 0; i < c->n && !rc; i++) {
+		for (size_t k = 0; k < count; k++)
+			h[k] = bf16_from_float(ar_value(i, k));
+		if (!(rc = CU(cudaSetDevice(i))))
+			rc = CU(cudaMemcpy(c->send[i], h, count * 2, cudaMemcpyHostToDevice));
+	}
+	free(h);
+	return rc;
+}
+
+/* Runs one all-reduce and compares GPU 0's result with the exact sum; the
+ * error is max |out - ref| / rms(ref). */
+static int ar_check(struct ar_ctx *c, cudaStream_t s, double *err)
+{
+	uint16_t *h = (uint16_t *)malloc(c->count * 2);
+	double ss = 0, worst = 0;
+	int rc;
+	*err = INFINITY;
+	if (!h)
+		return err_nomem();
+	if ((rc = ar_enqueue(c, s)))
+		goto done;
+	for (int i = 0; i < c->n && !rc; i++)
+		if (!(rc = CU(cudaSetDevice(i))))
+			rc = CU(cudaStreamSynchronize(c->streams[i]));
+	if (rc || (rc = CU(cudaSetDevice(0))) ||
+	    (rc = CU(cudaMemcpy(h, c->recv[0], c->count * 2, cudaMemcpyDeviceToHost))))
+		goto done;
+	for (size_t k = 0; k < c->count; k++) {
+		double ref = 0;
+		for (int i = 0; i < c->n; i++)
+			ref += ar_value(i, k);
+		double d = fabs((double)bf16_to_float(h[k]) - ref);
+		ss += ref * ref;
+		if (!(d == d))
+			d = INFINITY;
+		worst = d > worst ? d : worst;
+	}
+	*err = worst / (ss > 0 ? sqrt(ss / (double)c->count) : 1.0);
+done:
+	free(h);
+	return rc;
+}
+
+static void ar_row(struct rec_row *row, int M, int hidden, int n, int rec_device)
+{
+	cu_row_init(row, "allreduce", "nccl", "nccl", rec_device);
+	rec_row_param_set(row, "M", M);
+	rec_row_param_set(row, "hidden", hidden);
+	rec_row_param_set(row, "gpus", n);
+	row->bytes = (double)M * hidden * 2;
+	row->flops = (double)M * hidden * (n > 1 ? n - 1 : 0);
+}
+
+/* Appends one row per M with status st and the reason. */
+static int ar_rows_status(struct run_record *r, const int *ms, int nm, int hidden, int n,
+			  int rec_device, enum rec_status st, const char *reason)
+{
+	for (int i = 0; i < nm; i++) {
+		struct rec_row row;
+		ar_row(&row, ms[i], hidden, n, rec_device);
+		cu_row_status(&row, st, "%s", reason);
+		if (record_add_row(r, &row))
+			return err_nomem();
+	}
+	return 0;
+}
+
+extern "C" int cuda_bench_allreduce(struct run_record *r, const int *ms, int nm, int hidden,
+				    const struct harness_conf *hc, int rec_device)
+{
+	char reason[160];
+	int n = cu_device_count(reason, sizeof reason), rc = 0, maxm = 1;
+	struct ar_ctx c;
+	struct cu_timer t;
+	struct harness_conf h = *hc;
+
+	if (n == 0)
+		return ar_rows_status(r, ms, nm, hidden, 0, rec_device, REC_SKIPPED, reason);
+	if (n < 2) {
+		snprintf(reason, sizeof reason, "needs 2 or more GPUs, found %d", n);
+		return ar_rows_status(r, ms, nm, hidden, n, rec_device, REC_SKIPPED, reason);
+	}
+	for (int i = 0; i < nm; i++)
+		maxm = ms[i] > maxm ? ms[i] : maxm;
+	const size_t bytes = (size_t)maxm * hidden * 2;
+	memset(&c, 0, sizeof c);
+	memset(&t, 0, sizeof t);
+	c.n = n;
+	c.comms = (ncclComm_t *)calloc((size_t)n, sizeof *c.comms);
+	c.streams = (cudaStream_t *)calloc((size_t)n, sizeof *c.streams);
+	c.send = (void **)calloc((size_t)n, sizeof *c.send);
+	c.recv = (void **)calloc((size_t)n, sizeof *c.recv);
+	int *devs = (int *)calloc((size_t)n, sizeof *devs);
+	if (!c.comms || !c.streams || !c.send || !c.recv || !devs) {
+		rc = err_nomem();
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		devs[i] = i;
+	for (int i = 0; i < n && !rc; i++) {
+		if (!(rc = CU(cudaSetDevice(i))) && !(rc = CU(cudaMalloc(&c.send[i], bytes))) &&
+		    !(rc = CU(cudaMalloc(&c.recv[i], bytes))) && i > 0)
+			rc = CU(cudaStreamCreateWithFlags(&c.streams[i], cudaStreamNonBlocking));
+	}
+	if (!rc)
+		rc = NC(ncclCommInitAll(c.comms, n, devs));
+	/* all-reduce latency is what matters: no L2 flush between samples */
+	h.cold = 0;
+	if (!rc)
+		rc = cu_timer_init(&t, 0, 0);
+	if (rc) {
+		rc = ar_rows_status(r, ms, nm, hidden, n, rec_device, REC_FAILED, err_msg());
+		goto out;
+	}
+	for (int i = 0; i < nm && !rc; i++) {
+		struct rec_row row;
+		double err = INFINITY;
+		ar_row(&row, ms[i], hidden, n, rec_device);
+		c.count = (size_t)ms[i] * hidden;
+		if (ar_fill(&c, c.count) || CU(cudaSetDevice(0)) || ar_check(&c, t.s, &err)) {
+			cu_row_status(&row, REC_FAILED, "%s", err_msg());
+		} else if ((row.max_err = err) > 0) {
+			cu_row_status(&row, REC_FAILED, "the sum differs from the exact one (error %.3g)",
+				      err);
+		} else if (cu_time(&t, &h, ar_enqueue, &c, AR_CALLS, &row)) {
+			cu_row_status(&row, REC_FAILED, "timing: %s", err_msg());
+		} else {
+			cu_row_rates(&row, NAN);
+			rec_row_param_set(&row, "busbw_gbps", row.gbps * 2.0 * (n - 1) / n);
+		}
+		rc = record_add_row(r, &row) ? err_nomem() : 0;
+	}
+out:
+	cu_timer_free(&t);
+	for (int i = 0; c.comms && i < n; i++)
+		if (c.comms[i])
+			ncclCommDestroy(c.comms[i]);
+	for (int i = 0; c.send && i < n; i++) {
+		cudaSetDevice(i);
+		cu_free(c.send[i]);
+		cu_free(c.recv[i]);
+		if (i > 0 && c.streams[i])
+			cudaStreamDestroy(c.streams[i]);
+	}
+	cudaSetDevice(0);
+	cu_recover();
+	free(c.comms);
+	free(c.streams);
+	free(c.send);
+	free(c.recv);
+	free(devs);
+	return rc;
+}
+
+#endif

@@ -1,0 +1,525 @@
+/* tree_attn.cu - tree-verify attention, MLA absorbed, on tensor cores: flash-decoding split over the context, ancestor mask on the tree rows.
+ *
+ * What it computes: engine/ops/tree_attn.h (every head of every tree token
+ * reads the one shared latent cache: K = [latent | rope], V = latent).
+ *
+ * How:
+ *   ta_main, grid (row groups of 32 query rows, context splits), 8 warps.
+ *   Query rows are (token, head) pairs; one CTA streams its split of the
+ *   cache through shared memory in chunks of 32 rows (cp.async, two stages)
+ *   and serves all 32 query rows from each chunk, so the cache is read from
+ *   HBM once and from L2 once per row group. Per chunk:
+ *     QK: S = Q K^T with m16n8k16 mma; warp (row tile, quarter of the 576
+ *         dims) keeps its Q fragments in registers for the whole split;
+ *         the four quarter partials meet in shared memory.
+ *     softmax: 8 threads per row: mask (past rows all visible, tree rows by
+ *         the ancestor mask), online max and sum in the log2 domain, P as
+ *         fp16 in shared memory.
+ *     PV: O += P V with mma; warp (row tile, quarter of the 512 latent
+ *         dims) holds 16 x 128 fp32 accumulators.
+ *   With one split the CTA normalizes and writes out; otherwise it writes
+ *   (O, max, sum) and ta_combine merges the splits.
+ *
+ * Number format: setup converts q and the cache from bf16 to fp16, each
+ * scaled by a power of two (exact) that puts its largest magnitude in
+ * [128, 256); every bf16 value in that range is exact in fp16, and P (in
+ * [0, 1]) keeps 11 bits instead of bf16's 8, which holds the error near 1e-3
+ * of the output rms instead of ~5e-3. The scales come back out in fp32.
+ *
+ * Napkin math (Kimi K2.x TP-8: 8 heads, 576/512 dims, ctx 16384):
+ *   bytes: (ctx + T) x 576 x 2 B = 18.9 MB -> 4.4 us at 4.25 TB/s.
+ *   flops: rows x keys x (576 + 512) x 2; rows = 8 (B+1):
+ *     B = 8  (72 rows):  2.6 GFLOP -> ~3 us of dense bf16/fp16 tensor time
+ *     B = 32 (264 rows): 9.4 GFLOP -> ~10 us at 989 TFLOP/s, ~16 us at the
+ *     ~600 TFLOP/s mma.sync reaches: compute bound above ~70 query rows, so
+ *     the 70%-of-copy target is reachable only at small B.
+ */
+#include "common.cuh"
+
+#include <cuda_fp16.h>
+#include <math.h>
+
+extern "C" {
+#include "ops/tree_attn.h"
+}
+
+#define TA_WARPS 8
+#define TA_THREADS (TA_WARPS * 32)
+#define TA_ROWS 32      /* query rows per CTA: two 16-row mma tiles */
+#define TA_KC 32        /* cache rows per chunk */
+#define TA_MAX_DQ 576   /* QK dims: Q fragments live in registers */
+#define TA_MAX_DV 512   /* V dims: accumulators live in registers */
+#define TA_KQ_MAX (TA_MAX_DQ / 16 / 4) /* k steps per warp quarter: 9 */
+#define TA_NT_MAX (TA_MAX_DV / 32)     /* 8-wide n tiles per warp: 16 */
+#define TA_SP_LD 36     /* S partial row stride (floats) */
+#define TA_P_LD 40      /* P row stride (halves) */
+
+struct ta_args {
+	int T, ctx, H, rows, NK;  /* NK = ctx + T cache rows */
+	int d_lat, DV, DQ, W;     /* W = mask words */
+	int kps, nsplit, nst;     /* keys per split (multiple of TA_KC), splits, stages */
+	float qk_mul;             /* scale x log2(e) x 2^(eq + ek) */
+	float v_mul;              /* 2^ek */
+	const uint16_t *q;        /* fp16 [row groups x 32][DQ] */
+	const uint16_t *kv;       /* fp16 [NK][DQ] */
+	const uint32_t *mask;     /* [T][W] */
+	float *opart;             /* [nsplit][rows_pad][DV] */
+	float2 *mlpart;           /* [nsplit][rows_pad] (max, sum) */
+	float *out;               /* [rows][d_lat] */
+	int rows_pad;
+};
+
+__device__ __forceinline__ void mma_f16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Whether query row grow may see cache row kk. */
+__device__ __forceinline__ bool ta_visible(const ta_args &a, int grow, int kk)
+{
+	if (grow >= a.rows || kk >= a.NK)
+		return false;
+	if (kk < a.ctx)
+		return true;
+	const int t = grow / a.H, j = kk - a.ctx;
+	return (__ldg(a.mask + (size_t)t * a.W + j / 32) >> (j % 32)) & 1u;
+}
+
+__global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
+{
+	extern __shared__ __align__(16) unsigned char ta_sm[];
+	const int ldk = a.DQ + 8; /* halves per cache row in shared memory */
+	uint16_t *stage0 = (uint16_t *)ta_sm;
+	float *sp = (float *)(ta_sm + (size_t)a.nst * TA_KC * ldk * 2); /* [4][32][TA_SP_LD] */
+	uint16_t *ps = (uint16_t *)(sp + 4 * TA_ROWS * TA_SP_LD);     /* [32][TA_P_LD] */
+	float *alpha_s = (float *)(ps + TA_ROWS * TA_P_LD);             /* [32] */
+	float2 *ml_s = (float2 *)(alpha_s + TA_ROWS);                   /* [32] */
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int g = lane >> 2, c = lane & 3;
+	const int rt = warp & 1, quarter = warp >> 1;
+	const int rg = blockIdx.x, split = blockIdx.y;
+	const int row0 = rg * TA_ROWS;
+	const int k_lo = split * a.kps, k_hi = min(a.NK, k_lo + a.kps);
+	const int nchunks = k_hi > k_lo ? (k_hi - k_lo + TA_KC - 1) / TA_KC : 0;
+	const int KS = a.DQ / 16, KQ = (KS + 3) / 4;
+	const int NT = a.DV / 32; /* n tiles of this warp's V quarter */
+	const int dv0 = quarter * (a.DV / 4);
+
+	/* Q fragments of (row tile rt, k steps quarter*KQ ...) */
+	uint32_t qa[TA_KQ_MAX][4];
+#pragma unroll
+	for (int i = 0; i < TA_KQ_MAX; i++) {
+		const int ks = quarter * KQ + i;
+		if (i < KQ && ks < KS) {
+			const uint16_t *qr = a.q + (size_t)(row0 + rt * 16 + g) * a.DQ + ks * 16 + 2 * c;
+			qa[i][0] = *(const uint32_t *)qr;
+			qa[i][1] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ);
+			qa[i][2] = *(const uint32_t *)(qr + 8);
+			qa[i][3] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ + 8);
+		} else {
+			qa[i][0] = qa[i][1] = qa[i][2] = qa[i][3] = 0;
+		}
+	}
+	float o[TA_NT_MAX][4];
+#pragma unroll
+	for (int nt = 0; nt < TA_NT_MAX; nt++)
+		o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.f;
+
+	/* softmax ownership: 8 threads per row, 4 keys each */
+	const int srow = tid >> 3, ssub = tid & 7, sgrow = row0 + srow;
+	float m_run = -INFINITY, l_run = 0.f;
+
+	const int ppr = a.DQ / 8; /* 16-byte pieces per cache row */
+	auto issue = [&](int chunk) {
+		uint16_t *st = stage0 + (size_t)(a.nst == 2 ? chunk & 1 : 0) * TA_KC * ldk;
+		const int kbase = k_lo + chunk * TA_KC;
+		for (int q = tid; q < TA_KC * ppr; q += TA_THREADS) {
+			const int r = q / ppr, piece = q % ppr, kk = kbase + r;
+			const bool ok = kk < k_hi;
+			cp_async16(st + (size_t)r * ldk + piece * 8,
+				   a.kv + (size_t)(ok ? kk : 0) * a.DQ + piece * 8, ok ? 16 : 0);
+		}
+		cp_async_commit();
+	};
+
+	if (a.nst == 2 && nchunks > 0)
+		issue(0);
+	for (int ch = 0; ch < nchunks; ch++) {
+		if (a.nst == 1) {
+			__syncthreads(); /* the single stage is free again */
+			issue(ch);
+		}
+		cp_async_wait<0>();
+		__syncthreads();
+		if (a.nst == 2 && ch + 1 < nchunks)
+			issue(ch + 1);
+		const uint16_t *st = stage0 + (size_t)(a.nst == 2 ? ch & 1 : 0) * TA_KC * ldk;
+		const int kbase = k_lo + ch * TA_KC;
+
+		/* QK partial over this warp's k quarter, all 32 keys */
+		{
+			float s[4][4];
+#pragma unroll
+			for (int nt = 0; nt < 4; nt++)
+				s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+#pragma unroll
+			for (int i = 0; i < TA_KQ_MAX; i++) {
+				const int ks = quarter * KQ + i;
+				if (i < KQ && ks < KS) {
+#pragma unroll
+					for (int np = 0; np < 2; np++) {
+						uint32_t b[4];
+						const int key = np * 16 + (lane & 7) + (lane >> 4) * 8;
+						const int col = ks * 16 + ((lane >> 3) & 1) * 8;
+						ldsm_x4(b, st + (size_t)key * ldk + col);
+						mma_f16(s[2 * np], qa[i], b[0], b[1]);
+						mma_f16(s[2 * np + 1], qa[i], b[2], b[3]);
+					}
+				}
+			}
+			float *spq = sp + (size_t)quarter * TA_ROWS * TA_SP_LD;
+#pragma unroll
+			for (int nt = 0; nt < 4; nt++) {
+				const int r = rt * 16 + g, col = nt * 8 + 2 * c;
+				*(float2 *)(spq + r * TA_SP_LD + col) = make_float2(s[nt][0], s[nt][1]);
+				*(float2 *)(spq + (r + 8) * TA_SP_LD + col) =
+					make_float2(s[nt][2], s[nt][3]);
+			}
+		}
+		__syncthreads();
+
+		/* online softmax, log2 domain */
+		{
+			float v[4];
+			float cmax = -INFINITY;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const int col = ssub * 4 + j;
+				float sum = 0.f;
+#pragma unroll
+				for (int qq = 0; qq < 4; qq++)
+					sum += sp[((size_t)qq * TA_ROWS + srow) * TA_SP_LD + col];
+				v[j] = ta_visible(a, sgrow, kbase + col) ? sum * a.qk_mul : -INFINITY;
+				cmax = fmaxf(cmax, v[j]);
+			}
+#pragma unroll
+			for (int o2 = 1; o2 < 8; o2 <<= 1)
+				cmax = fmaxf(cmax, __shfl_xor_sync(0xffffffffu, cmax, o2));
+			const float m_new = fmaxf(m_run, cmax);
+			float alpha = 1.f, psum = 0.f, p[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				p[j] = (m_new == -INFINITY || v[j] == -INFINITY) ? 0.f : exp2f(v[j] - m_new);
+				psum += p[j];
+			}
+			if (m_new != -INFINITY)
+				alpha = m_run == -INFINITY ? 0.f : exp2f(m_run - m_new);
+#pragma unroll
+			for (int o2 = 1; o2 < 8; o2 <<= 1)
+				psum += __shfl_xor_sync(0xffffffffu, psum, o2);
+			l_run = l_run * alpha + psum;
+			m_run = m_new;
+			__half2 h01 = __floats2half2_rn(p[0], p[1]), h23 = __floats2half2_rn(p[2], p[3]);
+			uint2 pk;
+			memcpy(&pk.x, &h01, 4);
+			memcpy(&pk.y, &h23, 4);
+			*(uint2 *)(ps + srow * TA_P_LD + ssub * 4) = pk;
+			if (ssub == 0)
+				alpha_s[srow] = alpha;
+		}
+		__syncthreads();
+
+		/* PV over this warp's V quarter */
+		{
+			const float a_lo = alpha_s[rt * 16 + g], a_hi = alpha_s[rt * 16 + g + 8];
+#pragma unroll
+			for (int nt = 0; nt < TA_NT_MAX; nt++) {
+				o[nt][0] *= a_lo;
+				o[nt][1] *= a_lo;
+				o[nt][2] *= a_hi;
+				o[nt][3] *= a_hi;
+			}
+#pragma unroll
+			for (int kstep = 0; kstep < TA_KC / 16; kstep++) {
+				uint32_t pa[4];
+				ldsm_x4(pa, ps + (size_t)(rt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * TA_P_LD +
+						    kstep * 16 + (lane >> 4) * 8);
+				const int key = kstep * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+				for (int ntp = 0; ntp < TA_NT_MAX / 2; ntp++) {
+					if (2 * ntp < NT) {
+						uint32_t b[4];
+						ldsm_x4_t(b, st + (size_t)key * ldk + dv0 + ntp * 16 +
+								     (lane >> 4) * 8);
+						mma_f16(o[2 * ntp], pa, b[0], b[1]);
+						mma_f16(o[2 * ntp + 1], pa, b[2], b[3]);
+					}
+				}
+			}
+		}
+	}
+
+	if (ssub == 0)
+		ml_s[srow] = make_float2(m_run, l_run);
+	__syncthreads();
+
+	const float2 ml_lo = ml_s[rt * 16 + g], ml_hi = ml_s[rt * 16 + g + 8];
+	const int r_lo = row0 + rt * 16 + g, r_hi = r_lo + 8;
+	if (a.nsplit == 1) {
+		const float f_lo = ml_lo.y > 0.f ? a.v_mul / ml_lo.y : 0.f;
+		const float f_hi = ml_hi.y > 0.f ? a.v_mul / ml_hi.y : 0.f;
+#pragma unroll
+		for (int nt = 0; nt < TA_NT_MAX; nt++) {
+			const int dim = dv0 + nt * 8 + 2 * c;
+			if (nt < NT && dim < a.d_lat) {
+				if (r_lo < a.rows)
+					*(float2 *)(a.out + (size_t)r_lo * a.d_lat + dim) =
+						make_float2(o[nt][0] * f_lo, o[nt][1] * f_lo);
+				if (r_hi < a.rows)
+					*(float2 *)(a.out + (size_t)r_hi * a.d_lat + dim) =
+						make_float2(o[nt][2] * f_hi, o[nt][3] * f_hi);
+			}
+		}
+	} else {
+		float *op = a.opart + (size_t)split * a.rows_pad * a.DV;
+#pragma unroll
+		for (int nt = 0; nt < TA_NT_MAX; nt++) {
+			const int dim = dv0 + nt * 8 + 2 * c;
+			if (nt < NT) {
+				*(float2 *)(op + (size_t)r_lo * a.DV + dim) = make_float2(o[nt][0], o[nt][1]);
+				*(float2 *)(op + (size_t)r_hi * a.DV + dim) = make_float2(o[nt][2], o[nt][3]);
+			}
+		}
+		if (ssub == 0)
+			a.mlpart[(size_t)split * a.rows_pad + sgrow] = make_float2(m_run, l_run);
+	}
+}
+
+/* Merges the splits: out = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s. */
+__global__ void ta_combine(const ta_args a)
+{
+	const long long n = (long long)a.rows * a.d_lat;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		const int row = (int)(i / a.d_lat), dim = (int)(i % a.d_lat);
+		float M = -INFINITY;
+		for (int s = 0; s < a.nsplit; s++)
+			M = fmaxf(M, a.mlpart[(size_t)s * a.rows_pad + row].x);
+		float num = 0.f, den = 0.f;
+		if (M != -INFINITY)
+			for (int s = 0; s < a.nsplit; s++) {
+				const float2 ml = a.mlpart[(size_t)s * a.rows_pad + row];
+				if (ml.x == -INFINITY)
+					continue;
+				const float w = exp2f(ml.x - M);
+				den += w * ml.y;
+				num += w * a.opart[((size_t)s * a.rows_pad + row) * a.DV + dim];
+			}
+		a.out[i] = den > 0.f ? num / den * a.v_mul : 0.f;
+	}
+}
+
+/* bf16 [rows][d_lat + d_rope] -> fp16 [rows_pad][DQ] (latent padded to DV,
+ * rope to DQ - DV, zeros in the padding), each value times mul. */
+__global__ void ta_convert(uint16_t *dst, const uint16_t *src, int rows, int rows_pad, int d_lat,
+			   int d_rope, int DV, int DQ, float mul)
+{
+	const long long n = (long long)rows_pad * DQ;
+	const int D = d_lat + d_rope;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		const int r = (int)(i / DQ), col = (int)(i % DQ);
+		int sc = -1;
+		if (r < rows) {
+			if (col < DV)
+				sc = col < d_lat ? col : -1;
+			else
+				sc = col - DV < d_rope ? d_lat + (col - DV) : -1;
+		}
+		const float v = sc >= 0 ? __uint_as_float((uint32_t)src[(size_t)r * D + sc] << 16) * mul : 0.f;
+		__half h = __float2half_rn(v);
+		uint16_t bits;
+		memcpy(&bits, &h, 2);
+		dst[i] = bits;
+	}
+}
+
+/* ---- host side ---- */
+
+struct ta_dev {
+	struct ta_args a;
+	int nrg;
+	size_t smem;
+	void *bufs[8];
+	int nbufs;
+};
+
+static void ta_teardown(void *dev)
+{
+	struct ta_dev *d = (struct ta_dev *)dev;
+	if (!d)
+		return;
+	for (int i = 0; i < d->nbufs; i++)
+		cu_free(d->bufs[i]);
+	free(d);
+}
+
+static int ta_buf(struct ta_dev *d, void **p, size_t bytes, const void *host)
+{
+	int rc = cu_upload(p, host, bytes);
+	if (!rc)
+		d->bufs[d->nbufs++] = *p;
+	return rc;
+}
+
+/* The power of two e with max|x| x 2^-e in [128, 256) (0 for all-zero or
+ * non-finite-only data). */
+static int ta_exponent(const bf16_t *x, size_t n)
+{
+	uint16_t mx = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t m = x[i] & 0x7fffu;
+		if (m < 0x7f80u && m > mx)
+			mx = m;
+	}
+	if (!mx)
+		return 0;
+	return ilogbf(bf16_to_float(mx)) - 7;
+}
+
+/* Uploads bf16 rows and converts them into fp16 rows of the padded layout. */
+static int ta_upload_fp16(struct ta_dev *d, uint16_t **dst, const bf16_t *src, int rows,
+			  int rows_pad, int d_lat, int d_rope, float mul)
+{
+	const struct ta_args *a = &d->a;
+	void *raw = NULL;
+	int rc;
+	if ((rc = ta_buf(d, (void **)dst, (size_t)rows_pad * a->DQ * 2, NULL)))
+		return rc;
+	if ((rc = cu_upload(&raw, src, (size_t)rows * (d_lat + d_rope) * 2)))
+		return rc;
+	long long n = (long long)rows_pad * a->DQ;
+	int grid = (int)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
+	ta_convert<<<grid, 256>>>(*dst, (const uint16_t *)raw, rows, rows_pad, d_lat, d_rope,
+				  a->DV, a->DQ, mul);
+	rc = CU_CHECK("ta_convert", true);
+	cu_free(raw);
+	return rc;
+}
+
+static int ta_setup(void **dev, const void *inst)
+{
+	const struct tree_attn_inst *in = (const struct tree_attn_inst *)inst;
+	struct ta_dev *d;
+	int rc, devn, optin = 0;
+
+	*dev = NULL;
+	const int DV = round_up(in->d_lat, 64), DQ = DV + round_up(in->d_rope, 16);
+	if (DV > TA_MAX_DV || DQ > TA_MAX_DQ)
+		return err_set(DDT_EINPUT, "unsupported: tree_attn CUDA handles latent <= %d and "
+			       "latent + rope <= %d (padded: %d, %d)", TA_MAX_DV, TA_MAX_DQ, DV, DQ);
+	if (in->T < 1 || in->heads < 1)
+		return err_set(DDT_EINPUT, "tree_attn: T %d and heads %d must be positive", in->T,
+			       in->heads);
+	CK(cudaGetDevice(&devn));
+	CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, devn));
+	if (!(d = (struct ta_dev *)calloc(1, sizeof *d)))
+		return err_nomem();
+	struct ta_args *a = &d->a;
+	a->T = in->T;
+	a->ctx = in->ctx;
+	a->H = in->heads;
+	a->rows = in->T * in->heads;
+	a->NK = in->ctx + in->T;
+	a->d_lat = in->d_lat;
+	a->DV = DV;
+	a->DQ = DQ;
+	a->W = in->mask_words;
+	d->nrg = cdiv(a->rows, TA_ROWS);
+	a->rows_pad = d->nrg * TA_ROWS;
+	size_t fixed = (size_t)4 * TA_ROWS * TA_SP_LD * 4 + (size_t)TA_ROWS * TA_P_LD * 2 +
+		       (size_t)TA_ROWS * (4 + 8);
+	size_t stage = (size_t)TA_KC * (DQ + 8) * 2;
+	a->nst = fixed + 2 * stage <= (size_t)optin ? 2 : 1;
+	d->smem = fixed + a->nst * stage;
+	if (d->smem > (size_t)optin) {
+		rc = err_set(DDT_EINPUT, "unsupported: tree_attn CUDA needs %zu bytes of shared "
+			     "memory, the device allows %d", d->smem, optin);
+		free(d);
+		return rc;
+	}
+	/* splits: about one CTA per SM, at least 4 chunks each */
+	int sms = cu_sm_count();
+	int nsplit = cdiv(sms, d->nrg);
+	int max_split = cdiv(a->NK, 4 * TA_KC);
+	if (nsplit > max_split)
+		nsplit = max_split;
+	if (nsplit < 1)
+		nsplit = 1;
+	a->kps = round_up(cdiv(a->NK, nsplit), TA_KC);
+	a->nsplit = cdiv(a->NK, a->kps);
+
+	const int eq = ta_exponent(in->q, (size_t)a->rows * (in->d_lat + in->d_rope));
+	const int ek = ta_exponent(in->kv, (size_t)a->NK * (in->d_lat + in->d_rope));
+	a->qk_mul = (float)((double)in->scale * 1.4426950408889634 * ldexp(1.0, eq + ek));
+	a->v_mul = (float)ldexp(1.0, ek);
+
+	if ((rc = ta_upload_fp16(d, (uint16_t **)&a->q, in->q, a->rows, a->rows_pad, in->d_lat,
+				 in->d_rope, (float)ldexp(1.0, -eq))) ||
+	    (rc = ta_upload_fp16(d, (uint16_t **)&a->kv, in->kv, a->NK, a->NK, in->d_lat,
+				 in->d_rope, (float)ldexp(1.0, -ek))))
+		goto fail;
+	void *p;
+	if ((rc = ta_buf(d, &p, (size_t)in->T * in->mask_words * 4, in->mask)))
+		goto fail;
+	a->mask = (const uint32_t *)p;
+	if ((rc = ta_buf(d, (void **)&a->out, (size_t)a->rows * in->d_lat * 4, NULL)))
+		goto fail;
+	if (a->nsplit > 1 &&
+	    ((rc = ta_buf(d, (void **)&a->opart, (size_t)a->nsplit * a->rows_pad * DV * 4, NULL)) ||
+	     (rc = ta_buf(d, (void **)&a->mlpart, (size_t)a->nsplit * a->rows_pad * 8, NULL))))
+		goto fail;
+	/* the output starts as NaN: an element the kernels miss cannot look right */
+	if ((rc = CU(cudaMemset(a->out, 0xff, (size_t)a->rows * in->d_lat * 4))) ||
+	    (rc = CU(cudaFuncSetAttribute(ta_main, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					  (int)d->smem))))
+		goto fail;
+	*dev = d;
+	return 0;
+fail:
+	ta_teardown(d);
+	return rc;
+}
+
+static int ta_run(void *dev, void *stream)
+{
+	struct ta_dev *d = (struct ta_dev *)dev;
+	cudaStream_t s = (cudaStream_t)stream;
+
+	ta_main<<<dim3(d->nrg, d->a.nsplit), TA_THREADS, d->smem, s>>>(d->a);
+	CK_LAUNCH();
+	if (d->a.nsplit > 1) {
+		long long n = (long long)d->a.rows * d->a.d_lat;
+		int grid = (int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+		ta_combine<<<grid, 256, 0, s>>>(d->a);
+		CK_LAUNCH();
+	}
+	return 0;
+}
+
+static int ta_fetch(void *dev, void *inst)
+{
+	struct ta_dev *d = (struct ta_dev *)dev;
+	struct tree_attn_inst *in = (struct tree_attn_inst *)inst;
+
+	CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(in->out, d->a.out, (size_t)d->a.rows * d->a.d_lat * 4,
+		      cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+extern "C" const struct op_cuda op_cuda_tree_attn = {ta_setup, ta_run, ta_fetch, ta_teardown};

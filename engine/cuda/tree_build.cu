@@ -1,0 +1,557 @@
+/* tree_build.cu - the DDTree on the GPU: top-K and logsumexp over the vocabulary, then the best-first heap and the mask, never visiting the CPU.
+ *
+ * What it computes: engine/ops/tree_build.h.
+ *
+ * How (two launches):
+ *   1. tb_scan, grid (segments, L), 8 warps: each warp streams its slice of
+ *      one position's logits once (8 coalesced loads in flight per lane),
+ *      keeps an online (max, sum of exp) per lane and a sorted top-K list
+ *      spread over the warp's registers (32 x J entries, J = 1, 4 or 32);
+ *      a value enters only when it beats the list's K-th key (a ballot), so
+ *      after the first few batches almost every logit costs a compare. Keys
+ *      are 64-bit (order-preserving float bits, ~token id): ties go to the
+ *      smaller id. Each warp writes its list and its (max, sum).
+ *   2. tb_tree, one block: warp d merges position d's lists (the same
+ *      filtered insertion) and combines the sums into lse (double), giving
+ *      logp = logit - lse; warp 0 then runs the best-first process, each pop
+ *      an argmax over the frontier (at most B + 1 entries) by the whole warp,
+ *      ties by the rank tuple; all threads then write the nodes and the
+ *      ancestor mask rows.
+ *
+ * Napkin math (Kimi K2.x: L = 15, V = 163840, B = 32): the logits are
+ * 15 x 163840 x 4 B = 9.8 MB read once: 2.3 us at 4.25 TB/s; ~5 flops per
+ * logit (12 MFLOP) is nothing. The heap is 32 pops of a ~60-instruction warp
+ * argmax: ~3 us on one SM. Expected ~10 us including both launch gaps, under
+ * the 40 us target.
+ */
+#include "common.cuh"
+
+extern "C" {
+#include "ops/tree_build.h"
+}
+
+#define TB_WARPS 8
+#define TB_THREADS (TB_WARPS * 32)
+#define TB_UNROLL 8
+#define TB_MAX_K 1024
+#define TB_SMEM_BUDGET (40 * 1024)
+
+struct tb_args {
+	int L, V, B, K, W, S; /* S segments per position */
+	int seg;              /* logits per segment */
+	int lists;            /* per position: S x TB_WARPS */
+	int table_in_smem;
+	int32_t root_token;
+	const float *logits;
+	unsigned long long *part_key; /* [L][lists][K] */
+	float2 *part_ms;              /* [L][lists] (max, sum exp) */
+	float *g_lp;                  /* [L][K] when not in smem */
+	int32_t *g_tok;
+	/* outputs */
+	int32_t *n, *parent, *depth, *rank, *token;
+	float *logp;
+	uint32_t *mask;
+};
+
+struct tb_dev {
+	struct tb_args a;
+	int J;
+	size_t smem2;
+	void *bufs[16];
+	int nbufs;
+};
+
+/* ---- keys and the warp-wide sorted list ---- */
+
+__device__ __forceinline__ unsigned long long tb_key(float v, int idx)
+{
+	uint32_t u = __float_as_uint(v);
+	u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+	return ((unsigned long long)u << 32) | (uint32_t)~(uint32_t)idx;
+}
+
+__device__ __forceinline__ float tb_key_val(unsigned long long k)
+{
+	uint32_t u = (uint32_t)(k >> 32);
+	u = (u & 0x80000000u) ? (u & 0x7fffffffu) : ~u;
+	return __uint_as_float(u);
+}
+
+__device__ __forceinline__ int tb_key_tok(unsigned long long k)
+{
+	return (int)~(uint32_t)k;
+}
+
+/* The K best keys seen, sorted descending: entry i = lane * J + j. Key 0 is
+ * "empty" (below every real key). */
+template <int J> struct tb_list {
+	unsigned long long e[J];
+	unsigned long long thr; /* the K-th entry: a newcomer must beat it */
+
+	__device__ __forceinline__ void init()
+	{
+#pragma unroll
+		for (int j = 0; j < J; j++)
+			e[j] = 0;
+		thr = 0;
+	}
+
+	__device__ __forceinline__ void update_thr(int K, int lane)
+	{
+		const int idx = K - 1, jl = idx % J;
+		unsigned long long t = 0;
+#pragma unroll
+		for (int j = 0; j < J; j++)
+			if (j == jl)
+				t = e[j];
+		thr = __shfl_sync(0xffffffffu, t, idx / J);
+		(void)lane;
+	}
+
+	/* Inserts x (warp-uniform, x > thr) keeping K entries. */
+	__device__ __forceinline__ void insert(unsigned long long x, int K, int lane)
+	{
+		int cnt = 0;
+#pragma unroll
+		for (int j = 0; j < J; j++)
+			cnt += e[j] > x;
+		const int pos = __reduce_add_sync(0xffffffffu, (unsigned)cnt);
+		const unsigned long long prev_last = __shfl_up_sync(0xffffffffu, e[J - 1], 1);
+#pragma unroll
+		for (int j = J - 1; j >= 0; j--) {
+			const int i = lane * J + j;
+			const unsigned long long before = j > 0 ? e[j > 0 ? j - 1 : 0] : prev_last;
+			if (i == pos)
+				e[j] = x;
+			else if (i > pos)
+				e[j] = before;
+		}
+		update_thr(K, lane);
+	}
+
+	/* Offers one candidate per lane (0 = none). */
+	__device__ __forceinline__ void offer(unsigned long long mine, int K, int lane)
+	{
+		unsigned m = __ballot_sync(0xffffffffu, mine > thr);
+		while (m) {
+			const int src = __ffs(m) - 1;
+			m &= m - 1;
+			const unsigned long long x = __shfl_sync(0xffffffffu, mine, src);
+			if (x > thr)
+				insert(x, K, lane);
+		}
+	}
+
+	/* Writes the first K entries to out[0..K). */
+	__device__ __forceinline__ void store(unsigned long long *out, int K, int lane)
+	{
+#pragma unroll
+		for (int j = 0; j < J; j++) {
+			const int i = lane * J + j;
+			if (i < K)
+				out[i] = e[j];
+		}
+	}
+};
+
+/* Combines two (max, sum exp) pairs. */
+__device__ __forceinline__ float2 ms_merge(float2 a, float2 b)
+{
+	if (a.x == -INFINITY)
+		return b;
+	if (b.x == -INFINITY)
+		return a;
+	const float m = fmaxf(a.x, b.x);
+	return make_float2(m, a.y * expf(a.x - m) + b.y * expf(b.x - m));
+}
+
+/* ---- kernel 1: per-warp top-K and (max, sum exp) over a slice ---- */
+
+template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_scan(const tb_args a)
+{
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int d = blockIdx.y, s = blockIdx.x;
+	const int seg_lo = s * a.seg, seg_hi = min(a.V, seg_lo + a.seg);
+	const int sub = (a.seg + TB_WARPS * 32 - 1) / (TB_WARPS * 32) * 32;
+	const int lo = seg_lo + warp * sub, hi = min(seg_hi, lo + sub);
+	const float *x = a.logits + (size_t)d * a.V;
+
+	tb_list<J> list;
+	list.init();
+	float m = -INFINITY, sum = 0.f;
+	for (int base = lo; base < hi; base += 32 * TB_UNROLL) {
+		float v[TB_UNROLL];
+#pragma unroll
+		for (int u = 0; u < TB_UNROLL; u++) {
+			const int i = base + u * 32 + lane;
+			v[u] = i < hi ? __ldg(x + i) : -INFINITY;
+		}
+#pragma unroll
+		for (int u = 0; u < TB_UNROLL; u++) {
+			const int i = base + u * 32 + lane;
+			if (v[u] != -INFINITY) {
+				if (v[u] > m) {
+					sum = sum * expf(m - v[u]) + 1.f;
+					m = v[u];
+				} else {
+					sum += expf(v[u] - m);
+				}
+			}
+			list.offer(i < hi && v[u] != -INFINITY ? tb_key(v[u], i) : 0ull, a.K, lane);
+		}
+	}
+	float2 ms = make_float2(m, sum);
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		float2 t;
+		t.x = __shfl_xor_sync(0xffffffffu, ms.x, o);
+		t.y = __shfl_xor_sync(0xffffffffu, ms.y, o);
+		ms = ms_merge(ms, t);
+	}
+	const int li = s * TB_WARPS + warp;
+	list.store(a.part_key + ((size_t)d * a.lists + li) * a.K, a.K, lane);
+	if (lane == 0)
+		a.part_ms[(size_t)d * a.lists + li] = ms;
+}
+
+/* ---- kernel 2: merge, best-first process, outputs ---- */
+
+struct tb_shared {
+	float *lp;       /* [L][K] */
+	int32_t *tok;    /* [L][K] */
+	int32_t *np, *nd, *nr; /* nodes: parent, depth, rank */
+	float *nl;       /* node logp */
+	float *fs;       /* frontier: score, parent, depth, rank */
+	int32_t *fp, *fd, *fr;
+};
+
+/* Rank at depth d of the candidate (parent p, rank r, depth dc). */
+__device__ int tb_rank_at(const tb_shared &t, int p, int r, int dc, int d)
+{
+	if (d == dc)
+		return r;
+	int node = p;
+	while (t.nd[node] > d)
+		node = t.np[node];
+	return t.nr[node];
+}
+
+/* The tie rule: the smaller rank tuple from depth 1 down; a prefix first. */
+__device__ bool tb_tie_before(const tb_shared &t, int pa, int ra, int da, int pb, int rb, int db)
+{
+	const int m = da < db ? da : db;
+	for (int d = 1; d <= m; d++) {
+		const int x = tb_rank_at(t, pa, ra, da, d), y = tb_rank_at(t, pb, rb, db, d);
+		if (x != y)
+			return x < y;
+	}
+	return da < db;
+}
+
+struct tb_cand {
+	float s;
+	int p, d, r, i; /* i: frontier slot; -1 = none */
+};
+
+__device__ __forceinline__ bool tb_before(const tb_shared &t, const tb_cand &a, const tb_cand &b)
+{
+	if (a.i < 0)
+		return false;
+	if (b.i < 0)
+		return true;
+	if (a.s != b.s)
+		return a.s > b.s;
+	return tb_tie_before(t, a.p, a.r, a.d, b.p, b.r, b.d);
+}
+
+template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_args a)
+{
+	extern __shared__ __align__(16) unsigned char tb_sm[];
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int K = a.K, B = a.B;
+	tb_shared t;
+	unsigned char *p = tb_sm;
+	t.np = (int32_t *)p;
+	p += (size_t)(B + 1) * 4;
+	t.nd = (int32_t *)p;
+	p += (size_t)(B + 1) * 4;
+	t.nr = (int32_t *)p;
+	p += (size_t)(B + 1) * 4;
+	t.nl = (float *)p;
+	p += (size_t)(B + 1) * 4;
+	t.fs = (float *)p;
+	p += (size_t)(B + 2) * 4;
+	t.fp = (int32_t *)p;
+	p += (size_t)(B + 2) * 4;
+	t.fd = (int32_t *)p;
+	p += (size_t)(B + 2) * 4;
+	t.fr = (int32_t *)p;
+	p += (size_t)(B + 2) * 4;
+	if (a.table_in_smem) {
+		t.lp = (float *)p;
+		p += (size_t)a.L * K * 4;
+		t.tok = (int32_t *)p;
+	} else {
+		t.lp = a.g_lp;
+		t.tok = a.g_tok;
+	}
+	__shared__ int s_n;
+
+	/* 1. per position: merge the lists, logsumexp, log-probs */
+	for (int d = warp; d < a.L; d += TB_WARPS) {
+		tb_list<J> list;
+		list.init();
+		const unsigned long long *keys = a.part_key + (size_t)d * a.lists * K;
+		const int total = a.lists * K;
+		for (int i0 = 0; i0 < total; i0 += 32) {
+			const int i = i0 + lane;
+			list.offer(i < total ? keys[i] : 0ull, K, lane);
+		}
+		float2 ms = make_float2(-INFINITY, 0.f);
+		for (int i = lane; i < a.lists; i += 32)
+			ms = ms_merge(ms, a.part_ms[(size_t)d * a.lists + i]);
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) {
+			float2 o2;
+			o2.x = __shfl_xor_sync(0xffffffffu, ms.x, o);
+			o2.y = __shfl_xor_sync(0xffffffffu, ms.y, o);
+			ms = ms_merge(ms, o2);
+		}
+		const double lse = (double)ms.x + log((double)ms.y);
+#pragma unroll
+		for (int j = 0; j < J; j++) {
+			const int r = lane * J + j;
+			if (r < K) {
+				t.lp[(size_t)d * K + r] = (float)((double)tb_key_val(list.e[j]) - lse);
+				t.tok[(size_t)d * K + r] = tb_key_tok(list.e[j]);
+			}
+		}
+	}
+	__syncthreads();
+
+	/* 2. best-first: warp 0 */
+	if (warp == 0) {
+		int F = 1, n = 1;
+		if (lane == 0) {
+			t.np[0] = -1;
+			t.nd[0] = 0;
+			t.nr[0] = 0;
+			t.nl[0] = 0.f;
+			t.fs[0] = t.lp[0];
+			t.fp[0] = 0;
+			t.fd[0] = 1;
+			t.fr[0] = 0;
+		}
+		__syncwarp();
+		while (n <= B && F > 0) {
+			tb_cand best = {0.f, 0, 0, 0, -1};
+			for (int i = lane; i < F; i += 32) {
+				const tb_cand c = {t.fs[i], t.fp[i], t.fd[i], t.fr[i], i};
+				if (tb_before(t, c, best))
+					best = c;
+			}
+#pragma unroll
+			for (int o = 16; o > 0; o >>= 1) {
+				tb_cand c;
+				c.s = __shfl_xor_sync(0xffffffffu, best.s, o);
+				c.p = __shfl_xor_sync(0xffffffffu, best.p, o);
+				c.d = __shfl_xor_sync(0xffffffffu, best.d, o);
+				c.r = __shfl_xor_sync(0xffffffffu, best.r, o);
+				c.i = __shfl_xor_sync(0xffffffffu, best.i, o);
+				if (tb_before(t, c, best))
+					best = c;
+			}
+			/* every lane holds the same best now */
+			if (lane == 0) {
+				const int last = F - 1;
+				t.fs[best.i] = t.fs[last];
+				t.fp[best.i] = t.fp[last];
+				t.fd[best.i] = t.fd[last];
+				t.fr[best.i] = t.fr[last];
+				const int i = n;
+				t.np[i] = best.p;
+				t.nd[i] = best.d;
+				t.nr[i] = best.r;
+				t.nl[i] = best.s;
+				int f = last;
+				if (best.r + 1 < K) {
+					t.fs[f] = t.nl[best.p] + t.lp[(size_t)(best.d - 1) * K + best.r + 1];
+					t.fp[f] = best.p;
+					t.fd[f] = best.d;
+					t.fr[f] = best.r + 1;
+					f++;
+				}
+				if (best.d < a.L) {
+					t.fs[f] = best.s + t.lp[(size_t)best.d * K];
+					t.fp[f] = i;
+					t.fd[f] = best.d + 1;
+					t.fr[f] = 0;
+					f++;
+				}
+				F = f;
+			}
+			F = __shfl_sync(0xffffffffu, F, 0);
+			n++;
+			__syncwarp();
+		}
+		if (lane == 0)
+			s_n = n;
+	}
+	__syncthreads();
+
+	/* 3. outputs: nodes, then mask rows (each word from the ancestor chain) */
+	const int n = s_n;
+	for (int i = threadIdx.x; i <= B; i += TB_THREADS) {
+		const bool ok = i < n;
+		a.parent[i] = ok ? t.np[i] : -1;
+		a.depth[i] = ok ? t.nd[i] : -1;
+		a.rank[i] = ok ? t.nr[i] : -1;
+		a.logp[i] = ok ? t.nl[i] : 0.f;
+		a.token[i] = !ok ? -1
+			     : i == 0 ? a.root_token
+				      : t.tok[(size_t)(t.nd[i] - 1) * K + t.nr[i]];
+	}
+	for (int q = threadIdx.x; q < (B + 1) * a.W; q += TB_THREADS) {
+		const int i = q / a.W, w = q % a.W;
+		uint32_t bits = 0;
+		if (i < n)
+			for (int x = i; x >= 0; x = t.np[x])
+				if (x / 32 == w)
+					bits |= 1u << (x % 32);
+		a.mask[q] = bits;
+	}
+	if (threadIdx.x == 0)
+		*a.n = n;
+}
+
+/* ---- host side ---- */
+
+static void tb_teardown(void *dev)
+{
+	struct tb_dev *d = (struct tb_dev *)dev;
+	if (!d)
+		return;
+	for (int i = 0; i < d->nbufs; i++)
+		cu_free(d->bufs[i]);
+	free(d);
+}
+
+static int tb_buf(struct tb_dev *d, void **p, size_t bytes, const void *host)
+{
+	int rc = cu_upload(p, host, bytes);
+	if (!rc)
+		d->bufs[d->nbufs++] = *p;
+	return rc;
+}
+
+template <int J> static int tb_set_smem(size_t smem)
+{
+	if (smem > 48 * 1024)
+		CK(cudaFuncSetAttribute(tb_tree<J>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					(int)smem));
+	return 0;
+}
+
+static int tb_setup(void **dev, const void *inst)
+{
+	const struct tree_build_inst *in = (const struct tree_build_inst *)inst;
+	struct tb_dev *d;
+	int rc;
+
+	*dev = NULL;
+	if (in->K < 1 || in->K > TB_MAX_K)
+		return err_set(DDT_EINPUT, "unsupported: tree_build CUDA handles K <= %d (K = %d)",
+			       TB_MAX_K, in->K);
+	size_t nodes = (size_t)(in->B + 1) * 16 + (size_t)(in->B + 2) * 16;
+	size_t table = (size_t)in->L * in->K * 8;
+	if (nodes > 96 * 1024)
+		return err_set(DDT_EINPUT, "unsupported: tree_build CUDA keeps at most ~3000 nodes "
+			       "in shared memory (B = %d)", in->B);
+	if (!(d = (struct tb_dev *)calloc(1, sizeof *d)))
+		return err_nomem();
+	struct tb_args *a = &d->a;
+	a->L = in->L;
+	a->V = in->V;
+	a->B = in->B;
+	a->K = in->K;
+	a->W = in->mask_words;
+	a->root_token = in->root_token;
+	a->S = in->V >= 8 * 4096 ? 8 : in->V >= 4096 ? in->V / 4096 : 1;
+	a->seg = cdiv(in->V, a->S);
+	a->lists = a->S * TB_WARPS;
+	a->table_in_smem = nodes + table <= TB_SMEM_BUDGET;
+	d->J = in->K <= 32 ? 1 : in->K <= 128 ? 4 : 32;
+	d->smem2 = nodes + (a->table_in_smem ? table : 0);
+
+	void *p;
+	size_t LK = (size_t)in->L * in->K, n1 = (size_t)in->B + 1;
+	if ((rc = tb_buf(d, &p, (size_t)in->L * in->V * 4, in->logits)))
+		goto fail;
+	a->logits = (const float *)p;
+	if ((rc = tb_buf(d, (void **)&a->part_key, (size_t)in->L * a->lists * in->K * 8, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->part_ms, (size_t)in->L * a->lists * 8, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->g_lp, LK * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->g_tok, LK * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->n, 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->parent, n1 * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->depth, n1 * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->rank, n1 * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->token, n1 * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->logp, n1 * 4, NULL)) ||
+	    (rc = tb_buf(d, (void **)&a->mask, n1 * in->mask_words * 4, NULL)))
+		goto fail;
+	/* outputs start as -1 / NaN: anything the kernels miss cannot look right */
+	if ((rc = CU(cudaMemset(a->n, 0xff, 4))) || (rc = CU(cudaMemset(a->parent, 0xff, n1 * 4))) ||
+	    (rc = CU(cudaMemset(a->depth, 0xff, n1 * 4))) ||
+	    (rc = CU(cudaMemset(a->rank, 0xff, n1 * 4))) ||
+	    (rc = CU(cudaMemset(a->token, 0xff, n1 * 4))) ||
+	    (rc = CU(cudaMemset(a->logp, 0xff, n1 * 4))) ||
+	    (rc = CU(cudaMemset(a->mask, 0xff, n1 * in->mask_words * 4))))
+		goto fail;
+	rc = d->J == 1 ? tb_set_smem<1>(d->smem2)
+	     : d->J == 4 ? tb_set_smem<4>(d->smem2)
+			 : tb_set_smem<32>(d->smem2);
+	if (rc)
+		goto fail;
+	*dev = d;
+	return 0;
+fail:
+	tb_teardown(d);
+	return rc;
+}
+
+template <int J> static int tb_launch(const struct tb_dev *d, cudaStream_t s)
+{
+	tb_scan<J><<<dim3(d->a.S, d->a.L), TB_THREADS, 0, s>>>(d->a);
+	CK_LAUNCH();
+	tb_tree<J><<<1, TB_THREADS, d->smem2, s>>>(d->a);
+	CK_LAUNCH();
+	return 0;
+}
+
+static int tb_run(void *dev, void *stream)
+{
+	struct tb_dev *d = (struct tb_dev *)dev;
+	cudaStream_t s = (cudaStream_t)stream;
+	return d->J == 1 ? tb_launch<1>(d, s) : d->J == 4 ? tb_launch<4>(d, s) : tb_launch<32>(d, s);
+}
+
+static int tb_fetch(void *dev, void *inst)
+{
+	struct tb_dev *d = (struct tb_dev *)dev;
+	struct tree_build_inst *in = (struct tree_build_inst *)inst;
+	struct tree_build_out *o = &in->out;
+	size_t n1 = (size_t)in->B + 1;
+
+	CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(&o->n, d->a.n, 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->parent, d->a.parent, n1 * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->depth, d->a.depth, n1 * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->rank, d->a.rank, n1 * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->token, d->a.token, n1 * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->logp, d->a.logp, n1 * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(o->mask, d->a.mask, n1 * in->mask_words * 4, cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+extern "C" const struct op_cuda op_cuda_tree_build = {tb_setup, tb_run, tb_fetch, tb_teardown};

@@ -1,0 +1,167 @@
+/* harness.c - the stopping rule, sample statistics and the CPU timing loop every measurement goes through. */
+#include "harness.h"
+
+#include "cpu/cpu.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void harness_conf_default(struct harness_conf *c)
+{
+	/* nvbench's defaults (FACTS.md section 5); templates override them. */
+	c->warmup = 1;
+	c->min_samples = 10;
+	c->max_samples = 10000;
+	c->min_time_s = 0.5;
+	c->target_rsd = 0.005;
+	c->timeout_s = 15;
+	c->cold = 1;
+	c->min_clock_frac = 0.75;
+}
+
+int harness_enough(const struct harness_conf *c, int n, double total_s, double rsd,
+		   double elapsed_s)
+{
+	if (n >= c->max_samples)
+		return 1;
+	if (elapsed_s >= c->timeout_s && n >= 1)
+		return 1;
+	if (n < c->min_samples || total_s < c->min_time_s)
+		return 0;
+	return rsd < c->target_rsd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted s[n] with linear interpolation between ranks. */
+static double quantile(const double *s, int n, double q)
+{
+	double pos = q * (n - 1);
+	int i = (int)pos;
+	if (i >= n - 1)
+		return s[n - 1];
+	return s[i] + (pos - i) * (s[i + 1] - s[i]);
+}
+
+static double mean_of(const double *s, int n)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += s[i];
+	return sum / n;
+}
+
+/* Sample standard deviation (n - 1); 0 when n < 2. */
+static double stdev_of(const double *s, int n)
+{
+	if (n < 2)
+		return 0;
+	double m = mean_of(s, n), ss = 0;
+	for (int i = 0; i < n; i++)
+		ss += (s[i] - m) * (s[i] - m);
+	return sqrt(ss / (n - 1));
+}
+
+void harness_stats(double *samples_us, int n, struct rec_row *row)
+{
+	row->samples = n;
+	if (n <= 0) {
+		row->samples = 0;
+		row->median_us = row->p10_us = row->p90_us = NAN;
+		row->min_us = row->max_us = row->stdev_us = NAN;
+		return;
+	}
+	qsort(samples_us, (size_t)n, sizeof *samples_us, cmp_double);
+	row->median_us = quantile(samples_us, n, 0.5);
+	row->p10_us = quantile(samples_us, n, 0.1);
+	row->p90_us = quantile(samples_us, n, 0.9);
+	row->min_us = samples_us[0];
+	row->max_us = samples_us[n - 1];
+	row->stdev_us = stdev_of(samples_us, n);
+}
+
+double harness_rsd(const double *samples, int n)
+{
+	if (n < 2)
+		return 0;
+	double m = mean_of(samples, n);
+	return m > 0 ? stdev_of(samples, n) / m : 0;
+}
+
+double harness_now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int harness_flush_init(struct harness_flush *f, size_t bytes)
+{
+	f->bytes = bytes ? bytes : 2 * cpu_llc_bytes();
+	f->buf = cpu_alloc(f->bytes);
+	if (!f->buf) {
+		f->bytes = 0;
+		return err_set(DDT_ENOMEM, "cannot allocate a %zu-byte cache flush buffer", bytes);
+	}
+	return 0;
+}
+
+static void flush_part(void *ctx, int tid, int nthreads)
+{
+	struct harness_flush *f = ctx;
+	size_t lo, hi;
+	cpu_split(f->bytes, 64, tid, nthreads, &lo, &hi);
+	/* volatile: the writes must happen, and a read-modify-write leaves each
+	 * line dirty in this core's caches, displacing whatever the op left */
+	volatile unsigned char *b = f->buf;
+	for (size_t i = lo; i < hi; i += 64)
+		b[i] = (unsigned char)(b[i] + 1);
+}
+
+void harness_flush_run(struct harness_flush *f)
+{
+	if (f && f->buf)
+		cpu_parallel(flush_part, f);
+}
+
+void harness_flush_free(struct harness_flush *f)
+{
+	cpu_free(f->buf);
+	f->buf = NULL;
+	f->bytes = 0;
+}
+
+int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
+		     struct harness_flush *flush, double *samples_us, int cap, int *n)
+{
+	int rc;
+	double start, total_s = 0;
+
+	*n = 0;
+	for (int i = 0; i < c->warmup; i++)
+		if ((rc = fn(arg)) != 0)
+			return rc;
+	start = harness_now_s();
+	while (*n < cap) {
+		if (c->cold)
+			harness_flush_run(flush);
+		double t0 = harness_now_s();
+		rc = fn(arg);
+		double dt = harness_now_s() - t0;
+		if (rc)
+			return rc;
+		samples_us[(*n)++] = dt * 1e6;
+		total_s += dt;
+		if (harness_enough(c, *n, total_s, harness_rsd(samples_us, *n),
+				   harness_now_s() - start))
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,581 @@
+/* bench.c - `ddt bench`: detect devices, run the template's suite on the CPU and CUDA backends, print the table, write runs/<run-id>/run.yaml atomically. */
+#include "bench.h"
+
+#include "cli.h"
+#include "cpu/cpu.h"
+#include "cuda_api.h"
+#include "err.h"
+#include "fsx.h"
+#include "tmpl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- rows ---- */
+
+/* A row for op at p with every figure NaN: the start of every row. */
+static void bench_row_init(struct rec_row *row, const char *op, const char *variant,
+			   const char *backend, int device, const struct op_params *p)
+{
+	memset(row, 0, sizeof *row);
+	snprintf(row->op, sizeof row->op, "%s", op);
+	snprintf(row->variant, sizeof row->variant, "%s", variant);
+	snprintf(row->backend, sizeof row->backend, "%s", backend);
+	row->device = device;
+	for (int i = 0; p && i < p->n; i++)
+		rec_row_param_set(row, p->keys[i], p->vals[i]);
+	harness_stats(NULL, 0, row);
+	row->bytes = row->flops = row->gbps = row->pct_peak = NAN;
+	row->max_err = row->sm_clock_mhz = NAN;
+	row->status = REC_OK;
+}
+
+static void bench_row_fail(struct rec_row *row, enum rec_status st, const char *why)
+{
+	row->status = st;
+	snprintf(row->reason, sizeof row->reason, "%s", why);
+}
+
+static const char *variant_name(int cold)
+{
+	return cold ? "cold" : "hot";
+}
+
+/* ---- the CPU backend ---- */
+
+double bench_cpu_copy_gbps(double mib, const struct harness_conf *hc)
+{
+	const struct op_desc *op = op_find("memcpy");
+	struct op_params p = {0};
+	struct harness_conf c = *hc;
+	void *inst = NULL;
+	double gbps = NAN, *s = NULL;
+	int n = 0;
+
+	op_param_set(&p, "mib", mib);
+	c.cold = 0; /* the buffers dwarf the caches anyway */
+	s = malloc((size_t)c.max_samples * sizeof *s);
+	if (!s || op->setup(&inst, &p, 1))
+		goto done;
+	if (harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n) == 0 && n > 0) {
+		struct rec_row row;
+		harness_stats(s, n, &row);
+		gbps = op->bytes(&p) / (row.median_us * 1e3);
+	}
+done:
+	if (inst)
+		op->teardown(inst);
+	free(s);
+	return gbps;
+}
+
+/* Validates a fresh instance: reference, poison, fast path, compare. Fills
+ * *err and returns 0, or returns the failing call's code (message set). */
+static int bench_validate(const struct op_desc *op, void *inst, double *err)
+{
+	int rc;
+	*err = NAN;
+	if ((rc = op->reference(inst)))
+		return err_wrap(rc, "reference");
+	op->poison(inst);
+	if ((rc = op->run_cpu(inst)))
+		return err_wrap(rc, "CPU path");
+	*err = op->max_error(inst);
+	return 0;
+}
+
+int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
+		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
+		      double copy_gbps, struct rec_row *rows, int *nrows)
+{
+	void *inst = NULL;
+	double err = NAN, *s = NULL;
+	char why[160] = "";
+	int rc = 0;
+
+	*nrows = 0;
+	for (int cold = 1; cold >= 0; cold--)
+		if (variants & (cold ? BENCH_COLD : BENCH_HOT)) {
+			struct rec_row *row = &rows[(*nrows)++];
+			bench_row_init(row, op->name, variant_name(cold), "cpu", 0, p);
+			rec_row_param_set(row, "threads", cpu_threads());
+			row->bytes = op->bytes(p);
+			row->flops = op->flops(p);
+		}
+	if (!op->run_cpu) {
+		for (int i = 0; i < *nrows; i++)
+			bench_row_fail(&rows[i], REC_UNSUPPORTED, "no CPU path");
+		return 0;
+	}
+	if (!(s = malloc((size_t)hc->max_samples * sizeof *s)))
+		return err_nomem();
+	if ((rc = op->setup(&inst, p, seed)) || (rc = bench_validate(op, inst, &err))) {
+		snprintf(why, sizeof why, "%s", err_msg());
+		for (int i = 0; i < *nrows; i++)
+			bench_row_fail(&rows[i], REC_FAILED, why);
+		rc = 0; /* a failed op is a row, not a failed run */
+		goto done;
+	}
+	if (!(err <= op->tol))
+		snprintf(why, sizeof why, "max error %.3g over tolerance %.3g", err, op->tol);
+	for (int i = 0; i < *nrows; i++) {
+		struct rec_row *row = &rows[i];
+		struct harness_conf c = *hc;
+		int n = 0;
+		c.cold = !strcmp(row->variant, "cold");
+		row->max_err = err;
+		rc = harness_time_cpu(&c, op->run_cpu, inst, flush, s, c.max_samples, &n);
+		harness_stats(s, n, row);
+		row->gbps = row->bytes / (row->median_us * 1e3);
+		row->pct_peak = row->gbps / copy_gbps * 100;
+		if (rc)
+			bench_row_fail(row, REC_FAILED, err_msg());
+		else if (why[0])
+			bench_row_fail(row, REC_FAILED, why);
+	}
+	rc = 0;
+done:
+	if (inst)
+		op->teardown(inst);
+	free(s);
+	return rc;
+}
+
+/* ---- the suite ---- */
+
+struct bench_state {
+	const struct bench_conf *bc;
+	const struct bench_opts *o;
+	struct run_record *r;
+	struct harness_flush flush;
+	double copy_gbps;
+	int ncuda;
+	char no_cuda[160];  /* why there are no CUDA devices */
+	int done, total;    /* measurements, for the progress line */
+};
+
+static void bench_progress(struct bench_state *st, const char *op, const struct op_params *p,
+			   const char *backend)
+{
+	char buf[120] = "";
+	if (!st->o->progress)
+		return;
+	for (int i = 0, off = 0; i < p->n && off < (int)sizeof buf; i++)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%g", i ? "," : "",
+				p->keys[i], p->vals[i]);
+	fprintf(stderr, "\r\033[K[%d/%d] %s %s %.60s", st->done + 1, st->total, backend, op, buf);
+	fflush(stderr);
+}
+
+static int bench_selected(const char *only, const char *name)
+{
+	size_t n = strlen(name);
+	if (!only)
+		return 1;
+	for (const char *s = only; *s;) {
+		size_t len = strcspn(s, ",");
+		if (len == n && !strncmp(s, name, n))
+			return 1;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
+/* Every name in only must be an op or a CUDA-only benchmark. */
+static int bench_check_only(const char *only)
+{
+	char name[64];
+	for (const char *s = only; s && *s;) {
+		size_t len = strcspn(s, ",");
+		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
+		if (!op_find(name) && !bench_is_cuda_only(name))
+			return err_set(DDT_EINPUT, "--ops: unknown op '%s'", name);
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
+static int bench_add_rows(struct run_record *r, const struct rec_row *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (record_add_row(r, &rows[i]))
+			return err_nomem();
+	return 0;
+}
+
+/* One op table entry at one size point, on each backend it asks for. */
+static int bench_point(struct bench_state *st, const struct bench_op *e, const struct op_desc *op,
+		       const struct op_params *given)
+{
+	struct op_params p;
+	struct rec_row rows[2];
+	int n, rc;
+
+	if (op_params_complete(op, given, &p)) {
+		struct rec_row row;
+		bench_row_init(&row, op->name, "cold", "cpu", 0, given);
+		bench_row_fail(&row, REC_FAILED, err_msg());
+		return bench_add_rows(st->r, &row, 1);
+	}
+	if (e->backends & BENCH_CPU) {
+		bench_progress(st, op->name, given, "cpu");
+		if ((rc = bench_cpu_measure(op, &p, st->bc->seed, &st->bc->timing, (int)e->variants,
+					    &st->flush, st->copy_gbps, rows, &n)) ||
+		    (rc = bench_add_rows(st->r, rows, n)))
+			return rc;
+		st->done++;
+	}
+	if (!(e->backends & BENCH_CUDA))
+		return 0;
+	bench_progress(st, op->name, given, "cuda");
+	for (int cold = 1; cold >= 0; cold--) {
+		if (!(e->variants & (cold ? BENCH_COLD : BENCH_HOT)))
+			continue;
+		struct harness_conf hc = st->bc->timing;
+		hc.cold = cold;
+		if (!st->ncuda) {
+			bench_row_init(&rows[0], op->name, variant_name(cold), "cuda", 0, &p);
+			bench_row_fail(&rows[0], REC_SKIPPED, st->no_cuda);
+			if ((rc = bench_add_rows(st->r, rows, 1)))
+				return rc;
+		}
+		for (int d = 0; d < st->ncuda; d++) {
+			if ((rc = cuda_time_op(op, &p, d, &hc, st->bc->seed, &rows[0])))
+				return rc;
+			rows[0].device = 1 + d; /* the CPU is device 0 of the record */
+			if ((rc = bench_add_rows(st->r, rows, 1)))
+				return rc;
+		}
+	}
+	st->done++;
+	return 0;
+}
+
+/* The CUDA-only benchmarks: one call each over all of the entry's points. */
+static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
+{
+	struct op_params p;
+	struct harness_conf hc = st->bc->timing;
+	int dev = st->ncuda ? 1 : 0, rc = 0;
+
+	hc.cold = 0;
+	bench_op_point(e, 0, &p);
+	bench_progress(st, e->op, &p, "cuda");
+	if (!strcmp(e->op, "allreduce")) {
+		int ms[BENCH_MAX_POINTS], nm = 0, hidden = 7168;
+		for (int i = 0; i < bench_op_points(e); i++) {
+			bench_op_point(e, i, &p);
+			ms[nm++] = (int)op_param(&p, "M", 9);
+			hidden = (int)op_param(&p, "hidden", hidden);
+		}
+		rc = cuda_bench_allreduce(st->r, ms, nm, hidden, &hc, dev);
+	} else {
+		for (int i = 0; i < bench_op_points(e) && !rc; i++) {
+			bench_op_point(e, i, &p);
+			rc = cuda_bench_launch(st->r, &p, &hc, dev);
+		}
+	}
+	st->done++;
+	return rc;
+}
+
+/* The CPU as device 0 and each CUDA device after it. */
+static int bench_devices(struct bench_state *st)
+{
+	struct rec_device d;
+	int rc;
+
+	cpu_device_detect(&d);
+	d.copy_gbps = st->copy_gbps = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing);
+	if ((rc = record_add_device(st->r, &d)))
+		return rc;
+	cuda_devices(&st->ncuda, st->no_cuda, sizeof st->no_cuda);
+	for (int i = 0; i < st->ncuda; i++) {
+		if (cuda_device_describe(i, &d)) {
+			/* a device that cannot be described is not measured */
+			fprintf(stderr, "ddt bench: %s\n", err_msg());
+			snprintf(st->no_cuda, sizeof st->no_cuda, "%s", err_msg());
+			st->ncuda = i;
+			break;
+		}
+		if ((rc = record_add_device(st->r, &d)))
+			return rc;
+	}
+	return 0;
+}
+
+int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r)
+{
+	struct bench_state st = {.bc = bc, .o = o, .r = r};
+	int rc;
+
+	if ((rc = bench_check_only(o->only)))
+		return rc;
+	cpu_threads_set(o->threads > 0 ? o->threads : bc->cpu_threads);
+	if ((rc = harness_flush_init(&st.flush, (size_t)(bc->flush_mib * 1048576.0))))
+		return rc;
+	if ((rc = bench_devices(&st)))
+		goto done;
+	for (int i = 0; i < bc->nops; i++)
+		if (bench_selected(o->only, bc->ops[i].op))
+			st.total += bench_is_cuda_only(bc->ops[i].op)
+					    ? 1
+					    : bench_op_points(&bc->ops[i]) *
+						      (!!(bc->ops[i].backends & BENCH_CPU) +
+						       !!(bc->ops[i].backends & BENCH_CUDA));
+	for (int i = 0; i < bc->nops && !rc; i++) {
+		const struct bench_op *e = &bc->ops[i];
+		if (!bench_selected(o->only, e->op) || !e->backends)
+			continue;
+		if (bench_is_cuda_only(e->op)) {
+			rc = bench_cuda_only(&st, e);
+			continue;
+		}
+		for (int k = 0; k < bench_op_points(e) && !rc; k++) {
+			struct op_params p;
+			bench_op_point(e, k, &p);
+			rc = bench_point(&st, e, op_find(e->op), &p);
+		}
+	}
+	if (o->progress)
+		fprintf(stderr, "\r\033[K");
+done:
+	harness_flush_free(&st.flush);
+	return rc;
+}
+
+/* ---- record ---- */
+
+int bench_record_init(struct run_record *r, const char *template_name, const char *home)
+{
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	record_make_run_id(r->run_id, sizeof r->run_id, r->created, sizeof r->created);
+	snprintf(r->template_name, sizeof r->template_name, "%s", template_name);
+	cpu_provenance(&r->prov, home);
+	cuda_versions(r->prov.cuda_runtime, r->prov.cuda_driver, r->prov.nccl,
+		      sizeof r->prov.cuda_runtime);
+	return 0;
+}
+
+int bench_write_run(const struct run_record *r, const char *runs_dir, char *path, size_t len)
+{
+	char *final = NULL, *tmp = NULL, *file = NULL;
+	int rc;
+
+	if (!record_run_id_valid(r->run_id))
+		return err_set(DDT_EINPUT, "run id '%s' is not a valid folder name", r->run_id);
+	if ((rc = fsx_mkdir_p(runs_dir)))
+		return rc;
+	if (!(final = fsx_join(runs_dir, r->run_id))) {
+		rc = err_nomem();
+		goto done;
+	}
+	if (fsx_exists(final)) {
+		rc = err_set(DDT_EIO, "%s already exists", final);
+		goto done;
+	}
+	if ((rc = fsx_dir_begin(final, &tmp)))
+		goto done;
+	if (!(file = fsx_join(tmp, "run.yaml")))
+		rc = err_nomem();
+	else if (!(rc = record_write(r, file)))
+		rc = fsx_dir_commit(tmp, final);
+	if (rc && fsx_exists(tmp))
+		fsx_rm_rf(tmp);
+	if (!rc)
+		snprintf(path, len, "%s", final);
+done:
+	free(final);
+	free(tmp);
+	free(file);
+	return rc;
+}
+
+/* ---- the table ---- */
+
+/* The row's params worth showing: those the template sets or sweeps differ
+ * from run to run, the op's defaults do not; threads is a CPU setting. */
+static void bench_params_short(const struct rec_row *w, char *buf, size_t len)
+{
+	const struct op_desc *op = op_find(w->op);
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < w->nparams && off < len; i++) {
+		const struct op_param_spec *s = op ? op->params : NULL;
+		while (s && s->key && strcmp(s->key, w->params[i].key))
+			s++;
+		int dflt = s && s->key && s->dflt == w->params[i].val;
+		int key_m = !strcmp(w->params[i].key, "M") || !strcmp(w->params[i].key, "B");
+		if ((dflt && !key_m) || !strcmp(w->params[i].key, "threads"))
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=%g", off ? "," : "",
+					w->params[i].key, w->params[i].val);
+	}
+}
+
+static void bench_num(FILE *fp, double v, int width, int prec)
+{
+	if (isfinite(v))
+		fprintf(fp, " %*.*f", width, prec, v);
+	else
+		fprintf(fp, " %*s", width, "-");
+}
+
+void bench_print_table(const struct run_record *r, FILE *fp)
+{
+	fprintf(fp, "%-11s %-12s %-26s %10s %10s %10s %8s %7s %9s  %s\n", "op", "device", "params",
+		"median_us", "p10_us", "p90_us", "GB/s", "%copy", "max_err", "status");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct rec_row *w = &r->rows[i];
+		char params[160], dev[64];
+		const char *kind = (size_t)w->device < r->ndevices ? r->devices[w->device].kind : "?";
+		bench_params_short(w, params, sizeof params);
+		if (strlen(params) > 26)
+			memcpy(params + 23, "...", 4);
+		snprintf(dev, sizeof dev, "%s%d/%s", kind, w->device, w->variant);
+		fprintf(fp, "%-11s %-12.12s %-26s", w->op, dev, params);
+		bench_num(fp, w->median_us, 10, 1);
+		bench_num(fp, w->p10_us, 10, 1);
+		bench_num(fp, w->p90_us, 10, 1);
+		bench_num(fp, w->gbps, 8, 2);
+		bench_num(fp, w->pct_peak, 7, 1);
+		if (isnan(w->max_err))
+			fprintf(fp, " %9s", "-");
+		else
+			fprintf(fp, " %9.2e", w->max_err);
+		fprintf(fp, "  %s%s%s\n", rec_status_name(w->status), w->reason[0] ? ": " : "",
+			w->reason);
+	}
+}
+
+/* ---- the command ---- */
+
+static const char bench_usage[] =
+	"usage: ddt bench [--template T] [--ops LIST] [--threads N] [--runs DIR]\n"
+	"\n"
+	"Measures the engine's kernels on this machine: detects the devices (the CPU\n"
+	"with its measured copy bandwidth, and every CUDA device), validates each op\n"
+	"against its C reference on seeded inputs, times it as the template's bench\n"
+	"section says (cold samples with caches flushed, hot ones, or both), prints a\n"
+	"table and writes the run record runs/<run-id>/run.yaml, which appears only\n"
+	"when complete. An op that fails or cannot run here is a row with its status\n"
+	"and reason; the run goes on.\n"
+	"\n"
+	"  --template T   job template: a name under templates/ or a path (default: gpu\n"
+	"                 when a CUDA device is present and templates/gpu.yaml exists,\n"
+	"                 else cpu)\n"
+	"  --ops LIST     only these ops, comma-separated (allreduce and launch name\n"
+	"                 the CUDA-only benchmarks); default: every op of the template\n"
+	"  --threads N    CPU threads for the fast paths (default: the template's\n"
+	"                 bench.cpu.threads; 0 there means every online core)\n"
+	"  --runs DIR     where run records go (default: runs/)\n"
+	"  --calibration PATH, --reports DIR  accepted for symmetry; unused here\n"
+	"  -h, --help     this text\n"
+	"\n"
+	"exit status: 0 every row ok or skipped, 1 error (nothing written), 2 usage\n"
+	"or template error, 4 a kernel failed validation or failed to run\n";
+
+/* The default template: gpu.yaml where CUDA devices are present, else cpu. */
+static void bench_default_template(struct cli_paths *paths)
+{
+	char reason[160], gpu[PATH_MAX];
+	int n = 0;
+	cuda_devices(&n, reason, sizeof reason);
+	snprintf(gpu, sizeof gpu, "%s/templates/gpu.yaml", paths->home);
+	cli_path_option(paths, OPT_TEMPLATE, n > 0 && fsx_exists(gpu) ? "gpu" : "cpu");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	enum { OPT_OPS = OPT_FIRST_FREE, OPT_THREADS };
+	static const struct option opts[] = {{"ops", required_argument, NULL, OPT_OPS},
+					     {"threads", required_argument, NULL, OPT_THREADS},
+					     {"help", no_argument, NULL, 'h'},
+					     CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	struct cli_paths paths;
+	struct bench_opts o = {0};
+	struct bench_conf *bc = NULL;
+	struct ydiag diag = {0};
+	struct tmpl t;
+	struct run_record r = {0};
+	char folder[PATH_MAX], *end;
+	int opt, rc, status = 0, given = 0;
+
+	memset(&t, 0, sizeof t);
+	cli_paths_init(&paths, "cpu");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (cli_path_option(&paths, opt, optarg)) {
+			given |= opt == OPT_TEMPLATE;
+			continue;
+		}
+		switch (opt) {
+		case 'h':
+			fputs(bench_usage, stdout);
+			return 0;
+		case OPT_OPS:
+			o.only = optarg;
+			break;
+		case OPT_THREADS:
+			o.threads = (int)strtol(optarg, &end, 10);
+			if (*end || o.threads < 1 || o.threads > CPU_MAX_THREADS)
+				return cli_usage_error("bench", "--threads wants 1 to %d, got '%s'",
+						       CPU_MAX_THREADS, optarg);
+			break;
+		default:
+			return cli_usage_error("bench", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (!given)
+		bench_default_template(&paths);
+	o.home = paths.home;
+	o.progress = cli_is_tty();
+	if (!(bc = malloc(sizeof *bc)))
+		return cli_fail("bench", err_nomem());
+	if ((rc = tmpl_load(&t, paths.template_path, &diag)) == 0)
+		rc = bench_conf_load(bc, &t, &diag);
+	if (rc) {
+		ydiag_print(&diag, stderr);
+		status = cli_fail("bench", rc);
+		goto done;
+	}
+	if (!bc->nops) {
+		status = cli_usage_error("bench", "%s has no bench ops", paths.template_path);
+		goto done;
+	}
+	if ((rc = bench_check_only(o.only))) {
+		status = cli_usage_error("bench", "%s", err_msg());
+		goto done;
+	}
+	bench_record_init(&r, t.name[0] ? t.name : "unnamed", paths.home);
+	if ((rc = bench_run(bc, &o, &r)) == 0)
+		rc = bench_write_run(&r, paths.runs, folder, sizeof folder);
+	if (rc) {
+		status = cli_fail("bench", rc);
+		goto done;
+	}
+	for (size_t i = 0; i < r.ndevices; i++) {
+		const struct rec_device *d = &r.devices[i];
+		printf("device %zu: %s %s, %s", i, d->kind, d->name, d->arch);
+		if (!strcmp(d->kind, "cuda"))
+			printf(", %d SMs", d->cores);
+		printf(", %.1f GB, copy %.1f GB/s\n", d->mem_gb, d->copy_gbps);
+	}
+	printf("\n");
+	bench_print_table(&r, stdout);
+	printf("\nrun %s: %zu rows -> %s/run.yaml\n", r.run_id, r.nrows, folder);
+	for (size_t i = 0; i < r.nrows; i++)
+		if (r.rows[i].status == REC_FAILED)
+			status = 4;
+done:
+	record_free(&r);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	free(bc);
+	return status;
+}

@@ -1,0 +1,56 @@
+/* bench.h - the bench stage: measure the template's ops on this machine's devices into a run record. */
+#ifndef DDT_BENCH_H
+#define DDT_BENCH_H
+
+#include <stdio.h>
+
+#include "bench_conf.h"
+#include "harness.h"
+#include "op.h"
+#include "record.h"
+
+struct bench_opts {
+	const char *home;      /* project folder: its git revision goes into the record */
+	const char *only;      /* comma-separated op names to run; NULL: all */
+	int threads;           /* > 0: overrides bench.cpu.threads */
+	int progress;          /* draw a progress line on stderr */
+};
+
+/* Fills r's schema, run id, template name and provenance (CPU side, and the
+ * CUDA and NCCL versions when the CUDA backend is built). r must be zeroed
+ * or freed; free it with record_free. Returns 0 or DDT_ENOMEM. */
+int bench_record_init(struct run_record *r, const char *template_name, const char *home);
+
+/* Detects the devices (the CPU first, with its copy bandwidth measured now;
+ * then each CUDA device), runs every op entry of bc at every size point on
+ * every backend and variant it asks for, and appends one row per
+ * measurement to r. An op that fails, is unsupported, or cannot run here is
+ * a row with that status and its reason; the run goes on. Returns 0, or
+ * DDT_EINPUT for an unknown name in o->only, or DDT_ENOMEM. */
+int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r);
+
+/* One CPU measurement of op at p (params completed by the caller) with a
+ * fresh instance from seed: validation against the reference, then timing
+ * under hc. row is filled in full (status failed with the reason when the
+ * op fails or misses its tolerance). copy_gbps is the %-of-peak base.
+ * Returns 0, or DDT_ENOMEM when even the row cannot be made. */
+int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
+		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
+		      double copy_gbps, struct rec_row *rows, int *nrows);
+
+/* The CPU's copy bandwidth in GB/s (bytes read + written per second),
+ * measured with the memcpy op over mib MiB: the median of hot samples under
+ * hc. NaN when the buffers cannot be had. */
+double bench_cpu_copy_gbps(double mib, const struct harness_conf *hc);
+
+/* The fixed-width table of r's rows (op, device/variant, params, median,
+ * p10, p90 in µs, GB/s, % of copy bandwidth, max error, status) with the
+ * reason of every row that is not ok. */
+void bench_print_table(const struct run_record *r, FILE *fp);
+
+/* Writes r as runs_dir/<run id>/run.yaml so the folder appears only
+ * complete (built under a temporary name, fsynced, renamed). path receives
+ * the folder. Returns 0 or an error code. */
+int bench_write_run(const struct run_record *r, const char *runs_dir, char *path, size_t len);
+
+#endif

@@ -1,0 +1,617 @@
+/* chart_report.c - the report's charts: step breakdown, tok/s vs acceptance, MoE
+ * time vs M, the tornado, tok/s vs budget, and a kernel's history. */
+#include "chart.h"
+
+#include "report_data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BARS 24
+
+int report_section_is_chart(enum report_section_kind k)
+{
+	return k == RSEC_BREAKDOWN || k == RSEC_ACCEPTANCE || k == RSEC_MOE_CURVE ||
+	       k == RSEC_TORNADO || k == RSEC_BUDGET || k == RSEC_HISTORY;
+}
+
+void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len)
+{
+	const struct report_section *s = &spec->sections[i];
+	if (s->kind == RSEC_HISTORY)
+		snprintf(buf, len, "%02d-history-%s%s%s.png", i + 1, s->op, s->variant[0] ? "-" : "",
+			 s->variant);
+	else
+		snprintf(buf, len, "%02d-%s.png", i + 1, report_section_name(s->kind));
+	/* op and variant names are [A-Za-z0-9_]; anything else becomes '_' */
+	for (char *p = buf; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			*p = '_';
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* True when scenario name is one the section draws (all when none named). */
+static int section_has(const struct report_section *s, const char *name)
+{
+	if (!s->nscenarios)
+		return 1;
+	for (int i = 0; i < s->nscenarios; i++)
+		if (!strcmp(s->scenarios[i], name))
+			return 1;
+	return 0;
+}
+
+/* The first estimate row of each scenario the section draws, in template
+ * order, into rows[]; returns how many. */
+static int section_rows(const struct report_data *d, const struct report_section *s,
+			size_t *rows, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < d->est.n && n < max; i++) {
+		const char *name = d->est.rows[i].sc.name;
+		if ((i == 0 || strcmp(d->est.rows[i - 1].sc.name, name)) && section_has(s, name))
+			rows[n++] = i;
+	}
+	return n;
+}
+
+static const char *title_or(const struct report_section *s, const char *dflt)
+{
+	return s->title[0] ? s->title : dflt;
+}
+
+/* ---------------------------------------------------------------- breakdown */
+
+static void draw_breakdown(struct chart *c, const struct report_data *d,
+			   const struct report_section *s)
+{
+	size_t rows[MAX_BARS];
+	int n = section_rows(d, s, rows, MAX_BARS);
+	double maxstep = 0;
+	struct report_figure f[MAX_BARS];
+
+	for (int i = 0; i < n; i++) {
+		report_figure(d, rows[i], &f[i]);
+		maxstep = f[i].step_ms > maxstep ? f[i].step_ms : maxstep;
+		const struct estimate_row *r = f[i].est;
+		snprintf(c->cat_labels[i], sizeof c->cat_labels[0], "%s%s", r->sc.name,
+			 r->runnable ? "" : " (not runnable)");
+	}
+	snprintf(c->note, sizeof c->note,
+		 "One decode step per scenario (point estimate); the label gives the step and "
+		 "the non-MoE share.");
+	chart_axis_linear(&c->x, 0, maxstep * 1.22, 8, 1, "step time (ms)");
+	chart_axis_category(&c->y, n, "");
+	for (int k = 0; k < COMP_COUNT; k++)
+		chart_legend_add(c, chart_comp_ink(k), SWATCH_BOX, MARK_NONE,
+				 model_comp_name((enum model_comp)k));
+	chart_layout_frame(c);
+	for (int i = 0; i < n; i++) {
+		double x = 0;
+		char lab[64];
+		for (int k = 0; k < COMP_COUNT; k++) {
+			if (f[i].ms[k] > 0)
+				chart_hbar(c, i, x, x + f[i].ms[k], 0.62, chart_comp_ink(k),
+					   f[i].est->runnable ? 1 : 0.45);
+			x += isfinite(f[i].ms[k]) ? f[i].ms[k] : 0;
+		}
+		snprintf(lab, sizeof lab, "%.2f ms, non-MoE %.0f%%", f[i].step_ms,
+			 100 * f[i].nonmoe_ms / f[i].step_ms);
+		chart_text(c, chart_px(c, x) + 4, chart_cat_y(c, i), 0, 0.5, lab, 7, INK_TEXT, 0);
+	}
+	if (!n)
+		chart_empty(c, "no scenarios");
+}
+
+/* ---------------------------------------------------------------- acceptance */
+
+#define ACC_STEPS 61
+
+static void draw_acceptance(struct chart *c, const struct report_data *d,
+			    const struct report_section *s)
+{
+	size_t rows[MAX_BARS];
+	int n = section_rows(d, s, rows, MAX_BARS), have_sg = 0, have_nat = 0, dashed = 0;
+	double amax = 1, tmax = 0;
+	const struct anchor *a = &d->cal.sglang_b8;
+
+	for (int i = 0; i < n; i++) {
+		struct report_figure f;
+		const struct estimate_row *r = &d->est.rows[rows[i]];
+		report_figure(d, rows[i], &f);
+		double step = isfinite(f.step_p5) ? f.step_p5 : f.step_ms;
+		amax = r->sc.block > amax ? r->sc.block : amax;
+		double t = r->sc.concurrency * r->sc.block / step * 1000;
+		tmax = t > tmax ? t : tmax;
+	}
+	if (isfinite(a->tok_s))
+		tmax = a->tok_s > tmax ? a->tok_s : tmax;
+	snprintf(c->note, sizeof c->note,
+		 "tok/s = C x acceptance / step; the band is the Monte Carlo p5-p95 of the step; "
+		 "markers at each scenario's acceptances.");
+	chart_axis_linear(&c->x, 0, amax, 9, 1, "mean acceptance length (tokens per step)");
+	chart_axis_linear(&c->y, 0, tmax, 7, 1, "decode throughput (tok/s)");
+	for (int i = 0; i < n; i++) {
+		const struct estimate_row *r = &d->est.rows[rows[i]];
+		have_sg |= r->sc.pipeline == PIPE_SGLANG;
+		have_nat |= r->sc.pipeline == PIPE_NATIVE;
+		dashed |= !r->runnable;
+	}
+	if (have_sg)
+		chart_legend_add(c, INK_SGLANG, SWATCH_LINE, MARK_NONE, "SGLang pipeline");
+	if (have_nat)
+		chart_legend_add(c, INK_NATIVE, SWATCH_LINE, MARK_NONE, "native engine");
+	if (dashed)
+		chart_legend_add(c, INK_MUTED, SWATCH_DASH, MARK_NONE, "not runnable");
+	if (d->have_proj)
+		chart_legend_add(c, INK_MUTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
+	if (isfinite(a->tok_s))
+		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_DIAMOND, "measured (anchor)");
+	chart_layout_frame(c);
+
+	for (int i = 0; i < n; i++) {
+		const struct estimate_row *r = &d->est.rows[rows[i]];
+		enum chart_ink ink = r->sc.pipeline == PIPE_NATIVE ? INK_NATIVE : INK_SGLANG;
+		struct report_figure f;
+		double xs[ACC_STEPS], y[ACC_STEPS], lo[ACC_STEPS], hi[ACC_STEPS];
+		double C = r->sc.concurrency;
+		char lab[80];
+
+		report_figure(d, rows[i], &f);
+		for (int k = 0; k < ACC_STEPS; k++) {
+			xs[k] = 1 + (r->sc.block - 1) * (double)k / (ACC_STEPS - 1);
+			y[k] = C * xs[k] / f.step_ms * 1000;
+			lo[k] = C * xs[k] / f.step_p95 * 1000;
+			hi[k] = C * xs[k] / f.step_p5 * 1000;
+		}
+		if (isfinite(f.step_p5) && isfinite(f.step_p95))
+			chart_band(c, xs, lo, hi, ACC_STEPS, ink, 0.16);
+		chart_line(c, xs, y, ACC_STEPS, ink, 1.6, !r->runnable);
+		for (size_t j = rows[i]; j < d->est.n && !strcmp(d->est.rows[j].sc.name, r->sc.name);
+		     j++)
+			chart_mark(c, d->est.rows[j].accept, C * d->est.rows[j].accept / f.step_ms * 1000,
+				   MARK_CIRCLE, ink, 4);
+		snprintf(lab, sizeof lab, "b%d B%d", r->sc.block, r->sc.budget);
+		chart_text(c, chart_px(c, xs[ACC_STEPS - 1]) + 3, chart_py(c, y[ACC_STEPS - 1]), 0,
+			   0.5, lab, 6.5, ink, 0);
+	}
+	if (isfinite(a->tok_s))
+		chart_mark(c, a->accept, a->tok_s, MARK_DIAMOND, INK_MEASURED, 6);
+	if (!n)
+		chart_empty(c, "no scenarios");
+}
+
+/* ---------------------------------------------------------------- MoE curve */
+
+#define CURVE_STEPS 121
+
+/* The fit's parameters in calib order; 0 when one is missing. */
+static int fit_params(const struct project_fit *fit, double p[MOE_P_COUNT])
+{
+	int found = 0;
+	for (int k = 0; k < MOE_P_COUNT; k++)
+		for (int i = 0; i < fit->nparams; i++)
+			if (!strcmp(fit->params[i].name, moe_param_name((enum moe_param)k))) {
+				p[k] = fit->params[i].value;
+				found++;
+			}
+	return found == MOE_P_COUNT;
+}
+
+static void draw_moe_curve(struct chart *c, const struct report_data *d,
+			   const struct report_section *s)
+{
+	const struct moe_reference *ref = &d->cal.moe_ref;
+	const struct project_fit *fit = d->have_proj ? &d->proj.fit : NULL;
+	const struct gpu *refg = calib_gpu(&d->cal, ref->gpu), *fitg = NULL, *target = NULL;
+	double p[MOE_P_COUNT], mmax = 512, ymax = 0, xs[CURVE_STEPS], yref[CURVE_STEPS],
+			       yfit[CURVE_STEPS], ytgt[CURVE_STEPS];
+	int have_fit = 0, tonight = fit && fit->source == PROV_TONIGHT && fit->npoints > 0;
+	char lab[128];
+	long h = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+
+	(void)s;
+	target = h >= 0 ? d->est.rows[h].target : calib_gpu(&d->cal, "b300");
+	if (fit && fit->curve == MOE_CURVE_PHYSICAL && fit_params(fit, p) &&
+	    (fitg = calib_gpu(&d->cal, fit->gpu)) != NULL)
+		have_fit = 1;
+	for (int i = 0; i < CURVE_STEPS; i++) {
+		xs[i] = pow(10, log10(mmax) * i / (CURVE_STEPS - 1));
+		yref[i] = model_moe_ref_ms(&d->model, xs[i]);
+		yfit[i] = have_fit ? model_phys_ms(&d->cal, fitg, p, xs[i]) : NAN;
+		ytgt[i] = target ? model_moe_ms(&d->model, target, xs[i]) : NAN;
+		ymax = fmax(ymax, fmax(yref[i], isfinite(yfit[i]) ? yfit[i] : 0));
+	}
+	for (int i = 0; i < ref->npoints; i++)
+		ymax = fmax(ymax, ref->points[i].step_ms);
+	for (int i = 0; tonight && i < fit->npoints; i++)
+		ymax = fmax(ymax, fit->points[i].step_ms);
+
+	snprintf(c->note, sizeof c->note, "MoE forward of all MoE layers per decode step, TP-%g; "
+		 "%s curve. Log x.", ref->tp, moe_curve_name(d->model.curve));
+	chart_axis_log(&c->x, 1, mmax, "verify width M = C (B + 1) (tokens)");
+	chart_axis_linear(&c->y, 0, ymax * 1.05, 7, 1, "MoE time per step (ms)");
+	snprintf(lab, sizeof lab, "calibration points (%s)", refg ? refg->name : ref->gpu);
+	chart_legend_add(c, INK_CALIBRATION, SWATCH_MARK, MARK_SQUARE, lab);
+	if (tonight) {
+		snprintf(lab, sizeof lab, "tonight's sweep (%s)", fit->gpu);
+		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CIRCLE, lab);
+	}
+	snprintf(lab, sizeof lab, "reference curve (%s)", refg ? refg->name : ref->gpu);
+	chart_legend_add(c, INK_CALIBRATION, SWATCH_LINE, MARK_NONE, lab);
+	if (have_fit) {
+		snprintf(lab, sizeof lab, "fitted physical curve (%s)", fitg->name);
+		chart_legend_add(c, INK_FIT, SWATCH_DASH, MARK_NONE, lab);
+	}
+	if (target) {
+		snprintf(lab, sizeof lab, "projected on %s", target->name);
+		chart_legend_add(c, INK_PROJECTED, SWATCH_LINE, MARK_NONE, lab);
+	}
+	chart_layout_frame(c);
+	chart_line(c, xs, yref, CURVE_STEPS, INK_CALIBRATION, 1.3, 0);
+	if (have_fit)
+		chart_line(c, xs, yfit, CURVE_STEPS, INK_FIT, 1.6, 1);
+	if (target)
+		chart_line(c, xs, ytgt, CURVE_STEPS, INK_PROJECTED, 1.8, 0);
+	if (have_fit && isfinite(fit->m_plateau) && fit->m_plateau > 1 && fit->m_plateau < mmax) {
+		chart_vline(c, fit->m_plateau, INK_MUTED, 0.7, 1);
+		snprintf(lab, sizeof lab, "95%% of plateau at M=%.0f", fit->m_plateau);
+		chart_text(c, chart_px(c, fit->m_plateau) - 3, c->py + 3, 1, 0, lab, 6.5, INK_MUTED,
+			   0);
+	}
+	for (int i = 0; i < ref->npoints; i++)
+		chart_mark(c, ref->points[i].m, ref->points[i].step_ms, MARK_SQUARE, INK_CALIBRATION,
+			   5);
+	for (int i = 0; tonight && i < fit->npoints; i++)
+		chart_mark(c, fit->points[i].m, fit->points[i].step_ms, MARK_CIRCLE, INK_MEASURED, 4);
+	for (size_t i = 0; target && i < d->est.n; i++) {
+		const struct estimate_row *r = &d->est.rows[i];
+		if (r->target == target && (i == 0 || r->out.M != d->est.rows[i - 1].out.M))
+			chart_mark(c, r->out.M, model_moe_ms(&d->model, target, r->out.M),
+				   MARK_DIAMOND, INK_PROJECTED, 5);
+	}
+}
+
+/* ---------------------------------------------------------------- tornado */
+
+#define TORNADO_BARS 10
+
+static const struct project_tornado *pick_tornado(const struct report_data *d,
+						  const struct report_section *s)
+{
+	for (size_t i = 0; i < d->proj.ntornado; i++)
+		if (section_has(s, d->proj.tornado[i].scenario))
+			return &d->proj.tornado[i];
+	return NULL;
+}
+
+static void draw_tornado(struct chart *c, const struct report_data *d,
+			 const struct report_section *s)
+{
+	const struct project_tornado *t = d->have_proj ? pick_tornado(d, s) : NULL;
+	int n = t ? (t->nbars < TORNADO_BARS ? t->nbars : TORNADO_BARS) : 0;
+	double lo = INFINITY, hi = -INFINITY;
+
+	if (t) {
+		snprintf(c->note, sizeof c->note,
+			 "%s at acceptance %g: tok/s with one assumption at its p5 and p95, the rest "
+			 "at their points.", t->scenario, t->accept);
+		lo = hi = t->tok_s_point;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct project_bar *b = &t->bars[i];
+		lo = fmin(lo, fmin(b->tok_s_p5, b->tok_s_p95));
+		hi = fmax(hi, fmax(b->tok_s_p5, b->tok_s_p95));
+		snprintf(c->cat_labels[i], sizeof c->cat_labels[0], "%s", b->name);
+	}
+	double pad = (hi - lo) * 0.25 + 1;
+	chart_axis_linear(&c->x, lo - pad, hi + pad, 8, 0, "decode throughput (tok/s)");
+	chart_axis_category(&c->y, n ? n : 1, "");
+	if (n) {
+		chart_legend_add(c, INK_PROJECTED, SWATCH_BOX, MARK_NONE,
+				 "tok/s range (label: the input at that end)");
+		chart_legend_add(c, INK_TEXT, SWATCH_DASH, MARK_NONE, "point estimate");
+	}
+	chart_layout_frame(c);
+	if (!n) {
+		chart_empty(c, d->have_proj ? "no tornado for this scenario"
+					    : "no projection stored with this run");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct project_bar *b = &t->bars[i];
+		char l5[32], l95[32];
+		int p5_left = b->tok_s_p5 <= b->tok_s_p95;
+		chart_hbar(c, i, b->tok_s_p5, b->tok_s_p95, 0.6, INK_PROJECTED, 0.85);
+		chart_fmt_num(l5, sizeof l5, b->value_p5);
+		chart_fmt_num(l95, sizeof l95, b->value_p95);
+		double xl = chart_px(c, fmin(b->tok_s_p5, b->tok_s_p95)) - 3;
+		double xr = chart_px(c, fmax(b->tok_s_p5, b->tok_s_p95)) + 3;
+		chart_text(c, xl, chart_cat_y(c, i), 1, 0.5, p5_left ? l5 : l95, 6.5, INK_MUTED, 0);
+		chart_text(c, xr, chart_cat_y(c, i), 0, 0.5, p5_left ? l95 : l5, 6.5, INK_MUTED, 0);
+	}
+	chart_vline(c, t->tok_s_point, INK_TEXT, 0.9, 1);
+}
+
+/* ---------------------------------------------------------------- budget */
+
+static void draw_budget(struct chart *c, const struct report_data *d,
+			const struct report_section *s)
+{
+	const struct project_grid *g = d->have_proj && d->proj.has_grid ? &d->proj.grid : NULL;
+	static const enum chart_mark marks[] = {MARK_CIRCLE, MARK_SQUARE, MARK_TRIANGLE,
+						MARK_DIAMOND, MARK_CROSS, MARK_RING};
+	int ci = 0;
+	double ymax = 0, xs[PROJECT_MAX_GRID_BUDGETS];
+
+	(void)s;
+	if (g) {
+		for (int k = 0; k < g->nconc; k++)
+			if (g->conc[k] == 1)
+				ci = k;
+		for (int t = 0; t < g->ntargets; t++)
+			for (int b = 0; b < g->nbudgets; b++) {
+				const struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
+				ymax = fmax(ymax, isfinite(cell->tok_s.p95) ? cell->tok_s.p95
+									    : cell->tok_s.point);
+			}
+		snprintf(c->note, sizeof c->note,
+			 "%s pipeline, block %d, C=%d; acceptance follows the DDTree budget curve. "
+			 "Star: best budget.", pipeline_name(g->pipeline), g->block, g->conc[ci]);
+		chart_axis_log2(&c->x, g->budgets[0], g->budgets[g->nbudgets - 1],
+				"node budget B (tree nodes, root excluded)");
+	} else
+		chart_axis_log2(&c->x, 4, 1024, "node budget B (tree nodes, root excluded)");
+	chart_axis_linear(&c->y, 0, ymax > 0 ? ymax : 1, 7, 1, "decode throughput (tok/s)");
+	for (int t = 0; g && t < g->ntargets && t < 6; t++) {
+		const struct gpu *gp = calib_gpu(&d->cal, g->targets[t]);
+		chart_legend_add(c, INK_PROJECTED, t % 2 ? SWATCH_DASH : SWATCH_LINE, marks[t],
+				 gp ? gp->name : g->targets[t]);
+	}
+	if (g) {
+		chart_legend_add(c, INK_PROJECTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
+		chart_legend_add(c, INK_PROJECTED, SWATCH_MARK, MARK_STAR, "best budget");
+	}
+	chart_layout_frame(c);
+	if (!g) {
+		chart_empty(c, "no budget grid stored with this run");
+		return;
+	}
+	for (int b = 0; b < g->nbudgets; b++)
+		xs[b] = g->budgets[b];
+	for (int t = 0; t < g->ntargets && t < 6; t++) {
+		double y[PROJECT_MAX_GRID_BUDGETS], lo[PROJECT_MAX_GRID_BUDGETS],
+			hi[PROJECT_MAX_GRID_BUDGETS];
+		for (int b = 0; b < g->nbudgets; b++) {
+			const struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
+			y[b] = cell->tok_s.point;
+			lo[b] = cell->tok_s.p5;
+			hi[b] = cell->tok_s.p95;
+		}
+		chart_band(c, xs, lo, hi, (size_t)g->nbudgets, INK_PROJECTED, 0.08);
+		chart_line(c, xs, y, (size_t)g->nbudgets, INK_PROJECTED, 1.4, t % 2);
+		for (int b = 0; b < g->nbudgets; b++)
+			chart_mark(c, xs[b], y[b], marks[t], INK_PROJECTED, 3.5);
+		int best = g->best[t * g->nconc + ci];
+		if (best >= 0 && best < g->nbudgets) {
+			char lab[48];
+			chart_mark(c, xs[best], y[best], MARK_STAR, INK_PROJECTED, 6);
+			snprintf(lab, sizeof lab, "B=%d", g->budgets[best]);
+			chart_text(c, chart_px(c, xs[best]), chart_py(c, y[best]) - 7, 0.5, 1, lab, 6.5,
+				   INK_PROJECTED, 1);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- history */
+
+#define HIST_SERIES 6
+
+static int series_matches(const struct hist_series *s, const struct report_section *sec)
+{
+	return !strcmp(s->key.op, sec->op) && (!sec->variant[0] || !strcmp(s->key.variant, sec->variant));
+}
+
+/* Days between the history's first run and run i. */
+static double run_day(const struct history *h, size_t i)
+{
+	struct tm a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (sscanf(h->runs[0].created, "%d-%d-%dT%d:%d:%d", &a.tm_year, &a.tm_mon, &a.tm_mday,
+		   &a.tm_hour, &a.tm_min, &a.tm_sec) != 6 ||
+	    sscanf(h->runs[i].created, "%d-%d-%dT%d:%d:%d", &b.tm_year, &b.tm_mon, &b.tm_mday,
+		   &b.tm_hour, &b.tm_min, &b.tm_sec) != 6)
+		return (double)i;
+	a.tm_year -= 1900, b.tm_year -= 1900;
+	a.tm_mon -= 1, b.tm_mon -= 1;
+	return (double)(timegm(&b) - timegm(&a)) / 86400.0;
+}
+
+/* Tick labels as dates: first run's date + t days. */
+static void date_labels(struct chart_axis *a, const struct history *h)
+{
+	struct tm t0;
+	memset(&t0, 0, sizeof t0);
+	if (sscanf(h->runs[0].created, "%d-%d-%d", &t0.tm_year, &t0.tm_mon, &t0.tm_mday) != 3)
+		return;
+	t0.tm_year -= 1900;
+	t0.tm_mon -= 1;
+	time_t base = timegm(&t0);
+	for (int i = 0; i < a->nticks; i++) {
+		time_t t = base + (time_t)llround(a->ticks[i] * 86400.0);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(a->labels[i], sizeof a->labels[0], "%Y-%m-%d", &tm);
+	}
+}
+
+static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
+{
+	switch (v) {
+	case REG_REGRESSION:
+		*ink = INK_REGRESSION;
+		return MARK_CIRCLE;
+	case REG_SUSPECT:
+		*ink = INK_REGRESSION;
+		return MARK_RING;
+	case REG_IMPROVEMENT:
+		*ink = INK_IMPROVEMENT;
+		return MARK_TRIANGLE;
+	case REG_OUTLIER:
+		*ink = INK_MEASURED;
+		return MARK_CROSS;
+	default:
+		*ink = INK_MEASURED;
+		return MARK_NONE;
+	}
+}
+
+/* Draws one series: its baseline band, its medians, its flagged nights. */
+static void history_series(struct chart *c, const struct history *h, const struct hist_series *s,
+			   size_t nruns, const double *day, int dashed)
+{
+	size_t n = 0;
+	double *x = malloc(sizeof *x * (s->n + 1) * 4), *y, *lo, *hi;
+	if (!x)
+		return;
+	y = x + s->n + 1, lo = y + s->n + 1, hi = lo + s->n + 1;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct hist_point *p = &s->pts[i];
+		if (p->run >= nruns)
+			break;
+		x[n] = day[p->run];
+		y[n] = p->median_us;
+		lo[n] = p->band_lo_us;
+		hi[n] = p->band_hi_us;
+		n++;
+	}
+	chart_band(c, x, lo, hi, n, INK_BASELINE, 0.45);
+	chart_line(c, x, y, n, INK_MEASURED, 1.0, dashed);
+	for (size_t i = 0; i < n; i++) {
+		enum chart_ink ink;
+		enum chart_mark m = verdict_mark(s->pts[i].verdict, &ink);
+		if (m != MARK_NONE)
+			chart_mark(c, x[i], y[i], m, ink, 5);
+		else if (n < 60)
+			chart_mark(c, x[i], y[i], MARK_CIRCLE, INK_MEASURED, 2.5);
+	}
+	/* the series' label at its last point */
+	for (size_t i = n; i-- > 0;)
+		if (isfinite(y[i])) {
+			char lab[300];
+			snprintf(lab, sizeof lab, "%s %s", s->key.params, s->key.backend);
+			chart_text(c, chart_px(c, x[i]) + 3, chart_py(c, y[i]), 0, 0.5, lab, 6, INK_MUTED,
+				   0);
+			break;
+		}
+	(void)h;
+	free(x);
+}
+
+static void draw_history(struct chart *c, const struct report_data *d,
+			 const struct report_section *sec)
+{
+	const struct history *h = &d->hist;
+	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
+	int idx[HIST_SERIES], n = 0, nights = 0;
+	double ymin = INFINITY, ymax = 0, *day = NULL;
+
+	for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
+		if (series_matches(&h->series[i], sec))
+			idx[n++] = (int)i;
+	for (int k = 0; k < n; k++) {
+		const struct hist_series *s = &h->series[idx[k]];
+		int m = 0;
+		for (size_t i = 0; i < s->n && s->pts[i].run < nruns; i++) {
+			const struct hist_point *p = &s->pts[i];
+			if (isfinite(p->median_us)) {
+				ymin = fmin(ymin, p->median_us);
+				ymax = fmax(ymax, p->median_us);
+				m++;
+			}
+			if (isfinite(p->band_hi_us))
+				ymax = fmax(ymax, p->band_hi_us);
+			if (isfinite(p->band_lo_us))
+				ymin = fmin(ymin, p->band_lo_us);
+		}
+		nights = m > nights ? m : nights;
+	}
+	snprintf(c->note, sizeof c->note,
+		 "Median per night; shaded: the baseline band (median of the last good nights, "
+		 "robust noise).");
+	if (nights >= 2 && (day = malloc(sizeof *day * nruns)) != NULL) {
+		for (size_t i = 0; i < nruns; i++)
+			day[i] = run_day(h, i);
+		chart_axis_linear(&c->x, 0, day[nruns - 1] > 0 ? day[nruns - 1] : 1, 6, 0,
+				  "night (UTC date)");
+		date_labels(&c->x, h);
+		if (ymax / ymin > 30)
+			chart_axis_log(&c->y, ymin, ymax, "median time per call (µs)");
+		else
+			chart_axis_linear(&c->y, ymin, ymax, 7, 1, "median time per call (µs)");
+		chart_legend_add(c, INK_MEASURED, SWATCH_LINE, MARK_NONE, "median");
+		chart_legend_add(c, INK_BASELINE, SWATCH_BOX, MARK_NONE, "baseline band");
+		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_CIRCLE, "regression");
+		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_RING, "suspect");
+		chart_legend_add(c, INK_IMPROVEMENT, SWATCH_MARK, MARK_TRIANGLE, "improvement");
+		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CROSS, "outlier");
+	} else {
+		chart_axis_linear(&c->x, 0, 1, 2, 0, "night (UTC date)");
+		chart_axis_linear(&c->y, 0, 1, 2, 1, "median time per call (µs)");
+	}
+	chart_layout_frame(c);
+	if (!day) {
+		chart_empty(c, "no history yet");
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		history_series(c, h, &h->series[idx[k]], nruns, day, k % 2);
+	free(day);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+void chart_report_draw(cairo_t *cr, double w, double h, const void *arg)
+{
+	const struct report_chart *rc = arg;
+	const struct report_data *d = rc->d;
+	const struct report_section *s = rc->sec;
+	struct chart c;
+	char title[160];
+
+	switch (s->kind) {
+	case RSEC_BREAKDOWN:
+		chart_begin(&c, cr, w, h, title_or(s, "Step time per scenario, by component"));
+		draw_breakdown(&c, d, s);
+		break;
+	case RSEC_ACCEPTANCE:
+		chart_begin(&c, cr, w, h, title_or(s, "tok/s vs acceptance, per pipeline"));
+		draw_acceptance(&c, d, s);
+		break;
+	case RSEC_MOE_CURVE:
+		chart_begin(&c, cr, w, h, title_or(s, "MoE time vs verify width M"));
+		draw_moe_curve(&c, d, s);
+		break;
+	case RSEC_TORNADO:
+		chart_begin(&c, cr, w, h, title_or(s, "Sensitivity: which assumption moves tok/s"));
+		draw_tornado(&c, d, s);
+		break;
+	case RSEC_BUDGET:
+		chart_begin(&c, cr, w, h, title_or(s, "tok/s vs node budget, per target"));
+		draw_budget(&c, d, s);
+		break;
+	case RSEC_HISTORY:
+		snprintf(title, sizeof title, "History of %s%s%s", s->op, s->variant[0] ? "/" : "",
+			 s->variant);
+		chart_begin(&c, cr, w, h, title_or(s, title));
+		draw_history(&c, d, s);
+		break;
+	default:
+		return;
+	}
+	chart_finish(&c);
+}

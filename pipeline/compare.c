@@ -1,0 +1,226 @@
+/* compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
+#include "cli.h"
+#include "err.h"
+#include "history.h"
+#include "regress.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: ddt compare [OPTIONS] RUN_A RUN_B\n"
+	"\n"
+	"Shows every kernel series measured in either run side by side: the median\n"
+	"of each, the change from A to B, and two verdicts: `compare`, the\n"
+	"regression rule applied between the two runs (slower / faster / same,\n"
+	"with the series' noise as of B), and `night`, B's own verdict against its\n"
+	"history. RUN_A and RUN_B are run ids (folders of runs/).\n"
+	"\n"
+	"  --op NAME           only series of this op\n"
+	"  --format F          table (default) or csv\n"
+	"  --template PATH     where the regress: settings come from (default:\n"
+	"                      templates/default.yaml)\n"
+	"  --runs DIR          run records folder (default: runs/)\n"
+	"  -h, --help          this text\n";
+
+#define COMPARE_CSV_HEADER \
+	"op,variant,params,device,backend,build,a_status,a_median_us,b_status,b_median_us," \
+	"change_pct,noise_pct,compare,night_verdict"
+
+struct side {
+	const struct hist_point *a, *b;
+};
+
+/* "slower", "faster", "same", or why there is no comparison. */
+static const char *compare_word(const struct regress_conf *c, struct side s)
+{
+	if (!s.a)
+		return "only in B";
+	if (!s.b)
+		return "only in A";
+	if (s.a->status != REC_OK || s.b->status != REC_OK)
+		return s.b->status != REC_OK ? rec_status_name(s.b->status) : "A not measured";
+	double noise = isfinite(s.b->noise_frac) ? s.b->noise_frac : s.a->noise_frac;
+	int d = regress_differs(c, s.a->median_us, s.b->median_us, noise);
+	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
+}
+
+static double median_of(const struct hist_point *p)
+{
+	return p && p->status == REC_OK ? p->median_us : NAN;
+}
+
+static double noise_of(struct side s)
+{
+	double n = s.b ? s.b->noise_frac : NAN;
+	return isfinite(n) ? n : s.a ? s.a->noise_frac : NAN;
+}
+
+static void csv_field(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+static void csv_num(FILE *fp, double v)
+{
+	fputc(',', fp);
+	if (isfinite(v))
+		fprintf(fp, "%.9g", v);
+}
+
+static void csv_row(FILE *fp, const struct hist_series *s, struct side d, const char *word)
+{
+	const char *key[] = {s->key.op, s->key.variant, s->key.params,
+			     s->key.device, s->key.backend, s->key.build};
+	for (size_t j = 0; j < 6; j++) {
+		if (j)
+			fputc(',', fp);
+		csv_field(fp, key[j]);
+	}
+	fprintf(fp, ",%s", d.a ? rec_status_name(d.a->status) : "");
+	csv_num(fp, median_of(d.a));
+	fprintf(fp, ",%s", d.b ? rec_status_name(d.b->status) : "");
+	csv_num(fp, median_of(d.b));
+	csv_num(fp, (median_of(d.b) / median_of(d.a) - 1) * 100);
+	csv_num(fp, noise_of(d) * 100);
+	fputc(',', fp);
+	csv_field(fp, word);
+	fprintf(fp, ",%s\n", d.b ? regress_verdict_name(d.b->verdict) : "");
+}
+
+static const char *num(char *buf, size_t len, double v)
+{
+	if (!isfinite(v))
+		return "-";
+	snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
+static void table_row(FILE *fp, const struct hist_series *s, struct side d, const char *word)
+{
+	char label[512], a[32], b[32], c[32];
+	double ch = median_of(d.b) / median_of(d.a) - 1;
+	if (isfinite(ch))
+		snprintf(c, sizeof c, "%+.1f%%", ch * 100);
+	else
+		snprintf(c, sizeof c, "-");
+	fprintf(fp, "%-64s %10s %10s %8s  %-10s %s\n", history_key_label(&s->key, label, sizeof label),
+		num(a, sizeof a, median_of(d.a)), num(b, sizeof b, median_of(d.b)), c, word,
+		d.b ? regress_verdict_name(d.b->verdict) : "-");
+}
+
+/* Writes the comparison of runs ia and ib of h; counts slower series. */
+static void write_compare(const struct regress_conf *c, const struct history *h, size_t ia,
+			  size_t ib, const char *op, int csv, FILE *fp)
+{
+	int slower = 0, faster = 0, same = 0;
+	if (csv)
+		fprintf(fp, COMPARE_CSV_HEADER "\n");
+	else
+		fprintf(fp, "A = %s\nB = %s\n\n%-64s %10s %10s %8s  %-10s %s\n", h->runs[ia].run_id,
+			h->runs[ib].run_id, "series", "A us", "B us", "change", "compare", "night");
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hist_series *s = &h->series[i];
+		struct side d = {history_point_at(s, ia), history_point_at(s, ib)};
+		if ((!d.a && !d.b) || (op && strcmp(op, s->key.op)))
+			continue;
+		const char *word = compare_word(c, d);
+		slower += !strcmp(word, "slower");
+		faster += !strcmp(word, "faster");
+		same += !strcmp(word, "same");
+		if (csv)
+			csv_row(fp, s, d, word);
+		else
+			table_row(fp, s, d, word);
+	}
+	if (!csv)
+		fprintf(fp, "\n%d slower, %d faster, %d the same (rule: the regress: settings, "
+			    "noise as of B)\n", slower, faster, same);
+}
+
+static int load_conf(struct regress_conf *c, const char *path)
+{
+	struct tmpl t;
+	struct ydiag diag = {0};
+	int rc = tmpl_load(&t, path, &diag);
+	if (!rc)
+		rc = regress_conf_load(c, &t, &diag);
+	if (rc && diag.n)
+		err_set(rc, "%s", diag.msgs[0]);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	return rc;
+}
+
+enum { OPT_OP = OPT_FIRST_FREE, OPT_FORMAT };
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {{"op", required_argument, NULL, OPT_OP},
+					     {"format", required_argument, NULL, OPT_FORMAT},
+					     {"help", no_argument, NULL, 'h'},
+					     CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	struct cli_paths paths;
+	struct regress_conf conf;
+	struct history h;
+	struct ydiag warn = {0};
+	const char *format = "table", *op = NULL;
+	int opt, rc, status = 0;
+	long ia, ib;
+
+	cli_paths_init(&paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (cli_path_option(&paths, opt, optarg))
+			continue;
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		} else if (opt == OPT_OP)
+			op = optarg;
+		else if (opt == OPT_FORMAT)
+			format = optarg;
+		else
+			return cli_usage_error("compare", "unknown option");
+	}
+	if (argc - optind != 2)
+		return cli_usage_error("compare", "expected two run ids, RUN_A and RUN_B");
+	if (strcmp(format, "table") && strcmp(format, "csv"))
+		return cli_usage_error("compare", "--format: expected table or csv, got '%s'", format);
+	if ((rc = load_conf(&conf, paths.template_path)) != 0)
+		return cli_fail("compare", rc);
+	rc = history_load(&h, paths.runs, &warn);
+	for (size_t i = 0; i < warn.n; i++)
+		fprintf(stderr, "ddt compare: warning: %s\n", warn.msgs[i]);
+	ydiag_free(&warn);
+	if (rc) {
+		status = cli_fail("compare", rc);
+		goto done;
+	}
+	for (int k = 0; k < 2; k++)
+		if (history_run_index(&h, argv[optind + k]) < 0) {
+			status = cli_fail("compare", err_set(DDT_EINPUT, "no readable run %s in %s",
+							     argv[optind + k], paths.runs));
+			goto done;
+		}
+	ia = history_run_index(&h, argv[optind]);
+	ib = history_run_index(&h, argv[optind + 1]);
+	regress_history(&conf, &h);
+	write_compare(&conf, &h, (size_t)ia, (size_t)ib, op, !strcmp(format, "csv"), stdout);
+	status = fflush(stdout) == 0 ? 0 : 1;
+done:
+	history_free(&h);
+	return status;
+}

@@ -1,0 +1,1907 @@
+/* fleet_slurm.c - the fleet with Slurm: `ddt nightly --slurm` submits the array, the all-reduce and the merge; `ddt fleet task|allreduce|merge` are their bodies. */
+#include "fleet.h"
+
+#include "calib.h"
+#include "cli.h"
+#include "cuda_api.h"
+#include "err.h"
+#include "fsx.h"
+#include "history.h"
+#include "model.h"
+#include "project.h"
+#include "regress.h"
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a Slurm client command may take before it counts as failed. */
+#define SLURM_CMD_TIMEOUT_S 120
+
+/* ---------------------------------------------------------------- processes */
+
+/* Reads what is ready on fd into buf (keeping at most len-1 bytes, dropping the
+ * rest); returns 0 at end of file, 1 while open. */
+static int drain(int fd, char *buf, size_t len, size_t *used)
+{
+	char tmp[4096];
+	ssize_t n = read(fd, tmp, sizeof tmp);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0)
+		return 0;
+	size_t take = *used + (size_t)n < len ? (size_t)n : len - 1 - *used;
+	memcpy(buf + *used, tmp, take);
+	*used += take;
+	buf[*used] = '\0';
+	return 1;
+}
+
+/* Runs argv (no shell) with its stdout into out and stderr into errb (each
+ * NUL-terminated, truncated to its size), waiting at most timeout_s. *status
+ * is the exit status, or -1 when it could not start, died of a signal or ran
+ * out of time (then it is killed). Returns 0, or DDT_EIO when no pipe or
+ * process could be made. */
+static int proc_run(char *const argv[], char *out, size_t olen, char *errb, size_t elen,
+		    double timeout_s, int *status)
+{
+	int po[2], pe[2], ws = 0;
+	size_t uo = 0, ue = 0;
+	pid_t pid;
+
+	out[0] = errb[0] = '\0';
+	*status = -1;
+	if (pipe(po) != 0)
+		return err_set(DDT_EIO, "pipe: %s", strerror(errno));
+	if (pipe(pe) != 0) {
+		close(po[0]);
+		close(po[1]);
+		return err_set(DDT_EIO, "pipe: %s", strerror(errno));
+	}
+	if ((pid = fork()) < 0) {
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return err_set(DDT_EIO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		dup2(po[1], STDOUT_FILENO);
+		dup2(pe[1], STDERR_FILENO);
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_o = 1, open_e = 1;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (open_o || open_e) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double left = timeout_s - (double)(now.tv_sec - t0.tv_sec) -
+			      (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			snprintf(errb, elen, "%s: no answer within %.0f s", argv[0], timeout_s);
+			break;
+		}
+		fds[0].fd = open_o ? po[0] : -1;
+		fds[1].fd = open_e ? pe[0] : -1;
+		if (poll(fds, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		if (open_o && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			open_o = drain(po[0], out, olen, &uo);
+		if (open_e && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			open_e = drain(pe[0], errb, elen, &ue);
+	}
+	close(po[0]);
+	close(pe[0]);
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(ws) && !(open_o || open_e))
+		*status = WEXITSTATUS(ws);
+	return 0;
+}
+
+/* The first line of s, trimmed, into buf. */
+static void first_line(char *buf, size_t len, const char *s)
+{
+	s += strspn(s, " \t\n");
+	size_t n = strcspn(s, "\n");
+	if (n >= len)
+		n = len - 1;
+	memmove(buf, s, n); /* buf may be s itself */
+	buf[n] = '\0';
+}
+
+/* Runs a Slurm client command; on success its stdout is in out. On failure
+ * returns DDT_EGENERIC with the command and its first stderr line. */
+static int slurm_cmd(char *const argv[], char *out, size_t olen)
+{
+	char errb[2048], line[400];
+	int status, rc = proc_run(argv, out, olen, errb, sizeof errb, SLURM_CMD_TIMEOUT_S, &status);
+	if (rc)
+		return rc;
+	if (status != 0) {
+		first_line(line, sizeof line, errb[0] ? errb : out);
+		return err_set(DDT_EGENERIC, "%s failed (exit %d): %s", argv[0], status,
+			       line[0] ? line : "no message");
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- small helpers */
+
+static void now_iso(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* malloc'd "<dir>/<fmt...>"; NULL on allocation failure. */
+static char *path_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *path_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *p = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		p = NULL;
+	va_end(ap);
+	return p;
+}
+
+/* Writes a /bin/sh script that execs `'<a>' '<b>' ...` (NULL-terminated),
+ * each argument single-quoted. Returns 0 or an error code. */
+static int write_script(const char *path, const char *what, const char *const *args)
+{
+	struct fsx_file f;
+	int rc = fsx_open(&f, path);
+	if (rc)
+		return rc;
+	fprintf(f.fp, "#!/bin/sh\n# %s (written by ddt nightly --slurm)\nexec", what);
+	for (size_t i = 0; args[i]; i++) {
+		fputs(" '", f.fp);
+		for (const char *s = args[i]; *s; s++)
+			fputs(*s == '\'' ? "'\\''" : (char[2]){*s, 0}, f.fp);
+		fputc('\'', f.fp);
+	}
+	fputc('\n', f.fp);
+	if ((rc = fsx_commit(&f)) == 0 && chmod(path, 0755) != 0)
+		rc = err_set(DDT_EIO, "%s: chmod: %s", path, strerror(errno));
+	return rc;
+}
+
+/* The fleet folder of id under runs. malloc'd; NULL on allocation failure. */
+static char *fleet_dir_of(const char *runs, const char *id)
+{
+	return path_fmt("%s/.fleet/%s", runs, id);
+}
+
+/* An absolute path for p (realpath when it exists, else cwd/p). */
+static void absolutize(char *p, size_t len)
+{
+	char buf[PATH_MAX], cwd[PATH_MAX], *joined = NULL;
+	if (realpath(p, buf)) {
+		snprintf(p, len, "%s", buf);
+		return;
+	}
+	if (p[0] != '/' && getcwd(cwd, sizeof cwd) && (joined = path_fmt("%s/%s", cwd, p)) &&
+	    strlen(joined) < len)
+		snprintf(p, len, "%s", joined);
+	free(joined);
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+/* Appends each line of text (a node name) to p. */
+static int plan_add_lines(struct fleet_plan *p, const char *text)
+{
+	char name[128];
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		snprintf(name, sizeof name, "%.*s", (int)(n < 127 ? n : 127), text);
+		name[strcspn(name, " \t\r")] = '\0';
+		if (name[0]) {
+			int rc = fleet_plan_add_node(p, name);
+			if (rc)
+				return rc;
+		}
+		text += n + (text[n] == '\n');
+	}
+	return 0;
+}
+
+/* The nodes of partition (the default partition when ""), one per line,
+ * into out. */
+static int partition_nodes(const char *partition, char *out, size_t len)
+{
+	char buf[65536];
+	int rc;
+	if (partition[0]) {
+		char *argv[] = {"sinfo", "-h", "-N", "-p", (char *)partition, "-o", "%N", NULL};
+		return slurm_cmd(argv, out, len);
+	}
+	char *argv[] = {"sinfo", "-h", "-N", "-o", "%N %P", NULL};
+	if ((rc = slurm_cmd(argv, buf, sizeof buf)) != 0)
+		return rc;
+	size_t off = 0;
+	out[0] = '\0';
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char node[128], part[128];
+		if (sscanf(line, "%127s %127s", node, part) == 2 && part[strlen(part) - 1] == '*' &&
+		    off + strlen(node) + 2 < len)
+			off += (size_t)snprintf(out + off, len - off, "%s\n", node);
+	}
+	return 0;
+}
+
+/* True when node is listed (one per line) in text. */
+static int listed(const char *text, const char *node)
+{
+	size_t n = strlen(node);
+	for (const char *s = text; (s = strstr(s, node)) != NULL; s += n)
+		if ((s == text || s[-1] == '\n') && (s[n] == '\n' || s[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* The plan's nodes from --nodes (Slurm hostlist syntax, a node listed twice
+ * gets two tasks) or, without it, every node of the partition; exclude
+ * receives the partition's other nodes, comma-separated, so the array's tasks
+ * land only on planned nodes. */
+static int plan_nodes(struct fleet_plan *p, const char *nodes, char *exclude, size_t elen)
+{
+	static char part[65536], list[65536];
+	int rc;
+
+	exclude[0] = '\0';
+	if ((rc = partition_nodes(p->partition, part, sizeof part)) != 0)
+		return rc;
+	if (nodes && nodes[0]) {
+		char *argv[] = {"scontrol", "show", "hostnames", (char *)nodes, NULL};
+		if ((rc = slurm_cmd(argv, list, sizeof list)) != 0)
+			return rc;
+	} else
+		snprintf(list, sizeof list, "%s", part);
+	if ((rc = plan_add_lines(p, list)) != 0)
+		return rc;
+	if (p->nnodes == 0)
+		return err_set(DDT_EINPUT, "no nodes: %s", nodes && nodes[0] ? "--nodes is empty"
+						       : "the partition has none");
+	size_t off = 0;
+	for (char *s = part; *s;) {
+		size_t n = strcspn(s, "\n");
+		char node[128];
+		snprintf(node, sizeof node, "%.*s", (int)(n < 127 ? n : 127), s);
+		if (node[0] && !listed(list, node) && !strstr(exclude, node) && off + n + 2 < elen)
+			off += (size_t)snprintf(exclude + off, elen - off, "%s%s", off ? "," : "", node);
+		s += n + (s[n] == '\n');
+	}
+	return 0;
+}
+
+/* Distinct planned nodes. */
+static int distinct_nodes(const struct fleet_plan *p)
+{
+	int n = 0;
+	for (int i = 0; i < p->nnodes; i++) {
+		int j;
+		for (j = 0; j < i && strcmp(p->nodes[i], p->nodes[j]); j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
+
+/* ---------------------------------------------------------------- submit */
+
+struct fleet_opts {
+	struct cli_paths paths;
+	char partition[64];
+	char nodes[4096];
+	char time_limit[32];
+	char bench_command[1024];
+	char mpi_launcher[16];
+	int template_given;
+	int shared;     /* --slurm-shared: tasks do not hold their node alone */
+	int no_wait;
+	int no_allreduce;
+};
+
+/* An argument vector whose strings it owns. */
+struct argvec {
+	int n;
+	char *v[64];
+};
+
+static int av_add(struct argvec *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int av_add(struct argvec *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	if (a->n >= 63)
+		return err_set(DDT_EGENERIC, "too many arguments");
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return err_nomem();
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+static void av_free(struct argvec *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+}
+
+/* The sbatch arguments every fleet job has: name, log, partition. */
+static int av_sbatch(struct argvec *a, const struct fleet_plan *p, const char *dir,
+		     const char *job, const char *log)
+{
+	int rc = av_add(a, "sbatch") || av_add(a, "--parsable") || av_add(a, "--job-name=%s", job) ||
+		 av_add(a, "--output=%s/logs/%s", dir, log) || av_add(a, "--chdir=%s", dir);
+	if (!rc && p->partition[0])
+		rc = av_add(a, "--partition=%s", p->partition);
+	return rc ? DDT_ENOMEM : 0;
+}
+
+/* Runs sbatch with a's arguments; the job id (before --parsable's ';') into id. */
+static int sbatch_run(struct argvec *a, char *id, size_t len)
+{
+	char out[256];
+	int rc = slurm_cmd(a->v, out, sizeof out);
+	av_free(a);
+	if (rc)
+		return rc;
+	snprintf(id, len, "%.*s", (int)strcspn(out, ";\n"), out);
+	if (!id[0] || strspn(id, "0123456789") != strlen(id))
+		return err_set(DDT_EGENERIC, "sbatch printed no job id ('%.80s')", out);
+	return 0;
+}
+
+static void scancel(const char *id)
+{
+	char out[256];
+	char *argv[] = {"scancel", (char *)id, NULL};
+	if (id[0])
+		slurm_cmd(argv, out, sizeof out);
+}
+
+/* Submits the array, the all-reduce (when p->allreduce) and the merge and
+ * fills p's job ids. deadline_s: from now, when Slurm drops a task that has
+ * not started. On failure what was submitted is cancelled. */
+static int submit_jobs(struct fleet_plan *p, const char *dir, const char *exclude,
+		       long deadline_s, const char *merge_time)
+{
+	struct argvec a = {0};
+	int rc;
+
+	/* the array: one task per planned node, each holding its node alone */
+	if ((rc = av_sbatch(&a, p, dir, "ddt-bench", "task-%a.out")) ||
+	    (rc = av_add(&a, "--array=0-%d", p->nnodes - 1)) || (rc = av_add(&a, "--nodes=1")) ||
+	    (rc = av_add(&a, "--ntasks=1")) || (rc = av_add(&a, "--time=%s", p->time_limit)) ||
+	    (rc = av_add(&a, "--deadline=now+%ldseconds", deadline_s)) ||
+	    (p->exclusive && (rc = av_add(&a, "--exclusive"))) ||
+	    (exclude[0] && (rc = av_add(&a, "--exclude=%s", exclude))) ||
+	    (rc = av_add(&a, "%s/task.sh", dir)) ||
+	    (rc = sbatch_run(&a, p->array_job, sizeof p->array_job)))
+		goto fail;
+	/* the all-reduce: every planned node at once, after the benches */
+	if (p->allreduce &&
+	    ((rc = av_sbatch(&a, p, dir, "ddt-allreduce", "allreduce.out")) ||
+	     (rc = av_add(&a, "--dependency=afterany:%s", p->array_job)) ||
+	     (rc = av_add(&a, "--nodes=1-%d", distinct_nodes(p))) ||
+	     (rc = av_add(&a, "--time=%s", p->time_limit)) || (rc = av_add(&a, "--exclusive")) ||
+	     (rc = av_add(&a, "--deadline=now+%ldseconds", 2 * deadline_s)) ||
+	     (exclude[0] && (rc = av_add(&a, "--exclude=%s", exclude))) ||
+	     (rc = av_add(&a, "%s/allreduce.sh", dir)) ||
+	     (rc = sbatch_run(&a, p->allreduce_job, sizeof p->allreduce_job))))
+		goto fail;
+	/* the merge: after everything, whatever became of it (afterany) */
+	if ((rc = av_sbatch(&a, p, dir, "ddt-merge", "merge.out")) ||
+	    (rc = av_add(&a, "--dependency=afterany:%s%s%s", p->array_job,
+			 p->allreduce_job[0] ? ":" : "", p->allreduce_job)) ||
+	    (rc = av_add(&a, "--nodes=1")) || (rc = av_add(&a, "--ntasks=1")) ||
+	    (rc = av_add(&a, "--time=%s", merge_time)) || (rc = av_add(&a, "%s/merge.sh", dir)) ||
+	    (rc = sbatch_run(&a, p->merge_job, sizeof p->merge_job)))
+		goto fail;
+	return 0;
+fail:
+	av_free(&a);
+	scancel(p->array_job);
+	scancel(p->allreduce_job);
+	return err_wrap(rc, "submitting");
+}
+
+/* Writes task.sh, allreduce.sh and merge.sh into dir. */
+static int write_scripts(const struct fleet_plan *p, const char *dir)
+{
+	static const char *const what[3][2] = {{"task", "one node's bench (array task)"},
+					       {"allreduce", "the all-reduce across nodes"},
+					       {"merge", "the merge"}};
+	int rc = 0;
+	for (int i = 0; i < 3 && !rc; i++) {
+		char *sh = path_fmt("%s/%s.sh", dir, what[i][0]);
+		const char *args[] = {p->ddt, "fleet", what[i][0], dir, NULL};
+		rc = sh ? write_script(sh, what[i][1], args) : err_nomem();
+		free(sh);
+	}
+	return rc;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+static const char *const final_states[] = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
+					   "NODE_FAIL", "OUT_OF_MEMORY", "DEADLINE", "PREEMPTED",
+					   "BOOT_FAIL", "SPECIAL_EXIT", NULL};
+
+static int is_final_state(const char *s)
+{
+	for (int i = 0; final_states[i]; i++)
+		if (!strncmp(s, final_states[i], strlen(final_states[i])))
+			return 1;
+	return 0;
+}
+
+/* Waits until job id has left the queue (or ended), asking every poll_s.
+ * Returns 0, or DDT_EGENERIC after squeue failed five times running. */
+static int wait_job(const char *id, double poll_s)
+{
+	int failures = 0;
+	for (;;) {
+		char out[256];
+		char *argv[] = {"squeue", "-h", "-j", (char *)id, "-o", "%T", NULL};
+		int rc = slurm_cmd(argv, out, sizeof out);
+		if (rc) {
+			/* a job long gone is "Invalid job id": it has ended */
+			if (strstr(err_msg(), "nvalid job id"))
+				return 0;
+			if (++failures >= 5)
+				return err_wrap(rc, "asking Slurm about job %s", id);
+		} else {
+			failures = 0;
+			first_line(out, sizeof out, out);
+			if (!out[0] || is_final_state(out))
+				return 0;
+		}
+		struct timespec ts = {(time_t)poll_s, (long)((poll_s - floor(poll_s)) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The merge's exit status from dir/merge.yaml into *status; DDT_ENOTFOUND when
+ * the merge left none. */
+static int merge_status(const char *dir, int *status)
+{
+	char *path = path_fmt("%s/merge.yaml", dir);
+	struct ydoc *doc = NULL;
+	struct ydiag diag = {0};
+	int rc;
+
+	if (!path)
+		return err_nomem();
+	if (!fsx_exists(path))
+		rc = err_set(DDT_ENOTFOUND, "the merge job ended without %s (see %s/logs/merge.out)",
+			     path, dir);
+	else if ((rc = ydoc_load_file(&doc, path, &diag)) == 0) {
+		struct yctx c = {path, &diag};
+		if (!doc->root || yget_int(&c, doc->root, "exit_status", Y_REQUIRED | Y_NONNEG, status))
+			rc = err_set(DDT_EINPUT, "%s: no exit_status", path);
+	}
+	ydoc_free(doc);
+	ydiag_free(&diag);
+	free(path);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- submit */
+
+/* Sets p's paths, nodes and settings from o; exclude receives the partition's
+ * other nodes. */
+static int plan_make(struct fleet_plan *p, const struct fleet_opts *o, const struct fleet_conf *fc,
+		     char *exclude, size_t elen)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return err_set(DDT_EIO, "cannot find the ddt binary: %s", strerror(errno));
+	exe[n] = '\0';
+	memset(p, 0, sizeof *p);
+	fleet_make_id(p->id, sizeof p->id, p->created, sizeof p->created);
+	snprintf(p->ddt, sizeof p->ddt, "%s", exe);
+	snprintf(p->home, sizeof p->home, "%s", o->paths.home);
+	snprintf(p->runs, sizeof p->runs, "%s", o->paths.runs);
+	snprintf(p->reports, sizeof p->reports, "%s", o->paths.reports);
+	snprintf(p->calibration, sizeof p->calibration, "%s", o->paths.calibration);
+	/* without --template each node's bench picks its own (gpu or cpu) and the
+	 * merge reads the default template, which both extend */
+	snprintf(p->template_path, sizeof p->template_path, "%s", o->paths.template_path);
+	if (o->template_given)
+		snprintf(p->bench_template, sizeof p->bench_template, "%s", o->paths.template_path);
+	/* every job runs elsewhere: only absolute paths mean the same there */
+	absolutize(p->home, sizeof p->home);
+	absolutize(p->runs, sizeof p->runs);
+	absolutize(p->reports, sizeof p->reports);
+	absolutize(p->calibration, sizeof p->calibration);
+	absolutize(p->template_path, sizeof p->template_path);
+	if (p->bench_template[0])
+		absolutize(p->bench_template, sizeof p->bench_template);
+	snprintf(p->bench_command, sizeof p->bench_command, "%s", o->bench_command);
+	snprintf(p->partition, sizeof p->partition, "%s", o->partition);
+	if (o->time_limit[0])
+		snprintf(p->time_limit, sizeof p->time_limit, "%s", o->time_limit);
+	else
+		snprintf(p->time_limit, sizeof p->time_limit, "%.0f", ceil(fc->task_time_min));
+	p->exclusive = !o->shared;
+	snprintf(p->mpi_launcher, sizeof p->mpi_launcher, "%s", o->mpi_launcher);
+	char *ar = path_fmt("%s-allreduce", p->ddt);
+	if (!ar)
+		return err_nomem();
+	p->allreduce = !o->no_allreduce && access(ar, X_OK) == 0;
+	free(ar);
+	return plan_nodes(p, o->nodes, exclude, elen);
+}
+
+/* Creates the fleet folder with its plan, scripts and subfolders. */
+static int fleet_dir_create(const struct fleet_plan *p, const char *dir)
+{
+	static const char *const subs[] = {"tasks", "tasks/claims", "allreduce", "logs"};
+	char *plan = path_fmt("%s/fleet.yaml", dir);
+	int rc = plan ? fsx_mkdir_p(dir) : err_nomem();
+	for (size_t i = 0; !rc && i < sizeof subs / sizeof *subs; i++) {
+		char *s = path_fmt("%s/%s", dir, subs[i]);
+		rc = s ? fsx_mkdir_p(s) : err_nomem();
+		free(s);
+	}
+	if (!rc)
+		rc = write_scripts(p, dir);
+	if (!rc)
+		rc = fleet_plan_write(p, plan);
+	free(plan);
+	return rc;
+}
+
+/* `ddt nightly --slurm`: the night across the cluster. */
+static int fleet_submit(const struct fleet_opts *o, int *status)
+{
+	struct fleet_plan p = {0};
+	struct fleet_conf fc;
+	struct tmpl t;
+	struct ydiag diag = {0};
+	static char exclude[65536];
+	char *dir = NULL, *plan = NULL;
+	double task_min;
+	int rc;
+
+	*status = 1;
+	if ((rc = tmpl_load(&t, o->paths.template_path, &diag)) == 0)
+		rc = fleet_conf_load(&fc, &t, &diag);
+	tmpl_free(&t);
+	if (rc) {
+		if (diag.n)
+			err_set(rc, "%s", diag.msgs[0]);
+		goto done;
+	}
+	if (o->time_limit[0] && fleet_time_min(o->time_limit, &task_min)) {
+		rc = err_set(DDT_EINPUT, "--time '%s': not a Slurm time (MM, HH:MM:SS, D-HH:MM)",
+			     o->time_limit);
+		goto done;
+	}
+	if (!o->time_limit[0])
+		task_min = ceil(fc.task_time_min);
+	if ((rc = plan_make(&p, o, &fc, exclude, sizeof exclude)) != 0)
+		goto done;
+	if (!(dir = fleet_dir_of(p.runs, p.id)) || !(plan = path_fmt("%s/fleet.yaml", dir))) {
+		rc = err_nomem();
+		goto done;
+	}
+	if ((rc = fleet_dir_create(&p, dir)) != 0)
+		goto done;
+	char merge_time[32];
+	snprintf(merge_time, sizeof merge_time, "%.0f", ceil(fc.merge_time_min));
+	if ((rc = submit_jobs(&p, dir, exclude, (long)ceil((fc.start_within_min + task_min) * 60),
+			      merge_time)) != 0)
+		goto done;
+	if ((rc = fleet_plan_write(&p, plan)) != 0)
+		goto done;
+	printf("ddt nightly: fleet %s: %d task(s) on", p.id, p.nnodes);
+	for (int i = 0; i < p.nnodes; i++)
+		printf("%s%s", i ? ", " : " ", p.nodes[i]);
+	printf("\nddt nightly: jobs: bench array %s (tasks 0-%d), %s%s%smerge %s\n", p.array_job,
+	       p.nnodes - 1, p.allreduce ? "all-reduce " : "", p.allreduce_job,
+	       p.allreduce ? ", " : "", p.merge_job);
+	printf("ddt nightly: working folder %s\n", dir);
+	fflush(stdout);
+	if (o->no_wait) {
+		*status = 0;
+		goto done;
+	}
+	if ((rc = wait_job(p.merge_job, fc.poll_s)) != 0 || (rc = merge_status(dir, status)) != 0)
+		goto done;
+	char *summary = path_fmt("%s/merge.txt", dir);
+	char *text = NULL;
+	size_t len;
+	if (summary && fsx_read_all(summary, 1 << 20, &text, &len) == 0)
+		fputs(text, stdout);
+	free(text);
+	free(summary);
+	printf("ddt nightly: fleet %s: exit status %d (jobs %s, %s%s%s)\n", p.id, *status,
+	       p.array_job, p.allreduce_job, p.allreduce_job[0] ? ", " : "", p.merge_job);
+done:
+	if (rc)
+		*status = err_exit_status(rc);
+	free(dir);
+	free(plan);
+	fleet_plan_free(&p);
+	ydiag_free(&diag);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the array task */
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+/* Claims one of node's slots for tonight (a node listed k times has k):
+ * tasks/claims/<node>.<slot>, created exclusively, so two tasks that land on
+ * one node cannot both measure it. Returns 1 claimed, 0 all taken, or an
+ * error code. */
+static int claim_node(const struct fleet_plan *p, const char *dir, const char *node, int task)
+{
+	int slots = 0;
+	for (int i = 0; i < p->nnodes; i++)
+		slots += !strcmp(p->nodes[i], node);
+	for (int k = 0; k < slots; k++) {
+		char *path = path_fmt("%s/tasks/claims/%s.%d", dir, node, k);
+		if (!path)
+			return err_nomem();
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		int e = errno;
+		free(path);
+		if (fd >= 0) {
+			dprintf(fd, "%d\n", task);
+			fsync(fd);
+			close(fd);
+			return 1;
+		}
+		if (e != EEXIST)
+			return err_set(DDT_EIO, "%s/tasks/claims: %s", dir, strerror(e));
+	}
+	return 0;
+}
+
+/* Runs the bench into runs_dir with its output to log; waits for it, passing
+ * SIGTERM on. *status: its exit status, -1 when killed by a signal or
+ * terminated. */
+static int task_run_bench(const struct fleet_plan *p, const char *runs_dir, const char *log,
+			  int *status)
+{
+	struct argvec a = {0};
+	struct sigaction sa = {0};
+	int rc, ws = 0;
+	pid_t pid;
+
+	*status = -1;
+	if (p->bench_command[0])
+		rc = av_add(&a, "/bin/sh") || av_add(&a, "-c") ||
+		     av_add(&a, "%s \"$@\"", p->bench_command) || av_add(&a, "ddt-bench");
+	else
+		rc = av_add(&a, "%s", p->ddt) || av_add(&a, "bench");
+	if (rc || (p->bench_template[0] &&
+		   (av_add(&a, "--template") || av_add(&a, "%s", p->bench_template))) ||
+	    av_add(&a, "--calibration") || av_add(&a, "%s", p->calibration) ||
+	    av_add(&a, "--runs") || av_add(&a, "%s", runs_dir)) {
+		av_free(&a);
+		return err_nomem();
+	}
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if ((pid = fork()) < 0) {
+		av_free(&a);
+		return err_set(DDT_EIO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		execv(a.v[0], a.v);
+		fprintf(stderr, "%s: %s\n", a.v[0], strerror(errno));
+		_exit(127);
+	}
+	av_free(&a);
+	int sent = 0;
+	time_t term_at = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &ws, got_term ? WNOHANG : 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return err_set(DDT_EIO, "waitpid: %s", strerror(errno));
+		if (got_term && !sent) {
+			kill(pid, SIGTERM);
+			sent = 1;
+			term_at = time(NULL);
+		} else if (sent == 1 && time(NULL) - term_at > 10) {
+			kill(pid, SIGKILL);
+			sent = 2;
+		}
+		if (got_term)
+			usleep(100000);
+	}
+	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	/* Slurm signals every process of the job: the bench may die of it (or
+	 * its shell exit 128 + 15) before this process sees its own SIGTERM */
+	if (!got_term && ((WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGTERM || WTERMSIG(ws) == SIGKILL)) ||
+			  *status == 128 + SIGTERM || *status == 128 + SIGKILL))
+		got_term = 1;
+	return 0;
+}
+
+/* The one run folder the bench left in runs_dir, into id; "" when none. */
+static int task_find_run(const char *runs_dir, char *id, size_t len)
+{
+	DIR *d = opendir(runs_dir);
+	struct dirent *e;
+	int n = 0;
+
+	id[0] = '\0';
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char *rec;
+		if (fsx_is_temp_name(e->d_name) || !record_run_id_valid(e->d_name))
+			continue;
+		if (!(rec = path_fmt("%s/%s/run.yaml", runs_dir, e->d_name))) {
+			closedir(d);
+			return err_nomem();
+		}
+		if (fsx_exists(rec) && n++ == 0)
+			snprintf(id, len, "%.79s", e->d_name);
+		free(rec);
+	}
+	closedir(d);
+	return n > 1 ? err_set(DDT_EGENERIC, "%s: %d run folders, expected one", runs_dir, n) : 0;
+}
+
+/* id's time moved by sec seconds into out (same host part). */
+static int shift_run_id(const char *id, int sec, char *out, size_t len)
+{
+	struct tm tm = {0};
+	char stamp[20];
+	if (!strptime(id, "%Y%m%dT%H%M%SZ", &tm))
+		return -1;
+	time_t t = timegm(&tm) + sec;
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(out, len, "%.16s%.63s", stamp, id + 16);
+	return 0;
+}
+
+static void fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Moves the finished run folder runs_dir/<id> into the shared runs/ whole (one
+ * rename on one file system). Two tasks of one host that started in the same
+ * second made the same id: the later one takes the next free second, and its
+ * record is rewritten with that id. *final_id receives the id in runs/. */
+static int task_publish(const struct fleet_plan *p, const char *runs_dir, const char *id,
+			char *final_id, size_t len)
+{
+	char *src = path_fmt("%s/%s", runs_dir, id), *dst = NULL;
+	int rc = 0;
+
+	snprintf(final_id, len, "%s", id);
+	if (!src)
+		return err_nomem();
+	for (int shift = 0; shift < 600; shift++) {
+		if (shift) {
+			struct run_record r;
+			struct ydiag diag = {0};
+			char *rec = path_fmt("%s/run.yaml", src);
+			if (!rec || shift_run_id(id, shift, final_id, len) || !record_run_id_valid(final_id))
+				rc = rec ? err_set(DDT_EGENERIC, "run id %s cannot move", id) : err_nomem();
+			else if ((rc = record_read(&r, rec, &diag)) == 0) {
+				snprintf(r.run_id, sizeof r.run_id, "%s", final_id);
+				rc = record_write(&r, rec);
+			} else if (diag.n)
+				err_set(rc, "%s", diag.msgs[0]);
+			record_free(&r);
+			ydiag_free(&diag);
+			free(rec);
+			if (rc)
+				break;
+		}
+		free(dst);
+		if (!(dst = path_fmt("%s/%s", p->runs, final_id))) {
+			rc = err_nomem();
+			break;
+		}
+		if (!fsx_exists(dst) && rename(src, dst) == 0) {
+			fsync_dir(p->runs);
+			break;
+		}
+		if (errno != EEXIST && errno != ENOTEMPTY && !fsx_exists(dst)) {
+			rc = err_set(DDT_EIO, "%s -> %s: %s", src, dst, strerror(errno));
+			break;
+		}
+	}
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/* The template the bench used: the one given, else the record's own name
+ * under the project's templates/ (bench picked it), else the merge's. */
+static const char *task_template(const struct fleet_plan *p, const char *run_dir, char *buf,
+				 size_t len)
+{
+	struct run_record r = {0};
+	struct ydiag diag = {0};
+	char *rec = path_fmt("%s/run.yaml", run_dir);
+	const char *out = p->bench_template[0] ? p->bench_template : p->template_path;
+
+	if (!p->bench_template[0] && rec && record_read(&r, rec, &diag) == 0 && r.template_name[0]) {
+		char *cand = path_fmt("%s/templates/%s.yaml", p->home, r.template_name);
+		if (cand && strlen(cand) < len && fsx_exists(cand)) {
+			snprintf(buf, len, "%s", cand);
+			out = buf;
+		}
+		free(cand);
+	}
+	record_free(&r);
+	ydiag_free(&diag);
+	free(rec);
+	return out;
+}
+
+/* The last non-empty line of the log, for a failed task's reason. */
+static void log_tail(const char *log, char *buf, size_t len)
+{
+	char *text = NULL;
+	size_t n = 0;
+	buf[0] = '\0';
+	if (fsx_read_all(log, 64u << 20, &text, &n) != 0)
+		return;
+	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	char *start = strrchr(text, '\n');
+	snprintf(buf, len, "%s", start ? start + 1 : text);
+	free(text);
+}
+
+/* `ddt fleet task DIR`: array task $SLURM_ARRAY_TASK_ID of the night. */
+static int fleet_task_main(const char *dir)
+{
+	struct fleet_plan p;
+	struct fleet_task t = {0};
+	struct ydiag diag = {0};
+	const char *env_task = getenv("SLURM_ARRAY_TASK_ID"), *env_node = getenv("SLURMD_NODENAME");
+	const char *env_job = getenv("SLURM_ARRAY_JOB_ID");
+	char *plan = path_fmt("%s/fleet.yaml", dir), *file = NULL, *log = NULL, *runs = NULL;
+	char host[64] = "", id[80], tpl[PATH_MAX];
+	int rc, bench = -1, status = 1;
+
+	if (!plan)
+		return cli_fail("fleet task", err_nomem());
+	rc = fleet_plan_read(&p, plan, &diag);
+	free(plan);
+	if (rc) {
+		fprintf(stderr, "ddt fleet task: %s\n", diag.n ? diag.msgs[0] : err_msg());
+		ydiag_free(&diag);
+		fleet_plan_free(&p);
+		return err_exit_status(rc);
+	}
+	t.task = env_task ? atoi(env_task) : 0;
+	t.exit_code = -1;
+	gethostname(host, sizeof host - 1);
+	snprintf(t.node, sizeof t.node, "%s", env_node && env_node[0] ? env_node : host);
+	snprintf(t.job_id, sizeof t.job_id, "%.15s_%d", env_job ? env_job : "0", t.task);
+	now_iso(t.started, sizeof t.started);
+	if (!(file = path_fmt("%s/tasks/%d.yaml", dir, t.task)) ||
+	    !(log = path_fmt("%s/tasks/%d.log", dir, t.task)) ||
+	    !(runs = path_fmt("%s/tasks/%d.runs", dir, t.task))) {
+		rc = err_nomem();
+		goto done;
+	}
+	if ((rc = claim_node(&p, dir, t.node, t.task)) < 0)
+		goto done;
+	if (rc == 0) {
+		t.state = FT_DUPLICATE;
+		snprintf(t.reason, sizeof t.reason, "%s was already measured by another task tonight",
+			 t.node);
+		now_iso(t.ended, sizeof t.ended);
+		printf("ddt fleet task %d: %s\n", t.task, t.reason);
+		rc = fleet_task_write(&t, file);
+		status = rc ? 1 : 0;
+		goto done;
+	}
+	t.state = FT_RUNNING;
+	fsx_rm_rf(runs); /* a requeued task's leftovers */
+	if ((rc = fleet_task_write(&t, file)) || (rc = fsx_mkdir_p(runs)) ||
+	    (rc = task_run_bench(&p, runs, log, &bench)))
+		goto done;
+	t.exit_code = bench;
+	now_iso(t.ended, sizeof t.ended);
+	if (got_term) {
+		t.state = FT_TERMINATED;
+		snprintf(t.reason, sizeof t.reason,
+			 "terminated by a signal at %s (Slurm time limit or scancel)", t.ended);
+	} else if ((rc = task_find_run(runs, id, sizeof id)) != 0 || !id[0] ||
+		   (bench != 0 && bench != 4)) {
+		/* 4: a kernel failed validation; the record says which: still a night */
+		t.state = FT_FAILED;
+		log_tail(log, t.reason, sizeof t.reason);
+		if (rc)
+			snprintf(t.reason, sizeof t.reason, "%.200s", err_msg());
+		else if (!t.reason[0])
+			snprintf(t.reason, sizeof t.reason, "no run record and no output");
+		rc = 0;
+	} else {
+		char *folder = path_fmt("%s/%s", runs, id), *cal = folder ? path_fmt("%s/calibration", folder) : NULL;
+		/* the node's run renders on its own (`ddt report`) like a nightly's */
+		if (cal && !fsx_exists(cal) &&
+		    report_stash_inputs(folder, p.calibration, task_template(&p, folder, tpl, sizeof tpl)) != 0)
+			fprintf(stderr, "ddt fleet task %d: %s (run kept without its inputs)\n", t.task,
+				err_msg());
+		free(cal);
+		free(folder);
+		if ((rc = task_publish(&p, runs, id, t.run_id, sizeof t.run_id)) != 0) {
+			t.state = FT_FAILED;
+			snprintf(t.reason, sizeof t.reason, "%.200s", err_msg());
+			rc = 0;
+		} else
+			t.state = FT_DONE;
+	}
+	printf("ddt fleet task %d on %s: %s (bench exit %d)%s%s%s%s\n", t.task, t.node,
+	       fleet_task_state_name(t.state), bench, t.run_id[0] ? ": " : "", t.run_id,
+	       t.reason[0] ? ": " : "", t.reason);
+	if ((rc = fleet_task_write(&t, file)) == 0)
+		status = t.state == FT_DONE ? 0 : bench > 0 ? bench : 1;
+	fsx_rm_rf(runs);
+done:
+	if (rc)
+		status = cli_fail("fleet task", rc);
+	free(file);
+	free(log);
+	free(runs);
+	fleet_plan_free(&p);
+	ydiag_free(&diag);
+	return status;
+}
+
+/* ---------------------------------------------------------------- the all-reduce job */
+
+/* `ddt fleet allreduce DIR`: inside an allocation of K nodes, the all-reduce
+ * on 1, 2, 4, ... and K nodes, one rank per GPU (one per node without GPUs),
+ * each launch's run record into DIR/allreduce/nodes-<k>.yaml. */
+static int fleet_allreduce_main(const char *dir)
+{
+	struct fleet_plan p;
+	struct ydiag diag = {0};
+	struct fleet_conf fc;
+	struct tmpl t;
+	const char *env_n = getenv("SLURM_JOB_NUM_NODES"), *env_list = getenv("SLURM_JOB_NODELIST");
+	char *plan = path_fmt("%s/fleet.yaml", dir), *bin = NULL, reason[160], mpis[1024];
+	static char hosts[65536];
+	int rc, gpus = 0, nodes = env_n ? atoi(env_n) : 1, failed = 0;
+
+	if (!plan)
+		return cli_fail("fleet allreduce", err_nomem());
+	memset(&t, 0, sizeof t);
+	rc = fleet_plan_read(&p, plan, &diag);
+	free(plan);
+	if (!rc && (rc = tmpl_load(&t, p.template_path, &diag)) == 0)
+		rc = fleet_conf_load(&fc, &t, &diag);
+	tmpl_free(&t);
+	if (rc) {
+		fprintf(stderr, "ddt fleet allreduce: %s\n", diag.n ? diag.msgs[0] : err_msg());
+		goto done;
+	}
+	if (!(bin = path_fmt("%s-allreduce", p.ddt))) {
+		rc = err_nomem();
+		goto done;
+	}
+	cuda_devices(&gpus, reason, sizeof reason);
+	int per_node = gpus > 0 ? gpus : 1;
+	char *list_argv[] = {"scontrol", "show", "hostnames", (char *)(env_list ? env_list : ""), NULL};
+	if (!env_list || slurm_cmd(list_argv, hosts, sizeof hosts) != 0)
+		gethostname(hosts, 256);
+	char *mpi_argv[] = {"srun", "--mpi=list", NULL}, errb[256];
+	int st;
+	/* OpenMPI starts under srun through PMIx; without the plugin, mpirun */
+	int use_srun = p.mpi_launcher[0] ? !strcmp(p.mpi_launcher, "srun")
+					  : proc_run(mpi_argv, mpis, sizeof mpis, errb, sizeof errb, 60, &st) == 0 &&
+						    strstr(mpis, "pmix") != NULL;
+	double limit_s = fc.nm * 40.0 + 120; /* per size: the harness's 15 s cap and set-up */
+	printf("ddt fleet allreduce: %d node(s), %d rank(s) per node (%s), launcher %s\n", nodes,
+	       per_node, gpus ? "one per GPU" : reason, use_srun ? "srun --mpi=pmix" : "mpirun");
+	for (int k = 1; k <= nodes; k = k * 2 > nodes && k < nodes ? nodes : k * 2) {
+		struct argvec a = {0};
+		char out[8192], err[8192];
+		int status;
+		if (k * per_node < 2) { /* one rank reduces nothing */
+			printf("ddt fleet allreduce: %d node(s): 1 rank, nothing to reduce: skipped\n", k);
+			if (k == nodes)
+				break;
+			continue;
+		}
+		if (use_srun)
+			rc = av_add(&a, "srun") || av_add(&a, "--mpi=pmix") || av_add(&a, "--nodes=%d", k) ||
+			     av_add(&a, "--ntasks-per-node=%d", per_node) || av_add(&a, "--kill-on-bad-exit=1");
+		else {
+			char hl[4096] = "";
+			size_t off = 0;
+			const char *h = hosts;
+			for (int i = 0; i < k && *h; i++) {
+				size_t n = strcspn(h, "\n");
+				off += (size_t)snprintf(hl + off, sizeof hl - off, "%s%.*s:%d", i ? "," : "",
+							(int)n, h, per_node);
+				h += n + (h[n] == '\n');
+			}
+			rc = av_add(&a, "mpirun") || av_add(&a, "-np") || av_add(&a, "%d", k * per_node) ||
+			     av_add(&a, "--host") || av_add(&a, "%s", hl) ||
+			     (getuid() == 0 && av_add(&a, "--allow-run-as-root"));
+		}
+		if (rc || av_add(&a, "%s", bin) || av_add(&a, "--template") ||
+		    av_add(&a, "%s", p.template_path) || av_add(&a, "--record") ||
+		    av_add(&a, "%s/allreduce/nodes-%d.yaml", dir, k)) {
+			av_free(&a);
+			rc = err_nomem();
+			goto done;
+		}
+		rc = proc_run(a.v, out, sizeof out, err, sizeof err, limit_s, &status);
+		av_free(&a);
+		fputs(out, stdout);
+		fputs(err, stderr);
+		if (rc)
+			goto done;
+		if (status != 0 && status != 4) {
+			printf("ddt fleet allreduce: %d node(s): launch failed (exit %d)\n", k, status);
+			failed = 1;
+		}
+		if (k == nodes)
+			break;
+	}
+done:
+	if (rc)
+		fprintf(stderr, "ddt fleet allreduce: %s\n", err_msg());
+	free(bin);
+	fleet_plan_free(&p);
+	ydiag_free(&diag);
+	return rc ? err_exit_status(rc) : failed;
+}
+
+/* ---------------------------------------------------------------- the merge */
+
+/* What the merge gathers and produces. */
+struct merge {
+	struct fleet_plan plan;
+	const char *dir;
+	int ntasks;
+	struct fleet_task *tasks;      /* [ntasks] that wrote a file */
+	char (*task_state)[32];        /* [plan.nnodes] Slurm's final state per array task */
+	char (*node_state)[96];        /* [plan.nnodes] sinfo's state per planned node */
+	struct fleet_node *nodes;      /* [plan.nnodes] */
+	size_t nrecs;
+	struct run_record *recs;       /* node records, then all-reduce records */
+	char (*rec_label)[96];         /* [nrecs] the " @<label>" of each record's devices */
+	struct run_record merged;
+	struct regress_night night;    /* every node's verdicts, devices relabelled */
+	int have_night;
+	struct fleet_xtable xt;
+	char stages[8][320];           /* what happened to the stages after the merge */
+	int nstages, stage_failed;
+};
+
+static void stage_note(struct merge *m, int failed, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void stage_note(struct merge *m, int failed, const char *fmt, ...)
+{
+	va_list ap;
+	if (m->nstages == 8)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->stages[m->nstages++], sizeof m->stages[0], fmt, ap);
+	va_end(ap);
+	m->stage_failed |= failed;
+}
+
+/* Reads tasks/<i>.yaml of every planned task; a damaged file is noted and
+ * the task counts as never started. */
+static int merge_read_tasks(struct merge *m)
+{
+	m->tasks = calloc((size_t)m->plan.nnodes + 1, sizeof *m->tasks);
+	if (!m->tasks)
+		return err_nomem();
+	for (int i = 0; i < m->plan.nnodes; i++) {
+		struct ydiag diag = {0};
+		char *path = path_fmt("%s/tasks/%d.yaml", m->dir, i);
+		if (!path)
+			return err_nomem();
+		if (fsx_exists(path)) {
+			if (fleet_task_read(&m->tasks[m->ntasks], path, &diag) == 0)
+				m->ntasks++;
+			else
+				stage_note(m, 0, "task %d: damaged task file skipped: %s", i,
+					   diag.n ? diag.msgs[0] : err_msg());
+		}
+		ydiag_free(&diag);
+		free(path);
+	}
+	return 0;
+}
+
+/* Slurm's last word on each array task: sacct where accounting is kept, else
+ * scontrol (which holds finished jobs for MinJobAge). Unknown stays "". */
+static void merge_task_states(struct merge *m)
+{
+	static char out[1 << 18];
+	char *sacct[] = {"sacct", "-n", "-P", "-X", "-j", m->plan.array_job, "-o", "JobID,State", NULL};
+	char *scontrol[] = {"scontrol", "-o", "show", "job", m->plan.array_job, NULL};
+
+	if (!m->plan.array_job[0])
+		return;
+	if ((slurm_cmd(sacct, out, sizeof out) == 0 && out[0]) || slurm_cmd(scontrol, out, sizeof out) == 0)
+		fleet_task_states_parse(m->task_state, m->plan.nnodes, out);
+}
+
+/* sinfo's state and reason for each planned node. */
+static void merge_node_states(struct merge *m)
+{
+	static char out[1 << 18];
+	char *argv[] = {"sinfo", "-h", "-N", "-o", "%N|%T|%E", NULL};
+	if (slurm_cmd(argv, out, sizeof out) != 0)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *b1 = strchr(line, '|'), *b2 = b1 ? strchr(b1 + 1, '|') : NULL;
+		if (!b2)
+			continue;
+		*b1 = *b2 = '\0';
+		for (int j = 0; j < m->plan.nnodes; j++)
+			if (!strcmp(m->plan.nodes[j], line))
+				snprintf(m->node_state[j], sizeof m->node_state[j], "%.40s%s%.50s", b1 + 1,
+					 strcmp(b2 + 1, "none") ? ", " : "", strcmp(b2 + 1, "none") ? b2 + 1 : "");
+	}
+}
+
+static int recs_add(struct merge *m, const struct run_record *r, const char *label)
+{
+	void *a = realloc(m->recs, (m->nrecs + 1) * sizeof *m->recs);
+	if (!a)
+		return err_nomem();
+	m->recs = a;
+	void *b = realloc(m->rec_label, (m->nrecs + 1) * sizeof *m->rec_label);
+	if (!b)
+		return err_nomem();
+	m->rec_label = b;
+	m->recs[m->nrecs] = *r;
+	snprintf(m->rec_label[m->nrecs++], sizeof *m->rec_label, "%s", label);
+	return 0;
+}
+
+/* Reads the run record of every node that has one; one that cannot be read
+ * makes its node failed, named. */
+static int merge_read_records(struct merge *m)
+{
+	for (int j = 0; j < m->plan.nnodes; j++) {
+		struct fleet_node *n = &m->nodes[j];
+		struct run_record r;
+		struct ydiag diag = {0};
+		char *path;
+		if (!n->ok)
+			continue;
+		if (!(path = path_fmt("%s/%s/run.yaml", m->plan.runs, n->run_id)))
+			return err_nomem();
+		if (record_read(&r, path, &diag) == 0) {
+			if (recs_add(m, &r, n->node)) {
+				record_free(&r);
+				free(path);
+				return DDT_ENOMEM;
+			}
+		} else {
+			n->ok = 0;
+			snprintf(n->reason, sizeof n->reason, "%.60s: run record %.79s unreadable: %.150s",
+				 n->node, n->run_id, diag.n ? diag.msgs[0] : err_msg());
+			record_free(&r);
+		}
+		ydiag_free(&diag);
+		free(path);
+	}
+	return 0;
+}
+
+static int is_yaml(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return !fsx_is_temp_name(e->d_name) && n > 5 && !strcmp(e->d_name + n - 5, ".yaml");
+}
+
+/* Folds in the all-reduce records (allreduce/nodes-<k>.yaml). */
+static int merge_read_allreduce(struct merge *m)
+{
+	struct dirent **list = NULL;
+	char *sub = path_fmt("%s/allreduce", m->dir);
+	int n = sub ? scandir(sub, &list, is_yaml, versionsort) : -1, rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct run_record r;
+		struct ydiag diag = {0};
+		char *path = path_fmt("%s/%s", sub, list[i]->d_name), label[96];
+		if (!rc && path && record_read(&r, path, &diag) == 0) {
+			snprintf(label, sizeof label, "all-reduce %.*s", (int)strcspn(list[i]->d_name, "."),
+				 list[i]->d_name);
+			if ((rc = recs_add(m, &r, label)) != 0)
+				record_free(&r);
+		} else if (!rc) {
+			stage_note(m, 1, "all-reduce record %s unreadable: %s", list[i]->d_name,
+				   diag.n ? diag.msgs[0] : err_msg());
+			record_free(&r);
+		}
+		ydiag_free(&diag);
+		free(path);
+		free(list[i]);
+	}
+	free(list);
+	free(sub);
+	return rc;
+}
+
+/* The history of one host: every run folder of runs/ whose id ends in the
+ * same host as run_id, up to it, in time order. Damaged records are skipped. */
+static int node_history(struct history *h, const char *runs, const char *run_id)
+{
+	struct dirent **list = NULL;
+	int n = scandir(runs, &list, NULL, alphasort), rc = 0;
+
+	memset(h, 0, sizeof *h);
+	if (n < 0)
+		return err_set(DDT_EIO, "%s: cannot read folder: %s", runs, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+		if (!rc && record_run_id_valid(name) && !strcmp(name + 17, run_id + 17) &&
+		    strcmp(name, run_id) <= 0) {
+			struct run_record r;
+			struct ydiag diag = {0};
+			char *path = path_fmt("%s/%s/run.yaml", runs, name);
+			if (!path)
+				rc = err_nomem();
+			else if (fsx_exists(path) && record_read(&r, path, &diag) == 0 &&
+				 !strcmp(r.run_id, name))
+				rc = history_add_record(h, &r) == DDT_ENOMEM ? DDT_ENOMEM : 0;
+			record_free(&r);
+			ydiag_free(&diag);
+			free(path);
+		}
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+/* Appends node's night to the fleet's, device names relabelled. */
+static int night_fold(struct regress_night *all, const struct regress_night *one, const char *label)
+{
+	size_t ne = all->n + one->n, nr = all->nrev + one->nrev, ni = all->impacts.n + one->impacts.n;
+	void *e = realloc(all->entries, (ne ? ne : 1) * sizeof *all->entries);
+	if (e)
+		all->entries = e;
+	void *r = e ? realloc(all->revs, (nr ? nr : 1) * sizeof *all->revs) : NULL;
+	if (r)
+		all->revs = r;
+	void *im = r ? realloc(all->impacts.v, (ni ? ni : 1) * sizeof *all->impacts.v) : NULL;
+	if (!im)
+		return err_nomem();
+	all->impacts.v = im;
+#define RELABEL(k)                                                                  \
+	do {                                                                        \
+		size_t l_ = strnlen((k).device, sizeof (k).device);                 \
+		snprintf((k).device + l_, sizeof (k).device - l_, " @%s", label);   \
+	} while (0)
+	for (size_t i = 0; i < one->n; i++) {
+		all->entries[all->n] = one->entries[i];
+		RELABEL(all->entries[all->n].key);
+		all->n++;
+	}
+	for (size_t i = 0; i < one->nrev; i++) {
+		all->revs[all->nrev] = one->revs[i];
+		RELABEL(all->revs[all->nrev].key);
+		all->nrev++;
+	}
+	for (size_t i = 0; i < one->impacts.n; i++) {
+		all->impacts.v[all->impacts.n] = one->impacts.v[i];
+		RELABEL(all->impacts.v[all->impacts.n].key);
+		all->impacts.n++;
+	}
+#undef RELABEL
+	for (int v = 0; v < REG_COUNT; v++)
+		all->count[v] += one->count[v];
+	if (one->nruns > all->nruns)
+		all->nruns = one->nruns;
+	return 0;
+}
+
+/* History and verdicts of every measured node, each against its own nights;
+ * each node's verdicts.yaml goes into its run folder, and all of them into
+ * the fleet's. Without a `regress:` section in the template, none. */
+static int merge_verdicts(struct merge *m, const struct tmpl *t, const struct calib *cal)
+{
+	struct regress_conf rc_conf;
+	struct ydiag diag = {0};
+	struct model model;
+	int rc = 0, have_model;
+
+	if (!tmpl_section(t, "regress", NULL)) {
+		stage_note(m, 0, "verdicts: the template has no regress section");
+		return 0;
+	}
+	if ((rc = regress_conf_load(&rc_conf, t, &diag)) != 0) {
+		stage_note(m, 1, "verdicts: %s", diag.n ? diag.msgs[0] : err_msg());
+		ydiag_free(&diag);
+		return 0;
+	}
+	ydiag_free(&diag);
+	have_model = cal && model_prepare(&model, cal, NULL) == 0;
+	snprintf(m->night.run_id, sizeof m->night.run_id, "%s", m->plan.id);
+	m->have_night = 1;
+	for (size_t i = 0; i < m->nrecs && !rc; i++) {
+		const struct run_record *r = &m->recs[i];
+		struct history h;
+		struct regress_impacts imp = {0};
+		struct regress_night night = {0};
+		if (!strncmp(m->rec_label[i], "all-reduce ", 11))
+			continue; /* not a night of a node */
+		if ((rc = node_history(&h, m->plan.runs, r->run_id)) == 0) {
+			regress_history(&rc_conf, &h);
+			long run = history_run_index(&h, r->run_id);
+			if (run < 0)
+				stage_note(m, 1, "verdicts: %s is not in its own history", r->run_id);
+			else if ((!have_model || (rc = regress_impact(&imp, &rc_conf, &h, (size_t)run, &model,
+								       t->scenarios, t->nscenarios)) == 0) &&
+				 (rc = regress_night_build(&night, &h, (size_t)run, &imp)) == 0) {
+				char *path = path_fmt("%s/%s/verdicts.yaml", m->plan.runs, r->run_id);
+				if (!path)
+					rc = err_nomem();
+				else if (regress_night_write(&night, path) != 0)
+					stage_note(m, 1, "verdicts: %s", err_msg());
+				free(path);
+				if (!rc)
+					rc = night_fold(&m->night, &night, m->rec_label[i]);
+			}
+		}
+		regress_night_free(&night);
+		regress_impacts_free(&imp);
+		history_free(&h);
+	}
+	if (rc)
+		stage_note(m, 1, "verdicts: %s", err_msg());
+	return rc == DDT_ENOMEM ? rc : 0;
+}
+
+/* The verdict of merged row k tonight, or NULL. */
+static const char *verdict_of_row(void *ctx, size_t k)
+{
+	const struct merge *m = ctx;
+	struct hist_key key;
+	if (!m->have_night)
+		return NULL;
+	history_key_of(&key, &m->merged, &m->merged.rows[k]);
+	for (size_t i = 0; i < m->night.n; i++) {
+		const struct hist_key *e = &m->night.entries[i].key;
+		if (!strcmp(e->op, key.op) && !strcmp(e->variant, key.variant) &&
+		    !strcmp(e->params, key.params) && !strcmp(e->device, key.device) &&
+		    !strcmp(e->backend, key.backend))
+			return regress_verdict_name(m->night.entries[i].verdict);
+	}
+	return NULL;
+}
+
+/* Writes devices.txt and devices.csv into folder. */
+static int merge_write_devices(struct merge *m, const char *folder)
+{
+	char *txt = path_fmt("%s/devices.txt", folder), *csv = path_fmt("%s/devices.csv", folder);
+	struct fsx_file f;
+	int rc = txt && csv ? 0 : err_nomem();
+
+	if (!rc && (rc = fsx_open(&f, txt)) == 0) {
+		fleet_write_devices_text(f.fp, &m->merged, &m->xt, m->nodes, (size_t)m->plan.nnodes,
+					 verdict_of_row, m);
+		rc = fsx_commit(&f);
+	}
+	if (!rc && (rc = fsx_open(&f, csv)) == 0) {
+		fleet_write_devices_csv(f.fp, &m->merged, &m->xt);
+		rc = fsx_commit(&f);
+	}
+	free(txt);
+	free(csv);
+	return rc;
+}
+
+/* The projection from every device measured tonight, then the documents. */
+static void merge_documents(struct merge *m, const struct tmpl *t, const struct calib *cal)
+{
+	struct projection proj;
+	char *path = path_fmt("%s/projection.yaml", m->dir), *runs_fleet = path_fmt("%s/.fleet", m->plan.runs);
+	struct report_ctx ctx = {runs_fleet, m->plan.home, 1};
+
+	if (!path || !runs_fleet) {
+		stage_note(m, 1, "documents: out of memory");
+		goto done;
+	}
+	if (report_stash_inputs(m->dir, m->plan.calibration, m->plan.template_path) != 0) {
+		stage_note(m, 1, "documents: storing the inputs: %s", err_msg());
+		goto done;
+	}
+	if (!cal)
+		stage_note(m, 1, "projection: no calibration");
+	else if (project_run(&proj, cal, t, &m->merged, NULL) != 0 || project_write(&proj, path) != 0)
+		stage_note(m, 1, "projection: %s", err_msg());
+	else
+		stage_note(m, 0, "projection: %s", path);
+	project_free(&proj);
+	if (report_render(&ctx, m->plan.reports, m->plan.id) != 0)
+		stage_note(m, 1, "documents: %s", err_msg());
+	else
+		stage_note(m, 0, "documents: %s/%s", m->plan.reports, m->plan.id);
+done:
+	free(path);
+	free(runs_fleet);
+}
+
+/* 1: a node failed or a stage did; 4: a kernel failed; 3: a regression
+ * tonight; 0: none of these. */
+static int merge_exit_status(const struct merge *m, size_t *kernels_failed)
+{
+	int nodes_failed = 0;
+	*kernels_failed = 0;
+	for (int j = 0; j < m->plan.nnodes; j++)
+		nodes_failed += !m->nodes[j].ok;
+	for (size_t k = 0; k < m->merged.nrows; k++)
+		*kernels_failed += m->merged.rows[k].status == REC_FAILED &&
+				   strcmp(m->merged.rows[k].backend, "slurm");
+	if (nodes_failed || m->stage_failed)
+		return 1;
+	if (*kernels_failed)
+		return 4;
+	return m->have_night && m->night.count[REG_REGRESSION] ? 3 : 0;
+}
+
+/* merge.txt (what the submitter prints) and merge.yaml (its exit status). */
+static int merge_write_outcome(struct merge *m, int status, size_t kernels_failed)
+{
+	char *txt = path_fmt("%s/merge.txt", m->dir), *yml = path_fmt("%s/merge.yaml", m->dir);
+	char ended[24];
+	struct fsx_file f;
+	struct yout y;
+	int rc = txt && yml ? 0 : err_nomem(), failed = 0;
+
+	now_iso(ended, sizeof ended);
+	for (int j = 0; j < m->plan.nnodes; j++)
+		failed += !m->nodes[j].ok;
+	if (!rc && (rc = fsx_open(&f, txt)) == 0) {
+		fprintf(f.fp, "ddt merge %s: %d node(s), %d measured, %d failed; %zu kernel row(s) failed;"
+			      " %d regression(s)\n", m->plan.id, m->plan.nnodes, m->plan.nnodes - failed,
+			failed, kernels_failed, m->have_night ? m->night.count[REG_REGRESSION] : 0);
+		for (int j = 0; j < m->plan.nnodes; j++)
+			fprintf(f.fp, "  node %-20s %s%s\n", m->nodes[j].node,
+				m->nodes[j].ok ? "run " : "FAILED: ",
+				m->nodes[j].ok ? m->nodes[j].run_id : m->nodes[j].reason);
+		for (int i = 0; i < m->nstages; i++)
+			fprintf(f.fp, "  %s\n", m->stages[i]);
+		fprintf(f.fp, "  cross-device table: %s/devices.txt (%zu row(s))\n", m->dir, m->xt.n);
+		rc = fsx_commit(&f);
+	}
+	if (!rc && (rc = fsx_open(&f, yml)) == 0) {
+		yout_init(&y, f.fp);
+		yout_map(&y);
+		yout_kv_str(&y, "id", m->plan.id);
+		yout_kv_str(&y, "ended", ended);
+		yout_kv_int(&y, "exit_status", status);
+		yout_kv_int(&y, "nodes_planned", m->plan.nnodes);
+		yout_kv_int(&y, "nodes_failed", failed);
+		yout_kv_int(&y, "kernels_failed", (long long)kernels_failed);
+		yout_kv_int(&y, "regressions", m->have_night ? m->night.count[REG_REGRESSION] : 0);
+		yout_key(&y, "failed_nodes");
+		yout_seq(&y);
+		for (int j = 0; j < m->plan.nnodes; j++)
+			if (!m->nodes[j].ok)
+				yout_str(&y, m->nodes[j].reason);
+		yout_end(&y);
+		yout_key(&y, "stages");
+		yout_seq(&y);
+		for (int i = 0; i < m->nstages; i++)
+			yout_str(&y, m->stages[i]);
+		yout_end(&y);
+		yout_end(&y);
+		rc = fsx_commit(&f);
+	}
+	free(txt);
+	free(yml);
+	return rc;
+}
+
+static void merge_free(struct merge *m)
+{
+	for (size_t i = 0; i < m->nrecs; i++)
+		record_free(&m->recs[i]);
+	free(m->recs);
+	free(m->rec_label);
+	free(m->tasks);
+	free(m->task_state);
+	free(m->node_state);
+	free(m->nodes);
+	record_free(&m->merged);
+	regress_night_free(&m->night);
+	fleet_xtable_free(&m->xt);
+	fleet_plan_free(&m->plan);
+}
+
+/* `ddt fleet merge DIR`: everything after the night's jobs, whatever became of
+ * them. *status: the night's exit status. */
+static int fleet_merge(const char *dir, int *status)
+{
+	struct merge m = {0};
+	struct ydiag diag = {0};
+	struct tmpl t;
+	struct calib cal;
+	int rc, have_cal = 0;
+	size_t kernels_failed = 0;
+	char *plan = path_fmt("%s/fleet.yaml", dir), *rec = path_fmt("%s/run.yaml", dir);
+
+	memset(&t, 0, sizeof t);
+	memset(&cal, 0, sizeof cal);
+	m.dir = dir;
+	*status = 1;
+	if (!plan || !rec) {
+		rc = err_nomem();
+		goto done;
+	}
+	if ((rc = fleet_plan_read(&m.plan, plan, &diag)) != 0) {
+		if (diag.n)
+			err_set(rc, "%s", diag.msgs[0]);
+		goto done;
+	}
+	size_t nn = (size_t)m.plan.nnodes;
+	m.task_state = calloc(nn, sizeof *m.task_state);
+	m.node_state = calloc(nn, sizeof *m.node_state);
+	m.nodes = calloc(nn, sizeof *m.nodes);
+	const char **ts = calloc(nn, sizeof *ts), **ns = calloc(nn, sizeof *ns);
+	if (!m.task_state || !m.node_state || !m.nodes || !ts || !ns) {
+		free(ts);
+		free(ns);
+		rc = err_nomem();
+		goto done;
+	}
+	if ((rc = merge_read_tasks(&m)) != 0) {
+		free(ts);
+		free(ns);
+		goto done;
+	}
+	merge_task_states(&m);
+	merge_node_states(&m);
+	for (size_t i = 0; i < nn; i++) {
+		ts[i] = m.task_state[i];
+		ns[i] = m.node_state[i];
+	}
+	fleet_nodes_decide(m.nodes, &m.plan, m.tasks, (size_t)m.ntasks, ts, ns);
+	free(ts);
+	free(ns);
+	if ((rc = merge_read_records(&m)) != 0 || (rc = merge_read_allreduce(&m)) != 0)
+		goto done;
+
+	/* the failed nodes become named rows of the merged record */
+	struct fleet_node *failed = calloc(nn + 1, sizeof *failed);
+	const char **labels = calloc(m.nrecs + 1, sizeof *labels);
+	size_t nf = 0;
+	if (!failed || !labels) {
+		free(failed);
+		free(labels);
+		rc = err_nomem();
+		goto done;
+	}
+	for (size_t j = 0; j < nn; j++)
+		if (!m.nodes[j].ok)
+			failed[nf++] = m.nodes[j];
+	for (size_t i = 0; i < m.nrecs; i++)
+		labels[i] = m.rec_label[i];
+	rc = fleet_merge_records(&m.merged, m.plan.id, m.plan.created, m.recs, labels, m.nrecs,
+				 failed, nf);
+	free(failed);
+	free(labels);
+	if (rc || (rc = fleet_xtable_build(&m.xt, &m.merged)) != 0)
+		goto done;
+	if (!m.merged.template_name[0]) {
+		const char *slash = strrchr(m.plan.template_path, '/');
+		const char *base = slash ? slash + 1 : m.plan.template_path;
+		snprintf(m.merged.template_name, sizeof m.merged.template_name, "%.*s",
+			 (int)strcspn(base, "."), base);
+	}
+
+	/* the stages after the merge: each one's failure is noted, the rest go on */
+	if (tmpl_load(&t, m.plan.template_path, &diag) != 0) {
+		stage_note(&m, 1, "template: %s", diag.n ? diag.msgs[0] : err_msg());
+	} else {
+		have_cal = calib_load(&cal, m.plan.calibration, &diag) == 0;
+		if (!have_cal) {
+			calib_free(&cal);
+			memset(&cal, 0, sizeof cal);
+		}
+		if (!have_cal)
+			stage_note(&m, 1, "calibration: %s", diag.n ? diag.msgs[diag.n - 1] : err_msg());
+		if ((rc = merge_verdicts(&m, &t, have_cal ? &cal : NULL)) != 0)
+			goto done;
+	}
+	if ((rc = record_write(&m.merged, rec)) != 0)
+		goto done;
+	if (m.have_night) {
+		char *vp = path_fmt("%s/verdicts.yaml", dir);
+		if (!vp || regress_night_write(&m.night, vp) != 0)
+			stage_note(&m, 1, "verdicts: %s", vp ? err_msg() : "out of memory");
+		free(vp);
+	}
+	if (t.doc)
+		merge_documents(&m, &t, have_cal ? &cal : NULL);
+	if ((rc = merge_write_devices(&m, dir)) != 0)
+		goto done;
+	char *rep = path_fmt("%s/%s", m.plan.reports, m.plan.id);
+	if (rep && (fsx_mkdir_p(rep) != 0 || merge_write_devices(&m, rep) != 0))
+		stage_note(&m, 1, "devices table: %s", err_msg());
+	free(rep);
+	*status = merge_exit_status(&m, &kernels_failed);
+	if ((rc = merge_write_outcome(&m, *status, kernels_failed)) != 0)
+		goto done;
+	char *txt = path_fmt("%s/merge.txt", dir), *text = NULL;
+	size_t len;
+	if (txt && fsx_read_all(txt, 1 << 20, &text, &len) == 0)
+		fputs(text, stdout);
+	free(text);
+	free(txt);
+done:
+	if (rc) {
+		*status = err_exit_status(rc);
+		fprintf(stderr, "ddt fleet merge: %s\n", err_msg());
+		/* the submitter waits for merge.yaml: it learns of the failure too */
+		if (m.plan.id[0] && m.nodes) {
+			stage_note(&m, 1, "merge: %s", err_msg());
+			merge_write_outcome(&m, *status, kernels_failed);
+		}
+	}
+	if (have_cal)
+		calib_free(&cal);
+	tmpl_free(&t);
+	merge_free(&m);
+	ydiag_free(&diag);
+	free(plan);
+	free(rec);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the commands */
+
+static const char usage[] =
+	"usage: ddt nightly --slurm [OPTIONS]     (also: ddt fleet submit [OPTIONS])\n"
+	"       ddt fleet merge FLEET [--runs DIR]\n"
+	"       ddt fleet task DIR | ddt fleet allreduce DIR   (run by Slurm)\n"
+	"\n"
+	"Runs one nightly across the nodes of a Slurm cluster. Submits `ddt bench` as\n"
+	"a job array, one task per node holding the node alone, each writing its own\n"
+	"run folder into the shared runs/; then the all-reduce across the nodes\n"
+	"(build/ddt-allreduce, one rank per GPU, when it was built); then a merge job\n"
+	"(afterany) that folds every node's record into one: history and verdicts per\n"
+	"node, the projection from every device measured tonight, one set of\n"
+	"documents under reports/<fleet-id>/, and devices.txt / devices.csv with a\n"
+	"section per device and the cross-device table (each kernel's time on one\n"
+	"device projected from another by their copy bandwidth, beside what it\n"
+	"measured). A node that fails, hangs past its limit or never starts is a named\n"
+	"failed row. It prints the job ids, waits for the merge and exits with the\n"
+	"night's status. The working folder is runs/.fleet/<fleet-id>/.\n"
+	"\n"
+	"  --partition P        Slurm partition (default: the cluster's default)\n"
+	"  --nodes LIST         nodes to measure, Slurm hostlist syntax (gpu[01-08]); a\n"
+	"                       node listed twice gets two tasks (default: every node\n"
+	"                       of the partition)\n"
+	"  --time LIMIT         each node's bench limit, Slurm syntax (default: the\n"
+	"                       template's fleet.task_time_min)\n"
+	"  --slurm-shared       tasks do not hold their node alone\n"
+	"  --no-allreduce       no all-reduce job\n"
+	"  --mpi-launcher L     srun (--mpi=pmix) or mpirun for the all-reduce (default:\n"
+	"                       srun when Slurm has the PMIx plugin, else mpirun)\n"
+	"  --no-wait            print the job ids and return at once\n"
+	"  --bench-command CMD  each task runs CMD (with --template, --calibration and\n"
+	"                       --runs appended) instead of `ddt bench`: to try the\n"
+	"                       fault paths\n"
+	"FLEET is a fleet id (YYYYMMDDTHHMMSSZ-fleet-host) or its working folder.\n"
+	"\n" CLI_PATH_HELP "  -h, --help           this text\n"
+	"\n"
+	"exit status: 0 ok, 1 a node or a stage failed, 2 usage, 3 regression found,\n"
+	"4 a kernel failed validation\n";
+
+int fleet_wanted(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--slurm"))
+			return 1;
+	return 0;
+}
+
+/* Parses the submit options of argv (from index 1); returns -1 to go on, or
+ * an exit status. */
+static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char *cmd)
+{
+	enum { O_SLURM = OPT_FIRST_FREE, O_PART, O_NODES, O_TIME, O_SHARED, O_NOAR, O_NOWAIT, O_BENCH,
+	       O_LAUNCH };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"slurm", no_argument, NULL, O_SLURM},
+					     {"partition", required_argument, NULL, O_PART},
+					     {"nodes", required_argument, NULL, O_NODES},
+					     {"time", required_argument, NULL, O_TIME},
+					     {"slurm-shared", no_argument, NULL, O_SHARED},
+					     {"no-allreduce", no_argument, NULL, O_NOAR},
+					     {"no-wait", no_argument, NULL, O_NOWAIT},
+					     {"bench-command", required_argument, NULL, O_BENCH},
+					     {"mpi-launcher", required_argument, NULL, O_LAUNCH},
+					     CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int opt;
+
+	memset(o, 0, sizeof *o);
+	cli_paths_init(&o->paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		o->template_given |= opt == OPT_TEMPLATE;
+		if (cli_path_option(&o->paths, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case O_SLURM:
+			break;
+		case O_PART:
+			if (strlen(optarg) >= sizeof o->partition)
+				return cli_usage_error(cmd, "--partition: too long");
+			snprintf(o->partition, sizeof o->partition, "%s", optarg);
+			break;
+		case O_NODES:
+			if (strlen(optarg) >= sizeof o->nodes)
+				return cli_usage_error(cmd, "--nodes: too long");
+			snprintf(o->nodes, sizeof o->nodes, "%s", optarg);
+			break;
+		case O_TIME: {
+			double min;
+			if (strlen(optarg) >= sizeof o->time_limit || fleet_time_min(optarg, &min) || min <= 0)
+				return cli_usage_error(cmd, "--time '%s': not a Slurm time limit", optarg);
+			snprintf(o->time_limit, sizeof o->time_limit, "%s", optarg);
+			break;
+		}
+		case O_SHARED:
+			o->shared = 1;
+			break;
+		case O_NOAR:
+			o->no_allreduce = 1;
+			break;
+		case O_NOWAIT:
+			o->no_wait = 1;
+			break;
+		case O_BENCH:
+			if (strlen(optarg) >= sizeof o->bench_command)
+				return cli_usage_error(cmd, "--bench-command: too long");
+			snprintf(o->bench_command, sizeof o->bench_command, "%s", optarg);
+			break;
+		case O_LAUNCH:
+			if (strcmp(optarg, "srun") && strcmp(optarg, "mpirun"))
+				return cli_usage_error(cmd, "--mpi-launcher: srun or mpirun");
+			snprintf(o->mpi_launcher, sizeof o->mpi_launcher, "%s", optarg);
+			break;
+		default:
+			return cli_usage_error(cmd, "unknown option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int fleet_nightly(int argc, char **argv)
+{
+	struct fleet_opts o;
+	int status = parse_submit(&o, argc, argv, "nightly");
+	if (status >= 0)
+		return status;
+	if (fleet_submit(&o, &status) != 0)
+		fprintf(stderr, "ddt nightly --slurm: %s\n", err_msg());
+	return status;
+}
+
+/* `ddt fleet merge FLEET [--runs DIR]`. */
+static int cmd_fleet_merge(int argc, char **argv)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, CLI_PATH_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	struct cli_paths paths;
+	char *dir;
+	int opt, status;
+
+	cli_paths_init(&paths, "default");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (cli_path_option(&paths, opt, optarg))
+			continue;
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		return cli_usage_error("fleet merge", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("fleet merge", "give one FLEET (an id or its folder)");
+	if (strchr(argv[optind], '/'))
+		dir = strdup(argv[optind]);
+	else if (!record_run_id_valid(argv[optind]))
+		return cli_usage_error("fleet merge", "'%s' is not a fleet id", argv[optind]);
+	else
+		dir = fleet_dir_of(paths.runs, argv[optind]);
+	if (!dir)
+		return cli_fail("fleet merge", err_nomem());
+	fleet_merge(dir, &status);
+	free(dir);
+	return status;
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "submit")) {
+		struct fleet_opts o;
+		int status = parse_submit(&o, argc - 1, argv + 1, "fleet submit");
+		if (status >= 0)
+			return status;
+		if (fleet_submit(&o, &status) != 0)
+			fprintf(stderr, "ddt fleet submit: %s\n", err_msg());
+		return status;
+	}
+	if (!strcmp(argv[1], "merge"))
+		return cmd_fleet_merge(argc - 1, argv + 1);
+	if ((!strcmp(argv[1], "task") || !strcmp(argv[1], "allreduce")) && argc == 3)
+		return argv[1][0] == 't' ? fleet_task_main(argv[2]) : fleet_allreduce_main(argv[2]);
+	return cli_usage_error("fleet", "unknown subcommand '%s'", argv[1]);
+}

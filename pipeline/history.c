@@ -1,0 +1,234 @@
+/* history.c - loads run records into series, one point per night. */
+#include "history.h"
+
+#include "err.h"
+#include "fsx.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void history_key_of(struct hist_key *k, const struct run_record *r, const struct rec_row *row)
+{
+	memset(k, 0, sizeof *k);
+	snprintf(k->op, sizeof k->op, "%s", row->op);
+	snprintf(k->variant, sizeof k->variant, "%s", row->variant);
+	rec_row_params_str(row, k->params, sizeof k->params);
+	if ((size_t)row->device < r->ndevices)
+		snprintf(k->device, sizeof k->device, "%s", r->devices[row->device].name);
+	snprintf(k->backend, sizeof k->backend, "%s", row->backend);
+	snprintf(k->build, sizeof k->build, "%s", r->prov.build);
+}
+
+int history_key_equal(const struct hist_key *a, const struct hist_key *b)
+{
+	return !strcmp(a->op, b->op) && !strcmp(a->variant, b->variant) &&
+	       !strcmp(a->params, b->params) && !strcmp(a->device, b->device) &&
+	       !strcmp(a->backend, b->backend) && !strcmp(a->build, b->build);
+}
+
+char *history_key_label(const struct hist_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s %s [%s, %s, %s]", k->op, k->variant, k->params, k->backend,
+		 k->device, k->build);
+	return buf;
+}
+
+long history_find(const struct history *h, const struct hist_key *k)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (history_key_equal(&h->series[i].key, k))
+			return (long)i;
+	return -1;
+}
+
+long history_run_index(const struct history *h, const char *run_id)
+{
+	for (size_t i = 0; i < h->nruns; i++)
+		if (!strcmp(h->runs[i].run_id, run_id))
+			return (long)i;
+	return -1;
+}
+
+const struct hist_point *history_point_at(const struct hist_series *s, size_t run)
+{
+	/* points are in run order: binary search */
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->pts[mid].run < run)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->pts[lo].run == run ? &s->pts[lo] : NULL;
+}
+
+/* Makes room for one more element of size elem in *arr holding n of *cap.
+ * Returns 0 or DDT_ENOMEM. */
+static int reserve(void **arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *p = realloc(*arr, ncap * elem);
+	if (!p)
+		return err_nomem();
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* The series of key k, created empty when absent; NULL on allocation failure. */
+static struct hist_series *series_get(struct history *h, const struct hist_key *k)
+{
+	long i = history_find(h, k);
+	if (i >= 0)
+		return &h->series[i];
+	if (reserve((void **)&h->series, h->n, &h->cap, sizeof *h->series))
+		return NULL;
+	struct hist_series *s = &h->series[h->n++];
+	memset(s, 0, sizeof *s);
+	s->key = *k;
+	return s;
+}
+
+static void point_init(struct hist_point *p, size_t run, const struct rec_row *row)
+{
+	memset(p, 0, sizeof *p);
+	p->run = run;
+	p->status = row->status;
+	p->median_us = row->status == REC_OK && isfinite(row->median_us) && row->median_us > 0
+			       ? row->median_us
+			       : NAN;
+	if (row->status == REC_OK && isnan(p->median_us)) {
+		/* an ok row without a usable median cannot be compared */
+		p->status = REC_FAILED;
+		snprintf(p->reason, sizeof p->reason, "no usable median");
+	} else
+		snprintf(p->reason, sizeof p->reason, "%s", row->reason);
+	p->baseline_us = p->noise_frac = p->delta_frac = p->z = NAN;
+	p->band_lo_us = p->band_hi_us = NAN;
+	p->verdict = p->verdict_night = REG_NEW;
+}
+
+int history_add_record(struct history *h, const struct run_record *r)
+{
+	if (h->nruns && strcmp(r->run_id, h->runs[h->nruns - 1].run_id) <= 0)
+		return err_set(DDT_EINPUT, "run %s: not after the history's last run %s", r->run_id,
+			       h->runs[h->nruns - 1].run_id);
+	if (reserve((void **)&h->runs, h->nruns, &h->cap_runs, sizeof *h->runs))
+		return DDT_ENOMEM;
+	size_t run = h->nruns++;
+	struct hist_run *hr = &h->runs[run];
+	memset(hr, 0, sizeof *hr);
+	snprintf(hr->run_id, sizeof hr->run_id, "%s", r->run_id);
+	snprintf(hr->created, sizeof hr->created, "%s", r->created);
+	snprintf(hr->template_name, sizeof hr->template_name, "%s", r->template_name);
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct hist_key k;
+		history_key_of(&k, r, &r->rows[i]);
+		struct hist_series *s = series_get(h, &k);
+		if (!s)
+			return DDT_ENOMEM;
+		if (s->n && s->pts[s->n - 1].run == run)
+			continue; /* the same key twice in one record: the first counts */
+		if (reserve((void **)&s->pts, s->n, &s->cap, sizeof *s->pts))
+			return DDT_ENOMEM;
+		point_init(&s->pts[s->n++], run, &r->rows[i]);
+	}
+	return 0;
+}
+
+void history_free(struct history *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->series[i].pts);
+	free(h->series);
+	free(h->runs);
+	memset(h, 0, sizeof *h);
+}
+
+static int run_dir_entry(const struct dirent *e)
+{
+	return !fsx_is_temp_name(e->d_name);
+}
+
+/* Reads runs_dir/name/run.yaml into h, or warns and skips it. Returns 0 or
+ * DDT_ENOMEM. */
+static int load_one(struct history *h, const char *runs_dir, const char *name,
+		    struct ydiag *warnings)
+{
+	char *dir = fsx_join(runs_dir, name), *path = dir ? fsx_join(dir, "run.yaml") : NULL;
+	struct run_record r;
+	struct ydiag diag = {0};
+	struct stat st;
+	int rc = 0;
+
+	memset(&r, 0, sizeof r);
+	if (!path) {
+		rc = err_nomem();
+		goto done;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		goto done; /* a file beside the runs (a lock, a note): not a run */
+	if (!fsx_exists(path)) {
+		ydiag_add(warnings, path, 0, 0, "skipped: no run record in this run folder");
+		goto done;
+	}
+	rc = record_read(&r, path, &diag);
+	if (rc == DDT_ENOMEM)
+		goto done;
+	if (rc) {
+		ydiag_add(warnings, path, 0, 0, "skipped, damaged: %s",
+			  diag.n ? diag.msgs[0] : err_msg());
+		rc = 0;
+		goto done;
+	}
+	if (strcmp(r.run_id, name) != 0) {
+		ydiag_add(warnings, path, 0, 0, "skipped: run id %s differs from its folder",
+			  r.run_id);
+		goto done;
+	}
+	rc = history_add_record(h, &r);
+	if (rc == DDT_EINPUT) { /* cannot happen with sorted folder names; be safe */
+		ydiag_add(warnings, path, 0, 0, "skipped: %s", err_msg());
+		rc = 0;
+	}
+done:
+	record_free(&r);
+	ydiag_free(&diag);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+int history_load_until(struct history *h, const char *runs_dir, const char *until,
+		       struct ydiag *warnings)
+{
+	struct dirent **list = NULL;
+	int n, rc = 0;
+
+	memset(h, 0, sizeof *h);
+	n = scandir(runs_dir, &list, run_dir_entry, alphasort);
+	if (n < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_set(DDT_EIO, "%s: cannot read folder: %s", runs_dir, strerror(errno));
+	}
+	for (int i = 0; i < n; i++) {
+		if (!rc && (!until || strcmp(list[i]->d_name, until) <= 0))
+			rc = load_one(h, runs_dir, list[i]->d_name, warnings);
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
+{
+	return history_load_until(h, runs_dir, NULL, warnings);
+}

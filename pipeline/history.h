@@ -1,0 +1,111 @@
+/* history.h - the measurement history: every run record under runs/, cut into
+ * series (op x variant x params x device x backend x build), one point a night. */
+#ifndef DDT_HISTORY_H
+#define DDT_HISTORY_H
+
+#include <stddef.h>
+
+#include "record.h"
+#include "ydoc.h"
+
+/* A night's verdict on one series; regress.c decides them (see regress.h). */
+enum regress_verdict {
+	REG_NEW,         /* the series' first measured night */
+	REG_SHORT,       /* fewer good nights than the baseline needs: "not enough history" */
+	REG_OK,          /* within the band */
+	REG_IMPROVEMENT, /* faster, confirmed by consecutive nights; the baseline moves */
+	REG_SUSPECT,     /* outside the band for the first night: wait for the next */
+	REG_REGRESSION,  /* slower, confirmed by consecutive nights; the baseline moves */
+	REG_OUTLIER,     /* was suspect, and the next night came back: a one-off */
+	REG_FAILED,      /* no measurement: the kernel failed (validation or error) */
+	REG_SKIPPED,     /* no measurement: skipped or unsupported on this machine */
+	REG_COUNT
+};
+
+/* What makes two measurements comparable night over night. */
+struct hist_key {
+	char op[32];
+	char variant[32];
+	char params[256];  /* "M=9,ctx=4096" (rec_row_params_str, sorted keys) */
+	char device[128];  /* the device's name */
+	char backend[8];
+	char build[64];    /* provenance build configuration */
+};
+
+/* One run of the history (a night). */
+struct hist_run {
+	char run_id[80];
+	char created[24];
+	char template_name[64];
+};
+
+/* One series on one night. The analysis fields are NaN / REG_NEW until
+ * regress_history() fills them. */
+struct hist_point {
+	size_t run;               /* index into history.runs */
+	enum rec_status status;
+	double median_us;         /* NaN unless status is ok */
+	char reason[160];         /* the record's reason when not ok */
+	double baseline_us;       /* median of the good nights before; NaN: none */
+	double noise_frac;        /* robust sigma (MAD x scale) / baseline */
+	double delta_frac;        /* median / baseline - 1 (positive: slower) */
+	double z;                 /* (median - baseline) / robust sigma */
+	double band_lo_us, band_hi_us; /* a median inside is not flagged */
+	enum regress_verdict verdict;       /* with hindsight: a suspect the next
+					     * night reverted reads "outlier" */
+	enum regress_verdict verdict_night; /* as decided on its own night */
+	int in_baseline;          /* counts as a good night for later baselines */
+};
+
+struct hist_series {
+	struct hist_key key;
+	size_t n, cap;
+	struct hist_point *pts;   /* [n] in run order, at most one per run */
+};
+
+struct history {
+	size_t nruns, cap_runs;
+	struct hist_run *runs;    /* [nruns] in run-id (time) order */
+	size_t n, cap;
+	struct hist_series *series; /* [n] in order of first appearance */
+};
+
+/* Loads every run record runs_dir/<run-id>/run.yaml in run-id order into h
+ * (zeroed first). Temporary names (fsx_is_temp_name) are skipped silently;
+ * a folder without run.yaml, a damaged record, or a record whose run id
+ * differs from its folder is skipped with a warning in warnings naming the
+ * file. A missing runs_dir is an empty history. Returns 0, or DDT_ENOMEM /
+ * DDT_EIO (runs_dir unreadable). Free h with history_free even on error. */
+int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings);
+
+/* The same, keeping only runs whose id is <= until (the history as it stood
+ * on that night; until NULL means all). */
+int history_load_until(struct history *h, const char *runs_dir, const char *until,
+		       struct ydiag *warnings);
+
+/* Appends a run (h zeroed or loaded). Its id must sort after every run of h,
+ * else DDT_EINPUT. A row whose key repeats within the record is ignored after
+ * the first. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
+int history_add_record(struct history *h, const struct run_record *r);
+
+void history_free(struct history *h);
+
+/* The key of a record's row. */
+void history_key_of(struct hist_key *k, const struct run_record *r, const struct rec_row *row);
+
+/* 1 when a and b name the same series. */
+int history_key_equal(const struct hist_key *a, const struct hist_key *b);
+
+/* "op/variant params [backend, device, build]" into buf; returns buf. */
+char *history_key_label(const struct hist_key *k, char *buf, size_t len);
+
+/* Index of the series with key k, or -1. */
+long history_find(const struct history *h, const struct hist_key *k);
+
+/* Index of the run with that id, or -1. */
+long history_run_index(const struct history *h, const char *run_id);
+
+/* The point of series s on run index run, or NULL when not measured then. */
+const struct hist_point *history_point_at(const struct hist_series *s, size_t run);
+
+#endif

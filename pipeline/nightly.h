@@ -1,0 +1,27 @@
+/* nightly.h - the nightly job's settings (the template's `nightly:` section)
+ * and its housekeeping: which documents are kept. */
+#ifndef DDT_NIGHTLY_H
+#define DDT_NIGHTLY_H
+
+#include "tmpl.h"
+#include "ydoc.h"
+
+struct nightly_conf {
+	int keep_documents_runs; /* documents of this many newest runs are kept */
+	char source[320];
+};
+
+/* Loads and checks the `nightly:` section of t (every key required, unknown
+ * keys are errors, problems to diag as file:line:col). Returns 0 or
+ * DDT_EINPUT (also when the section is missing). */
+int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag);
+
+/* Removes the document folders reports_dir/<run-id>/ of all but the `keep`
+ * newest runs (run records are never touched). Each folder is first renamed
+ * to a temporary name, so a kill leaves a temporary name for the next sweep,
+ * never a partial document folder. *removed (may be NULL) receives how many
+ * went. Returns 0 or DDT_EIO (reports_dir unreadable or a folder that cannot
+ * be removed); a missing reports_dir is nothing to do. */
+int nightly_prune_documents(const char *reports_dir, int keep, int *removed);
+
+#endif

@@ -1,0 +1,1489 @@
+/* project.c - projections with uncertainty: tonight's measurements merged into
+ * the calibration, Monte Carlo bands, the lean, the tornado, the budget grid,
+ * the MoE fit and its backtest. (Writing, reading and text: project_yaml.c.) */
+#include "project.h"
+
+#include "err.h"
+#include "fit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copies src into dst[len], cut short when it does not fit. */
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---------------------------------------------------------------- config */
+
+/* DDTree acceptance vs budget, FACTS.md §2 (the paper's Figure 3). */
+static const double default_curve[][2] = {{16, 8.61},  {32, 9.27},   {64, 9.75},  {128, 10.20},
+					  {256, 10.43}, {512, 10.73}, {1024, 10.98}};
+
+void project_config_default(struct project_config *cfg)
+{
+	static const char *const targets[] = {"b300", "b200", "gb300", "h200", "rtx_pro_6000"};
+	memset(cfg, 0, sizeof *cfg);
+	cfg->samples = 20000;
+	cfg->seed = 1;
+	cfg->sensitivity = 1;
+	cfg->grid = 1;
+	cfg->moe_curve = -1;
+	cfg->ntargets = 5;
+	for (int i = 0; i < 5; i++)
+		snprintf(cfg->targets[i], sizeof cfg->targets[i], "%s", targets[i]);
+	cfg->nconc = 5;
+	for (int i = 0; i < 5; i++)
+		cfg->conc[i] = 1 << i;
+	cfg->nbudgets = 7;
+	for (int i = 0; i < 7; i++)
+		cfg->budgets[i] = 8 << i;
+	snprintf(cfg->grid_scenario, sizeof cfg->grid_scenario, "seed-b16-native");
+	cfg->ncurve = 7;
+	for (int i = 0; i < 7; i++) {
+		cfg->curve_budget[i] = default_curve[i][0];
+		cfg->curve_accept[i] = default_curve[i][1];
+	}
+	snprintf(cfg->curve_source, sizeof cfg->curve_source,
+		 "FACTS.md §2: DDTree acceptance vs budget (MATH-500, Qwen3-8B, T=0, 8x H200, "
+		 "batch 1; the paper's Figure 3)");
+}
+
+/* A sequence of positive whole numbers, increasing, into out[max]. */
+static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key, int *out,
+			  int *n, int max)
+{
+	struct ydoc_node *seq = NULL;
+	if (yget_node(c, map, key, YDOC_SEQ, 0, &seq) || !seq)
+		return;
+	if (seq->n < 1 || (int)seq->n > max) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: give 1 to %d values", key, max);
+		return;
+	}
+	*n = 0;
+	for (size_t i = 0; i < seq->n; i++) {
+		double v;
+		if (ynode_num(c, seq->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
+			continue;
+		if (v > 1 << 20) {
+			ydiag_add(c->diag, c->file, seq->items[i]->line, seq->items[i]->col,
+				  "%s: %g is too large", key, v);
+			continue;
+		}
+		if (*n && v <= out[*n - 1])
+			ydiag_add(c->diag, c->file, seq->items[i]->line, seq->items[i]->col,
+				  "%s: values must increase", key);
+		out[(*n)++] = (int)v;
+	}
+}
+
+static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_node *g,
+		      const struct tmpl *t)
+{
+	struct ydoc_node *seq = NULL;
+	const char *sc = NULL;
+	if (!yget_str(c, g, "scenario", 0, &sc) && sc) {
+		snprintf(cfg->grid_scenario, sizeof cfg->grid_scenario, "%s", sc);
+		if (!tmpl_scenario(t, sc)) {
+			struct ydoc_node *n = ydoc_get(g, "scenario");
+			ydiag_add(c->diag, c->file, n->line, n->col, "scenario: no scenario '%s'", sc);
+		}
+	}
+	if (!yget_node(c, g, "targets", YDOC_SEQ, 0, &seq) && seq) {
+		if (seq->n < 1 || seq->n > PROJECT_MAX_GRID_TARGETS)
+			ydiag_add(c->diag, c->file, seq->line, seq->col, "targets: give 1 to %d GPUs",
+				  PROJECT_MAX_GRID_TARGETS);
+		cfg->ntargets = 0;
+		for (size_t i = 0; i < seq->n && i < PROJECT_MAX_GRID_TARGETS; i++) {
+			if (ynode_expect(c, seq->items[i], YDOC_SCALAR, "targets"))
+				continue;
+			snprintf(cfg->targets[cfg->ntargets++], sizeof cfg->targets[0], "%s",
+				 seq->items[i]->str);
+		}
+	}
+	load_int_list(c, g, "concurrency", cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
+	load_int_list(c, g, "budgets", cfg->budgets, &cfg->nbudgets, PROJECT_MAX_GRID_BUDGETS);
+	ycheck_unknown(c, g);
+}
+
+static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_node *m)
+{
+	struct ydoc_node *pts = NULL;
+	const char *src = NULL;
+	if (!yget_str(c, m, "source", Y_REQUIRED, &src) && src)
+		snprintf(cfg->curve_source, sizeof cfg->curve_source, "%s", src);
+	if (yget_node(c, m, "points", YDOC_SEQ, Y_REQUIRED, &pts) || !pts) {
+		ycheck_unknown(c, m);
+		return;
+	}
+	if (pts->n < 2 || pts->n > PROJECT_MAX_CURVE)
+		ydiag_add(c->diag, c->file, pts->line, pts->col, "points: give 2 to %d points",
+			  PROJECT_MAX_CURVE);
+	cfg->ncurve = 0;
+	for (size_t i = 0; i < pts->n && i < PROJECT_MAX_CURVE; i++) {
+		struct ydoc_node *p = pts->items[i];
+		double b = NAN, a = NAN;
+		if (ynode_expect(c, p, YDOC_MAP, "point"))
+			continue;
+		yget_num(c, p, "budget", Y_REQUIRED | Y_POSITIVE | Y_INTEGER, &b);
+		yget_num(c, p, "accept", Y_REQUIRED | Y_POSITIVE, &a);
+		ycheck_unknown(c, p);
+		if (cfg->ncurve && !(b > cfg->curve_budget[cfg->ncurve - 1]))
+			ydiag_add(c->diag, c->file, p->line, p->col, "points: budgets must increase");
+		cfg->curve_budget[cfg->ncurve] = b;
+		cfg->curve_accept[cfg->ncurve++] = a;
+	}
+	ycheck_unknown(c, m);
+}
+
+int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag)
+{
+	const char *file = NULL, *curve = NULL;
+	struct ydoc_node *sec = tmpl_section(t, "projection", &file), *n = NULL;
+	size_t before = diag->n;
+	double v;
+
+	project_config_default(cfg);
+	if (!sec)
+		return 0;
+	struct yctx c = {file, diag};
+	if (ynode_expect(&c, sec, YDOC_MAP, "projection"))
+		return DDT_EINPUT;
+	v = NAN;
+	if (!yget_num(&c, sec, "samples", Y_POSITIVE | Y_INTEGER, &v) && !isnan(v)) {
+		if (v < 100 || v > 10000000)
+			ydiag_add(diag, file, ydoc_get(sec, "samples")->line,
+				  ydoc_get(sec, "samples")->col, "samples: expected 100 to 10000000");
+		else
+			cfg->samples = (int)v;
+	}
+	v = NAN;
+	if (!yget_num(&c, sec, "seed", Y_NONNEG | Y_INTEGER, &v) && !isnan(v)) {
+		if (v > 9007199254740992.0)
+			ydiag_add(diag, file, ydoc_get(sec, "seed")->line, ydoc_get(sec, "seed")->col,
+				  "seed: at most 2^53");
+		else
+			cfg->seed = (uint64_t)v;
+	}
+	yget_bool(&c, sec, "sensitivity", 0, &cfg->sensitivity);
+	if (!yget_str(&c, sec, "moe_curve", 0, &curve) && curve) {
+		enum moe_curve_kind k;
+		if (moe_curve_parse(curve, &k)) {
+			n = ydoc_get(sec, "moe_curve");
+			ydiag_add(diag, file, n->line, n->col,
+				  "moe_curve: expected linear or physical, got '%s'", curve);
+		} else
+			cfg->moe_curve = (int)k;
+	}
+	if (!yget_node(&c, sec, "grid", YDOC_MAP, 0, &n) && n)
+		load_grid(cfg, &c, n, t);
+	n = NULL;
+	if (!yget_node(&c, sec, "acceptance_curve", YDOC_MAP, 0, &n) && n)
+		load_curve(cfg, &c, n);
+	ycheck_unknown(&c, sec);
+	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+/* xoshiro256** seeded through splitmix64: fast, and the same on every host. */
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void rng_init(struct rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+/* Uniform in (0, 1), never 0 or 1 (inverse CDFs are infinite there). */
+static double rng_unit(struct rng *r)
+{
+	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static void swap_d(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+#define QBINS 4096
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static size_t qbin(double x, double lo, double scale)
+{
+	size_t b = (size_t)((x - lo) * scale);
+	return b < QBINS ? b : QBINS - 1;
+}
+
+/* Working memory of quantiles3. */
+struct qwork {
+	unsigned cnt[QBINS];
+	size_t first[QBINS], at[QBINS];
+	unsigned char need[QBINS];
+};
+
+/* p5, p50 and p95 of a[n] (linear between order statistics, as R's type 7),
+ * with scratch[n]. A histogram finds the bins that hold the order statistics
+ * needed; only those bins' elements are gathered and sorted. */
+static void quantiles3(const double *a, size_t n, double *scratch, struct qwork *w,
+		       double out[3])
+{
+	static const double q[3] = {0.05, 0.50, 0.95};
+	unsigned *cnt = w->cnt;
+	size_t *first = w->first, *at = w->at;
+	unsigned char *need = w->need;
+	size_t rank[6];
+	double lo = a[0], hi = a[0];
+
+	for (size_t i = 1; i < n; i++) {
+		lo = a[i] < lo ? a[i] : lo;
+		hi = a[i] > hi ? a[i] : hi;
+	}
+	if (!(hi > lo)) {
+		out[0] = out[1] = out[2] = lo;
+		return;
+	}
+	double scale = QBINS / (hi - lo);
+	memset(w->cnt, 0, sizeof w->cnt);
+	memset(w->need, 0, sizeof w->need);
+	for (size_t i = 0; i < n; i++)
+		cnt[qbin(a[i], lo, scale)]++;
+	for (size_t b = 0, acc = 0; b < QBINS; acc += cnt[b++])
+		first[b] = acc;
+	for (int i = 0; i < 3; i++) {
+		size_t k = (size_t)((double)(n - 1) * q[i]);
+		rank[2 * i] = k;
+		rank[2 * i + 1] = k + 1 < n ? k + 1 : k;
+	}
+	for (int r = 0; r < 6; r++) {
+		size_t b = 0;
+		while (b + 1 < QBINS && first[b + 1] <= rank[r])
+			b++;
+		need[b] = 1;
+	}
+	/* the needed bins' elements land at their bins' rank offsets */
+	for (size_t b = 0; b < QBINS; b++)
+		at[b] = first[b];
+	for (size_t i = 0; i < n; i++) {
+		size_t b = qbin(a[i], lo, scale);
+		if (need[b])
+			scratch[at[b]++] = a[i];
+	}
+	for (size_t b = 0; b < QBINS; b++)
+		if (need[b] && cnt[b] > 1)
+			qsort(scratch + first[b], cnt[b], sizeof *scratch, cmp_double);
+	for (int i = 0; i < 3; i++) {
+		double h = (double)(n - 1) * q[i], x = scratch[rank[2 * i]];
+		out[i] = x + (h - (double)rank[2 * i]) * (scratch[rank[2 * i + 1]] - x);
+	}
+}
+
+/* ---------------------------------------------------------------- acceptance */
+
+/* The acceptance curve at budget B: linear in log2(B) between its points;
+ * beyond them, the least-squares slope per doubling over all points. */
+static double curve_at(const struct project_config *cfg, double B)
+{
+	int n = cfg->ncurve;
+	double lb = log2(B);
+	if (B >= cfg->curve_budget[0] && B <= cfg->curve_budget[n - 1]) {
+		int i = 1;
+		while (i < n - 1 && B > cfg->curve_budget[i])
+			i++;
+		double x0 = log2(cfg->curve_budget[i - 1]), x1 = log2(cfg->curve_budget[i]);
+		return cfg->curve_accept[i - 1] +
+		       (lb - x0) * (cfg->curve_accept[i] - cfg->curve_accept[i - 1]) / (x1 - x0);
+	}
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (int i = 0; i < n; i++) {
+		double x = log2(cfg->curve_budget[i]);
+		sx += x, sy += cfg->curve_accept[i], sxx += x * x, sxy += x * cfg->curve_accept[i];
+	}
+	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	int end = B < cfg->curve_budget[0] ? 0 : n - 1;
+	return cfg->curve_accept[end] + slope * (lb - log2(cfg->curve_budget[end]));
+}
+
+/* ---------------------------------------------------------------- tonight */
+
+/* Adds a note (truncated to fit). */
+static int add_note(struct projection *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int add_note(struct projection *p, const char *fmt, ...)
+{
+	char (*n)[240] = realloc(p->notes, (p->nnotes + 1) * sizeof *p->notes);
+	va_list ap;
+	if (!n)
+		return err_nomem();
+	p->notes = n;
+	va_start(ap, fmt);
+	vsnprintf(p->notes[p->nnotes++], sizeof *p->notes, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int add_input(struct projection *p, const char *name, double value, enum provenance prov,
+		     const char *source)
+{
+	struct project_input *in = realloc(p->inputs, (p->ninputs + 1) * sizeof *p->inputs);
+	if (!in)
+		return err_nomem();
+	p->inputs = in;
+	in = &p->inputs[p->ninputs++];
+	memset(in, 0, sizeof *in);
+	snprintf(in->name, sizeof in->name, "%s", name);
+	in->value = value;
+	in->prov = prov;
+	snprintf(in->source, sizeof in->source, "%s", source);
+	return 0;
+}
+
+/* The catalog GPU a device is: the longest catalog id (underscores dropped)
+ * inside the device name (lowercase, letters and digits only). */
+static const struct gpu *match_gpu(const struct calib *c, const char *name)
+{
+	char dev[160], id[40];
+	size_t k = 0, best_len = 0;
+	const struct gpu *best = NULL;
+	for (const char *s = name; *s && k + 1 < sizeof dev; s++)
+		if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+			dev[k++] = *s;
+		else if (*s >= 'A' && *s <= 'Z')
+			dev[k++] = (char)(*s - 'A' + 'a');
+	dev[k] = '\0';
+	for (size_t i = 0; i < c->ngpus; i++) {
+		size_t n = 0;
+		for (const char *s = c->gpus[i].id; *s && n + 1 < sizeof id; s++)
+			if (*s != '_')
+				id[n++] = *s;
+		id[n] = '\0';
+		if (n > best_len && strstr(dev, id))
+			best = &c->gpus[i], best_len = n;
+	}
+	return best;
+}
+
+/* A GPU row usable for calibration. */
+static int gpu_row(const struct run_record *run, const struct rec_row *r, const char *op)
+{
+	return !strcmp(r->op, op) && r->status == REC_OK && strcmp(r->backend, "cpu") != 0 &&
+	       r->device >= 0 && (size_t)r->device < run->ndevices &&
+	       strcmp(run->devices[r->device].kind, "cpu") != 0 && r->median_us > 0;
+}
+
+/* Sorts a law's points by x (few points: insertion sort). */
+static void law_sort(struct comp_law *l)
+{
+	for (int i = 1; i < l->n; i++)
+		for (int j = i; j > 0 && l->x[j] < l->x[j - 1]; j--) {
+			swap_d(&l->x[j], &l->x[j - 1]);
+			swap_d(&l->t_us[j], &l->t_us[j - 1]);
+		}
+}
+
+/* Adds (x, t) to l, keeping the smaller time for a repeated x. */
+static void law_add(struct comp_law *l, double x, double t)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->x[i] == x) {
+			l->t_us[i] = t < l->t_us[i] ? t : l->t_us[i];
+			return;
+		}
+	if (l->n < CALIB_MAX_LAW) {
+		l->x[l->n] = x;
+		l->t_us[l->n++] = t;
+	}
+}
+
+/* tonight's moe_w4a16 sweep -> the reference curve (per step = per layer x
+ * MoE layers), when its shape is the model's. */
+static int merge_moe(struct calib *c, const struct run_record *run, struct projection *p,
+		     const struct gpu **gpu_out)
+{
+	const struct geometry *g = &c->model;
+	struct moe_reference *r = &c->moe_ref;
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS], overlap = NAN;
+	const struct gpu *gpu = NULL;
+	int n = 0, skipped = 0, rc;
+
+	for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MOE_POINTS; i++) {
+		const struct rec_row *row = &run->rows[i];
+		if (!gpu_row(run, row, "moe_w4a16"))
+			continue;
+		const struct gpu *dg = match_gpu(c, run->devices[row->device].name);
+		int shape = rec_row_param(row, "tp", g->tp) == g->tp &&
+			    rec_row_param(row, "ep", 1) == 1 &&
+			    rec_row_param(row, "hidden", g->hidden) == g->hidden &&
+			    rec_row_param(row, "moe_inter", g->moe_intermediate) == g->moe_intermediate &&
+			    rec_row_param(row, "experts", g->experts) == g->experts &&
+			    rec_row_param(row, "topk", g->experts_per_token) == g->experts_per_token;
+		double M = rec_row_param(row, "M", NAN);
+		if (!dg || !shape || isnan(M) || (gpu && dg != gpu) ||
+		    (strcmp(row->variant, "cold") && row->variant[0])) {
+			skipped++;
+			continue;
+		}
+		gpu = dg;
+		overlap = rec_row_param(row, "overlap", 0);
+		int dup = 0;
+		for (int j = 0; j < n; j++)
+			if (m[j] == M) {
+				ms[j] = fmin(ms[j], row->median_us * (g->layers - g->dense_layers) / 1e3);
+				dup = 1;
+			}
+		if (!dup) {
+			m[n] = M;
+			ms[n++] = row->median_us * (g->layers - g->dense_layers) / 1e3;
+		}
+	}
+	if (skipped && (rc = add_note(p, "%d moe_w4a16 row%s of tonight's run left out of the "
+				   "MoE curve (another shape, device or variant)",
+				   skipped, skipped == 1 ? "" : "s")))
+		return rc;
+	*gpu_out = gpu;
+	if (n < 2)
+		return n ? add_note(p, "one moe_w4a16 point tonight: too few for a curve; the "
+				       "calibration's points stay")
+			 : 0;
+	/* The sweep's routing is the bench's synthetic draw (its overlap is
+	 * known); it pins efficiency and fixed cost. Real trees keep the overlap
+	 * the calibration's points gave. */
+	struct moe_fit stored = r->fit, tonight;
+	struct moe_physical ph = r->phys;
+	ph.value[MOE_P_OVERLAP] = overlap;
+	ph.nfit = 0;
+	for (int j = 0; j < r->phys.nfit; j++)
+		if (r->phys.fit[j] != MOE_P_OVERLAP)
+			ph.fit[ph.nfit++] = r->phys.fit[j];
+	fit_moe_physical(&tonight, c, gpu, m, ms, n, &ph);
+	if (!tonight.ok)
+		return add_note(p, "tonight's MoE sweep could not be fitted (%s); the calibration's "
+				   "points stay", tonight.note);
+	r->npoints = n;
+	for (int i = 0; i < n; i++) {
+		r->points[i].m = m[i];
+		r->points[i].step_ms = ms[i];
+		snprintf(r->points[i].source, sizeof r->points[i].source,
+			 "tonight: moe_w4a16 on %s, M=%g, x %g MoE layers", gpu->name, m[i],
+			 g->layers - g->dense_layers);
+	}
+	for (int i = 1; i < n; i++) /* sort by m */
+		for (int j = i; j > 0 && r->points[j].m < r->points[j - 1].m; j--) {
+			struct moe_point t = r->points[j];
+			r->points[j] = r->points[j - 1];
+			r->points[j - 1] = t;
+		}
+	snprintf(r->gpu, sizeof r->gpu, "%s", gpu->id);
+	r->prov = PROV_TONIGHT;
+	tonight.value[MOE_P_OVERLAP] = stored.ok ? stored.value[MOE_P_OVERLAP] : r->phys.value[MOE_P_OVERLAP];
+	tonight.held[MOE_P_OVERLAP] = 1;
+	tonight.se[MOE_P_OVERLAP] = stored.ok ? stored.se[MOE_P_OVERLAP] : NAN;
+	size_t len = strlen(tonight.note);
+	snprintf(tonight.note + len, sizeof tonight.note - len,
+		 "; overlap %.3g from the calibration's points (tonight's routing is the bench's "
+		 "synthetic draw, overlap %g)",
+		 tonight.value[MOE_P_OVERLAP], overlap);
+	r->fit = tonight;
+	p->recalibrated = 1;
+	return 0;
+}
+
+/* tonight's tree_attn rows -> the attention law (the ctx with most points). */
+static void merge_attn(struct calib *c, const struct run_record *run, const struct gpu *gpu)
+{
+	double ctxs[64];
+	int counts[64], nctx = 0, best = -1;
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn"))
+			continue;
+		double ctx = rec_row_param(r, "ctx", 0);
+		int k;
+		for (k = 0; k < nctx && ctxs[k] != ctx; k++)
+			;
+		if (k == nctx && nctx < 64)
+			ctxs[nctx] = ctx, counts[nctx++] = 0;
+		if (k < nctx)
+			counts[k]++;
+	}
+	for (int k = 0; k < nctx; k++)
+		if (best < 0 || counts[k] > counts[best] ||
+		    (counts[k] == counts[best] && ctxs[k] > ctxs[best]))
+			best = k;
+	if (best < 0 || counts[best] < 2)
+		return;
+	struct comp_law l = {0};
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn") || rec_row_param(r, "ctx", 0) != ctxs[best])
+			continue;
+		double M = rec_row_param(r, "M", NAN);
+		if (isnan(M))
+			M = rec_row_param(r, "T", NAN);
+		if (isnan(M))
+			M = rec_row_param(r, "B", NAN) + 1;
+		if (!isnan(M))
+			law_add(&l, M, r->median_us);
+	}
+	if (l.n < 2)
+		return;
+	law_sort(&l);
+	snprintf(l.what, sizeof l.what, "tree_attn on %s, ctx=%g, %d points",
+		 gpu ? gpu->name : run->devices[0].name, ctxs[best], l.n);
+	c->law_attn = l;
+}
+
+/* tonight's dense_gemv rows of the drafter's MLP shape -> the draft law
+ * (tokens C x block). */
+static void merge_draft(struct calib *c, const struct run_record *run)
+{
+	struct comp_law l = {0};
+	const char *dev = "";
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "dense_gemv") ||
+		    rec_row_param(r, "K", 0) != c->drafter.hidden ||
+		    rec_row_param(r, "N", 0) != c->drafter.intermediate)
+			continue;
+		double M = rec_row_param(r, "M", NAN);
+		if (!isnan(M))
+			law_add(&l, M, r->median_us);
+		dev = run->devices[r->device].name;
+	}
+	if (l.n < 2)
+		return;
+	law_sort(&l);
+	char what[400];
+	snprintf(what, sizeof what, "dense_gemv %gx%g (drafter MLP) on %s, %d points",
+		 c->drafter.hidden, c->drafter.intermediate, dev, l.n);
+	copy_str(l.what, sizeof l.what, what);
+	c->law_draft = l;
+}
+
+/* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0). */
+static int merge_tree(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	double B[64], t[64], f;
+	int n = 0;
+	for (size_t i = 0; i < run->nrows && n < 64; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN);
+		if (!gpu_row(run, r, "tree_build") || isnan(b))
+			continue;
+		B[n] = b;
+		t[n++] = r->median_us;
+	}
+	if (fit_growth_frac(B, t, n, c->sglang_b8.budget, &f))
+		return 0;
+	struct dist *d = &c->asm_[ASM_TREE_SCALE_FRAC];
+	if (d->overridden)
+		return 0;
+	d->kind = DIST_FIXED;
+	d->point = f;
+	snprintf(d->source, sizeof d->source,
+		 "tonight: tree_build over %d budgets, line t = a + b B at B=%g", n,
+		 c->sglang_b8.budget);
+	return add_note(p, "tree_scale_frac %.3g measured tonight (tree_build, %d budgets)", f, n);
+}
+
+/* tonight's launch rows: listed as inputs; the model has no eager/graph switch. */
+static int merge_launch(const struct run_record *run, struct projection *p)
+{
+	int rc;
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		char name[96];
+		if (!gpu_row(run, r, "launch"))
+			continue;
+		snprintf(name, sizeof name, "launch.%s_us", r->variant[0] ? r->variant : "default");
+		if ((rc = add_input(p, name, r->median_us, PROV_TONIGHT,
+				    "tonight: per-kernel launch; shown, not used: the anchors' "
+				    "overhead shares carry launch cost")))
+			return rc;
+	}
+	return 0;
+}
+
+/* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
+static int merge_tonight(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	const struct gpu *gpu = NULL;
+	int gpu_rows = 0, rc;
+
+	snprintf(p->run_id, sizeof p->run_id, "%s", run->run_id);
+	for (size_t i = 0; i < run->nrows; i++)
+		gpu_rows += run->rows[i].status == REC_OK && strcmp(run->rows[i].backend, "cpu") &&
+			    run->rows[i].device >= 0 && (size_t)run->rows[i].device < run->ndevices &&
+			    strcmp(run->devices[run->rows[i].device].kind, "cpu");
+	for (size_t i = 0; i < run->ndevices; i++)
+		if (!p->measured_on[0] || strcmp(run->devices[i].kind, "cpu"))
+			snprintf(p->measured_on, sizeof p->measured_on, "%s", run->devices[i].name);
+	if (!gpu_rows)
+		return add_note(p, "CPU run: tonight's measurements do not recalibrate GPU "
+				   "projections; every GPU figure comes from the calibration");
+	if ((rc = merge_moe(c, run, p, &gpu)) || (rc = merge_tree(c, run, p)) ||
+	    (rc = merge_launch(run, p)))
+		return rc;
+	merge_attn(c, run, gpu);
+	merge_draft(c, run);
+	if (c->law_attn.n || c->law_draft.n || c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
+		p->recalibrated = 1;
+	if (!p->recalibrated)
+		return add_note(p, "tonight's GPU rows hold nothing the model uses; the "
+				   "calibration stands");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- Monte Carlo */
+
+/* A distinct configuration to evaluate (rows with the same one share it). */
+struct mc_case {
+	struct model_case k;
+	double point_step;
+};
+
+struct mc {
+	const struct calib *c;
+	int nasm, ngroups;
+	int group[CALIB_MAX_ASM];
+	double point[CALIB_MAX_ASM];
+	size_t ncases, cap;
+	struct mc_case *cases;
+	size_t nsamples;
+	double *step;          /* [ncases][nsamples] */
+	double *scratch;       /* [nsamples] for quantiles */
+	struct qwork *qw;
+	int rejected;
+	int clamped;
+	/* the grid's races: per (target, C), which budget wins each draw */
+	int nraces, nlanes;    /* races, budgets per race */
+	const long *race_case; /* [nraces][nlanes] case of each lane */
+	const double *race_w;  /* [nraces][nlanes] tok/s per 1/step (accept) */
+	int *wins;             /* [nraces][nlanes] */
+};
+
+/* Index of in's case, added when new. */
+static long mc_case_of(struct mc *mc, const struct model *m, const struct model_in *in)
+{
+	for (size_t i = 0; i < mc->ncases; i++) {
+		const struct model_case *k = &mc->cases[i].k;
+		if (!strcmp(k->target->id, in->target->id) && k->pipeline == in->pipeline &&
+		    k->block == in->block && k->budget == in->budget && k->C == in->concurrency)
+			return (long)i;
+	}
+	if (mc->ncases == mc->cap) {
+		size_t cap = mc->cap ? 2 * mc->cap : 64;
+		struct mc_case *n = realloc(mc->cases, cap * sizeof *n);
+		if (!n)
+			return err_nomem();
+		mc->cases = n;
+		mc->cap = cap;
+	}
+	struct mc_case *k = &mc->cases[mc->ncases];
+	struct model_out o;
+	model_case_init(&k->k, m, in);
+	model_case_eval(m, &k->k, &o);
+	k->point_step = o.step_ms;
+	return (long)mc->ncases++;
+}
+
+/* The values of every assumption with each group at quantile u[group]. */
+static void values_at(const struct mc *mc, const double *u, double *v)
+{
+	for (int i = 0; i < mc->nasm; i++) {
+		const struct dist *d = &mc->c->asm_[i];
+		v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, u[mc->group[i]]);
+	}
+}
+
+/* Counts, for each race, the lane of highest tok/s in this draw. */
+static void run_races(struct mc *mc, const double *row)
+{
+	for (int r = 0; r < mc->nraces; r++) {
+		const long *k = mc->race_case + (size_t)r * mc->nlanes;
+		const double *w = mc->race_w + (size_t)r * mc->nlanes;
+		int best = 0;
+		double bv = w[0] / row[k[0]];
+		for (int b = 1; b < mc->nlanes; b++) {
+			double v = w[b] / row[k[b]];
+			if (v > bv)
+				bv = v, best = b;
+		}
+		mc->wins[(size_t)r * mc->nlanes + best]++;
+	}
+}
+
+#define MC_BLOCK 64
+
+/* Draws every sample: values, the model, every case's step. Draws are made
+ * a block at a time into [sample][case] and stored as [case][sample], the
+ * order quantiles read them in. */
+static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
+{
+	struct rng r;
+	double u[CALIB_MAX_ASM], v[CALIB_MAX_ASM];
+	double *blk;
+
+	mc->nsamples = (size_t)samples;
+	mc->step = malloc(mc->ncases * mc->nsamples * sizeof *mc->step);
+	mc->scratch = malloc(mc->nsamples * sizeof *mc->scratch);
+	mc->qw = malloc(sizeof *mc->qw);
+	blk = malloc(MC_BLOCK * mc->ncases * sizeof *blk);
+	if (!mc->step || !mc->scratch || !mc->qw || !blk) {
+		free(blk);
+		return err_nomem();
+	}
+	rng_init(&r, seed);
+	for (size_t s0 = 0; s0 < mc->nsamples; s0 += MC_BLOCK) {
+		size_t nb = mc->nsamples - s0 < MC_BLOCK ? mc->nsamples - s0 : MC_BLOCK;
+		for (size_t j = 0; j < nb; j++) {
+			double *row = blk + j * mc->ncases;
+			int tries = 0;
+			do {
+				for (int g = 0; g < mc->ngroups; g++)
+					u[g] = rng_unit(&r);
+				values_at(mc, u, v);
+				if (++tries > 1000) {
+					free(blk);
+					return err_set(DDT_EINPUT,
+						       "Monte Carlo: the assumptions' distributions leave "
+						       "the anchor step shorter than its MoE time in "
+						       "nearly every draw");
+				}
+			} while (model_set_values(m, v) != 0 && ++mc->rejected);
+			mc->clamped += m->growth_clamped;
+			for (size_t k = 0; k < mc->ncases; k++)
+				row[k] = model_case_step(m, &mc->cases[k].k);
+			run_races(mc, row);
+		}
+		for (size_t k = 0; k < mc->ncases; k++) {
+			double *col = mc->step + k * mc->nsamples + s0;
+			for (size_t j = 0; j < nb; j++)
+				col[j] = blk[j * mc->ncases + k];
+		}
+	}
+	free(blk);
+	return 0;
+}
+
+/* Step quantiles of case k. */
+static void mc_band(struct mc *mc, size_t k, struct band *step)
+{
+	double q[3];
+	quantiles3(mc->step + k * mc->nsamples, mc->nsamples, mc->scratch, mc->qw, q);
+	step->point = mc->cases[k].point_step;
+	step->p5 = q[0];
+	step->p50 = q[1];
+	step->p95 = q[2];
+}
+
+/* tok/s = C accept / step is decreasing in step: its quantiles mirror. */
+static struct band tok_band(const struct band *step, double C, double accept)
+{
+	double k = C * accept * 1000.0;
+	struct band t = {k / step->point, k / step->p95, k / step->p50, k / step->p5};
+	return t;
+}
+
+/* Share of draws at or below the point tok/s (at or above the point step). */
+static double point_pctile(const struct mc *mc, size_t k)
+{
+	const double *a = mc->step + k * mc->nsamples;
+	double pt = mc->cases[k].point_step, eps = 1e-9 * pt, n = 0;
+	/* draws equal to the point (an anchored step) count half */
+	for (size_t s = 0; s < mc->nsamples; s++)
+		n += a[s] > pt + eps ? 1 : a[s] >= pt - eps ? 0.5 : 0;
+	return 100.0 * n / (double)mc->nsamples;
+}
+
+/* The step of case k with group g at quantile q, the rest at their points. */
+static double step_with(const struct mc *mc, struct model *m, size_t k, int g, double q)
+{
+	double u[CALIB_MAX_ASM], v[CALIB_MAX_ASM];
+	struct model_out o;
+	for (int i = 0; i < mc->nasm; i++)
+		v[i] = mc->point[i];
+	for (int i = 0; i < mc->nasm; i++)
+		if (mc->group[i] == g) {
+			u[g] = q;
+			const struct dist *d = &mc->c->asm_[i];
+			v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, u[g]);
+		}
+	if (model_set_values(m, v) != 0)
+		return NAN;
+	model_case_eval(m, &mc->cases[k].k, &o);
+	return o.step_ms;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static int cmp_bar(const void *a, const void *b)
+{
+	const struct project_bar *x = a, *y = b;
+	if (x->swing != y->swing)
+		return x->swing < y->swing ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The tornado of row r (its case k). */
+static int tornado_row(struct projection *p, const struct mc *mc, struct model *m,
+		       const struct project_row *r, size_t k)
+{
+	struct project_tornado *t = &p->tornado[p->ntornado++];
+	double K = r->concurrency * r->accept * 1000.0;
+	memset(t, 0, sizeof *t);
+	snprintf(t->scenario, sizeof t->scenario, "%s", r->scenario);
+	t->accept = r->accept;
+	t->tok_s_point = r->tok_s.point;
+	t->bars = calloc((size_t)mc->ngroups, sizeof *t->bars);
+	if (!t->bars)
+		return err_nomem();
+	for (int g = 0; g < mc->ngroups; g++) {
+		double lo = step_with(mc, m, k, g, 0.05), hi = step_with(mc, m, k, g, 0.95);
+		struct project_bar *b = &t->bars[t->nbars];
+		if (isnan(lo) || isnan(hi) || fabs(K / lo - K / hi) < 1e-9 * t->tok_s_point)
+			continue;
+		calib_group_label(mc->c, g, b->name, sizeof b->name);
+		for (int i = 0; i < mc->nasm; i++)
+			if (mc->group[i] == g) {
+				const struct dist *d = &mc->c->asm_[i];
+				/* a pair's first range that this row uses, else its first */
+				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
+					continue;
+				b->value_point = d->point;
+				b->value_p5 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.05);
+				b->value_p95 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.95);
+			}
+		b->tok_s_p5 = K / lo;
+		b->tok_s_p95 = K / hi;
+		b->swing = fabs(b->tok_s_p95 - b->tok_s_p5);
+		t->nbars++;
+	}
+	qsort(t->bars, (size_t)t->nbars, sizeof *t->bars, cmp_bar);
+	return 0;
+}
+
+/* The lean of row r: which group, alone at its median, moves tok/s most. */
+static void lean_row(const struct mc *mc, struct model *m, struct project_row *r, size_t k)
+{
+	double best = 0;
+	r->lean_pct = 100 * (r->tok_s.p50 - r->tok_s.point) / r->tok_s.point;
+	r->lean_by[0] = '\0';
+	r->lean_by_pct = 0;
+	for (int g = 0; g < mc->ngroups; g++) {
+		double st = step_with(mc, m, k, g, 0.5);
+		double d = 100 * (mc->cases[k].point_step / st - 1);
+		if (!isnan(st) && fabs(d) > fabs(best) + 1e-12) {
+			best = d;
+			calib_group_label(mc->c, g, r->lean_by, sizeof r->lean_by);
+		}
+	}
+	r->lean_by_pct = best;
+}
+
+/* ---------------------------------------------------------------- summary */
+
+/* The band has some width (the row is not pinned to an anchor). */
+static int has_band(const struct project_row *r)
+{
+	return r->step_ms.p95 - r->step_ms.p5 > 1e-6 * r->step_ms.point;
+}
+
+static void lean_text(struct projection *p)
+{
+	double lo = INFINITY, hi = -INFINITY, plo = INFINITY, phi = -INFINITY;
+	const struct project_row *most = NULL;
+	size_t anchored = 0;
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct project_row *r = &p->rows[i];
+		if (!has_band(r)) {
+			anchored++;
+			continue;
+		}
+		lo = fmin(lo, r->lean_pct), hi = fmax(hi, r->lean_pct);
+		plo = fmin(plo, r->point_pctile), phi = fmax(phi, r->point_pctile);
+		if (!most || fabs(r->lean_by_pct) > fabs(most->lean_by_pct))
+			most = r;
+	}
+	if (!most) {
+		snprintf(p->lean, sizeof p->lean, "Every projected step is pinned to an anchor: no "
+			 "assumption moves it.");
+		return;
+	}
+	const char *way = hi < 0 ? "below" : lo > 0 ? "above" : "on both sides of";
+	int n = snprintf(p->lean, sizeof p->lean,
+			 "The medians sit %s the point estimates (tok/s %+.1f%% to %+.1f%%); the "
+			 "point estimates fall at p%.0f-p%.0f of their bands. %s leans most: alone "
+			 "at its median it moves %s (accept %g) by %+.1f%%.",
+			 way, lo, hi, plo, phi, most->lean_by[0] ? most->lean_by : "no assumption",
+			 most->scenario, most->accept, most->lean_by_pct);
+	if (anchored && n > 0 && (size_t)n < sizeof p->lean)
+		snprintf(p->lean + n, sizeof p->lean - (size_t)n,
+			 " %zu row%s sit%s on an anchor (no band).", anchored, anchored == 1 ? "" : "s",
+			 anchored == 1 ? "s" : "");
+}
+
+/* ---------------------------------------------------------------- fit, backtest */
+
+static void fit_report(struct projection *p, const struct calib *c, const struct model *m)
+{
+	const struct moe_reference *r = &c->moe_ref;
+	struct project_fit *f = &p->fit;
+	double xm[CALIB_MAX_MOE_POINTS], ys[CALIB_MAX_MOE_POINTS];
+
+	memset(f, 0, sizeof *f);
+	f->curve = r->curve;
+	snprintf(f->gpu, sizeof f->gpu, "%s", r->gpu);
+	f->source = r->prov;
+	f->nparams = MOE_P_COUNT;
+	for (int i = 0; i < MOE_P_COUNT; i++) {
+		struct project_param *q = &f->params[i];
+		snprintf(q->name, sizeof q->name, "%s", moe_param_name((enum moe_param)i));
+		snprintf(q->unit, sizeof q->unit, "%s",
+			 i == MOE_P_EFFICIENCY ? "of bandwidth"
+			 : i == MOE_P_OVERLAP  ? "of routing shared"
+					       : "us per layer");
+		q->value = r->fit.value[i];
+		q->se = r->fit.se[i];
+		q->held = r->fit.held[i];
+	}
+	f->npoints = r->npoints;
+	for (int i = 0; i < r->npoints; i++)
+		xm[i] = r->points[i].m, ys[i] = r->points[i].step_ms;
+	double ss = 0;
+	for (int i = 0; i < r->npoints && i < PROJECT_MAX_FIT_POINTS; i++) {
+		struct project_fit_point *q = &f->points[i];
+		q->m = xm[i];
+		q->step_ms = ys[i];
+		q->fit_ms = model_moe_ref_ms(m, xm[i]);
+		q->resid_pct = 100 * (q->fit_ms - ys[i]) / ys[i];
+		ss += q->resid_pct * q->resid_pct;
+		q->loo_ms = fit_moe_loo(c, m->ref_gpu, xm, ys, r->npoints, &r->phys, r->curve, i);
+		q->loo_pct = 100 * (q->loo_ms - ys[i]) / ys[i];
+	}
+	f->rms_pct = r->npoints ? sqrt(ss / r->npoints) : NAN;
+	if (r->fit.ok)
+		fit_moe_plateau(c, m->ref_gpu, r->fit.value, &f->plateau_ms, &f->m_plateau);
+	else
+		f->plateau_ms = f->m_plateau = NAN;
+	char note[1024];
+	snprintf(note, sizeof note, "%s%s",
+		 r->curve == MOE_CURVE_LINEAR ? "linear curve in use (the seed's; no plateau); "
+						"physical fit shown: "
+					      : "",
+		 r->fit.note);
+	copy_str(f->note, sizeof f->note, note);
+}
+
+/* How much a row suits showing a band beside: a band of some width first,
+ * then a runnable configuration. */
+static int band_rank(const struct project_row *r)
+{
+	return 2 * has_band(r) + r->runnable;
+}
+
+/* The row whose M is nearest m (log distance) among the best-ranked rows;
+ * NULL when there are no rows. */
+static const struct project_row *nearest_row(const struct projection *p, double m)
+{
+	const struct project_row *best = NULL;
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct project_row *r = &p->rows[i];
+		if (!best || band_rank(r) > band_rank(best) ||
+		    (band_rank(r) == band_rank(best) && fabs(log(r->M / m)) < fabs(log(best->M / m))))
+			best = r;
+	}
+	return best;
+}
+
+static void beside_band(struct project_backtest *b, const struct project_row *r)
+{
+	if (!r) {
+		b->band_lo_pct = b->band_hi_pct = NAN;
+		return;
+	}
+	snprintf(b->band_scenario, sizeof b->band_scenario, "%s", r->scenario);
+	b->band_lo_pct = 100 * (r->step_ms.p5 / r->step_ms.p50 - 1);
+	b->band_hi_pct = 100 * (r->step_ms.p95 / r->step_ms.p50 - 1);
+}
+
+static int backtest(struct projection *p, const struct calib *c, struct model *m)
+{
+	const struct project_fit *f = &p->fit;
+	size_t n = (size_t)f->npoints + 1;
+	p->backtest = calloc(n, sizeof *p->backtest);
+	if (!p->backtest)
+		return err_nomem();
+	for (int i = 0; i < f->npoints; i++) {
+		struct project_backtest *b = &p->backtest[p->nbacktest++];
+		const struct project_row *r = nearest_row(p, f->points[i].m);
+		snprintf(b->what, sizeof b->what, "moe_reference m=%g", f->points[i].m);
+		b->measured = f->points[i].step_ms;
+		b->predicted = f->points[i].loo_ms;
+		b->err_pct = f->points[i].loo_pct;
+		beside_band(b, r);
+		if (isnan(b->predicted))
+			snprintf(b->note, sizeof b->note, "the %s curve cannot be drawn from the other "
+				 "point%s", moe_curve_name(f->curve), f->npoints == 2 ? "" : "s");
+		else if (r)
+			snprintf(b->note, sizeof b->note,
+				 "MoE is %.0f%% of %s's step: this error moves that step by %+.1f%%",
+				 100 * r->moe_ms / r->step_ms.point, r->scenario,
+				 b->err_pct * r->moe_ms / r->step_ms.point);
+	}
+	/* the b16 anchor without itself: the growth it fixes set to 0 */
+	const struct anchor *a = &c->sglang_b16;
+	const struct gpu *g = calib_gpu(c, a->gpu);
+	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1};
+	struct model_out o;
+	struct project_backtest *b = &p->backtest[p->nbacktest++];
+	if (model_prepare(m, c, NULL))
+		return DDT_EINPUT;
+	int used = m->growth_used;
+	model_set_growth(m, 0);
+	model_eval(m, &in, &o);
+	snprintf(b->what, sizeof b->what, "anchors.sglang_b16");
+	b->measured = a->step_ms;
+	b->predicted = o.step_ms;
+	b->err_pct = 100 * (o.step_ms - a->step_ms) / a->step_ms;
+	beside_band(b, nearest_row(p, a->concurrency * (a->budget + 1)));
+	snprintf(b->note, sizeof b->note, "%s",
+		 used ? "predicted with no growth of attention and draft (the growth is what this "
+			"anchor fixes)"
+		      : "predicted by tonight's measured scaling laws");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+static int list_inputs(struct projection *p, const struct calib *c, const struct model *m)
+{
+	char name[96], src[CALIB_SOURCE_LEN];
+	int rc = 0;
+	rc = rc ? rc : add_input(p, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms, PROV_MEASURED,
+				 c->sglang_b8.source);
+	rc = rc ? rc : add_input(p, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
+				 PROV_CALIBRATION, c->sglang_b16.source);
+	for (int i = 0; i < c->moe_ref.npoints && !rc; i++) {
+		snprintf(name, sizeof name, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
+			 c->moe_ref.points[i].m);
+		rc = add_input(p, name, c->moe_ref.points[i].step_ms, c->moe_ref.prov,
+			       c->moe_ref.points[i].source);
+	}
+	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
+		snprintf(name, sizeof name, "moe_reference.physical.%s",
+			 moe_param_name((enum moe_param)i));
+		rc = add_input(p, name, c->moe_ref.fit.value[i],
+			       c->moe_ref.fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
+			       c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
+						      : "fitted to the MoE reference points");
+	}
+	for (int i = 0; i < calib_nassumptions(c) && !rc; i++) {
+		const struct dist *d = &c->asm_[i];
+		calib_assumption_label(c, i, name, sizeof name);
+		enum provenance pv = d->overridden ? PROV_OVERRIDE
+				     : !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT
+									 : PROV_ASSUMED;
+		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED)
+			snprintf(src, sizeof src, "%s", d->overridden ? "set on the command line" : d->source);
+		else
+			snprintf(src, sizeof src, "%s %g..%g: %s", dist_kind_name(d->kind),
+				 dist_quantile(d, 0.05), dist_quantile(d, 0.95), d->source);
+		rc = add_input(p, name, m->v[i], pv, src);
+	}
+	for (size_t i = 0; i < c->ngpus && !rc; i++) {
+		const struct ar_gpu *a = calib_ar(c, c->gpus[i].id);
+		snprintf(name, sizeof name, "allreduce.%s.step_ms_at_m%g", c->gpus[i].id, m->m0);
+		rc = add_input(p, name, model_allreduce_ms(m, &c->gpus[i], m->m0),
+			       a->like[0] ? PROV_ASSUMED : PROV_MEASURED, a->source);
+	}
+	const struct comp_law *laws[2] = {&c->law_attn, &c->law_draft};
+	const char *lname[2] = {"law.attn_lmhead", "law.draft"};
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = laws[i]->n ? add_input(p, lname[i], laws[i]->n, PROV_TONIGHT, laws[i]->what)
+				: add_input(p, lname[i], m->growth, PROV_DERIVED,
+					    "growth g (value) solved from anchors.sglang_b16");
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the run */
+
+/* The scenario the grid takes its block, pipeline and acceptance from. */
+static const struct scenario *grid_scenario(const struct project_config *cfg,
+					    const struct scenario *scs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(scs[i].name, cfg->grid_scenario))
+			return &scs[i];
+	for (size_t i = 0; i < n; i++)
+		if (scs[i].pipeline == PIPE_NATIVE)
+			return &scs[i];
+	return n ? &scs[0] : NULL;
+}
+
+/* Grid set-up: cells, their cases and acceptances. */
+static int grid_setup(struct projection *p, const struct project_config *cfg, const struct calib *c,
+		      const struct scenario *s, struct mc *mc, const struct model *m, long *case_of)
+{
+	struct project_grid *g = &p->grid;
+	size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
+
+	snprintf(g->scenario, sizeof g->scenario, "%s", s->name);
+	g->pipeline = s->pipeline;
+	g->block = s->block;
+	g->ref_budget = s->budget;
+	g->ref_accept = s->accept[(s->naccept - 1) / 2];
+	g->ntargets = cfg->ntargets;
+	g->nconc = cfg->nconc;
+	g->nbudgets = cfg->nbudgets;
+	memcpy(g->targets, cfg->targets, sizeof g->targets);
+	memcpy(g->conc, cfg->conc, sizeof g->conc);
+	memcpy(g->budgets, cfg->budgets, sizeof g->budgets);
+	g->cells = calloc(ncells, sizeof *g->cells);
+	g->best = calloc((size_t)cfg->ntargets * cfg->nconc, sizeof *g->best);
+	if (!g->cells || !g->best)
+		return err_nomem();
+	double ref = curve_at(cfg, g->ref_budget);
+	for (int b = 0; b < g->nbudgets; b++)
+		g->curve_accept[b] = curve_at(cfg, g->budgets[b]);
+	for (int t = 0; t < g->ntargets; t++) {
+		const struct gpu *gpu = calib_gpu(c, g->targets[t]);
+		if (!gpu)
+			return err_set(DDT_EINPUT, "projection.grid: target '%s' is not in the GPU "
+				       "catalog", g->targets[t]);
+		for (int ci = 0; ci < g->nconc; ci++)
+			for (int b = 0; b < g->nbudgets; b++) {
+				struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
+				/* a tree of B nodes accepts at most B + 1 tokens, a block b */
+				double a = g->ref_accept * g->curve_accept[b] / ref;
+				double cap = g->budgets[b] + 1 < g->block ? g->budgets[b] + 1 : g->block;
+				struct model_in in = {gpu, g->pipeline, g->block, g->budgets[b],
+						      g->conc[ci], 1};
+				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
+				cell->accept_capped = a > cap;
+				cell->accept = a > cap ? cap : a < 1 ? 1 : a; /* the root is always kept */
+				long k = mc_case_of(mc, m, &in);
+				if (k < 0)
+					return (int)k;
+				case_of[(size_t)(cell - g->cells)] = k;
+			}
+	}
+	return 0;
+}
+
+/* Grid results: bands, the best budget, how often each budget wins. */
+static void grid_finish(struct projection *p, struct mc *mc, const long *case_of)
+{
+	struct project_grid *g = &p->grid;
+	for (int t = 0; t < g->ntargets; t++)
+		for (int ci = 0; ci < g->nconc; ci++)
+			for (int b = 0; b < g->nbudgets; b++)
+				PROJECT_CELL(g, t, ci, b)->p_best =
+					(double)mc->wins[((size_t)t * g->nconc + ci) * g->nbudgets + b] /
+					(double)mc->nsamples;
+	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	for (size_t i = 0; i < ncells; i++) {
+		struct project_cell *cell = &g->cells[i];
+		size_t k = (size_t)case_of[i];
+		int ci = (int)(i / g->nbudgets % g->nconc);
+		/* a case shared by two cells: its band is computed once and copied */
+		long first = -1;
+		for (size_t j = 0; j < i && first < 0; j++)
+			if (case_of[j] == case_of[i])
+				first = (long)j;
+		if (first >= 0)
+			cell->step_ms = g->cells[first].step_ms;
+		else
+			mc_band(mc, k, &cell->step_ms);
+		cell->tok_s = tok_band(&cell->step_ms, g->conc[ci], cell->accept);
+	}
+	for (int t = 0; t < g->ntargets; t++)
+		for (int ci = 0; ci < g->nconc; ci++) {
+			int best = 0;
+			for (int b = 1; b < g->nbudgets; b++)
+				if (PROJECT_CELL(g, t, ci, b)->tok_s.point >
+				    PROJECT_CELL(g, t, ci, best)->tok_s.point)
+					best = b;
+			g->best[t * g->nconc + ci] = best;
+			PROJECT_CELL(g, t, ci, best)->best = 1;
+		}
+}
+
+/* The point rows (before any band). */
+static int rows_setup(struct projection *p, const struct calib *c, const struct scenario *scs,
+		      size_t n, struct mc *mc, const struct model *m, long **case_of)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += (size_t)scs[i].naccept;
+	p->rows = calloc(total ? total : 1, sizeof *p->rows);
+	*case_of = calloc(total ? total : 1, sizeof **case_of);
+	if (!p->rows || !*case_of)
+		return err_nomem();
+	for (size_t i = 0; i < n; i++) {
+		const struct scenario *s = &scs[i];
+		const struct gpu *g = calib_gpu(c, s->target);
+		if (!g)
+			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
+				       s->name, s->target);
+		for (int a = 0; a < s->naccept; a++) {
+			struct project_row *r = &p->rows[p->nrows];
+			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency,
+					      s->accept[a]};
+			struct model_out o;
+			model_eval(m, &in, &o);
+			snprintf(r->scenario, sizeof r->scenario, "%s", s->name);
+			snprintf(r->target, sizeof r->target, "%s", s->target);
+			r->pipeline = s->pipeline;
+			r->block = s->block;
+			r->budget = s->budget;
+			r->concurrency = s->concurrency;
+			r->M = o.M;
+			r->accept = s->accept[a];
+			r->runnable = s->runnable;
+			snprintf(r->note, sizeof r->note, "%s", s->note);
+			if (s->pipeline == PIPE_SGLANG && s->budget > c->sglang_max_budget) {
+				r->runnable = 0;
+				if (!r->note[0])
+					snprintf(r->note, sizeof r->note,
+						 "budget > %g needs the native engine",
+						 c->sglang_max_budget);
+			}
+			memcpy(r->ms, o.ms, sizeof r->ms);
+			r->moe_ms = o.ms[COMP_MOE];
+			r->nonmoe_ms = o.nonmoe_ms;
+			r->moe_xfer = calib_xfer_index(c, m->ref_gpu, g, o.M) >= 0;
+			long k = mc_case_of(mc, m, &in);
+			if (k < 0)
+				return (int)k;
+			(*case_of)[p->nrows++] = k;
+		}
+	}
+	return 0;
+}
+
+static int rows_finish(struct projection *p, struct mc *mc, struct model *m, const long *case_of,
+		       int sensitivity)
+{
+	/* point percentiles need the columns before quantiles reorder them */
+	for (size_t i = 0; i < p->nrows; i++)
+		p->rows[i].point_pctile = point_pctile(mc, (size_t)case_of[i]);
+	for (size_t i = 0; i < p->nrows; i++) {
+		struct project_row *r = &p->rows[i];
+		size_t k = (size_t)case_of[i];
+		long first = -1;
+		for (size_t j = 0; j < i && first < 0; j++)
+			if (case_of[j] == case_of[i])
+				first = (long)j;
+		if (first >= 0)
+			r->step_ms = p->rows[first].step_ms;
+		else
+			mc_band(mc, k, &r->step_ms);
+		r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
+		lean_row(mc, m, r, k);
+	}
+	if (!sensitivity)
+		return 0;
+	p->tornado = calloc(p->nrows ? p->nrows : 1, sizeof *p->tornado);
+	if (!p->tornado)
+		return err_nomem();
+	for (size_t i = 0; i < p->nrows; i++) {
+		int rc = tornado_row(p, mc, m, &p->rows[i], (size_t)case_of[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Projects scs with calibration c (a private copy). */
+static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
+		   size_t n, const struct run_record *run, const struct project_config *cfg)
+{
+	struct calib *c = malloc(sizeof *c);
+	struct model *m = malloc(sizeof *m);
+	struct mc mc = {0};
+	long *row_case = NULL, *cell_case = NULL;
+	double *race_w = NULL;
+	const struct scenario *gs = NULL;
+	int rc = 0;
+
+	if (!c || !m) {
+		rc = err_nomem();
+		goto done;
+	}
+	*c = *c0; /* shallow: the catalog and all-reduce table stay the caller's */
+	p->schema = PROJECT_SCHEMA;
+	p->samples = cfg->samples;
+	p->seed = cfg->seed;
+	copy_str(p->calibration, sizeof p->calibration, c0->path);
+	if (cfg->moe_curve >= 0 && (enum moe_curve_kind)cfg->moe_curve != c->moe_ref.curve) {
+		c->moe_ref.curve = (enum moe_curve_kind)cfg->moe_curve;
+		if ((rc = calib_refit(c)) != 0)
+			goto done;
+	}
+	if (run && (rc = merge_tonight(c, run, p)) != 0)
+		goto done;
+	p->curve = c->moe_ref.curve;
+	if ((rc = model_prepare(m, c, NULL)) != 0)
+		goto done;
+	mc.c = c;
+	mc.nasm = calib_nassumptions(c);
+	mc.ngroups = calib_ngroups(c);
+	for (int i = 0; i < mc.nasm; i++) {
+		mc.group[i] = calib_assumption_group(c, i);
+		mc.point[i] = c->asm_[i].point;
+	}
+	if ((rc = rows_setup(p, c, scs, n, &mc, m, &row_case)) != 0)
+		goto done;
+	if (cfg->grid && (gs = grid_scenario(cfg, scs, n)) != NULL) {
+		size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
+		p->has_grid = 1;
+		if (!(cell_case = calloc(ncells ? ncells : 1, sizeof *cell_case)))
+			rc = err_nomem();
+		else
+			rc = grid_setup(p, cfg, c, gs, &mc, m, cell_case);
+		if (rc)
+			goto done;
+		/* races: one per (target, C), lanes the budgets, in cell order */
+		mc.nraces = cfg->ntargets * cfg->nconc;
+		mc.nlanes = cfg->nbudgets;
+		mc.race_case = cell_case;
+		if (!(race_w = malloc(ncells * sizeof *race_w)) ||
+		    !(mc.wins = calloc(ncells, sizeof *mc.wins))) {
+			rc = err_nomem();
+			goto done;
+		}
+		for (size_t i = 0; i < ncells; i++)
+			race_w[i] = p->grid.cells[i].accept;
+		mc.race_w = race_w;
+	}
+	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0)
+		goto done;
+	if (p->has_grid)
+		grid_finish(p, &mc, cell_case);
+	if ((rc = rows_finish(p, &mc, m, row_case, cfg->sensitivity)) != 0)
+		goto done;
+	if (mc.rejected)
+		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
+			 "its MoE and all-reduce time", mc.rejected);
+	if (mc.clamped)
+		add_note(p, "in %d of %zu draws the sglang_b16 anchor could not be met (growth "
+			 "clamped to [0, 1])", mc.clamped, mc.nsamples);
+	lean_text(p);
+	if ((rc = model_prepare(m, c, NULL)) != 0)
+		goto done;
+	fit_report(p, c, m);
+	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
+	    (rc = list_inputs(p, c, m)) != 0)
+		goto done;
+	if (m->growth_clamped)
+		rc = add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
+			      "clamped to %g", m->growth);
+done:
+	free(mc.cases);
+	free(mc.step);
+	free(mc.scratch);
+	free(mc.qw);
+	free(mc.wins);
+	free(race_w);
+	free(row_case);
+	free(cell_case);
+	free(m);
+	free(c);
+	return rc;
+}
+
+int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
+		      size_t n, const struct run_record *run, const struct project_config *cfg)
+{
+	struct project_config dflt;
+	memset(p, 0, sizeof *p);
+	if (!cfg) {
+		project_config_default(&dflt);
+		cfg = &dflt;
+	}
+	int rc = compute(p, c, scs, n, run, cfg);
+	return rc ? rc : project_normalize(p);
+}
+
+int project_run(struct projection *p, const struct calib *c, const struct tmpl *t,
+		const struct run_record *run, const struct project_config *cfg)
+{
+	struct project_config own;
+	struct ydiag diag = {0};
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	if (!cfg) {
+		if ((rc = project_config_load(&own, t, &diag)) != 0) {
+			err_set(rc, "%s", diag.n ? diag.msgs[0] : "projection: bad settings");
+			ydiag_free(&diag);
+			return rc;
+		}
+		cfg = &own;
+	}
+	ydiag_free(&diag);
+	rc = compute(p, c, t->scenarios, t->nscenarios, run, cfg);
+	snprintf(p->template_name, sizeof p->template_name, "%s", t->name);
+	return rc ? rc : project_normalize(p);
+}
+
+const struct project_row *project_find_row(const struct projection *p, const char *scenario,
+					   double accept)
+{
+	for (size_t i = 0; i < p->nrows; i++)
+		if (!strcmp(p->rows[i].scenario, scenario) && p->rows[i].accept == accept)
+			return &p->rows[i];
+	return NULL;
+}
+
+void project_free(struct projection *p)
+{
+	for (size_t i = 0; i < p->ntornado; i++)
+		free(p->tornado[i].bars);
+	free(p->tornado);
+	free(p->rows);
+	free(p->grid.cells);
+	free(p->grid.best);
+	free(p->backtest);
+	free(p->inputs);
+	free(p->notes);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,261 @@
+/* project.h - projections with uncertainty: Monte Carlo bands per scenario,
+ * the tornado, the best budget per GPU and concurrency, the MoE curve fit and
+ * its backtest, provenance of every input; projection.yaml out and back in.
+ *
+ * One call does the night's projection:
+ *
+ *     struct projection p;
+ *     project_run(&p, &cal, &tmpl, run_or_NULL, NULL);   // template's settings
+ *     project_write(&p, "runs/<id>/projection.yaml");
+ *     project_free(&p);
+ *
+ * and the document stage re-renders from the stored file alone:
+ *
+ *     project_read(&p, "runs/<id>/projection.yaml", &diag);
+ *
+ * Every number a document shows is in struct projection; the reader gives
+ * back exactly what the writer was given (numbers as %.9g), so documents
+ * rendered from either are the same.
+ */
+#ifndef DDT_PROJECT_H
+#define DDT_PROJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calib.h"
+#include "model.h"
+#include "record.h"
+#include "tmpl.h"
+
+#define PROJECT_SCHEMA 1
+#define PROJECT_MAX_GRID_TARGETS 16
+#define PROJECT_MAX_GRID_CONC 16
+#define PROJECT_MAX_GRID_BUDGETS 24
+#define PROJECT_MAX_CURVE 32
+#define PROJECT_MAX_FIT_PARAMS 4
+#define PROJECT_MAX_FIT_POINTS 64
+
+/* ---- settings: the template's `projection:` section ---- */
+
+struct project_config {
+	int samples;            /* Monte Carlo draws (20000) */
+	uint64_t seed;          /* PRNG seed; same inputs + seed = same output */
+	int sensitivity;        /* compute the tornado (1) */
+	int grid;               /* compute the budget grid (1) */
+	/* the grid: targets x concurrency x budget */
+	int ntargets, nconc, nbudgets;
+	char targets[PROJECT_MAX_GRID_TARGETS][32]; /* GPU catalog ids */
+	int conc[PROJECT_MAX_GRID_CONC];
+	int budgets[PROJECT_MAX_GRID_BUDGETS];
+	char grid_scenario[48]; /* block, pipeline and acceptances come from it */
+	/* acceptance vs budget (DDTree, FACTS.md §2), scaled per scenario */
+	int ncurve;
+	double curve_budget[PROJECT_MAX_CURVE], curve_accept[PROJECT_MAX_CURVE];
+	char curve_source[CALIB_SOURCE_LEN];
+	/* -1: the calibration's moe_reference.curve; else enum moe_curve_kind */
+	int moe_curve;
+};
+
+/* Loads and checks the `projection:` section of t into cfg (defaults for
+ * what it leaves out: 20000 samples, seed 1, the grid of the issue). Every
+ * problem goes to diag as file:line:col; returns 0 or DDT_EINPUT. Called by
+ * `ddt check` for every template. */
+int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag);
+/* The defaults alone (no template). Cannot fail. */
+void project_config_default(struct project_config *cfg);
+
+/* ---- results ---- */
+
+/* A value and its Monte Carlo band. point: the model at every assumption's
+ * point value; p5/p50/p95: quantiles over the draws. */
+struct band {
+	double point, p5, p50, p95;
+};
+
+/* One (scenario, acceptance). */
+struct project_row {
+	char scenario[48];
+	char target[32];
+	enum pipeline_kind pipeline;
+	int block, budget, concurrency;
+	double M, accept;
+	int runnable;
+	char note[200];
+	double ms[COMP_COUNT];    /* components at the point values */
+	double moe_ms, nonmoe_ms;
+	struct band step_ms, tok_s;
+	/* the lean: how far the median sits from the point estimate */
+	double lean_pct;          /* (tok_s.p50 - tok_s.point) / point x 100 */
+	char lean_by[64];         /* the assumption whose own median moves tok/s most */
+	double lean_by_pct;       /* its move, % of the point tok/s (signed) */
+	double point_pctile;      /* where the point estimate falls in the draws, 0-100 */
+	int moe_xfer;             /* the MoE was moved between GPUs (a transfer factor applies) */
+};
+
+/* One bar of a tornado: one assumption at its p5 and p95, the rest at their
+ * point values. */
+struct project_bar {
+	char name[64];            /* "native_cut", "moe_transfer.blackwell_pro.blackwell_dc" */
+	double value_point, value_p5, value_p95;
+	double tok_s_p5, tok_s_p95; /* tok/s with the assumption at its p5 / p95 */
+	double swing;             /* |tok_s_p95 - tok_s_p5| */
+};
+
+/* The tornado of one (scenario, acceptance), bars by swing, largest first;
+ * assumptions that do not move it (swing 0) are left out. */
+struct project_tornado {
+	char scenario[48];
+	double accept;
+	double tok_s_point;
+	int nbars;
+	struct project_bar *bars;
+};
+
+/* One grid cell: a target at concurrency C and budget B. */
+struct project_cell {
+	double M;                 /* C (B + 1) */
+	double accept;            /* the acceptance curve at B, scaled, capped at the block */
+	int accept_capped;        /* the scaled curve passed the block size */
+	struct band step_ms, tok_s;
+	double p_best;            /* share of draws in which this budget is the best */
+	int best;                 /* the budget of highest point tok/s for (target, C) */
+};
+
+struct project_grid {
+	char scenario[48];        /* where block, pipeline and accept come from */
+	enum pipeline_kind pipeline;
+	int block;
+	double ref_budget, ref_accept; /* the scenario's budget and (middle) acceptance */
+	int ntargets, nconc, nbudgets;
+	char targets[PROJECT_MAX_GRID_TARGETS][32];
+	int conc[PROJECT_MAX_GRID_CONC];
+	int budgets[PROJECT_MAX_GRID_BUDGETS];
+	double curve_accept[PROJECT_MAX_GRID_BUDGETS]; /* the unscaled curve at each budget */
+	struct project_cell *cells; /* [ntargets][nconc][nbudgets] */
+	int *best;                  /* [ntargets][nconc]: index into budgets */
+};
+
+/* The cell of (target t, concurrency c, budget b) by index. */
+#define PROJECT_CELL(g, t, c, b) (&(g)->cells[((size_t)(t) * (g)->nconc + (c)) * (g)->nbudgets + (b)])
+
+/* A fitted or held parameter of the MoE curve. */
+struct project_param {
+	char name[24];            /* "efficiency", "overlap", "fixed_us" */
+	double value;
+	double se;                /* standard error; NaN when held or exactly determined */
+	int held;                 /* held at the calibration value, not fitted */
+	char unit[32];
+};
+
+/* A point the curve was fitted to, and how the fit meets it. */
+struct project_fit_point {
+	double m, step_ms, fit_ms;
+	double resid_pct;         /* (fit - measured) / measured x 100 */
+	double loo_ms, loo_pct;   /* left out, predicted from the rest (NaN: cannot) */
+};
+
+struct project_fit {
+	enum moe_curve_kind curve;   /* the curve the projection used */
+	char gpu[32];                /* where the points were measured */
+	enum provenance source;      /* PROV_TONIGHT or PROV_MEASURED (calibration) */
+	int nparams;
+	struct project_param params[PROJECT_MAX_FIT_PARAMS];
+	int npoints;
+	struct project_fit_point points[PROJECT_MAX_FIT_POINTS];
+	double rms_pct;              /* of the residuals */
+	double plateau_ms;           /* the physical curve at M -> infinity (memory side) */
+	double m_plateau;            /* M where it reaches 95% of that */
+	char note[400];              /* which were held and why; conditioning */
+};
+
+/* Leave-one-out: a stored point predicted without it, beside the band a
+ * reader is asked to trust. */
+struct project_backtest {
+	char what[64];               /* "moe_reference m=9", "anchors.sglang_b16" */
+	double measured, predicted;  /* ms */
+	double err_pct;              /* (predicted - measured) / measured x 100; NaN: cannot */
+	char band_scenario[48];      /* the scenario whose band it is shown beside */
+	double band_lo_pct, band_hi_pct; /* that band's p5 and p95 vs its p50, % */
+	char note[160];
+};
+
+/* Where an input value came from. */
+struct project_input {
+	char name[96];
+	double value;
+	enum provenance prov;
+	char source[CALIB_SOURCE_LEN];
+};
+
+struct projection {
+	int schema;
+	char run_id[80];             /* the run the projection belongs to ("" for none) */
+	char template_name[64];
+	char calibration[512];
+	int samples;
+	uint64_t seed;
+	enum moe_curve_kind curve;
+	int recalibrated;            /* tonight's GPU measurements replaced calibration laws */
+	char measured_on[128];       /* tonight's device (GPU name, or the CPU's) */
+	char lean[400];              /* one paragraph: how far, which way, which assumption */
+	size_t nrows;
+	struct project_row *rows;
+	size_t ntornado;
+	struct project_tornado *tornado;
+	int has_grid;
+	struct project_grid grid;
+	struct project_fit fit;
+	size_t nbacktest;
+	struct project_backtest *backtest;
+	size_t ninputs;
+	struct project_input *inputs;
+	size_t nnotes;
+	char (*notes)[240];          /* caveats in order: "CPU run: ..." */
+};
+
+/* Projects every scenario of t (and the grid, and the tornado, as cfg says)
+ * with calibration c, recalibrated from run's GPU rows when run is non-NULL
+ * and came from a GPU (a CPU run never recalibrates GPU projections; the
+ * notes say so). cfg NULL: the template's `projection:` section. c is not
+ * modified. Returns 0, DDT_EINPUT (inconsistent inputs; err_msg() says
+ * which), or DDT_ENOMEM. Free p with project_free even on error. */
+int project_run(struct projection *p, const struct calib *c, const struct tmpl *t,
+		const struct run_record *run, const struct project_config *cfg);
+
+/* The same for a list of scenarios (ddt estimate's ad hoc ones). */
+int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
+		      size_t n, const struct run_record *run, const struct project_config *cfg);
+
+/* Writes p as projection.yaml, atomically. Returns 0 or DDT_EIO/DDT_ENOMEM. */
+int project_write(const struct projection *p, const char *path);
+/* Writes p as YAML to fp (no atomicity). */
+void project_emit(const struct projection *p, FILE *fp);
+
+/* Reads a projection.yaml written by project_write; problems go to diag as
+ * file:line:col. p is zeroed first; free with project_free even on error. */
+int project_read(struct projection *p, const char *path, struct ydiag *diag);
+void project_free(struct projection *p);
+
+/* Replaces p by what project_read would give back from project_write's file
+ * (numbers at 9 significant digits), so a document rendered from memory and
+ * one rendered from the stored file are the same. project_run and
+ * project_scenarios end with it. Returns 0 or DDT_ENOMEM. */
+int project_normalize(struct projection *p);
+
+/* The row of (scenario, accept), or NULL. */
+const struct project_row *project_find_row(const struct projection *p, const char *scenario,
+					   double accept);
+
+/* Human text, the parts asked for: bands per scenario with the lean and the
+ * notes, tornados, the grid's best budgets, the fit and the backtest. */
+enum {
+	PROJECT_TEXT_BANDS = 1 << 0,
+	PROJECT_TEXT_TORNADO = 1 << 1,
+	PROJECT_TEXT_GRID = 1 << 2,
+	PROJECT_TEXT_FIT = 1 << 3,
+	PROJECT_TEXT_ALL = 0xf
+};
+void project_write_text(const struct projection *p, unsigned parts, FILE *fp);
+
+#endif

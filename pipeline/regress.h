@@ -1,0 +1,138 @@
+/* regress.h - regression verdicts per series and night, their cost in projected
+ * tok/s, and the night's verdict file runs/<run-id>/verdicts.yaml.
+ *
+ * Per series, each measured night is compared with a baseline: the median of
+ * the last `baseline_nights` good nights (at least `min_good_nights`), with a
+ * robust noise sigma = mad_to_sigma x MAD of those nights. A night is flagged
+ * when |delta| >= max(min_delta_pct, noise_multiple x noise) and the robust
+ * |z| > z_threshold. The first flagged night is "suspect"; `confirm_nights`
+ * consecutive flagged nights in the same direction make the last one a
+ * "regression" (slower) or an "improvement" (faster: the same rule, so a
+ * one-night fast glitch cannot move the baseline and hide a later slowdown);
+ * the baseline then restarts at the first of them (the new level), carrying
+ * the old relative noise until the new level has min_good_nights of its own.
+ * Suspect nights that the next night reverts become "outliers" and never
+ * enter a baseline. Nights without a measurement (failed, skipped) are
+ * reported as such and do not break or count toward consecutive nights. */
+#ifndef DDT_REGRESS_H
+#define DDT_REGRESS_H
+
+#include <stdio.h>
+
+#include "history.h"
+#include "model.h"
+#include "tmpl.h"
+
+#define REGRESS_MAX_IMPACT 32
+
+/* The template's `regress:` section. */
+struct regress_conf {
+	int baseline_nights;     /* good nights in the baseline window (14) */
+	int min_good_nights;     /* fewer: "not enough history" (5) */
+	double mad_to_sigma;     /* MAD -> sigma for normal noise (1.4826) */
+	double min_delta_frac;   /* smallest change flagged (min_delta_pct / 100) */
+	double noise_multiple;   /* and at least this many sigmas of noise (3) */
+	double z_threshold;      /* and a robust |z| above this (5) */
+	int confirm_nights;      /* consecutive flagged nights that confirm (2) */
+	int nimpact;             /* op -> model component, for the tok/s impact */
+	char impact_op[REGRESS_MAX_IMPACT][32];
+	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
+	char source[320];
+};
+
+/* Loads and checks the `regress:` section of t (every key required, units in
+ * the names, unknown keys are errors; problems to diag as file:line:col).
+ * Returns 0 or DDT_EINPUT (also when the section is missing). */
+int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag);
+
+/* Fills every point's analysis fields of every series of h. Pure; cannot fail. */
+void regress_history(const struct regress_conf *c, struct history *h);
+void regress_series(const struct regress_conf *c, struct hist_series *s);
+
+/* The flag rule between two measurements: +1 when b is slower than a by at
+ * least max(min_delta, noise_multiple x noise) and by more than z_threshold
+ * noise sigmas, -1 when faster so, 0 otherwise. noise_frac is the relative
+ * robust sigma (NaN: unknown, the minimum change alone decides). */
+int regress_differs(const struct regress_conf *c, double a_us, double b_us, double noise_frac);
+
+/* "ok", "improvement", "suspect", "regression", "outlier", "new",
+ * "not enough history", "failed", "skipped". */
+const char *regress_verdict_name(enum regress_verdict v);
+/* Parses a verdict name; returns 0 or -1. */
+int regress_verdict_parse(const char *s, enum regress_verdict *out);
+
+/* ---- impact: what a kernel's change costs the projections ---- */
+
+/* One regressed (or improved) series applied to one scenario: the model
+ * component the op maps to is scaled by (1 + delta_frac). */
+struct regress_impact {
+	struct hist_key key;
+	enum regress_verdict verdict; /* regression or improvement */
+	double delta_frac;            /* the kernel's change vs its baseline */
+	int comp;                     /* enum model_comp; -1: the op maps to none */
+	char scenario[48];            /* "" when comp is -1 */
+	char target[32];
+	double accept;                /* the scenario's first acceptance */
+	double tok_s, tok_s_after;
+	double change_frac;           /* tok_s_after / tok_s - 1 */
+};
+
+struct regress_impacts {
+	size_t n;
+	struct regress_impact *v;
+};
+
+/* For every series of h whose verdict on run index `run` is a regression or
+ * an improvement, the tok/s change of each scenario of scs under model m;
+ * a series whose op maps to no component gives one entry with comp -1.
+ * Returns 0 or DDT_ENOMEM (out zeroed first; free with regress_impacts_free). */
+int regress_impact(struct regress_impacts *out, const struct regress_conf *c,
+		   const struct history *h, size_t run, const struct model *m,
+		   const struct scenario *scs, size_t nscs);
+void regress_impacts_free(struct regress_impacts *im);
+
+/* "tree_attn +9.0% -> seed-b16-native -1.8% tok/s (b300)" into buf. */
+char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len);
+
+/* ---- one night's verdicts, as stored in runs/<run-id>/verdicts.yaml ---- */
+
+struct regress_entry {
+	struct hist_key key;
+	enum rec_status status;
+	double median_us, baseline_us, noise_frac, delta_frac, z, band_lo_us, band_hi_us;
+	enum regress_verdict verdict; /* as decided that night */
+	int nights;                   /* measured nights of the series so far */
+	char reason[160];
+};
+
+/* A verdict of an earlier night changed by this night (suspect -> outlier). */
+struct regress_revision {
+	struct hist_key key;
+	char run_id[80];
+	enum regress_verdict from, to;
+};
+
+struct regress_night {
+	char run_id[80];
+	size_t nruns;                 /* nights in the history up to this one */
+	size_t n;
+	struct regress_entry *entries;
+	size_t nrev;
+	struct regress_revision *revs;
+	struct regress_impacts impacts;
+	int count[REG_COUNT];         /* entries per verdict */
+};
+
+/* The verdicts of run index `run` of an analysed history (regress_history),
+ * copying imp (may be NULL). Returns 0 or DDT_ENOMEM; out zeroed first. */
+int regress_night_build(struct regress_night *out, const struct history *h, size_t run,
+			const struct regress_impacts *imp);
+/* Writes n as YAML to path atomically. Returns 0 or an error code. */
+int regress_night_write(const struct regress_night *n, const char *path);
+void regress_night_emit(const struct regress_night *n, FILE *fp);
+/* Reads a verdict file; problems to diag. Returns 0, DDT_EINPUT,
+ * DDT_ENOTFOUND, DDT_EIO or DDT_ENOMEM. Free with regress_night_free always. */
+int regress_night_read(struct regress_night *n, const char *path, struct ydiag *diag);
+void regress_night_free(struct regress_night *n);
+
+#endif

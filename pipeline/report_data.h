@@ -1,0 +1,107 @@
+/* report_data.h - everything one run's documents are made from, loaded once from
+ * the run folder, and the writers of each document (PDF, spreadsheet, charts). */
+#ifndef DDT_REPORT_DATA_H
+#define DDT_REPORT_DATA_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <cairo.h>
+
+#include "calib.h"
+#include "estimate.h"
+#include "history.h"
+#include "model.h"
+#include "project.h"
+#include "record.h"
+#include "regress.h"
+#include "report.h"
+#include "tmpl.h"
+
+struct report_data {
+	char run_dir[PATH_MAX];
+	struct run_record rec;
+	struct calib cal;          /* the calibration stored with the run */
+	struct tmpl tmpl;          /* the template stored with the run */
+	struct report_spec spec;
+	struct model model;        /* point values of cal */
+	struct estimate est;       /* every scenario of tmpl, point estimates */
+	int have_proj;             /* projection.yaml was stored */
+	struct projection proj;
+	int have_night;            /* verdicts.yaml was stored */
+	struct regress_night night;
+	int have_rconf;            /* the template has a `regress:` section */
+	struct regress_conf rconf;
+	struct history hist;       /* the runs up to this one, analysed (may be empty) */
+	long hist_run;             /* this run's index in hist, or -1 */
+	time_t created;            /* the run's time: every document's date */
+	char created_iso[24];      /* 2025-12-02T15:42:00Z */
+	char date_text[40];        /* 2025-12-02 15:42 UTC */
+};
+
+/* Loads runs_dir/run_id/ (see report.h for what it holds) and the history of
+ * runs_dir up to run_id. Problems with stored files go to diag. Returns 0,
+ * DDT_ENOTFOUND, DDT_EINPUT, DDT_EIO or DDT_ENOMEM; free d with
+ * report_data_free even on error. */
+int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
+		     struct ydiag *diag);
+void report_data_free(struct report_data *d);
+
+/* Point estimate and band of (scenario, acceptance): from the stored
+ * projection when it has the row (it may be recalibrated from tonight's GPU
+ * measurements), else the stored calibration's model with NaN bands. */
+struct report_figure {
+	const struct estimate_row *est; /* never NULL: the scenario, its inputs */
+	const struct project_row *proj; /* NULL without a projection row */
+	double M, ms[COMP_COUNT], moe_ms, nonmoe_ms;
+	double tok_s, tok_p5, tok_p50, tok_p95;
+	double step_ms, step_p5, step_p50, step_p95;
+};
+/* The figure of estimate row i. Cannot fail. */
+void report_figure(const struct report_data *d, size_t i, struct report_figure *f);
+/* Index of the first estimate row of a scenario, or -1. */
+long report_scenario_row(const struct report_data *d, const char *scenario);
+
+/* One line: the night's regression status ("no history yet", "2 regressions:
+ * ...", "no regressions: 14 series ok"). */
+void report_regress_status(const struct report_data *d, char *buf, size_t len);
+
+/* ---- charts (chart_report.c) ---- */
+
+struct report_chart {
+	const struct report_data *d;
+	const struct report_section *sec;
+};
+
+/* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
+ * history) at w x h points; arg is a struct report_chart. */
+void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
+/* True for the section kinds drawn as charts. */
+int report_section_is_chart(enum report_section_kind k);
+/* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */
+void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len);
+
+/* ---- the documents ---- */
+
+/* Writes report.pdf to path atomically through cairo's stream API. Returns 0
+ * or DDT_EIO / DDT_ENOMEM / DDT_EGENERIC (cairo failed; the message says). */
+int pdf_write_report(const struct report_data *d, const char *path);
+/* Writes report.xlsx to path (a temporary name; the caller renames it).
+ * Returns 0 or DDT_EIO / DDT_EGENERIC with libxlsxwriter's message. */
+int xlsx_write_report(const struct report_data *d, const char *path);
+/* The same without cached formula results (every formula caches 0), so a
+ * test can prove that a recalculation reproduces ddt's numbers. */
+int xlsx_write_report_uncached(const struct report_data *d, const char *path);
+/* The short summary: headline, baseline, bands, regression status. */
+void report_write_summary(const struct report_data *d, FILE *fp);
+
+/* Formats used by every document. */
+void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */
+void report_fmt_ms(char *buf, size_t len, double ms);       /* "9.506" or "-" */
+/* "triangular 0.25 / 0.4 / 0.5", "uniform 0.2 - 0.4", "fixed", ... */
+void report_fmt_dist(char *buf, size_t len, const struct dist *d);
+/* The assumption of that label ("native_cut", "moe_transfer.a.b.m8-64"), or NULL. */
+const struct dist *report_find_dist(const struct report_data *d, const char *label);
+
+#endif

@@ -1,0 +1,587 @@
+/* report_pdf.c - report.pdf: page one (headline with bands, the measured
+ * baseline, the regression status), then the template's sections in order. */
+#include "pdf.h"
+
+#include "report_data.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BODY_PT 8.6
+
+/* Appends escaped printf output to a markup string. */
+#define MARKUP(gs, ...)                                               \
+	do {                                                          \
+		char *m_ = g_markup_printf_escaped(__VA_ARGS__);      \
+		g_string_append((gs), m_);                            \
+		g_free(m_);                                           \
+	} while (0)
+
+static void para_markup(struct pdf_doc *doc, GString *gs)
+{
+	pdf_para(doc, gs->str, 1, BODY_PT, INK_TEXT);
+	g_string_truncate(gs, 0);
+}
+
+static const char *section_title(const struct report_section *s)
+{
+	static const char *const dflt[RSEC_COUNT] = {
+		[RSEC_SUMMARY] = "Summary",
+		[RSEC_PROJECTIONS] = "Projections",
+		[RSEC_BREAKDOWN] = "Step-time breakdown",
+		[RSEC_ACCEPTANCE] = "Throughput vs acceptance",
+		[RSEC_MOE_CURVE] = "MoE time vs verify width",
+		[RSEC_TORNADO] = "Sensitivity (tornado)",
+		[RSEC_BUDGET] = "Best node budget",
+		[RSEC_HISTORY] = "Kernel history",
+		[RSEC_REGRESSIONS] = "Regressions",
+		[RSEC_KERNELS] = "Tonight's kernels",
+		[RSEC_ASSUMPTIONS] = "Assumptions",
+		[RSEC_CAVEATS] = "Caveats",
+	};
+	return s->title[0] ? s->title : dflt[s->kind];
+}
+
+/* ---------------------------------------------------------------- page one */
+
+static void headline_lines(const struct report_data *d, GString *gs)
+{
+	for (int h = 0; h < d->spec.nheadline; h++)
+		for (size_t i = 0; i < d->est.n; i++) {
+			const struct estimate_row *r = &d->est.rows[i];
+			struct report_figure f;
+			char tok[32], lo[32], hi[32], mid[32], step[32];
+			if (strcmp(r->sc.name, d->spec.headline[h]) != 0)
+				continue;
+			report_figure(d, i, &f);
+			report_fmt_tok(tok, sizeof tok, f.tok_s);
+			report_fmt_tok(lo, sizeof lo, f.tok_p5);
+			report_fmt_tok(hi, sizeof hi, f.tok_p95);
+			report_fmt_tok(mid, sizeof mid, f.tok_p50);
+			report_fmt_ms(step, sizeof step, f.step_ms);
+			MARKUP(gs, "\n<b>%s tok/s</b>  %s, %s, block %d, budget %d, acceptance %g",
+			       tok, r->sc.name, r->sc.pipeline == PIPE_NATIVE ? "native engine"
+									      : "SGLang pipeline",
+			       r->sc.block, r->sc.budget, r->accept);
+			if (isfinite(f.tok_p5))
+				MARKUP(gs, "  (p5-p95 %s-%s, median %s)", lo, hi, mid);
+			MARKUP(gs, "; step %s ms%s", step, r->runnable ? "" : " [not runnable]");
+		}
+}
+
+static void page_one(struct pdf_doc *doc, const struct report_data *d)
+{
+	GString *gs = g_string_new(NULL);
+	const struct anchor *a = &d->cal.sglang_b8;
+	const struct gpu *ag = calib_gpu(&d->cal, a->gpu);
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	long b = report_scenario_row(d, d->spec.baseline);
+	char status[600];
+
+	pdf_heading(doc, 0, d->spec.title);
+	MARKUP(gs, "<span foreground=\"#555555\">Nightly report of run %s, %s. Host %s, project "
+		   "%s, build %s, template %s.</span>",
+	       d->rec.run_id, d->date_text, d->rec.prov.host, d->rec.prov.git_rev,
+	       d->rec.prov.build, d->rec.template_name);
+	para_markup(doc, gs);
+	pdf_space(doc, 6);
+
+	if (h0 >= 0) {
+		const struct estimate_row *r = &d->est.rows[h0];
+		MARKUP(gs, "<span size=\"large\"><b>%s at C=%d: decode throughput</b></span>",
+		       r->target->name, r->sc.concurrency);
+	}
+	headline_lines(d, gs);
+	if (d->have_proj)
+		MARKUP(gs, "\n<span size=\"small\">Point estimate first; p5-p95 and the median over "
+			   "%d Monte Carlo draws of every assumption (seed %llu).</span>",
+		       d->proj.samples, (unsigned long long)d->proj.seed);
+	else
+		MARKUP(gs, "\n<span size=\"small\">No projection is stored with this run: point "
+			   "estimates without bands.</span>");
+	pdf_callout(doc, gs->str, 10);
+	g_string_truncate(gs, 0);
+
+	pdf_heading(doc, 2, "The measured baseline it rests on");
+	MARKUP(gs, "<b>%s</b> pipeline on <b>%s</b>, block %g, budget %g, C=%g: ",
+	       a->pipeline == PIPE_NATIVE ? "native" : "SGLang", ag ? ag->name : a->gpu, a->block,
+	       a->budget, a->concurrency);
+	if (isfinite(a->tok_s))
+		MARKUP(gs, "<b>%.1f tok/s</b> at acceptance %g, a %.3f ms step (measured). ",
+		       a->tok_s, a->accept, a->step_ms);
+	else
+		MARKUP(gs, "a %.3f ms step (measured). ", a->step_ms);
+	if (b >= 0) {
+		struct report_figure f;
+		report_figure(d, (size_t)b, &f);
+		MARKUP(gs, "The model reproduces it as %s: %.1f tok/s, %.3f ms. ", d->spec.baseline,
+		       f.tok_s, f.step_ms);
+	}
+	MARKUP(gs, "Source: %s", a->source);
+	para_markup(doc, gs);
+	const struct moe_reference *mr = &d->cal.moe_ref;
+	const struct gpu *rg = calib_gpu(&d->cal, mr->gpu);
+	MARKUP(gs, "MoE reference, measured on %s at TP-%g:", rg ? rg->name : mr->gpu, mr->tp);
+	for (int i = 0; i < mr->npoints; i++)
+		MARKUP(gs, "%s %.3g ms at M=%g", i ? "," : "", mr->points[i].step_ms, mr->points[i].m);
+	MARKUP(gs, ". The MoE time is moved to the target by the bandwidth ratio times an "
+		   "efficiency-transfer factor; everything else is anchored at the step above.");
+	para_markup(doc, gs);
+
+	pdf_heading(doc, 2, "Regression status");
+	report_regress_status(d, status, sizeof status);
+	MARKUP(gs, "<b>%s</b>", status);
+	if (d->have_night)
+		MARKUP(gs, " (%zu kernel series, %zu nights of history).", d->night.n,
+		       d->night.nruns);
+	pdf_para(doc, gs->str, 1, BODY_PT,
+		 d->have_night && d->night.count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
+	g_string_truncate(gs, 0);
+
+	if (d->have_proj && d->proj.lean[0]) {
+		pdf_heading(doc, 2, "Where the band leans");
+		pdf_para(doc, d->proj.lean, 0, BODY_PT, INK_TEXT);
+	}
+	pdf_heading(doc, 2, "How to read this report");
+	MARKUP(gs, "Every value is marked measured, calibration, assumed or tonight in the "
+		   "Assumptions table, with its source. The spreadsheet report.xlsx holds the same "
+		   "tables and a What-if sheet: the step model as live formulas over its inputs.");
+	para_markup(doc, gs);
+	g_string_free(gs, TRUE);
+}
+
+/* ---------------------------------------------------------------- projections */
+
+static void projections(struct pdf_doc *doc, const struct report_data *d,
+			const struct report_section *s)
+{
+	static const struct pdf_col cols[] = {
+		{"scenario", 0.17, PDF_LEFT},  {"target", 0.08, PDF_LEFT},
+		{"pipeline", 0.08, PDF_LEFT},  {"b / B / C", 0.08, PDF_LEFT},
+		{"M", 0.04, PDF_RIGHT},        {"accept", 0.06, PDF_RIGHT},
+		{"MoE ms", 0.07, PDF_RIGHT},   {"non-MoE ms", 0.08, PDF_RIGHT},
+		{"step ms", 0.07, PDF_RIGHT},  {"tok/s", 0.07, PDF_RIGHT},
+		{"p5-p95 tok/s", 0.12, PDF_RIGHT}, {"lean", 0.08, PDF_RIGHT},
+	};
+	GString *gs = g_string_new(NULL);
+
+	pdf_table_begin(doc, cols, 12);
+	for (size_t i = 0; i < d->est.n; i++) {
+		const struct estimate_row *r = &d->est.rows[i];
+		struct report_figure f;
+		char bbc[32], M[16], acc[16], moe[24], non[24], step[24], tok[24], band[48], lean[24];
+		const char *cells[12];
+		int shown = 0;
+		for (int k = 0; k < s->nscenarios; k++)
+			shown |= !strcmp(s->scenarios[k], r->sc.name);
+		if (s->nscenarios && !shown)
+			continue;
+		report_figure(d, i, &f);
+		snprintf(bbc, sizeof bbc, "%d / %d / %d", r->sc.block, r->sc.budget, r->sc.concurrency);
+		snprintf(M, sizeof M, "%g", f.M);
+		snprintf(acc, sizeof acc, "%g", r->accept);
+		report_fmt_ms(moe, sizeof moe, f.moe_ms);
+		report_fmt_ms(non, sizeof non, f.nonmoe_ms);
+		report_fmt_ms(step, sizeof step, f.step_ms);
+		report_fmt_tok(tok, sizeof tok, f.tok_s);
+		if (isfinite(f.tok_p5))
+			snprintf(band, sizeof band, "%.1f - %.1f", f.tok_p5, f.tok_p95);
+		else
+			snprintf(band, sizeof band, "-");
+		if (f.proj && isfinite(f.proj->lean_pct))
+			snprintf(lean, sizeof lean, "%+.1f%%", f.proj->lean_pct);
+		else
+			snprintf(lean, sizeof lean, "-");
+		cells[0] = r->sc.name, cells[1] = r->target->id, cells[2] = pipeline_name(r->sc.pipeline);
+		cells[3] = bbc, cells[4] = M, cells[5] = acc, cells[6] = moe, cells[7] = non;
+		cells[8] = step, cells[9] = tok, cells[10] = band, cells[11] = lean;
+		pdf_table_row(doc, cells, r->runnable ? INK_TEXT : INK_MUTED, 0);
+	}
+	pdf_table_end(doc);
+	MARKUP(gs, "Grey rows cannot run on their pipeline as configured (see Caveats). lean: how "
+		   "far the Monte Carlo median sits from the point estimate.");
+	for (size_t i = 0; i < d->est.n; i++)
+		if (!d->est.rows[i].runnable && d->est.rows[i].note[0] &&
+		    (i == 0 || strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name)))
+			MARKUP(gs, " %s: %s.", d->est.rows[i].sc.name, d->est.rows[i].note);
+	pdf_para(doc, gs->str, 1, 7.5, INK_MUTED);
+	g_string_free(gs, TRUE);
+}
+
+/* ---------------------------------------------------------------- charts */
+
+/* One sentence under a chart, computed from what it shows. */
+static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
+			  const struct report_section *s)
+{
+	GString *gs = g_string_new(NULL);
+	if (s->kind == RSEC_BREAKDOWN) {
+		MARKUP(gs, "Non-MoE share of the step:");
+		for (size_t i = 0; i < d->est.n; i++) {
+			struct report_figure f;
+			if (i && !strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name))
+				continue;
+			report_figure(d, i, &f);
+			MARKUP(gs, " %s %.0f%%;", d->est.rows[i].sc.name, 100 * f.nonmoe_ms / f.step_ms);
+		}
+		MARKUP(gs, " the MoE part scales with memory bandwidth, the rest does not, so on a "
+			   "faster GPU the non-MoE part decides the step (Amdahl).");
+	} else if (s->kind == RSEC_BUDGET && d->have_proj && d->proj.has_grid) {
+		const struct project_grid *g = &d->proj.grid;
+		MARKUP(gs, "Best budget per target (C=%d, highest point tok/s):", g->conc[0]);
+		for (int t = 0; t < g->ntargets; t++) {
+			int best = g->best[t * g->nconc];
+			if (best >= 0 && best < g->nbudgets)
+				MARKUP(gs, " %s B=%d (%.0f tok/s, best in %.0f%% of draws);", g->targets[t],
+				       g->budgets[best], PROJECT_CELL(g, t, 0, best)->tok_s.point,
+				       100 * PROJECT_CELL(g, t, 0, best)->p_best);
+		}
+	} else if (s->kind == RSEC_MOE_CURVE && d->have_proj && d->proj.fit.nparams) {
+		const struct project_fit *fit = &d->proj.fit;
+		MARKUP(gs, "Fit (%s curve, points from %s):", moe_curve_name(fit->curve),
+		       provenance_name(fit->source));
+		for (int i = 0; i < fit->nparams; i++)
+			MARKUP(gs, " %s %.4g %s%s;", fit->params[i].name, fit->params[i].value,
+			       fit->params[i].unit, fit->params[i].held ? " (held)" : "");
+		if (isfinite(fit->rms_pct))
+			MARKUP(gs, " residuals %.2f%% rms.", fit->rms_pct);
+		if (fit->note[0])
+			MARKUP(gs, " %s", fit->note);
+	} else if (s->kind == RSEC_HISTORY && d->hist_run < 0) {
+		MARKUP(gs, "No history yet: the nightly stage has not recorded %s on earlier nights.",
+		       s->op);
+	}
+	if (gs->len)
+		pdf_para(doc, gs->str, 1, 7.5, INK_MUTED);
+	g_string_free(gs, TRUE);
+}
+
+static void chart_section(struct pdf_doc *doc, const struct report_data *d,
+			  const struct report_section *s)
+{
+	struct report_chart arg = {d, s};
+	char title[160];
+	if (s->kind == RSEC_HISTORY && !s->title[0])
+		snprintf(title, sizeof title, "Kernel history: %s%s%s", s->op, s->variant[0] ? "/" : "",
+			 s->variant);
+	else
+		snprintf(title, sizeof title, "%s", section_title(s));
+	pdf_keep(doc, d->spec.chart_height_pt + 40);
+	pdf_heading(doc, 1, title);
+	pdf_chart(doc, chart_report_draw, &arg, d->spec.chart_width_pt, d->spec.chart_height_pt);
+	chart_caption(doc, d, s);
+}
+
+/* ---------------------------------------------------------------- regressions */
+
+static int verdict_rank(enum regress_verdict v)
+{
+	static const int rank[REG_COUNT] = {
+		[REG_REGRESSION] = 0, [REG_SUSPECT] = 1, [REG_FAILED] = 2, [REG_IMPROVEMENT] = 3,
+		[REG_OUTLIER] = 4,    [REG_OK] = 5,      [REG_SHORT] = 6,  [REG_NEW] = 7,
+		[REG_SKIPPED] = 8,
+	};
+	return rank[v];
+}
+
+static void regressions(struct pdf_doc *doc, const struct report_data *d)
+{
+	static const struct pdf_col cols[] = {
+		{"verdict", 0.12, PDF_LEFT},      {"op / variant", 0.17, PDF_LEFT},
+		{"params", 0.2, PDF_LEFT},        {"backend, device", 0.17, PDF_LEFT},
+		{"median µs", 0.08, PDF_RIGHT},   {"baseline µs", 0.09, PDF_RIGHT},
+		{"change", 0.07, PDF_RIGHT},      {"z", 0.05, PDF_RIGHT},
+		{"nights", 0.05, PDF_RIGHT},
+	};
+	const struct regress_night *n = &d->night;
+	char status[600];
+	int shown = 0;
+
+	report_regress_status(d, status, sizeof status);
+	pdf_para(doc, status, 0, BODY_PT,
+		 d->have_night && n->count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
+	if (!d->have_night || !n->n)
+		return;
+	pdf_table_begin(doc, cols, 9);
+	for (int rank = 0; rank <= 8; rank++)
+		for (size_t i = 0; i < n->n; i++) {
+			const struct regress_entry *e = &n->entries[i];
+			char op[80], dev[180], med[24], base[24], chg[24], z[24], nights[16];
+			const char *cells[9];
+			if (verdict_rank(e->verdict) != rank)
+				continue;
+			snprintf(op, sizeof op, "%s / %s", e->key.op, e->key.variant);
+			snprintf(dev, sizeof dev, "%s, %s", e->key.backend, e->key.device);
+			snprintf(med, sizeof med, isfinite(e->median_us) ? "%.2f" : "-", e->median_us);
+			snprintf(base, sizeof base, isfinite(e->baseline_us) ? "%.2f" : "-",
+				 e->baseline_us);
+			snprintf(chg, sizeof chg, isfinite(e->delta_frac) ? "%+.1f%%" : "-",
+				 100 * e->delta_frac);
+			snprintf(z, sizeof z, isfinite(e->z) ? "%.1f" : "-", e->z);
+			snprintf(nights, sizeof nights, "%d", e->nights);
+			cells[0] = regress_verdict_name(e->verdict), cells[1] = op;
+			cells[2] = e->key.params, cells[3] = dev, cells[4] = med, cells[5] = base;
+			cells[6] = chg, cells[7] = z, cells[8] = nights;
+			pdf_table_row(doc, cells,
+				      e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT ||
+						      e->verdict == REG_FAILED
+					      ? INK_REGRESSION
+				      : e->verdict == REG_IMPROVEMENT ? INK_IMPROVEMENT
+								      : INK_TEXT,
+				      e->verdict == REG_REGRESSION);
+			shown++;
+		}
+	pdf_table_end(doc);
+	for (size_t i = 0; i < n->nrev; i++) {
+		char line[800];
+		snprintf(line, sizeof line, "Revised: %s/%s %s on %s: %s -> %s.", n->revs[i].key.op,
+			 n->revs[i].key.variant, n->revs[i].key.params, n->revs[i].run_id,
+			 regress_verdict_name(n->revs[i].from), regress_verdict_name(n->revs[i].to));
+		pdf_para(doc, line, 0, 7.5, INK_MUTED);
+	}
+	for (size_t i = 0; i < n->impacts.n; i++) {
+		char line[400];
+		regress_impact_line(&n->impacts.v[i], line, sizeof line);
+		pdf_para(doc, line, 0, 7.5,
+			 n->impacts.v[i].verdict == REG_REGRESSION ? INK_REGRESSION : INK_TEXT);
+	}
+	(void)shown;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static void kernels(struct pdf_doc *doc, const struct report_data *d)
+{
+	static const struct pdf_col cols[] = {
+		{"op / variant", 0.16, PDF_LEFT}, {"params", 0.2, PDF_LEFT},
+		{"backend", 0.07, PDF_LEFT},      {"n", 0.04, PDF_RIGHT},
+		{"median µs", 0.09, PDF_RIGHT},   {"p10 - p90 µs", 0.13, PDF_RIGHT},
+		{"GB/s", 0.07, PDF_RIGHT},        {"% peak", 0.06, PDF_RIGHT},
+		{"max err", 0.07, PDF_RIGHT},     {"status", 0.11, PDF_LEFT},
+	};
+	GString *gs = g_string_new(NULL);
+
+	for (size_t i = 0; i < d->rec.ndevices; i++) {
+		const struct rec_device *v = &d->rec.devices[i];
+		MARKUP(gs, "%sDevice %zu: %s (%s, %s, %d %s, %.0f GB)", i ? "\n" : "", i, v->name,
+		       v->kind, v->arch, v->cores, strcmp(v->kind, "cuda") ? "cores" : "SMs",
+		       v->mem_gb);
+	}
+	MARKUP(gs, "\nBuild: %s, %s%s%s%s%s.", d->rec.prov.build, d->rec.prov.compiler,
+	       d->rec.prov.cuda_runtime[0] ? ", CUDA " : "", d->rec.prov.cuda_runtime,
+	       d->rec.prov.nccl[0] ? ", NCCL " : "", d->rec.prov.nccl);
+	para_markup(doc, gs);
+	g_string_free(gs, TRUE);
+	if (!d->rec.nrows) {
+		pdf_para(doc, "This run measured no kernels.", 0, BODY_PT, INK_TEXT);
+		return;
+	}
+	pdf_table_begin(doc, cols, 10);
+	for (size_t i = 0; i < d->rec.nrows; i++) {
+		const struct rec_row *w = &d->rec.rows[i];
+		char op[80], params[256], n[16], med[24], band[48], gbps[24], pct[24], err[24],
+			status[200];
+		const char *cells[10];
+		snprintf(op, sizeof op, "%s / %s", w->op, w->variant);
+		rec_row_params_str(w, params, sizeof params);
+		snprintf(n, sizeof n, "%d", w->samples);
+		snprintf(med, sizeof med, isfinite(w->median_us) ? "%.2f" : "-", w->median_us);
+		if (isfinite(w->p10_us) && isfinite(w->p90_us))
+			snprintf(band, sizeof band, "%.2f - %.2f", w->p10_us, w->p90_us);
+		else
+			snprintf(band, sizeof band, "-");
+		snprintf(gbps, sizeof gbps, isfinite(w->gbps) ? "%.1f" : "-", w->gbps);
+		snprintf(pct, sizeof pct, isfinite(w->pct_peak) ? "%.0f%%" : "-", w->pct_peak);
+		snprintf(err, sizeof err, isfinite(w->max_err) ? "%.1e" : "-", w->max_err);
+		snprintf(status, sizeof status, "%s%s%s", rec_status_name(w->status),
+			 w->reason[0] ? ": " : "", w->reason);
+		cells[0] = op, cells[1] = params, cells[2] = w->backend, cells[3] = n, cells[4] = med;
+		cells[5] = band, cells[6] = gbps, cells[7] = pct, cells[8] = err, cells[9] = status;
+		pdf_table_row(doc, cells, w->status == REC_FAILED ? INK_REGRESSION
+					  : w->status == REC_OK   ? INK_TEXT
+								  : INK_MUTED,
+			      0);
+	}
+	pdf_table_end(doc);
+}
+
+/* ---------------------------------------------------------------- assumptions */
+
+static void assumption_row(struct pdf_doc *doc, const struct report_data *d, const char *name,
+			   double value, enum provenance prov, const char *source)
+{
+	char val[32], dist[96] = "";
+	const struct dist *ds = report_find_dist(d, name);
+	const char *cells[5] = {name, val, provenance_name(prov), dist, source};
+	snprintf(val, sizeof val, "%.4g", value);
+	if (ds)
+		report_fmt_dist(dist, sizeof dist, ds);
+	pdf_table_row(doc, cells, prov == PROV_ASSUMED ? INK_TEXT : INK_TEXT, 0);
+}
+
+static void assumptions(struct pdf_doc *doc, const struct report_data *d)
+{
+	static const struct pdf_col cols[] = {
+		{"input", 0.22, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
+		{"basis", 0.1, PDF_LEFT},        {"distribution", 0.16, PDF_LEFT},
+		{"source", 0.44, PDF_LEFT},
+	};
+	const struct calib *c = &d->cal;
+
+	pdf_para(doc, "measured: a stored measurement; tonight: measured in this run; "
+		      "calibration: a stored value estimated or derived; assumed: taken on faith, "
+		      "drawn from its distribution in the Monte Carlo.",
+		 0, 7.5, INK_MUTED);
+	pdf_table_begin(doc, cols, 5);
+	if (d->have_proj && d->proj.ninputs) {
+		for (size_t i = 0; i < d->proj.ninputs; i++) {
+			const struct project_input *in = &d->proj.inputs[i];
+			assumption_row(doc, d, in->name, in->value, in->prov, in->source);
+		}
+	} else {
+		char key[96];
+		assumption_row(doc, d, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
+			       PROV_MEASURED, c->sglang_b8.source);
+		assumption_row(doc, d, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
+			       PROV_CALIBRATION, c->sglang_b16.source);
+		for (int i = 0; i < c->moe_ref.npoints; i++) {
+			snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
+			assumption_row(doc, d, key, c->moe_ref.points[i].step_ms, PROV_MEASURED,
+				       c->moe_ref.points[i].source);
+		}
+		for (int i = 0; i < calib_nassumptions(c); i++) {
+			calib_assumption_label(c, i, key, sizeof key);
+			assumption_row(doc, d, key, c->asm_[i].point,
+				       c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED,
+				       c->asm_[i].source);
+		}
+	}
+	pdf_table_end(doc);
+}
+
+/* ---------------------------------------------------------------- caveats */
+
+/* Appends numbered caveat *k + 1 (escaped printf) to gs. */
+static void caveat(GString *gs, int *k, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void caveat(GString *gs, int *k, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+	g_string_append_printf(gs, "%s%d. ", *k ? "\n" : "", *k + 1);
+	(*k)++;
+	va_start(ap, fmt);
+	m = g_markup_vprintf_escaped(fmt, ap);
+	va_end(ap);
+	g_string_append(gs, m);
+	g_free(m);
+}
+
+static void caveats(struct pdf_doc *doc, const struct report_data *d)
+{
+	GString *gs = g_string_new(NULL);
+	int k = 0;
+
+	if (!d->have_proj)
+		caveat(gs, &k, "No projection.yaml is stored with this run: no bands, tornado, "
+			       "budget grid or fit.");
+	for (size_t i = 0; d->have_proj && i < d->proj.nnotes; i++)
+		caveat(gs, &k, "%s", d->proj.notes[i]);
+	for (size_t i = 0; i < d->est.n; i++)
+		if (!d->est.rows[i].runnable &&
+		    (i == 0 || strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name)))
+			caveat(gs, &k, "%s is not runnable: %s", d->est.rows[i].sc.name,
+			       d->est.rows[i].note[0] ? d->est.rows[i].note : "see its scenario");
+	if (d->model.growth_clamped)
+		caveat(gs, &k, "The sglang_b16 anchor cannot be met with these shares: the growth "
+			       "of attention and draft is clamped to %g.", d->model.growth);
+	caveat(gs, &k, "The What-if sheet of report.xlsx is the calibration's model (what "
+		       "`ddt estimate` computes); a projection recalibrated from tonight's GPU "
+		       "measurements can differ from it.");
+	pdf_para(doc, gs->str, 1, BODY_PT, INK_TEXT);
+	g_string_free(gs, TRUE);
+
+	if (d->have_proj && d->proj.nbacktest) {
+		static const struct pdf_col cols[] = {
+			{"backtest: left out", 0.26, PDF_LEFT}, {"measured ms", 0.12, PDF_RIGHT},
+			{"predicted ms", 0.12, PDF_RIGHT},      {"error", 0.1, PDF_RIGHT},
+			{"beside the band of", 0.4, PDF_LEFT},
+		};
+		pdf_space(doc, 4);
+		pdf_table_begin(doc, cols, 5);
+		for (size_t i = 0; i < d->proj.nbacktest; i++) {
+			const struct project_backtest *b = &d->proj.backtest[i];
+			char m[24], p[24], e[24], band[160];
+			const char *cells[5] = {b->what, m, p, e, band};
+			snprintf(m, sizeof m, "%.3f", b->measured);
+			snprintf(p, sizeof p, isfinite(b->predicted) ? "%.3f" : "-", b->predicted);
+			snprintf(e, sizeof e, isfinite(b->err_pct) ? "%+.1f%%" : "-", b->err_pct);
+			if (isfinite(b->band_lo_pct))
+				snprintf(band, sizeof band, "%s: %+.0f%% / %+.0f%%", b->band_scenario,
+					 b->band_lo_pct, b->band_hi_pct);
+			else
+				snprintf(band, sizeof band, "%s", b->note);
+			pdf_table_row(doc, cells, INK_TEXT, 0);
+		}
+		pdf_table_end(doc);
+	}
+}
+
+/* ---------------------------------------------------------------- document */
+
+static void render(struct pdf_doc *doc, const void *arg)
+{
+	const struct report_data *d = arg;
+	for (int i = 0; i < d->spec.nsections; i++) {
+		const struct report_section *s = &d->spec.sections[i];
+		if (report_section_is_chart(s->kind)) {
+			chart_section(doc, d, s);
+			continue;
+		}
+		if (s->kind == RSEC_SUMMARY) {
+			page_one(doc, d);
+			continue;
+		}
+		pdf_heading(doc, 1, section_title(s));
+		switch (s->kind) {
+		case RSEC_PROJECTIONS:
+			projections(doc, d, s);
+			break;
+		case RSEC_REGRESSIONS:
+			regressions(doc, d);
+			break;
+		case RSEC_KERNELS:
+			kernels(doc, d);
+			break;
+		case RSEC_ASSUMPTIONS:
+			assumptions(doc, d);
+			break;
+		case RSEC_CAVEATS:
+			caveats(doc, d);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int pdf_write_report(const struct report_data *d, const char *path)
+{
+	char subject[200], head[240], foot[200];
+	struct pdf_meta m = {0};
+
+	snprintf(subject, sizeof subject, "ddt nightly report of run %s", d->rec.run_id);
+	snprintf(head, sizeof head, "%s", d->spec.title);
+	snprintf(foot, sizeof foot, "ddt report %s", d->rec.run_id);
+	m.title = d->spec.title;
+	m.author = "ddt";
+	m.subject = subject;
+	m.keywords = "DDTree, speculative decoding, Kimi K2, B300, projection, benchmarks";
+	m.creator = "ddt report";
+	m.created = d->created_iso;
+	m.head_left = head;
+	m.head_right = d->date_text;
+	m.foot = foot;
+	return pdf_write(path, &m, render, d);
+}

@@ -1,0 +1,1096 @@
+/* xlsx.c - report.xlsx: Summary, Projections, Breakdown, Kernels, History,
+ * Regressions, Assumptions, and What-if (the step model as live formulas). */
+#include "report_data.h"
+
+#include "chart.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xlsxwriter.h>
+
+/* Formats shared by the sheets. */
+struct xfmt {
+	lxw_format *title, *note, *head, *text, *bold, *bad, *good;
+	lxw_format *ms, *tok, *us, *num, *pct, *intg, *gbps, *sci;
+	lxw_format *in_num, *in_text, *calc, *calc_ms, *calc_tok, *calc_int, *check;
+};
+
+struct xw {
+	lxw_workbook *wb;
+	struct xfmt f;
+	const struct report_data *d;
+	int cache;          /* write ddt's value as each formula's cached result */
+	lxw_error err;      /* first libxlsxwriter error */
+};
+
+/* Remembers the first error of a libxlsxwriter call. */
+static void ck(struct xw *x, lxw_error e)
+{
+	if (e != LXW_NO_ERROR && x->err == LXW_NO_ERROR)
+		x->err = e;
+}
+
+/* A number, or a blank cell when it is not finite (never -NAN). */
+static void put_num(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, double v,
+		    lxw_format *f)
+{
+	if (isfinite(v))
+		ck(x, worksheet_write_number(ws, r, c, v, f));
+	else
+		ck(x, worksheet_write_blank(ws, r, c, f));
+}
+
+/* A string, always as a string (a leading '=' stays text). */
+static void put_str(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s,
+		    lxw_format *f)
+{
+	if (s && s[0])
+		ck(x, worksheet_write_string(ws, r, c, s, f));
+	else
+		ck(x, worksheet_write_blank(ws, r, c, f));
+}
+
+/* A formula with its cached result (ddt's own value at the default inputs),
+ * or 0 when x->cache is off, so a recalculation is what fills it. */
+static void put_formula(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c,
+			const char *formula, lxw_format *f, double cached)
+{
+	double v = x->cache && isfinite(cached) ? cached : 0;
+	ck(x, worksheet_write_formula_num(ws, r, c, formula, f, v));
+}
+
+struct col {
+	const char *title;
+	double width;
+};
+
+/* A header row, and the column widths. */
+static void put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
+			   int n)
+{
+	for (int i = 0; i < n; i++) {
+		put_str(x, ws, r, (lxw_col_t)i, cols[i].title, x->f.head);
+		ck(x, worksheet_set_column(ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width, NULL));
+	}
+}
+
+/* A header row that stays in view with the rows above it. */
+static void put_header(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
+		       int n)
+{
+	put_header_row(x, ws, r, cols, n);
+	worksheet_freeze_panes(ws, r + 1, 0);
+}
+
+static void formats(struct xw *x)
+{
+	lxw_workbook *wb = x->wb;
+	struct xfmt *f = &x->f;
+#define NEWF(name) (f->name = workbook_add_format(wb))
+	NEWF(title);
+	format_set_bold(f->title);
+	format_set_font_size(f->title, 14);
+	NEWF(note);
+	format_set_italic(f->note);
+	format_set_font_color(f->note, 0x555555);
+	NEWF(head);
+	format_set_bold(f->head);
+	format_set_bg_color(f->head, 0xE0E0E6);
+	format_set_bottom(f->head, LXW_BORDER_THIN);
+	format_set_text_wrap(f->head);
+	format_set_align(f->head, LXW_ALIGN_VERTICAL_TOP);
+	NEWF(text);
+	NEWF(bold);
+	format_set_bold(f->bold);
+	NEWF(bad);
+	format_set_font_color(f->bad, 0xC00000);
+	format_set_bold(f->bad);
+	NEWF(good);
+	format_set_font_color(f->good, 0x999933);
+	NEWF(ms);
+	format_set_num_format(f->ms, "0.000\" ms\"");
+	NEWF(tok);
+	format_set_num_format(f->tok, "0.0\" tok/s\"");
+	NEWF(us);
+	format_set_num_format(f->us, "0.00\" µs\"");
+	NEWF(num);
+	format_set_num_format(f->num, "General");
+	NEWF(pct);
+	format_set_num_format(f->pct, "0.0%");
+	NEWF(intg);
+	format_set_num_format(f->intg, "0");
+	NEWF(gbps);
+	format_set_num_format(f->gbps, "0.0\" GB/s\"");
+	NEWF(sci);
+	format_set_num_format(f->sci, "0.0E+00");
+	NEWF(in_num);
+	format_set_font_color(f->in_num, 0x0000C0);
+	format_set_bg_color(f->in_num, 0xFFF8DC);
+	format_set_num_format(f->in_num, "General");
+	NEWF(in_text);
+	format_set_font_color(f->in_text, 0x0000C0);
+	format_set_bg_color(f->in_text, 0xFFF8DC);
+	NEWF(calc);
+	format_set_num_format(f->calc, "0.000000");
+	NEWF(calc_ms);
+	format_set_num_format(f->calc_ms, "0.000\" ms\"");
+	NEWF(calc_tok);
+	format_set_num_format(f->calc_tok, "0.0\" tok/s\"");
+	format_set_bold(f->calc_tok);
+	NEWF(calc_int);
+	format_set_num_format(f->calc_int, "0");
+	NEWF(check);
+	format_set_num_format(f->check, "0.000000");
+	format_set_font_color(f->check, 0x555555);
+#undef NEWF
+}
+
+/* ---------------------------------------------------------------- Summary */
+
+static void sheet_summary(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Summary");
+	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"tok/s", 12},
+					  {"p5 tok/s", 12}, {"p50 tok/s", 12}, {"p95 tok/s", 12},
+					  {"step", 12},    {"pipeline", 10}, {"target", 16}};
+	char status[600];
+	lxw_row_t r = 0;
+
+	put_str(x, ws, r++, 0, d->spec.title, x->f.title);
+	put_str(x, ws, r, 0, "run", x->f.bold);
+	put_str(x, ws, r++, 1, d->rec.run_id, NULL);
+	put_str(x, ws, r, 0, "date", x->f.bold);
+	put_str(x, ws, r++, 1, d->date_text, NULL);
+	put_str(x, ws, r, 0, "host / build", x->f.bold);
+	{
+		char hb[300];
+		snprintf(hb, sizeof hb, "%s, %s, %s", d->rec.prov.host, d->rec.prov.git_rev,
+			 d->rec.prov.build);
+		put_str(x, ws, r++, 1, hb, NULL);
+	}
+	report_regress_status(d, status, sizeof status);
+	put_str(x, ws, r, 0, "regressions", x->f.bold);
+	put_str(x, ws, r++, 1, status,
+		d->have_night && d->night.count[REG_REGRESSION] ? x->f.bad : NULL);
+	r++;
+	put_str(x, ws, r++, 0, "Headline: point estimate and Monte Carlo band", x->f.bold);
+	put_header_row(x, ws, r++, cols, 9);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int h = 0; h < (pass ? 1 : d->spec.nheadline); h++) {
+			const char *name = pass ? d->spec.baseline : d->spec.headline[h];
+			for (size_t i = 0; i < d->est.n; i++) {
+				struct report_figure f;
+				const struct estimate_row *e = &d->est.rows[i];
+				if (strcmp(e->sc.name, name))
+					continue;
+				report_figure(d, i, &f);
+				put_str(x, ws, r, 0, e->sc.name, pass ? x->f.text : x->f.bold);
+				put_num(x, ws, r, 1, e->accept, x->f.num);
+				put_num(x, ws, r, 2, f.tok_s, x->f.tok);
+				put_num(x, ws, r, 3, f.tok_p5, x->f.tok);
+				put_num(x, ws, r, 4, f.tok_p50, x->f.tok);
+				put_num(x, ws, r, 5, f.tok_p95, x->f.tok);
+				put_num(x, ws, r, 6, f.step_ms, x->f.ms);
+				put_str(x, ws, r, 7, pipeline_name(e->sc.pipeline), NULL);
+				put_str(x, ws, r, 8, e->target->name, NULL);
+				r++;
+			}
+		}
+		if (!pass)
+			put_str(x, ws, r++, 0, "The measured baseline, as the model gives it:",
+				x->f.note);
+	}
+	r++;
+	const struct anchor *a = &d->cal.sglang_b8;
+	char line[600];
+	snprintf(line, sizeof line, "Measured: %s pipeline on %s, block %g, budget %g, C=%g: %s",
+		 pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
+	put_str(x, ws, r++, 0, line, x->f.note);
+	put_str(x, ws, r++, 0,
+		"Sheets: Projections (every scenario with bands), Breakdown, Kernels, History, "
+		"Regressions, Assumptions, What-if (the model as live formulas).",
+		x->f.note);
+	worksheet_activate(ws);
+}
+
+/* ---------------------------------------------------------------- Projections */
+
+static void sheet_projections(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Projections");
+	static const struct col cols[] = {
+		{"scenario", 20},       {"target", 10},      {"pipeline", 9},
+		{"block b", 8},         {"budget B", 8},     {"C", 5},
+		{"M", 6},               {"accept", 8},       {"runnable", 9},
+		{"MoE (ms)", 11},       {"non-MoE (ms)", 12}, {"step (ms)", 11},
+		{"step p5 (ms)", 12},   {"step p95 (ms)", 12}, {"tok/s", 12},
+		{"p5 tok/s", 12},       {"p50 tok/s", 12},   {"p95 tok/s", 12},
+		{"lean (%)", 9},        {"lean by", 22},     {"note", 50}};
+	lxw_row_t r = 0;
+
+	put_header(x, ws, r++, cols, 21);
+	for (size_t i = 0; i < d->est.n; i++, r++) {
+		const struct estimate_row *e = &d->est.rows[i];
+		struct report_figure f;
+		report_figure(d, i, &f);
+		put_str(x, ws, r, 0, e->sc.name, NULL);
+		put_str(x, ws, r, 1, e->target->id, NULL);
+		put_str(x, ws, r, 2, pipeline_name(e->sc.pipeline), NULL);
+		put_num(x, ws, r, 3, e->sc.block, x->f.intg);
+		put_num(x, ws, r, 4, e->sc.budget, x->f.intg);
+		put_num(x, ws, r, 5, e->sc.concurrency, x->f.intg);
+		put_num(x, ws, r, 6, f.M, x->f.intg);
+		put_num(x, ws, r, 7, e->accept, x->f.num);
+		put_str(x, ws, r, 8, e->runnable ? "yes" : "no", e->runnable ? NULL : x->f.bad);
+		put_num(x, ws, r, 9, f.moe_ms, x->f.ms);
+		put_num(x, ws, r, 10, f.nonmoe_ms, x->f.ms);
+		put_num(x, ws, r, 11, f.step_ms, x->f.ms);
+		put_num(x, ws, r, 12, f.step_p5, x->f.ms);
+		put_num(x, ws, r, 13, f.step_p95, x->f.ms);
+		put_num(x, ws, r, 14, f.tok_s, x->f.tok);
+		put_num(x, ws, r, 15, f.tok_p5, x->f.tok);
+		put_num(x, ws, r, 16, f.tok_p50, x->f.tok);
+		put_num(x, ws, r, 17, f.tok_p95, x->f.tok);
+		put_num(x, ws, r, 18, f.proj ? f.proj->lean_pct : NAN, x->f.num);
+		put_str(x, ws, r, 19, f.proj ? f.proj->lean_by : "", NULL);
+		put_str(x, ws, r, 20, e->note, NULL);
+	}
+	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 20));
+}
+
+/* ---------------------------------------------------------------- Breakdown */
+
+static void sheet_breakdown(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Breakdown");
+	struct col cols[2 + 2 * COMP_COUNT + 3];
+	char titles[2 * COMP_COUNT][48];
+	int n = 0;
+	lxw_row_t r = 0;
+
+	cols[n++] = (struct col){"scenario", 20};
+	cols[n++] = (struct col){"M", 6};
+	for (int k = 0; k < COMP_COUNT; k++) {
+		snprintf(titles[k], sizeof titles[k], "%s (ms)", model_comp_name((enum model_comp)k));
+		cols[n++] = (struct col){titles[k], 13};
+	}
+	cols[n++] = (struct col){"non-MoE (ms)", 13};
+	cols[n++] = (struct col){"step (ms)", 12};
+	for (int k = 0; k < COMP_COUNT; k++) {
+		snprintf(titles[COMP_COUNT + k], sizeof titles[0], "%s share",
+			 model_comp_name((enum model_comp)k));
+		cols[n++] = (struct col){titles[COMP_COUNT + k], 11};
+	}
+	cols[n++] = (struct col){"non-MoE share", 12};
+	put_header(x, ws, r++, cols, n);
+	for (size_t i = 0; i < d->est.n; i++) {
+		struct report_figure f;
+		if (i && !strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name))
+			continue; /* components do not depend on the acceptance */
+		report_figure(d, i, &f);
+		int c = 0;
+		put_str(x, ws, r, (lxw_col_t)c++, d->est.rows[i].sc.name, NULL);
+		put_num(x, ws, r, (lxw_col_t)c++, f.M, x->f.intg);
+		for (int k = 0; k < COMP_COUNT; k++)
+			put_num(x, ws, r, (lxw_col_t)c++, f.ms[k], x->f.ms);
+		put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms, x->f.ms);
+		put_num(x, ws, r, (lxw_col_t)c++, f.step_ms, x->f.ms);
+		for (int k = 0; k < COMP_COUNT; k++)
+			put_num(x, ws, r, (lxw_col_t)c++, f.ms[k] / f.step_ms, x->f.pct);
+		put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms / f.step_ms, x->f.pct);
+		r++;
+	}
+	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(n - 1)));
+}
+
+/* ---------------------------------------------------------------- Kernels */
+
+static void sheet_kernels(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Kernels");
+	static const struct col cols[] = {
+		{"op", 14},          {"variant", 9},      {"backend", 8},     {"device", 30},
+		{"params", 34},      {"samples", 8},      {"median (µs)", 12}, {"p10 (µs)", 11},
+		{"p90 (µs)", 11},    {"min (µs)", 11},    {"max (µs)", 11},   {"stdev (µs)", 11},
+		{"bytes", 12},       {"flops", 12},       {"GB/s", 11},       {"% of peak", 10},
+		{"max error", 10},   {"SM clock (MHz)", 10}, {"status", 11},  {"reason", 50}};
+	lxw_row_t r = 0;
+
+	put_header(x, ws, r++, cols, 20);
+	for (size_t i = 0; i < d->rec.nrows; i++, r++) {
+		const struct rec_row *w = &d->rec.rows[i];
+		char params[256];
+		const char *dev = (size_t)w->device < d->rec.ndevices ? d->rec.devices[w->device].name
+								      : "";
+		put_str(x, ws, r, 0, w->op, NULL);
+		put_str(x, ws, r, 1, w->variant, NULL);
+		put_str(x, ws, r, 2, w->backend, NULL);
+		put_str(x, ws, r, 3, dev, NULL);
+		put_str(x, ws, r, 4, rec_row_params_str(w, params, sizeof params), NULL);
+		put_num(x, ws, r, 5, w->samples, x->f.intg);
+		put_num(x, ws, r, 6, w->median_us, x->f.us);
+		put_num(x, ws, r, 7, w->p10_us, x->f.us);
+		put_num(x, ws, r, 8, w->p90_us, x->f.us);
+		put_num(x, ws, r, 9, w->min_us, x->f.us);
+		put_num(x, ws, r, 10, w->max_us, x->f.us);
+		put_num(x, ws, r, 11, w->stdev_us, x->f.us);
+		put_num(x, ws, r, 12, w->bytes, x->f.sci);
+		put_num(x, ws, r, 13, w->flops, x->f.sci);
+		put_num(x, ws, r, 14, w->gbps, x->f.gbps);
+		put_num(x, ws, r, 15, w->pct_peak / 100, x->f.pct);
+		put_num(x, ws, r, 16, w->max_err, x->f.sci);
+		put_num(x, ws, r, 17, w->sm_clock_mhz, x->f.intg);
+		put_str(x, ws, r, 18, rec_status_name(w->status), w->status == REC_FAILED ? x->f.bad : NULL);
+		put_str(x, ws, r, 19, w->reason, NULL);
+	}
+	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 19));
+}
+
+/* ---------------------------------------------------------------- History */
+
+#define XLSX_HIST_SERIES 12
+
+/* Series shown: those of the template's history sections, in their order. */
+static int history_series_idx(const struct report_data *d, int *idx, int max)
+{
+	int n = 0;
+	for (int s = 0; s < d->spec.nsections; s++) {
+		const struct report_section *sec = &d->spec.sections[s];
+		if (sec->kind != RSEC_HISTORY)
+			continue;
+		for (size_t i = 0; i < d->hist.n && n < max; i++) {
+			const struct hist_series *hs = &d->hist.series[i];
+			int dup = 0;
+			if (strcmp(hs->key.op, sec->op) || (sec->variant[0] && strcmp(hs->key.variant, sec->variant)))
+				continue;
+			for (int k = 0; k < n; k++)
+				dup |= idx[k] == (int)i;
+			if (!dup)
+				idx[n++] = (int)i;
+		}
+	}
+	return n;
+}
+
+static void sheet_history(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "History");
+	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
+	int idx[XLSX_HIST_SERIES], n = history_series_idx(d, idx, XLSX_HIST_SERIES);
+	char labels[XLSX_HIST_SERIES][640];
+	struct col cols[2 + XLSX_HIST_SERIES];
+	lxw_row_t r = 0;
+
+	cols[0] = (struct col){"night (UTC)", 20};
+	cols[1] = (struct col){"run", 30};
+	for (int k = 0; k < n; k++) {
+		const struct hist_key *key = &d->hist.series[idx[k]].key;
+		snprintf(labels[k], sizeof labels[k], "%s/%s %s %s (µs)", key->op, key->variant,
+			 key->params, key->backend);
+		cols[2 + k] = (struct col){labels[k], 18};
+	}
+	put_header(x, ws, r++, cols, 2 + n);
+	if (nruns < 2 || !n) {
+		put_str(x, ws, r, 0, "no history yet", x->f.note);
+		return;
+	}
+	for (size_t i = 0; i < nruns; i++, r++) {
+		put_str(x, ws, r, 0, d->hist.runs[i].created, NULL);
+		put_str(x, ws, r, 1, d->hist.runs[i].run_id, NULL);
+		for (int k = 0; k < n; k++) {
+			const struct hist_point *p = history_point_at(&d->hist.series[idx[k]], i);
+			put_num(x, ws, r, (lxw_col_t)(2 + k), p ? p->median_us : NAN, x->f.us);
+		}
+	}
+	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(1 + n)));
+
+	/* a native line chart: one line per series over the nights */
+	lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_LINE);
+	static const enum chart_ink inks[] = {INK_MEASURED, INK_MOE, INK_ATTN, INK_TREE,
+					      INK_DRAFT, INK_ALLREDUCE};
+	for (int k = 0; k < n; k++) {
+		lxw_chart_series *s = chart_add_series(ch, NULL, NULL);
+		lxw_chart_line line = {0};
+		chart_series_set_categories(s, "History", 1, 0, r - 1, 0);
+		chart_series_set_values(s, "History", 1, (lxw_col_t)(2 + k), r - 1,
+					(lxw_col_t)(2 + k));
+		chart_series_set_name_range(s, "History", 0, (lxw_col_t)(2 + k));
+		line.color = (lxw_color_t)strtoul(chart_ink_hex(inks[k % 6]) + 1, NULL, 16);
+		line.width = 1.25;
+		chart_series_set_line(s, &line);
+	}
+	chart_title_set_name(ch, "Kernel medians per night");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "median time per call (µs)");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X), "night (UTC)");
+	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
+	chart_show_blanks_as(ch, LXW_CHART_BLANKS_AS_GAP);
+	lxw_chart_options opt = {.x_scale = 2.0, .y_scale = 1.6};
+	ck(x, worksheet_insert_chart_opt(ws, 1, (lxw_col_t)(3 + n), ch, &opt));
+}
+
+/* ---------------------------------------------------------------- Regressions */
+
+static void sheet_regressions(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	const struct regress_night *nt = &d->night;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Regressions");
+	static const struct col cols[] = {
+		{"verdict", 16},       {"op", 14},          {"variant", 9},     {"params", 30},
+		{"device", 26},        {"backend", 8},      {"build", 16},      {"status", 9},
+		{"median (µs)", 12},   {"baseline (µs)", 13}, {"change", 9},     {"noise", 9},
+		{"robust z", 9},       {"band low (µs)", 13}, {"band high (µs)", 13},
+		{"nights", 7},         {"reason", 40}};
+	char status[600];
+	lxw_row_t r = 0;
+
+	put_header(x, ws, r++, cols, 17);
+	if (!d->have_night) {
+		put_str(x, ws, r, 0, "no history yet", x->f.note);
+		return;
+	}
+	for (size_t i = 0; i < nt->n; i++, r++) {
+		const struct regress_entry *e = &nt->entries[i];
+		int bad = e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT;
+		put_str(x, ws, r, 0, regress_verdict_name(e->verdict),
+			bad ? x->f.bad : e->verdict == REG_IMPROVEMENT ? x->f.good : NULL);
+		put_str(x, ws, r, 1, e->key.op, NULL);
+		put_str(x, ws, r, 2, e->key.variant, NULL);
+		put_str(x, ws, r, 3, e->key.params, NULL);
+		put_str(x, ws, r, 4, e->key.device, NULL);
+		put_str(x, ws, r, 5, e->key.backend, NULL);
+		put_str(x, ws, r, 6, e->key.build, NULL);
+		put_str(x, ws, r, 7, rec_status_name(e->status), NULL);
+		put_num(x, ws, r, 8, e->median_us, x->f.us);
+		put_num(x, ws, r, 9, e->baseline_us, x->f.us);
+		put_num(x, ws, r, 10, e->delta_frac, x->f.pct);
+		put_num(x, ws, r, 11, e->noise_frac, x->f.pct);
+		put_num(x, ws, r, 12, e->z, x->f.num);
+		put_num(x, ws, r, 13, e->band_lo_us, x->f.us);
+		put_num(x, ws, r, 14, e->band_hi_us, x->f.us);
+		put_num(x, ws, r, 15, e->nights, x->f.intg);
+		put_str(x, ws, r, 16, e->reason, NULL);
+	}
+	if (nt->n)
+		ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 16));
+	r++;
+	report_regress_status(d, status, sizeof status);
+	put_str(x, ws, r++, 0, status, nt->count[REG_REGRESSION] ? x->f.bad : x->f.bold);
+	for (size_t i = 0; i < nt->impacts.n; i++) {
+		char line[400];
+		regress_impact_line(&nt->impacts.v[i], line, sizeof line);
+		put_str(x, ws, r++, 0, line, NULL);
+	}
+}
+
+/* ---------------------------------------------------------------- Assumptions */
+
+static void assumption(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const char *name,
+		       double v, enum provenance p, const char *source)
+{
+	const struct dist *ds = report_find_dist(x->d, name);
+	char dist[96] = "";
+	if (ds)
+		report_fmt_dist(dist, sizeof dist, ds);
+	put_str(x, ws, r, 0, name, NULL);
+	put_num(x, ws, r, 1, v, x->f.num);
+	put_str(x, ws, r, 2, provenance_name(p), NULL);
+	put_str(x, ws, r, 3, dist, NULL);
+	put_str(x, ws, r, 4, ds ? ds->unit : "", NULL);
+	put_str(x, ws, r, 5, source, NULL);
+}
+
+static void sheet_assumptions(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	const struct calib *c = &d->cal;
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Assumptions");
+	static const struct col cols[] = {{"input", 34},       {"value", 10}, {"basis", 12},
+					  {"distribution", 26}, {"unit", 40}, {"source", 90}};
+	lxw_row_t r = 0;
+	char key[160];
+
+	put_header(x, ws, r++, cols, 6);
+	if (d->have_proj && d->proj.ninputs) {
+		for (size_t i = 0; i < d->proj.ninputs; i++, r++)
+			assumption(x, ws, r, d->proj.inputs[i].name, d->proj.inputs[i].value,
+				   d->proj.inputs[i].prov, d->proj.inputs[i].source);
+	} else {
+		assumption(x, ws, r++, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
+			   PROV_MEASURED, c->sglang_b8.source);
+		assumption(x, ws, r++, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
+			   PROV_CALIBRATION, c->sglang_b16.source);
+		for (int i = 0; i < c->moe_ref.npoints; i++, r++) {
+			snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
+			assumption(x, ws, r, key, c->moe_ref.points[i].step_ms, PROV_MEASURED,
+				   c->moe_ref.points[i].source);
+		}
+		for (int i = 0; i < calib_nassumptions(c); i++, r++) {
+			calib_assumption_label(c, i, key, sizeof key);
+			assumption(x, ws, r, key, c->asm_[i].point,
+				   c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED,
+				   c->asm_[i].source);
+		}
+	}
+	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 5));
+}
+
+/* ---------------------------------------------------------------- What-if */
+
+/* The What-if sheet is built from named cells so its formulas read like the
+ * model: =comp_attn_ms*(1-growth+growth*I12/anchor_m0)*anchor_bw/J12*R12. */
+struct wi {
+	struct xw *x;
+	lxw_worksheet *ws;
+	lxw_row_t r;
+};
+
+static void wi_define(struct wi *w, const char *name, lxw_row_t r, lxw_col_t c)
+{
+	char cell[32], ref[64];
+	lxw_rowcol_to_cell_abs(cell, r, c, 1, 1);
+	snprintf(ref, sizeof ref, "='What-if'!%s", cell);
+	ck(w->x, workbook_define_name(w->x->wb, name, ref));
+}
+
+static void wi_define_range(struct wi *w, const char *name, lxw_row_t r0, lxw_col_t c0,
+			    lxw_row_t r1, lxw_col_t c1)
+{
+	char a[32], b[32], ref[96];
+	lxw_rowcol_to_cell_abs(a, r0, c0, 1, 1);
+	lxw_rowcol_to_cell_abs(b, r1, c1, 1, 1);
+	snprintf(ref, sizeof ref, "='What-if'!%s:%s", a, b);
+	ck(w->x, workbook_define_name(w->x->wb, name, ref));
+}
+
+/* One scalar row: name | value | unit | basis | source. */
+static void wi_scalar(struct wi *w, const char *name, double v, const char *unit,
+		      const char *basis, const char *source)
+{
+	struct xw *x = w->x;
+	put_str(x, w->ws, w->r, 0, name, NULL);
+	put_num(x, w->ws, w->r, 1, v, x->f.in_num);
+	put_str(x, w->ws, w->r, 2, unit, NULL);
+	put_str(x, w->ws, w->r, 3, basis, NULL);
+	put_str(x, w->ws, w->r, 4, source, NULL);
+	wi_define(w, name, w->r, 1);
+	w->r++;
+}
+
+static void wi_text(struct wi *w, const char *name, const char *v, const char *unit,
+		    const char *basis, const char *source)
+{
+	struct xw *x = w->x;
+	put_str(x, w->ws, w->r, 0, name, NULL);
+	put_str(x, w->ws, w->r, 1, v, x->f.in_text);
+	put_str(x, w->ws, w->r, 2, unit, NULL);
+	put_str(x, w->ws, w->r, 3, basis, NULL);
+	put_str(x, w->ws, w->r, 4, source, NULL);
+	wi_define(w, name, w->r, 1);
+	w->r++;
+}
+
+/* A derived scalar: a formula (printf-style) with ddt's value cached. */
+static void wi_derived(struct wi *w, const char *name, double cached, const char *unit,
+		       const char *what, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void wi_derived(struct wi *w, const char *name, double cached, const char *unit,
+		       const char *what, const char *fmt, ...)
+{
+	struct xw *x = w->x;
+	char formula[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(formula, sizeof formula, fmt, ap);
+	va_end(ap);
+	put_str(x, w->ws, w->r, 0, name, NULL);
+	put_formula(x, w->ws, w->r, 1, formula, x->f.calc, cached);
+	put_str(x, w->ws, w->r, 2, unit, NULL);
+	put_str(x, w->ws, w->r, 3, "derived", NULL);
+	put_str(x, w->ws, w->r, 4, what, NULL);
+	wi_define(w, name, w->r, 1);
+	w->r++;
+}
+
+/* A row formula: fmt with %1$d for the Excel row number of this row. */
+static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, double cached,
+		    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, double cached,
+		    const char *fmt, ...)
+{
+	char formula[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(formula, sizeof formula, fmt, ap);
+	va_end(ap);
+	put_formula(w->x, w->ws, r, c, formula, f, cached);
+}
+
+/* Columns of the model rows. */
+enum {
+	WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_M, WC_BW,
+	WC_GPUROW, WC_SEG, WC_MOEREF, WC_MOE, WC_ARB, WC_ARSEG, WC_AR, WC_CUT, WC_ATTN, WC_DRAFT,
+	WC_TREE, WC_OVER, WC_ARC, WC_NONMOE, WC_STEP, WC_TOK, WC_DDT, WC_DIFF, WC_XNAME, WC_N
+};
+
+/* One configuration of the model, for a row and its cached values. */
+struct wi_row {
+	const char *name;
+	const struct gpu *target;
+	enum pipeline_kind pipeline;
+	double block, budget, C, accept; /* accept NaN: no tok/s */
+	double ddt_tok_s;                /* ddt's own point estimate (NaN: none) */
+	int is_anchor;
+};
+
+/* Index (1-based) of the segment COUNTIF picks: points below x, within [1, n-1]. */
+static double seg_of(const double *xs, int n, double x)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += xs[i] < x;
+	return k < 1 ? 1 : k > n - 1 ? n - 1 : k;
+}
+
+static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
+{
+	struct xw *x = w->x;
+	const struct report_data *d = x->d;
+	const struct model *m = &d->model;
+	const struct calib *c = &d->cal;
+	struct model_in in = {row->target, row->pipeline, row->block, row->budget, row->C,
+			      isfinite(row->accept) ? row->accept : 1};
+	struct model_out out;
+	struct xfmt *f = &x->f;
+	int R = (int)r + 1, xi;
+	double M = row->C * (row->budget + 1), cut = row->pipeline == PIPE_NATIVE
+							     ? 1 - m->v[ASM_NATIVE_CUT]
+							     : 1;
+	double arb = c->model.hidden * 2 * M, pm[CALIB_MAX_MOE_POINTS];
+	char xname[160] = "";
+
+	model_eval(m, &in, &out);
+	xi = calib_xfer_index(c, m->ref_gpu, row->target, M);
+	if (xi >= 0)
+		calib_assumption_label(c, ASM_COUNT + xi, xname, sizeof xname);
+	for (int i = 0; i < c->moe_ref.npoints; i++)
+		pm[i] = c->moe_ref.points[i].m;
+
+	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
+	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
+	put_str(x, w->ws, r, WC_PIPE, pipeline_name(row->pipeline), f->in_text);
+	put_num(x, w->ws, r, WC_BLOCK, row->block, f->in_num);
+	put_num(x, w->ws, r, WC_BUDGET, row->budget, f->in_num);
+	put_num(x, w->ws, r, WC_C, row->C, f->in_num);
+	put_num(x, w->ws, r, WC_ACCEPT, row->accept, f->in_num);
+	put_num(x, w->ws, r, WC_XFER, xi >= 0 ? m->v[ASM_COUNT + xi] : 1, f->in_num);
+	put_str(x, w->ws, r, WC_XNAME, xi >= 0 ? xname : "same GPU: no transfer", NULL);
+
+	wi_cell(w, r, WC_M, f->calc_int, M, "=F%d*(E%d+1)", R, R);
+	wi_cell(w, r, WC_GPUROW, f->calc_int, (double)(row->target - c->gpus) + 1,
+		"=MATCH(B%d,gpu_ids,0)", R);
+	wi_cell(w, r, WC_BW, f->calc, row->target->bw_tbps, "=INDEX(gpu_bw,K%d)", R);
+	wi_cell(w, r, WC_SEG, f->calc_int, seg_of(pm, c->moe_ref.npoints, M),
+		"=MIN(MAX(COUNTIF(moe_pts_m,\"<\"&I%d),1),COUNT(moe_pts_m)-1)", R);
+	wi_cell(w, r, WC_MOEREF, f->calc_ms, model_moe_ref_ms(m, M),
+		"=IF(moe_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+(I%1$d-1)*(1-moe_overlap)))-1)"
+		"+phys_b,MAX(0,INDEX(moe_pts_ms,L%1$d)+(I%1$d-INDEX(moe_pts_m,L%1$d))*"
+		"(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
+		"(INDEX(moe_pts_m,L%1$d+1)-INDEX(moe_pts_m,L%1$d))))",
+		R);
+	wi_cell(w, r, WC_MOE, f->calc_ms, out.ms[COMP_MOE],
+		"=IF(moe_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*"
+		"moe_transfer),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
+		"moe_compute_eff),M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*moe_transfer))",
+		R);
+	wi_cell(w, r, WC_ARB, f->calc_int, arb, "=hidden*2*I%d", R);
+	wi_cell(w, r, WC_ARSEG, f->calc_int, seg_of(c->ar.bytes, c->ar.nsizes, arb),
+		"=MIN(MAX(COUNTIF(ar_bytes,\"<\"&O%d),1),ar_nsizes-1)", R);
+	wi_cell(w, r, WC_AR, f->calc_ms, model_allreduce_ms(m, row->target, M),
+		"=ar_count*IF(O%1$d<=INDEX(ar_bytes,1),INDEX(ar_us,K%1$d,1),IF(O%1$d>=INDEX("
+		"ar_bytes,ar_nsizes),INDEX(ar_us,K%1$d,ar_nsizes),INDEX(ar_us,K%1$d,P%1$d)+"
+		"LN(O%1$d/INDEX(ar_bytes,P%1$d))/LN(INDEX(ar_bytes,P%1$d+1)/INDEX(ar_bytes,P%1$d))*"
+		"(INDEX(ar_us,K%1$d,P%1$d+1)-INDEX(ar_us,K%1$d,P%1$d))))/1000*IF(INDEX(gpu_pcie,"
+		"K%1$d)=1,allreduce_pcie_factor,1)+ar_count*IF(O%1$d>=INDEX(ar_bytes,ar_nsizes),"
+		"2*(ar_gpus-1)/ar_gpus*(O%1$d-INDEX(ar_bytes,ar_nsizes))/(INDEX(gpu_link,K%1$d)*"
+		"1E9/2)*1E6,0)/1000",
+		R);
+	wi_cell(w, r, WC_CUT, f->calc, cut, "=IF(C%d=\"native\",1-native_cut,1)", R);
+	wi_cell(w, r, WC_ATTN, f->calc_ms, out.ms[COMP_ATTN],
+		"=comp_attn_ms*(1-growth+growth*I%1$d/anchor_m0)*anchor_bw/J%1$d*R%1$d", R);
+	wi_cell(w, r, WC_DRAFT, f->calc_ms, out.ms[COMP_DRAFT],
+		"=comp_draft_ms*(1-growth+growth*F%1$d*D%1$d/anchor_draft0)*anchor_bw/J%1$d*R%1$d",
+		R);
+	wi_cell(w, r, WC_TREE, f->calc_ms, out.ms[COMP_TREE],
+		"=comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/anchor_tree0)*R%1$d",
+		R);
+	wi_cell(w, r, WC_OVER, f->calc_ms, out.ms[COMP_OVERHEAD], "=comp_overhead_ms*R%d", R);
+	wi_cell(w, r, WC_ARC, f->calc_ms, out.ms[COMP_ALLREDUCE], "=Q%1$d*R%1$d", R);
+	wi_cell(w, r, WC_NONMOE, f->calc_ms, out.nonmoe_ms, "=SUM(S%1$d:W%1$d)", R);
+	wi_cell(w, r, WC_STEP, f->calc_ms, out.step_ms, "=N%1$d+X%1$d", R);
+	if (isfinite(row->accept))
+		wi_cell(w, r, WC_TOK, f->calc_tok, out.tok_s, "=F%1$d*G%1$d/Y%1$d*1000", R);
+	else
+		put_str(x, w->ws, r, WC_TOK, "", NULL);
+	put_num(x, w->ws, r, WC_DDT, row->ddt_tok_s, f->tok);
+	if (isfinite(row->ddt_tok_s))
+		wi_cell(w, r, WC_DIFF, f->check, out.tok_s - row->ddt_tok_s, "=Z%1$d-AA%1$d", R);
+}
+
+static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
+{
+	static const struct col cols[WC_N] = {
+		{"scenario", 24},         {"target (GPU id)", 11},  {"pipeline", 9},
+		{"block b", 7},           {"budget B", 8},          {"C", 5},
+		{"accept", 7},            {"transfer factor", 9},   {"M", 6},
+		{"target bw (TB/s)", 9},  {"GPU row", 6},           {"MoE curve seg", 7},
+		{"MoE on ref GPU (ms)", 11}, {"MoE (ms)", 11},      {"all-reduce bytes", 10},
+		{"all-reduce seg", 7},    {"all-reduce before cut (ms)", 12}, {"cut factor", 8},
+		{"attn_lmhead (ms)", 11}, {"draft (ms)", 11},       {"tree (ms)", 11},
+		{"overhead (ms)", 11},    {"allreduce (ms)", 11},   {"non-MoE (ms)", 11},
+		{"step (ms)", 11},        {"tok/s", 12},            {"ddt tok/s", 12},
+		{"tok/s - ddt", 11},      {"transfer entry", 44}};
+	struct xw *x = w->x;
+	const struct report_data *d = x->d;
+	const struct calib *c = &d->cal;
+	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+
+	put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
+	for (int i = 0; i < WC_N; i++) {
+		put_str(x, w->ws, w->r, (lxw_col_t)i, cols[i].title, x->f.head);
+		if (i)
+			ck(x, worksheet_set_column(w->ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width,
+						   NULL));
+	}
+	worksheet_freeze_panes(w->ws, w->r + 1, 1);
+	w->r++;
+	struct wi_row ra = {"anchor sglang_b8 (measured)", calib_gpu(c, a8->gpu), a8->pipeline,
+			    a8->block, a8->budget, a8->concurrency, a8->accept,
+			    isfinite(a8->tok_s) ? a8->tok_s : NAN, 1};
+	struct wi_row rb = {"anchor sglang_b16", calib_gpu(c, a16->gpu), a16->pipeline, a16->block,
+			    a16->budget, a16->concurrency, a16->accept,
+			    isfinite(a16->tok_s) ? a16->tok_s : NAN, 1};
+	*r8 = w->r;
+	wi_model_row(w, w->r++, &ra);
+	*r16 = w->r;
+	wi_model_row(w, w->r++, &rb);
+	for (size_t i = 0; i < d->est.n; i++) {
+		const struct estimate_row *e = &d->est.rows[i];
+		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block,
+				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0};
+		wi_model_row(w, w->r++, &row);
+	}
+	w->r++;
+}
+
+static void wi_gpus(struct wi *w)
+{
+	struct xw *x = w->x;
+	const struct calib *c = &x->d->cal;
+	lxw_row_t r0;
+	int nsz = c->ar.nsizes;
+
+	put_str(x, w->ws, w->r++, 0, "GPU catalog and small all-reduce latency (µs) per message size",
+		x->f.bold);
+	put_str(x, w->ws, w->r, 5, "message bytes:", x->f.bold);
+	for (int k = 0; k < nsz; k++)
+		put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), c->ar.bytes[k], x->f.in_num);
+	wi_define_range(w, "ar_bytes", w->r, 6, w->r, (lxw_col_t)(6 + nsz - 1));
+	w->r++;
+	static const char *const head[] = {"GPU id", "bw (TB/s)", "bf16 (TFLOP/s)",
+					   "link (GB/s)", "PCIe (1/0)", "name"};
+	for (int k = 0; k < 6; k++)
+		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
+	for (int k = 0; k < nsz; k++) {
+		char h[32];
+		snprintf(h, sizeof h, "µs at size %d", k + 1);
+		put_str(x, w->ws, w->r, (lxw_col_t)(6 + k), h, x->f.head);
+	}
+	w->r++;
+	r0 = w->r;
+	for (size_t i = 0; i < c->ngpus; i++, w->r++) {
+		const struct gpu *g = &c->gpus[i];
+		const struct ar_gpu *a = calib_ar(c, g->id);
+		put_str(x, w->ws, w->r, 0, g->id, x->f.in_text);
+		put_num(x, w->ws, w->r, 1, g->bw_tbps, x->f.in_num);
+		put_num(x, w->ws, w->r, 2, g->bf16_tflops, x->f.in_num);
+		put_num(x, w->ws, w->r, 3, g->link_gbps, x->f.in_num);
+		put_num(x, w->ws, w->r, 4, a && a->pcie ? 1 : 0, x->f.in_num);
+		put_str(x, w->ws, w->r, 5, g->name, NULL);
+		for (int k = 0; k < nsz; k++)
+			put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), a ? a->us[k] : NAN, x->f.in_num);
+	}
+	wi_define_range(w, "gpu_ids", r0, 0, w->r - 1, 0);
+	wi_define_range(w, "gpu_bw", r0, 1, w->r - 1, 1);
+	wi_define_range(w, "gpu_bf16", r0, 2, w->r - 1, 2);
+	wi_define_range(w, "gpu_link", r0, 3, w->r - 1, 3);
+	wi_define_range(w, "gpu_pcie", r0, 4, w->r - 1, 4);
+	wi_define_range(w, "ar_us", r0, 6, w->r - 1, (lxw_col_t)(6 + nsz - 1));
+	w->r++;
+}
+
+static void wi_moe_points(struct wi *w)
+{
+	struct xw *x = w->x;
+	const struct moe_reference *mr = &x->d->cal.moe_ref;
+	lxw_row_t r0;
+	put_str(x, w->ws, w->r++, 0, "MoE reference points (the linear curve; the fit's data)",
+		x->f.bold);
+	put_str(x, w->ws, w->r, 0, "M", x->f.head);
+	put_str(x, w->ws, w->r, 1, "MoE (ms)", x->f.head);
+	put_str(x, w->ws, w->r, 2, "source", x->f.head);
+	w->r++;
+	r0 = w->r;
+	for (int i = 0; i < mr->npoints; i++, w->r++) {
+		put_num(x, w->ws, w->r, 0, mr->points[i].m, x->f.in_num);
+		put_num(x, w->ws, w->r, 1, mr->points[i].step_ms, x->f.in_num);
+		put_str(x, w->ws, w->r, 2, mr->points[i].source, NULL);
+	}
+	wi_define_range(w, "moe_pts_m", r0, 0, w->r - 1, 0);
+	wi_define_range(w, "moe_pts_ms", r0, 1, w->r - 1, 1);
+	w->r++;
+}
+
+static const char *asm_source(const struct calib *c, enum assumption a)
+{
+	return c->asm_[a].source;
+}
+
+static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
+{
+	struct xw *x = w->x;
+	const struct report_data *d = x->d;
+	const struct calib *c = &d->cal;
+	const struct geometry *g = &c->model;
+	const struct model *m = &d->model;
+	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+	static const char *const asm_names[] = {"native_cut",      "moe_transfer",
+						"share_attn",      "share_draft",
+						"share_tree",      "share_overhead",
+						"tree_scale_frac", "moe_compute_eff",
+						"allreduce_pcie_factor"};
+	int R8 = (int)r8 + 1, R16 = (int)r16 + 1;
+	double tp = c->moe_ref.tp > 0 ? c->moe_ref.tp : g->tp;
+	double wsl = 3 * g->hidden * g->moe_intermediate / tp;
+	double ebytes = wsl * g->expert_weight_bits / 8 + wsl / g->expert_group_size * g->expert_scale_bytes;
+	double sbytes = g->shared_experts * wsl * g->dense_weight_bytes;
+	double layers = g->layers - g->dense_layers;
+
+	put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
+	static const char *const head[] = {"name", "value", "unit", "basis", "source"};
+	for (int k = 0; k < 5; k++)
+		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
+	w->r++;
+	for (int a = 0; a < ASM_COUNT && a < (int)(sizeof asm_names / sizeof *asm_names); a++)
+		wi_scalar(w, asm_names[a], m->v[a], c->asm_[a].unit,
+			  provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+			  asm_source(c, (enum assumption)a));
+	wi_text(w, "ref_gpu", c->moe_ref.gpu, "GPU id", "measured",
+		"the GPU the MoE reference curve was measured on");
+	wi_text(w, "moe_curve", moe_curve_name(m->curve), "physical or linear", "calibration",
+		"how the MoE time between and beyond the reference points is drawn");
+	{
+		static const char *const pn[MOE_P_COUNT] = {"moe_efficiency", "moe_overlap",
+							    "moe_fixed_us"};
+		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",
+							    "µs per layer"};
+		for (int k = 0; k < MOE_P_COUNT; k++)
+			wi_scalar(w, pn[k], c->moe_ref.fit.value[k], pu[k],
+				  c->moe_ref.fit.held[k] ? "calibration" : "derived (fit)",
+				  c->moe_ref.fit.held[k] ? c->moe_ref.phys.source[k]
+							 : c->moe_ref.fit.note);
+	}
+	wi_scalar(w, "layers", g->layers, "layers", "calibration", g->source);
+	wi_scalar(w, "dense_layers", g->dense_layers, "layers", "calibration", g->source);
+	wi_scalar(w, "hidden", g->hidden, "", "calibration", g->source);
+	wi_scalar(w, "moe_intermediate", g->moe_intermediate, "", "calibration", g->source);
+	wi_scalar(w, "experts", g->experts, "", "calibration", g->source);
+	wi_scalar(w, "experts_per_token", g->experts_per_token, "", "calibration", g->source);
+	wi_scalar(w, "shared_experts", g->shared_experts, "", "calibration", g->source);
+	wi_scalar(w, "expert_weight_bits", g->expert_weight_bits, "bits", "calibration", g->source);
+	wi_scalar(w, "expert_group_size", g->expert_group_size, "weights", "calibration", g->source);
+	wi_scalar(w, "expert_scale_bytes", g->expert_scale_bytes, "bytes", "calibration", g->source);
+	wi_scalar(w, "dense_weight_bytes", g->dense_weight_bytes, "bytes", "calibration", g->source);
+	wi_scalar(w, "moe_tp", tp, "GPUs", "calibration", c->moe_ref.source);
+	wi_scalar(w, "ar_per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
+		  c->ar.source);
+	wi_scalar(w, "ar_gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
+	if (isfinite(a8->tok_s)) {
+		wi_scalar(w, "anchor_tok_s", a8->tok_s, "tok/s", "measured", a8->source);
+		wi_derived(w, "anchor_step_ms", a8->step_ms, "ms", "C x accept / tok/s of the anchor",
+			   "=F%1$d*G%1$d/anchor_tok_s*1000", R8);
+	} else
+		wi_scalar(w, "anchor_step_ms", a8->step_ms, "ms", "measured", a8->source);
+	if (isfinite(a16->tok_s)) {
+		wi_scalar(w, "anchor_b16_tok_s", a16->tok_s, "tok/s", "calibration", a16->source);
+		wi_derived(w, "anchor_b16_step_ms", a16->step_ms, "ms", "C x accept / tok/s",
+			   "=F%1$d*G%1$d/anchor_b16_tok_s*1000", R16);
+	} else
+		wi_scalar(w, "anchor_b16_step_ms", a16->step_ms, "ms", "calibration", a16->source);
+
+	/* derived */
+	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of ref_gpu",
+		   "=INDEX(gpu_bw,MATCH(ref_gpu,gpu_ids,0))");
+	wi_define(w, "anchor_gpu", r8, WC_TARGET);
+	wi_derived(w, "anchor_bw", m->anchor_gpu->bw_tbps, "TB/s", "bandwidth of the anchor's GPU",
+		   "=INDEX(gpu_bw,MATCH(anchor_gpu,gpu_ids,0))");
+	wi_derived(w, "anchor_m0", m->m0, "tokens", "the anchor's verify width", "=I%d", R8);
+	wi_derived(w, "anchor_draft0", m->draft0, "tokens", "the anchor's C x block", "=F%1$d*D%1$d",
+		   R8);
+	wi_derived(w, "anchor_tree0", m->tree0, "nodes", "the anchor's C x budget", "=F%1$d*E%1$d",
+		   R8);
+	wi_derived(w, "moe_layers", layers, "layers", "layers - dense_layers",
+		   "=layers-dense_layers");
+	wi_derived(w, "expert_slice", wsl, "weights", "3 hidden moe_intermediate / moe_tp",
+		   "=3*hidden*moe_intermediate/moe_tp");
+	wi_derived(w, "expert_bytes", ebytes, "bytes", "one expert slice with its scales",
+		   "=expert_slice*expert_weight_bits/8+expert_slice/expert_group_size*"
+		   "expert_scale_bytes");
+	wi_derived(w, "shared_bytes", sbytes, "bytes", "the shared expert slice",
+		   "=shared_experts*expert_slice*dense_weight_bytes");
+	wi_derived(w, "phys_a", m->phys_a, "ms", "every expert read once, all MoE layers",
+		   "=moe_layers*experts*expert_bytes*1000/(ref_bw*1E12*moe_efficiency)");
+	wi_derived(w, "phys_b", m->phys_b, "ms", "shared expert and fixed cost, all MoE layers",
+		   "=moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_efficiency)+moe_layers*"
+		   "moe_fixed_us/1000");
+	wi_derived(w, "phys_lnq", log1p(-g->experts_per_token / g->experts), "",
+		   "ln(1 - k/E): distinct experts E(1 - (1 - k/E)^M_eff)",
+		   "=LN(1-experts_per_token/experts)");
+	wi_derived(w, "flops_per_m", m->flops_per_m, "flop per token",
+		   "MoE flops per step per GPU and verify token (compute roof)",
+		   "=moe_layers*2*expert_slice*(experts_per_token+shared_experts)");
+	wi_derived(w, "ar_count", c->ar.per_layer * g->layers, "per step", "ar_per_layer x layers",
+		   "=ar_per_layer*layers");
+	wi_derived(w, "ar_nsizes", c->ar.nsizes, "sizes", "message sizes in the table",
+		   "=COUNT(ar_bytes)");
+	wi_derived(w, "anchor_nonmoe_ms", m->n0_ms, "ms",
+		   "the anchor's step minus its MoE and all-reduce", "=anchor_step_ms-N%1$d-Q%1$d",
+		   R8);
+	double ssum = 0;
+	for (int k = 0; k < 4; k++)
+		ssum += m->v[ASM_SHARE_ATTN + k];
+	wi_derived(w, "share_sum", ssum, "", "the shares are normalized by their sum",
+		   "=share_attn+share_draft+share_tree+share_overhead");
+	static const char *const cn[4] = {"comp_attn_ms", "comp_draft_ms", "comp_tree_ms",
+					  "comp_overhead_ms"};
+	static const char *const sn[4] = {"share_attn", "share_draft", "share_tree",
+					  "share_overhead"};
+	for (int k = 0; k < 4; k++)
+		wi_derived(w, cn[k], m->n0_ms * m->share[k], "ms",
+			   "component at the anchor (type a number over it to try one)",
+			   "=anchor_nonmoe_ms*(%s/share_sum)", sn[k]);
+	/* the growth of attention and draft, solved from the b16 anchor */
+	struct model_in in16 = {calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
+				a16->concurrency, 1};
+	double bwr16 = m->anchor_gpu->bw_tbps / in16.target->bw_tbps, f = m->v[ASM_TREE_SCALE_FRAC];
+	double want = a16->step_ms - model_moe_ms(m, in16.target, a16->concurrency * (a16->budget + 1)) -
+		      model_allreduce_ms(m, in16.target, a16->concurrency * (a16->budget + 1));
+	double n0 = m->n0_ms, t16 = n0 * m->share[2] * (1 - f + f * a16->concurrency * a16->budget / m->tree0);
+	double f0 = n0 * m->share[0] * bwr16 + n0 * m->share[1] * bwr16 + t16 + n0 * m->share[3];
+	double f1 = n0 * m->share[0] * (a16->concurrency * (a16->budget + 1) / m->m0) * bwr16 +
+		    n0 * m->share[1] * (a16->concurrency * a16->block / m->draft0) * bwr16 + t16 +
+		    n0 * m->share[3];
+	wi_derived(w, "growth_want_ms", want, "ms", "the b16 anchor's non-MoE time to meet",
+		   "=anchor_b16_step_ms-N%1$d-Q%1$d", R16);
+	wi_derived(w, "growth_tree_ms", t16, "ms", "tree time at the b16 anchor",
+		   "=comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/anchor_tree0)", R16);
+	wi_derived(w, "growth_f0_ms", f0, "ms", "b16 non-MoE with growth 0",
+		   "=comp_attn_ms*anchor_bw/J%1$d+comp_draft_ms*anchor_bw/J%1$d+growth_tree_ms+"
+		   "comp_overhead_ms",
+		   R16);
+	wi_derived(w, "growth_f1_ms", f1, "ms", "b16 non-MoE with growth 1",
+		   "=comp_attn_ms*(I%1$d/anchor_m0)*anchor_bw/J%1$d+comp_draft_ms*(F%1$d*D%1$d/"
+		   "anchor_draft0)*anchor_bw/J%1$d+growth_tree_ms+comp_overhead_ms",
+		   R16);
+	wi_derived(w, "growth", m->growth, "fraction",
+		   "share of attention and draft that grows with M and block (clamped to [0, 1])",
+		   "=IF(growth_f1_ms=growth_f0_ms,0,MIN(1,MAX(0,(growth_want_ms-growth_f0_ms)/"
+		   "(growth_f1_ms-growth_f0_ms))))");
+}
+
+static void sheet_whatif(struct xw *x)
+{
+	struct wi w = {x, workbook_add_worksheet(x->wb, "What-if"), 0};
+	lxw_row_t r8, r16;
+
+	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
+	put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
+	put_str(x, w.ws, w.r++, 0,
+		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
+		"component time) and every tok/s follows. At the inputs as written, tok/s equals "
+		"ddt's own point estimate (column 'ddt tok/s'; the difference is in 'tok/s - ddt').",
+		x->f.note);
+	put_str(x, w.ws, w.r++, 0,
+		"step = MoE + non-MoE; MoE = reference curve at M x (ref bw / target bw) x transfer, "
+		"at least the compute roof (physical curve); non-MoE = components anchored at the "
+		"measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
+		"engine; tok/s = C x accept / step.",
+		x->f.note);
+	w.r++;
+	wi_rows(&w, &r8, &r16);
+	wi_scalars(&w, r8, r16);
+	w.r++;
+	wi_gpus(&w);
+	wi_moe_points(&w);
+	if (x->d->cal.law_attn.n || x->d->cal.law_draft.n)
+		put_str(x, w.ws, w.r++, 0,
+			"Note: this calibration carries measured scaling laws; the sheet uses the "
+			"growth law instead.",
+			x->f.bad);
+}
+
+/* ---------------------------------------------------------------- workbook */
+
+static int write_book(const struct report_data *d, const char *path, int cache)
+{
+	lxw_workbook_options opt = {.constant_memory = 0, .tmpdir = NULL, .use_zip64 = 0};
+	struct xw x = {0};
+	lxw_error e;
+	char subject[200];
+
+	x.d = d;
+	x.cache = cache;
+	x.wb = workbook_new_opt(path, &opt);
+	if (!x.wb)
+		return err_set(DDT_EIO, "%s: cannot create the workbook", path);
+	snprintf(subject, sizeof subject, "ddt nightly report of run %s", d->rec.run_id);
+	lxw_doc_properties props = {.title = (char *)d->spec.title,
+				    .subject = subject,
+				    .author = "ddt",
+				    .comments = "ddt report: the What-if sheet holds the model as "
+						"live formulas",
+				    .created = d->created};
+	formats(&x);
+	ck(&x, workbook_set_properties(x.wb, &props));
+	sheet_summary(&x);
+	sheet_projections(&x);
+	sheet_breakdown(&x);
+	sheet_kernels(&x);
+	sheet_history(&x);
+	sheet_regressions(&x);
+	sheet_assumptions(&x);
+	sheet_whatif(&x);
+	e = workbook_close(x.wb);
+	if (x.err != LXW_NO_ERROR)
+		return err_set(DDT_EGENERIC, "%s: libxlsxwriter: %s", path, lxw_strerror(x.err));
+	if (e != LXW_NO_ERROR)
+		return err_set(DDT_EIO, "%s: libxlsxwriter: %s", path, lxw_strerror(e));
+	return 0;
+}
+
+int xlsx_write_report(const struct report_data *d, const char *path)
+{
+	return write_book(d, path, 1);
+}
+
+int xlsx_write_report_uncached(const struct report_data *d, const char *path)
+{
+	return write_book(d, path, 0);
+}

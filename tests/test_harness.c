@@ -1,0 +1,234 @@
+/* test_harness.c - the stopping rule, sample statistics and the CPU timing loop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/cpu.h"
+#include "err.h"
+#include "harness.h"
+
+static void test_harness__defaults_are_nvbench(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	harness_conf_default(&c);
+	assert_int_equal(c.min_samples, 10);
+	assert_float_equal(c.min_time_s, 0.5, 0);
+	assert_float_equal(c.target_rsd, 0.005, 0);
+	assert_float_equal(c.timeout_s, 15, 0);
+	assert_float_equal(c.min_clock_frac, 0.75, 0);
+	assert_true(c.cold);
+	assert_true(c.max_samples >= c.min_samples);
+}
+
+static void test_harness__stops_only_when_every_rule_agrees(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	harness_conf_default(&c);
+	c.max_samples = 100;
+	assert_false(harness_enough(&c, 9, 1.0, 0.001, 1.0));   /* too few samples */
+	assert_false(harness_enough(&c, 10, 0.4, 0.001, 1.0));  /* too little time */
+	assert_false(harness_enough(&c, 10, 0.6, 0.01, 1.0));   /* too noisy */
+	assert_true(harness_enough(&c, 10, 0.6, 0.004, 1.0));
+	assert_true(harness_enough(&c, 3, 0.1, 0.5, 15.0));     /* timeout */
+	assert_false(harness_enough(&c, 0, 0, 0, 20.0));        /* never with no sample */
+	assert_true(harness_enough(&c, 100, 0.1, 0.5, 1.0));    /* the cap */
+}
+
+static void test_harness__stats_of_known_samples(void **state)
+{
+	(void)state;
+	double s[] = {5, 1, 3, 2, 4};
+	struct rec_row row;
+	harness_stats(s, 5, &row);
+	assert_int_equal(row.samples, 5);
+	assert_float_equal(row.median_us, 3, 1e-12);
+	assert_float_equal(row.min_us, 1, 0);
+	assert_float_equal(row.max_us, 5, 0);
+	assert_float_equal(row.p10_us, 1.4, 1e-12);
+	assert_float_equal(row.p90_us, 4.6, 1e-12);
+	assert_float_equal(row.stdev_us, sqrt(2.5), 1e-12);
+	assert_float_equal(s[0], 1, 0); /* sorted in place */
+	double even[] = {4, 1, 3, 2};
+	harness_stats(even, 4, &row);
+	assert_float_equal(row.median_us, 2.5, 1e-12);
+	harness_stats(NULL, 0, &row);
+	assert_int_equal(row.samples, 0);
+	assert_true(isnan(row.median_us) && isnan(row.p90_us) && isnan(row.stdev_us));
+}
+
+static void test_harness__relative_stdev(void **state)
+{
+	(void)state;
+	double flat[] = {2, 2, 2}, two[] = {1, 3};
+	assert_float_equal(harness_rsd(flat, 3), 0, 0);
+	assert_float_equal(harness_rsd(two, 2), sqrt(2) / 2, 1e-12);
+	assert_float_equal(harness_rsd(two, 1), 0, 0);
+}
+
+struct counter {
+	int calls;
+	int fail_at;
+	struct harness_flush *flush;
+	unsigned char seen;  /* the flush buffer's first byte at the last call */
+	int flushed;         /* calls that found it changed since the one before */
+};
+
+static int count_run(void *arg)
+{
+	struct counter *k = arg;
+	if (++k->calls == k->fail_at)
+		return err_set(DDT_EGENERIC, "planned failure");
+	if (k->flush) {
+		k->flushed += k->flush->buf[0] != k->seen;
+		k->seen = k->flush->buf[0];
+	}
+	return 0;
+}
+
+static void test_harness__warmup_then_samples_up_to_the_cap(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	struct counter k = {0};
+	double s[64];
+	int n;
+	harness_conf_default(&c);
+	c.warmup = 3;
+	c.min_samples = 1000; /* never satisfied: the cap stops it */
+	c.max_samples = 20;
+	c.cold = 0;
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 64, &n), 0);
+	assert_int_equal(n, 20);
+	assert_int_equal(k.calls, 23);
+	for (int i = 0; i < n; i++)
+		assert_true(s[i] >= 0);
+	/* the buffer bounds it too */
+	k.calls = 0;
+	c.max_samples = 1000;
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 7, &n), 0);
+	assert_int_equal(n, 7);
+}
+
+static void test_harness__cold_samples_flush_first(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	struct harness_flush f;
+	struct counter k = {0};
+	double s[16];
+	int n;
+	assert_int_equal(harness_flush_init(&f, 1 << 20), 0);
+	assert_int_equal(f.bytes, 1 << 20);
+	k.flush = &f;
+	harness_conf_default(&c);
+	c.warmup = 0;
+	c.min_samples = 1000;
+	c.max_samples = 8;
+	c.cold = 1;
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n), 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(k.flushed, 8); /* every sample saw a fresh flush */
+	k.flushed = 0;
+	c.cold = 0;
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n), 0);
+	assert_int_equal(k.flushed, 0);
+	harness_flush_free(&f);
+	assert_null(f.buf);
+	/* 0 bytes: twice the last-level cache */
+	assert_int_equal(harness_flush_init(&f, 0), 0);
+	assert_true(f.bytes >= 2 * cpu_llc_bytes());
+	harness_flush_free(&f);
+}
+
+static void test_harness__a_failing_run_stops_the_loop(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	struct counter k = {.fail_at = 6};
+	double s[16];
+	int n;
+	harness_conf_default(&c);
+	c.warmup = 2;
+	c.cold = 0;
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 16, &n), DDT_EGENERIC);
+	assert_int_equal(n, 3); /* two warm-ups, three samples, then the failure */
+	assert_string_equal(err_msg(), "planned failure");
+}
+
+static int sleepy(void *arg)
+{
+	(void)arg;
+	struct timespec t = {0, 1000000};
+	nanosleep(&t, NULL);
+	return 0;
+}
+
+static void test_harness__time_limit_ends_a_noisy_measurement(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	static double s[100000];
+	int n;
+	harness_conf_default(&c);
+	c.min_samples = 100000;
+	c.max_samples = 100000;
+	c.timeout_s = 0.02;
+	c.cold = 0;
+	assert_int_equal(harness_time_cpu(&c, sleepy, NULL, NULL, s, 100000, &n), 0);
+	assert_true(n >= 1 && n < 100000);
+}
+
+static void par_fill(void *ctx, int tid, int nthreads)
+{
+	int *v = ctx;
+	size_t lo, hi;
+	cpu_split(1000, 16, tid, nthreads, &lo, &hi);
+	for (size_t i = lo; i < hi; i++)
+		v[i]++;
+}
+
+static void test_harness__pool_covers_every_item_once(void **state)
+{
+	(void)state;
+	int v[1000];
+	int saved = cpu_threads();
+	for (int t = 1; t <= 5; t++) {
+		cpu_threads_set(t);
+		memset(v, 0, sizeof v);
+		for (int rep = 0; rep < 50; rep++)
+			cpu_parallel(par_fill, v);
+		for (int i = 0; i < 1000; i++)
+			assert_int_equal(v[i], 50);
+	}
+	size_t lo, hi, covered = 0;
+	for (int tid = 0; tid < 3; tid++) {
+		cpu_split(100, 16, tid, 3, &lo, &hi);
+		assert_true(lo % 16 == 0 && lo == covered);
+		covered = hi;
+	}
+	assert_int_equal(covered, 100);
+	cpu_threads_set(saved);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_harness__defaults_are_nvbench),
+		cmocka_unit_test(test_harness__stops_only_when_every_rule_agrees),
+		cmocka_unit_test(test_harness__stats_of_known_samples),
+		cmocka_unit_test(test_harness__relative_stdev),
+		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),
+		cmocka_unit_test(test_harness__cold_samples_flush_first),
+		cmocka_unit_test(test_harness__a_failing_run_stops_the_loop),
+		cmocka_unit_test(test_harness__time_limit_ends_a_noisy_measurement),
+		cmocka_unit_test(test_harness__pool_covers_every_item_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,215 @@
+/* test_history.c - loading the history from runs/: series identity, skipped
+ * temp names and damaged records, cutting at a night. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+/* cmocka compares floats as float; these are doubles */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "fsx.h"
+#include "history.h"
+#include "record.h"
+
+/* A record of night `day` with one row per op, on device dev, built as build. */
+static void make_record(struct run_record *r, int day, const char *dev, const char *build,
+			double us)
+{
+	struct rec_device d = {.kind = "cpu", .arch = "x86_64", .sm_clock_mhz = NAN,
+			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = NAN};
+	struct rec_row w = {.op = "tree_attn", .variant = "cold", .backend = "cpu",
+			    .median_us = us, .p10_us = NAN, .p90_us = NAN, .min_us = NAN,
+			    .max_us = NAN, .stdev_us = NAN, .bytes = NAN, .flops = NAN,
+			    .gbps = NAN, .pct_peak = NAN, .max_err = NAN, .sm_clock_mhz = NAN,
+			    .status = REC_OK};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "202603%02dT010000Z-h", day);
+	snprintf(r->created, sizeof r->created, "2026-03-%02dT01:00:00Z", day);
+	snprintf(r->template_name, sizeof r->template_name, "cpu");
+	snprintf(r->prov.build, sizeof r->prov.build, "%s", build);
+	snprintf(d.name, sizeof d.name, "%s", dev);
+	assert_int_equal(record_add_device(r, &d), 0);
+	rec_row_param_set(&w, "M", 9);
+	assert_int_equal(record_add_row(r, &w), 0);
+	rec_row_param_set(&w, "M", 33);
+	assert_int_equal(record_add_row(r, &w), 0);
+	w.status = REC_FAILED;
+	w.median_us = NAN;
+	snprintf(w.op, sizeof w.op, "accept");
+	snprintf(w.reason, sizeof w.reason, "max_err 0.5 > tol 1e-3");
+	assert_int_equal(record_add_row(r, &w), 0);
+}
+
+/* Writes the record as runs/<run-id>/run.yaml. */
+static void store(const char *runs, const struct run_record *r)
+{
+	char *dir = fsx_join(runs, r->run_id), *path = fsx_join(dir, "run.yaml");
+	assert_int_equal(fsx_mkdir_p(dir), 0);
+	assert_int_equal(record_write(r, path), 0);
+	free(path);
+	free(dir);
+}
+
+static void store_night(const char *runs, int day, const char *dev, const char *build, double us)
+{
+	struct run_record r;
+	make_record(&r, day, dev, build, us);
+	store(runs, &r);
+	record_free(&r);
+}
+
+static void test_history__series_split_by_params_device_and_build(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX";
+	struct history h;
+	struct ydiag warn = {0};
+	assert_non_null(mkdtemp(runs));
+	store_night(runs, 1, "cpu A", "O2", 100);
+	store_night(runs, 2, "cpu A", "O2", 101);
+	store_night(runs, 3, "cpu B", "O2", 50);
+	store_night(runs, 4, "cpu A", "O3", 90);
+	assert_int_equal(history_load(&h, runs, &warn), 0);
+	assert_int_equal(warn.n, 0);
+	assert_int_equal(h.nruns, 4);
+	/* (M=9, M=33, accept) x (A/O2, B/O2, A/O3) */
+	assert_int_equal(h.n, 9);
+	assert_int_equal(h.series[0].n, 2);
+	assert_string_equal(h.series[0].key.params, "M=9");
+	assert_string_equal(h.series[1].key.params, "M=33");
+	assert_near(h.series[0].pts[1].median_us, 101, 0);
+	assert_int_equal(h.series[0].pts[1].run, 1);
+	const struct hist_point *p = history_point_at(&h.series[2], 0);
+	assert_non_null(p);
+	assert_int_equal(p->status, REC_FAILED);
+	assert_true(isnan(p->median_us));
+	assert_string_equal(p->reason, "max_err 0.5 > tol 1e-3");
+	assert_null(history_point_at(&h.series[0], 2));
+	struct hist_key k = h.series[0].key;
+	assert_int_equal(history_find(&h, &k), 0);
+	snprintf(k.build, sizeof k.build, "O3");
+	assert_int_equal(history_find(&h, &k), 6);
+	assert_int_equal(history_run_index(&h, "20260303T010000Z-h"), 2);
+	char label[512];
+	assert_string_equal(history_key_label(&h.series[0].key, label, sizeof label),
+			    "tree_attn/cold M=9 [cpu, cpu A, O2]");
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+}
+
+static void test_history__skips_temp_names_and_damage_with_a_warning(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX";
+	struct history h;
+	struct ydiag warn = {0};
+	char *p;
+	assert_non_null(mkdtemp(runs));
+	store_night(runs, 1, "cpu", "O2", 100);
+	store_night(runs, 3, "cpu", "O2", 100);
+	/* a killed writer's folder, a lock file, a damaged record, an empty folder,
+	 * a record filed under another run's name */
+	p = fsx_join(runs, ".20260302T010000Z-h.tmp-99999");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	free(p);
+	p = fsx_join(runs, ".nightly.lock");
+	assert_int_equal(fsx_write_all(p, "1\n", 2), 0);
+	free(p);
+	p = fsx_join(runs, "20260304T010000Z-h");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	char *f = fsx_join(p, "run.yaml");
+	assert_int_equal(fsx_write_all(f, "schema: 1\nrun_id: [oops\n", 24), 0);
+	free(f);
+	free(p);
+	p = fsx_join(runs, "20260305T010000Z-h");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	free(p);
+	struct run_record r;
+	make_record(&r, 6, "cpu", "O2", 100);
+	snprintf(r.run_id, sizeof r.run_id, "20260301T010000Z-h");
+	p = fsx_join(runs, "20260306T010000Z-h");
+	f = fsx_join(p, "run.yaml");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	assert_int_equal(record_write(&r, f), 0);
+	record_free(&r);
+	free(f);
+	free(p);
+
+	assert_int_equal(history_load(&h, runs, &warn), 0);
+	ydiag_print(&warn, stdout);
+	assert_int_equal(h.nruns, 2);
+	assert_int_equal(warn.n, 3);
+	assert_non_null(strstr(warn.msgs[0], "20260304T010000Z-h/run.yaml"));
+	assert_non_null(strstr(warn.msgs[0], "damaged"));
+	assert_non_null(strstr(warn.msgs[1], "20260305T010000Z-h/run.yaml"));
+	assert_non_null(strstr(warn.msgs[2], "differs from its folder"));
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+}
+
+static void test_history__load_until_cuts_at_a_night(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX";
+	struct history h;
+	struct ydiag warn = {0};
+	assert_non_null(mkdtemp(runs));
+	for (int d = 1; d <= 5; d++)
+		store_night(runs, d, "cpu", "O2", 100 + d);
+	assert_int_equal(history_load_until(&h, runs, "20260303T010000Z-h", &warn), 0);
+	assert_int_equal(h.nruns, 3);
+	assert_string_equal(h.runs[2].run_id, "20260303T010000Z-h");
+	assert_string_equal(h.runs[2].created, "2026-03-03T01:00:00Z");
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+}
+
+static void test_history__missing_folder_is_empty_and_order_is_enforced(void **state)
+{
+	(void)state;
+	struct history h;
+	struct ydiag warn = {0};
+	struct run_record r;
+	assert_int_equal(history_load(&h, "/tmp/ddt-no-such-runs-folder", &warn), 0);
+	assert_int_equal(h.nruns, 0);
+	make_record(&r, 5, "cpu", "O2", 1);
+	assert_int_equal(history_add_record(&h, &r), 0);
+	/* the same key twice in one record: the first counts */
+	assert_int_equal(h.n, 3);
+	assert_int_equal(history_add_record(&h, &r), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "not after"));
+	record_free(&r);
+	make_record(&r, 6, "cpu", "O2", 1);
+	r.rows[1] = r.rows[0];
+	r.rows[1].median_us = 2;
+	assert_int_equal(history_add_record(&h, &r), 0);
+	assert_int_equal(h.series[0].n, 2);
+	assert_near(h.series[0].pts[1].median_us, 1, 0);
+	record_free(&r);
+	history_free(&h);
+	ydiag_free(&warn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_history__series_split_by_params_device_and_build),
+		cmocka_unit_test(test_history__skips_temp_names_and_damage_with_a_warning),
+		cmocka_unit_test(test_history__load_until_cuts_at_a_night),
+		cmocka_unit_test(test_history__missing_folder_is_empty_and_order_is_enforced),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,347 @@
+/* test_hostile.c - hostile strings through the documents: markup, formula-
+ * like text, very long words and bytes that are not UTF-8, put where users
+ * can put them (the run record, the calibration's sources), rendered with
+ * report_render; the PDF must show them as text and the spreadsheet must hold
+ * them as strings, never as formulas. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "test_report_fixture.h"
+
+#define MARKUP_TEXT "<b>bold</b> & <span foreground='red'>x</span> &amp; </i>"
+#define FORMULA_TEXT "=cmd|' /C calc'!A1"
+#define LINK_TEXT "=HYPERLINK(\"http://example.invalid\",\"click\")"
+#define PLUS_TEXT "+1+1"
+#define AT_TEXT "@SUM(1)"
+
+static char home[64]; /* a project folder with a hostile calibration */
+static char real_home[2048];
+
+/* ---------------------------------------------------------------- zip */
+
+/* The inflated bytes of every member of the zip at path whose name starts
+ * with prefix, concatenated (malloc'd, NUL-terminated), or NULL. */
+static char *zip_members(const char *path, const char *prefix)
+{
+	char *zip = NULL, *out = NULL;
+	size_t len = 0, olen = 0;
+	FILE *mem = NULL;
+
+	if (fsx_read_all(path, 1 << 26, &zip, &len) != 0 || len < 22)
+		goto done;
+	const unsigned char *z = (const unsigned char *)zip, *eocd = z + len - 22;
+#define U16(p) ((unsigned)(p)[0] | (unsigned)(p)[1] << 8)
+#define U32(p) (U16(p) | (uint32_t)U16((p) + 2) << 16)
+	if (U32(eocd) != 0x06054b50)
+		goto done;
+	size_t n = U16(eocd + 10), cd = U32(eocd + 16);
+	mem = open_memstream(&out, &olen);
+	for (size_t i = 0; i < n && cd + 46 <= len; i++) {
+		const unsigned char *e = z + cd;
+		size_t nlen = U16(e + 28), xlen = U16(e + 30), clen = U16(e + 32);
+		size_t csize = U32(e + 20), usize = U32(e + 24), lho = U32(e + 42);
+		int method = (int)U16(e + 10);
+		if (U32(e) != 0x02014b50 || cd + 46 + nlen > len)
+			break;
+		if (nlen >= strlen(prefix) && !memcmp(e + 46, prefix, strlen(prefix)) &&
+		    lho + 30 <= len) {
+			const unsigned char *l = z + lho;
+			size_t data = lho + 30 + U16(l + 26) + U16(l + 28);
+			char *buf = malloc(usize + 1);
+			uLongf got = (uLongf)usize;
+			if (buf && data + csize <= len) {
+				if (method == 0 && csize == usize)
+					memcpy(buf, z + data, usize);
+				else {
+					z_stream s;
+					memset(&s, 0, sizeof s);
+					s.next_in = (Bytef *)(z + data);
+					s.avail_in = (uInt)csize;
+					s.next_out = (Bytef *)buf;
+					s.avail_out = (uInt)usize;
+					inflateInit2(&s, -MAX_WBITS);
+					inflate(&s, Z_FINISH);
+					got = s.total_out;
+					inflateEnd(&s);
+				}
+				fwrite(buf, 1, got, mem);
+			}
+			free(buf);
+		}
+		cd += 46 + nlen + xlen + clen;
+	}
+#undef U16
+#undef U32
+done:
+	if (mem)
+		fclose(mem);
+	free(zip);
+	return out;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* Copies src to dst, replacing the first "source: " value with text. */
+static int copy_with_source(const char *src, const char *dst, const char *text)
+{
+	char *data = NULL, *at, *eol, *out = NULL;
+	size_t len;
+	int rc = fsx_read_all(src, 1 << 20, &data, &len);
+	if (rc)
+		return rc;
+	if (!(at = strstr(data, "source: ")) || !(eol = strchr(at, '\n'))) {
+		free(data);
+		return -1;
+	}
+	at += strlen("source: ");
+	if (asprintf(&out, "%.*s%s%s", (int)(at - data), data, text, eol) < 0)
+		out = NULL;
+	rc = out ? fsx_write_all(dst, out, strlen(out)) : -1;
+	free(out);
+	free(data);
+	return rc;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	char src[4096], dst[4096], link[4096], longword[400];
+	const char *h = getenv("DDT_HOME");
+	struct dirent **list;
+	int n, rc = 0;
+
+	if (h && *h)
+		snprintf(real_home, sizeof real_home, "%s", h);
+	else if (!getcwd(real_home, sizeof real_home))
+		return -1;
+	snprintf(home, sizeof home, "/tmp/ddt-hostile-XXXXXX");
+	if (!mkdtemp(home))
+		return -1;
+	snprintf(dst, sizeof dst, "%s/calibration", home);
+	snprintf(link, sizeof link, "%s/templates", home);
+	if (fsx_mkdir_p(dst) || fsx_mkdir_p(link))
+		return -1;
+	/* fonts and templates as they are; the calibration with hostile sources */
+	snprintf(src, sizeof src, "%s/fonts", real_home);
+	snprintf(link, sizeof link, "%s/fonts", home);
+	if (symlink(src, link) != 0)
+		return -1;
+	snprintf(src, sizeof src, "%s/templates/default.yaml", real_home);
+	snprintf(dst, sizeof dst, "%s/templates/default.yaml", home);
+	{
+		char *t = NULL;
+		size_t tl;
+		if (fsx_read_all(src, 1 << 20, &t, &tl) || fsx_write_all(dst, t, tl))
+			return -1;
+		free(t);
+	}
+	memset(longword, 'W', sizeof longword - 1);
+	longword[sizeof longword - 1] = '\0';
+	snprintf(src, sizeof src, "%s/calibration", real_home);
+	n = scandir(src, &list, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+		char from[4096], to[4096], text[1024];
+		snprintf(from, sizeof from, "%s/calibration/%s", real_home, name);
+		snprintf(to, sizeof to, "%s/calibration/%s", home, name);
+		if (name[0] != '.' && strstr(name, ".yaml")) {
+			/* every file's first source: markup, formulas, a 399-letter word */
+			snprintf(text, sizeof text, "\"%s %s %s %s %.200s\"",
+				 !strcmp(name, "anchors.yaml") ? MARKUP_TEXT : "src",
+				 "=cmd|' /C calc'!A1", PLUS_TEXT, AT_TEXT, longword);
+			rc |= copy_with_source(from, to, text);
+		}
+		free(list[i]);
+	}
+	free(list);
+	setenv("DDT_HOME", home, 1); /* fixture_home(): the stash reads from here */
+	return rc ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fsx_rm_rf(home);
+	return 0;
+}
+
+/* A night whose record carries hostile strings in every free-text field. */
+static int hostile_record(const char *runs, char *id, size_t len)
+{
+	struct run_record r;
+	struct rec_device dev = {.kind = "cpu", .arch = "x86_64", .cores = 2, .mem_gb = 16,
+				 .sm_clock_mhz = NAN, .mem_clock_mhz = NAN, .peak_gbps = NAN,
+				 .copy_gbps = 20};
+	char created[24], *dir, *path;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	r.schema = RECORD_SCHEMA;
+	fixture_id(30, r.run_id, sizeof r.run_id, created, sizeof created);
+	snprintf(r.created, sizeof r.created, "%s", created);
+	snprintf(r.template_name, sizeof r.template_name, "default");
+	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", LINK_TEXT);
+	snprintf(r.prov.compiler, sizeof r.prov.compiler, "%s", MARKUP_TEXT);
+	snprintf(r.prov.build, sizeof r.prov.build, "%s", PLUS_TEXT);
+	snprintf(r.prov.host, sizeof r.prov.host, "%s", "h<o>&st");
+	/* markup, then bytes that are not UTF-8 and a control character: the
+	 * writer must store them as U+FFFD so the record stays readable */
+	snprintf(dev.name, sizeof dev.name, "%s \xff\xfe\x01 end", MARKUP_TEXT);
+	rc = record_add_device(&r, &dev);
+	static const double ms[] = {1, 9, 17, 33, 65, 129};
+	for (size_t i = 0; !rc && i < sizeof ms / sizeof *ms; i++)
+		rc = fixture_row(&r, "moe_w4a16", ms[i], 40 + 9 * ms[i], 1, 30);
+	if (!rc) {
+		struct rec_row w;
+		memset(&w, 0, sizeof w);
+		snprintf(w.op, sizeof w.op, "tree_attn");
+		snprintf(w.variant, sizeof w.variant, "cold");
+		snprintf(w.backend, sizeof w.backend, "cpu");
+		w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
+		w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
+		w.status = REC_FAILED;
+		snprintf(w.reason, sizeof w.reason, "%s %s", FORMULA_TEXT, MARKUP_TEXT);
+		rec_row_param_set(&w, "M", 9);
+		rc = record_add_row(&r, &w);
+	}
+	if (!rc && (dir = fsx_join(runs, r.run_id)) != NULL) {
+		fsx_mkdir_p(dir);
+		path = fsx_join(dir, "run.yaml");
+		rc = path ? record_write(&r, path) : -1;
+		free(path);
+		free(dir);
+	}
+	snprintf(id, len, "%s", r.run_id);
+	record_free(&r);
+	return rc;
+}
+
+/* The text pdftotext finds in path (malloc'd). */
+static char *pdf_text(const char *path)
+{
+	char cmd[4200], *buf = NULL;
+	size_t len = 0;
+	FILE *p, *m = open_memstream(&buf, &len);
+	int c;
+	snprintf(cmd, sizeof cmd, "pdftotext -enc UTF-8 -nopgbrk '%s' - 2>/dev/null", path);
+	if ((p = popen(cmd, "r")) != NULL) {
+		while ((c = fgetc(p)) != EOF)
+			fputc(c, m);
+		pclose(p);
+	}
+	fclose(m);
+	return buf;
+}
+
+/* True when text holds s with its whitespace runs as any whitespace (the
+ * PDF's text may break lines anywhere). */
+static int has_text(const char *text, const char *s)
+{
+	char a[4096], b[4096];
+	size_t k = 0;
+	for (const char *p = text; *p && k < sizeof a - 1;) /* squeeze the haystack */
+		if ((unsigned char)*p <= ' ') {
+			while (*p && (unsigned char)*p <= ' ')
+				p++;
+			a[k++] = ' ';
+		} else
+			a[k++] = *p++;
+	a[k] = '\0';
+	(void)b;
+	return strstr(text, s) != NULL || strstr(a, s) != NULL;
+}
+
+static void test_hostile__documents_show_hostile_strings_as_text(void **state)
+{
+	(void)state;
+	char runs[128], reports[128], last[96], id[96], *dir, *p, *text;
+	struct report_ctx ctx;
+
+	snprintf(runs, sizeof runs, "%s/runs", home);
+	snprintf(reports, sizeof reports, "%s/reports", home);
+	assert_int_equal(fixture_runs(runs, 3, 200, last, sizeof last), 0);
+	assert_int_equal(hostile_record(runs, id, sizeof id), 0);
+	assert_int_equal(fixture_finish(runs, id, 200), 0);
+
+	/* the record with bad bytes was written readable */
+	dir = fsx_join(runs, id);
+	p = fsx_join(dir, "run.yaml");
+	{
+		struct run_record r;
+		struct ydiag diag = {0};
+		int rc = record_read(&r, p, &diag);
+		ydiag_print(&diag, stderr);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(r.devices[0].name, "\xef\xbf\xbd"));
+		assert_string_equal(r.rows[r.nrows - 1].reason, FORMULA_TEXT " " MARKUP_TEXT);
+		record_free(&r);
+		ydiag_free(&diag);
+	}
+	free(p);
+	free(dir);
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.runs_dir = runs;
+	ctx.home = home;
+	ctx.quiet = 1;
+	assert_int_equal(report_render(&ctx, reports, id), 0);
+
+	/* the PDF shows the markup as characters */
+	dir = fsx_join(reports, id);
+	p = fsx_join(dir, "report.pdf");
+	text = pdf_text(p);
+	assert_non_null(text);
+	if (!text[0])
+		skip(); /* no pdftotext here */
+	static const char *const shown[] = {"<b>bold</b> &", "<span foreground='red'>x</span>",
+					    "&amp; </i>", "h<o>&st", "=HYPERLINK(", "+1+1"};
+	for (size_t i = 0; i < sizeof shown / sizeof *shown; i++)
+		if (!has_text(text, shown[i]))
+			fail_msg("the PDF does not show '%s' as text", shown[i]);
+	free(text);
+	free(p);
+
+	/* the spreadsheet holds them as strings; no formula holds them */
+	p = fsx_join(dir, "report.xlsx");
+	char *strings = zip_members(p, "xl/sharedStrings.xml");
+	char *sheets = zip_members(p, "xl/worksheets/");
+	assert_non_null(strings);
+	assert_non_null(sheets);
+	static const char *const as_strings[] = {"=cmd|", "=HYPERLINK(", "+1+1", "@SUM(1)",
+						 "&lt;b&gt;bold&lt;/b&gt; &amp;"};
+	for (size_t i = 0; i < sizeof as_strings / sizeof *as_strings; i++)
+		if (!strstr(strings, as_strings[i]))
+			fail_msg("the spreadsheet's strings lack '%s'", as_strings[i]);
+	int formulas = 0;
+	for (const char *f = sheets; (f = strstr(f, "<f>")) != NULL; f += 3) {
+		const char *end = strstr(f, "</f>");
+		char one[2048];
+		assert_non_null(end);
+		snprintf(one, sizeof one, "%.*s", (int)(end - f - 3), f + 3);
+		if (strstr(one, "cmd") || strstr(one, "HYPERLINK") || strstr(one, "@SUM") ||
+		    strstr(one, "calc"))
+			fail_msg("a formula holds input text: %s", one);
+		formulas++;
+	}
+	printf("spreadsheet: %d formulas, none holding input text; every hostile string a "
+	       "string cell\n",
+	       formulas);
+	free(strings);
+	free(sheets);
+	free(p);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hostile__documents_show_hostile_strings_as_text),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,534 @@
+/* test_project.c - Monte Carlo bands, the lean, the tornado, the best budget,
+ * tonight's recalibration, projection.yaml and the `projection:` loader. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "err.h"
+#include "fsx.h"
+#include "model.h"
+#include "project.h"
+#include "record.h"
+#include "tmpl.h"
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+struct fixture {
+	struct calib cal;
+	struct tmpl t;
+	struct project_config cfg; /* the template's, with fewer draws */
+};
+
+static const char *home(void)
+{
+	const char *h = getenv("DDT_HOME");
+	return h && *h ? h : ".";
+}
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	struct ydiag diag = {0};
+	char path[4096];
+	int rc;
+	snprintf(path, sizeof path, "%s/calibration", home());
+	rc = calib_load(&f.cal, path, &diag);
+	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
+	if (!rc)
+		rc = tmpl_load(&f.t, path, &diag);
+	if (!rc)
+		rc = project_config_load(&f.cfg, &f.t, &diag);
+	if (rc) {
+		ydiag_print(&diag, stderr);
+		return -1;
+	}
+	ydiag_free(&diag);
+	f.cfg.samples = 4000;
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	tmpl_free(&f->t);
+	calib_free(&f->cal);
+	return 0;
+}
+
+/* The projection as YAML text (malloc'd). */
+static char *emit(const struct projection *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	project_emit(p, fp);
+	fclose(fp);
+	return buf;
+}
+
+static const struct project_row *row(const struct projection *p, const char *sc, double accept)
+{
+	const struct project_row *r = project_find_row(p, sc, accept);
+	assert_non_null(r);
+	return r;
+}
+
+/* Every distribution made symmetric about its point, half as wide as shipped. */
+static void centre(struct calib *c)
+{
+	for (int i = 0; i < calib_nassumptions(c); i++) {
+		struct dist *d = &c->asm_[i];
+		double w = (dist_quantile(d, 0.95) - dist_quantile(d, 0.05)) / 2;
+		if (d->kind == DIST_FIXED || !(w > 0))
+			continue;
+		if (d->point - w < 0.01)
+			w = d->point - 0.01;
+		if (i != ASM_MOE_TRANSFER && i != ASM_ALLREDUCE_PCIE && i < ASM_COUNT &&
+		    d->point + w > 1)
+			w = 1 - d->point;
+		d->kind = DIST_TRIANGULAR;
+		d->min = d->point - w;
+		d->mode = d->point;
+		d->max = d->point + w;
+		if (i >= ASM_COUNT)
+			c->xfer[i - ASM_COUNT].d = *d;
+	}
+}
+
+/* ---------------------------------------------------------------- point, bands */
+
+static void test_project__point_estimates_reproduce_the_seed(void **state)
+{
+	struct fixture *f = *state;
+	struct projection p;
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_near(row(&p, "seed-b8-sglang", 4.4)->tok_s.point, 303, 3);
+	assert_near(row(&p, "seed-b8-sglang", 4.4)->step_ms.point, 14.5, 0.145);
+	assert_near(row(&p, "seed-b8-native", 4.4)->tok_s.point, 460, 4.6);
+	assert_near(row(&p, "seed-b8-native", 4.4)->step_ms.point, 9.5, 0.095);
+	assert_near(row(&p, "seed-b16-native", 14)->step_ms.point, 14.7, 0.147);
+	assert_near(row(&p, "seed-b16-sglang", 12)->step_ms.point, 20.9, 1e-6);
+	assert_false(row(&p, "seed-b16-sglang", 12)->runnable);
+	project_free(&p);
+}
+
+static void test_project__centred_bands_hold_the_point_near_their_median(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection p;
+	centre(&c);
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	for (size_t i = 0; i < p.nrows; i++) {
+		const struct project_row *r = &p.rows[i];
+		assert_true(r->tok_s.p5 <= r->tok_s.point * (1 + 1e-9));
+		assert_true(r->tok_s.p95 >= r->tok_s.point * (1 - 1e-9));
+		assert_true(r->step_ms.p5 <= r->step_ms.p50 && r->step_ms.p50 <= r->step_ms.p95);
+		if (fabs(r->tok_s.p50 / r->tok_s.point - 1) > 0.02)
+			fprintf(stderr, "%s %g: p50 %g point %g\n", r->scenario, r->accept,
+				r->tok_s.p50, r->tok_s.point);
+		assert_true(fabs(r->tok_s.p50 / r->tok_s.point - 1) <= 0.02);
+	}
+	/* a band of real width where assumptions act */
+	const struct project_row *n = row(&p, "seed-b16-native", 14);
+	assert_true(n->tok_s.p95 > 1.03 * n->tok_s.p5);
+	project_free(&p);
+}
+
+static void test_project__shipped_transfer_puts_the_seed_high_in_its_band(void **state)
+{
+	struct fixture *f = *state;
+	struct projection p;
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	const struct project_row *r = row(&p, "seed-b16-native", 14);
+	assert_true(r->tok_s.p50 < r->tok_s.point);
+	assert_true(r->lean_pct < -1);
+	assert_true(r->point_pctile > 60);
+	assert_string_equal(r->lean_by, "moe_transfer.blackwell_pro.blackwell_dc");
+	assert_true(r->lean_by_pct < 0);
+	assert_non_null(strstr(p.lean, "below"));
+	assert_non_null(strstr(p.lean, "moe_transfer.blackwell_pro.blackwell_dc"));
+	/* the measured baseline is an anchor: no band */
+	const struct project_row *b = row(&p, "seed-b8-sglang", 4.4);
+	assert_near(b->tok_s.p5, b->tok_s.p95, 1e-6 * b->tok_s.point);
+	project_free(&p);
+}
+
+static void test_project__same_seed_same_output_other_seed_other(void **state)
+{
+	struct fixture *f = *state;
+	struct projection a, b;
+	struct project_config cfg = f->cfg;
+	assert_int_equal(project_run(&a, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &cfg), 0);
+	char *ya = emit(&a), *yb = emit(&b);
+	assert_string_equal(ya, yb);
+	free(yb);
+	project_free(&b);
+	cfg.seed = 12345;
+	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &cfg), 0);
+	yb = emit(&b);
+	assert_true(strcmp(ya, yb) != 0);
+	assert_near(row(&a, "seed-b8-native", 4.4)->tok_s.p50,
+		    row(&b, "seed-b8-native", 4.4)->tok_s.p50, 0.02 * 460);
+	free(ya);
+	free(yb);
+	project_free(&a);
+	project_free(&b);
+}
+
+/* ---------------------------------------------------------------- tornado */
+
+/* Only native_cut (wide) and tree_scale_frac (narrow) vary. At the b16
+ * anchor's own configuration the growth it fixes absorbs any tree change, so
+ * the case is budget 64. */
+static void test_project__tornado_orders_by_swing(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection p;
+	struct scenario s[2] = {
+		{.name = "b64", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16,
+		 .budget = 64, .concurrency = 1, .naccept = 1, .accept = {14}, .runnable = 1},
+		{.name = "anchor", .target = "b300", .pipeline = PIPE_SGLANG, .block = 8,
+		 .budget = 8, .concurrency = 1, .naccept = 1, .accept = {4.4}, .runnable = 1}};
+	for (int i = 0; i < calib_nassumptions(&c); i++)
+		c.asm_[i].kind = DIST_FIXED;
+	struct dist *cut = &c.asm_[ASM_NATIVE_CUT], *tree = &c.asm_[ASM_TREE_SCALE_FRAC];
+	*cut = (struct dist){.kind = DIST_UNIFORM, .point = 0.4, .min = 0.3, .max = 0.5};
+	*tree = (struct dist){.kind = DIST_UNIFORM, .point = 0.5, .min = 0.45, .max = 0.55};
+	assert_int_equal(project_scenarios(&p, &c, s, 2, NULL, &f->cfg), 0);
+	const struct project_tornado *t = &p.tornado[0];
+	assert_non_null(t);
+	assert_int_equal(t->nbars, 2);
+	assert_string_equal(t->bars[0].name, "native_cut");
+	assert_string_equal(t->bars[1].name, "tree_scale_frac");
+	assert_true(t->bars[0].swing > t->bars[1].swing);
+	/* native_cut at its p5 (0.31) keeps more non-MoE time: slower */
+	assert_near(t->bars[0].value_p5, 0.31, 1e-9);
+	assert_true(t->bars[0].tok_s_p5 < t->tok_s_point && t->bars[0].tok_s_p95 > t->tok_s_point);
+	assert_near(t->bars[0].swing, fabs(t->bars[0].tok_s_p95 - t->bars[0].tok_s_p5), 1e-9);
+	/* its swing, from the model directly */
+	struct model m;
+	struct model_out o;
+	const struct gpu *b300 = calib_gpu(&c, "b300");
+	struct model_in in = {b300, PIPE_NATIVE, 16, 64, 1, 14};
+	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	double v[CALIB_MAX_ASM];
+	memcpy(v, m.v, sizeof v);
+	v[ASM_NATIVE_CUT] = 0.49;
+	assert_int_equal(model_set_values(&m, v), 0);
+	model_eval(&m, &in, &o);
+	assert_near(t->bars[0].tok_s_p95, o.tok_s, 1e-6 * o.tok_s);
+	/* the anchored baseline: nothing moves it */
+	assert_string_equal(p.tornado[1].scenario, "anchor");
+	assert_int_equal(p.tornado[1].nbars, 0);
+	project_free(&p);
+}
+
+/* ---------------------------------------------------------------- grid */
+
+static void test_project__best_budget_on_a_constructed_curve(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	/* acceptance jumps at B=64 and is flat after: 64 must win */
+	static const double b[] = {16, 32, 64, 128, 256, 512}, a[] = {2, 2.2, 12, 12.05, 12.1, 12.15};
+	struct scenario s = {.name = "curve", .target = "b300", .pipeline = PIPE_NATIVE,
+			     .block = 16, .budget = 32, .concurrency = 1, .naccept = 1,
+			     .accept = {2.2}, .runnable = 1};
+	cfg.ncurve = 6;
+	memcpy(cfg.curve_budget, b, sizeof b);
+	memcpy(cfg.curve_accept, a, sizeof a);
+	snprintf(cfg.grid_scenario, sizeof cfg.grid_scenario, "curve");
+	assert_int_equal(project_scenarios(&p, &f->cal, &s, 1, NULL, &cfg), 0);
+	const struct project_grid *g = &p.grid;
+	assert_true(p.has_grid);
+	assert_int_equal(g->ntargets, 5);
+	assert_int_equal(g->nbudgets, 7);
+	for (int t = 0; t < g->ntargets; t++) {
+		int best = g->best[t * g->nconc + 0]; /* C = 1 */
+		assert_int_equal(g->budgets[best], 64);
+		assert_true(PROJECT_CELL(g, t, 0, best)->best);
+		double tot = 0;
+		for (int k = 0; k < g->nbudgets; k++) {
+			tot += PROJECT_CELL(g, t, 0, k)->p_best;
+			assert_true(PROJECT_CELL(g, t, 0, k)->tok_s.point <=
+				    PROJECT_CELL(g, t, 0, best)->tok_s.point);
+		}
+		assert_near(tot, 1, 1e-9);
+		assert_true(PROJECT_CELL(g, t, 0, best)->p_best > 0.5);
+	}
+	/* acceptance is the scenario's, scaled along the curve, capped by the tree */
+	assert_near(PROJECT_CELL(g, 0, 0, 3)->accept, 2.2 * 12 / 2.2, 1e-9); /* B=64 */
+	for (int k = 0; k < g->nbudgets; k++)
+		assert_true(PROJECT_CELL(g, 0, 0, k)->accept <= fmin(16, g->budgets[k] + 1));
+	project_free(&p);
+}
+
+static void test_project__grid_of_the_template(void **state)
+{
+	struct fixture *f = *state;
+	struct projection p;
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	const struct project_grid *g = &p.grid;
+	assert_string_equal(g->scenario, "seed-b16-native");
+	assert_int_equal(g->ntargets * g->nconc * g->nbudgets, 175);
+	for (int t = 0; t < g->ntargets; t++)
+		for (int c = 0; c < g->nconc; c++) {
+			const struct project_cell *x = PROJECT_CELL(g, t, c, g->best[t * g->nconc + c]);
+			assert_true(x->best);
+			assert_true(x->tok_s.p5 <= x->tok_s.p50 && x->tok_s.p50 <= x->tok_s.p95);
+			assert_near(x->M, (double)g->conc[c] * (g->budgets[g->best[t * g->nconc + c]] + 1), 0);
+		}
+	/* the plateau: doubling M deep in it costs the MoE little; a line would double it */
+	struct model m;
+	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
+	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
+	assert_true(model_moe_ms(&m, b300, 2 * 1040) < 1.1 * model_moe_ms(&m, b300, 1040));
+	project_free(&p);
+}
+
+/* ---------------------------------------------------------------- tonight */
+
+static void add_row(struct run_record *r, const char *op, const char *backend, int dev,
+		    double us, const char *k1, double v1, const char *k2, double v2)
+{
+	struct rec_row w = {.samples = 10, .median_us = us, .status = REC_OK, .device = dev};
+	snprintf(w.op, sizeof w.op, "%s", op);
+	snprintf(w.variant, sizeof w.variant, "cold");
+	snprintf(w.backend, sizeof w.backend, "%s", backend);
+	w.p10_us = w.p90_us = w.min_us = w.max_us = us;
+	w.stdev_us = w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
+	if (k1)
+		rec_row_param_set(&w, k1, v1);
+	if (k2)
+		rec_row_param_set(&w, k2, v2);
+	assert_int_equal(record_add_row(r, &w), 0);
+}
+
+static void run_with(struct run_record *r, const char *kind, const char *name)
+{
+	struct rec_device d = {.cores = 132, .mem_gb = 141, .sm_clock_mhz = NAN,
+			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = NAN};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "20260101T000000Z-test");
+	snprintf(d.kind, sizeof d.kind, "%s", kind);
+	snprintf(d.name, sizeof d.name, "%s", name);
+	snprintf(d.arch, sizeof d.arch, "%s", strcmp(kind, "cpu") ? "sm_90" : "x86_64");
+	assert_int_equal(record_add_device(r, &d), 0);
+}
+
+static void test_project__cpu_run_never_recalibrates(void **state)
+{
+	struct fixture *f = *state;
+	struct run_record r;
+	struct projection a, b;
+	run_with(&r, "cpu", "Test CPU (2 cores)");
+	for (int M = 1; M <= 256; M *= 4)
+		add_row(&r, "moe_w4a16", "cpu", 0, 1000 * M, "M", M, NULL, 0);
+	add_row(&r, "tree_build", "cpu", 0, 50, "B", 8, NULL, 0);
+	add_row(&r, "tree_build", "cpu", 0, 90, "B", 64, NULL, 0);
+	assert_int_equal(project_run(&a, &f->cal, &f->t, &r, &f->cfg), 0);
+	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_false(a.recalibrated);
+	assert_string_equal(a.run_id, "20260101T000000Z-test");
+	assert_int_equal(a.nrows, b.nrows);
+	for (size_t i = 0; i < a.nrows; i++) {
+		assert_true(a.rows[i].tok_s.point == b.rows[i].tok_s.point);
+		assert_true(a.rows[i].tok_s.p50 == b.rows[i].tok_s.p50);
+	}
+	int said = 0;
+	for (size_t i = 0; i < a.nnotes; i++)
+		said |= strstr(a.notes[i], "CPU run") != NULL;
+	assert_true(said);
+	assert_int_equal(a.fit.source, PROV_MEASURED);
+	project_free(&a);
+	project_free(&b);
+	record_free(&r);
+}
+
+static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **state)
+{
+	struct fixture *f = *state;
+	struct run_record r;
+	struct projection p;
+	const struct gpu *h200 = calib_gpu(&f->cal, "h200");
+	const double truth[MOE_P_COUNT] = {0.55, 0.0, 10.0}; /* the bench routes with overlap 0 */
+	double layers = f->cal.model.layers - f->cal.model.dense_layers;
+	run_with(&r, "cuda", "NVIDIA H200");
+	for (int M = 1; M <= 512; M *= 2)
+		add_row(&r, "moe_w4a16", "cuda", 0,
+			model_phys_ms(&f->cal, h200, truth, M) / layers * 1000, "M", M, "overlap", 0);
+	for (int B = 8; B <= 128; B *= 2)
+		add_row(&r, "tree_build", "cuda", 0, 40 + 0.5 * B, "B", B, NULL, 0);
+	for (int M = 9; M <= 129; M = 2 * M - 1)
+		add_row(&r, "tree_attn", "cuda", 0, 20 + M, "M", M, "ctx", 4096);
+	add_row(&r, "launch", "cuda", 0, 2.5, NULL, 0, NULL, 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->t, &r, &f->cfg), 0);
+	assert_true(p.recalibrated);
+	assert_string_equal(p.measured_on, "NVIDIA H200");
+	assert_string_equal(p.fit.gpu, "h200");
+	assert_int_equal(p.fit.source, PROV_TONIGHT);
+	assert_int_equal(p.fit.npoints, 10);
+	assert_near(p.fit.params[MOE_P_EFFICIENCY].value, 0.55, 1e-3);
+	assert_near(p.fit.params[MOE_P_FIXED_US].value, 10.0, 0.05);
+	/* tree routing keeps the overlap of the calibration's points */
+	assert_true(p.fit.params[MOE_P_OVERLAP].held);
+	assert_near(p.fit.params[MOE_P_OVERLAP].value, f->cal.moe_ref.fit.value[MOE_P_OVERLAP], 1e-9);
+	int tonight_moe = 0, tonight_tree = 0, tonight_attn = 0, launch = 0;
+	for (size_t i = 0; i < p.ninputs; i++) {
+		const struct project_input *in = &p.inputs[i];
+		tonight_moe += !strncmp(in->name, "moe_reference.h200.", 19) && in->prov == PROV_TONIGHT;
+		tonight_tree += !strcmp(in->name, "tree_scale_frac") && in->prov == PROV_TONIGHT;
+		tonight_attn += !strcmp(in->name, "law.attn_lmhead") && in->prov == PROV_TONIGHT;
+		launch += !strncmp(in->name, "launch.", 7) && in->prov == PROV_TONIGHT;
+	}
+	assert_int_equal(tonight_moe, 10);
+	assert_int_equal(tonight_tree, 1);
+	assert_int_equal(tonight_attn, 1);
+	assert_int_equal(launch, 1);
+	/* tree time 40 + 0.5 B: the share growing with B at B=8 is 4 / 44 */
+	for (size_t i = 0; i < p.ninputs; i++)
+		if (!strcmp(p.inputs[i].name, "tree_scale_frac"))
+			assert_near(p.inputs[i].value, 4.0 / 44.0, 1e-9);
+	/* the baseline stays on its anchor whatever tonight measured */
+	assert_near(row(&p, "seed-b8-sglang", 4.4)->tok_s.point, 303, 1e-6 * 303);
+	project_free(&p);
+	record_free(&r);
+}
+
+/* ---------------------------------------------------------------- files */
+
+static void test_project__write_then_read_gives_the_same_projection(void **state)
+{
+	struct fixture *f = *state;
+	struct projection a, b;
+	struct ydiag diag = {0};
+	char dir[] = "/tmp/ddt-proj-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "projection.yaml");
+	assert_int_equal(project_run(&a, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_write(&a, path), 0);
+	int rc = project_read(&b, path, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	char *ya = emit(&a), *yb = emit(&b);
+	assert_string_equal(ya, yb);
+	/* in memory and read back are the same numbers, not just the same text */
+	assert_true(a.rows[1].tok_s.p50 == b.rows[1].tok_s.p50);
+	assert_true(a.grid.cells[17].step_ms.p95 == b.grid.cells[17].step_ms.p95);
+	assert_int_equal(a.grid.best[3], b.grid.best[3]);
+	free(ya);
+	free(yb);
+	project_free(&b);
+	ydiag_free(&diag);
+
+	/* damage is named by file, line and column */
+	char *text = NULL;
+	size_t len;
+	assert_int_equal(fsx_read_all(path, 64 << 20, &text, &len), 0);
+	char *at = strstr(text, "samples: ");
+	assert_non_null(at);
+	memcpy(at, "sample:  ", 9);
+	assert_int_equal(fsx_write_all(path, text, len), 0);
+	assert_int_equal(project_read(&b, path, &diag), DDT_EINPUT);
+	int named = 0;
+	for (size_t i = 0; i < diag.n; i++)
+		named |= strstr(diag.msgs[i], "unknown key 'sample'") != NULL &&
+			 strstr(diag.msgs[i], "projection.yaml:") != NULL;
+	assert_true(named);
+	project_free(&b);
+	ydiag_free(&diag);
+	free(text);
+	project_free(&a);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+}
+
+/* ---------------------------------------------------------------- settings */
+
+static int load_section(const char *text, struct project_config *cfg, struct ydiag *diag)
+{
+	char dir[] = "/tmp/ddt-ptmpl-XXXXXX";
+	struct tmpl t;
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "t.yaml");
+	char buf[4096];
+	snprintf(buf, sizeof buf,
+		 "name: t\nscenarios:\n  - {name: s, target: b300, pipeline: native, block: 16, "
+		 "budget: 32, accept: [12]}\n%s",
+		 text);
+	assert_int_equal(fsx_write_all(path, buf, strlen(buf)), 0);
+	int rc = tmpl_load(&t, path, diag);
+	if (!rc)
+		rc = project_config_load(cfg, &t, diag);
+	tmpl_free(&t);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	return rc;
+}
+
+static void test_project__settings_loader_is_strict(void **state)
+{
+	(void)state;
+	struct project_config cfg;
+	struct ydiag diag = {0};
+	assert_int_equal(load_section("projection:\n  samples: 5000\n  seed: 7\n  grid:\n    "
+				      "scenario: s\n    budgets: [16, 64]\n",
+				      &cfg, &diag),
+			 0);
+	assert_int_equal(cfg.samples, 5000);
+	assert_true(cfg.seed == 7);
+	assert_int_equal(cfg.nbudgets, 2);
+	assert_int_equal(cfg.ntargets, 5); /* the defaults stay where not given */
+	assert_int_equal(load_section("projection:\n  samples: 5\n  sed: 1\n  grid:\n    "
+				      "scenario: nope\n    budgets: [64, 16]\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	const char *want[] = {":5:12: samples: expected 100 to 10000000", ":6:3: unknown key 'sed'",
+			      "scenario: no scenario 'nope'", "budgets: values must increase"};
+	for (size_t w = 0; w < sizeof want / sizeof *want; w++) {
+		int found = 0;
+		for (size_t i = 0; i < diag.n; i++)
+			found |= strstr(diag.msgs[i], want[w]) != NULL;
+		if (!found) {
+			fprintf(stderr, "wanted '%s' among:\n", want[w]);
+			ydiag_print(&diag, stderr);
+		}
+		assert_true(found);
+	}
+	ydiag_free(&diag);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_project__point_estimates_reproduce_the_seed),
+		cmocka_unit_test(test_project__centred_bands_hold_the_point_near_their_median),
+		cmocka_unit_test(test_project__shipped_transfer_puts_the_seed_high_in_its_band),
+		cmocka_unit_test(test_project__same_seed_same_output_other_seed_other),
+		cmocka_unit_test(test_project__tornado_orders_by_swing),
+		cmocka_unit_test(test_project__best_budget_on_a_constructed_curve),
+		cmocka_unit_test(test_project__grid_of_the_template),
+		cmocka_unit_test(test_project__cpu_run_never_recalibrates),
+		cmocka_unit_test(test_project__gpu_run_recalibrates_the_moe_curve_and_laws),
+		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
+		cmocka_unit_test(test_project__settings_loader_is_strict),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,483 @@
+/* test_regress.c - verdicts on generated histories, the strict `regress:` loader,
+ * the tok/s impact of a regression, and the night's verdict file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+/* cmocka compares floats as float; these are doubles */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "err.h"
+#include "fsx.h"
+#include "history.h"
+#include "model.h"
+#include "regress.h"
+#include "tmpl.h"
+
+#define NIGHTS 30
+
+/* The project folder: $DDT_HOME or the current folder (make test runs there). */
+static const char *home(void)
+{
+	const char *h = getenv("DDT_HOME");
+	return h && *h ? h : ".";
+}
+
+/* The shipped defaults: the template's `regress:` section. */
+static void load_conf(struct regress_conf *c)
+{
+	struct tmpl t;
+	struct ydiag diag = {0};
+	char path[4096];
+	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
+	int rc = tmpl_load(&t, path, &diag);
+	if (!rc)
+		rc = regress_conf_load(c, &t, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+}
+
+/* ---- generated nights ---- */
+
+static uint64_t rng_state;
+
+static double uniform01(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal01(void)
+{
+	return sqrt(-2 * log(uniform01())) * cos(2 * M_PI * uniform01());
+}
+
+/* A series of the generated history: base time, noise, and per-night factor. */
+struct gen {
+	const char *op;
+	double base_us, noise_frac;
+	double (*factor)(int night); /* night is 1-based */
+};
+
+static double step_and_spike(int night)
+{
+	return night == 10 ? 1.15 : night >= 20 ? 1.10 : 1.0;
+}
+static double drift_1pct(int night)
+{
+	return 1 + 0.01 * (night - 1) / (NIGHTS - 1);
+}
+static double faster_step(int night)
+{
+	return night >= 20 ? 0.90 : 1.0;
+}
+
+/* Night `night` (1-based) of the generated series as a run record. */
+static void gen_record(struct run_record *r, int night, const struct gen *g, size_t ng)
+{
+	struct rec_device d = {.kind = "cpu", .name = "Test CPU (4 cores)", .arch = "x86_64",
+			       .cores = 4, .mem_gb = 16, .sm_clock_mhz = NAN,
+			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = 10};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "202601%02dT020000Z-gen", night);
+	snprintf(r->created, sizeof r->created, "2026-01-%02dT02:00:00Z", night);
+	snprintf(r->template_name, sizeof r->template_name, "cpu");
+	snprintf(r->prov.build, sizeof r->prov.build, "O2-native");
+	assert_int_equal(record_add_device(r, &d), 0);
+	for (size_t i = 0; i < ng; i++) {
+		struct rec_row w = {.variant = "cold", .backend = "cpu", .samples = 10,
+				    .status = REC_OK};
+		snprintf(w.op, sizeof w.op, "%s", g[i].op);
+		rec_row_param_set(&w, "M", 9);
+		w.median_us = g[i].base_us * g[i].factor(night) * (1 + g[i].noise_frac * normal01());
+		assert_int_equal(record_add_row(r, &w), 0);
+	}
+}
+
+static void gen_history(struct history *h, const struct gen *g, size_t ng, uint64_t seed)
+{
+	memset(h, 0, sizeof *h);
+	rng_state = seed;
+	for (int night = 1; night <= NIGHTS; night++) {
+		struct run_record r;
+		gen_record(&r, night, g, ng);
+		assert_int_equal(history_add_record(h, &r), 0);
+		record_free(&r);
+	}
+}
+
+/* The designed verdict of a step series (regression or improvement at 21). */
+static enum regress_verdict designed_step(int night, int spike, enum regress_verdict confirm)
+{
+	if (night == 1)
+		return REG_NEW;
+	if (night <= 5)
+		return REG_SHORT;
+	if (spike && night == 10)
+		return REG_OUTLIER;
+	if (night == 20)
+		return REG_SUSPECT;
+	if (night == 21)
+		return confirm;
+	return REG_OK;
+}
+
+static enum regress_verdict designed_flat(int night)
+{
+	return night == 1 ? REG_NEW : night <= 5 ? REG_SHORT : REG_OK;
+}
+
+static void print_table(const struct history *h)
+{
+	printf("night  %-38s  %-20s  %-20s\n", "tree_attn (+10% step at 20, spike at 10)",
+	       "dense_gemv (1% drift)", "moe_w4a16 (-10% at 20)");
+	for (size_t n = 0; n < h->nruns; n++) {
+		const struct hist_point *a = &h->series[0].pts[n], *b = &h->series[1].pts[n],
+					*c = &h->series[2].pts[n];
+		char as[64];
+		snprintf(as, sizeof as, "%7.2f us %+6.1f%% %s%s%s", a->median_us, a->delta_frac * 100,
+			 regress_verdict_name(a->verdict),
+			 a->verdict != a->verdict_night ? " (night: " : "",
+			 a->verdict != a->verdict_night ? regress_verdict_name(a->verdict_night) : "");
+		if (a->verdict != a->verdict_night)
+			strncat(as, ")", sizeof as - strlen(as) - 1);
+		printf("%5zu  %-38s  %-20s  %-20s\n", n + 1, as, regress_verdict_name(b->verdict),
+		       regress_verdict_name(c->verdict));
+	}
+}
+
+static const struct gen gens[] = {
+	{"tree_attn", 100, 0.005, step_and_spike},
+	{"dense_gemv", 50, 0.005, drift_1pct},
+	{"moe_w4a16", 800, 0.005, faster_step},
+};
+
+static void test_regress__generated_history_gives_designed_verdicts(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+
+	load_conf(&c);
+	gen_history(&h, gens, 3, 42);
+	regress_history(&c, &h);
+	print_table(&h);
+	assert_int_equal(h.n, 3);
+	for (int night = 1; night <= NIGHTS; night++) {
+		assert_int_equal(h.series[0].pts[night - 1].verdict,
+				 designed_step(night, 1, REG_REGRESSION));
+		assert_int_equal(h.series[1].pts[night - 1].verdict, designed_flat(night));
+		assert_int_equal(h.series[2].pts[night - 1].verdict,
+				 designed_step(night, 0, REG_IMPROVEMENT));
+	}
+	/* on its own night the spike was only suspect */
+	assert_int_equal(h.series[0].pts[9].verdict_night, REG_SUSPECT);
+	assert_true(h.series[0].pts[20].delta_frac > 0.07);
+	history_free(&h);
+}
+
+/* Every seed, not just the one printed: the design holds for the noise, not
+ * for one lucky draw. */
+static void test_regress__verdicts_hold_over_many_seeds(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	load_conf(&c);
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct history h;
+		gen_history(&h, gens, 3, seed);
+		regress_history(&c, &h);
+		for (int night = 1; night <= NIGHTS; night++) {
+			assert_int_equal(h.series[0].pts[night - 1].verdict,
+					 designed_step(night, 1, REG_REGRESSION));
+			assert_int_equal(h.series[1].pts[night - 1].verdict, designed_flat(night));
+		}
+		history_free(&h);
+	}
+}
+
+/* A history cut at a night gives that night's own verdicts: what the nightly
+ * saw then. */
+static void test_regress__verdict_of_last_night_is_provisional(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	load_conf(&c);
+	rng_state = 42;
+	memset(&h, 0, sizeof h);
+	for (int night = 1; night <= 10; night++) {
+		struct run_record r;
+		gen_record(&r, night, gens, 3);
+		assert_int_equal(history_add_record(&h, &r), 0);
+		record_free(&r);
+	}
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[9].verdict, REG_SUSPECT);
+	history_free(&h);
+}
+
+/* Builds a one-series history from medians (NAN: a failed night). */
+static void series_of(struct history *h, const double *us, int n)
+{
+	memset(h, 0, sizeof *h);
+	for (int i = 0; i < n; i++) {
+		struct run_record r;
+		struct rec_device d = {.kind = "cpu", .name = "cpu0", .arch = "x86_64",
+				       .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
+				       .peak_gbps = NAN, .copy_gbps = NAN};
+		struct rec_row w = {.op = "tree_attn", .variant = "cold", .backend = "cpu",
+				    .median_us = us[i], .status = isnan(us[i]) ? REC_FAILED : REC_OK};
+		memset(&r, 0, sizeof r);
+		snprintf(r.run_id, sizeof r.run_id, "202602%02dT000000Z-s", i + 1);
+		assert_int_equal(record_add_device(&r, &d), 0);
+		assert_int_equal(record_add_row(&r, &w), 0);
+		assert_int_equal(history_add_record(h, &r), 0);
+		record_free(&r);
+	}
+}
+
+static void test_regress__failed_night_neither_breaks_nor_counts(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	double us[] = {100, 101, 99, 100, 100.5, 99.5, 100, 112, NAN, 111, 111.5};
+	load_conf(&c);
+	series_of(&h, us, 11);
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[7].verdict, REG_SUSPECT);
+	assert_int_equal(h.series[0].pts[8].verdict, REG_FAILED);
+	assert_int_equal(h.series[0].pts[9].verdict, REG_REGRESSION);
+	assert_int_equal(h.series[0].pts[10].verdict, REG_OK); /* the new level */
+	history_free(&h);
+}
+
+static void test_regress__identical_nights_flag_on_min_delta_alone(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	double us[] = {100, 100, 100, 100, 100, 100, 102, 104, 100};
+	load_conf(&c);
+	series_of(&h, us, 9);
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[5].verdict, REG_OK);
+	assert_int_equal(h.series[0].pts[6].verdict, REG_OK);      /* +2% < 3% */
+	assert_int_equal(h.series[0].pts[7].verdict, REG_OUTLIER); /* +4%, then back */
+	assert_true(isnan(h.series[0].pts[7].z));
+	history_free(&h);
+}
+
+static void test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	double us[] = {100, 101, 99, 100, 100.5, 99.5, 100, 120, 80, 100};
+	load_conf(&c);
+	series_of(&h, us, 10);
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[7].verdict, REG_OUTLIER);
+	assert_int_equal(h.series[0].pts[8].verdict, REG_OUTLIER);
+	assert_int_equal(h.series[0].pts[9].verdict, REG_OK);
+	history_free(&h);
+}
+
+/* ---- the loader ---- */
+
+static int conf_from(const char *yaml, struct ydiag *diag)
+{
+	char dir[] = "/tmp/ddt-regress-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "t.yaml");
+	struct tmpl t;
+	struct regress_conf c;
+	char buf[4096];
+	snprintf(buf, sizeof buf,
+		 "name: t\nscenarios:\n  - {name: s, target: b300, pipeline: native, block: 8, "
+		 "budget: 8, accept: 4}\n%s",
+		 yaml);
+	assert_int_equal(fsx_write_all(path, buf, strlen(buf)), 0);
+	int rc = tmpl_load(&t, path, diag);
+	if (!rc)
+		rc = regress_conf_load(&c, &t, diag);
+	tmpl_free(&t);
+	fsx_rm_rf(dir);
+	free(path);
+	return rc;
+}
+
+static void test_regress__conf_loader_is_strict_with_positions(void **state)
+{
+	(void)state;
+	struct ydiag diag = {0};
+	int rc = conf_from("regress:\n  source: x\n  baseline_nights: 14\n  min_good_nights: 5\n"
+			   "  mad_to_sigma: 1.4826\n  min_delta: 3\n  noise_multiple: 3\n"
+			   "  z_threshold: 5\n  confirm_nights: 0\n  impact: {tree_attn: attention}\n",
+			   &diag);
+	assert_int_equal(rc, DDT_EINPUT);
+	ydiag_print(&diag, stdout);
+	int unknown = 0, missing = 0, comp = 0, confirm = 0;
+	for (size_t i = 0; i < diag.n; i++) {
+		unknown += strstr(diag.msgs[i], "t.yaml:9:3: unknown key 'min_delta'") != NULL;
+		missing += strstr(diag.msgs[i], "missing required key 'min_delta_pct'") != NULL;
+		comp += strstr(diag.msgs[i], "impact.tree_attn: expected a model component") != NULL;
+		confirm += strstr(diag.msgs[i], "confirm_nights must be greater than zero") != NULL;
+	}
+	assert_int_equal(unknown + missing + comp + confirm, 4);
+	ydiag_free(&diag);
+	assert_int_equal(conf_from("", &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[0], "missing required section 'regress'"));
+	ydiag_free(&diag);
+}
+
+/* ---- impact ---- */
+
+static void test_regress__impact_scales_the_ops_component(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	struct calib cal;
+	struct tmpl t;
+	struct model m;
+	struct ydiag diag = {0};
+	struct regress_impacts im;
+	char path[4096], line[256];
+	double us[] = {100, 101, 99, 100, 100.5, 99.5, 100, 109, 109.2};
+
+	load_conf(&c);
+	snprintf(path, sizeof path, "%s/calibration", home());
+	assert_int_equal(calib_load(&cal, path, &diag), 0);
+	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
+	assert_int_equal(tmpl_load(&t, path, &diag), 0);
+	assert_int_equal(model_prepare(&m, &cal, NULL), 0);
+	series_of(&h, us, 9);
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[8].verdict, REG_REGRESSION);
+	assert_int_equal(regress_impact(&im, &c, &h, 8, &m, t.scenarios, t.nscenarios), 0);
+	assert_int_equal(im.n, t.nscenarios);
+	for (size_t i = 0; i < im.n; i++) {
+		const struct scenario *s = tmpl_scenario(&t, im.v[i].scenario);
+		struct model_in in = {calib_gpu(&cal, s->target), s->pipeline, s->block, s->budget,
+				      s->concurrency, s->accept[0]};
+		struct model_out o;
+		model_eval(&m, &in, &o);
+		double d = h.series[0].pts[8].delta_frac;
+		assert_int_equal(im.v[i].comp, COMP_ATTN);
+		assert_near(im.v[i].change_frac,
+				   o.step_ms / (o.step_ms + o.ms[COMP_ATTN] * d) - 1, 1e-12);
+		assert_true(im.v[i].change_frac < 0 && im.v[i].change_frac > -d);
+		printf("%s\n", regress_impact_line(&im.v[i], line, sizeof line));
+	}
+	assert_non_null(strstr(regress_impact_line(&im.v[3], line, sizeof line),
+			       "tree_attn +9.2% \u2192 seed-b16-native \u2212"));
+	regress_impacts_free(&im);
+	/* an op the map does not name: one entry that says so */
+	snprintf(h.series[0].key.op, sizeof h.series[0].key.op, "memcpy");
+	assert_int_equal(regress_impact(&im, &c, &h, 8, &m, t.scenarios, t.nscenarios), 0);
+	assert_int_equal(im.n, 1);
+	assert_int_equal(im.v[0].comp, -1);
+	regress_impacts_free(&im);
+	history_free(&h);
+	tmpl_free(&t);
+	calib_free(&cal);
+	ydiag_free(&diag);
+}
+
+/* ---- verdict file ---- */
+
+static void test_regress__verdict_file_round_trips_with_revisions(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	struct regress_night a, b;
+	struct ydiag diag = {0};
+	struct regress_impact fake = {.verdict = REG_REGRESSION, .delta_frac = 0.09,
+				      .comp = COMP_ATTN, .scenario = "seed-b8-native",
+				      .target = "b300", .accept = 4.4, .tok_s = 460,
+				      .tok_s_after = 452, .change_frac = 452.0 / 460 - 1};
+	struct regress_impacts imp = {1, &fake};
+	char dir[] = "/tmp/ddt-verdicts-XXXXXX";
+
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "verdicts.yaml");
+	load_conf(&c);
+	gen_history(&h, gens, 3, 42);
+	regress_history(&c, &h);
+	fake.key = h.series[0].key;
+	/* night 11 (index 10) reverts night 10's suspect */
+	assert_int_equal(regress_night_build(&a, &h, 10, &imp), 0);
+	assert_int_equal(a.nrev, 1);
+	assert_string_equal(a.revs[0].run_id, "20260110T020000Z-gen");
+	assert_int_equal(a.revs[0].to, REG_OUTLIER);
+	assert_int_equal(regress_night_write(&a, path), 0);
+	int rc = regress_night_read(&b, path, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	assert_string_equal(b.run_id, a.run_id);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.nruns, 11);
+	assert_int_equal(b.nrev, 1);
+	assert_true(history_key_equal(&b.revs[0].key, &h.series[0].key));
+	for (size_t i = 0; i < b.n; i++) {
+		assert_true(history_key_equal(&a.entries[i].key, &b.entries[i].key));
+		assert_int_equal(a.entries[i].verdict, b.entries[i].verdict);
+		assert_near(a.entries[i].median_us, b.entries[i].median_us, 1e-6);
+		assert_near(a.entries[i].delta_frac, b.entries[i].delta_frac, 1e-9);
+	}
+	assert_int_equal(b.count[REG_OK], 3);
+	assert_int_equal(b.impacts.n, 1);
+	assert_int_equal(b.impacts.v[0].comp, COMP_ATTN);
+	assert_near(b.impacts.v[0].change_frac, fake.change_frac, 1e-9);
+	regress_night_free(&a);
+	regress_night_free(&b);
+	/* the night of the regression itself: one entry says so, nothing revised */
+	assert_int_equal(regress_night_build(&a, &h, 20, NULL), 0);
+	assert_int_equal(a.count[REG_REGRESSION], 1);
+	assert_int_equal(a.count[REG_IMPROVEMENT], 1);
+	assert_int_equal(a.nrev, 0);
+	regress_night_free(&a);
+	/* damage is reported with the file's name */
+	assert_int_equal(fsx_write_all(path, "schema: 1\nrun_id: x\n", 20), 0);
+	assert_int_equal(regress_night_read(&b, path, &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[diag.n - 1], "verdicts.yaml"));
+	regress_night_free(&b);
+	history_free(&h);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_regress__generated_history_gives_designed_verdicts),
+		cmocka_unit_test(test_regress__verdicts_hold_over_many_seeds),
+		cmocka_unit_test(test_regress__verdict_of_last_night_is_provisional),
+		cmocka_unit_test(test_regress__failed_night_neither_breaks_nor_counts),
+		cmocka_unit_test(test_regress__identical_nights_flag_on_min_delta_alone),
+		cmocka_unit_test(test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation),
+		cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
+		cmocka_unit_test(test_regress__impact_scales_the_ops_component),
+		cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,317 @@
+/* test_tree_build.c - tree_build against brute force (every prefix up to depth L, the B most probable), its invariants, ties and exhaustion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/tree.h"
+#include "err.h"
+#include "op.h"
+#include "ops/rng.h"
+
+#define MAXL 8
+
+struct prefix {
+	float logp;
+	int depth;
+	int rank[MAXL];
+};
+
+/* Best first: larger log-prob, then the smaller rank tuple. */
+static int prefix_cmp(const void *a, const void *b)
+{
+	const struct prefix *x = a, *y = b;
+	if (x->logp != y->logp)
+		return x->logp > y->logp ? -1 : 1;
+	for (int i = 0; i < x->depth && i < y->depth; i++)
+		if (x->rank[i] != y->rank[i])
+			return x->rank[i] < y->rank[i] ? -1 : 1;
+	return x->depth - y->depth;
+}
+
+/* Every prefix of depth 1..L over K ranks per position, log-probs summed
+ * from depth 1 down in float (the order the tree adds them in), sorted. */
+static struct prefix *brute_force(const float *logp, int L, int K, size_t *count)
+{
+	size_t total = 0, pw = 1;
+	for (int d = 1; d <= L; d++)
+		total += pw *= (size_t)K;
+	struct prefix *all = malloc(total * sizeof *all);
+	size_t n = 0;
+	assert_non_null(all);
+	for (int d = 1; d <= L; d++) {
+		int r[MAXL] = {0};
+		for (;;) {
+			struct prefix p = {0, d, {0}};
+			for (int i = 0; i < d; i++) {
+				p.rank[i] = r[i];
+				p.logp = p.logp + logp[i * K + r[i]];
+			}
+			all[n++] = p;
+			int i = d - 1;
+			while (i >= 0 && ++r[i] == K)
+				r[i--] = 0;
+			if (i < 0)
+				break;
+		}
+	}
+	qsort(all, n, sizeof *all, prefix_cmp);
+	*count = n;
+	return all;
+}
+
+struct tree_buf {
+	int32_t parent[256], depth[256], rank[256], token[256];
+	float logp[256];
+	uint32_t mask[256 * 8];
+	struct tree_build_out out;
+};
+
+static void tree_buf_init(struct tree_buf *t)
+{
+	t->out = (struct tree_build_out){0, t->parent, t->depth, t->rank, t->token, t->logp, t->mask};
+}
+
+/* The rank tuple of node i into r; returns its depth. */
+static int node_ranks(const struct tree_build_out *o, int i, int *r)
+{
+	int d = o->depth[i];
+	for (int k = d - 1; k >= 0; k--, i = o->parent[i])
+		r[k] = o->rank[i];
+	return d;
+}
+
+/* Node i + 1 of the tree must be prefix i of the sorted brute force: same
+ * rank tuple, same float log-prob. */
+static void expect_brute_force(const struct tree_build_out *o, const float *logp,
+			       const int32_t *tok, int L, int K, int B)
+{
+	size_t np;
+	struct prefix *all = brute_force(logp, L, K, &np);
+	int want = (size_t)B < np ? B : (int)np;
+	assert_int_equal(o->n, 1 + want);
+	for (int i = 0; i < want; i++) {
+		int r[MAXL];
+		int d = node_ranks(o, i + 1, r);
+		assert_int_equal(d, all[i].depth);
+		for (int k = 0; k < d; k++)
+			assert_int_equal(r[k], all[i].rank[k]);
+		assert_true(o->logp[i + 1] == all[i].logp);
+		assert_int_equal(o->token[i + 1], tok[(d - 1) * K + r[d - 1]]);
+	}
+	free(all);
+}
+
+/* Parents first, non-increasing log-prob, mask = parent's plus own bit. */
+static void expect_invariants(const struct tree_build_out *o, int W)
+{
+	assert_int_equal(o->parent[0], -1);
+	assert_int_equal(o->mask[0], 1);
+	for (int i = 1; i < o->n; i++) {
+		assert_true(o->parent[i] >= 0 && o->parent[i] < i);
+		assert_int_equal(o->depth[i], o->depth[o->parent[i]] + 1);
+		assert_true(o->logp[i] <= o->logp[i - 1]);
+		for (int w = 0; w < W; w++) {
+			uint32_t m = o->mask[(size_t)o->parent[i] * W + w];
+			if (w == i / 32)
+				m |= 1u << (i % 32);
+			assert_int_equal(o->mask[(size_t)i * W + w], m);
+		}
+	}
+}
+
+/* Sorted top-K lists: random log-probs, or coarse ones full of exact ties. */
+static void random_lists(float *logp, int32_t *tok, int L, int K, struct rng *r, int ties)
+{
+	for (int d = 0; d < L; d++) {
+		float *l = logp + d * K;
+		for (int k = 0; k < K; k++) {
+			l[k] = ties ? -0.5f * (float)rng_below(r, 4) : logf(rng_unit(r) + 1e-6f);
+			tok[d * K + k] = (int32_t)(d * 1000 + k);
+		}
+		for (int i = 1; i < K; i++) /* insertion sort, best first */
+			for (int j = i; j > 0 && l[j] > l[j - 1]; j--) {
+				float t = l[j];
+				l[j] = l[j - 1];
+				l[j - 1] = t;
+			}
+	}
+}
+
+static void test_tree_build__heap_matches_brute_force(void **state)
+{
+	(void)state;
+	static const int cases[][3] = {{1, 5, 3}, {3, 4, 10}, {4, 3, 20}, {5, 4, 40}, {2, 8, 30}};
+	struct rng r;
+	rng_seed(&r, 42);
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int ties = 0; ties <= 1; ties++) {
+			int L = cases[c][0], K = cases[c][1], B = cases[c][2];
+			int W = (1 + B + 31) / 32;
+			float logp[MAXL * 8];
+			int32_t tok[MAXL * 8];
+			char heap[(2 * 64 + 2) * TREE_HEAP_ENTRY];
+			struct tree_buf t;
+			tree_buf_init(&t);
+			random_lists(logp, tok, L, K, &r, ties);
+			tree_heap_build(logp, tok, L, K, B, 7, W, heap, &t.out);
+			expect_brute_force(&t.out, logp, tok, L, K, B);
+			expect_invariants(&t.out, W);
+		}
+}
+
+static void test_tree_build__exhausted_tree_stops_early(void **state)
+{
+	(void)state;
+	float logp[2 * 2] = {-0.1f, -2.0f, -0.3f, -1.0f};
+	int32_t tok[4] = {10, 11, 20, 21};
+	char heap[(2 * 50 + 2) * TREE_HEAP_ENTRY];
+	struct tree_buf t;
+	tree_buf_init(&t);
+	tree_heap_build(logp, tok, 2, 2, 50, 3, 2, heap, &t.out);
+	assert_int_equal(t.out.n, 1 + 2 + 4); /* every prefix, then the heap is empty */
+	expect_brute_force(&t.out, logp, tok, 2, 2, 50);
+}
+
+/* The op's sorted top-K from the logits, the way the reference computes it. */
+static void sort_topk(const float *x, int V, int K, float *logp, int32_t *tok)
+{
+	double mx = -INFINITY, sum = 0;
+	for (int v = 0; v < V; v++)
+		mx = x[v] > mx ? x[v] : mx;
+	for (int v = 0; v < V; v++)
+		sum += exp((double)x[v] - mx);
+	double lse = mx + log(sum);
+	unsigned char *used = calloc((size_t)V, 1);
+	assert_non_null(used);
+	for (int k = 0; k < K; k++) {
+		int best = -1;
+		for (int v = 0; v < V; v++)
+			if (!used[v] && (best < 0 || x[v] > x[best]))
+				best = v;
+		used[best] = 1;
+		tok[k] = best;
+		logp[k] = (float)((double)x[best] - lse);
+	}
+	free(used);
+}
+
+static void test_tree_build__op_matches_brute_force(void **state)
+{
+	(void)state;
+	static const int cases[][3] = {{4, 50, 12}, {3, 7, 30}, {6, 1000, 16}, {2, 3, 40}};
+	const struct op_desc *op = op_find("tree_build");
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			int L = cases[c][0], V = cases[c][1], B = cases[c][2], K = B < V ? B : V;
+			struct op_params p = {0};
+			void *inst;
+			op_param_set(&p, "L", L);
+			op_param_set(&p, "V", V);
+			op_param_set(&p, "B", B);
+			assert_int_equal(op->setup(&inst, &p, seed), 0);
+			struct tree_build_inst *in = inst;
+			float *logp = malloc((size_t)L * K * sizeof *logp);
+			int32_t *tok = malloc((size_t)L * K * sizeof *tok);
+			for (int d = 0; d < L; d++)
+				sort_topk(in->logits + (size_t)d * V, V, K, logp + d * K, tok + d * K);
+			assert_int_equal(op->reference(inst), 0);
+			if (L <= 4 || K <= 4)
+				expect_brute_force(&in->ref, logp, tok, L, K, B);
+			expect_invariants(&in->ref, in->mask_words);
+			op->poison(inst);
+			assert_int_equal(op->run_cpu(inst), 0);
+			expect_invariants(&in->out, in->mask_words);
+			assert_true(op->max_error(inst) <= op->tol);
+			free(logp);
+			free(tok);
+			op->teardown(inst);
+		}
+}
+
+static void test_tree_build__topk_takes_smaller_id_on_ties(void **state)
+{
+	(void)state;
+	struct rng r;
+	rng_seed(&r, 5);
+	for (int V = 1; V < 300; V += 37)
+		for (int K = 1; K <= V && K <= 64; K = K * 3 + 1) {
+			float *x = malloc((size_t)V * sizeof *x), logp[64], want_lp[64];
+			int32_t tok[64], want[64];
+			char scratch[(3 * 64 + 64) * TREE_TOPK_ENTRY];
+			for (int v = 0; v < V; v++) /* few distinct values: ties everywhere */
+				x[v] = (float)rng_below(&r, 6) - 3.0f;
+			tree_topk_lse(x, V, K, logp, tok, scratch);
+			sort_topk(x, V, K, want_lp, want);
+			for (int k = 0; k < K; k++) {
+				assert_int_equal(tok[k], want[k]);
+				assert_float_equal(logp[k], want_lp[k], 1e-5);
+			}
+			free(x);
+		}
+}
+
+static void test_tree_build__logsumexp_holds_over_a_full_vocabulary(void **state)
+{
+	(void)state;
+	const int V = 163840, K = 32;
+	float *x = malloc((size_t)V * sizeof *x), logp[32], want_lp[32];
+	int32_t tok[32], want[32];
+	char *scratch = malloc((size_t)tree_topk_scratch_len(K) * TREE_TOPK_ENTRY);
+	struct rng r;
+	rng_seed(&r, 77);
+	for (int v = 0; v < V; v++)
+		x[v] = 3.0f * rng_normal(&r) + (v % 1000 == 0 ? 20.0f : 0.0f);
+	tree_topk_lse(x, V, K, logp, tok, scratch);
+	sort_topk(x, V, K, want_lp, want);
+	for (int k = 0; k < K; k++) {
+		assert_int_equal(tok[k], want[k]);
+		assert_float_equal(logp[k], want_lp[k], 2e-5);
+	}
+	free(x);
+	free(scratch);
+}
+
+static void test_tree_build__wrong_tree_fails_validation(void **state)
+{
+	(void)state;
+	const struct op_desc *op = op_find("tree_build");
+	struct op_params p = {0};
+	void *inst;
+	op_param_set(&p, "L", 5);
+	op_param_set(&p, "V", 500);
+	op_param_set(&p, "B", 20);
+	assert_int_equal(op->setup(&inst, &p, 9), 0);
+	struct tree_build_inst *in = inst;
+	assert_int_equal(op->reference(inst), 0);
+	assert_int_equal(op->run_cpu(inst), 0);
+	assert_true(op->max_error(inst) <= op->tol);
+	/* a different token at the last node: a prefix the reference did not pick */
+	in->out.token[in->out.n - 1] = (in->out.token[in->out.n - 1] + 1) % in->V;
+	in->out.logp[in->out.n - 1] -= 1.0f;
+	assert_true(op->max_error(inst) > op->tol);
+	op->poison(inst);
+	assert_int_equal(op->run_cpu(inst), 0);
+	in->out.mask[in->mask_words * 3] ^= 1u << 30; /* a stray mask bit */
+	assert_true(op->max_error(inst) > op->tol);
+	op->teardown(inst);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tree_build__heap_matches_brute_force),
+		cmocka_unit_test(test_tree_build__exhausted_tree_stops_early),
+		cmocka_unit_test(test_tree_build__op_matches_brute_force),
+		cmocka_unit_test(test_tree_build__topk_takes_smaller_id_on_ties),
+		cmocka_unit_test(test_tree_build__logsumexp_holds_over_a_full_vocabulary),
+		cmocka_unit_test(test_tree_build__wrong_tree_fails_validation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
