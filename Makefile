@@ -9,10 +9,16 @@
 SHELL := /bin/bash
 BUILD ?= build
 
+# Use every core unless the caller chose a -j.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc)
+endif
+
 # Debian packages ddt builds against, as pkg-config names and package names.
-PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig
+PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig zlib
 APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-dev \
-            libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf
+            libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf \
+            zlib1g-dev
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
@@ -37,7 +43,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 
 ifneq ($(NVCC),)
   CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
-  NVCC_FLAGS := -O3 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA -MMD -MP \
+  NVCC_FLAGS := -O3 --threads 0 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA -MMD -MP \
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -Xcompiler -Wall,-Wextra,-Werror
   CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
@@ -92,6 +98,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 
 # Tests run from the project folder; DDT_BIN is the binary under test.
 test: $(BUILD)/ddt $(TESTS)
+	@tools/ensure-test-tools
 	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS)
 
 bench: $(BUILD)/ddt $(BENCHES)
@@ -153,16 +160,21 @@ fuzz:
 
 # The whole test suite built with AddressSanitizer + UBSan into build-asan/
 # (CUDA objects left out: ASan cannot see into them; CUDA ops report skipped).
+# Warnings do not stop it: sanitizer code paths make gcc warn where the plain
+# build (which keeps -Werror) does not.
 asan:
 	@tools/ensure-sanitizers asan $(CC)
 	@ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
 	 LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp):print_suppressions=0 \
 	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	 $(MAKE) --no-print-directory BUILD=build-asan NVCC= CFLAGS='$(OPT) -g $(SAN_FLAGS)' test
+	 $(MAKE) --no-print-directory BUILD=build-asan NVCC= WARN='-Wall -Wextra' \
+		CFLAGS='$(OPT) -g $(SAN_FLAGS)' test
 
-# The nightly on this machine's CPU defaults under valgrind memcheck.
-valgrind: $(BUILD)/ddt
+# The nightly's CPU ops under valgrind memcheck, from a CPU-only build in
+# build-valgrind/ (x86-64-v3: valgrind cannot run AVX-512).
+valgrind:
 	@tools/ensure-sanitizers valgrind
-	tools/valgrind-nightly $(BUILD)/ddt
+	@$(MAKE) --no-print-directory BUILD=build-valgrind NVCC= OPT='-O2 -march=x86-64-v3' build-valgrind/ddt
+	tools/valgrind-nightly build-valgrind/ddt
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -86,7 +86,8 @@ int main(void)
 		for (int n = k ? sizes[k - 1] : 0; n < sizes[k]; n++) {
 			struct run_record r;
 			make_night(&r, n);
-			char *sub = fsx_join(dir, r.run_id), *p = sub ? fsx_join(sub, "run.yaml") : NULL;
+			char *sub = fsx_join(dir, r.run_id),
+			     *p = sub ? fsx_join(sub, "run.yaml") : NULL;
 			if (!p || fsx_mkdir_p(sub) || record_write(&r, p))
 				return 1;
 			free(p);

@@ -114,7 +114,8 @@ struct chart {
 	double px, py, pw, ph;    /* the data area */
 	struct chart_axis x, y;
 	char title[128];
-	char note[160];           /* one small line under the title ("" : none) */
+	char note[400];           /* small text under the title, wrapped ("" : none) */
+	double pad_right;         /* room right of the data for end labels (points) */
 	char cat_labels[32][64];  /* category axis (y) labels, top to bottom */
 	int nlegend;
 	struct chart_legend_item legend[CHART_MAX_LEGEND];
@@ -155,6 +156,9 @@ void chart_vline(struct chart *c, double x, enum chart_ink ink, double width, in
 /* Text at chart coordinates; ax, ay in [0, 1] anchor the box (0 left/top). */
 void chart_text(struct chart *c, double x, double y, double ax, double ay, const char *text,
 		double size_pt, enum chart_ink ink, int bold);
+/* The same on a white box, for labels that may sit on lines or bars. */
+void chart_label(struct chart *c, double x, double y, double ax, double ay, const char *text,
+		 double size_pt, enum chart_ink ink);
 /* A centred message in the data area, for a chart without data. */
 void chart_empty(struct chart *c, const char *msg);
 

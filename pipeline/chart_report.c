@@ -132,6 +132,7 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 	snprintf(c->note, sizeof c->note,
 		 "tok/s = C x acceptance / step; the band is the Monte Carlo p5-p95 of the step; "
 		 "markers at each scenario's acceptances.");
+	c->pad_right = 46; /* "b16 B32" at the end of each line */
 	chart_axis_linear(&c->x, 0, amax, 9, 1, "mean acceptance length (tokens per step)");
 	chart_axis_linear(&c->y, 0, tmax, 7, 1, "decode throughput (tok/s)");
 	for (int i = 0; i < n; i++) {
@@ -175,8 +176,12 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 			chart_mark(c, d->est.rows[j].accept, C * d->est.rows[j].accept / f.step_ms * 1000,
 				   MARK_CIRCLE, ink, 4);
 		snprintf(lab, sizeof lab, "b%d B%d", r->sc.block, r->sc.budget);
-		chart_text(c, chart_px(c, xs[ACC_STEPS - 1]) + 3, chart_py(c, y[ACC_STEPS - 1]), 0,
-			   0.5, lab, 6.5, ink, 0);
+		if (xs[ACC_STEPS - 1] < c->x.hi) /* ends inside: label above its end */
+			chart_text(c, chart_px(c, xs[ACC_STEPS - 1]), chart_py(c, y[ACC_STEPS - 1]) - 4,
+				   0.5, 1, lab, 6.5, ink, 0);
+		else
+			chart_text(c, chart_px(c, xs[ACC_STEPS - 1]) + 3, chart_py(c, y[ACC_STEPS - 1]),
+				   0, 0.5, lab, 6.5, ink, 0);
 	}
 	if (isfinite(a->tok_s))
 		chart_mark(c, a->accept, a->tok_s, MARK_DIAMOND, INK_MEASURED, 6);
@@ -207,7 +212,7 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 	const struct moe_reference *ref = &d->cal.moe_ref;
 	const struct project_fit *fit = d->have_proj ? &d->proj.fit : NULL;
 	const struct gpu *refg = calib_gpu(&d->cal, ref->gpu), *fitg = NULL, *target = NULL;
-	double p[MOE_P_COUNT], mmax = 512, ymax = 0, xs[CURVE_STEPS], yref[CURVE_STEPS],
+	double p[MOE_P_COUNT], mmax = 1000, ymax = 0, xs[CURVE_STEPS], yref[CURVE_STEPS],
 			       yfit[CURVE_STEPS], ytgt[CURVE_STEPS];
 	int have_fit = 0, tonight = fit && fit->source == PROV_TONIGHT && fit->npoints > 0;
 	char lab[128];
@@ -230,8 +235,16 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 	for (int i = 0; tonight && i < fit->npoints; i++)
 		ymax = fmax(ymax, fit->points[i].step_ms);
 
+	/* the reference curve is drawn only where the fit does not repeat it */
+	int show_ref = !have_fit;
+	for (int i = 0; have_fit && i < CURVE_STEPS; i++)
+		show_ref |= fabs(yfit[i] - yref[i]) > 1e-3 * fabs(yref[i]);
+	int cpu_sweep = 0;
+	for (size_t i = 0; !tonight && i < d->rec.nrows; i++)
+		cpu_sweep |= !strcmp(d->rec.rows[i].op, "moe_w4a16") && d->rec.rows[i].status == REC_OK;
 	snprintf(c->note, sizeof c->note, "MoE forward of all MoE layers per decode step, TP-%g; "
-		 "%s curve. Log x.", ref->tp, moe_curve_name(d->model.curve));
+		 "%s curve; log x.%s", ref->tp, moe_curve_name(d->model.curve),
+		 cpu_sweep ? " Tonight's sweep ran off-GPU: not on this scale." : "");
 	chart_axis_log(&c->x, 1, mmax, "verify width M = C (B + 1) (tokens)");
 	chart_axis_linear(&c->y, 0, ymax * 1.05, 7, 1, "MoE time per step (ms)");
 	snprintf(lab, sizeof lab, "calibration points (%s)", refg ? refg->name : ref->gpu);
@@ -241,7 +254,8 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CIRCLE, lab);
 	}
 	snprintf(lab, sizeof lab, "reference curve (%s)", refg ? refg->name : ref->gpu);
-	chart_legend_add(c, INK_CALIBRATION, SWATCH_LINE, MARK_NONE, lab);
+	if (show_ref)
+		chart_legend_add(c, INK_CALIBRATION, SWATCH_LINE, MARK_NONE, lab);
 	if (have_fit) {
 		snprintf(lab, sizeof lab, "fitted physical curve (%s)", fitg->name);
 		chart_legend_add(c, INK_FIT, SWATCH_DASH, MARK_NONE, lab);
@@ -251,7 +265,8 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 		chart_legend_add(c, INK_PROJECTED, SWATCH_LINE, MARK_NONE, lab);
 	}
 	chart_layout_frame(c);
-	chart_line(c, xs, yref, CURVE_STEPS, INK_CALIBRATION, 1.3, 0);
+	if (show_ref)
+		chart_line(c, xs, yref, CURVE_STEPS, INK_CALIBRATION, 1.3, 0);
 	if (have_fit)
 		chart_line(c, xs, yfit, CURVE_STEPS, INK_FIT, 1.6, 1);
 	if (target)
@@ -321,6 +336,8 @@ static void draw_tornado(struct chart *c, const struct report_data *d,
 					    : "no projection stored with this run");
 		return;
 	}
+	double labels[TORNADO_BARS][2];
+	char ltext[TORNADO_BARS][2][32];
 	for (int i = 0; i < n; i++) {
 		const struct project_bar *b = &t->bars[i];
 		char l5[32], l95[32];
@@ -330,13 +347,32 @@ static void draw_tornado(struct chart *c, const struct report_data *d,
 		chart_fmt_num(l95, sizeof l95, b->value_p95);
 		double xl = chart_px(c, fmin(b->tok_s_p5, b->tok_s_p95)) - 3;
 		double xr = chart_px(c, fmax(b->tok_s_p5, b->tok_s_p95)) + 3;
-		chart_text(c, xl, chart_cat_y(c, i), 1, 0.5, p5_left ? l5 : l95, 6.5, INK_MUTED, 0);
-		chart_text(c, xr, chart_cat_y(c, i), 0, 0.5, p5_left ? l95 : l5, 6.5, INK_MUTED, 0);
+		labels[i][0] = xl, labels[i][1] = xr;
+		snprintf(ltext[i][0], sizeof ltext[i][0], "%s", p5_left ? l5 : l95);
+		snprintf(ltext[i][1], sizeof ltext[i][1], "%s", p5_left ? l95 : l5);
 	}
 	chart_vline(c, t->tok_s_point, INK_TEXT, 0.9, 1);
+	for (int i = 0; i < n; i++) { /* over the point line, legible */
+		chart_label(c, labels[i][0], chart_cat_y(c, i), 1, 0.5, ltext[i][0], 6.5, INK_MUTED);
+		chart_label(c, labels[i][1], chart_cat_y(c, i), 0, 0.5, ltext[i][1], 6.5, INK_MUTED);
+	}
 }
 
 /* ---------------------------------------------------------------- budget */
+
+#define BUDGET_LINES 6
+
+/* True when targets a and b project tok/s within 1% of each other at every
+ * budget of concurrency index ci: on this chart one line shows both. */
+static int same_curve(const struct project_grid *g, int a, int b, int ci)
+{
+	for (int k = 0; k < g->nbudgets; k++) {
+		double x = PROJECT_CELL(g, a, ci, k)->tok_s.point, y = PROJECT_CELL(g, b, ci, k)->tok_s.point;
+		if (!(fabs(x - y) <= 1e-2 * fabs(x)))
+			return 0;
+	}
+	return 1;
+}
 
 static void draw_budget(struct chart *c, const struct report_data *d,
 			const struct report_section *s)
@@ -344,7 +380,7 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 	const struct project_grid *g = d->have_proj && d->proj.has_grid ? &d->proj.grid : NULL;
 	static const enum chart_mark marks[] = {MARK_CIRCLE, MARK_SQUARE, MARK_TRIANGLE,
 						MARK_DIAMOND, MARK_CROSS, MARK_RING};
-	int ci = 0;
+	int ci = 0, lines[BUDGET_LINES], nlines = 0;
 	double ymax = 0, xs[PROJECT_MAX_GRID_BUDGETS];
 
 	(void)s;
@@ -363,13 +399,28 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 			 "Star: best budget.", pipeline_name(g->pipeline), g->block, g->conc[ci]);
 		chart_axis_log2(&c->x, g->budgets[0], g->budgets[g->nbudgets - 1],
 				"node budget B (tree nodes, root excluded)");
+		/* one line per distinct curve; targets that coincide share it */
+		for (int t = 0; t < g->ntargets && nlines < BUDGET_LINES; t++) {
+			int dup = 0;
+			for (int k = 0; k < nlines && !dup; k++)
+				dup = same_curve(g, lines[k], t, ci);
+			if (!dup)
+				lines[nlines++] = t;
+		}
 	} else
 		chart_axis_log2(&c->x, 4, 1024, "node budget B (tree nodes, root excluded)");
 	chart_axis_linear(&c->y, 0, ymax > 0 ? ymax : 1, 7, 1, "decode throughput (tok/s)");
-	for (int t = 0; g && t < g->ntargets && t < 6; t++) {
-		const struct gpu *gp = calib_gpu(&d->cal, g->targets[t]);
-		chart_legend_add(c, INK_PROJECTED, t % 2 ? SWATCH_DASH : SWATCH_LINE, marks[t],
-				 gp ? gp->name : g->targets[t]);
+	for (int k = 0; k < nlines; k++) {
+		char label[80];
+		size_t off = 0;
+		label[0] = '\0';
+		for (int t = 0; t < g->ntargets && off < sizeof label; t++)
+			if (t == lines[k] || (t > lines[k] && same_curve(g, lines[k], t, ci))) {
+				const struct gpu *gp = calib_gpu(&d->cal, g->targets[t]);
+				off += (size_t)snprintf(label + off, sizeof label - off, "%s%s",
+							off ? " ≈ " : "", gp ? gp->name : g->targets[t]);
+			}
+		chart_legend_add(c, INK_PROJECTED, k % 2 ? SWATCH_DASH : SWATCH_LINE, marks[k], label);
 	}
 	if (g) {
 		chart_legend_add(c, INK_PROJECTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
@@ -382,7 +433,8 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 	}
 	for (int b = 0; b < g->nbudgets; b++)
 		xs[b] = g->budgets[b];
-	for (int t = 0; t < g->ntargets && t < 6; t++) {
+	for (int k = 0; k < nlines; k++) {
+		int t = lines[k];
 		double y[PROJECT_MAX_GRID_BUDGETS], lo[PROJECT_MAX_GRID_BUDGETS],
 			hi[PROJECT_MAX_GRID_BUDGETS];
 		for (int b = 0; b < g->nbudgets; b++) {
@@ -392,16 +444,16 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 			hi[b] = cell->tok_s.p95;
 		}
 		chart_band(c, xs, lo, hi, (size_t)g->nbudgets, INK_PROJECTED, 0.08);
-		chart_line(c, xs, y, (size_t)g->nbudgets, INK_PROJECTED, 1.4, t % 2);
+		chart_line(c, xs, y, (size_t)g->nbudgets, INK_PROJECTED, 1.4, k % 2);
 		for (int b = 0; b < g->nbudgets; b++)
-			chart_mark(c, xs[b], y[b], marks[t], INK_PROJECTED, 3.5);
+			chart_mark(c, xs[b], y[b], marks[k], INK_PROJECTED, 3.5);
 		int best = g->best[t * g->nconc + ci];
 		if (best >= 0 && best < g->nbudgets) {
 			char lab[48];
 			chart_mark(c, xs[best], y[best], MARK_STAR, INK_PROJECTED, 6);
 			snprintf(lab, sizeof lab, "B=%d", g->budgets[best]);
-			chart_text(c, chart_px(c, xs[best]), chart_py(c, y[best]) - 7, 0.5, 1, lab, 6.5,
-				   INK_PROJECTED, 1);
+			chart_label(c, chart_px(c, xs[best]), chart_py(c, y[best]) - 7, 0.5, 1, lab, 6.5,
+				    INK_PROJECTED);
 		}
 	}
 }
@@ -415,38 +467,130 @@ static int series_matches(const struct hist_series *s, const struct report_secti
 	return !strcmp(s->key.op, sec->op) && (!sec->variant[0] || !strcmp(s->key.variant, sec->variant));
 }
 
-/* Days between the history's first run and run i. */
-static double run_day(const struct history *h, size_t i)
+/* Seconds of an ISO 8601 UTC time; -1 when malformed. */
+static time_t iso_time(const char *s)
 {
-	struct tm a, b;
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	if (sscanf(h->runs[0].created, "%d-%d-%dT%d:%d:%d", &a.tm_year, &a.tm_mon, &a.tm_mday,
-		   &a.tm_hour, &a.tm_min, &a.tm_sec) != 6 ||
-	    sscanf(h->runs[i].created, "%d-%d-%dT%d:%d:%d", &b.tm_year, &b.tm_mon, &b.tm_mday,
-		   &b.tm_hour, &b.tm_min, &b.tm_sec) != 6)
-		return (double)i;
-	a.tm_year -= 1900, b.tm_year -= 1900;
-	a.tm_mon -= 1, b.tm_mon -= 1;
-	return (double)(timegm(&b) - timegm(&a)) / 86400.0;
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(s, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+		   &tm.tm_min, &tm.tm_sec) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return timegm(&tm);
 }
 
-/* Tick labels as dates: first run's date + t days. */
-static void date_labels(struct chart_axis *a, const struct history *h)
+/* Midnight (UTC) of the history's first night: day 0 of the x axis. */
+static time_t day0(const struct history *h)
 {
-	struct tm t0;
-	memset(&t0, 0, sizeof t0);
-	if (sscanf(h->runs[0].created, "%d-%d-%d", &t0.tm_year, &t0.tm_mon, &t0.tm_mday) != 3)
+	time_t t = iso_time(h->runs[0].created);
+	return t < 0 ? 0 : t - t % 86400;
+}
+
+/* Days from day 0 to run i (its index when the time is malformed). */
+static double run_day(const struct history *h, size_t i)
+{
+	time_t t = iso_time(h->runs[i].created);
+	return t < 0 ? (double)i : (double)(t - day0(h)) / 86400.0;
+}
+
+/* A date axis over [0, span] days from day 0: ticks on whole days (1, 2, 7
+ * or 14 apart) for short histories, on the first of every 1, 2, 3, 6 or 12
+ * months for long ones. */
+static void date_axis(struct chart_axis *a, double span, time_t base, const char *title)
+{
+	static const int days[] = {1, 2, 7, 14}, months[] = {1, 2, 3, 6, 12};
+	struct tm tm;
+
+	memset(a, 0, sizeof *a);
+	snprintf(a->title, sizeof a->title, "%s", title);
+	a->lo = 0;
+	a->hi = span > 1 ? span : 1;
+	if (span <= 60) {
+		int step = days[3];
+		for (int k = 0; k < 4; k++)
+			if (span / days[k] <= 6) {
+				step = days[k];
+				break;
+			}
+		a->hi = ceil(a->hi / step) * step;
+		for (int d = 0; d <= a->hi + 1e-9 && a->nticks < CHART_MAX_TICKS; d += step) {
+			time_t t = base + (time_t)d * 86400;
+			gmtime_r(&t, &tm);
+			a->ticks[a->nticks] = d;
+			strftime(a->labels[a->nticks++], sizeof a->labels[0], "%Y-%m-%d", &tm);
+		}
 		return;
-	t0.tm_year -= 1900;
-	t0.tm_mon -= 1;
-	time_t base = timegm(&t0);
-	for (int i = 0; i < a->nticks; i++) {
-		time_t t = base + (time_t)llround(a->ticks[i] * 86400.0);
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		strftime(a->labels[i], sizeof a->labels[0], "%Y-%m-%d", &tm);
 	}
+	int step = 12;
+	for (int k = 0; k < 5; k++)
+		if (span / 30.4 / months[k] <= 6) {
+			step = months[k];
+			break;
+		}
+	gmtime_r(&base, &tm);
+	int y = tm.tm_year, m = tm.tm_mon + 1; /* the first month start after day 0 */
+	if (m == 12)
+		y++, m = 0;
+	while (m % step) /* ticks on months that are multiples of the step */
+		if (++m == 12)
+			y++, m = 0;
+	for (;;) {
+		struct tm first = {.tm_year = y, .tm_mon = m, .tm_mday = 1};
+		double d = (double)(timegm(&first) - base) / 86400.0;
+		if (d > a->hi || a->nticks == CHART_MAX_TICKS)
+			break;
+		a->ticks[a->nticks] = d;
+		strftime(a->labels[a->nticks++], sizeof a->labels[0], "%Y-%m", &first);
+		if ((m += step) >= 12)
+			y++, m -= 12;
+	}
+}
+
+/* 1 when token t ("M=9") is one of the params of every series shown. */
+static int param_shared(const struct history *h, const int *idx, int n, const char *t)
+{
+	size_t tl = strlen(t);
+	for (int j = 0; j < n; j++) {
+		const char *p = h->series[idx[j]].key.params, *f = p;
+		int found = 0;
+		while (!found && (f = strstr(f, t)) != NULL) {
+			found = (f == p || f[-1] == ',') && (f[tl] == ',' || f[tl] == '\0');
+			f += tl;
+		}
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+/* The params every shown series shares ("tp=8"), comma-separated. */
+static void shared_params(const struct history *h, const int *idx, int n, char *buf, size_t len)
+{
+	char own[256], *save = NULL;
+	size_t off = 0;
+	buf[0] = '\0';
+	if (!n)
+		return;
+	snprintf(own, sizeof own, "%s", h->series[idx[0]].key.params);
+	for (char *t = strtok_r(own, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (param_shared(h, idx, n, t) && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", t);
+}
+
+/* The params of a series without those every shown series shares. */
+static void series_label(const struct history *h, const int *idx, int n, int k, char *buf,
+			 size_t len)
+{
+	char own[256], *save = NULL;
+	size_t off = 0;
+	buf[0] = '\0';
+	snprintf(own, sizeof own, "%s", h->series[idx[k]].key.params);
+	for (char *t = strtok_r(own, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if ((n < 2 || !param_shared(h, idx, n, t)) && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", t);
+	if (!buf[0])
+		snprintf(buf, len, "%s", h->series[idx[k]].key.variant);
 }
 
 static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
@@ -470,9 +614,10 @@ static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
 	}
 }
 
-/* Draws one series: its baseline band, its medians, its flagged nights. */
-static void history_series(struct chart *c, const struct history *h, const struct hist_series *s,
-			   size_t nruns, const double *day, int dashed)
+/* Draws one series: its baseline band, its medians, its flagged nights, and
+ * its label at its last night. */
+static void history_series(struct chart *c, const struct hist_series *s, size_t nruns,
+			   const double *day, int dashed, const char *label)
 {
 	size_t n = 0;
 	double *x = malloc(sizeof *x * (s->n + 1) * 4), *y, *lo, *hi;
@@ -499,16 +644,12 @@ static void history_series(struct chart *c, const struct history *h, const struc
 		else if (n < 60)
 			chart_mark(c, x[i], y[i], MARK_CIRCLE, INK_MEASURED, 2.5);
 	}
-	/* the series' label at its last point */
 	for (size_t i = n; i-- > 0;)
 		if (isfinite(y[i])) {
-			char lab[300];
-			snprintf(lab, sizeof lab, "%s %s", s->key.params, s->key.backend);
-			chart_text(c, chart_px(c, x[i]) + 3, chart_py(c, y[i]), 0, 0.5, lab, 6, INK_MUTED,
-				   0);
+			chart_text(c, chart_px(c, x[i]) + 5, chart_py(c, y[i]), 0, 0.5, label, 6,
+				   INK_MUTED, 0);
 			break;
 		}
-	(void)h;
 	free(x);
 }
 
@@ -540,16 +681,19 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		}
 		nights = m > nights ? m : nights;
 	}
-	snprintf(c->note, sizeof c->note,
-		 "Median per night; shaded: the baseline band (median of the last good nights, "
-		 "robust noise).");
+	char shared[256];
+	shared_params(h, idx, n, shared, sizeof shared);
+	if (nights >= 2)
+		snprintf(c->note, sizeof c->note,
+		 "Median per night (%s%s%s); shaded: the baseline band (median of the last good "
+		 "nights, robust noise).", n ? h->series[idx[0]].key.device : "", shared[0] ? ", " : "",
+		 shared);
 	if (nights >= 2 && (day = malloc(sizeof *day * nruns)) != NULL) {
 		for (size_t i = 0; i < nruns; i++)
 			day[i] = run_day(h, i);
-		chart_axis_linear(&c->x, 0, day[nruns - 1] > 0 ? day[nruns - 1] : 1, 6, 0,
-				  "night (UTC date)");
-		date_labels(&c->x, h);
-		if (ymax / ymin > 30)
+		date_axis(&c->x, day[nruns - 1] + 0.5, day0(h), "night (UTC)");
+		c->pad_right = 58; /* each series' params at its last night */
+		if (ymax / ymin > 4)
 			chart_axis_log(&c->y, ymin, ymax, "median time per call (µs)");
 		else
 			chart_axis_linear(&c->y, ymin, ymax, 7, 1, "median time per call (µs)");
@@ -559,17 +703,21 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_RING, "suspect");
 		chart_legend_add(c, INK_IMPROVEMENT, SWATCH_MARK, MARK_TRIANGLE, "improvement");
 		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CROSS, "outlier");
-	} else {
-		chart_axis_linear(&c->x, 0, 1, 2, 0, "night (UTC date)");
+	} else { /* an empty frame: no ticks to read */
+		chart_axis_linear(&c->x, 0, 1, 2, 0, "night (UTC)");
 		chart_axis_linear(&c->y, 0, 1, 2, 1, "median time per call (µs)");
+		c->x.nticks = c->y.nticks = 0;
 	}
 	chart_layout_frame(c);
 	if (!day) {
 		chart_empty(c, "no history yet");
 		return;
 	}
-	for (int k = 0; k < n; k++)
-		history_series(c, h, &h->series[idx[k]], nruns, day, k % 2);
+	for (int k = 0; k < n; k++) {
+		char label[256];
+		series_label(h, idx, n, k, label, sizeof label);
+		history_series(c, &h->series[idx[k]], nruns, day, k % 2, label);
+	}
 	free(day);
 }
 

@@ -6,6 +6,13 @@
 #include "model.h"
 #include "tmpl.h"
 
+#include "bench_conf.h"
+#include "fleet.h"
+#include "nightly.h"
+#include "project.h"
+#include "regress.h"
+#include "report.h"
+
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +30,39 @@ static const char usage[] =
 	"  --template PATH     template file or folder (default: templates/)\n"
 	"  -h, --help          this text\n";
 
-/* Checks one template, including that its scenarios' targets exist. */
+/* Every stage's section of a template, checked by the stage's own loader. */
+union stage_conf {
+	struct bench_conf bench;
+	struct project_config projection;
+	struct report_spec report;
+	struct regress_conf regress;
+	struct nightly_conf nightly;
+	struct fleet_conf fleet;
+};
+
+static void check_sections(const struct tmpl *t, struct ydiag *diag)
+{
+	union stage_conf *c = calloc(1, sizeof *c);
+	if (!c) {
+		ydiag_add(diag, t->path, 0, 0, "out of memory");
+		return;
+	}
+	bench_conf_load(&c->bench, t, diag);
+	project_config_load(&c->projection, t, diag);
+	report_spec_load(&c->report, t, diag);
+	regress_conf_load(&c->regress, t, diag);
+	nightly_conf_load(&c->nightly, t, diag);
+	fleet_conf_load(&c->fleet, t, diag);
+	free(c);
+}
+
+/* Checks one template: its scenarios, their targets, and every stage's section. */
 static void check_template(const char *path, const struct calib *cal, int cal_ok,
 			   struct ydiag *diag, int *files)
 {
 	struct tmpl t;
-	tmpl_load(&t, path, diag);
+	if (tmpl_load(&t, path, diag) == 0)
+		check_sections(&t, diag);
 	for (size_t i = 0; cal_ok && i < t.nscenarios; i++)
 		if (t.scenarios[i].target[0] && !calib_gpu(cal, t.scenarios[i].target))
 			ydiag_add(diag, path, 0, 0, "scenario %s: target '%s' is not in the GPU catalog",

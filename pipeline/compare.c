@@ -99,11 +99,12 @@ static void csv_row(FILE *fp, const struct hist_series *s, struct side d, const 
 	fprintf(fp, ",%s\n", d.b ? regress_verdict_name(d.b->verdict) : "");
 }
 
-static const char *num(char *buf, size_t len, double v)
+/* Microseconds with 4 significant digits, never in exponent form. */
+static const char *num(char *buf, size_t len, double us)
 {
-	if (!isfinite(v))
+	if (!isfinite(us))
 		return "-";
-	snprintf(buf, len, "%.4g", v);
+	snprintf(buf, len, fabs(us) >= 1e4 ? "%.0f" : "%.4g", us);
 	return buf;
 }
 
@@ -115,12 +116,13 @@ static void table_row(FILE *fp, const struct hist_series *s, struct side d, cons
 		snprintf(c, sizeof c, "%+.1f%%", ch * 100);
 	else
 		snprintf(c, sizeof c, "-");
-	fprintf(fp, "%-64s %10s %10s %8s  %-10s %s\n", history_key_label(&s->key, label, sizeof label),
-		num(a, sizeof a, median_of(d.a)), num(b, sizeof b, median_of(d.b)), c, word,
-		d.b ? regress_verdict_name(d.b->verdict) : "-");
+	fprintf(fp, "%10s %10s %8s  %-10s %-19s %s\n", num(a, sizeof a, median_of(d.a)),
+		num(b, sizeof b, median_of(d.b)), c, word,
+		d.b ? regress_verdict_name(d.b->verdict) : "-",
+		history_key_label(&s->key, label, sizeof label));
 }
 
-/* Writes the comparison of runs ia and ib of h; counts slower series. */
+/* Writes the comparison of runs ia and ib of h, then how many got slower or faster. */
 static void write_compare(const struct regress_conf *c, const struct history *h, size_t ia,
 			  size_t ib, const char *op, int csv, FILE *fp)
 {
@@ -128,8 +130,8 @@ static void write_compare(const struct regress_conf *c, const struct history *h,
 	if (csv)
 		fprintf(fp, COMPARE_CSV_HEADER "\n");
 	else
-		fprintf(fp, "A = %s\nB = %s\n\n%-64s %10s %10s %8s  %-10s %s\n", h->runs[ia].run_id,
-			h->runs[ib].run_id, "series", "A us", "B us", "change", "compare", "night");
+		fprintf(fp, "A = %s\nB = %s\n\n%10s %10s %8s  %-10s %-19s %s\n", h->runs[ia].run_id,
+			h->runs[ib].run_id, "A us", "B us", "change", "compare", "night", "series");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_series *s = &h->series[i];
 		struct side d = {history_point_at(s, ia), history_point_at(s, ib)};
@@ -198,7 +200,8 @@ int cmd_compare(int argc, char **argv)
 	if (argc - optind != 2)
 		return cli_usage_error("compare", "expected two run ids, RUN_A and RUN_B");
 	if (strcmp(format, "table") && strcmp(format, "csv"))
-		return cli_usage_error("compare", "--format: expected table or csv, got '%s'", format);
+		return cli_usage_error("compare", "--format: expected table or csv, got '%s'",
+				       format);
 	if ((rc = load_conf(&conf, paths.template_path)) != 0)
 		return cli_fail("compare", rc);
 	rc = history_load(&h, paths.runs, &warn);

@@ -207,9 +207,13 @@ static void write_inputs(const struct model *m, FILE *fp)
 	}
 	for (int a = 0; a < calib_nassumptions(c); a++) {
 		const struct dist *d = &c->asm_[a];
+		char range[64] = "";
 		calib_assumption_label(c, a, name, sizeof name);
-		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, m->v[a],
-			provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+		if (d->kind != DIST_FIXED)
+			snprintf(range, sizeof range, "[p5 %.3g, p95 %.3g] ", dist_quantile(d, 0.05),
+				 dist_quantile(d, 0.95));
+		fprintf(fp, "  %-44s %10.4g  %-11s %s%s\n", name, m->v[a],
+			provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED), range,
 			d->overridden ? "set on the command line" : d->source);
 	}
 	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "growth (derived)", m->growth, "derived",

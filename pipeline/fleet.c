@@ -231,6 +231,7 @@ int fleet_plan_write(const struct fleet_plan *p, const char *path)
 	yout_kv_str(&y, "bench_command", p->bench_command);
 	yout_kv_str(&y, "partition", p->partition);
 	yout_kv_str(&y, "time_limit", p->time_limit);
+	yout_kv_str(&y, "gres", p->gres);
 	yout_key(&y, "exclusive");
 	yout_bool(&y, p->exclusive);
 	yout_key(&y, "allreduce");
@@ -271,6 +272,7 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	get_str(&c, m, "bench_command", Y_REQUIRED, p->bench_command, sizeof p->bench_command);
 	get_str(&c, m, "partition", Y_REQUIRED, p->partition, sizeof p->partition);
 	get_str(&c, m, "time_limit", Y_REQUIRED, p->time_limit, sizeof p->time_limit);
+	get_str(&c, m, "gres", Y_REQUIRED, p->gres, sizeof p->gres);
 	yget_bool(&c, m, "exclusive", Y_REQUIRED, &p->exclusive);
 	yget_bool(&c, m, "allreduce", Y_REQUIRED, &p->allreduce);
 	get_str(&c, m, "mpi_launcher", Y_REQUIRED, p->mpi_launcher, sizeof p->mpi_launcher);

@@ -15,13 +15,16 @@
  *                                 (a dot-name, so history never reads it as a
  *                                 night of its own):
  *       fleet.yaml                the plan: nodes, paths, job ids
+ *       task.sh, allreduce.sh, merge.sh, logs/   the jobs and their Slurm logs
  *       tasks/<i>.yaml            what array task i did (fleet_task)
  *       tasks/<i>.log             its bench's output
+ *       tasks/claims/<node>.<k>   a node's slots, claimed by the task measuring it
  *       allreduce/nodes-<k>.yaml  all-reduce run records, k nodes each
+ *       allreduce/status.txt      launches made, skipped (one rank) and failed
  *       run.yaml                  the merged run record
  *       verdicts.yaml, projection.yaml, calibration/, template/
  *       devices.txt, devices.csv  the per-device sections and the cross-device table
- *       merge.yaml                the merge's outcome and exit status
+ *       merge.yaml, merge.txt     the merge's outcome, exit status and summary
  *   reports/<fleet-id>/           the documents, devices.txt and devices.csv
  */
 #ifndef DDT_FLEET_H
@@ -97,6 +100,7 @@ struct fleet_plan {
 	char bench_command[1024];      /* "" : `<ddt> bench` */
 	char partition[64];            /* "" : the cluster's default */
 	char time_limit[32];           /* per task, Slurm syntax ("90", "1:30:00") */
+	char gres[64];                 /* --gres of the bench and all-reduce jobs ("gpu:8"); "" none */
 	int exclusive;                 /* each task holds its node alone */
 	int allreduce;                 /* the multi-node all-reduce job was submitted */
 	char mpi_launcher[16];         /* "srun" (--mpi=pmix), "mpirun", or "" : srun when
@@ -152,7 +156,7 @@ void fleet_nodes_decide(struct fleet_node *out, const struct fleet_plan *p,
  * " @<node>" so two nodes with the same GPU stay apart), every row with its
  * device index remapped, and for every failed node a device of kind "node"
  * and one failed row (op "node", variant the node name, backend "slurm") whose
- * reason names the node. recs[i] belongs to node_of[i]. out gets run id id,
+ * reason names the node; these come after every record's devices and rows. recs[i] belongs to node_of[i]. out gets run id id,
  * created, template_name and provenance from the first record (host: this
  * host; build: "mixed" when the records disagree). Returns 0 or DDT_ENOMEM;
  * out zeroed first, free with record_free. */
@@ -212,7 +216,7 @@ void fleet_write_devices_csv(FILE *fp, const struct run_record *r, const struct 
  * (nccl-tests' definition: the bandwidth each link sees in a ring). */
 double fleet_busbw(double algbw_gbps, int ranks);
 
-/* ---- the commands (fleet_slurm.c) ---- */
+/* ---- the commands (fleet_slurm.c; the merge stage is fleet_merge.c) ---- */
 
 /* `ddt nightly --slurm ...` (cmd_fleet, in cli.h, is `ddt fleet ...`). */
 /* True when argv holds --slurm: the nightly hands such a call to fleet_nightly. */

@@ -1,15 +1,11 @@
-/* fleet_slurm.c - the fleet with Slurm: `ddt nightly --slurm` submits the array, the all-reduce and the merge; `ddt fleet task|allreduce|merge` are their bodies. */
+/* fleet_slurm.c - the fleet with Slurm: `ddt nightly --slurm` submits the array, the all-reduce and the merge; `ddt fleet task|allreduce` are the first two's bodies (the merge is fleet_merge.c). */
 #include "fleet.h"
+#include "fleet_sys.h"
 
-#include "calib.h"
 #include "cli.h"
 #include "cuda_api.h"
 #include "err.h"
 #include "fsx.h"
-#include "history.h"
-#include "model.h"
-#include "project.h"
-#include "regress.h"
 #include "report.h"
 
 #include <dirent.h>
@@ -126,7 +122,7 @@ static void first_line(char *buf, size_t len, const char *s)
 
 /* Runs a Slurm client command; on success its stdout is in out. On failure
  * returns DDT_EGENERIC with the command and its first stderr line. */
-static int slurm_cmd(char *const argv[], char *out, size_t olen)
+int fleet_slurm_cmd(char *const argv[], char *out, size_t olen)
 {
 	char errb[2048], line[400];
 	int status, rc = proc_run(argv, out, olen, errb, sizeof errb, SLURM_CMD_TIMEOUT_S, &status);
@@ -142,7 +138,7 @@ static int slurm_cmd(char *const argv[], char *out, size_t olen)
 
 /* ---------------------------------------------------------------- small helpers */
 
-static void now_iso(char *buf, size_t len)
+void fleet_now_iso(char *buf, size_t len)
 {
 	time_t t = time(NULL);
 	struct tm tm;
@@ -151,8 +147,7 @@ static void now_iso(char *buf, size_t len)
 }
 
 /* malloc'd "<dir>/<fmt...>"; NULL on allocation failure. */
-static char *path_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *path_fmt(const char *fmt, ...)
+char *fleet_path(const char *fmt, ...)
 {
 	va_list ap;
 	char *p = NULL;
@@ -187,7 +182,7 @@ static int write_script(const char *path, const char *what, const char *const *a
 /* The fleet folder of id under runs. malloc'd; NULL on allocation failure. */
 static char *fleet_dir_of(const char *runs, const char *id)
 {
-	return path_fmt("%s/.fleet/%s", runs, id);
+	return fleet_path("%s/.fleet/%s", runs, id);
 }
 
 /* An absolute path for p (realpath when it exists, else cwd/p). */
@@ -198,7 +193,7 @@ static void absolutize(char *p, size_t len)
 		snprintf(p, len, "%s", buf);
 		return;
 	}
-	if (p[0] != '/' && getcwd(cwd, sizeof cwd) && (joined = path_fmt("%s/%s", cwd, p)) &&
+	if (p[0] != '/' && getcwd(cwd, sizeof cwd) && (joined = fleet_path("%s/%s", cwd, p)) &&
 	    strlen(joined) < len)
 		snprintf(p, len, "%s", joined);
 	free(joined);
@@ -232,10 +227,10 @@ static int partition_nodes(const char *partition, char *out, size_t len)
 	int rc;
 	if (partition[0]) {
 		char *argv[] = {"sinfo", "-h", "-N", "-p", (char *)partition, "-o", "%N", NULL};
-		return slurm_cmd(argv, out, len);
+		return fleet_slurm_cmd(argv, out, len);
 	}
 	char *argv[] = {"sinfo", "-h", "-N", "-o", "%N %P", NULL};
-	if ((rc = slurm_cmd(argv, buf, sizeof buf)) != 0)
+	if ((rc = fleet_slurm_cmd(argv, buf, sizeof buf)) != 0)
 		return rc;
 	size_t off = 0;
 	out[0] = '\0';
@@ -273,7 +268,7 @@ static int plan_nodes(struct fleet_plan *p, const char *nodes, char *exclude, si
 		return rc;
 	if (nodes && nodes[0]) {
 		char *argv[] = {"scontrol", "show", "hostnames", (char *)nodes, NULL};
-		if ((rc = slurm_cmd(argv, list, sizeof list)) != 0)
+		if ((rc = fleet_slurm_cmd(argv, list, sizeof list)) != 0)
 			return rc;
 	} else
 		snprintf(list, sizeof list, "%s", part);
@@ -316,8 +311,10 @@ struct fleet_opts {
 	char time_limit[32];
 	char bench_command[1024];
 	char mpi_launcher[16];
+	char gres[64];
 	int template_given;
 	int shared;     /* --slurm-shared: tasks do not hold their node alone */
+	int quiet;      /* print only when the night is not clean */
 	int no_wait;
 	int no_allreduce;
 };
@@ -368,7 +365,7 @@ static int av_sbatch(struct argvec *a, const struct fleet_plan *p, const char *d
 static int sbatch_run(struct argvec *a, char *id, size_t len)
 {
 	char out[256];
-	int rc = slurm_cmd(a->v, out, sizeof out);
+	int rc = fleet_slurm_cmd(a->v, out, sizeof out);
 	av_free(a);
 	if (rc)
 		return rc;
@@ -383,7 +380,7 @@ static void scancel(const char *id)
 	char out[256];
 	char *argv[] = {"scancel", (char *)id, NULL};
 	if (id[0])
-		slurm_cmd(argv, out, sizeof out);
+		fleet_slurm_cmd(argv, out, sizeof out);
 }
 
 /* Submits the array, the all-reduce (when p->allreduce) and the merge and
@@ -401,6 +398,7 @@ static int submit_jobs(struct fleet_plan *p, const char *dir, const char *exclud
 	    (rc = av_add(&a, "--ntasks=1")) || (rc = av_add(&a, "--time=%s", p->time_limit)) ||
 	    (rc = av_add(&a, "--deadline=now+%ldseconds", deadline_s)) ||
 	    (p->exclusive && (rc = av_add(&a, "--exclusive"))) ||
+	    (p->gres[0] && (rc = av_add(&a, "--gres=%s", p->gres))) ||
 	    (exclude[0] && (rc = av_add(&a, "--exclude=%s", exclude))) ||
 	    (rc = av_add(&a, "%s/task.sh", dir)) ||
 	    (rc = sbatch_run(&a, p->array_job, sizeof p->array_job)))
@@ -412,6 +410,7 @@ static int submit_jobs(struct fleet_plan *p, const char *dir, const char *exclud
 	     (rc = av_add(&a, "--nodes=1-%d", distinct_nodes(p))) ||
 	     (rc = av_add(&a, "--time=%s", p->time_limit)) || (rc = av_add(&a, "--exclusive")) ||
 	     (rc = av_add(&a, "--deadline=now+%ldseconds", 2 * deadline_s)) ||
+	     (p->gres[0] && (rc = av_add(&a, "--gres=%s", p->gres))) ||
 	     (exclude[0] && (rc = av_add(&a, "--exclude=%s", exclude))) ||
 	     (rc = av_add(&a, "%s/allreduce.sh", dir)) ||
 	     (rc = sbatch_run(&a, p->allreduce_job, sizeof p->allreduce_job))))
@@ -440,7 +439,7 @@ static int write_scripts(const struct fleet_plan *p, const char *dir)
 					       {"merge", "the merge"}};
 	int rc = 0;
 	for (int i = 0; i < 3 && !rc; i++) {
-		char *sh = path_fmt("%s/%s.sh", dir, what[i][0]);
+		char *sh = fleet_path("%s/%s.sh", dir, what[i][0]);
 		const char *args[] = {p->ddt, "fleet", what[i][0], dir, NULL};
 		rc = sh ? write_script(sh, what[i][1], args) : err_nomem();
 		free(sh);
@@ -462,15 +461,22 @@ static int is_final_state(const char *s)
 	return 0;
 }
 
-/* Waits until job id has left the queue (or ended), asking every poll_s.
- * Returns 0, or DDT_EGENERIC after squeue failed five times running. */
-static int wait_job(const char *id, double poll_s)
+/* Waits until job id has left the queue (or ended), asking every poll_s, for
+ * at most max_s. Returns 0, or DDT_EGENERIC after squeue failed five times
+ * running or when max_s passed (the job stays queued). */
+static int wait_job(const char *id, double poll_s, double max_s)
 {
 	int failures = 0;
+	time_t t0 = time(NULL);
 	for (;;) {
+		if (difftime(time(NULL), t0) > max_s)
+			return err_set(DDT_EGENERIC,
+				       "job %s has not ended after %.0f min; it stays queued, and "
+				       "`ddt fleet merge` runs the merge by hand",
+				       id, max_s / 60);
 		char out[256];
 		char *argv[] = {"squeue", "-h", "-j", (char *)id, "-o", "%T", NULL};
-		int rc = slurm_cmd(argv, out, sizeof out);
+		int rc = fleet_slurm_cmd(argv, out, sizeof out);
 		if (rc) {
 			/* a job long gone is "Invalid job id": it has ended */
 			if (strstr(err_msg(), "nvalid job id"))
@@ -492,7 +498,7 @@ static int wait_job(const char *id, double poll_s)
  * the merge left none. */
 static int merge_status(const char *dir, int *status)
 {
-	char *path = path_fmt("%s/merge.yaml", dir);
+	char *path = fleet_path("%s/merge.yaml", dir);
 	struct ydoc *doc = NULL;
 	struct ydiag diag = {0};
 	int rc;
@@ -553,7 +559,8 @@ static int plan_make(struct fleet_plan *p, const struct fleet_opts *o, const str
 		snprintf(p->time_limit, sizeof p->time_limit, "%.0f", ceil(fc->task_time_min));
 	p->exclusive = !o->shared;
 	snprintf(p->mpi_launcher, sizeof p->mpi_launcher, "%s", o->mpi_launcher);
-	char *ar = path_fmt("%s-allreduce", p->ddt);
+	snprintf(p->gres, sizeof p->gres, "%s", o->gres);
+	char *ar = fleet_path("%s-allreduce", p->ddt);
 	if (!ar)
 		return err_nomem();
 	p->allreduce = !o->no_allreduce && access(ar, X_OK) == 0;
@@ -565,10 +572,10 @@ static int plan_make(struct fleet_plan *p, const struct fleet_opts *o, const str
 static int fleet_dir_create(const struct fleet_plan *p, const char *dir)
 {
 	static const char *const subs[] = {"tasks", "tasks/claims", "allreduce", "logs"};
-	char *plan = path_fmt("%s/fleet.yaml", dir);
+	char *plan = fleet_path("%s/fleet.yaml", dir);
 	int rc = plan ? fsx_mkdir_p(dir) : err_nomem();
 	for (size_t i = 0; !rc && i < sizeof subs / sizeof *subs; i++) {
-		char *s = path_fmt("%s/%s", dir, subs[i]);
+		char *s = fleet_path("%s/%s", dir, subs[i]);
 		rc = s ? fsx_mkdir_p(s) : err_nomem();
 		free(s);
 	}
@@ -578,6 +585,19 @@ static int fleet_dir_create(const struct fleet_plan *p, const char *dir)
 		rc = fleet_plan_write(p, plan);
 	free(plan);
 	return rc;
+}
+
+/* The fleet id, the nodes and the job ids. */
+static void print_jobs(FILE *fp, const struct fleet_plan *p, const char *dir)
+{
+	fprintf(fp, "ddt nightly: fleet %s: %d task(s) on", p->id, p->nnodes);
+	for (int i = 0; i < p->nnodes; i++)
+		fprintf(fp, "%s%s", i ? ", " : " ", p->nodes[i]);
+	fprintf(fp, "\nddt nightly: jobs: bench array %s (tasks 0-%d), %s%s%smerge %s\n",
+		p->array_job, p->nnodes - 1, p->allreduce ? "all-reduce " : "", p->allreduce_job,
+		p->allreduce ? ", " : "", p->merge_job);
+	fprintf(fp, "ddt nightly: working folder %s\n", dir);
+	fflush(fp);
 }
 
 /* `ddt nightly --slurm`: the night across the cluster. */
@@ -610,7 +630,7 @@ static int fleet_submit(const struct fleet_opts *o, int *status)
 		task_min = ceil(fc.task_time_min);
 	if ((rc = plan_make(&p, o, &fc, exclude, sizeof exclude)) != 0)
 		goto done;
-	if (!(dir = fleet_dir_of(p.runs, p.id)) || !(plan = path_fmt("%s/fleet.yaml", dir))) {
+	if (!(dir = fleet_dir_of(p.runs, p.id)) || !(plan = fleet_path("%s/fleet.yaml", dir))) {
 		rc = err_nomem();
 		goto done;
 	}
@@ -623,21 +643,22 @@ static int fleet_submit(const struct fleet_opts *o, int *status)
 		goto done;
 	if ((rc = fleet_plan_write(&p, plan)) != 0)
 		goto done;
-	printf("ddt nightly: fleet %s: %d task(s) on", p.id, p.nnodes);
-	for (int i = 0; i < p.nnodes; i++)
-		printf("%s%s", i ? ", " : " ", p.nodes[i]);
-	printf("\nddt nightly: jobs: bench array %s (tasks 0-%d), %s%s%smerge %s\n", p.array_job,
-	       p.nnodes - 1, p.allreduce ? "all-reduce " : "", p.allreduce_job,
-	       p.allreduce ? ", " : "", p.merge_job);
-	printf("ddt nightly: working folder %s\n", dir);
-	fflush(stdout);
+	if (!o->quiet)
+		print_jobs(stdout, &p, dir);
 	if (o->no_wait) {
 		*status = 0;
 		goto done;
 	}
-	if ((rc = wait_job(p.merge_job, fc.poll_s)) != 0 || (rc = merge_status(dir, status)) != 0)
+	/* every job has a limit and the benches a deadline: past the sum of them,
+	 * and as long again for queueing, something is wrong */
+	double max_s = 60 * (2 * (2 * (fc.start_within_min + task_min)) + fc.merge_time_min);
+	if ((rc = wait_job(p.merge_job, fc.poll_s, max_s)) != 0 || (rc = merge_status(dir, status)) != 0)
 		goto done;
-	char *summary = path_fmt("%s/merge.txt", dir);
+	if (o->quiet && *status == 0)
+		goto done;
+	if (o->quiet)
+		print_jobs(stdout, &p, dir);
+	char *summary = fleet_path("%s/merge.txt", dir);
 	char *text = NULL;
 	size_t len;
 	if (summary && fsx_read_all(summary, 1 << 20, &text, &len) == 0)
@@ -676,20 +697,30 @@ static int claim_node(const struct fleet_plan *p, const char *dir, const char *n
 	for (int i = 0; i < p->nnodes; i++)
 		slots += !strcmp(p->nodes[i], node);
 	for (int k = 0; k < slots; k++) {
-		char *path = path_fmt("%s/tasks/claims/%s.%d", dir, node, k);
+		char *path = fleet_path("%s/tasks/claims/%s.%d", dir, node, k);
 		if (!path)
 			return err_nomem();
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		int e = errno;
-		free(path);
 		if (fd >= 0) {
 			dprintf(fd, "%d\n", task);
 			fsync(fd);
 			close(fd);
+			free(path);
 			return 1;
 		}
-		if (e != EEXIST)
+		if (e != EEXIST) {
+			free(path);
 			return err_set(DDT_EIO, "%s/tasks/claims: %s", dir, strerror(e));
+		}
+		/* a requeued task finds its own claim */
+		char *text = NULL;
+		size_t len;
+		int mine = fsx_read_all(path, 64, &text, &len) == 0 && atoi(text) == task;
+		free(text);
+		free(path);
+		if (mine)
+			return 1;
 	}
 	return 0;
 }
@@ -751,7 +782,7 @@ static int task_run_bench(const struct fleet_plan *p, const char *runs_dir, cons
 			kill(pid, SIGTERM);
 			sent = 1;
 			term_at = time(NULL);
-		} else if (sent == 1 && time(NULL) - term_at > 10) {
+		} else if (sent == 1 && time(NULL) - term_at > 3) {
 			kill(pid, SIGKILL);
 			sent = 2;
 		}
@@ -781,7 +812,7 @@ static int task_find_run(const char *runs_dir, char *id, size_t len)
 		char *rec;
 		if (fsx_is_temp_name(e->d_name) || !record_run_id_valid(e->d_name))
 			continue;
-		if (!(rec = path_fmt("%s/%s/run.yaml", runs_dir, e->d_name))) {
+		if (!(rec = fleet_path("%s/%s/run.yaml", runs_dir, e->d_name))) {
 			closedir(d);
 			return err_nomem();
 		}
@@ -823,7 +854,7 @@ static void fsync_dir(const char *path)
 static int task_publish(const struct fleet_plan *p, const char *runs_dir, const char *id,
 			char *final_id, size_t len)
 {
-	char *src = path_fmt("%s/%s", runs_dir, id), *dst = NULL;
+	char *src = fleet_path("%s/%s", runs_dir, id), *dst = NULL;
 	int rc = 0;
 
 	snprintf(final_id, len, "%s", id);
@@ -833,7 +864,7 @@ static int task_publish(const struct fleet_plan *p, const char *runs_dir, const 
 		if (shift) {
 			struct run_record r;
 			struct ydiag diag = {0};
-			char *rec = path_fmt("%s/run.yaml", src);
+			char *rec = fleet_path("%s/run.yaml", src);
 			if (!rec || shift_run_id(id, shift, final_id, len) || !record_run_id_valid(final_id))
 				rc = rec ? err_set(DDT_EGENERIC, "run id %s cannot move", id) : err_nomem();
 			else if ((rc = record_read(&r, rec, &diag)) == 0) {
@@ -848,7 +879,7 @@ static int task_publish(const struct fleet_plan *p, const char *runs_dir, const 
 				break;
 		}
 		free(dst);
-		if (!(dst = path_fmt("%s/%s", p->runs, final_id))) {
+		if (!(dst = fleet_path("%s/%s", p->runs, final_id))) {
 			rc = err_nomem();
 			break;
 		}
@@ -873,11 +904,11 @@ static const char *task_template(const struct fleet_plan *p, const char *run_dir
 {
 	struct run_record r = {0};
 	struct ydiag diag = {0};
-	char *rec = path_fmt("%s/run.yaml", run_dir);
+	char *rec = fleet_path("%s/run.yaml", run_dir);
 	const char *out = p->bench_template[0] ? p->bench_template : p->template_path;
 
 	if (!p->bench_template[0] && rec && record_read(&r, rec, &diag) == 0 && r.template_name[0]) {
-		char *cand = path_fmt("%s/templates/%s.yaml", p->home, r.template_name);
+		char *cand = fleet_path("%s/templates/%s.yaml", p->home, r.template_name);
 		if (cand && strlen(cand) < len && fsx_exists(cand)) {
 			snprintf(buf, len, "%s", cand);
 			out = buf;
@@ -913,7 +944,7 @@ static int fleet_task_main(const char *dir)
 	struct ydiag diag = {0};
 	const char *env_task = getenv("SLURM_ARRAY_TASK_ID"), *env_node = getenv("SLURMD_NODENAME");
 	const char *env_job = getenv("SLURM_ARRAY_JOB_ID");
-	char *plan = path_fmt("%s/fleet.yaml", dir), *file = NULL, *log = NULL, *runs = NULL;
+	char *plan = fleet_path("%s/fleet.yaml", dir), *file = NULL, *log = NULL, *runs = NULL;
 	char host[64] = "", id[80], tpl[PATH_MAX];
 	int rc, bench = -1, status = 1;
 
@@ -932,10 +963,10 @@ static int fleet_task_main(const char *dir)
 	gethostname(host, sizeof host - 1);
 	snprintf(t.node, sizeof t.node, "%s", env_node && env_node[0] ? env_node : host);
 	snprintf(t.job_id, sizeof t.job_id, "%.15s_%d", env_job ? env_job : "0", t.task);
-	now_iso(t.started, sizeof t.started);
-	if (!(file = path_fmt("%s/tasks/%d.yaml", dir, t.task)) ||
-	    !(log = path_fmt("%s/tasks/%d.log", dir, t.task)) ||
-	    !(runs = path_fmt("%s/tasks/%d.runs", dir, t.task))) {
+	fleet_now_iso(t.started, sizeof t.started);
+	if (!(file = fleet_path("%s/tasks/%d.yaml", dir, t.task)) ||
+	    !(log = fleet_path("%s/tasks/%d.log", dir, t.task)) ||
+	    !(runs = fleet_path("%s/tasks/%d.runs", dir, t.task))) {
 		rc = err_nomem();
 		goto done;
 	}
@@ -945,7 +976,7 @@ static int fleet_task_main(const char *dir)
 		t.state = FT_DUPLICATE;
 		snprintf(t.reason, sizeof t.reason, "%s was already measured by another task tonight",
 			 t.node);
-		now_iso(t.ended, sizeof t.ended);
+		fleet_now_iso(t.ended, sizeof t.ended);
 		printf("ddt fleet task %d: %s\n", t.task, t.reason);
 		rc = fleet_task_write(&t, file);
 		status = rc ? 1 : 0;
@@ -957,7 +988,7 @@ static int fleet_task_main(const char *dir)
 	    (rc = task_run_bench(&p, runs, log, &bench)))
 		goto done;
 	t.exit_code = bench;
-	now_iso(t.ended, sizeof t.ended);
+	fleet_now_iso(t.ended, sizeof t.ended);
 	if (got_term) {
 		t.state = FT_TERMINATED;
 		snprintf(t.reason, sizeof t.reason,
@@ -973,7 +1004,7 @@ static int fleet_task_main(const char *dir)
 			snprintf(t.reason, sizeof t.reason, "no run record and no output");
 		rc = 0;
 	} else {
-		char *folder = path_fmt("%s/%s", runs, id), *cal = folder ? path_fmt("%s/calibration", folder) : NULL;
+		char *folder = fleet_path("%s/%s", runs, id), *cal = folder ? fleet_path("%s/calibration", folder) : NULL;
 		/* the node's run renders on its own (`ddt report`) like a nightly's */
 		if (cal && !fsx_exists(cal) &&
 		    report_stash_inputs(folder, p.calibration, task_template(&p, folder, tpl, sizeof tpl)) != 0)
@@ -1017,9 +1048,9 @@ static int fleet_allreduce_main(const char *dir)
 	struct fleet_conf fc;
 	struct tmpl t;
 	const char *env_n = getenv("SLURM_JOB_NUM_NODES"), *env_list = getenv("SLURM_JOB_NODELIST");
-	char *plan = path_fmt("%s/fleet.yaml", dir), *bin = NULL, reason[160], mpis[1024];
+	char *plan = fleet_path("%s/fleet.yaml", dir), *bin = NULL, reason[160], mpis[1024];
 	static char hosts[65536];
-	int rc, gpus = 0, nodes = env_n ? atoi(env_n) : 1, failed = 0;
+	int rc, gpus = 0, nodes = env_n ? atoi(env_n) : 1, failed = 0, launched = 0, skipped = 0;
 
 	if (!plan)
 		return cli_fail("fleet allreduce", err_nomem());
@@ -1033,14 +1064,14 @@ static int fleet_allreduce_main(const char *dir)
 		fprintf(stderr, "ddt fleet allreduce: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		goto done;
 	}
-	if (!(bin = path_fmt("%s-allreduce", p.ddt))) {
+	if (!(bin = fleet_path("%s-allreduce", p.ddt))) {
 		rc = err_nomem();
 		goto done;
 	}
 	cuda_devices(&gpus, reason, sizeof reason);
 	int per_node = gpus > 0 ? gpus : 1;
 	char *list_argv[] = {"scontrol", "show", "hostnames", (char *)(env_list ? env_list : ""), NULL};
-	if (!env_list || slurm_cmd(list_argv, hosts, sizeof hosts) != 0)
+	if (!env_list || fleet_slurm_cmd(list_argv, hosts, sizeof hosts) != 0)
 		gethostname(hosts, 256);
 	char *mpi_argv[] = {"srun", "--mpi=list", NULL}, errb[256];
 	int st;
@@ -1057,6 +1088,7 @@ static int fleet_allreduce_main(const char *dir)
 		int status;
 		if (k * per_node < 2) { /* one rank reduces nothing */
 			printf("ddt fleet allreduce: %d node(s): 1 rank, nothing to reduce: skipped\n", k);
+			skipped++;
 			if (k == nodes)
 				break;
 			continue;
@@ -1093,623 +1125,26 @@ static int fleet_allreduce_main(const char *dir)
 			goto done;
 		if (status != 0 && status != 4) {
 			printf("ddt fleet allreduce: %d node(s): launch failed (exit %d)\n", k, status);
-			failed = 1;
-		}
+			failed++;
+		} else
+			launched++;
 		if (k == nodes)
 			break;
 	}
+	/* what the merge reads when there is no record: skipped, or failed */
+	char *st_path = fleet_path("%s/allreduce/status.txt", dir), line[128];
+	int len = snprintf(line, sizeof line, "launched %d skipped %d failed %d\n", launched, skipped,
+			   failed);
+	if (!st_path || fsx_write_all(st_path, line, (size_t)len) != 0)
+		fprintf(stderr, "ddt fleet allreduce: cannot write its status: %s\n", err_msg());
+	free(st_path);
 done:
 	if (rc)
 		fprintf(stderr, "ddt fleet allreduce: %s\n", err_msg());
 	free(bin);
 	fleet_plan_free(&p);
 	ydiag_free(&diag);
-	return rc ? err_exit_status(rc) : failed;
-}
-
-/* ---------------------------------------------------------------- the merge */
-
-/* What the merge gathers and produces. */
-struct merge {
-	struct fleet_plan plan;
-	const char *dir;
-	int ntasks;
-	struct fleet_task *tasks;      /* [ntasks] that wrote a file */
-	char (*task_state)[32];        /* [plan.nnodes] Slurm's final state per array task */
-	char (*node_state)[96];        /* [plan.nnodes] sinfo's state per planned node */
-	struct fleet_node *nodes;      /* [plan.nnodes] */
-	size_t nrecs;
-	struct run_record *recs;       /* node records, then all-reduce records */
-	char (*rec_label)[96];         /* [nrecs] the " @<label>" of each record's devices */
-	struct run_record merged;
-	struct regress_night night;    /* every node's verdicts, devices relabelled */
-	int have_night;
-	struct fleet_xtable xt;
-	char stages[8][320];           /* what happened to the stages after the merge */
-	int nstages, stage_failed;
-};
-
-static void stage_note(struct merge *m, int failed, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void stage_note(struct merge *m, int failed, const char *fmt, ...)
-{
-	va_list ap;
-	if (m->nstages == 8)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(m->stages[m->nstages++], sizeof m->stages[0], fmt, ap);
-	va_end(ap);
-	m->stage_failed |= failed;
-}
-
-/* Reads tasks/<i>.yaml of every planned task; a damaged file is noted and
- * the task counts as never started. */
-static int merge_read_tasks(struct merge *m)
-{
-	m->tasks = calloc((size_t)m->plan.nnodes + 1, sizeof *m->tasks);
-	if (!m->tasks)
-		return err_nomem();
-	for (int i = 0; i < m->plan.nnodes; i++) {
-		struct ydiag diag = {0};
-		char *path = path_fmt("%s/tasks/%d.yaml", m->dir, i);
-		if (!path)
-			return err_nomem();
-		if (fsx_exists(path)) {
-			if (fleet_task_read(&m->tasks[m->ntasks], path, &diag) == 0)
-				m->ntasks++;
-			else
-				stage_note(m, 0, "task %d: damaged task file skipped: %s", i,
-					   diag.n ? diag.msgs[0] : err_msg());
-		}
-		ydiag_free(&diag);
-		free(path);
-	}
-	return 0;
-}
-
-/* Slurm's last word on each array task: sacct where accounting is kept, else
- * scontrol (which holds finished jobs for MinJobAge). Unknown stays "". */
-static void merge_task_states(struct merge *m)
-{
-	static char out[1 << 18];
-	char *sacct[] = {"sacct", "-n", "-P", "-X", "-j", m->plan.array_job, "-o", "JobID,State", NULL};
-	char *scontrol[] = {"scontrol", "-o", "show", "job", m->plan.array_job, NULL};
-
-	if (!m->plan.array_job[0])
-		return;
-	if ((slurm_cmd(sacct, out, sizeof out) == 0 && out[0]) || slurm_cmd(scontrol, out, sizeof out) == 0)
-		fleet_task_states_parse(m->task_state, m->plan.nnodes, out);
-}
-
-/* sinfo's state and reason for each planned node. */
-static void merge_node_states(struct merge *m)
-{
-	static char out[1 << 18];
-	char *argv[] = {"sinfo", "-h", "-N", "-o", "%N|%T|%E", NULL};
-	if (slurm_cmd(argv, out, sizeof out) != 0)
-		return;
-	char *save = NULL;
-	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *b1 = strchr(line, '|'), *b2 = b1 ? strchr(b1 + 1, '|') : NULL;
-		if (!b2)
-			continue;
-		*b1 = *b2 = '\0';
-		for (int j = 0; j < m->plan.nnodes; j++)
-			if (!strcmp(m->plan.nodes[j], line))
-				snprintf(m->node_state[j], sizeof m->node_state[j], "%.40s%s%.50s", b1 + 1,
-					 strcmp(b2 + 1, "none") ? ", " : "", strcmp(b2 + 1, "none") ? b2 + 1 : "");
-	}
-}
-
-static int recs_add(struct merge *m, const struct run_record *r, const char *label)
-{
-	void *a = realloc(m->recs, (m->nrecs + 1) * sizeof *m->recs);
-	if (!a)
-		return err_nomem();
-	m->recs = a;
-	void *b = realloc(m->rec_label, (m->nrecs + 1) * sizeof *m->rec_label);
-	if (!b)
-		return err_nomem();
-	m->rec_label = b;
-	m->recs[m->nrecs] = *r;
-	snprintf(m->rec_label[m->nrecs++], sizeof *m->rec_label, "%s", label);
-	return 0;
-}
-
-/* Reads the run record of every node that has one; one that cannot be read
- * makes its node failed, named. */
-static int merge_read_records(struct merge *m)
-{
-	for (int j = 0; j < m->plan.nnodes; j++) {
-		struct fleet_node *n = &m->nodes[j];
-		struct run_record r;
-		struct ydiag diag = {0};
-		char *path;
-		if (!n->ok)
-			continue;
-		if (!(path = path_fmt("%s/%s/run.yaml", m->plan.runs, n->run_id)))
-			return err_nomem();
-		if (record_read(&r, path, &diag) == 0) {
-			if (recs_add(m, &r, n->node)) {
-				record_free(&r);
-				free(path);
-				return DDT_ENOMEM;
-			}
-		} else {
-			n->ok = 0;
-			snprintf(n->reason, sizeof n->reason, "%.60s: run record %.79s unreadable: %.150s",
-				 n->node, n->run_id, diag.n ? diag.msgs[0] : err_msg());
-			record_free(&r);
-		}
-		ydiag_free(&diag);
-		free(path);
-	}
-	return 0;
-}
-
-static int is_yaml(const struct dirent *e)
-{
-	size_t n = strlen(e->d_name);
-	return !fsx_is_temp_name(e->d_name) && n > 5 && !strcmp(e->d_name + n - 5, ".yaml");
-}
-
-/* Folds in the all-reduce records (allreduce/nodes-<k>.yaml). */
-static int merge_read_allreduce(struct merge *m)
-{
-	struct dirent **list = NULL;
-	char *sub = path_fmt("%s/allreduce", m->dir);
-	int n = sub ? scandir(sub, &list, is_yaml, versionsort) : -1, rc = 0;
-
-	for (int i = 0; i < n; i++) {
-		struct run_record r;
-		struct ydiag diag = {0};
-		char *path = path_fmt("%s/%s", sub, list[i]->d_name), label[96];
-		if (!rc && path && record_read(&r, path, &diag) == 0) {
-			snprintf(label, sizeof label, "all-reduce %.*s", (int)strcspn(list[i]->d_name, "."),
-				 list[i]->d_name);
-			if ((rc = recs_add(m, &r, label)) != 0)
-				record_free(&r);
-		} else if (!rc) {
-			stage_note(m, 1, "all-reduce record %s unreadable: %s", list[i]->d_name,
-				   diag.n ? diag.msgs[0] : err_msg());
-			record_free(&r);
-		}
-		ydiag_free(&diag);
-		free(path);
-		free(list[i]);
-	}
-	free(list);
-	free(sub);
-	return rc;
-}
-
-/* The history of one host: every run folder of runs/ whose id ends in the
- * same host as run_id, up to it, in time order. Damaged records are skipped. */
-static int node_history(struct history *h, const char *runs, const char *run_id)
-{
-	struct dirent **list = NULL;
-	int n = scandir(runs, &list, NULL, alphasort), rc = 0;
-
-	memset(h, 0, sizeof *h);
-	if (n < 0)
-		return err_set(DDT_EIO, "%s: cannot read folder: %s", runs, strerror(errno));
-	for (int i = 0; i < n; i++) {
-		const char *name = list[i]->d_name;
-		if (!rc && record_run_id_valid(name) && !strcmp(name + 17, run_id + 17) &&
-		    strcmp(name, run_id) <= 0) {
-			struct run_record r;
-			struct ydiag diag = {0};
-			char *path = path_fmt("%s/%s/run.yaml", runs, name);
-			if (!path)
-				rc = err_nomem();
-			else if (fsx_exists(path) && record_read(&r, path, &diag) == 0 &&
-				 !strcmp(r.run_id, name))
-				rc = history_add_record(h, &r) == DDT_ENOMEM ? DDT_ENOMEM : 0;
-			record_free(&r);
-			ydiag_free(&diag);
-			free(path);
-		}
-		free(list[i]);
-	}
-	free(list);
-	return rc;
-}
-
-/* Appends node's night to the fleet's, device names relabelled. */
-static int night_fold(struct regress_night *all, const struct regress_night *one, const char *label)
-{
-	size_t ne = all->n + one->n, nr = all->nrev + one->nrev, ni = all->impacts.n + one->impacts.n;
-	void *e = realloc(all->entries, (ne ? ne : 1) * sizeof *all->entries);
-	if (e)
-		all->entries = e;
-	void *r = e ? realloc(all->revs, (nr ? nr : 1) * sizeof *all->revs) : NULL;
-	if (r)
-		all->revs = r;
-	void *im = r ? realloc(all->impacts.v, (ni ? ni : 1) * sizeof *all->impacts.v) : NULL;
-	if (!im)
-		return err_nomem();
-	all->impacts.v = im;
-#define RELABEL(k)                                                                  \
-	do {                                                                        \
-		size_t l_ = strnlen((k).device, sizeof (k).device);                 \
-		snprintf((k).device + l_, sizeof (k).device - l_, " @%s", label);   \
-	} while (0)
-	for (size_t i = 0; i < one->n; i++) {
-		all->entries[all->n] = one->entries[i];
-		RELABEL(all->entries[all->n].key);
-		all->n++;
-	}
-	for (size_t i = 0; i < one->nrev; i++) {
-		all->revs[all->nrev] = one->revs[i];
-		RELABEL(all->revs[all->nrev].key);
-		all->nrev++;
-	}
-	for (size_t i = 0; i < one->impacts.n; i++) {
-		all->impacts.v[all->impacts.n] = one->impacts.v[i];
-		RELABEL(all->impacts.v[all->impacts.n].key);
-		all->impacts.n++;
-	}
-#undef RELABEL
-	for (int v = 0; v < REG_COUNT; v++)
-		all->count[v] += one->count[v];
-	if (one->nruns > all->nruns)
-		all->nruns = one->nruns;
-	return 0;
-}
-
-/* History and verdicts of every measured node, each against its own nights;
- * each node's verdicts.yaml goes into its run folder, and all of them into
- * the fleet's. Without a `regress:` section in the template, none. */
-static int merge_verdicts(struct merge *m, const struct tmpl *t, const struct calib *cal)
-{
-	struct regress_conf rc_conf;
-	struct ydiag diag = {0};
-	struct model model;
-	int rc = 0, have_model;
-
-	if (!tmpl_section(t, "regress", NULL)) {
-		stage_note(m, 0, "verdicts: the template has no regress section");
-		return 0;
-	}
-	if ((rc = regress_conf_load(&rc_conf, t, &diag)) != 0) {
-		stage_note(m, 1, "verdicts: %s", diag.n ? diag.msgs[0] : err_msg());
-		ydiag_free(&diag);
-		return 0;
-	}
-	ydiag_free(&diag);
-	have_model = cal && model_prepare(&model, cal, NULL) == 0;
-	snprintf(m->night.run_id, sizeof m->night.run_id, "%s", m->plan.id);
-	m->have_night = 1;
-	for (size_t i = 0; i < m->nrecs && !rc; i++) {
-		const struct run_record *r = &m->recs[i];
-		struct history h;
-		struct regress_impacts imp = {0};
-		struct regress_night night = {0};
-		if (!strncmp(m->rec_label[i], "all-reduce ", 11))
-			continue; /* not a night of a node */
-		if ((rc = node_history(&h, m->plan.runs, r->run_id)) == 0) {
-			regress_history(&rc_conf, &h);
-			long run = history_run_index(&h, r->run_id);
-			if (run < 0)
-				stage_note(m, 1, "verdicts: %s is not in its own history", r->run_id);
-			else if ((!have_model || (rc = regress_impact(&imp, &rc_conf, &h, (size_t)run, &model,
-								       t->scenarios, t->nscenarios)) == 0) &&
-				 (rc = regress_night_build(&night, &h, (size_t)run, &imp)) == 0) {
-				char *path = path_fmt("%s/%s/verdicts.yaml", m->plan.runs, r->run_id);
-				if (!path)
-					rc = err_nomem();
-				else if (regress_night_write(&night, path) != 0)
-					stage_note(m, 1, "verdicts: %s", err_msg());
-				free(path);
-				if (!rc)
-					rc = night_fold(&m->night, &night, m->rec_label[i]);
-			}
-		}
-		regress_night_free(&night);
-		regress_impacts_free(&imp);
-		history_free(&h);
-	}
-	if (rc)
-		stage_note(m, 1, "verdicts: %s", err_msg());
-	return rc == DDT_ENOMEM ? rc : 0;
-}
-
-/* The verdict of merged row k tonight, or NULL. */
-static const char *verdict_of_row(void *ctx, size_t k)
-{
-	const struct merge *m = ctx;
-	struct hist_key key;
-	if (!m->have_night)
-		return NULL;
-	history_key_of(&key, &m->merged, &m->merged.rows[k]);
-	for (size_t i = 0; i < m->night.n; i++) {
-		const struct hist_key *e = &m->night.entries[i].key;
-		if (!strcmp(e->op, key.op) && !strcmp(e->variant, key.variant) &&
-		    !strcmp(e->params, key.params) && !strcmp(e->device, key.device) &&
-		    !strcmp(e->backend, key.backend))
-			return regress_verdict_name(m->night.entries[i].verdict);
-	}
-	return NULL;
-}
-
-/* Writes devices.txt and devices.csv into folder. */
-static int merge_write_devices(struct merge *m, const char *folder)
-{
-	char *txt = path_fmt("%s/devices.txt", folder), *csv = path_fmt("%s/devices.csv", folder);
-	struct fsx_file f;
-	int rc = txt && csv ? 0 : err_nomem();
-
-	if (!rc && (rc = fsx_open(&f, txt)) == 0) {
-		fleet_write_devices_text(f.fp, &m->merged, &m->xt, m->nodes, (size_t)m->plan.nnodes,
-					 verdict_of_row, m);
-		rc = fsx_commit(&f);
-	}
-	if (!rc && (rc = fsx_open(&f, csv)) == 0) {
-		fleet_write_devices_csv(f.fp, &m->merged, &m->xt);
-		rc = fsx_commit(&f);
-	}
-	free(txt);
-	free(csv);
-	return rc;
-}
-
-/* The projection from every device measured tonight, then the documents. */
-static void merge_documents(struct merge *m, const struct tmpl *t, const struct calib *cal)
-{
-	struct projection proj;
-	char *path = path_fmt("%s/projection.yaml", m->dir), *runs_fleet = path_fmt("%s/.fleet", m->plan.runs);
-	struct report_ctx ctx = {runs_fleet, m->plan.home, 1};
-
-	if (!path || !runs_fleet) {
-		stage_note(m, 1, "documents: out of memory");
-		goto done;
-	}
-	if (report_stash_inputs(m->dir, m->plan.calibration, m->plan.template_path) != 0) {
-		stage_note(m, 1, "documents: storing the inputs: %s", err_msg());
-		goto done;
-	}
-	if (!cal)
-		stage_note(m, 1, "projection: no calibration");
-	else if (project_run(&proj, cal, t, &m->merged, NULL) != 0 || project_write(&proj, path) != 0)
-		stage_note(m, 1, "projection: %s", err_msg());
-	else
-		stage_note(m, 0, "projection: %s", path);
-	project_free(&proj);
-	if (report_render(&ctx, m->plan.reports, m->plan.id) != 0)
-		stage_note(m, 1, "documents: %s", err_msg());
-	else
-		stage_note(m, 0, "documents: %s/%s", m->plan.reports, m->plan.id);
-done:
-	free(path);
-	free(runs_fleet);
-}
-
-/* 1: a node failed or a stage did; 4: a kernel failed; 3: a regression
- * tonight; 0: none of these. */
-static int merge_exit_status(const struct merge *m, size_t *kernels_failed)
-{
-	int nodes_failed = 0;
-	*kernels_failed = 0;
-	for (int j = 0; j < m->plan.nnodes; j++)
-		nodes_failed += !m->nodes[j].ok;
-	for (size_t k = 0; k < m->merged.nrows; k++)
-		*kernels_failed += m->merged.rows[k].status == REC_FAILED &&
-				   strcmp(m->merged.rows[k].backend, "slurm");
-	if (nodes_failed || m->stage_failed)
-		return 1;
-	if (*kernels_failed)
-		return 4;
-	return m->have_night && m->night.count[REG_REGRESSION] ? 3 : 0;
-}
-
-/* merge.txt (what the submitter prints) and merge.yaml (its exit status). */
-static int merge_write_outcome(struct merge *m, int status, size_t kernels_failed)
-{
-	char *txt = path_fmt("%s/merge.txt", m->dir), *yml = path_fmt("%s/merge.yaml", m->dir);
-	char ended[24];
-	struct fsx_file f;
-	struct yout y;
-	int rc = txt && yml ? 0 : err_nomem(), failed = 0;
-
-	now_iso(ended, sizeof ended);
-	for (int j = 0; j < m->plan.nnodes; j++)
-		failed += !m->nodes[j].ok;
-	if (!rc && (rc = fsx_open(&f, txt)) == 0) {
-		fprintf(f.fp, "ddt merge %s: %d node(s), %d measured, %d failed; %zu kernel row(s) failed;"
-			      " %d regression(s)\n", m->plan.id, m->plan.nnodes, m->plan.nnodes - failed,
-			failed, kernels_failed, m->have_night ? m->night.count[REG_REGRESSION] : 0);
-		for (int j = 0; j < m->plan.nnodes; j++)
-			fprintf(f.fp, "  node %-20s %s%s\n", m->nodes[j].node,
-				m->nodes[j].ok ? "run " : "FAILED: ",
-				m->nodes[j].ok ? m->nodes[j].run_id : m->nodes[j].reason);
-		for (int i = 0; i < m->nstages; i++)
-			fprintf(f.fp, "  %s\n", m->stages[i]);
-		fprintf(f.fp, "  cross-device table: %s/devices.txt (%zu row(s))\n", m->dir, m->xt.n);
-		rc = fsx_commit(&f);
-	}
-	if (!rc && (rc = fsx_open(&f, yml)) == 0) {
-		yout_init(&y, f.fp);
-		yout_map(&y);
-		yout_kv_str(&y, "id", m->plan.id);
-		yout_kv_str(&y, "ended", ended);
-		yout_kv_int(&y, "exit_status", status);
-		yout_kv_int(&y, "nodes_planned", m->plan.nnodes);
-		yout_kv_int(&y, "nodes_failed", failed);
-		yout_kv_int(&y, "kernels_failed", (long long)kernels_failed);
-		yout_kv_int(&y, "regressions", m->have_night ? m->night.count[REG_REGRESSION] : 0);
-		yout_key(&y, "failed_nodes");
-		yout_seq(&y);
-		for (int j = 0; j < m->plan.nnodes; j++)
-			if (!m->nodes[j].ok)
-				yout_str(&y, m->nodes[j].reason);
-		yout_end(&y);
-		yout_key(&y, "stages");
-		yout_seq(&y);
-		for (int i = 0; i < m->nstages; i++)
-			yout_str(&y, m->stages[i]);
-		yout_end(&y);
-		yout_end(&y);
-		rc = fsx_commit(&f);
-	}
-	free(txt);
-	free(yml);
-	return rc;
-}
-
-static void merge_free(struct merge *m)
-{
-	for (size_t i = 0; i < m->nrecs; i++)
-		record_free(&m->recs[i]);
-	free(m->recs);
-	free(m->rec_label);
-	free(m->tasks);
-	free(m->task_state);
-	free(m->node_state);
-	free(m->nodes);
-	record_free(&m->merged);
-	regress_night_free(&m->night);
-	fleet_xtable_free(&m->xt);
-	fleet_plan_free(&m->plan);
-}
-
-/* `ddt fleet merge DIR`: everything after the night's jobs, whatever became of
- * them. *status: the night's exit status. */
-static int fleet_merge(const char *dir, int *status)
-{
-	struct merge m = {0};
-	struct ydiag diag = {0};
-	struct tmpl t;
-	struct calib cal;
-	int rc, have_cal = 0;
-	size_t kernels_failed = 0;
-	char *plan = path_fmt("%s/fleet.yaml", dir), *rec = path_fmt("%s/run.yaml", dir);
-
-	memset(&t, 0, sizeof t);
-	memset(&cal, 0, sizeof cal);
-	m.dir = dir;
-	*status = 1;
-	if (!plan || !rec) {
-		rc = err_nomem();
-		goto done;
-	}
-	if ((rc = fleet_plan_read(&m.plan, plan, &diag)) != 0) {
-		if (diag.n)
-			err_set(rc, "%s", diag.msgs[0]);
-		goto done;
-	}
-	size_t nn = (size_t)m.plan.nnodes;
-	m.task_state = calloc(nn, sizeof *m.task_state);
-	m.node_state = calloc(nn, sizeof *m.node_state);
-	m.nodes = calloc(nn, sizeof *m.nodes);
-	const char **ts = calloc(nn, sizeof *ts), **ns = calloc(nn, sizeof *ns);
-	if (!m.task_state || !m.node_state || !m.nodes || !ts || !ns) {
-		free(ts);
-		free(ns);
-		rc = err_nomem();
-		goto done;
-	}
-	if ((rc = merge_read_tasks(&m)) != 0) {
-		free(ts);
-		free(ns);
-		goto done;
-	}
-	merge_task_states(&m);
-	merge_node_states(&m);
-	for (size_t i = 0; i < nn; i++) {
-		ts[i] = m.task_state[i];
-		ns[i] = m.node_state[i];
-	}
-	fleet_nodes_decide(m.nodes, &m.plan, m.tasks, (size_t)m.ntasks, ts, ns);
-	free(ts);
-	free(ns);
-	if ((rc = merge_read_records(&m)) != 0 || (rc = merge_read_allreduce(&m)) != 0)
-		goto done;
-
-	/* the failed nodes become named rows of the merged record */
-	struct fleet_node *failed = calloc(nn + 1, sizeof *failed);
-	const char **labels = calloc(m.nrecs + 1, sizeof *labels);
-	size_t nf = 0;
-	if (!failed || !labels) {
-		free(failed);
-		free(labels);
-		rc = err_nomem();
-		goto done;
-	}
-	for (size_t j = 0; j < nn; j++)
-		if (!m.nodes[j].ok)
-			failed[nf++] = m.nodes[j];
-	for (size_t i = 0; i < m.nrecs; i++)
-		labels[i] = m.rec_label[i];
-	rc = fleet_merge_records(&m.merged, m.plan.id, m.plan.created, m.recs, labels, m.nrecs,
-				 failed, nf);
-	free(failed);
-	free(labels);
-	if (rc || (rc = fleet_xtable_build(&m.xt, &m.merged)) != 0)
-		goto done;
-	if (!m.merged.template_name[0]) {
-		const char *slash = strrchr(m.plan.template_path, '/');
-		const char *base = slash ? slash + 1 : m.plan.template_path;
-		snprintf(m.merged.template_name, sizeof m.merged.template_name, "%.*s",
-			 (int)strcspn(base, "."), base);
-	}
-
-	/* the stages after the merge: each one's failure is noted, the rest go on */
-	if (tmpl_load(&t, m.plan.template_path, &diag) != 0) {
-		stage_note(&m, 1, "template: %s", diag.n ? diag.msgs[0] : err_msg());
-	} else {
-		have_cal = calib_load(&cal, m.plan.calibration, &diag) == 0;
-		if (!have_cal) {
-			calib_free(&cal);
-			memset(&cal, 0, sizeof cal);
-		}
-		if (!have_cal)
-			stage_note(&m, 1, "calibration: %s", diag.n ? diag.msgs[diag.n - 1] : err_msg());
-		if ((rc = merge_verdicts(&m, &t, have_cal ? &cal : NULL)) != 0)
-			goto done;
-	}
-	if ((rc = record_write(&m.merged, rec)) != 0)
-		goto done;
-	if (m.have_night) {
-		char *vp = path_fmt("%s/verdicts.yaml", dir);
-		if (!vp || regress_night_write(&m.night, vp) != 0)
-			stage_note(&m, 1, "verdicts: %s", vp ? err_msg() : "out of memory");
-		free(vp);
-	}
-	if (t.doc)
-		merge_documents(&m, &t, have_cal ? &cal : NULL);
-	if ((rc = merge_write_devices(&m, dir)) != 0)
-		goto done;
-	char *rep = path_fmt("%s/%s", m.plan.reports, m.plan.id);
-	if (rep && (fsx_mkdir_p(rep) != 0 || merge_write_devices(&m, rep) != 0))
-		stage_note(&m, 1, "devices table: %s", err_msg());
-	free(rep);
-	*status = merge_exit_status(&m, &kernels_failed);
-	if ((rc = merge_write_outcome(&m, *status, kernels_failed)) != 0)
-		goto done;
-	char *txt = path_fmt("%s/merge.txt", dir), *text = NULL;
-	size_t len;
-	if (txt && fsx_read_all(txt, 1 << 20, &text, &len) == 0)
-		fputs(text, stdout);
-	free(text);
-	free(txt);
-done:
-	if (rc) {
-		*status = err_exit_status(rc);
-		fprintf(stderr, "ddt fleet merge: %s\n", err_msg());
-		/* the submitter waits for merge.yaml: it learns of the failure too */
-		if (m.plan.id[0] && m.nodes) {
-			stage_note(&m, 1, "merge: %s", err_msg());
-			merge_write_outcome(&m, *status, kernels_failed);
-		}
-	}
-	if (have_cal)
-		calib_free(&cal);
-	tmpl_free(&t);
-	merge_free(&m);
-	ydiag_free(&diag);
-	free(plan);
-	free(rec);
-	return rc;
+	return rc ? err_exit_status(rc) : failed ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- the commands */
@@ -1730,7 +1165,9 @@ static const char usage[] =
 	"device projected from another by their copy bandwidth, beside what it\n"
 	"measured). A node that fails, hangs past its limit or never starts is a named\n"
 	"failed row. It prints the job ids, waits for the merge and exits with the\n"
-	"night's status. The working folder is runs/.fleet/<fleet-id>/.\n"
+	"night's status. The working folder is runs/.fleet/<fleet-id>/. Without\n"
+	"--template each node's bench picks its own (gpu where it has GPUs, else cpu)\n"
+	"and the merge reads templates/default.yaml, which both extend.\n"
 	"\n"
 	"  --partition P        Slurm partition (default: the cluster's default)\n"
 	"  --nodes LIST         nodes to measure, Slurm hostlist syntax (gpu[01-08]); a\n"
@@ -1738,11 +1175,15 @@ static const char usage[] =
 	"                       of the partition)\n"
 	"  --time LIMIT         each node's bench limit, Slurm syntax (default: the\n"
 	"                       template's fleet.task_time_min)\n"
+	"  --gres SPEC          generic resources each task asks for (gpu:8): where Slurm\n"
+	"                       hides GPUs a job did not ask for, the node's GPUs\n"
 	"  --slurm-shared       tasks do not hold their node alone\n"
 	"  --no-allreduce       no all-reduce job\n"
 	"  --mpi-launcher L     srun (--mpi=pmix) or mpirun for the all-reduce (default:\n"
 	"                       srun when Slurm has the PMIx plugin, else mpirun)\n"
 	"  --no-wait            print the job ids and return at once\n"
+	"  -q, --quiet          print nothing when the night is clean (exit 0); else\n"
+	"                       the job ids and the merge's summary (for cron)\n"
 	"  --bench-command CMD  each task runs CMD (with --template, --calibration and\n"
 	"                       --runs appended) instead of `ddt bench`: to try the\n"
 	"                       fault paths\n"
@@ -1764,9 +1205,10 @@ int fleet_wanted(int argc, char **argv)
  * an exit status. */
 static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char *cmd)
 {
-	enum { O_SLURM = OPT_FIRST_FREE, O_PART, O_NODES, O_TIME, O_SHARED, O_NOAR, O_NOWAIT, O_BENCH,
-	       O_LAUNCH };
+	enum { O_QUIET = 'q', O_SLURM = OPT_FIRST_FREE, O_PART, O_NODES, O_TIME, O_SHARED, O_NOAR, O_NOWAIT, O_BENCH,
+	       O_LAUNCH, O_GRES };
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"quiet", no_argument, NULL, O_QUIET},
 					     {"slurm", no_argument, NULL, O_SLURM},
 					     {"partition", required_argument, NULL, O_PART},
 					     {"nodes", required_argument, NULL, O_NODES},
@@ -1776,6 +1218,7 @@ static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char 
 					     {"no-wait", no_argument, NULL, O_NOWAIT},
 					     {"bench-command", required_argument, NULL, O_BENCH},
 					     {"mpi-launcher", required_argument, NULL, O_LAUNCH},
+					     {"gres", required_argument, NULL, O_GRES},
 					     CLI_PATH_OPTIONS,
 					     {NULL, 0, NULL, 0}};
 	int opt;
@@ -1783,7 +1226,7 @@ static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char 
 	memset(o, 0, sizeof *o);
 	cli_paths_init(&o->paths, "default");
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		o->template_given |= opt == OPT_TEMPLATE;
 		if (cli_path_option(&o->paths, opt, optarg))
 			continue;
@@ -1792,6 +1235,9 @@ static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char 
 			fputs(usage, stdout);
 			return 0;
 		case O_SLURM:
+			break;
+		case O_QUIET:
+			o->quiet = 1;
 			break;
 		case O_PART:
 			if (strlen(optarg) >= sizeof o->partition)
@@ -1823,6 +1269,11 @@ static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char 
 			if (strlen(optarg) >= sizeof o->bench_command)
 				return cli_usage_error(cmd, "--bench-command: too long");
 			snprintf(o->bench_command, sizeof o->bench_command, "%s", optarg);
+			break;
+		case O_GRES:
+			if (strlen(optarg) >= sizeof o->gres || strpbrk(optarg, " \t\n'\""))
+				return cli_usage_error(cmd, "--gres '%s': not a GRES (gpu:8)", optarg);
+			snprintf(o->gres, sizeof o->gres, "%s", optarg);
 			break;
 		case O_LAUNCH:
 			if (strcmp(optarg, "srun") && strcmp(optarg, "mpirun"))

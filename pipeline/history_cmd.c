@@ -75,9 +75,15 @@ static void write_csv(const struct history *h, const struct filter *f, FILE *fp)
 			continue;
 		for (size_t k = 0; k < s->n; k++) {
 			const struct hist_point *p = &s->pts[k];
-			const char *fields[] = {s->key.op, s->key.variant, s->key.params, s->key.device,
-						s->key.backend, s->key.build, h->runs[p->run].run_id,
-						h->runs[p->run].created, rec_status_name(p->status)};
+			const char *fields[] = {s->key.op,
+						s->key.variant,
+						s->key.params,
+						s->key.device,
+						s->key.backend,
+						s->key.build,
+						h->runs[p->run].run_id,
+						h->runs[p->run].created,
+						rec_status_name(p->status)};
 			if (p->run < f->first_run)
 				continue;
 			for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) {
@@ -120,34 +126,44 @@ static const char *fmt_num(char *buf, size_t len, const char *fmt, double v)
 	return buf;
 }
 
+/* Microseconds with 4 significant digits, never in exponent form. */
+static const char *fmt_us(char *buf, size_t len, double us)
+{
+	return fmt_num(buf, len, fabs(us) >= 1e4 ? "%.0f" : "%.4g", us);
+}
+
+/* One point of the table: run, median, baseline, change, noise, z, verdict. */
+static void write_point(const struct history *h, const struct hist_point *p, FILE *fp)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+
+	fprintf(fp, "  %-28s %11s %11s %8s %7s %7s  %s", h->runs[p->run].run_id,
+		fmt_us(a, sizeof a, p->median_us), fmt_us(b, sizeof b, p->baseline_us),
+		fmt_pct(c, sizeof c, p->delta_frac, 1), fmt_pct(d, sizeof d, p->noise_frac, 0),
+		fmt_num(e, sizeof e, "%+.1f", p->z), regress_verdict_name(p->verdict));
+	if (p->verdict != p->verdict_night)
+		fprintf(fp, " (on the night: %s)", regress_verdict_name(p->verdict_night));
+	if (p->status != REC_OK && p->reason[0])
+		fprintf(fp, ": %s", p->reason);
+	fputc('\n', fp);
+}
+
 static void write_table(const struct history *h, const struct filter *f, FILE *fp)
 {
-	char label[512], a[32], b[32], c[32], d[32], e[32];
+	char label[512];
 	int any = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_series *s = &h->series[i];
 		if (!shown(f, s))
 			continue;
-		fprintf(fp, "%s%s\n", any++ ? "\n" : "", history_key_label(&s->key, label, sizeof label));
-		fprintf(fp, "  %-28s %11s %11s %8s %7s %7s  %s\n", "run", "median_us", "baseline_us",
-			"change", "noise", "z", "verdict");
-		for (size_t k = 0; k < s->n; k++) {
-			const struct hist_point *p = &s->pts[k];
-			if (p->run < f->first_run)
-				continue;
-			fprintf(fp, "  %-28s %11s %11s %8s %7s %7s  %s", h->runs[p->run].run_id,
-				fmt_num(a, sizeof a, "%.4g", p->median_us),
-				fmt_num(b, sizeof b, "%.4g", p->baseline_us),
-				fmt_pct(c, sizeof c, p->delta_frac, 1),
-				fmt_pct(d, sizeof d, p->noise_frac, 0),
-				fmt_num(e, sizeof e, "%+.1f", p->z), regress_verdict_name(p->verdict));
-			if (p->verdict != p->verdict_night)
-				fprintf(fp, " (on the night: %s)", regress_verdict_name(p->verdict_night));
-			if (p->status != REC_OK && p->reason[0])
-				fprintf(fp, ": %s", p->reason);
-			fputc('\n', fp);
-		}
+		fprintf(fp, "%s%s\n", any++ ? "\n" : "",
+			history_key_label(&s->key, label, sizeof label));
+		fprintf(fp, "  %-28s %11s %11s %8s %7s %7s  %s\n", "run", "median_us",
+			"baseline_us", "change", "noise", "z", "verdict");
+		for (size_t k = 0; k < s->n; k++)
+			if (s->pts[k].run >= f->first_run)
+				write_point(h, &s->pts[k], fp);
 	}
 	if (!any)
 		fprintf(fp, "no series%s\n", h->nruns ? " match" : ": no run records yet");
@@ -201,9 +217,12 @@ int cmd_history(int argc, char **argv)
 		case OPT_VARIANT: f.variant = optarg; break;
 		case OPT_FORMAT: format = optarg; break;
 		case OPT_LAST:
-			if (ynum_parse(optarg, &last) || last < 0 || last != floor(last) || last > 1e9)
-				return cli_usage_error("history", "--last: expected a whole number >= 0, "
-								  "got '%s'", optarg);
+			if (ynum_parse(optarg, &last) || last < 0 || last != floor(last) ||
+			    last > 1e9)
+				return cli_usage_error("history",
+						       "--last: expected a whole number >= 0, "
+						       "got '%s'",
+						       optarg);
 			break;
 		default:
 			return cli_usage_error("history", "unknown option");
@@ -212,7 +231,8 @@ int cmd_history(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("history", "unexpected argument '%s'", argv[optind]);
 	if (strcmp(format, "table") && strcmp(format, "csv"))
-		return cli_usage_error("history", "--format: expected table or csv, got '%s'", format);
+		return cli_usage_error("history", "--format: expected table or csv, got '%s'",
+				       format);
 	if ((rc = load_conf(&conf, paths.template_path)) != 0)
 		return cli_fail("history", rc);
 	rc = history_load(&h, paths.runs, &warn);

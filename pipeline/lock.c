@@ -42,7 +42,8 @@ int lock_take(const char *path, int *fd)
 		if (e != EWOULDBLOCK)
 			return err_set(DDT_EIO, "%s: cannot lock: %s", path, strerror(e));
 		if (holder > 0)
-			return err_set(DDT_ELOCKED, "another nightly (pid %ld) holds %s", holder, path);
+			return err_set(DDT_ELOCKED, "another nightly (pid %ld) holds %s", holder,
+				       path);
 		return err_set(DDT_ELOCKED, "another nightly holds %s", path);
 	}
 	/* for the message of the next one that finds it held */

@@ -192,8 +192,9 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->block = in->block;
 	k->budget = in->budget;
 	k->M = M;
-	k->bwr_anchor = m->anchor_gpu->bw_tbps / in->target->bw_tbps;
-	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps / in->target->bw_tbps;
+	double inv_bw = 1 / in->target->bw_tbps;
+	k->bwr_anchor = m->anchor_gpu->bw_tbps * inv_bw;
+	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps * inv_bw;
 	k->xfer = case_lookups(m, t, M, &ar);
 	if (k->xfer >= 0)
 		k->xfer += ASM_COUNT;

@@ -94,6 +94,15 @@ void pdf_space(struct pdf_doc *doc, double pt)
 
 /* ---------------------------------------------------------------- text */
 
+void pdf_outline(struct pdf_doc *doc, const char *text)
+{
+	char attrs[64];
+	if (doc->measuring)
+		return;
+	snprintf(attrs, sizeof attrs, "page=%d pos=[%.0f %.0f]", doc->page, doc->left, doc->y);
+	cairo_pdf_surface_add_outline(doc->surf, CAIRO_PDF_OUTLINE_ROOT, text, attrs, 0);
+}
+
 void pdf_heading(struct pdf_doc *doc, int level, const char *text)
 {
 	static const double size[] = {18, 13, 10.5};
@@ -105,15 +114,10 @@ void pdf_heading(struct pdf_doc *doc, int level, const char *text)
 	need(doc, h + (level == 1 ? 110 : 60));
 	if (level == 1 && doc->y > doc->top)
 		doc->y += 8;
-	if (!doc->measuring) {
+	if (level == 1)
+		pdf_outline(doc, text);
+	if (!doc->measuring)
 		chart_set_ink(doc->cr, INK_TEXT, 1);
-		if (level == 1) {
-			char attrs[64];
-			snprintf(attrs, sizeof attrs, "page=%d pos=[%.0f %.0f]", doc->page, doc->left,
-				 doc->y);
-			cairo_pdf_surface_add_outline(doc->surf, CAIRO_PDF_OUTLINE_ROOT, text, attrs, 0);
-		}
-	}
 	draw_text(doc, l, doc->left, doc->y);
 	doc->y += h + (level == 0 ? 6 : 4);
 	g_object_unref(l);
@@ -182,58 +186,76 @@ static double col_x(const struct pdf_doc *doc, int i, double *w)
 	return x;
 }
 
-/* Lays out (and, when draw, draws) one row; returns its height. */
-static double table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink,
-			int bold, int draw, int shade)
-{
+struct row_layout {
 	PangoLayout *l[PDF_MAX_COLS];
-	double rowh = 0;
+	double h;
+};
 
+/* Lays out one row; the caller draws it (row_draw) and frees it (row_free). */
+static void row_layout(struct pdf_doc *doc, const char *const *cells, int bold,
+		       struct row_layout *rl)
+{
+	rl->h = 0;
 	for (int i = 0; i < doc->ncols; i++) {
 		double w, h;
 		col_x(doc, i, &w);
-		l[i] = chart_layout(doc->cr, CHART_SANS, CELL_PT, bold, cells[i] ? cells[i] : "", 0,
-				    w - 2 * CELL_PAD);
-		pango_layout_set_alignment(l[i], doc->cols[i].align == PDF_RIGHT    ? PANGO_ALIGN_RIGHT
-						 : doc->cols[i].align == PDF_CENTER ? PANGO_ALIGN_CENTER
-										    : PANGO_ALIGN_LEFT);
-		chart_layout_size(l[i], NULL, &h);
-		rowh = h > rowh ? h : rowh;
+		rl->l[i] = chart_layout(doc->cr, CHART_SANS, CELL_PT, bold, cells[i] ? cells[i] : "",
+					0, w - 2 * CELL_PAD);
+		pango_layout_set_alignment(rl->l[i],
+					   doc->cols[i].align == PDF_RIGHT    ? PANGO_ALIGN_RIGHT
+					   : doc->cols[i].align == PDF_CENTER ? PANGO_ALIGN_CENTER
+									      : PANGO_ALIGN_LEFT);
+		chart_layout_size(rl->l[i], NULL, &h);
+		rl->h = h > rl->h ? h : rl->h;
 	}
-	rowh += 2 * CELL_PAD;
-	if (draw && !doc->measuring) {
-		cairo_t *cr = doc->cr;
-		if (shade) {
-			if (shade == 2)
-				cairo_set_source_rgb(cr, 0.88, 0.88, 0.9);
-			else
-				cairo_set_source_rgb(cr, 0.965, 0.965, 0.97);
-			cairo_rectangle(cr, doc->left, doc->y, doc->right - doc->left, rowh);
-			cairo_fill(cr);
-		}
-		chart_set_ink(cr, ink, 1);
-		for (int i = 0; i < doc->ncols; i++) {
-			double w, x = col_x(doc, i, &w);
-			cairo_move_to(cr, x + CELL_PAD, doc->y + CELL_PAD);
-			pango_cairo_show_layout(cr, l[i]);
-		}
-	}
+	rl->h += 2 * CELL_PAD;
+}
+
+static void row_free(struct pdf_doc *doc, struct row_layout *rl)
+{
 	for (int i = 0; i < doc->ncols; i++)
-		g_object_unref(l[i]);
-	return rowh;
+		g_object_unref(rl->l[i]);
+}
+
+/* Draws a laid-out row at the cursor; shade 1: zebra, 2: header. */
+static void row_draw(struct pdf_doc *doc, const struct row_layout *rl, enum chart_ink ink,
+		     int shade)
+{
+	cairo_t *cr = doc->cr;
+	if (doc->measuring)
+		return;
+	if (shade) {
+		if (shade == 2)
+			cairo_set_source_rgb(cr, 0.88, 0.88, 0.9);
+		else
+			cairo_set_source_rgb(cr, 0.965, 0.965, 0.97);
+		cairo_rectangle(cr, doc->left, doc->y, doc->right - doc->left, rl->h);
+		cairo_fill(cr);
+	}
+	chart_set_ink(cr, ink, 1);
+	for (int i = 0; i < doc->ncols; i++) {
+		double w, x = col_x(doc, i, &w);
+		cairo_move_to(cr, x + CELL_PAD, doc->y + CELL_PAD);
+		pango_cairo_show_layout(cr, rl->l[i]);
+	}
 }
 
 static void table_header(struct pdf_doc *doc)
 {
 	const char *titles[PDF_MAX_COLS];
+	struct row_layout rl;
 	for (int i = 0; i < doc->ncols; i++)
 		titles[i] = doc->col_titles[i];
-	doc->y += table_row(doc, titles, INK_TEXT, 1, 1, 2);
+	row_layout(doc, titles, 1, &rl);
+	row_draw(doc, &rl, INK_TEXT, 2);
+	doc->y += rl.h;
+	row_free(doc, &rl);
 }
 
 void pdf_table_begin(struct pdf_doc *doc, const struct pdf_col *cols, int n)
 {
 	const char *titles[PDF_MAX_COLS];
+	struct row_layout rl;
 	doc->ncols = n < PDF_MAX_COLS ? n : PDF_MAX_COLS;
 	doc->zebra = 0;
 	for (int i = 0; i < doc->ncols; i++) {
@@ -242,18 +264,23 @@ void pdf_table_begin(struct pdf_doc *doc, const struct pdf_col *cols, int n)
 		titles[i] = doc->col_titles[i];
 	}
 	/* the header and at least one row together */
-	need(doc, 2 * table_row(doc, titles, INK_TEXT, 1, 0, 0) + 4);
+	row_layout(doc, titles, 1, &rl);
+	need(doc, 2 * rl.h + 4);
+	row_free(doc, &rl);
 	table_header(doc);
 }
 
 void pdf_table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink, int bold)
 {
-	double h = table_row(doc, cells, ink, bold, 0, 0);
-	if (doc->y + h > doc->bottom) {
+	struct row_layout rl;
+	row_layout(doc, cells, bold, &rl);
+	if (doc->y + rl.h > doc->bottom) {
 		pdf_new_page(doc);
 		table_header(doc);
 	}
-	doc->y += table_row(doc, cells, ink, bold, 1, doc->zebra++ % 2);
+	row_draw(doc, &rl, ink, doc->zebra++ % 2);
+	doc->y += rl.h;
+	row_free(doc, &rl);
 }
 
 void pdf_table_end(struct pdf_doc *doc)
@@ -332,19 +359,16 @@ static void set_metadata(cairo_surface_t *s, const struct pdf_meta *m)
 			cairo_pdf_surface_set_metadata(s, items[i].key, items[i].val);
 }
 
-int pdf_write(const char *path, const struct pdf_meta *meta,
-	      void (*render)(struct pdf_doc *doc, const void *arg), const void *arg)
+int pdf_write_fp(FILE *fp, const char *name, const struct pdf_meta *meta,
+		 void (*render)(struct pdf_doc *doc, const void *arg), const void *arg)
 {
 	struct pdf_doc doc;
-	struct fsx_file f;
 	cairo_status_t st;
-	int rc, npages = count_pages(meta, render, arg);
+	int npages = count_pages(meta, render, arg);
 
-	if ((rc = fsx_open(&f, path)) != 0)
-		return rc;
 	doc_init(&doc, meta);
 	doc.npages = npages;
-	doc.fp = f.fp;
+	doc.fp = fp;
 	doc.surf = cairo_pdf_surface_create_for_stream(sink_write, &doc, doc.w, doc.h);
 	cairo_pdf_surface_restrict_to_version(doc.surf, CAIRO_PDF_VERSION_1_5);
 	set_metadata(doc.surf, meta);
@@ -357,19 +381,31 @@ int pdf_write(const char *path, const struct pdf_meta *meta,
 	if (st == CAIRO_STATUS_SUCCESS)
 		st = cairo_surface_status(doc.surf);
 	cairo_surface_destroy(doc.surf);
-	if (doc.write_errno) {
-		fsx_abort(&f);
-		return err_set(DDT_EIO, "%s: write failed: %s", path, strerror(doc.write_errno));
-	}
-	if (st != CAIRO_STATUS_SUCCESS) {
-		fsx_abort(&f);
+	/* cairo reports a failed write only as a status; the sink kept errno */
+	if (!doc.write_errno && fflush(fp) != 0)
+		doc.write_errno = errno ? errno : EIO;
+	if (doc.write_errno)
+		return err_set(DDT_EIO, "%s: write failed: %s", name, strerror(doc.write_errno));
+	if (st != CAIRO_STATUS_SUCCESS)
 		return err_set(st == CAIRO_STATUS_NO_MEMORY ? DDT_ENOMEM : DDT_EGENERIC,
-			       "%s: cairo: %s", path, cairo_status_to_string(st));
-	}
-	if (doc.page != npages) {
-		fsx_abort(&f);
-		return err_set(DDT_EGENERIC, "%s: layout gave %d pages, then %d", path, npages,
+			       "%s: cairo: %s", name, cairo_status_to_string(st));
+	if (doc.page != npages)
+		return err_set(DDT_EGENERIC, "%s: layout gave %d pages, then %d", name, npages,
 			       doc.page);
+	return 0;
+}
+
+int pdf_write(const char *path, const struct pdf_meta *meta,
+	      void (*render)(struct pdf_doc *doc, const void *arg), const void *arg)
+{
+	struct fsx_file f;
+	int rc;
+
+	if ((rc = fsx_open(&f, path)) != 0)
+		return rc;
+	if ((rc = pdf_write_fp(f.fp, path, meta, render, arg)) != 0) {
+		fsx_abort(&f);
+		return rc;
 	}
 	return fsx_commit(&f);
 }

@@ -56,11 +56,18 @@ struct pdf_doc {
 int pdf_write(const char *path, const struct pdf_meta *meta,
 	      void (*render)(struct pdf_doc *doc, const void *arg), const void *arg);
 
+/* The same into an open stream (no atomicity; for tests of the write-error
+ * check). Returns 0 or DDT_EIO / DDT_EGENERIC / DDT_ENOMEM. */
+int pdf_write_fp(FILE *fp, const char *name, const struct pdf_meta *meta,
+		 void (*render)(struct pdf_doc *doc, const void *arg), const void *arg);
+
 /* Flow elements. Each moves the cursor and starts a new page when the
  * element does not fit in what is left of this one. */
 void pdf_new_page(struct pdf_doc *doc);
 /* level 0: document title (large); 1: section (outline entry); 2: subsection. */
 void pdf_heading(struct pdf_doc *doc, int level, const char *text);
+/* An outline (bookmark) entry for the current position, without a heading. */
+void pdf_outline(struct pdf_doc *doc, const char *text);
 /* Wrapped text; markup 1 means pango markup (every data string in it must
  * be escaped with g_markup_escape_text). */
 void pdf_para(struct pdf_doc *doc, const char *text, int markup, double size_pt,

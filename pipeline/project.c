@@ -948,11 +948,20 @@ static void lean_text(struct projection *p)
 		return;
 	}
 	const char *way = hi < 0 ? "below" : lo > 0 ? "above" : "on both sides of";
+	char by[48], at[32];
+	if (fabs(hi - lo) < 0.05)
+		snprintf(by, sizeof by, "tok/s %+.1f%%", lo);
+	else
+		snprintf(by, sizeof by, "tok/s %+.1f%% to %+.1f%%", lo, hi);
+	if (fabs(phi - plo) < 0.5)
+		snprintf(at, sizeof at, "p%.0f", plo);
+	else
+		snprintf(at, sizeof at, "p%.0f-p%.0f", plo, phi);
 	int n = snprintf(p->lean, sizeof p->lean,
-			 "The medians sit %s the point estimates (tok/s %+.1f%% to %+.1f%%); the "
-			 "point estimates fall at p%.0f-p%.0f of their bands. %s leans most: alone "
-			 "at its median it moves %s (accept %g) by %+.1f%%.",
-			 way, lo, hi, plo, phi, most->lean_by[0] ? most->lean_by : "no assumption",
+			 "The medians sit %s the point estimates (%s); the point estimates fall at "
+			 "%s of their bands. %s leans most: alone at its median it moves %s "
+			 "(accept %g) by %+.1f%%.",
+			 way, by, at, most->lean_by[0] ? most->lean_by : "no assumption",
 			 most->scenario, most->accept, most->lean_by_pct);
 	if (anchored && n > 0 && (size_t)n < sizeof p->lean)
 		snprintf(p->lean + n, sizeof p->lean - (size_t)n,
@@ -1123,9 +1132,12 @@ static int list_inputs(struct projection *p, const struct calib *c, const struct
 									 : PROV_ASSUMED;
 		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED)
 			snprintf(src, sizeof src, "%s", d->overridden ? "set on the command line" : d->source);
-		else
-			snprintf(src, sizeof src, "%s %g..%g: %s", dist_kind_name(d->kind),
+		else {
+			char full[2 * CALIB_SOURCE_LEN];
+			snprintf(full, sizeof full, "%s %g..%g: %s", dist_kind_name(d->kind),
 				 dist_quantile(d, 0.05), dist_quantile(d, 0.95), d->source);
+			copy_str(src, sizeof src, full);
+		}
 		rc = add_input(p, name, m->v[i], pv, src);
 	}
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
@@ -1404,8 +1416,10 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
 			 "its MoE and all-reduce time", mc.rejected);
 	if (mc.clamped)
-		add_note(p, "in %d of %zu draws the sglang_b16 anchor could not be met (growth "
-			 "clamped to [0, 1])", mc.clamped, mc.nsamples);
+		add_note(p, "in %d of %zu draws no growth in [0, 1] meets the sglang_b16 anchor (a "
+			 "larger MoE transfer leaves its step no room for attention and draft to "
+			 "grow): growth is clamped and the b16 step misses its anchor",
+			 mc.clamped, mc.nsamples);
 	lean_text(p);
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;

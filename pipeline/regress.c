@@ -44,16 +44,18 @@ static void load_impact(struct regress_conf *c, struct yctx *y, struct ydoc_node
 		if (comp < 0) {
 			char names[160] = "";
 			for (int j = 0; j < COMP_COUNT; j++)
-				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-					 j ? ", " : "", model_comp_name((enum model_comp)j));
+				snprintf(names + strlen(names), sizeof names - strlen(names),
+					 "%s%s", j ? ", " : "",
+					 model_comp_name((enum model_comp)j));
 			ydiag_add(y->diag, y->file, v->line, v->col,
-				  "impact.%s: expected a model component (%s), got '%s'", k->str, names,
-				  v->str);
+				  "impact.%s: expected a model component (%s), got '%s'", k->str,
+				  names, v->str);
 			continue;
 		}
 		if (c->nimpact == REGRESS_MAX_IMPACT || strlen(k->str) >= sizeof c->impact_op[0]) {
 			ydiag_add(y->diag, y->file, k->line, k->col,
-				  "impact: at most %d ops of at most 31 characters", REGRESS_MAX_IMPACT);
+				  "impact: at most %d ops of at most 31 characters",
+				  REGRESS_MAX_IMPACT);
 			continue;
 		}
 		snprintf(c->impact_op[c->nimpact], sizeof c->impact_op[0], "%s", k->str);
@@ -294,7 +296,8 @@ static int impact_push(struct regress_impacts *out, size_t *cap, const struct re
 static void impact_eval(struct regress_impact *im, const struct model *m,
 			const struct scenario *sc, const struct gpu *g)
 {
-	struct model_in in = {g, sc->pipeline, sc->block, sc->budget, sc->concurrency, sc->accept[0]};
+	struct model_in in = {g,	  sc->pipeline,	   sc->block,
+			      sc->budget, sc->concurrency, sc->accept[0]};
 	struct model_out out;
 
 	model_eval(m, &in, &out);
@@ -316,7 +319,8 @@ int regress_impact(struct regress_impacts *out, const struct regress_conf *c,
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_point *p = history_point_at(&h->series[i], run);
-		if (!p || (p->verdict_night != REG_REGRESSION && p->verdict_night != REG_IMPROVEMENT))
+		if (!p ||
+		    (p->verdict_night != REG_REGRESSION && p->verdict_night != REG_IMPROVEMENT))
 			continue;
 		struct regress_impact im = {.key = h->series[i].key, .verdict = p->verdict_night,
 					    .delta_frac = p->delta_frac,
@@ -365,7 +369,8 @@ char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len
 	char d[16], t[16];
 	pct_str(d, sizeof d, im->delta_frac);
 	if (im->comp < 0) {
-		snprintf(buf, len, "%s/%s %s %s \u2192 no model component (add the op to regress.impact)",
+		snprintf(buf, len,
+			 "%s/%s %s %s \u2192 no model component (add the op to regress.impact)",
 			 im->key.op, im->key.variant, im->key.params, d);
 		return buf;
 	}
@@ -703,7 +708,8 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 
 	yget_int(c, root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
 	if (schema > 1)
-		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 1", schema);
+		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 1",
+			  schema);
 	read_str(c, root, "run_id", n->run_id, sizeof n->run_id);
 	yget_int(c, root, "nights", Y_REQUIRED | Y_POSITIVE, &nights);
 	n->nruns = (size_t)nights;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +37,25 @@ void report_fmt_ms(char *buf, size_t len, double ms)
 		snprintf(buf, len, "%.3f", ms);
 	else
 		snprintf(buf, len, "-");
+}
+
+void report_fmt_us(char *buf, size_t len, double us)
+{
+	if (!isfinite(us))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.*f", fabs(us) >= 1000 ? 0 : fabs(us) >= 10 ? 1 : 2, us);
+}
+
+void report_fmt_params(char *buf, size_t len, const char *params)
+{
+	size_t o = 0;
+	for (const char *p = params; *p && o + 2 < len; p++) {
+		buf[o++] = *p;
+		if (*p == ',')
+			buf[o++] = ' ';
+	}
+	buf[o] = '\0';
 }
 
 void report_fmt_dist(char *buf, size_t len, const struct dist *d)
@@ -332,8 +352,13 @@ void report_write_summary(const struct report_data *d, FILE *fp)
 	char status[512];
 	long b = report_scenario_row(d, d->spec.baseline);
 
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+
 	fprintf(fp, "ddt report %s (%s)\n%s\n\n", d->rec.run_id, d->date_text, d->spec.title);
-	fprintf(fp, "headline (point estimate, Monte Carlo p5-p95):\n");
+	if (h0 >= 0)
+		fprintf(fp, "%s at C=%d", d->est.rows[h0].target->name,
+			d->est.rows[h0].sc.concurrency);
+	fprintf(fp, "%sheadline (point estimate, Monte Carlo p5-p95):\n", h0 >= 0 ? ", " : "");
 	for (int h = 0; h < d->spec.nheadline; h++)
 		for (size_t i = 0; i < d->est.n; i++)
 			if (!strcmp(d->est.rows[i].sc.name, d->spec.headline[h]))
@@ -351,6 +376,13 @@ void report_write_summary(const struct report_data *d, FILE *fp)
 		summary_row(d, (size_t)b, fp);
 	report_regress_status(d, status, sizeof status);
 	fprintf(fp, "\nregressions: %s\n", status);
+	for (size_t i = 0; d->have_night && i < d->night.n; i++) {
+		const struct regress_entry *e = &d->night.entries[i];
+		if (e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT)
+			fprintf(fp, "  %s %s/%s %s: %.2f us vs baseline %.2f us (%+.1f%%)\n",
+				regress_verdict_name(e->verdict), e->key.op, e->key.variant,
+				e->key.params, e->median_us, e->baseline_us, 100 * e->delta_frac);
+	}
 }
 
 /* ---------------------------------------------------------------- output */
@@ -398,15 +430,10 @@ static int write_summary(const struct report_data *d, const char *dir)
 	return rc;
 }
 
-static int write_charts(const struct report_data *d, const char *dir)
+/* Writes every chart section's PNG into dir/charts (which exists). */
+static int write_charts(const struct report_data *d, const char *charts)
 {
-	char *charts = fsx_join(dir, "charts");
 	int rc = 0;
-
-	if (!charts)
-		return err_nomem();
-	if (mkdir(charts, 0777) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot create folder: %s", charts, strerror(errno));
 	for (int i = 0; !rc && i < d->spec.nsections; i++) {
 		const struct report_section *s = &d->spec.sections[i];
 		struct report_chart arg = {d, s};
@@ -421,10 +448,26 @@ static int write_charts(const struct report_data *d, const char *dir)
 					     d->spec.png_scale, chart_report_draw, &arg);
 		free(path);
 	}
-	if (!rc)
-		rc = fsync_path(charts);
-	free(charts);
-	return rc;
+	return rc ? rc : fsync_path(charts);
+}
+
+/* The PNGs are drawn on a second thread while this one writes the PDF and
+ * the spreadsheet: the documents do not depend on each other, and pango
+ * gives each thread its own font map. */
+struct chart_job {
+	const struct report_data *d;
+	const char *charts;
+	int rc;
+	char msg[1024]; /* the worker's error message (err_msg is per thread) */
+};
+
+static void *chart_worker(void *arg)
+{
+	struct chart_job *j = arg;
+	j->rc = write_charts(j->d, j->charts);
+	if (j->rc)
+		snprintf(j->msg, sizeof j->msg, "%s", err_msg());
+	return NULL;
 }
 
 /* Puts tmp_dir in place of final_dir, which exists: the two are exchanged in
@@ -495,14 +538,27 @@ static int point_latest(const char *reports_dir)
 
 static int render_into(const struct report_data *d, const char *dir)
 {
-	char *pdf = fsx_join(dir, "report.pdf");
-	int rc;
-	if (!pdf)
-		return err_nomem();
-	if ((rc = write_charts(d, dir)) == 0 && (rc = pdf_write_report(d, pdf)) == 0 &&
-	    (rc = write_xlsx(d, dir)) == 0)
+	char *pdf = fsx_join(dir, "report.pdf"), *charts = fsx_join(dir, "charts");
+	struct chart_job job = {d, charts, 0, ""};
+	pthread_t th;
+	int rc = 0, threaded = 0;
+
+	if (!pdf || !charts)
+		rc = err_nomem();
+	else if (mkdir(charts, 0777) != 0)
+		rc = err_set(DDT_EIO, "%s: cannot create folder: %s", charts, strerror(errno));
+	if (!rc)
+		threaded = pthread_create(&th, NULL, chart_worker, &job) == 0;
+	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = write_xlsx(d, dir)) == 0)
 		rc = write_summary(d, dir);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (!rc)
+		chart_worker(&job);
+	if (!rc && job.rc)
+		rc = err_set(job.rc, "%s", job.msg);
 	free(pdf);
+	free(charts);
 	return rc;
 }
 

@@ -99,6 +99,10 @@ void report_write_summary(const struct report_data *d, FILE *fp);
 /* Formats used by every document. */
 void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */
 void report_fmt_ms(char *buf, size_t len, double ms);       /* "9.506" or "-" */
+/* A time in µs with the digits that matter: "96451", "38.9", "2.07", "-". */
+void report_fmt_us(char *buf, size_t len, double us);
+/* Params "M=9,tp=8" as "M=9, tp=8", so a table cell can wrap between them. */
+void report_fmt_params(char *buf, size_t len, const char *params);
 /* "triangular 0.25 / 0.4 / 0.5", "uniform 0.2 - 0.4", "fixed", ... */
 void report_fmt_dist(char *buf, size_t len, const struct dist *d);
 /* The assumption of that label ("native_cut", "moe_transfer.a.b.m8-64"), or NULL. */

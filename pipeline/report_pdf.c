@@ -46,29 +46,53 @@ static const char *section_title(const struct report_section *s)
 
 /* ---------------------------------------------------------------- page one */
 
+/* One headline scenario: its tok/s per acceptance in bold, then its bands. */
+static void headline_scenario(const struct report_data *d, const char *name, GString *gs)
+{
+	GString *tok = g_string_new(NULL), *acc = g_string_new(NULL), *band = g_string_new(NULL);
+	const struct estimate_row *first = NULL;
+	struct report_figure f;
+
+	for (size_t i = 0; i < d->est.n; i++) {
+		const struct estimate_row *r = &d->est.rows[i];
+		char t[32], lo[32], hi[32], mid[32];
+		if (strcmp(r->sc.name, name) != 0)
+			continue;
+		report_figure(d, i, &f);
+		report_fmt_tok(t, sizeof t, f.tok_s);
+		report_fmt_tok(lo, sizeof lo, f.tok_p5);
+		report_fmt_tok(hi, sizeof hi, f.tok_p95);
+		report_fmt_tok(mid, sizeof mid, f.tok_p50);
+		g_string_append_printf(tok, "%s%s", first ? " / " : "", t);
+		g_string_append_printf(acc, "%s%g", first ? " / " : "", r->accept);
+		if (isfinite(f.tok_p5))
+			g_string_append_printf(band, "%s%s-%s (median %s)", first ? "; " : "", lo, hi, mid);
+		if (!first)
+			first = r;
+	}
+	if (first) {
+		char step[32];
+		report_fmt_ms(step, sizeof step, f.step_ms);
+		MARKUP(gs, "\n<span size=\"x-large\"><b>%s tok/s</b></span>  %s: %s, block %d, "
+			   "budget %d, acceptance %s%s",
+		       tok->str, first->sc.name,
+		       first->sc.pipeline == PIPE_NATIVE ? "native engine" : "SGLang pipeline",
+		       first->sc.block, first->sc.budget, acc->str,
+		       first->runnable ? "" : " [not runnable]");
+		MARKUP(gs, "\n<span size=\"small\">   step %s ms", step);
+		if (band->len)
+			MARKUP(gs, "; tok/s p5-p95 %s", band->str);
+		MARKUP(gs, "</span>");
+	}
+	g_string_free(tok, TRUE);
+	g_string_free(acc, TRUE);
+	g_string_free(band, TRUE);
+}
+
 static void headline_lines(const struct report_data *d, GString *gs)
 {
 	for (int h = 0; h < d->spec.nheadline; h++)
-		for (size_t i = 0; i < d->est.n; i++) {
-			const struct estimate_row *r = &d->est.rows[i];
-			struct report_figure f;
-			char tok[32], lo[32], hi[32], mid[32], step[32];
-			if (strcmp(r->sc.name, d->spec.headline[h]) != 0)
-				continue;
-			report_figure(d, i, &f);
-			report_fmt_tok(tok, sizeof tok, f.tok_s);
-			report_fmt_tok(lo, sizeof lo, f.tok_p5);
-			report_fmt_tok(hi, sizeof hi, f.tok_p95);
-			report_fmt_tok(mid, sizeof mid, f.tok_p50);
-			report_fmt_ms(step, sizeof step, f.step_ms);
-			MARKUP(gs, "\n<b>%s tok/s</b>  %s, %s, block %d, budget %d, acceptance %g",
-			       tok, r->sc.name, r->sc.pipeline == PIPE_NATIVE ? "native engine"
-									      : "SGLang pipeline",
-			       r->sc.block, r->sc.budget, r->accept);
-			if (isfinite(f.tok_p5))
-				MARKUP(gs, "  (p5-p95 %s-%s, median %s)", lo, hi, mid);
-			MARKUP(gs, "; step %s ms%s", step, r->runnable ? "" : " [not runnable]");
-		}
+		headline_scenario(d, d->spec.headline[h], gs);
 }
 
 static void page_one(struct pdf_doc *doc, const struct report_data *d)
@@ -158,12 +182,12 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 			const struct report_section *s)
 {
 	static const struct pdf_col cols[] = {
-		{"scenario", 0.17, PDF_LEFT},  {"target", 0.08, PDF_LEFT},
-		{"pipeline", 0.08, PDF_LEFT},  {"b / B / C", 0.08, PDF_LEFT},
-		{"M", 0.04, PDF_RIGHT},        {"accept", 0.06, PDF_RIGHT},
-		{"MoE ms", 0.07, PDF_RIGHT},   {"non-MoE ms", 0.08, PDF_RIGHT},
+		{"scenario", 0.15, PDF_LEFT},  {"target", 0.065, PDF_LEFT},
+		{"pipeline", 0.08, PDF_LEFT},  {"b / B / C", 0.1, PDF_LEFT},
+		{"M", 0.04, PDF_RIGHT},        {"accept", 0.07, PDF_RIGHT},
+		{"MoE ms", 0.065, PDF_RIGHT},  {"non-MoE ms", 0.08, PDF_RIGHT},
 		{"step ms", 0.07, PDF_RIGHT},  {"tok/s", 0.07, PDF_RIGHT},
-		{"p5-p95 tok/s", 0.12, PDF_RIGHT}, {"lean", 0.08, PDF_RIGHT},
+		{"p5-p95 tok/s", 0.135, PDF_RIGHT}, {"lean", 0.075, PDF_RIGHT},
 	};
 	GString *gs = g_string_new(NULL);
 
@@ -191,7 +215,8 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 		else
 			snprintf(band, sizeof band, "-");
 		if (f.proj && isfinite(f.proj->lean_pct))
-			snprintf(lean, sizeof lean, "%+.1f%%", f.proj->lean_pct);
+			snprintf(lean, sizeof lean, "%+.1f%%",
+				 fabs(f.proj->lean_pct) < 0.05 ? 0.0 : f.proj->lean_pct);
 		else
 			snprintf(lean, sizeof lean, "-");
 		cells[0] = r->sc.name, cells[1] = r->target->id, cells[2] = pipeline_name(r->sc.pipeline);
@@ -230,13 +255,17 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 			   "faster GPU the non-MoE part decides the step (Amdahl).");
 	} else if (s->kind == RSEC_BUDGET && d->have_proj && d->proj.has_grid) {
 		const struct project_grid *g = &d->proj.grid;
-		MARKUP(gs, "Best budget per target (C=%d, highest point tok/s):", g->conc[0]);
+		int ci = 0;
+		for (int k = 0; k < g->nconc; k++) /* the chart's concurrency: C=1 */
+			if (g->conc[k] == 1)
+				ci = k;
+		MARKUP(gs, "Best budget per target (C=%d, highest point tok/s):", g->conc[ci]);
 		for (int t = 0; t < g->ntargets; t++) {
-			int best = g->best[t * g->nconc];
+			int best = g->best[t * g->nconc + ci];
 			if (best >= 0 && best < g->nbudgets)
 				MARKUP(gs, " %s B=%d (%.0f tok/s, best in %.0f%% of draws);", g->targets[t],
-				       g->budgets[best], PROJECT_CELL(g, t, 0, best)->tok_s.point,
-				       100 * PROJECT_CELL(g, t, 0, best)->p_best);
+				       g->budgets[best], PROJECT_CELL(g, t, ci, best)->tok_s.point,
+				       100 * PROJECT_CELL(g, t, ci, best)->p_best);
 		}
 	} else if (s->kind == RSEC_MOE_CURVE && d->have_proj && d->proj.fit.nparams) {
 		const struct project_fit *fit = &d->proj.fit;
@@ -268,13 +297,18 @@ static void chart_section(struct pdf_doc *doc, const struct report_data *d,
 			 s->variant);
 	else
 		snprintf(title, sizeof title, "%s", section_title(s));
-	pdf_keep(doc, d->spec.chart_height_pt + 40);
-	pdf_heading(doc, 1, title);
+	/* the chart carries its own title: a bookmark, no heading */
+	pdf_keep(doc, d->spec.chart_height_pt + 30);
+	pdf_space(doc, 6);
+	pdf_outline(doc, title);
 	pdf_chart(doc, chart_report_draw, &arg, d->spec.chart_width_pt, d->spec.chart_height_pt);
 	chart_caption(doc, d, s);
 }
 
 /* ---------------------------------------------------------------- regressions */
+
+/* Verdicts ranked for the table; up to FLAGGED_RANK they are listed. */
+#define FLAGGED_RANK 4
 
 static int verdict_rank(enum regress_verdict v)
 {
@@ -289,11 +323,11 @@ static int verdict_rank(enum regress_verdict v)
 static void regressions(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"verdict", 0.12, PDF_LEFT},      {"op / variant", 0.17, PDF_LEFT},
-		{"params", 0.2, PDF_LEFT},        {"backend, device", 0.17, PDF_LEFT},
-		{"median µs", 0.08, PDF_RIGHT},   {"baseline µs", 0.09, PDF_RIGHT},
-		{"change", 0.07, PDF_RIGHT},      {"z", 0.05, PDF_RIGHT},
-		{"nights", 0.05, PDF_RIGHT},
+		{"verdict", 0.11, PDF_LEFT},      {"op / variant", 0.14, PDF_LEFT},
+		{"params", 0.22, PDF_LEFT},       {"backend, device", 0.19, PDF_LEFT},
+		{"median µs", 0.085, PDF_RIGHT},  {"baseline µs", 0.085, PDF_RIGHT},
+		{"change", 0.075, PDF_RIGHT},     {"z", 0.055, PDF_RIGHT},
+		{"n", 0.04, PDF_RIGHT},
 	};
 	const struct regress_night *n = &d->night;
 	char status[600];
@@ -304,25 +338,34 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 		 d->have_night && n->count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
 	if (!d->have_night || !n->n)
 		return;
+	/* the flagged series; the rest are counted in the status line (every
+	 * series is in the spreadsheet's Regressions sheet) */
+	for (size_t i = 0; i < n->n; i++)
+		shown += verdict_rank(n->entries[i].verdict) <= FLAGGED_RANK;
+	if (!shown) {
+		pdf_para(doc, "No kernel series is flagged tonight.", 0, BODY_PT, INK_TEXT);
+		return;
+	}
+	shown = 0;
 	pdf_table_begin(doc, cols, 9);
-	for (int rank = 0; rank <= 8; rank++)
+	for (int rank = 0; rank <= FLAGGED_RANK; rank++)
 		for (size_t i = 0; i < n->n; i++) {
 			const struct regress_entry *e = &n->entries[i];
-			char op[80], dev[180], med[24], base[24], chg[24], z[24], nights[16];
+			char op[80], dev[180], med[24], base[24], chg[24], z[24], nights[16], params[320];
 			const char *cells[9];
 			if (verdict_rank(e->verdict) != rank)
 				continue;
 			snprintf(op, sizeof op, "%s / %s", e->key.op, e->key.variant);
 			snprintf(dev, sizeof dev, "%s, %s", e->key.backend, e->key.device);
-			snprintf(med, sizeof med, isfinite(e->median_us) ? "%.2f" : "-", e->median_us);
-			snprintf(base, sizeof base, isfinite(e->baseline_us) ? "%.2f" : "-",
-				 e->baseline_us);
+			report_fmt_params(params, sizeof params, e->key.params);
+			report_fmt_us(med, sizeof med, e->median_us);
+			report_fmt_us(base, sizeof base, e->baseline_us);
 			snprintf(chg, sizeof chg, isfinite(e->delta_frac) ? "%+.1f%%" : "-",
 				 100 * e->delta_frac);
 			snprintf(z, sizeof z, isfinite(e->z) ? "%.1f" : "-", e->z);
 			snprintf(nights, sizeof nights, "%d", e->nights);
 			cells[0] = regress_verdict_name(e->verdict), cells[1] = op;
-			cells[2] = e->key.params, cells[3] = dev, cells[4] = med, cells[5] = base;
+			cells[2] = params, cells[3] = dev, cells[4] = med, cells[5] = base;
 			cells[6] = chg, cells[7] = z, cells[8] = nights;
 			pdf_table_row(doc, cells,
 				      e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT ||
@@ -355,11 +398,11 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 static void kernels(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"op / variant", 0.16, PDF_LEFT}, {"params", 0.2, PDF_LEFT},
-		{"backend", 0.07, PDF_LEFT},      {"n", 0.04, PDF_RIGHT},
-		{"median µs", 0.09, PDF_RIGHT},   {"p10 - p90 µs", 0.13, PDF_RIGHT},
-		{"GB/s", 0.07, PDF_RIGHT},        {"% peak", 0.06, PDF_RIGHT},
-		{"max err", 0.07, PDF_RIGHT},     {"status", 0.11, PDF_LEFT},
+		{"op / variant", 0.135, PDF_LEFT}, {"params", 0.22, PDF_LEFT},
+		{"backend", 0.08, PDF_LEFT},      {"n", 0.045, PDF_RIGHT},
+		{"median µs", 0.08, PDF_RIGHT},   {"p10 - p90 µs", 0.12, PDF_RIGHT},
+		{"GB/s", 0.06, PDF_RIGHT},        {"% peak", 0.065, PDF_RIGHT},
+		{"max err", 0.075, PDF_RIGHT},    {"status", 0.11, PDF_LEFT},
 	};
 	GString *gs = g_string_new(NULL);
 
@@ -381,20 +424,27 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 	pdf_table_begin(doc, cols, 10);
 	for (size_t i = 0; i < d->rec.nrows; i++) {
 		const struct rec_row *w = &d->rec.rows[i];
-		char op[80], params[256], n[16], med[24], band[48], gbps[24], pct[24], err[24],
-			status[200];
+		char op[80], raw[256], params[320], n[16], med[24], lo[24], hi[24], band[56],
+			gbps[24], pct[24], err[24], status[200];
 		const char *cells[10];
 		snprintf(op, sizeof op, "%s / %s", w->op, w->variant);
-		rec_row_params_str(w, params, sizeof params);
+		report_fmt_params(params, sizeof params, rec_row_params_str(w, raw, sizeof raw));
 		snprintf(n, sizeof n, "%d", w->samples);
-		snprintf(med, sizeof med, isfinite(w->median_us) ? "%.2f" : "-", w->median_us);
+		report_fmt_us(med, sizeof med, w->median_us);
+		report_fmt_us(lo, sizeof lo, w->p10_us);
+		report_fmt_us(hi, sizeof hi, w->p90_us);
 		if (isfinite(w->p10_us) && isfinite(w->p90_us))
-			snprintf(band, sizeof band, "%.2f - %.2f", w->p10_us, w->p90_us);
+			snprintf(band, sizeof band, "%s - %s", lo, hi);
 		else
 			snprintf(band, sizeof band, "-");
 		snprintf(gbps, sizeof gbps, isfinite(w->gbps) ? "%.1f" : "-", w->gbps);
 		snprintf(pct, sizeof pct, isfinite(w->pct_peak) ? "%.0f%%" : "-", w->pct_peak);
-		snprintf(err, sizeof err, isfinite(w->max_err) ? "%.1e" : "-", w->max_err);
+		if (!isfinite(w->max_err))
+			snprintf(err, sizeof err, "-");
+		else if (w->max_err == 0)
+			snprintf(err, sizeof err, "0");
+		else
+			snprintf(err, sizeof err, "%.1e", w->max_err);
 		snprintf(status, sizeof status, "%s%s%s", rec_status_name(w->status),
 			 w->reason[0] ? ": " : "", w->reason);
 		cells[0] = op, cells[1] = params, cells[2] = w->backend, cells[3] = n, cells[4] = med;
@@ -463,44 +513,41 @@ static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 
 /* ---------------------------------------------------------------- caveats */
 
-/* Appends numbered caveat *k + 1 (escaped printf) to gs. */
-static void caveat(GString *gs, int *k, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void caveat(GString *gs, int *k, const char *fmt, ...)
+/* Sets numbered caveat *k + 1 (escaped printf) as its own paragraph. */
+static void caveat(struct pdf_doc *doc, int *k, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void caveat(struct pdf_doc *doc, int *k, const char *fmt, ...)
 {
 	va_list ap;
-	char *m;
-	g_string_append_printf(gs, "%s%d. ", *k ? "\n" : "", *k + 1);
-	(*k)++;
+	char *m, *line;
 	va_start(ap, fmt);
 	m = g_markup_vprintf_escaped(fmt, ap);
 	va_end(ap);
-	g_string_append(gs, m);
+	line = g_strdup_printf("<b>%d.</b> %s", ++*k, m);
+	pdf_para(doc, line, 1, BODY_PT, INK_TEXT);
+	g_free(line);
 	g_free(m);
 }
 
 static void caveats(struct pdf_doc *doc, const struct report_data *d)
 {
-	GString *gs = g_string_new(NULL);
 	int k = 0;
 
 	if (!d->have_proj)
-		caveat(gs, &k, "No projection.yaml is stored with this run: no bands, tornado, "
+		caveat(doc, &k, "No projection.yaml is stored with this run: no bands, tornado, "
 			       "budget grid or fit.");
 	for (size_t i = 0; d->have_proj && i < d->proj.nnotes; i++)
-		caveat(gs, &k, "%s", d->proj.notes[i]);
+		caveat(doc, &k, "%s", d->proj.notes[i]);
 	for (size_t i = 0; i < d->est.n; i++)
 		if (!d->est.rows[i].runnable &&
 		    (i == 0 || strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name)))
-			caveat(gs, &k, "%s is not runnable: %s", d->est.rows[i].sc.name,
+			caveat(doc, &k, "%s is not runnable: %s", d->est.rows[i].sc.name,
 			       d->est.rows[i].note[0] ? d->est.rows[i].note : "see its scenario");
 	if (d->model.growth_clamped)
-		caveat(gs, &k, "The sglang_b16 anchor cannot be met with these shares: the growth "
+		caveat(doc, &k, "The sglang_b16 anchor cannot be met with these shares: the growth "
 			       "of attention and draft is clamped to %g.", d->model.growth);
-	caveat(gs, &k, "The What-if sheet of report.xlsx is the calibration's model (what "
+	caveat(doc, &k, "The What-if sheet of report.xlsx is the calibration's model (what "
 		       "`ddt estimate` computes); a projection recalibrated from tonight's GPU "
 		       "measurements can differ from it.");
-	pdf_para(doc, gs->str, 1, BODY_PT, INK_TEXT);
-	g_string_free(gs, TRUE);
 
 	if (d->have_proj && d->proj.nbacktest) {
 		static const struct pdf_col cols[] = {

@@ -5,6 +5,7 @@
 #include "chart.h"
 #include "err.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ static void put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const s
 		put_str(x, ws, r, (lxw_col_t)i, cols[i].title, x->f.head);
 		ck(x, worksheet_set_column(ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width, NULL));
 	}
+	ck(x, worksheet_set_row(ws, r, 30, NULL)); /* room for titles that wrap */
 }
 
 /* A header row that stays in view with the rows above it. */
@@ -571,16 +573,24 @@ static void wi_define_range(struct wi *w, const char *name, lxw_row_t r0, lxw_co
 	ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
-/* One scalar row: name | value | unit | basis | source. */
+/* The basis and "unit: source" of a scalar row (columns C and D; the text
+ * of D runs on over the empty cells to its right). */
+static void wi_about(struct wi *w, const char *unit, const char *basis, const char *source)
+{
+	char about[CALIB_SOURCE_LEN + 128];
+	snprintf(about, sizeof about, "%s%s%s", unit, unit[0] && source[0] ? ": " : "", source);
+	put_str(w->x, w->ws, w->r, 2, basis, NULL);
+	put_str(w->x, w->ws, w->r, 3, about, NULL);
+}
+
+/* One scalar input row: name | value | basis | unit: source. */
 static void wi_scalar(struct wi *w, const char *name, double v, const char *unit,
 		      const char *basis, const char *source)
 {
 	struct xw *x = w->x;
 	put_str(x, w->ws, w->r, 0, name, NULL);
 	put_num(x, w->ws, w->r, 1, v, x->f.in_num);
-	put_str(x, w->ws, w->r, 2, unit, NULL);
-	put_str(x, w->ws, w->r, 3, basis, NULL);
-	put_str(x, w->ws, w->r, 4, source, NULL);
+	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
 	w->r++;
 }
@@ -591,9 +601,7 @@ static void wi_text(struct wi *w, const char *name, const char *v, const char *u
 	struct xw *x = w->x;
 	put_str(x, w->ws, w->r, 0, name, NULL);
 	put_str(x, w->ws, w->r, 1, v, x->f.in_text);
-	put_str(x, w->ws, w->r, 2, unit, NULL);
-	put_str(x, w->ws, w->r, 3, basis, NULL);
-	put_str(x, w->ws, w->r, 4, source, NULL);
+	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
 	w->r++;
 }
@@ -612,9 +620,7 @@ static void wi_derived(struct wi *w, const char *name, double cached, const char
 	va_end(ap);
 	put_str(x, w->ws, w->r, 0, name, NULL);
 	put_formula(x, w->ws, w->r, 1, formula, x->f.calc, cached);
-	put_str(x, w->ws, w->r, 2, unit, NULL);
-	put_str(x, w->ws, w->r, 3, "derived", NULL);
-	put_str(x, w->ws, w->r, 4, what, NULL);
+	wi_about(w, unit, "derived", what);
 	wi_define(w, name, w->r, 1);
 	w->r++;
 }
@@ -747,7 +753,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 {
 	static const struct col cols[WC_N] = {
-		{"scenario", 24},         {"target (GPU id)", 11},  {"pipeline", 9},
+		{"scenario", 24},         {"target (GPU id)", 13},  {"pipeline", 12},
 		{"block b", 7},           {"budget B", 8},          {"C", 5},
 		{"accept", 7},            {"transfer factor", 9},   {"M", 6},
 		{"target bw (TB/s)", 9},  {"GPU row", 6},           {"MoE curve seg", 7},
@@ -769,6 +775,7 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 			ck(x, worksheet_set_column(w->ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width,
 						   NULL));
 	}
+	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL));
 	worksheet_freeze_panes(w->ws, w->r + 1, 1);
 	w->r++;
 	struct wi_row ra = {"anchor sglang_b8 (measured)", calib_gpu(c, a8->gpu), a8->pipeline,
@@ -884,8 +891,8 @@ static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	double layers = g->layers - g->dense_layers;
 
 	put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
-	static const char *const head[] = {"name", "value", "unit", "basis", "source"};
-	for (int k = 0; k < 5; k++)
+	static const char *const head[] = {"name", "value", "basis", "unit: source"};
+	for (int k = 0; k < 4; k++)
 		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
 	w->r++;
 	for (int a = 0; a < ASM_COUNT && a < (int)(sizeof asm_names / sizeof *asm_names); a++)
@@ -1077,11 +1084,13 @@ static int write_book(const struct report_data *d, const char *path, int cache)
 	sheet_regressions(&x);
 	sheet_assumptions(&x);
 	sheet_whatif(&x);
+	errno = 0; /* what the zip writer's failed write leaves says why (disk full) */
 	e = workbook_close(x.wb);
 	if (x.err != LXW_NO_ERROR)
 		return err_set(DDT_EGENERIC, "%s: libxlsxwriter: %s", path, lxw_strerror(x.err));
 	if (e != LXW_NO_ERROR)
-		return err_set(DDT_EIO, "%s: libxlsxwriter: %s", path, lxw_strerror(e));
+		return err_set(DDT_EIO, "%s: libxlsxwriter: %s%s%s", path, lxw_strerror(e),
+			       errno ? ": " : "", errno ? strerror(errno) : "");
 	return 0;
 }
 

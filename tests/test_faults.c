@@ -408,7 +408,9 @@ static int in_tmpfs(size_t size_b, int (*fn)(const char *dir, void *arg), void *
 		if (!ok || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
 		    mount("tmpfs", dir, "tmpfs", 0, opts) != 0)
 			_exit(77);
-		_exit(fn(dir, arg));
+		int rc = fn(dir, arg);
+		fflush(NULL); /* _exit drops what stdio holds */
+		_exit(rc);
 	}
 	free(dir);
 	if (pid < 0)
@@ -688,8 +690,8 @@ static int documents_full_disk(const char *disk, void *arg)
 		hit_pdf |= !strcmp(what, "pdf");
 		hit_xlsx |= !strcmp(what, "spreadsheet");
 		hit_chart |= !strcmp(what, "chart");
-		printf("  %zu KiB free, cut in %s: %s failed cleanly: %s", room >> 10, files[i].rel,
-		       what, strstr(out, "ddt ") ? strstr(out, "ddt ") : out);
+		printf("  %zu KiB free (room up to half of %s): the %s failed cleanly: %s",
+		       room >> 10, files[i].rel, what, strstr(out, "ddt ") ? strstr(out, "ddt ") : out);
 		free(out);
 		after = snapshot(disk);
 		CHECK(!strcmp(before, after), "%s: the earlier documents changed", files[i].rel);

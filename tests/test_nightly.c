@@ -432,7 +432,8 @@ static void test_nightly__sigkill_at_any_stage_leaves_nothing_partial(void **sta
 		printf("  kill %2d at %3.0f%%: %s%s%s%s\n", k, 100.0 * (k + 0.5) / KILLS,
 		       ks == 128 + SIGKILL ? "" : "finished before the kill; ",
 		       after > before ? "run folder committed" : "no run folder",
-		       tr ? ", temporary run folder left" : "", td ? ", temporary documents left" : "");
+		       tr ? ", temporary run folder left" : "",
+		       td ? ", temporary documents left" : "");
 		assert_nothing_partial(runs, reports);
 	}
 	/* the next nightly sweeps what the killed ones left and runs normally */
@@ -565,8 +566,8 @@ static void test_nightly__bad_template_exits_2_and_writes_nothing(void **state)
 	char saved[4096];
 	snprintf(saved, sizeof saved, "%s", tmpl_path);
 	snprintf(tmpl_path, sizeof tmpl_path, "%s/templates/bad.yaml", root);
-	assert_int_equal(fsx_write_all(tmpl_path, "name: bad\nextends: default.yaml\nbench: 3\n", 41),
-			 0);
+	assert_int_equal(
+	    fsx_write_all(tmpl_path, "name: bad\nextends: default.yaml\nbench: 3\n", 41), 0);
 	int st = nightly(runs, reports, NULL, &out, &err);
 	snprintf(tmpl_path, sizeof tmpl_path, "%s", saved);
 	printf("%s%s", out, err);
@@ -697,6 +698,51 @@ static void test_nightly__conf_loader_is_strict(void **state)
 	free(p);
 }
 
+/* Output of a shell command run in the project folder. */
+static char *sh(const char *cmd)
+{
+	char full[4096], *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len), *p;
+	int c;
+	snprintf(full, sizeof full, "cd '%s' && %s 2>&1", proj, cmd);
+	p = popen(full, "r");
+	assert_non_null(p);
+	while ((c = fgetc(p)) != EOF)
+		fputc(c, m);
+	pclose(p);
+	fclose(m);
+	return buf;
+}
+
+static void test_nightly__install_cron_entry_sets_path_lang_and_log(void **state)
+{
+	(void)state;
+	char *out = sh("tools/install-cron --print --at '15 4'"), want[4200];
+	printf("%s", out);
+	assert_int_equal(strncmp(out, "15 4 * * * cd '", 15), 0);
+	snprintf(want, sizeof want, "cd '%s' && export PATH='", proj);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "LANG=C.UTF-8"));
+	assert_non_null(strstr(out, "build/ddt nightly --quiet 2>&1 | tee -a '"));
+	assert_non_null(strstr(out, "/runs/nightly-cron.log'"));
+	if (fsx_exists("/usr/local/cuda/bin") && !getenv("CUDA_HOME"))
+		assert_non_null(strstr(out, "/usr/local/cuda/bin:"));
+	free(out);
+	out = sh("tools/install-cron --print --systemd --at '15 4'");
+	snprintf(want, sizeof want, "ExecStart=%s/build/ddt nightly --quiet", proj);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "Environment=LANG=C.UTF-8"));
+	assert_non_null(strstr(out, "OnCalendar=*-*-* 04:15:00"));
+	for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (*l != '#') /* every placeholder outside comments filled in */
+			assert_true(!memchr(l, '@', strcspn(l, "\n")));
+	free(out);
+	out = sh("tools/install-cron --at '61 4' ; echo rc=$?");
+	assert_non_null(strstr(out, "rc=2"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_nightly__sweep_removes_only_dead_writers_temps),
 		cmocka_unit_test(test_nightly__lock_is_exclusive_until_released),
 		cmocka_unit_test(test_nightly__conf_loader_is_strict),
+		cmocka_unit_test(test_nightly__install_cron_entry_sets_path_lang_and_log),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

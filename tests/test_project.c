@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -377,6 +378,12 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	for (int M = 9; M <= 129; M = 2 * M - 1)
 		add_row(&r, "tree_attn", "cuda", 0, 20 + M, "M", M, "ctx", 4096);
 	add_row(&r, "launch", "cuda", 0, 2.5, NULL, 0, NULL, 0);
+	for (int M = 8; M <= 64; M *= 2) { /* the drafter's MLP: K hidden, N intermediate */
+		struct rec_row *w;
+		add_row(&r, "dense_gemv", "cuda", 0, 30 + 0.2 * M, "M", M, "K", 7168);
+		w = &r.rows[r.nrows - 1];
+		rec_row_param_set(w, "N", 18432);
+	}
 	assert_int_equal(project_run(&p, &f->cal, &f->t, &r, &f->cfg), 0);
 	assert_true(p.recalibrated);
 	assert_string_equal(p.measured_on, "NVIDIA H200");
@@ -388,14 +395,16 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	/* tree routing keeps the overlap of the calibration's points */
 	assert_true(p.fit.params[MOE_P_OVERLAP].held);
 	assert_near(p.fit.params[MOE_P_OVERLAP].value, f->cal.moe_ref.fit.value[MOE_P_OVERLAP], 1e-9);
-	int tonight_moe = 0, tonight_tree = 0, tonight_attn = 0, launch = 0;
+	int tonight_moe = 0, tonight_tree = 0, tonight_attn = 0, tonight_draft = 0, launch = 0;
 	for (size_t i = 0; i < p.ninputs; i++) {
 		const struct project_input *in = &p.inputs[i];
 		tonight_moe += !strncmp(in->name, "moe_reference.h200.", 19) && in->prov == PROV_TONIGHT;
 		tonight_tree += !strcmp(in->name, "tree_scale_frac") && in->prov == PROV_TONIGHT;
 		tonight_attn += !strcmp(in->name, "law.attn_lmhead") && in->prov == PROV_TONIGHT;
 		launch += !strncmp(in->name, "launch.", 7) && in->prov == PROV_TONIGHT;
+		tonight_draft += !strcmp(in->name, "law.draft") && in->prov == PROV_TONIGHT;
 	}
+	assert_int_equal(tonight_draft, 1);
 	assert_int_equal(tonight_moe, 10);
 	assert_int_equal(tonight_tree, 1);
 	assert_int_equal(tonight_attn, 1);
@@ -406,6 +415,11 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 			assert_near(p.inputs[i].value, 4.0 / 44.0, 1e-9);
 	/* the baseline stays on its anchor whatever tonight measured */
 	assert_near(row(&p, "seed-b8-sglang", 4.4)->tok_s.point, 303, 1e-6 * 303);
+	/* both laws measured: nothing is left for the b16 anchor to fix, so the
+	 * backtest predicts it from the measured laws */
+	const struct project_backtest *bt = &p.backtest[p.nbacktest - 1];
+	assert_string_equal(bt->what, "anchors.sglang_b16");
+	assert_non_null(strstr(bt->note, "measured scaling laws"));
 	project_free(&p);
 	record_free(&r);
 }
@@ -515,6 +529,192 @@ static void test_project__settings_loader_is_strict(void **state)
 	ydiag_free(&diag);
 }
 
+/* ---------------------------------------------------------------- transfer, all-reduce */
+
+static void test_project__transfer_factors_by_family_pair_and_width(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300"),
+			 *h200 = calib_gpu(&c, "h200"), *gb300 = calib_gpu(&c, "gb300");
+	char label[96];
+	int x = calib_xfer_index(&c, pro, b300, 9);
+	assert_true(x >= 0);
+	calib_assumption_label(&c, ASM_COUNT + x, label, sizeof label);
+	assert_string_equal(label, "moe_transfer.blackwell_pro.blackwell_dc.m8-64");
+	x = calib_xfer_index(&c, pro, b300, 100);
+	assert_string_equal(c.xfer[x].range, "m65+");
+	x = calib_xfer_index(&c, h200, b300, 33);
+	assert_string_equal(c.xfer[x].from, "hopper");
+	x = calib_xfer_index(&c, b300, gb300, 33);
+	assert_string_equal(c.xfer[x].to, "blackwell_dc");
+	x = calib_xfer_index(&c, b300, pro, 33); /* no entry for this pair: the catch-all */
+	assert_string_equal(c.xfer[x].from, "any");
+	assert_int_equal(calib_xfer_index(&c, pro, pro, 33), -1);
+	/* every point is the seed's 1.0; the pair's ranges are one group */
+	for (int i = 0; i < c.nxfer; i++)
+		assert_near(c.xfer[i].d.point, 1.0, 0);
+	assert_int_equal(calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 3)),
+			 calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 300)));
+	/* --set on the pair fixes every range of it */
+	assert_int_equal(calib_set(&c, "moe_transfer.blackwell_pro.blackwell_dc", "1.3"), 0);
+	for (int i = 0; i < c.nxfer; i++)
+		if (!strcmp(c.xfer[i].from, "blackwell_pro") && !strcmp(c.xfer[i].to, "blackwell_dc")) {
+			assert_int_equal(c.asm_[ASM_COUNT + i].kind, DIST_FIXED);
+			assert_near(c.asm_[ASM_COUNT + i].point, 1.3, 0);
+		}
+	struct model m0, m1;
+	assert_int_equal(model_prepare(&m0, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
+	assert_near(model_moe_ms(&m1, b300, 33), 1.3 * model_moe_ms(&m0, b300, 33), 1e-9);
+	assert_near(model_moe_ms(&m1, pro, 33), model_moe_ms(&m0, pro, 33), 1e-12);
+	assert_int_equal(calib_set(&c, "moe_transfer.blackwell_pro.blackwell_dc.m99-100", "1.3"),
+			 DDT_EINPUT);
+}
+
+static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct gpu gpus[16];
+	struct model m0, m1;
+	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
+	c.gpus = gpus;
+	assert_int_equal(model_prepare(&m0, &f->cal, NULL), 0);
+	assert_int_equal(calib_set(&c, "gpus.b300.link_gbps", "100"), 0);
+	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
+	const struct gpu *b0 = calib_gpu(&f->cal, "b300"), *b1 = calib_gpu(&c, "b300");
+	/* 7168 x 9 bf16 = 129 KB: latency-bound, the link does not matter */
+	assert_near(model_allreduce_ms(&m1, b1, 9), model_allreduce_ms(&m0, b0, 9), 1e-12);
+	/* 2 per layer x 61 layers x the one-shot 128 KB figure (6.3 us) */
+	assert_near(model_allreduce_ms(&m0, b0, 9), 122 * 6.3e-3, 0.05 * 122 * 6.3e-3);
+	/* 7168 x 1040 bf16 = 15 MB: the link carries it */
+	assert_true(model_allreduce_ms(&m1, b1, 1040) > 5 * model_allreduce_ms(&m0, b0, 1040));
+	/* over PCIe the latency takes the assumed factor */
+	const struct gpu *pro = calib_gpu(&f->cal, "rtx_pro_6000"), *h100 = calib_gpu(&f->cal, "h100");
+	assert_near(model_allreduce_ms(&m0, pro, 9),
+		    f->cal.asm_[ASM_ALLREDUCE_PCIE].point * model_allreduce_ms(&m0, h100, 9), 1e-9);
+}
+
+/* A calibration folder: the shipped files with transfer.yaml replaced. */
+static int load_with_transfer(const char *transfer, struct calib *c, struct ydiag *diag)
+{
+	char dir[] = "/tmp/ddt-pcal-XXXXXX", src[4096];
+	static const char *const files[] = {"anchors.yaml", "assumptions.yaml", "gpus.yaml",
+					    "kimi_k2.yaml"};
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < 4; i++) {
+		char *text = NULL, *dst = fsx_join(dir, files[i]);
+		size_t len;
+		snprintf(src, sizeof src, "%s/calibration/%s", home(), files[i]);
+		assert_int_equal(fsx_read_all(src, 1 << 20, &text, &len), 0);
+		assert_int_equal(fsx_write_all(dst, text, len), 0);
+		free(text);
+		free(dst);
+	}
+	char *t = fsx_join(dir, "transfer.yaml");
+	assert_int_equal(fsx_write_all(t, transfer, strlen(transfer)), 0);
+	free(t);
+	int rc = calib_load(c, dir, diag);
+	fsx_rm_rf(dir);
+	return rc;
+}
+
+static int has_msg(const struct ydiag *d, const char *want)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strstr(d->msgs[i], want))
+			return 1;
+	fprintf(stderr, "wanted '%s' among:\n", want);
+	ydiag_print(d, stderr);
+	return 0;
+}
+
+static void test_project__transfer_and_allreduce_loaders_are_strict(void **state)
+{
+	(void)state;
+	struct calib c;
+	struct ydiag diag = {0};
+	const char *bad =
+		"moe_transfer:\n"
+		"  source: t\n"
+		"  families: {hopper: [sm_90], blackwell_dc: [sm_100, sm_103]}\n"
+		"  factors:\n"
+		"    hopper:\n"
+		"      blackwell_dc:\n"
+		"        m1-7: {point: 1.0, dist: uniform, min: 0.9, max: 1.2, source: t}\n"
+		"        m9+: {point: 1.0, dist: uniform, min: 0.9, max: 1.2, source: t}\n"
+		"        m65: {point: 1.0, dist: fixed, source: t}\n"
+		"allreduce:\n"
+		"  per_layer: 2\n"
+		"  gpus: 8\n"
+		"  impl: twoshot\n"
+		"  source: t\n"
+		"  bytes: [16384, 131072]\n"
+		"  latency_us:\n"
+		"    b300: {nccl: [26.0, 27.7], oneshot: [5.8], source: t}\n"
+		"    gb300: {like: nope, source: t}\n";
+	assert_int_equal(load_with_transfer(bad, &c, &diag), DDT_EINPUT);
+	assert_true(has_msg(&diag, "transfer.yaml:9:9: m65: expected an M range like m8-64 or m65+"));
+	assert_true(has_msg(&diag, "the ranges of hopper -> blackwell_dc must cover m1 upwards "
+				   "without gaps or overlaps (at m9+)"));
+	assert_true(has_msg(&diag, "factors: need an 'any: {any: ...}' entry"));
+	assert_true(has_msg(&diag, "transfer.yaml:13:9: impl: expected nccl or oneshot, got 'twoshot'"));
+	assert_true(has_msg(&diag, "oneshot: expected 2 latencies (one per size in bytes), got 1"));
+	assert_true(has_msg(&diag, "allreduce.latency_us.gb300: like 'nope' must name a GPU"));
+	assert_true(has_msg(&diag, "allreduce.latency_us: no entry for GPU 'h100'"));
+	calib_free(&c);
+	ydiag_free(&diag);
+}
+
+/* ---------------------------------------------------------------- ddt estimate */
+
+/* Runs "$DDT_BIN args" (stderr joined); returns the exit status, output in *out. */
+static int ddt(char **out, const char *args)
+{
+	const char *bin = getenv("DDT_BIN");
+	char cmd[4096], *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len), *p;
+	int c;
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin ? bin : "build/ddt", args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((c = fgetc(p)) != EOF)
+		fputc(c, mem);
+	int st = pclose(p);
+	fclose(mem);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void test_project__estimate_prints_bands_reproducibly(void **state)
+{
+	(void)state;
+	char *a, *b;
+	assert_int_equal(ddt(&a, "estimate --format csv --samples 2000 --seed 3"), 0);
+	assert_int_equal(ddt(&b, "estimate --format csv --samples 2000 --seed 3"), 0);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, ",runnable,tok_s_p5,tok_s_p50,tok_s_p95,"));
+	free(b);
+	assert_int_equal(ddt(&b, "estimate --format csv --samples 2000 --seed 4"), 0);
+	assert_true(strcmp(a, b) != 0);
+	free(a);
+	free(b);
+	assert_int_equal(ddt(&a, "estimate --scenario seed-b16-native --sensitivity --grid "
+				 "--samples 1000"),
+			 0);
+	assert_non_null(strstr(a, "tornado seed-b16-native accept 14"));
+	assert_non_null(strstr(a, "best budget per target and concurrency"));
+	assert_non_null(strstr(a, "lean: "));
+	assert_non_null(strstr(a, "backtest"));
+	free(a);
+	assert_int_equal(ddt(&a, "estimate --moe-curve cubic"), 2);
+	free(a);
+	assert_int_equal(ddt(&a, "estimate --samples 10"), 2);
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +729,10 @@ int main(void)
 		cmocka_unit_test(test_project__gpu_run_recalibrates_the_moe_curve_and_laws),
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
 		cmocka_unit_test(test_project__settings_loader_is_strict),
+		cmocka_unit_test(test_project__transfer_factors_by_family_pair_and_width),
+		cmocka_unit_test(test_project__small_allreduces_ignore_link_bandwidth),
+		cmocka_unit_test(test_project__transfer_and_allreduce_loaders_are_strict),
+		cmocka_unit_test(test_project__estimate_prints_bands_reproducibly),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

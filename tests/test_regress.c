@@ -104,7 +104,8 @@ static void gen_record(struct run_record *r, int night, const struct gen *g, siz
 				    .status = REC_OK};
 		snprintf(w.op, sizeof w.op, "%s", g[i].op);
 		rec_row_param_set(&w, "M", 9);
-		w.median_us = g[i].base_us * g[i].factor(night) * (1 + g[i].noise_frac * normal01());
+		w.median_us =
+		    g[i].base_us * g[i].factor(night) * (1 + g[i].noise_frac * normal01());
 		assert_int_equal(record_add_row(r, &w), 0);
 	}
 }
@@ -149,11 +150,14 @@ static void print_table(const struct history *h)
 	for (size_t n = 0; n < h->nruns; n++) {
 		const struct hist_point *a = &h->series[0].pts[n], *b = &h->series[1].pts[n],
 					*c = &h->series[2].pts[n];
-		char as[64];
-		snprintf(as, sizeof as, "%7.2f us %+6.1f%% %s%s%s", a->median_us, a->delta_frac * 100,
+		char as[64], d[16] = "      -";
+		if (isfinite(a->delta_frac))
+			snprintf(d, sizeof d, "%+6.1f%%", a->delta_frac * 100);
+		snprintf(as, sizeof as, "%7.2f us %s %s%s%s", a->median_us, d,
 			 regress_verdict_name(a->verdict),
 			 a->verdict != a->verdict_night ? " (night: " : "",
-			 a->verdict != a->verdict_night ? regress_verdict_name(a->verdict_night) : "");
+			 a->verdict != a->verdict_night ? regress_verdict_name(a->verdict_night)
+							: "");
 		if (a->verdict != a->verdict_night)
 			strncat(as, ")", sizeof as - strlen(as) - 1);
 		printf("%5zu  %-38s  %-20s  %-20s\n", n + 1, as, regress_verdict_name(b->verdict),
@@ -241,8 +245,11 @@ static void series_of(struct history *h, const double *us, int n)
 		struct rec_device d = {.kind = "cpu", .name = "cpu0", .arch = "x86_64",
 				       .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
 				       .peak_gbps = NAN, .copy_gbps = NAN};
-		struct rec_row w = {.op = "tree_attn", .variant = "cold", .backend = "cpu",
-				    .median_us = us[i], .status = isnan(us[i]) ? REC_FAILED : REC_OK};
+		struct rec_row w = {.op = "tree_attn",
+				    .variant = "cold",
+				    .backend = "cpu",
+				    .median_us = us[i],
+				    .status = isnan(us[i]) ? REC_FAILED : REC_OK};
 		memset(&r, 0, sizeof r);
 		snprintf(r.run_id, sizeof r.run_id, "202602%02dT000000Z-s", i + 1);
 		assert_int_equal(record_add_device(&r, &d), 0);
@@ -327,17 +334,19 @@ static void test_regress__conf_loader_is_strict_with_positions(void **state)
 {
 	(void)state;
 	struct ydiag diag = {0};
-	int rc = conf_from("regress:\n  source: x\n  baseline_nights: 14\n  min_good_nights: 5\n"
-			   "  mad_to_sigma: 1.4826\n  min_delta: 3\n  noise_multiple: 3\n"
-			   "  z_threshold: 5\n  confirm_nights: 0\n  impact: {tree_attn: attention}\n",
-			   &diag);
+	int rc =
+	    conf_from("regress:\n  source: x\n  baseline_nights: 14\n  min_good_nights: 5\n"
+		      "  mad_to_sigma: 1.4826\n  min_delta: 3\n  noise_multiple: 3\n"
+		      "  z_threshold: 5\n  confirm_nights: 0\n  impact: {tree_attn: attention}\n",
+		      &diag);
 	assert_int_equal(rc, DDT_EINPUT);
 	ydiag_print(&diag, stdout);
 	int unknown = 0, missing = 0, comp = 0, confirm = 0;
 	for (size_t i = 0; i < diag.n; i++) {
 		unknown += strstr(diag.msgs[i], "t.yaml:9:3: unknown key 'min_delta'") != NULL;
 		missing += strstr(diag.msgs[i], "missing required key 'min_delta_pct'") != NULL;
-		comp += strstr(diag.msgs[i], "impact.tree_attn: expected a model component") != NULL;
+		comp +=
+		    strstr(diag.msgs[i], "impact.tree_attn: expected a model component") != NULL;
 		confirm += strstr(diag.msgs[i], "confirm_nights must be greater than zero") != NULL;
 	}
 	assert_int_equal(unknown + missing + comp + confirm, 4);
@@ -469,15 +478,15 @@ static void test_regress__verdict_file_round_trips_with_revisions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_regress__generated_history_gives_designed_verdicts),
-		cmocka_unit_test(test_regress__verdicts_hold_over_many_seeds),
-		cmocka_unit_test(test_regress__verdict_of_last_night_is_provisional),
-		cmocka_unit_test(test_regress__failed_night_neither_breaks_nor_counts),
-		cmocka_unit_test(test_regress__identical_nights_flag_on_min_delta_alone),
-		cmocka_unit_test(test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation),
-		cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
-		cmocka_unit_test(test_regress__impact_scales_the_ops_component),
-		cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
+	    cmocka_unit_test(test_regress__generated_history_gives_designed_verdicts),
+	    cmocka_unit_test(test_regress__verdicts_hold_over_many_seeds),
+	    cmocka_unit_test(test_regress__verdict_of_last_night_is_provisional),
+	    cmocka_unit_test(test_regress__failed_night_neither_breaks_nor_counts),
+	    cmocka_unit_test(test_regress__identical_nights_flag_on_min_delta_alone),
+	    cmocka_unit_test(test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation),
+	    cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
+	    cmocka_unit_test(test_regress__impact_scales_the_ops_component),
+	    cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,6 +211,68 @@ static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K,
 #endif
 }
 
+/* Four consecutive INT4 rows against one vector: for short rows (the down
+ * projection's K is the per-GPU intermediate, 256 at TP-8) the per-row costs
+ * (scales, reductions, calls) rival the dot itself, and the x loads can be
+ * shared. dots[r] = row r's kern_q4_dots with x; rows are rowb bytes apart,
+ * their scales srow apart. K and group are multiples of 32, K <=
+ * KERN_Q4_MAX_K. */
+#define KERN_Q4_ROW4(acc, r, cc)                                                         \
+	do {                                                                             \
+		__m256i bv_ = _mm256_broadcastsi128_si256(                               \
+			_mm_loadu_si128((const __m128i *)(row + (r) * rowb + 16 * (cc))));\
+		__m256i d0_ = _mm256_shuffle_epi8(bv_, sh0), d1_ = _mm256_shuffle_epi8(bv_, sh1); \
+		__m256 g_ = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_and_si256(d0_, lo4)), xa, cv); \
+		g_ = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(d1_, lo4)), xb, g_); \
+		g_ = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(d0_, 4)), xc_, g_); \
+		g_ = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(d1_, 4)), xd, g_); \
+		acc = _mm256_fmadd_ps(g_, _mm256_broadcast_ss(sc + (r) * nch + (cc)), acc); \
+	} while (0)
+
+static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *scales,
+				 size_t srow, int K, int group, const float *x, const float *xc,
+				 float *dots)
+{
+#ifdef __AVX2__
+	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
+					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
+					     7, -1, -1, -1);
+	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
+					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
+					     -1, -1, 15, -1, -1, -1);
+	const __m256i lo4 = _mm256_set1_epi32(15);
+	int nch = K / 32, cpg = group / 32;
+	float sc[4 * (KERN_Q4_MAX_K / 32)];
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+
+	if (nch > KERN_Q4_MAX_K / 32)
+		nch = KERN_Q4_MAX_K / 32;
+	for (int r = 0; r < 4; r++)
+		for (int g = 0; g < nch / cpg; g++) {
+			float v = bf16_to_float(scales[(size_t)r * srow + (size_t)g]);
+			for (int j = 0; j < cpg; j++)
+				sc[r * nch + g * cpg + j] = v;
+		}
+	for (int c = 0; c < nch; c++) {
+		const float *xp = x + 32 * c;
+		__m256 xa = _mm256_loadu_ps(xp), xb = _mm256_loadu_ps(xp + 8);
+		__m256 xc_ = _mm256_loadu_ps(xp + 16), xd = _mm256_loadu_ps(xp + 24);
+		__m256 cv = _mm256_loadu_ps(xc + 8 * c);
+		KERN_Q4_ROW4(a0, 0, c);
+		KERN_Q4_ROW4(a1, 1, c);
+		KERN_Q4_ROW4(a2, 2, c);
+		KERN_Q4_ROW4(a3, 3, c);
+	}
+	/* four reductions at once: [s0 s1 s2 s3] */
+	__m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+	__m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+	_mm_storeu_ps(dots, u);
+#else
+	for (int r = 0; r < 4; r++)
+		kern_q4_dots(row + r * rowb, scales + r * srow, K, group, &x, &xc, 1, dots + r);
+#endif
+}
+
 /* dots[t] = sum over k < K of row[k] * x[t][k] (natural order); K a
  * multiple of 8 on the AVX2 path. */
 static inline void kern_bf16_dots(const bf16_t *row, int K, const float *const *x, int nt,

@@ -127,7 +127,17 @@ static void moe_phase2(void *ctx, int tid, int nthreads)
 		int e = c->touched[i], a0 = c->first[e], n = c->first[e + 1] - a0;
 		const uint8_t *w = in->w2 + (size_t)e * H * rowb;
 		const bf16_t *s = in->s2 + (size_t)e * H * rows;
-		for (size_t o = lo; o < hi; o++)
+		size_t o = lo;
+		if (n == 1) /* the common case at small M: four rows per pass */
+			for (; o + 4 <= hi; o += 4) {
+				float d4[4];
+				float *out = in->out + (size_t)c->tok[a0] * H;
+				kern_q4_rows4(w + o * rowb, rowb, s + o * rows, rows, I, G,
+					      c->h + (size_t)a0 * I, c->hc + (size_t)a0 * I / 4, d4);
+				for (int r = 0; r < 4; r++)
+					out[o + r] += c->tw[a0] * d4[r];
+			}
+		for (; o < hi; o++)
 			for (int t0 = 0; t0 < n; t0 += KERN_BLOCK) {
 				int nt = n - t0 < KERN_BLOCK ? n - t0 : KERN_BLOCK;
 				for (int t = 0; t < nt; t++) {

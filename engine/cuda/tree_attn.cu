@@ -22,7 +22,8 @@
  *
  * Number format: setup converts q and the cache from bf16 to fp16, each
  * scaled by a power of two (exact) that puts its largest magnitude in
- * [128, 256); every bf16 value in that range is exact in fp16, and P (in
+ * [128, 256); every bf16 value down to 2^-22 of that maximum is exact in
+ * fp16 (smaller ones become fp16 subnormals), and P (in
  * [0, 1]) keeps 11 bits instead of bf16's 8, which holds the error near 1e-3
  * of the output rms instead of ~5e-3. The scales come back out in fp32.
  *

@@ -131,29 +131,40 @@ struct ar_bufs {
 	void *dev_in, *dev_out;      /* NCCL: device buffers */
 };
 
+/* 1 when any rank says 1. Collective. */
+static int any_rank(int mine)
+{
+	int all = 0;
+	MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return all;
+}
+
 #ifdef DDT_HAVE_CUDA
 static ncclComm_t nccl_comm;
 static cudaStream_t nccl_stream;
 
-/* Picks this rank's GPU and joins the NCCL communicator whose id rank 0
- * broadcasts. Collective; returns 0 or an error code. */
+/* Picks this rank's GPU (its rank on the host) and joins the NCCL
+ * communicator whose id rank 0 broadcasts. Collective: every rank reaches the
+ * broadcast and the agreement after it, so one rank's failure cannot leave
+ * the others waiting in ncclCommInitRank. Returns 0 or an error code. */
 static int nccl_open(const struct ar_world *w)
 {
 	ncclUniqueId id;
 	int ndev = 0, rc = 0;
 
+	memset(&id, 0, sizeof id);
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
-		return err_set(DDT_EGENERIC, "%s: no CUDA device", w->host);
-	if (w->local_size > ndev)
-		return err_set(DDT_EINPUT, "%s: %d ranks but %d GPUs: one rank per GPU", w->host,
-			       w->local_size, ndev);
-	if (cudaSetDevice(w->local_rank) != cudaSuccess)
-		return err_set(DDT_EGENERIC, "%s: cudaSetDevice(%d) failed", w->host, w->local_rank);
-	if (w->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+		rc = err_set(DDT_EGENERIC, "%s: no CUDA device", w->host);
+	else if (w->local_size > ndev)
+		rc = err_set(DDT_EINPUT, "%s: %d ranks but %d GPUs: one rank per GPU", w->host,
+			     w->local_size, ndev);
+	else if (cudaSetDevice(w->local_rank) != cudaSuccess)
+		rc = err_set(DDT_EGENERIC, "%s: cudaSetDevice(%d) failed", w->host, w->local_rank);
+	else if (w->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
 		rc = err_set(DDT_EGENERIC, "ncclGetUniqueId failed");
 	MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (rc)
-		return rc;
+	if (any_rank(rc != 0))
+		return rc ? rc : err_set(DDT_EGENERIC, "another rank could not set up its GPU");
 	ncclResult_t nr = ncclCommInitRank(&nccl_comm, w->size, id, w->rank);
 	if (nr != ncclSuccess)
 		return err_set(DDT_EGENERIC, "ncclCommInitRank: %s", ncclGetErrorString(nr));
@@ -248,14 +259,6 @@ static int fetch_result(struct ar_bufs *b, int backend)
 }
 
 /* ---------------------------------------------------------------- one size */
-
-/* 1 when any rank says 1. */
-static int any_rank(int mine)
-{
-	int all = 0;
-	MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	return all;
-}
 
 /* Times the all-reduce of M x hidden on every rank under the harness's
  * stopping rule and fills row on rank 0 (the others' rows are not used).

@@ -1,0 +1,618 @@
+/* test_report.c - the documents of a stored run: files and the latest link,
+ * PDF pages/metadata/fonts/headline, byte-identical re-renders, chart PNGs,
+ * the template's report section, and the What-if sheet recalculated by
+ * LibreOffice against `ddt estimate`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "test_report_fixture.h"
+
+#include "err.h"
+#include "chart.h"
+#include "report_data.h"
+
+#include <cairo.h>
+#include <libgen.h>
+#include <limits.h>
+#include <unistd.h>
+
+#define NIGHTS 8
+#define SAMPLES 2000
+
+static char root[64], runs[256], reports[256], id[96], rdir[512];
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The output of a shell command into buf; returns its exit status. */
+static int capture(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	if (!p)
+		return -1;
+	while (n + 1 < len) {
+		size_t got = fread(buf + n, 1, len - n - 1, p);
+		if (!got)
+			break;
+		n += got;
+	}
+	buf[n] = '\0';
+	return pclose(p);
+}
+
+static int have_tool(const char *name)
+{
+	char cmd[256], out[512];
+	snprintf(cmd, sizeof cmd, "command -v %s", name);
+	return capture(cmd, out, sizeof out) == 0;
+}
+
+static struct report_ctx ctx(void)
+{
+	struct report_ctx c = {runs, fixture_home(), 1};
+	return c;
+}
+
+/* The ddt binary `make test` built ($DDT_BIN, else beside tests/). */
+static int ddt_bin(char *buf, size_t len)
+{
+	const char *env = getenv("DDT_BIN");
+	char exe[PATH_MAX];
+	ssize_t n;
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, X_OK) == 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	snprintf(buf, len, "%s/../ddt", dirname(exe));
+	return access(buf, X_OK) == 0;
+}
+
+/* One row of `ddt estimate --format csv` for the run's stored inputs. */
+struct est {
+	char scenario[48];
+	double accept, tok_s;
+};
+
+static int ddt_estimate(struct est *rows, int max)
+{
+	char bin[PATH_MAX], cmd[PATH_MAX + 2048], out[16384], *save = NULL;
+	int n = 0, ci_s = -1, ci_a = -1, ci_t = -1;
+	if (!ddt_bin(bin, sizeof bin))
+		return -1;
+	snprintf(cmd, sizeof cmd,
+		 "'%s' estimate --format csv --calibration '%s/calibration' --template "
+		 "'%s/template/template.yaml'",
+		 bin, rdir, rdir);
+	if (capture(cmd, out, sizeof out) != 0)
+		return -1;
+	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *fs = NULL, *f[64];
+		int nf = 0;
+		for (char *t = strtok_r(line, ",", &fs); t && nf < 64; t = strtok_r(NULL, ",", &fs))
+			f[nf++] = t;
+		if (ci_s < 0) { /* the header names the columns */
+			for (int i = 0; i < nf; i++) {
+				ci_s = !strcmp(f[i], "scenario") ? i : ci_s;
+				ci_a = !strcmp(f[i], "accept") ? i : ci_a;
+				ci_t = !strcmp(f[i], "tok_s") ? i : ci_t;
+			}
+			if (ci_s < 0 || ci_a < 0 || ci_t < 0)
+				return -1;
+			continue;
+		}
+		if (n == max || nf <= ci_t)
+			break;
+		snprintf(rows[n].scenario, sizeof rows[n].scenario, "%s", f[ci_s]);
+		rows[n].accept = atof(f[ci_a]);
+		rows[n].tok_s = atof(f[ci_t]);
+		n++;
+	}
+	return n;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	char *data = NULL;
+	assert_int_equal(fsx_read_all(path, 1u << 26, &data, len), 0);
+	return data;
+}
+
+static void assert_same_files(const char *a, const char *b)
+{
+	size_t na, nb;
+	char *x = read_file(a, &na), *y = read_file(b, &nb);
+	if (na != nb || memcmp(x, y, na))
+		fail_msg("%s and %s differ", a, b);
+	free(x);
+	free(y);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int setup(void **state)
+{
+	(void)state;
+	struct report_ctx c;
+	snprintf(root, sizeof root, "/tmp/ddt-report-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(runs, sizeof runs, "%s/runs", root);
+	snprintf(reports, sizeof reports, "%s/reports", root);
+	if (fixture_runs(runs, NIGHTS, SAMPLES, id, sizeof id) != 0) {
+		fprintf(stderr, "fixture: %s\n", err_msg());
+		return -1;
+	}
+	snprintf(rdir, sizeof rdir, "%s/%s", runs, id);
+	c = ctx();
+	if (report_render(&c, reports, id) != 0) {
+		fprintf(stderr, "render: %s\n", err_msg());
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fsx_rm_rf(root);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_report__renders_every_document_and_points_latest(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"report.pdf", "report.xlsx", "summary.txt",
+					    "charts/03-breakdown.png", "charts/04-acceptance.png",
+					    "charts/05-moe_curve.png", "charts/06-tornado.png",
+					    "charts/07-budget.png", "charts/08-history-moe_w4a16.png",
+					    "charts/09-history-tree_attn.png"};
+	char path[1024], link[256];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(path, sizeof path, "%s/%s/%s", reports, id, files[i]);
+		if (!fsx_exists(path))
+			fail_msg("missing %s", path);
+	}
+	snprintf(path, sizeof path, "%s/latest", reports);
+	ssize_t n = readlink(path, link, sizeof link - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, id);
+	/* no temporary names left behind */
+	snprintf(path, sizeof path, "ls -A '%s' '%s/%s' | grep -c '\\.tmp'", reports, reports, id);
+	char out[64];
+	capture(path, out, sizeof out);
+	assert_int_equal(atoi(out), 0);
+}
+
+static void test_report__summary_is_short_and_has_the_headline(void **state)
+{
+	(void)state;
+	char path[1024];
+	size_t n;
+	snprintf(path, sizeof path, "%s/%s/summary.txt", reports, id);
+	char *s = read_file(path, &n);
+	int lines = 0;
+	for (size_t i = 0; i < n; i++)
+		lines += s[i] == '\n';
+	assert_true(lines < 25);
+	assert_non_null(strstr(s, "seed-b8-native"));
+	assert_non_null(strstr(s, "measured baseline"));
+	assert_non_null(strstr(s, "regressions: 1 regression"));
+	free(s);
+}
+
+static void test_report__pdf_has_pages_and_metadata_from_the_run(void **state)
+{
+	(void)state;
+	char cmd[1024], out[8192];
+	snprintf(cmd, sizeof cmd, "pdfinfo '%s/%s/report.pdf'", reports, id);
+	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "Title:           Kimi K2.6 DDTree decode"));
+	assert_non_null(strstr(out, "Author:          ddt"));
+	assert_non_null(strstr(out, "Subject:         ddt nightly report of run 20250108T020000Z-fixture"));
+	/* the run's time, not the render's */
+	assert_non_null(strstr(out, "CreationDate:    Wed Jan  8 02:00:00 2025 UTC"));
+	assert_non_null(strstr(out, "ModDate:         Wed Jan  8 02:00:00 2025 UTC"));
+	int pages = atoi(strstr(out, "Pages:") + 6);
+	assert_true(pages >= 6 && pages <= 14);
+	snprintf(cmd, sizeof cmd, "qpdf --check '%s/%s/report.pdf'", reports, id);
+	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "No syntax or stream encoding errors"));
+}
+
+static void test_report__pdf_embeds_every_font(void **state)
+{
+	(void)state;
+	char cmd[1024], out[8192], *save = NULL;
+	int fonts = 0;
+	snprintf(cmd, sizeof cmd, "pdffonts '%s/%s/report.pdf'", reports, id);
+	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char name[128], type[64], enc[64], emb[8];
+		if (!strncmp(l, "name", 4) || !strncmp(l, "----", 4))
+			continue;
+		/* name, type (may be two words), encoding, emb, ... */
+		if (sscanf(l, "%127s", name) != 1)
+			continue;
+		assert_non_null(strstr(name, "DejaVu"));
+		char *p = strstr(l, "Identity-H") ? strstr(l, "Identity-H") + 10
+						 : strstr(l, "WinAnsi") ? strstr(l, "WinAnsi") + 7 : NULL;
+		assert_non_null(p);
+		assert_int_equal(sscanf(p, "%7s", emb), 1);
+		assert_string_equal(emb, "yes");
+		(void)type, (void)enc;
+		fonts++;
+	}
+	assert_true(fonts >= 2);
+}
+
+static void test_report__pdf_headline_equals_ddt_estimate(void **state)
+{
+	(void)state;
+	struct est rows[32];
+	int n = ddt_estimate(rows, 32), checked = 0;
+	char cmd[1024], text[1 << 16], want[64];
+	if (n < 0) {
+		print_message("ddt binary not found (DDT_BIN): cannot compare with ddt estimate\n");
+		skip();
+	}
+	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s/%s/report.pdf' -", reports, id);
+	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(rows[i].scenario, "seed-b8-native") && strcmp(rows[i].scenario, "seed-b16-native"))
+			continue;
+		snprintf(want, sizeof want, "%.1f", rows[i].tok_s);
+		if (!strstr(text, want))
+			fail_msg("page one lacks %s's %s tok/s (ddt estimate)", rows[i].scenario, want);
+		checked++;
+	}
+	assert_int_equal(checked, 4); /* b8 at 4.4, b16 at 12, 14, 16 */
+	assert_non_null(strstr(text, "303.0 tok/s")); /* the measured baseline */
+	assert_non_null(strstr(text, "1 regression"));
+	/* data strings reach pango markup escaped */
+	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", reports, id);
+	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	assert_non_null(strstr(text, "Fixture CPU <2 cores> & \"quotes\""));
+}
+
+static void test_report__rerender_is_byte_identical(void **state)
+{
+	(void)state;
+	char other[512], a[1024], b[1024];
+	struct report_ctx c = ctx();
+	static const char *const files[] = {"report.pdf", "report.xlsx", "summary.txt",
+					    "charts/03-breakdown.png",
+					    "charts/08-history-moe_w4a16.png"};
+	snprintf(other, sizeof other, "%s/again", root);
+	sleep(1); /* a different wall-clock second must not matter */
+	assert_int_equal(report_render(&c, other, id), 0);
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(a, sizeof a, "%s/%s/%s", reports, id, files[i]);
+		snprintf(b, sizeof b, "%s/%s/%s", other, id, files[i]);
+		assert_same_files(a, b);
+	}
+	/* rendering over an existing folder replaces it whole */
+	assert_int_equal(report_render(&c, other, id), 0);
+	snprintf(b, sizeof b, "%s/%s/report.pdf", other, id);
+	snprintf(a, sizeof a, "%s/%s/report.pdf", reports, id);
+	assert_same_files(a, b);
+}
+
+static void test_report__chart_png_has_its_size_and_ink(void **state)
+{
+	(void)state;
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s/charts/03-breakdown.png", reports, id);
+	cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+	assert_int_equal(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+	/* the template's 480 x 288 pt at 2.5 px/pt */
+	assert_int_equal(cairo_image_surface_get_width(s), 1200);
+	assert_int_equal(cairo_image_surface_get_height(s), 720);
+	struct chart_rgb moe = chart_ink_rgb(INK_MOE);
+	uint32_t want = (uint32_t)lround(moe.r * 255) << 16 | (uint32_t)lround(moe.g * 255) << 8 |
+			(uint32_t)lround(moe.b * 255);
+	long inked = 0, moe_px = 0;
+	for (int y = 0; y < 720; y++) {
+		const uint32_t *row = (const uint32_t *)(const void *)(cairo_image_surface_get_data(s) +
+							  (size_t)y * (size_t)cairo_image_surface_get_stride(s));
+		for (int x = 0; x < 1200; x++) {
+			inked += (row[x] & 0xFFFFFF) != 0xFFFFFF;
+			moe_px += (row[x] & 0xFFFFFF) == want;
+		}
+	}
+	cairo_surface_destroy(s);
+	assert_true(inked > 1200 * 720 / 20); /* not blank */
+	assert_true(moe_px > 2000);           /* the MoE segments are there */
+}
+
+static void test_report__history_needs_history(void **state)
+{
+	(void)state;
+	char one[512], out[1 << 16], cmd[1024], first[96];
+	struct report_ctx c = ctx();
+	/* a runs folder with a single night: no history yet */
+	snprintf(one, sizeof one, "%s/one", root);
+	char r1[600], rep1[600];
+	snprintf(r1, sizeof r1, "%s/runs", one);
+	snprintf(rep1, sizeof rep1, "%s/reports", one);
+	assert_int_equal(fixture_runs(r1, 1, SAMPLES, first, sizeof first), 0);
+	c.runs_dir = r1;
+	assert_int_equal(report_render(&c, rep1, first), 0);
+	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", rep1, first);
+	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "no history yet"));
+	snprintf(cmd, sizeof cmd, "%s/%s/summary.txt", rep1, first);
+	size_t n;
+	char *s = read_file(cmd, &n);
+	assert_non_null(strstr(s, "regressions: no history yet"));
+	free(s);
+}
+
+static void test_report__missing_runs_fail_cleanly(void **state)
+{
+	(void)state;
+	struct report_ctx c = ctx();
+	assert_int_equal(report_render(&c, reports, "20990101T000000Z-nowhere"), DDT_ENOTFOUND);
+	assert_int_equal(report_render(&c, reports, "../etc"), DDT_EINPUT);
+	/* a run without its stored calibration says what is missing */
+	char bare[600], bid[96];
+	snprintf(bare, sizeof bare, "%s/bare", root);
+	fsx_mkdir_p(bare);
+	assert_int_equal(fixture_record(bare, 3, 99, 1, bid, sizeof bid), 0);
+	c.runs_dir = bare;
+	assert_int_equal(report_render(&c, reports, bid), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "calibration: missing"));
+}
+
+/* ---------------------------------------------------------------- template */
+
+static int write_text(const char *path, const char *text)
+{
+	return fsx_write_all(path, text, strlen(text));
+}
+
+static void test_report__template_drops_reorders_and_adds_history(void **state)
+{
+	(void)state;
+	char dir[600], path[700], src[4096];
+	struct tmpl t;
+	struct report_spec spec;
+	struct ydiag diag = {0};
+	snprintf(dir, sizeof dir, "%s/tmpl", root);
+	fsx_mkdir_p(dir);
+	snprintf(src, sizeof src, "%s/templates/default.yaml", fixture_home());
+	snprintf(path, sizeof path, "%s/default.yaml", dir);
+	size_t n;
+	char *def = read_file(src, &n);
+	assert_int_equal(fsx_write_all(path, def, n), 0);
+	free(def);
+	snprintf(path, sizeof path, "%s/mine.yaml", dir);
+	assert_int_equal(write_text(path,
+				    "name: mine\nextends: default.yaml\n"
+				    "report:\n  title: \"Mine\"\n  headline: seed-b16-native\n"
+				    "  baseline: seed-b8-sglang\n"
+				    "  chart: {width_pt: 400, height_pt: 200, png_scale: 2}\n"
+				    "  sections:\n    - caveats\n    - section: history\n"
+				    "      op: dense_gemv\n      variant: hot\n"
+				    "    - {section: tornado, scenarios: [seed-b8-native]}\n"),
+			 0);
+	assert_int_equal(tmpl_load(&t, path, &diag), 0);
+	assert_int_equal(report_spec_load(&spec, &t, &diag), 0);
+	assert_int_equal(spec.nsections, 3);
+	assert_int_equal(spec.sections[0].kind, RSEC_CAVEATS);
+	assert_int_equal(spec.sections[1].kind, RSEC_HISTORY);
+	assert_string_equal(spec.sections[1].op, "dense_gemv");
+	assert_string_equal(spec.sections[1].variant, "hot");
+	assert_int_equal(spec.sections[2].nscenarios, 1);
+	assert_int_equal(spec.nheadline, 1);
+	assert_true(spec.png_scale == 2);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+}
+
+static void test_report__template_errors_name_file_line_column(void **state)
+{
+	(void)state;
+	char path[700];
+	struct tmpl t;
+	struct report_spec spec;
+	struct ydiag diag = {0};
+	snprintf(path, sizeof path, "%s/tmpl/bad.yaml", root);
+	assert_int_equal(write_text(path,
+				    "name: bad\nextends: default.yaml\n"
+				    "report:\n  title: x\n  headline: [no-such-scenario]\n"
+				    "  baseline: seed-b8-sglang\n"
+				    "  chart: {width_pt: 400, height_pt: 20, png_scale: 2}\n"
+				    "  colour: red\n"
+				    "  sections:\n    - summary\n    - section: pie\n"
+				    "    - history\n    - {section: kernels, op: x}\n"),
+			 0);
+	assert_int_equal(tmpl_load(&t, path, &diag), 0);
+	assert_int_equal(report_spec_load(&spec, &t, &diag), DDT_EINPUT);
+	const char *want[] = {"bad.yaml:5:", "no scenario 'no-such-scenario'", "height_pt: 20",
+			      "unknown key 'colour'", "unknown section 'pie'", "give the op",
+			      "unknown key 'op'"};
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		int found = 0;
+		for (size_t i = 0; i < diag.n; i++)
+			found |= strstr(diag.msgs[i], want[k]) != NULL;
+		if (!found) {
+			ydiag_print(&diag, stderr);
+			fail_msg("no problem mentions '%s'", want[k]);
+		}
+	}
+	tmpl_free(&t);
+	ydiag_free(&diag);
+}
+
+/* ---------------------------------------------------------------- What-if */
+
+/* A LibreOffice profile that recalculates every formula when it loads an
+ * xlsx (its default keeps the cached results). */
+static void lo_profile(const char *dir)
+{
+	char path[700];
+	snprintf(path, sizeof path, "%s/user", dir);
+	fsx_mkdir_p(path);
+	snprintf(path, sizeof path, "%s/user/registrymodifications.xcu", dir);
+	assert_int_equal(
+		write_text(path,
+			   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			   "<oor:items xmlns:oor=\"http://openoffice.org/2001/registry\" "
+			   "xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" "
+			   "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">\n"
+			   "<item oor:path=\"/org.openoffice.Office.Calc/Formula/Load\"><prop "
+			   "oor:name=\"OOXMLRecalcMode\" oor:op=\"fuse\"><value>0</value></prop></item>\n"
+			   "</oor:items>\n"),
+		0);
+}
+
+/* Splits one CSV line (quotes honoured) into fields; returns how many. */
+static int csv_split(char *line, char **f, int max)
+{
+	int n = 0;
+	char *p = line;
+	while (n < max) {
+		if (*p == '"') {
+			char *w = ++p;
+			f[n++] = w;
+			while (*p && !(*p == '"' && p[1] != '"'))
+				*w++ = *p == '"' ? (p++, '"') : *p, p++;
+			*w = '\0';
+			if (*p)
+				p++;
+		} else {
+			f[n++] = p;
+			while (*p && *p != ',')
+				p++;
+		}
+		if (*p != ',')
+			break;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
+{
+	(void)state;
+	char dir[600], xlsx[700], cmd[4096], out[4096], csv[800];
+	struct report_data d;
+	struct ydiag diag = {0};
+	struct est rows[32];
+	int n, matched = 0;
+
+	if (!have_tool("soffice")) {
+		print_message("SKIP: LibreOffice (soffice) is not installed, so the What-if "
+			      "formulas cannot be recalculated here (apt-get install "
+			      "libreoffice-calc-nogui; `make test` tries to)\n");
+		skip();
+	}
+	n = ddt_estimate(rows, 32);
+	if (n <= 0) {
+		print_message("SKIP: ddt binary not found (DDT_BIN)\n");
+		skip();
+	}
+	snprintf(dir, sizeof dir, "%s/lo", root);
+	fsx_mkdir_p(dir);
+	lo_profile(dir);
+	/* every formula caches 0: only a recalculation can give ddt's numbers */
+	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	snprintf(xlsx, sizeof xlsx, "%s/uncached.xlsx", dir);
+	assert_int_equal(xlsx_write_report_uncached(&d, xlsx), 0);
+	report_data_free(&d);
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s' && HOME='%s' timeout 180 soffice -env:UserInstallation=file://%s --headless "
+		 "--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,"
+		 "false,false,-1' --outdir '%s' '%s' 2>&1",
+		 dir, dir, dir, dir, xlsx);
+	int rc = capture(cmd, out, sizeof out);
+	if (rc != 0)
+		fail_msg("soffice failed (%d): %s", rc, out);
+	snprintf(csv, sizeof csv, "%s/uncached-What-if.csv", dir);
+	size_t len;
+	char *text = read_file(csv, &len), *save = NULL;
+	int tok_col = -1, name_col = 0, acc_col = -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[64];
+		int nf = csv_split(line, f, 64);
+		if (tok_col < 0) {
+			for (int i = 0; i < nf; i++) {
+				tok_col = !strcmp(f[i], "tok/s") ? i : tok_col;
+				acc_col = !strcmp(f[i], "accept") ? i : acc_col;
+			}
+			continue;
+		}
+		if (nf <= tok_col || !f[tok_col][0])
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(rows[i].scenario, f[name_col]) ||
+			    fabs(atof(f[acc_col]) - rows[i].accept) > 1e-9)
+				continue;
+			double got = atof(f[tok_col]);
+			/* ddt estimate prints 2 decimals; the sheet carries 15 digits */
+			if (fabs(got - rows[i].tok_s) > 0.006)
+				fail_msg("What-if %s @ %g: %.6f tok/s, ddt estimate %.2f", f[name_col],
+					 rows[i].accept, got, rows[i].tok_s);
+			matched++;
+		}
+	}
+	free(text);
+	assert_int_equal(matched, n);
+	/* non-finite values are blanks, never NaN text */
+	snprintf(csv, sizeof csv, "%s/uncached-Projections.csv", dir);
+	text = read_file(csv, &len);
+	assert_null(strcasestr(text, "nan"));
+	assert_null(strcasestr(text, "inf"));
+	free(text);
+	snprintf(csv, sizeof csv, "%s/uncached-Kernels.csv", dir);
+	text = read_file(csv, &len);
+	assert_null(strcasestr(text, "nan"));
+	assert_non_null(strstr(text, "skipped"));
+	free(text);
+	ydiag_free(&diag);
+}
+
+static void test_report__stash_copies_calibration_and_template(void **state)
+{
+	(void)state;
+	char path[1024];
+	static const char *const files[] = {"calibration/gpus.yaml", "calibration/anchors.yaml",
+					    "calibration/transfer.yaml", "template/template.yaml"};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(path, sizeof path, "%s/%s", rdir, files[i]);
+		if (!fsx_exists(path))
+			fail_msg("report_stash_inputs did not store %s", files[i]);
+	}
+	snprintf(path, sizeof path, "%s/x", root);
+	assert_int_equal(report_stash_inputs(path, "/nonexistent/calibration", "templates/default.yaml"),
+			 DDT_EINPUT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report__renders_every_document_and_points_latest),
+		cmocka_unit_test(test_report__summary_is_short_and_has_the_headline),
+		cmocka_unit_test(test_report__pdf_has_pages_and_metadata_from_the_run),
+		cmocka_unit_test(test_report__pdf_embeds_every_font),
+		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
+		cmocka_unit_test(test_report__rerender_is_byte_identical),
+		cmocka_unit_test(test_report__chart_png_has_its_size_and_ink),
+		cmocka_unit_test(test_report__history_needs_history),
+		cmocka_unit_test(test_report__missing_runs_fail_cleanly),
+		cmocka_unit_test(test_report__template_drops_reorders_and_adds_history),
+		cmocka_unit_test(test_report__template_errors_name_file_line_column),
+		cmocka_unit_test(test_report__stash_copies_calibration_and_template),
+		cmocka_unit_test(test_report__whatif_recalculates_to_ddt_estimate),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
