@@ -217,7 +217,8 @@ int history_load_until(struct history *h, const char *runs_dir, const char *unti
 	if (n < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return err_set(DDT_EIO, "%s: cannot read folder: %s", runs_dir, strerror(errno));
+		return err_set(errno == ENOMEM ? DDT_ENOMEM : DDT_EIO, "%s: cannot read folder: %s",
+			       runs_dir, strerror(errno));
 	}
 	for (int i = 0; i < n; i++) {
 		if (!rc && (!until || strcmp(list[i]->d_name, until) <= 0))

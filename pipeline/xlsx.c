@@ -391,7 +391,7 @@ static void sheet_history(struct xw *x)
 	struct col cols[2 + XLSX_HIST_SERIES];
 	lxw_row_t r = 0;
 
-	cols[0] = (struct col){"night (UTC)", 20};
+	cols[0] = (struct col){"night (UTC)", 12};
 	cols[1] = (struct col){"run", 30};
 	for (int k = 0; k < n; k++) {
 		const struct hist_key *key = &d->hist.series[idx[k]].key;
@@ -405,7 +405,9 @@ static void sheet_history(struct xw *x)
 		return;
 	}
 	for (size_t i = 0; i < nruns; i++, r++) {
-		put_str(x, ws, r, 0, d->hist.runs[i].created, NULL);
+		char date[16];
+		snprintf(date, sizeof date, "%.10s", d->hist.runs[i].created); /* the day */
+		put_str(x, ws, r, 0, date, NULL);
 		put_str(x, ws, r, 1, d->hist.runs[i].run_id, NULL);
 		for (int k = 0; k < n; k++) {
 			const struct hist_point *p = history_point_at(&d->hist.series[idx[k]], i);
@@ -431,6 +433,8 @@ static void sheet_history(struct xw *x)
 	}
 	chart_title_set_name(ch, "Kernel medians per night");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "median time per call (µs)");
+	/* series of one op span decades (M=1 to M=129): a log axis keeps each readable */
+	chart_axis_set_log_base(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), 10);
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X), "night (UTC)");
 	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
 	chart_show_blanks_as(ch, LXW_CHART_BLANKS_AS_GAP);

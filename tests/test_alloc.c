@@ -17,6 +17,7 @@
 #include "calib.h"
 #include "err.h"
 #include "fsx.h"
+#include "history.h"
 #include "record.h"
 #include "tmpl.h"
 #include "ydoc.h"
@@ -246,6 +247,7 @@ struct path_ctx {
 	struct calib cal;
 	struct tmpl t;
 	struct run_record r;
+	struct history h;
 };
 
 static int load_calib(void *ctx, struct ydiag *diag)
@@ -303,6 +305,24 @@ static void digest_record(void *ctx, char *buf, size_t len)
 static void free_record(void *ctx)
 {
 	record_free(&((struct path_ctx *)ctx)->r);
+}
+
+static int load_history(void *ctx, struct ydiag *diag)
+{
+	struct path_ctx *c = ctx;
+	return history_load(&c->h, c->path, diag);
+}
+
+static void digest_history(void *ctx, char *buf, size_t len)
+{
+	const struct history *h = &((struct path_ctx *)ctx)->h;
+	snprintf(buf, len, "%zu runs, %zu series, last %s", h->nruns, h->n,
+		 h->nruns ? h->runs[h->nruns - 1].run_id : "-");
+}
+
+static void free_history(void *ctx)
+{
+	history_free(&((struct path_ctx *)ctx)->h);
 }
 
 /* Skips the test when the allocator here is not ours (ASan owns malloc). */
@@ -447,6 +467,48 @@ static void test_alloc__run_records_fail_cleanly_at_every_allocation(void **stat
 	free(c);
 }
 
+static void test_alloc__history_fails_cleanly_at_every_allocation(void **state)
+{
+	(void)state;
+	need_countdown();
+	struct path_ctx *c = calloc(1, sizeof *c);
+	char *runs = fsx_join(scratch, "runs");
+	struct rec_device d = {.kind = "cpu", .name = "cpu", .arch = "x86_64", .cores = 2,
+			       .mem_gb = 8, .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
+			       .peak_gbps = NAN, .copy_gbps = 10};
+	for (int night = 0; night < 3; night++) {
+		struct run_record r = {0};
+		char *dir, *path;
+		r.schema = RECORD_SCHEMA;
+		snprintf(r.run_id, sizeof r.run_id, "2026010%dT000000Z-host", night + 1);
+		snprintf(r.created, sizeof r.created, "2026-01-0%dT00:00:00Z", night + 1);
+		snprintf(r.template_name, sizeof r.template_name, "cpu");
+		assert_int_equal(record_add_device(&r, &d), 0);
+		for (int i = 0; i < 3; i++) {
+			struct rec_row w = {.op = "memcpy", .variant = "hot", .backend = "cpu",
+					    .samples = 5, .median_us = 10 + i + night,
+					    .p10_us = 9, .p90_us = 11, .min_us = 9, .max_us = 12,
+					    .stdev_us = 1, .bytes = 1e6, .gbps = 100, .pct_peak = 50,
+					    .max_err = NAN, .sm_clock_mhz = NAN, .status = REC_OK};
+			rec_row_param_set(&w, "M", i);
+			assert_int_equal(record_add_row(&r, &w), 0);
+		}
+		dir = fsx_join(runs, r.run_id);
+		path = fsx_join(dir, "run.yaml");
+		assert_int_equal(fsx_mkdir_p(dir), 0);
+		assert_int_equal(record_write(&r, path), 0);
+		record_free(&r);
+		free(path);
+		free(dir);
+	}
+	c->path = runs;
+	struct subject s = {"history_load(3 nights)", load_history, digest_history, free_history,
+			    c, 0};
+	assert_true(sweep(&s) > 100);
+	free(runs);
+	free(c);
+}
+
 /* The allocator really counts: a leak made on purpose shows. */
 static void test_alloc__the_counter_sees_a_leak(void **state)
 {
@@ -471,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_alloc__bad_calibration_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_alloc__templates_fail_cleanly_at_every_allocation),
 		cmocka_unit_test(test_alloc__run_records_fail_cleanly_at_every_allocation),
+		cmocka_unit_test(test_alloc__history_fails_cleanly_at_every_allocation),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

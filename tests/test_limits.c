@@ -324,6 +324,40 @@ static void test_limits__numbers_are_range_checked(void **state)
 	ydiag_free(&diag);
 }
 
+static void test_limits__what_the_writer_writes_the_reader_reads(void **state)
+{
+	(void)state;
+	/* bytes the reader refuses (not UTF-8, control characters) go out as
+	 * U+FFFD, so a record is never written unreadable */
+	static const char *const in[] = {"ok \xff\xfe end", "\x01\x1b[31m", "tab\there", "a\x7f",
+					 "\xc2\x9b" "2J", "caf\xc3\xa9", "\xed\xa0\x80", "\xf0\x9f\x98\x80",
+					 "cut \xe2\x82"};
+	static const char *const out[] = {"ok \xef\xbf\xbd\xef\xbf\xbd end",
+					  "\xef\xbf\xbd\xef\xbf\xbd[31m", "tab\there",
+					  "a\xef\xbf\xbd", "\xef\xbf\xbd" "2J", "caf\xc3\xa9",
+					  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", "\xf0\x9f\x98\x80",
+					  "cut \xef\xbf\xbd\xef\xbf\xbd"};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&buf, &len);
+		struct yout y;
+		struct ydiag diag = {0};
+		struct ydoc *doc = NULL;
+		yout_init(&y, fp);
+		yout_map(&y);
+		yout_kv_str(&y, "s", in[i]);
+		yout_end(&y);
+		fclose(fp);
+		if (ydoc_load_buf(&doc, "w.yaml", buf, len, &diag) != 0)
+			fail_msg("case %zu: written as %s, not read back: %s", i, buf, diag.msgs[0]);
+		assert_string_equal(ydoc_get(doc->root, "s")->str, out[i]);
+		ydoc_free(doc);
+		ydiag_free(&diag);
+		free(buf);
+	}
+}
+
 /* Writes a valid run record to dir/run.yaml with one field replaced:
  * "template: cpu" -> "template: <tmpl>" etc. Returns the path. */
 static char *record_with(const char *dir, const char *run_id, const char *tmpl_name,
@@ -564,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_limits__invalid_utf8_is_refused),
 		cmocka_unit_test(test_limits__numbers_read_and_write_in_the_c_locale),
 		cmocka_unit_test(test_limits__numbers_are_range_checked),
+		cmocka_unit_test(test_limits__what_the_writer_writes_the_reader_reads),
 		cmocka_unit_test(test_limits__run_records_keep_names_inside_their_folders),
 		cmocka_unit_test(test_limits__templates_stay_in_their_folder),
 		cmocka_unit_test(test_limits__template_strings_and_counts_are_capped),

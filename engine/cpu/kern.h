@@ -216,7 +216,9 @@ static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K,
  * (scales, reductions, calls) rival the dot itself, and the x loads can be
  * shared. dots[r] = row r's kern_q4_dots with x; rows are rowb bytes apart,
  * their scales srow apart. K and group are multiples of 32, K <=
- * KERN_Q4_MAX_K. */
+ * KERN_Q4_ROWS4_MAX_K: beyond that four rows and x no longer fit in L1 and
+ * one row at a time is faster. */
+#define KERN_Q4_ROWS4_MAX_K 1024
 #define KERN_Q4_ROW4(acc, r, cc)                                                         \
 	do {                                                                             \
 		__m256i bv_ = _mm256_broadcastsi128_si256(                               \
@@ -242,11 +244,11 @@ static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *
 					     -1, -1, 15, -1, -1, -1);
 	const __m256i lo4 = _mm256_set1_epi32(15);
 	int nch = K / 32, cpg = group / 32;
-	float sc[4 * (KERN_Q4_MAX_K / 32)];
+	float sc[4 * (KERN_Q4_ROWS4_MAX_K / 32)];
 	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 
-	if (nch > KERN_Q4_MAX_K / 32)
-		nch = KERN_Q4_MAX_K / 32;
+	if (nch > KERN_Q4_ROWS4_MAX_K / 32) /* callers check; this keeps sc in bounds */
+		nch = KERN_Q4_ROWS4_MAX_K / 32;
 	for (int r = 0; r < 4; r++)
 		for (int g = 0; g < nch / cpg; g++) {
 			float v = bf16_to_float(scales[(size_t)r * srow + (size_t)g]);

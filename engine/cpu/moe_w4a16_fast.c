@@ -128,7 +128,7 @@ static void moe_phase2(void *ctx, int tid, int nthreads)
 		const uint8_t *w = in->w2 + (size_t)e * H * rowb;
 		const bf16_t *s = in->s2 + (size_t)e * H * rows;
 		size_t o = lo;
-		if (n == 1) /* the common case at small M: four rows per pass */
+		if (n == 1 && I <= KERN_Q4_ROWS4_MAX_K) /* the common case at small M */
 			for (; o + 4 <= hi; o += 4) {
 				float d4[4];
 				float *out = in->out + (size_t)c->tok[a0] * H;

@@ -36,6 +36,8 @@ struct pool {
 static struct pool pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t call_mu = PTHREAD_MUTEX_INITIALIZER;
 static int threads_wanted;
+static atomic_int pool_quit; /* set at exit: workers return */
+static pid_t pool_pid;       /* the process whose threads these are */
 
 static int online_cores(void)
 {
@@ -73,11 +75,31 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&pool.mu);
 		}
 		seen = g;
+		if (atomic_load(&pool_quit))
+			return NULL;
 		if (id < pool.nthr)
 			pool.fn(pool.ctx, id, pool.nthr);
 		atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_release);
 	}
 	return NULL;
+}
+
+/* At exit the workers return and are joined, so no thread of the pool
+ * outlives the process's own teardown (valgrind then finds none of their
+ * memory left). A forked child has none of them to join. */
+static void pool_stop(void)
+{
+	if (getpid() != pool_pid)
+		return;
+	pthread_mutex_lock(&pool.mu);
+	atomic_store(&pool_quit, 1);
+	atomic_fetch_add(&pool.gen, 1);
+	pthread_cond_broadcast(&pool.cv);
+	pthread_mutex_unlock(&pool.mu);
+	for (int i = 0; i < pool.nworkers; i++)
+		if (!pthread_equal(pool.th[i], pthread_self()))
+			pthread_join(pool.th[i], NULL);
+	pool.nworkers = 0;
 }
 
 /* Starts workers up to want - 1 of them; keeps what it got on failure. */
@@ -87,7 +109,10 @@ static void pool_grow(int want)
 		if (pthread_create(&pool.th[pool.nworkers], NULL, worker,
 				   (void *)(size_t)(pool.nworkers + 1)) != 0)
 			return;
-		pthread_detach(pool.th[pool.nworkers]);
+		if (!pool_pid) {
+			pool_pid = getpid();
+			atexit(pool_stop);
+		}
 		pool.nworkers++;
 	}
 }
