@@ -77,6 +77,28 @@ static inline float kern_hsum(__m256 v)
 /* Longest row the INT4 kernel takes: its per-chunk scales sit on the stack. */
 #define KERN_Q4_MAX_K 32768
 
+/* One fp32 scale per chunk of 32 (sc[nch]), so the loops broadcast straight
+ * from memory; cpg = chunks per group. */
+static inline void kern_q4_scales(const bf16_t *scales, int nch, int cpg, float *sc)
+{
+	if (cpg == 1) {
+		int nv = nch & ~7;
+		for (int g = 0; g < nv; g += 8) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(scales + g));
+			_mm256_storeu_ps(sc + g, _mm256_castsi256_ps(_mm256_slli_epi32(
+							 _mm256_cvtepu16_epi32(v), 16)));
+		}
+		for (int j = 0; j < (nch & 7); j++)
+			sc[nv + j] = bf16_to_float(scales[nv + j]);
+	} else {
+		for (int g = 0; g < nch / cpg; g++) {
+			float v = bf16_to_float(scales[g]);
+			for (int j = 0; j < cpg; j++)
+				sc[g * cpg + j] = v;
+		}
+	}
+}
+
 static inline __attribute__((always_inline)) void
 kern_q4_block(const uint8_t *row, const bf16_t *scales, int K, int group, const float *const *x,
 	      const float *const *xc, float *dots, const int nt)
@@ -100,23 +122,7 @@ kern_q4_block(const uint8_t *row, const bf16_t *scales, int K, int group, const 
 		nch = KERN_Q4_MAX_K / 32;
 	float sc[KERN_Q4_MAX_K / 32];
 
-	/* one fp32 scale per chunk, so the loop broadcasts straight from memory */
-	if (cpg == 1) {
-		int nv = nch & ~7;
-		for (int g = 0; g < nv; g += 8) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(scales + g));
-			_mm256_storeu_ps(sc + g, _mm256_castsi256_ps(_mm256_slli_epi32(
-							 _mm256_cvtepu16_epi32(v), 16)));
-		}
-		for (int j = 0; j < (nch & 7); j++)
-			sc[nv + j] = bf16_to_float(scales[nv + j]);
-	} else {
-		for (int g = 0; g < nch / cpg; g++) {
-			float v = bf16_to_float(scales[g]);
-			for (int j = 0; j < cpg; j++)
-				sc[g * cpg + j] = v;
-		}
-	}
+	kern_q4_scales(scales, nch, cpg, sc);
 	for (; c + 2 <= nch; c += 2) {
 		KERN_Q4_DEQ(c);
 		KERN_Q4_TOKS(a0, a1, a2, a3, c);
@@ -139,13 +145,104 @@ kern_q4_block(const uint8_t *row, const bf16_t *scales, int K, int group, const 
 		dots[3] = kern_hsum(_mm256_add_ps(a3, b3));
 }
 
+/* Two rows (a gate row and its up row) against the same vectors: every x
+ * load serves both rows, which halves the loads per weight, and the loads,
+ * not the dequantization, are what limits the one-row kernel. Per token one
+ * chain per row; nt at most 2 keeps everything in the 16 registers. */
+#define KERN_Q4_DEQ2(ra, rb, cc)                                                 \
+	do {                                                                             \
+		__m256i av_ = _mm256_broadcastsi128_si256(                               \
+			_mm_loadu_si128((const __m128i *)((ra) + 16 * (cc))));           \
+		__m256i bv_ = _mm256_broadcastsi128_si256(                               \
+			_mm_loadu_si128((const __m128i *)((rb) + 16 * (cc))));           \
+		__m256i a0_ = _mm256_shuffle_epi8(av_, sh0), a1_ = _mm256_shuffle_epi8(av_, sh1); \
+		__m256i b0_ = _mm256_shuffle_epi8(bv_, sh0), b1_ = _mm256_shuffle_epi8(bv_, sh1); \
+		u0 = _mm256_cvtepi32_ps(_mm256_and_si256(a0_, lo4));                     \
+		u1 = _mm256_cvtepi32_ps(_mm256_and_si256(a1_, lo4));                     \
+		u2 = _mm256_cvtepi32_ps(_mm256_srli_epi32(a0_, 4));                      \
+		u3 = _mm256_cvtepi32_ps(_mm256_srli_epi32(a1_, 4));                      \
+		v0 = _mm256_cvtepi32_ps(_mm256_and_si256(b0_, lo4));                     \
+		v1 = _mm256_cvtepi32_ps(_mm256_and_si256(b1_, lo4));                     \
+		v2 = _mm256_cvtepi32_ps(_mm256_srli_epi32(b0_, 4));                      \
+		v3 = _mm256_cvtepi32_ps(_mm256_srli_epi32(b1_, 4));                      \
+	} while (0)
+
+#define KERN_Q4_TOK2(accA, accB, xp, cp, cc)                                             \
+	do {                                                                             \
+		const float *p_ = (xp) + 32 * (cc);                                      \
+		__m256 x_ = _mm256_loadu_ps(p_), c_ = _mm256_loadu_ps((cp) + 8 * (cc));  \
+		__m256 g_ = _mm256_fmsub_ps(u0, x_, c_), h_ = _mm256_fmsub_ps(v0, x_, c_); \
+		x_ = _mm256_loadu_ps(p_ + 8);                                            \
+		g_ = _mm256_fmadd_ps(u1, x_, g_);                                        \
+		h_ = _mm256_fmadd_ps(v1, x_, h_);                                        \
+		x_ = _mm256_loadu_ps(p_ + 16);                                           \
+		g_ = _mm256_fmadd_ps(u2, x_, g_);                                        \
+		h_ = _mm256_fmadd_ps(v2, x_, h_);                                        \
+		x_ = _mm256_loadu_ps(p_ + 24);                                           \
+		g_ = _mm256_fmadd_ps(u3, x_, g_);                                        \
+		h_ = _mm256_fmadd_ps(v3, x_, h_);                                        \
+		accA = _mm256_fmadd_ps(g_, _mm256_broadcast_ss(sca + (cc)), accA);       \
+		accB = _mm256_fmadd_ps(h_, _mm256_broadcast_ss(scb + (cc)), accB);       \
+	} while (0)
+
+static inline __attribute__((always_inline)) void
+kern_q4_block2(const uint8_t *ra, const uint8_t *rb, const float *sca, const float *scb, int nch,
+	       const float *const *x, const float *const *xc, float *da, float *db, const int nt)
+{
+	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
+					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
+					     7, -1, -1, -1);
+	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
+					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
+					     -1, -1, 15, -1, -1, -1);
+	const __m256i lo4 = _mm256_set1_epi32(15);
+	__m256 a0 = _mm256_setzero_ps(), b0 = a0, a1 = a0, b1 = a0;
+	__m256 u0, u1, u2, u3, v0, v1, v2, v3;
+	const float *x0 = x[0], *x1 = nt > 1 ? x[1] : x0;
+	const float *c0 = xc[0], *c1 = nt > 1 ? xc[1] : c0;
+
+	for (int c = 0; c < nch; c++) {
+		KERN_Q4_DEQ2(ra, rb, c);
+		KERN_Q4_TOK2(a0, b0, x0, c0, c);
+		if (nt > 1)
+			KERN_Q4_TOK2(a1, b1, x1, c1, c);
+	}
+	da[0] = kern_hsum(a0);
+	db[0] = kern_hsum(b0);
+	if (nt > 1) {
+		da[1] = kern_hsum(a1);
+		db[1] = kern_hsum(b1);
+	}
+}
+
 static inline __attribute__((always_inline)) void
 kern_bf16_block(const bf16_t *row, int K, const float *const *x, float *dots, const int nt)
 {
 	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 	const float *x0 = x[0], *x1 = nt > 1 ? x[1] : x0, *x2 = nt > 2 ? x[2] : x0,
 		    *x3 = nt > 3 ? x[3] : x0;
-	for (int k = 0; k < K; k += 8) {
+	int k = 0;
+	if (nt == 1) { /* one token: four chains, or the FMA latency sets the pace */
+		for (; k + 32 <= K; k += 32) {
+			__m256i v = _mm256_loadu_si256((const __m256i *)(row + k));
+			__m256i e = _mm256_loadu_si256((const __m256i *)(row + k + 16));
+			__m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(
+				_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), 16));
+			__m256 w1 = _mm256_castsi256_ps(_mm256_slli_epi32(
+				_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), 16));
+			__m256 w2 = _mm256_castsi256_ps(_mm256_slli_epi32(
+				_mm256_cvtepu16_epi32(_mm256_castsi256_si128(e)), 16));
+			__m256 w3 = _mm256_castsi256_ps(_mm256_slli_epi32(
+				_mm256_cvtepu16_epi32(_mm256_extracti128_si256(e, 1)), 16));
+			a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x0 + k), a0);
+			a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x0 + k + 8), a1);
+			a2 = _mm256_fmadd_ps(w2, _mm256_loadu_ps(x0 + k + 16), a2);
+			a3 = _mm256_fmadd_ps(w3, _mm256_loadu_ps(x0 + k + 24), a3);
+		}
+		a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+		a1 = a2 = a3 = _mm256_setzero_ps();
+	}
+	for (; k < K; k += 8) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(row + k));
 		__m256 w = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
 		a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + k), a0);
@@ -208,6 +305,30 @@ static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K,
 		}
 		dots[t] = acc;
 	}
+#endif
+}
+
+/* kern_q4_dots of two rows of the same K and group (ra with scales sa into
+ * da, rb with sb into db) against the same nt vectors, sharing the x loads. */
+static inline void kern_q4_dots2(const uint8_t *ra, const bf16_t *sa, const uint8_t *rb,
+				 const bf16_t *sb, int K, int group, const float *const *x,
+				 const float *const *xc, int nt, float *da, float *db)
+{
+#ifdef __AVX2__
+	int nch = K / 32, cpg = group / 32;
+	if (nch > KERN_Q4_MAX_K / 32) /* callers check; this keeps sc in bounds regardless */
+		nch = KERN_Q4_MAX_K / 32;
+	float sca[KERN_Q4_MAX_K / 32], scb[KERN_Q4_MAX_K / 32];
+
+	kern_q4_scales(sa, nch, cpg, sca);
+	kern_q4_scales(sb, nch, cpg, scb);
+	for (; nt >= 2; nt -= 2, x += 2, xc += 2, da += 2, db += 2)
+		kern_q4_block2(ra, rb, sca, scb, nch, x, xc, da, db, 2);
+	if (nt == 1)
+		kern_q4_block2(ra, rb, sca, scb, nch, x, xc, da, db, 1);
+#else
+	kern_q4_dots(ra, sa, K, group, x, xc, nt, da);
+	kern_q4_dots(rb, sb, K, group, x, xc, nt, db);
 #endif
 }
 

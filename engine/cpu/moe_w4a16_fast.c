@@ -83,9 +83,9 @@ static void moe_phase1(void *ctx, int tid, int nthreads)
 					xs[t] = c->xq + (size_t)c->tok[a0 + t0 + t] * H;
 					xc[t] = c->xqc + (size_t)c->tok[a0 + t0 + t] * H / 4;
 				}
-				kern_q4_dots(w + r * rowb, s + r * rows, H, G, xs, xc, nt, g);
-				kern_q4_dots(w + (I + r) * rowb, s + (I + r) * rows, H, G, xs, xc, nt,
-					     u);
+				/* gate and up row together: each x load serves both */
+				kern_q4_dots2(w + r * rowb, s + r * rows, w + (I + r) * rowb,
+					      s + (I + r) * rows, H, G, xs, xc, nt, g, u);
 				for (int t = 0; t < nt; t++)
 					c->h[(size_t)(a0 + t0 + t) * I + moe_perm32((int)r)] =
 						bf16_round(moe_silu(g[t]) * u[t]);
@@ -118,7 +118,7 @@ static void moe_phase2(void *ctx, int tid, int nthreads)
 	int H = in->hidden, I = in->inter, G = in->group, SI = in->shared_inter;
 	size_t lo, hi, rowb = (size_t)I / 2, rows = (size_t)I / G;
 	const float *hs[KERN_BLOCK], *hc[KERN_BLOCK];
-	float d[KERN_BLOCK];
+	float d[KERN_BLOCK], d1[KERN_BLOCK];
 
 	cpu_split((size_t)H, 16, tid, nthreads, &lo, &hi); /* 16 floats: whole cache lines */
 	for (int m = 0; m < in->M; m++)
@@ -137,17 +137,24 @@ static void moe_phase2(void *ctx, int tid, int nthreads)
 				for (int r = 0; r < 4; r++)
 					out[o + r] += c->tw[a0] * d4[r];
 			}
-		for (; o < hi; o++)
+		/* two rows at a time share the h loads; an odd last row alone */
+		for (; o < hi; o += 2)
 			for (int t0 = 0; t0 < n; t0 += KERN_BLOCK) {
 				int nt = n - t0 < KERN_BLOCK ? n - t0 : KERN_BLOCK;
 				for (int t = 0; t < nt; t++) {
 					hs[t] = c->h + (size_t)(a0 + t0 + t) * I;
 					hc[t] = c->hc + (size_t)(a0 + t0 + t) * I / 4;
 				}
-				kern_q4_dots(w + o * rowb, s + o * rows, I, G, hs, hc, nt, d);
+				if (o + 1 < hi)
+					kern_q4_dots2(w + o * rowb, s + o * rows, w + (o + 1) * rowb,
+						      s + (o + 1) * rows, I, G, hs, hc, nt, d, d1);
+				else
+					kern_q4_dots(w + o * rowb, s + o * rows, I, G, hs, hc, nt, d);
 				for (int t = 0; t < nt; t++) {
 					int a = a0 + t0 + t;
 					in->out[(size_t)c->tok[a] * H + o] += c->tw[a] * d[t];
+					if (o + 1 < hi)
+						in->out[(size_t)c->tok[a] * H + o + 1] += c->tw[a] * d1[t];
 				}
 			}
 	}
