@@ -148,21 +148,6 @@ static void load_fields(struct yctx *c, struct ydoc_node *map, void *obj,
 	}
 }
 
-static void load_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
-		     char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, map, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(map, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	strcpy(dst, s);
-}
-
 static int map_expect(struct yctx *c, struct ydoc_node *n, const char *what)
 {
 	return ynode_expect(c, n, YDOC_MAP, what);
@@ -186,10 +171,10 @@ static void load_gpus(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 		if (map_expect(c, m, sec->keys[i]->str))
 			continue;
 		snprintf(g->id, sizeof g->id, "%s", sec->keys[i]->str);
-		load_str(c, m, "name", Y_REQUIRED, g->name, sizeof g->name);
-		load_str(c, m, "arch", Y_REQUIRED, g->arch, sizeof g->arch);
-		load_str(c, m, "link", Y_REQUIRED, g->link, sizeof g->link);
-		load_str(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
+		yget_strcpy(c, m, "name", Y_REQUIRED, g->name, sizeof g->name);
+		yget_strcpy(c, m, "arch", Y_REQUIRED, g->arch, sizeof g->arch);
+		yget_strcpy(c, m, "link", Y_REQUIRED, g->link, sizeof g->link);
+		yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
 		load_fields(c, m, g, gpu_fields, NFIELDS(gpu_fields));
 		ycheck_unknown(c, m);
 		cal->ngpus++;
@@ -200,8 +185,8 @@ static void load_model(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	if (map_expect(c, sec, "model"))
 		return;
-	load_str(c, sec, "name", Y_REQUIRED, cal->model.name, sizeof cal->model.name);
-	load_str(c, sec, "source", Y_REQUIRED, cal->model.source, sizeof cal->model.source);
+	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->model.name, sizeof cal->model.name);
+	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->model.source, sizeof cal->model.source);
 	load_fields(c, sec, &cal->model, geometry_fields, NFIELDS(geometry_fields));
 	ycheck_unknown(c, sec);
 }
@@ -210,8 +195,8 @@ static void load_drafter(struct calib *cal, struct yctx *c, struct ydoc_node *se
 {
 	if (map_expect(c, sec, "drafter"))
 		return;
-	load_str(c, sec, "name", Y_REQUIRED, cal->drafter.name, sizeof cal->drafter.name);
-	load_str(c, sec, "source", Y_REQUIRED, cal->drafter.source, sizeof cal->drafter.source);
+	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->drafter.name, sizeof cal->drafter.name);
+	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->drafter.source, sizeof cal->drafter.source);
 	load_fields(c, sec, &cal->drafter, drafter_fields, NFIELDS(drafter_fields));
 	ycheck_unknown(c, sec);
 }
@@ -221,8 +206,8 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 	const char *pipe = NULL;
 	if (map_expect(c, m, name))
 		return;
-	load_str(c, m, "gpu", Y_REQUIRED, a->gpu, sizeof a->gpu);
-	load_str(c, m, "source", Y_REQUIRED, a->source, sizeof a->source);
+	yget_strcpy(c, m, "gpu", Y_REQUIRED, a->gpu, sizeof a->gpu);
+	yget_strcpy(c, m, "source", Y_REQUIRED, a->source, sizeof a->source);
 	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &pipe) && pipe &&
 	    pipeline_parse(pipe, &a->pipeline)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
@@ -251,7 +236,7 @@ static void load_anchors(struct calib *cal, struct yctx *c, struct ydoc_node *se
 	cal->sglang_max_budget = NAN;
 	if (!yget_node(c, sec, "sglang_limits", YDOC_MAP, Y_REQUIRED, &n) && n) {
 		yget_num(c, n, "max_budget", REQ_INT, &cal->sglang_max_budget);
-		load_str(c, n, "source", Y_REQUIRED, cal->sglang_limit_source,
+		yget_strcpy(c, n, "source", Y_REQUIRED, cal->sglang_limit_source,
 			 sizeof cal->sglang_limit_source);
 		ycheck_unknown(c, n);
 	}
@@ -276,7 +261,7 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 		if (yget_node(c, sec, moe_param_names[p], YDOC_MAP, Y_REQUIRED, &m) || !m)
 			continue;
 		yget_num(c, m, "value", flags, &ph->value[p]);
-		load_str(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
+		yget_strcpy(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
 		ycheck_unknown(c, m);
 		if ((p == MOE_P_EFFICIENCY && !(ph->value[p] > 0 && ph->value[p] <= 1)) ||
 		    (p == MOE_P_OVERLAP && !(ph->value[p] >= 0 && ph->value[p] < 1)))
@@ -316,8 +301,8 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 	if (map_expect(c, sec, "moe_reference"))
 		return;
 	r->prov = PROV_MEASURED;
-	load_str(c, sec, "gpu", Y_REQUIRED, r->gpu, sizeof r->gpu);
-	load_str(c, sec, "source", Y_REQUIRED, r->source, sizeof r->source);
+	yget_strcpy(c, sec, "gpu", Y_REQUIRED, r->gpu, sizeof r->gpu);
+	yget_strcpy(c, sec, "source", Y_REQUIRED, r->source, sizeof r->source);
 	yget_num(c, sec, "tp", REQ_INT, &r->tp);
 	yget_str(c, sec, "efficiency_note", 0, &note);
 	if (!yget_str(c, sec, "curve", Y_REQUIRED, &curve) && curve &&
@@ -342,7 +327,7 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 				continue;
 			yget_num(c, m, "m", REQ_INT, &p->m);
 			yget_num(c, m, "step_ms", REQ_POS, &p->step_ms);
-			load_str(c, m, "source", Y_REQUIRED, p->source, sizeof p->source);
+			yget_strcpy(c, m, "source", Y_REQUIRED, p->source, sizeof p->source);
 			ycheck_unknown(c, m);
 			for (int j = 0; j < r->npoints; j++)
 				if (r->points[j].m == p->m)
@@ -372,8 +357,8 @@ static void load_dist(struct dist *d, struct yctx *c, struct ydoc_node *m, const
 
 	memset(d, 0, sizeof *d);
 	d->min = d->max = d->mode = d->mean = d->sd = d->median = d->sigma = NAN;
-	load_str(c, m, "unit", 0, d->unit, sizeof d->unit);
-	load_str(c, m, "source", Y_REQUIRED, d->source, sizeof d->source);
+	yget_strcpy(c, m, "unit", 0, d->unit, sizeof d->unit);
+	yget_strcpy(c, m, "source", Y_REQUIRED, d->source, sizeof d->source);
 	yget_num(c, m, "point", Y_REQUIRED, &d->point);
 	if (!yget_str(c, m, "dist", Y_REQUIRED, &kind) && kind) {
 		for (int i = 0; i < 5; i++)
@@ -570,7 +555,7 @@ static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_nod
 
 	if (map_expect(c, sec, "moe_transfer"))
 		return;
-	load_str(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
+	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
 	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
 		load_families(cal, c, fam);
 	if (!yget_node(c, sec, "factors", YDOC_MAP, Y_REQUIRED, &fac) && fac)
@@ -620,7 +605,7 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 
 	if (map_expect(c, sec, "allreduce"))
 		return;
-	load_str(c, sec, "source", Y_REQUIRED, ar->source, sizeof ar->source);
+	yget_strcpy(c, sec, "source", Y_REQUIRED, ar->source, sizeof ar->source);
 	yget_num(c, sec, "per_layer", REQ_INT, &ar->per_layer);
 	yget_num(c, sec, "gpus", REQ_INT, &ar->gpus);
 	if (!yget_str(c, sec, "impl", Y_REQUIRED, &impl) && impl) {
@@ -658,7 +643,7 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 			if (map_expect(c, m, lat->keys[i]->str))
 				continue;
 			snprintf(g->gpu, sizeof g->gpu, "%s", lat->keys[i]->str);
-			load_str(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
+			yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
 			yget_bool(c, m, "pcie", 0, &g->pcie);
 			if (!yget_str(c, m, "like", 0, &like) && like)
 				snprintf(g->like, sizeof g->like, "%s", like);

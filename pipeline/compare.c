@@ -1,5 +1,6 @@
 /* compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cli.h"
+#include "csv.h"
 #include "err.h"
 #include "history.h"
 #include "regress.h"
@@ -55,28 +56,6 @@ static double noise_of(struct side s)
 {
 	double n = s.b ? s.b->noise_frac : NAN;
 	return isfinite(n) ? n : s.a ? s.a->noise_frac : NAN;
-}
-
-static void csv_field(FILE *fp, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
-}
-
-static void csv_num(FILE *fp, double v)
-{
-	fputc(',', fp);
-	if (isfinite(v))
-		fprintf(fp, "%.9g", v);
 }
 
 static void csv_row(FILE *fp, const struct hist_series *s, struct side d, const char *word)

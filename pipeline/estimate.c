@@ -1,5 +1,6 @@
 /* estimate.c - `ddt estimate`: point estimates of decode throughput, with what-ifs. */
 #include "estimate.h"
+#include "csv.h"
 
 #include "cli.h"
 #include "err.h"
@@ -53,22 +54,6 @@ void estimate_free(struct estimate *e)
 {
 	free(e->rows);
 	memset(e, 0, sizeof *e);
-}
-
-/* Writes s as one CSV field (quoted when it holds a comma, quote or newline). */
-static void csv_field(FILE *fp, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
 }
 
 /* The projection row of estimate row i, or NULL. */

@@ -1,5 +1,6 @@
 /* fleet.c - the fleet's records: its settings, plan and task files, each node's outcome, the merged run record and the cross-device table. */
 #include "fleet.h"
+#include "csv.h"
 
 #include "err.h"
 #include "fsx.h"
@@ -99,22 +100,6 @@ int fleet_task_write(const struct fleet_task *t, const char *path)
 	return yaml_end(&f, &y, path);
 }
 
-/* Copies the string at key into dst (len bytes), reporting overlong values. */
-static void get_str(struct yctx *c, struct ydoc_node *m, const char *key, unsigned flags,
-		    char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, m, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
-}
-
 /* Loads path's top-level mapping; returns 0 with *doc set, or an error. */
 static int load_map(struct ydoc **doc, const char *path, struct ydiag *diag, const char *what)
 {
@@ -143,10 +128,10 @@ int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 		goto done;
 	struct ydoc_node *m = doc->root;
 	yget_int(&c, m, "task", Y_REQUIRED | Y_NONNEG, &t->task);
-	get_str(&c, m, "node", Y_REQUIRED, t->node, sizeof t->node);
-	get_str(&c, m, "job_id", Y_REQUIRED, t->job_id, sizeof t->job_id);
-	get_str(&c, m, "started", Y_REQUIRED, t->started, sizeof t->started);
-	get_str(&c, m, "ended", Y_REQUIRED, t->ended, sizeof t->ended);
+	yget_strcpy(&c, m, "node", Y_REQUIRED, t->node, sizeof t->node);
+	yget_strcpy(&c, m, "job_id", Y_REQUIRED, t->job_id, sizeof t->job_id);
+	yget_strcpy(&c, m, "started", Y_REQUIRED, t->started, sizeof t->started);
+	yget_strcpy(&c, m, "ended", Y_REQUIRED, t->ended, sizeof t->ended);
 	if (!yget_str(&c, m, "state", Y_REQUIRED, &state) && state) {
 		int s;
 		for (s = 0; s < FT_COUNT && strcmp(state, task_state_names[s]); s++)
@@ -158,8 +143,8 @@ int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 			t->state = (enum fleet_task_state)s;
 	}
 	yget_int(&c, m, "exit_code", Y_REQUIRED, &t->exit_code);
-	get_str(&c, m, "run_id", Y_REQUIRED, t->run_id, sizeof t->run_id);
-	get_str(&c, m, "reason", Y_REQUIRED, t->reason, sizeof t->reason);
+	yget_strcpy(&c, m, "run_id", Y_REQUIRED, t->run_id, sizeof t->run_id);
+	yget_strcpy(&c, m, "reason", Y_REQUIRED, t->reason, sizeof t->reason);
 	ycheck_unknown(&c, m);
 	if (t->run_id[0] && !record_run_id_valid(t->run_id))
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not a run id", t->run_id);
@@ -260,25 +245,25 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	if ((rc = load_map(&doc, path, diag, "fleet plan")) != 0)
 		goto done;
 	m = doc->root;
-	get_str(&c, m, "id", Y_REQUIRED, p->id, sizeof p->id);
-	get_str(&c, m, "created", Y_REQUIRED, p->created, sizeof p->created);
-	get_str(&c, m, "ddt", Y_REQUIRED, p->ddt, sizeof p->ddt);
-	get_str(&c, m, "home", Y_REQUIRED, p->home, sizeof p->home);
-	get_str(&c, m, "runs", Y_REQUIRED, p->runs, sizeof p->runs);
-	get_str(&c, m, "reports", Y_REQUIRED, p->reports, sizeof p->reports);
-	get_str(&c, m, "calibration", Y_REQUIRED, p->calibration, sizeof p->calibration);
-	get_str(&c, m, "template", Y_REQUIRED, p->template_path, sizeof p->template_path);
-	get_str(&c, m, "bench_template", Y_REQUIRED, p->bench_template, sizeof p->bench_template);
-	get_str(&c, m, "bench_command", Y_REQUIRED, p->bench_command, sizeof p->bench_command);
-	get_str(&c, m, "partition", Y_REQUIRED, p->partition, sizeof p->partition);
-	get_str(&c, m, "time_limit", Y_REQUIRED, p->time_limit, sizeof p->time_limit);
-	get_str(&c, m, "gres", Y_REQUIRED, p->gres, sizeof p->gres);
+	yget_strcpy(&c, m, "id", Y_REQUIRED, p->id, sizeof p->id);
+	yget_strcpy(&c, m, "created", Y_REQUIRED, p->created, sizeof p->created);
+	yget_strcpy(&c, m, "ddt", Y_REQUIRED, p->ddt, sizeof p->ddt);
+	yget_strcpy(&c, m, "home", Y_REQUIRED, p->home, sizeof p->home);
+	yget_strcpy(&c, m, "runs", Y_REQUIRED, p->runs, sizeof p->runs);
+	yget_strcpy(&c, m, "reports", Y_REQUIRED, p->reports, sizeof p->reports);
+	yget_strcpy(&c, m, "calibration", Y_REQUIRED, p->calibration, sizeof p->calibration);
+	yget_strcpy(&c, m, "template", Y_REQUIRED, p->template_path, sizeof p->template_path);
+	yget_strcpy(&c, m, "bench_template", Y_REQUIRED, p->bench_template, sizeof p->bench_template);
+	yget_strcpy(&c, m, "bench_command", Y_REQUIRED, p->bench_command, sizeof p->bench_command);
+	yget_strcpy(&c, m, "partition", Y_REQUIRED, p->partition, sizeof p->partition);
+	yget_strcpy(&c, m, "time_limit", Y_REQUIRED, p->time_limit, sizeof p->time_limit);
+	yget_strcpy(&c, m, "gres", Y_REQUIRED, p->gres, sizeof p->gres);
 	yget_bool(&c, m, "exclusive", Y_REQUIRED, &p->exclusive);
 	yget_bool(&c, m, "allreduce", Y_REQUIRED, &p->allreduce);
-	get_str(&c, m, "mpi_launcher", Y_REQUIRED, p->mpi_launcher, sizeof p->mpi_launcher);
-	get_str(&c, m, "array_job", Y_REQUIRED, p->array_job, sizeof p->array_job);
-	get_str(&c, m, "allreduce_job", Y_REQUIRED, p->allreduce_job, sizeof p->allreduce_job);
-	get_str(&c, m, "merge_job", Y_REQUIRED, p->merge_job, sizeof p->merge_job);
+	yget_strcpy(&c, m, "mpi_launcher", Y_REQUIRED, p->mpi_launcher, sizeof p->mpi_launcher);
+	yget_strcpy(&c, m, "array_job", Y_REQUIRED, p->array_job, sizeof p->array_job);
+	yget_strcpy(&c, m, "allreduce_job", Y_REQUIRED, p->allreduce_job, sizeof p->allreduce_job);
+	yget_strcpy(&c, m, "merge_job", Y_REQUIRED, p->merge_job, sizeof p->merge_job);
 	if (!yget_node(&c, m, "nodes", YDOC_SEQ, Y_REQUIRED, &nodes) && nodes)
 		for (size_t i = 0; i < nodes->n; i++) {
 			struct ydoc_node *n = nodes->items[i];
@@ -876,22 +861,6 @@ void fleet_write_devices_text(FILE *fp, const struct run_record *r, const struct
 			write_device_section(fp, r, d, verdict_of, ctx);
 	write_xtable(fp, r, x);
 	write_allreduce(fp, r);
-}
-
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *fp, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
 }
 
 void fleet_write_devices_csv(FILE *fp, const struct run_record *r, const struct fleet_xtable *x)

@@ -1,5 +1,6 @@
 /* history_cmd.c - `ddt history`: every series over the nights, with verdicts. */
 #include "cli.h"
+#include "csv.h"
 #include "err.h"
 #include "history.h"
 #include "regress.h"
@@ -40,30 +41,6 @@ static int shown(const struct filter *f, const struct hist_series *s)
 {
 	return (!f->op || !strcmp(f->op, s->key.op)) &&
 	       (!f->variant || !strcmp(f->variant, s->key.variant));
-}
-
-/* Writes s as one CSV field (quoted when it holds a comma, quote or newline). */
-static void csv_field(FILE *fp, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
-}
-
-/* A number for CSV: empty when not finite. */
-static void csv_num(FILE *fp, double v)
-{
-	fputc(',', fp);
-	if (isfinite(v))
-		fprintf(fp, "%.9g", v);
 }
 
 static void write_csv(const struct history *h, const struct filter *f, FILE *fp)

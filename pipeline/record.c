@@ -238,28 +238,13 @@ int record_write(const struct run_record *r, const char *path)
 
 /* ---------------------------------------------------------------- read */
 
-static void copy_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
-		     char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, map, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(map, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
-}
-
 static void read_device(struct yctx *c, struct ydoc_node *m, struct rec_device *d)
 {
 	memset(d, 0, sizeof *d);
-	copy_str(c, m, "kind", Y_REQUIRED, d->kind, sizeof d->kind);
+	yget_strcpy(c, m, "kind", Y_REQUIRED, d->kind, sizeof d->kind);
 	yget_int(c, m, "index", Y_REQUIRED | Y_NONNEG, &d->index);
-	copy_str(c, m, "name", Y_REQUIRED, d->name, sizeof d->name);
-	copy_str(c, m, "arch", Y_REQUIRED, d->arch, sizeof d->arch);
+	yget_strcpy(c, m, "name", Y_REQUIRED, d->name, sizeof d->name);
+	yget_strcpy(c, m, "arch", Y_REQUIRED, d->arch, sizeof d->arch);
 	yget_int(c, m, "cores", Y_REQUIRED | Y_NONNEG, &d->cores);
 	yget_num(c, m, "mem_gb", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_gb);
 	yget_num(c, m, "sm_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->sm_clock_mhz);
@@ -281,9 +266,9 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 			 &w->max_err, &w->sm_clock_mhz};
 
 	memset(w, 0, sizeof *w);
-	copy_str(c, m, "op", Y_REQUIRED, w->op, sizeof w->op);
-	copy_str(c, m, "variant", Y_REQUIRED, w->variant, sizeof w->variant);
-	copy_str(c, m, "backend", Y_REQUIRED, w->backend, sizeof w->backend);
+	yget_strcpy(c, m, "op", Y_REQUIRED, w->op, sizeof w->op);
+	yget_strcpy(c, m, "variant", Y_REQUIRED, w->variant, sizeof w->variant);
+	yget_strcpy(c, m, "backend", Y_REQUIRED, w->backend, sizeof w->backend);
 	yget_int(c, m, "device", Y_REQUIRED | Y_NONNEG, &w->device);
 	if ((size_t)w->device >= ndev) { /* readers index devices[] with it */
 		ydiag_add(c->diag, c->file, m->line, m->col, "device %d: no such device", w->device);
@@ -311,19 +296,19 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 		ydiag_add(c->diag, c->file, n ? n->line : m->line, n ? n->col : m->col,
 			  "status: expected ok, failed, skipped or unsupported, got '%s'", status);
 	}
-	copy_str(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
+	yget_strcpy(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
 	ycheck_unknown(c, m);
 }
 
 static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance *p)
 {
-	copy_str(c, m, "git_rev", Y_REQUIRED, p->git_rev, sizeof p->git_rev);
-	copy_str(c, m, "compiler", Y_REQUIRED, p->compiler, sizeof p->compiler);
-	copy_str(c, m, "build", Y_REQUIRED, p->build, sizeof p->build);
-	copy_str(c, m, "cuda_runtime", Y_REQUIRED, p->cuda_runtime, sizeof p->cuda_runtime);
-	copy_str(c, m, "cuda_driver", Y_REQUIRED, p->cuda_driver, sizeof p->cuda_driver);
-	copy_str(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
-	copy_str(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
+	yget_strcpy(c, m, "git_rev", Y_REQUIRED, p->git_rev, sizeof p->git_rev);
+	yget_strcpy(c, m, "compiler", Y_REQUIRED, p->compiler, sizeof p->compiler);
+	yget_strcpy(c, m, "build", Y_REQUIRED, p->build, sizeof p->build);
+	yget_strcpy(c, m, "cuda_runtime", Y_REQUIRED, p->cuda_runtime, sizeof p->cuda_runtime);
+	yget_strcpy(c, m, "cuda_driver", Y_REQUIRED, p->cuda_driver, sizeof p->cuda_driver);
+	yget_strcpy(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
+	yget_strcpy(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
 	ycheck_unknown(c, m);
 }
 
@@ -346,12 +331,12 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 		ydiag_add(diag, path, root->line, root->col,
 			  "schema %d is newer than this ddt reads (%d)", r->schema, RECORD_SCHEMA);
 	size_t had = diag->n;
-	copy_str(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
+	yget_strcpy(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
 	if (diag->n == had && !record_run_id_valid(r->run_id)) /* names folders */
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", r->run_id);
-	copy_str(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
+	yget_strcpy(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
 	had = diag->n;
-	copy_str(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
+	yget_strcpy(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
 	if (diag->n == had && !fsx_name_ok(r->template_name)) /* names a file */
 		ydiag_add(diag, path, 0, 0, "template '%s' is not a file name", r->template_name);
 	if (!yget_node(&c, root, "provenance", YDOC_MAP, Y_REQUIRED, &n) && n)

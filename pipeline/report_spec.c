@@ -21,22 +21,6 @@ const char *report_section_name(enum report_section_kind k)
 	return (unsigned)k < RSEC_COUNT ? section_names[k] : "?";
 }
 
-/* Copies a string value into dst (len bytes); too long is a problem. */
-static void get_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
-		    char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, map, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(map, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
-}
-
 /* A scenario name that must exist in t, into dst. */
 static void scenario_name(struct yctx *c, const struct tmpl *t, struct ydoc_node *n,
 			  const char *what, char *dst, size_t len)
@@ -119,10 +103,10 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 				  "history: give the op, e.g. {section: history, op: moe_w4a16}");
 		return;
 	}
-	get_str(c, n, "title", 0, s->title, sizeof s->title);
+	yget_strcpy(c, n, "title", 0, s->title, sizeof s->title);
 	if (k == RSEC_HISTORY) {
-		get_str(c, n, "op", Y_REQUIRED, s->op, sizeof s->op);
-		get_str(c, n, "variant", 0, s->variant, sizeof s->variant);
+		yget_strcpy(c, n, "op", Y_REQUIRED, s->op, sizeof s->op);
+		yget_strcpy(c, n, "variant", 0, s->variant, sizeof s->variant);
 	}
 	if (takes_scenarios(k) && (sn = ydoc_get(n, "scenarios")) != NULL)
 		s->nscenarios = scenario_list(c, t, sn, "scenarios", s->scenarios);
@@ -162,7 +146,7 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 	}
 	if (ynode_expect(&c, sec, YDOC_MAP, "report"))
 		return DDT_EINPUT;
-	get_str(&c, sec, "title", Y_REQUIRED, spec->title, sizeof spec->title);
+	yget_strcpy(&c, sec, "title", Y_REQUIRED, spec->title, sizeof spec->title);
 	if (!yget_node(&c, sec, "baseline", YDOC_SCALAR, Y_REQUIRED, &n) && n)
 		scenario_name(&c, t, n, "baseline", spec->baseline, sizeof spec->baseline);
 	if ((n = ydoc_get(sec, "headline")) != NULL)

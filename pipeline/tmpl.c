@@ -52,22 +52,6 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 			s->naccept++;
 }
 
-/* Copies a string value into dst; too long is a problem, not a truncation. */
-static void copy_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
-		     char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, map, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(map, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
-}
-
 static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
 	const char *str = NULL;
@@ -75,8 +59,8 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	memset(s, 0, sizeof *s);
 	s->concurrency = 1;
 	s->runnable = 1;
-	copy_str(c, m, "name", Y_REQUIRED, s->name, sizeof s->name);
-	copy_str(c, m, "target", Y_REQUIRED, s->target, sizeof s->target);
+	yget_strcpy(c, m, "name", Y_REQUIRED, s->name, sizeof s->name);
+	yget_strcpy(c, m, "target", Y_REQUIRED, s->target, sizeof s->target);
 	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &str) && str &&
 	    pipeline_parse(str, &s->pipeline)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
@@ -88,7 +72,7 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
 	load_accept(c, m, s);
 	yget_bool(c, m, "runnable", 0, &s->runnable);
-	copy_str(c, m, "note", 0, s->note, sizeof s->note);
+	yget_strcpy(c, m, "note", 0, s->note, sizeof s->note);
 	for (int i = 0; i < s->naccept; i++)
 		if (s->accept[i] > s->block) {
 			ydiag_add(c->diag, c->file, m->line, m->col,
@@ -172,7 +156,7 @@ static int load_at(struct tmpl *t, const char *path, const char *buf, size_t len
 	if ((rc = load_doc(&t->doc, path, buf, len, diag)) != 0)
 		return rc;
 	size_t had = diag->n;
-	copy_str(&c, t->doc->root, "name", Y_REQUIRED, t->name, sizeof t->name);
+	yget_strcpy(&c, t->doc->root, "name", Y_REQUIRED, t->name, sizeof t->name);
 	if (diag->n == had && !fsx_name_ok(t->name)) { /* run records name files by it */
 		n = ydoc_get(t->doc->root, "name");
 		ydiag_add(diag, path, n->line, n->col, "name: '%s' is not a file name", t->name);

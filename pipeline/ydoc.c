@@ -682,6 +682,24 @@ int yget_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned fl
 	return 0;
 }
 
+int yget_strcpy(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
+		char *dst, size_t len)
+{
+	const char *s = NULL;
+	int rc = yget_str(c, map, key, flags, &s);
+
+	if (rc || !s)
+		return rc;
+	if (strlen(s) >= len) {
+		struct ydoc_node *n = ydoc_get(map, key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
+			  len - 1);
+		return DDT_EINPUT;
+	}
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
 int yget_bool(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out)
 {
 	struct ydoc_node *n = ydoc_get(map, key);

@@ -83,6 +83,10 @@ int yget_num(struct yctx *c, struct ydoc_node *map, const char *key, unsigned fl
 int yget_int(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out);
 int yget_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
 	     const char **out);
+/* A string copied into dst (len bytes); a longer one is a problem
+ * ("key: longer than N characters"), never a truncation. */
+int yget_strcpy(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
+		char *dst, size_t len);
 int yget_bool(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out);
 /* The node itself with a kind check (NULL when absent). */
 int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_kind kind,
