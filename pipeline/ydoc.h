@@ -35,9 +35,9 @@ struct ydoc {
 #define YDOC_MAX_BYTES (64u << 20)
 #define YDOC_MAX_DEPTH 64
 #define YDOC_MAX_SCALAR (1u << 20)
-/* Values (scalars, lists, mappings) in one file: bounds memory at about 500 MB
- * (some 120 bytes a value) where 64 MB of "[1,1,..." would take 3.5 GB; an
- * honest run record reaches it only past some 60,000 rows. */
+/* Values (scalars, lists, mappings) in one file: bounds memory at about 550 MB
+ * where 60 MB of "[1,1,..." took 3.5 GB; a run record's row is about 49
+ * values, so an honest record reaches it only past 85,000 rows. */
 #define YDOC_MAX_NODES (1u << 22)
 
 /* Parses a file or a buffer. Anchors, aliases, tags, duplicate keys, non-scalar

@@ -894,8 +894,10 @@ static void test_faults__nightly_under_a_file_size_limit_then_the_next_night_is_
 		after = snapshot(root);
 		if (st != 1 || !strstr(out, "File too large"))
 			fail_msg("limit %ld: exit %d, wanted 1 with EFBIG\n%s", (long)limits[i], st, out);
-		const char *failed = strstr(out, "FAILED");
-		printf("  nightly under a %ld-byte file limit: exit 1, %.*s\n", (long)limits[i],
+		const char *failed = strstr(out, "FAILED"); /* the stage's line */
+		while (failed && failed > out && failed[-1] != '\n')
+			failed--;
+		printf("  nightly under a %ld-byte file limit: exit 1; %.*s\n", (long)limits[i],
 		       failed ? (int)strcspn(failed, "\n") : 0, failed ? failed : "");
 		assert_true(kept(before, after));
 		assert_int_equal(nothing_partial(runs, reports), 0);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -584,6 +585,81 @@ static void test_limits__set_overrides_are_checked(void **state)
 	ydiag_free(&diag);
 }
 
+/* Every input of the committed fuzz corpus, through the loaders the fuzz
+ * targets drive: a crash the fuzzer finds is added there (fuzz/run says
+ * how) and so stays a regression test of `make test` and `make asan`. */
+static void test_limits__fuzz_corpus_replays_cleanly(void **state)
+{
+	(void)state;
+	static const char *const targets[] = {"calib", "template", "record", "set"};
+	struct calib *cal = calloc(1, sizeof *cal);
+	int replayed = 0;
+
+	assert_non_null(cal);
+	for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+		char dir[64];
+		struct dirent **list;
+		snprintf(dir, sizeof dir, "fuzz/corpus/%s", targets[k]);
+		int n = scandir(dir, &list, NULL, alphasort);
+		assert_true(n > 2);
+		for (int i = 0; i < n; i++) {
+			char *path = fsx_join(dir, list[i]->d_name), *data = NULL;
+			size_t len = 0;
+			struct ydiag diag = {0};
+			int rc;
+			if (list[i]->d_name[0] == '.' ||
+			    fsx_read_all(path, 1 << 24, &data, &len) != 0)
+				goto next;
+			err_clear();
+			if (k == 0) {
+				rc = calib_load(cal, path, &diag);
+				calib_free(cal);
+			} else if (k == 1) {
+				struct tmpl t;
+				rc = tmpl_load_buf(&t, "templates/fuzz-input.yaml", data, len, &diag);
+				tmpl_free(&t);
+			} else if (k == 2) {
+				struct run_record r, back;
+				rc = record_read_buf(&r, "run.yaml", data, len, &diag);
+				if (rc == 0) { /* what reads, writes and reads back the same */
+					char *out = NULL;
+					size_t olen = 0;
+					FILE *fp = open_memstream(&out, &olen);
+					assert_int_equal(record_emit(&r, fp), 0);
+					fclose(fp);
+					assert_int_equal(record_read_buf(&back, "again.yaml", out, olen,
+									 &diag), 0);
+					assert_int_equal(back.nrows, r.nrows);
+					record_free(&back);
+					free(out);
+				}
+				record_free(&r);
+			} else {
+				char *save = NULL;
+				assert_int_equal(calib_load(cal, "calibration", &diag), 0);
+				rc = 0;
+				for (char *a = strtok_r(data, "\n", &save); a && !rc;
+				     a = strtok_r(NULL, "\n", &save))
+					if ((rc = calib_set_arg(cal, a)) != 0)
+						assert_int_equal(rc, DDT_EINPUT);
+				calib_free(cal);
+			}
+			if (rc && !diag.n && !err_msg()[0])
+				fail_msg("%s: error %d with no message", path, rc);
+			assert_true(rc == 0 || rc == DDT_EINPUT);
+			replayed++;
+		next:
+			ydiag_free(&diag);
+			free(data);
+			free(path);
+			free(list[i]);
+		}
+		free(list);
+	}
+	printf("fuzz corpus: %d inputs replayed through the loaders\n", replayed);
+	free(cal);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_limits__template_strings_and_counts_are_capped),
 		cmocka_unit_test(test_limits__files_that_are_not_regular_are_refused_without_blocking),
 		cmocka_unit_test(test_limits__set_overrides_are_checked),
+		cmocka_unit_test(test_limits__fuzz_corpus_replays_cleanly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
