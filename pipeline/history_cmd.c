@@ -146,21 +146,6 @@ static void write_table(const struct history *h, const struct filter *f, FILE *f
 		fprintf(fp, "no series%s\n", h->nruns ? " match" : ": no run records yet");
 }
 
-/* Loads the regress settings of the template at path. */
-static int load_conf(struct regress_conf *c, const char *path)
-{
-	struct tmpl t;
-	struct ydiag diag = {0};
-	int rc = tmpl_load(&t, path, &diag);
-	if (!rc)
-		rc = regress_conf_load(c, &t, &diag);
-	if (rc && diag.n)
-		err_set(rc, "%s", diag.msgs[0]);
-	tmpl_free(&t);
-	ydiag_free(&diag);
-	return rc;
-}
-
 enum { OPT_OP = OPT_FIRST_FREE, OPT_VARIANT, OPT_LAST, OPT_FORMAT };
 
 int cmd_history(int argc, char **argv)
@@ -210,7 +195,7 @@ int cmd_history(int argc, char **argv)
 	if (strcmp(format, "table") && strcmp(format, "csv"))
 		return cli_usage_error("history", "--format: expected table or csv, got '%s'",
 				       format);
-	if ((rc = load_conf(&conf, paths.template_path)) != 0)
+	if ((rc = regress_conf_load_file(&conf, paths.template_path)) != 0)
 		return cli_fail("history", rc);
 	rc = history_load(&h, paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)

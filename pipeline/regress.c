@@ -762,3 +762,18 @@ int regress_night_read(struct regress_night *n, const char *path, struct ydiag *
 		rc = DDT_EINPUT;
 	return rc;
 }
+
+int regress_conf_load_file(struct regress_conf *c, const char *path)
+{
+	struct tmpl t;
+	struct ydiag diag = {0};
+	int rc = tmpl_load(&t, path, &diag);
+
+	if (!rc)
+		rc = regress_conf_load(c, &t, &diag);
+	if (rc && diag.n)
+		err_set(rc, "%s", diag.msgs[0]);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	return rc;
+}

@@ -45,6 +45,10 @@ struct regress_conf {
  * Returns 0 or DDT_EINPUT (also when the section is missing). */
 int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag);
 
+/* The same from the template file at path; the first problem becomes
+ * err_msg(). Returns 0 or DDT_EINPUT/DDT_ENOMEM. */
+int regress_conf_load_file(struct regress_conf *c, const char *path);
+
 /* Fills every point's analysis fields of every series of h. Pure; cannot fail. */
 void regress_history(const struct regress_conf *c, struct history *h);
 void regress_series(const struct regress_conf *c, struct hist_series *s);

@@ -735,7 +735,7 @@ static void test_nightly__install_cron_entry_sets_path_lang_and_log(void **state
 	assert_non_null(strstr(out, "Environment=LANG=C.UTF-8"));
 	assert_non_null(strstr(out, "OnCalendar=*-*-* 04:15:00"));
 	for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (*l != '#') /* every placeholder outside comments filled in */
+		if (*l != '#') /* every @NAME@ of the unit files substituted */
 			assert_true(!memchr(l, '@', strcspn(l, "\n")));
 	free(out);
 	out = sh("tools/install-cron --at '61 4' ; echo rc=$?");
