@@ -99,16 +99,20 @@ static inline void kern_q4_scales(const bf16_t *scales, int nch, int cpg, float 
 	}
 }
 
+/* Byte shuffles that spread packed bytes 0-7 (KERN_Q4_SH0) and 8-15
+ * (KERN_Q4_SH1) into the low byte of eight 32-bit lanes, for nibble unpacking. */
+#define KERN_Q4_SH0                                                                         \
+	_mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1, 4, -1, -1, \
+			 -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1)
+#define KERN_Q4_SH1                                                                         \
+	_mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11, -1, -1, -1, 12, -1,  \
+			 -1, -1, 13, -1, -1, -1, 14, -1, -1, -1, 15, -1, -1, -1)
+
 static inline __attribute__((always_inline)) void
 kern_q4_block(const uint8_t *row, const bf16_t *scales, int K, int group, const float *const *x,
 	      const float *const *xc, float *dots, const int nt)
 {
-	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
-					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
-					     7, -1, -1, -1);
-	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
-					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
-					     -1, -1, 15, -1, -1, -1);
+	const __m256i sh0 = KERN_Q4_SH0, sh1 = KERN_Q4_SH1;
 	const __m256i lo4 = _mm256_set1_epi32(15);
 	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 	__m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
@@ -189,12 +193,7 @@ static inline __attribute__((always_inline)) void
 kern_q4_block2(const uint8_t *ra, const uint8_t *rb, const float *sca, const float *scb, int nch,
 	       const float *const *x, const float *const *xc, float *da, float *db, const int nt)
 {
-	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
-					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
-					     7, -1, -1, -1);
-	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
-					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
-					     -1, -1, 15, -1, -1, -1);
+	const __m256i sh0 = KERN_Q4_SH0, sh1 = KERN_Q4_SH1;
 	const __m256i lo4 = _mm256_set1_epi32(15);
 	__m256 a0 = _mm256_setzero_ps(), b0 = a0, a1 = a0, b1 = a0;
 	__m256 u0, u1, u2, u3, v0, v1, v2, v3;
@@ -357,12 +356,7 @@ static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *
 				 float *dots)
 {
 #ifdef __AVX2__
-	const __m256i sh0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
-					     -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
-					     7, -1, -1, -1);
-	const __m256i sh1 = _mm256_setr_epi8(8, -1, -1, -1, 9, -1, -1, -1, 10, -1, -1, -1, 11,
-					     -1, -1, -1, 12, -1, -1, -1, 13, -1, -1, -1, 14, -1,
-					     -1, -1, 15, -1, -1, -1);
+	const __m256i sh0 = KERN_Q4_SH0, sh1 = KERN_Q4_SH1;
 	const __m256i lo4 = _mm256_set1_epi32(15);
 	int nch = K / 32, cpg = group / 32;
 	float sc[4 * (KERN_Q4_ROWS4_MAX_K / 32)];
