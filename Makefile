@@ -96,10 +96,25 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The CPU kernels come in three instruction sets (engine/cpu/kern.h) and
+# -march=native builds only one: the ops' tests are also built for the other
+# two, so a path this CPU does not pick still gets checked (x86-64 only).
+ifeq ($(shell uname -m),x86_64)
+KERN_ISAS := avx2=x86-64-v3 scalar=x86-64
+endif
+KERN_TESTS := $(foreach v,$(KERN_ISAS),build-kern-$(firstword $(subst =, ,$(v)))/tests/test_ops)
+.PHONY: kern-tests
+kern-tests: | $(DEPS_OK)
+	@for v in $(KERN_ISAS); do \
+		$(MAKE) --no-print-directory BUILD=build-kern-$${v%%=*} NVCC= \
+			OPT="-O2 -march=$${v#*=}" build-kern-$${v%%=*}/tests/test_ops || exit 1; \
+	done
+
 # Tests run from the project folder; DDT_BIN is the binary under test.
-test: $(BUILD)/ddt $(TESTS)
+test: $(BUILD)/ddt $(TESTS) kern-tests
 	@tools/ensure-test-tools
-	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS)
+	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS) $(KERN_TESTS)
+
 
 bench: $(BUILD)/ddt $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
@@ -135,7 +150,7 @@ test-fleet: $(BUILD)/ddt
 	tools/test-fleet $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-kern-avx2 build-kern-scalar
 
 # ---- hardening (README "Reliability"): fuzzing, sanitizers, valgrind ----
 FUZZ_SECONDS ?= 60

@@ -34,16 +34,18 @@ double harness_rsd(const double *samples, int n);
 
 /* ---- CPU timing ---- */
 
-/* A buffer larger than the last-level cache: touching every line of it
- * before a cold sample evicts the op's data from every cache level. */
+/* A buffer larger than the last-level cache: reading every line of it
+ * before a cold sample evicts the op's data from every cache level and
+ * leaves the caches clean. */
 struct harness_flush {
 	unsigned char *buf;
 	size_t bytes;
+	unsigned long runs; /* flushes so far */
 };
 
 /* bytes 0 means twice the last-level cache. Returns 0 or DDT_ENOMEM. */
 int harness_flush_init(struct harness_flush *f, size_t bytes);
-/* Reads and writes every cache line of the buffer on every pool thread. */
+/* Reads every cache line of the buffer, split over the pool threads. */
 void harness_flush_run(struct harness_flush *f);
 void harness_flush_free(struct harness_flush *f);
 

@@ -76,7 +76,7 @@ struct counter {
 	int calls;
 	int fail_at;
 	struct harness_flush *flush;
-	unsigned char seen;  /* the flush buffer's first byte at the last call */
+	unsigned long seen;  /* the flush count at the last call */
 	int flushed;         /* calls that found it changed since the one before */
 };
 
@@ -86,8 +86,8 @@ static int count_run(void *arg)
 	if (++k->calls == k->fail_at)
 		return err_set(DDT_EGENERIC, "planned failure");
 	if (k->flush) {
-		k->flushed += k->flush->buf[0] != k->seen;
-		k->seen = k->flush->buf[0];
+		k->flushed += k->flush->runs != k->seen;
+		k->seen = k->flush->runs;
 	}
 	return 0;
 }

@@ -99,7 +99,7 @@ static int gemv_reference(void *inst)
 
 struct gemv_job {
 	struct dense_gemv_inst *in;
-	float *xf; /* [M][K] fp32 */
+	kern_act_t *xk; /* [M][K] x as the kernels read it */
 };
 
 /* One thread's output features: each weight row is read once for all M. */
@@ -107,7 +107,7 @@ static void gemv_part(void *ctx, int tid, int nthreads)
 {
 	struct gemv_job *j = ctx;
 	struct dense_gemv_inst *in = j->in;
-	const float *xs[KERN_BLOCK];
+	struct kern_vec xs[KERN_BLOCK];
 	float d[KERN_BLOCK];
 	size_t lo, hi;
 
@@ -116,7 +116,7 @@ static void gemv_part(void *ctx, int tid, int nthreads)
 		for (int t0 = 0; t0 < in->M; t0 += KERN_BLOCK) {
 			int nt = in->M - t0 < KERN_BLOCK ? in->M - t0 : KERN_BLOCK;
 			for (int t = 0; t < nt; t++)
-				xs[t] = j->xf + (size_t)(t0 + t) * in->K;
+				xs[t] = (struct kern_vec){j->xk + (size_t)(t0 + t) * in->K, NULL};
 			kern_bf16_dots(in->w + n * in->K, in->K, xs, nt, d);
 			for (int t = 0; t < nt; t++)
 				in->out[(size_t)(t0 + t) * in->N + n] = d[t];
@@ -127,13 +127,13 @@ static int gemv_run_cpu(void *inst)
 {
 	struct dense_gemv_inst *in = inst;
 	size_t n = (size_t)in->M * in->K;
-	struct gemv_job j = {in, malloc(n * sizeof(float))};
-	if (!j.xf)
+	struct gemv_job j = {in, malloc(n * sizeof(kern_act_t))};
+	if (!j.xk)
 		return err_nomem();
 	for (size_t i = 0; i < n; i++)
-		j.xf[i] = bf16_to_float(in->x[i]);
+		j.xk[i] = kern_act_from_bf16(in->x[i]);
 	cpu_parallel(gemv_part, &j);
-	free(j.xf);
+	free(j.xk);
 	return 0;
 }
 

@@ -209,16 +209,16 @@ static int moe_setup(void **inst, const struct op_params *p, uint64_t seed)
 	in->s2 = cpu_alloc(E * H * (d.inter / d.group) * 2);
 	in->out = cpu_alloc((size_t)d.M * H * 4);
 	in->ref = cpu_alloc((size_t)d.M * H * 4);
-	c->xq = cpu_alloc((size_t)d.M * H * 4);
+	c->xq = cpu_alloc((size_t)d.M * H * sizeof *c->xq);
 	c->xqc = cpu_alloc((size_t)d.M * H);
 	c->hc = cpu_alloc(MK * d.inter);
-	c->xn = cpu_alloc((size_t)d.M * H * 4);
+	c->xn = cpu_alloc((size_t)d.M * H * sizeof *c->xn);
 	c->first = cpu_alloc((E + 1) * 4);
 	c->fill = cpu_alloc(E * 4);
 	c->touched = cpu_alloc(E * 4);
 	c->tok = cpu_alloc(MK * 4);
 	c->tw = cpu_alloc(MK * 4);
-	c->h = cpu_alloc(MK * d.inter * 4);
+	c->h = cpu_alloc(MK * d.inter * sizeof *c->h);
 	ids = moe_local_ids(&d);
 	rc = !in->x || !in->topk_ids || !in->topk_w || !in->w13 || !in->s13 || !in->w2 ||
 	     !in->s2 || !in->out || !in->ref || !c->xq || !c->xqc || !c->hc || !c->xn || !c->first || !c->fill ||
@@ -226,7 +226,7 @@ static int moe_setup(void **inst, const struct op_params *p, uint64_t seed)
 	if (!rc && d.shared_inter) {
 		in->sh_w13 = cpu_alloc((size_t)2 * d.shared_inter * H * 2);
 		in->sh_w2 = cpu_alloc(H * d.shared_inter * 2);
-		c->hsh = cpu_alloc((size_t)d.M * d.shared_inter * 4);
+		c->hsh = cpu_alloc((size_t)d.M * d.shared_inter * sizeof *c->hsh);
 		rc = !in->sh_w13 || !in->sh_w2 || !c->hsh;
 	}
 	if (rc) {

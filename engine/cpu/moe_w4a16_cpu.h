@@ -2,6 +2,7 @@
 #ifndef DDT_MOE_W4A16_CPU_H
 #define DDT_MOE_W4A16_CPU_H
 
+#include "cpu/kern.h"
 #include "op.h"
 #include "ops/moe_w4a16.h"
 
@@ -10,17 +11,17 @@
 struct moe_cpu {
 	struct moe_w4a16_inst in;
 	/* fast-path scratch, sized at setup for the worst case */
-	float *xq;        /* [M][hidden] fp32 x in the INT4 kernel's order (moe_perm32) */
+	kern_act_t *xq;   /* [M][hidden] x in the INT4 kernel's order (moe_perm32) */
 	float *xqc;       /* [M][hidden/4] its kern_q4_prepare terms */
-	float *xn;        /* [M][hidden] fp32 x in natural order (bf16 shared expert) */
+	kern_act_t *xn;   /* [M][hidden] x in natural order (bf16 shared expert) */
 	int32_t *first;   /* [experts + 1] first assignment of each expert */
 	int32_t *fill;    /* [experts] assignments placed so far */
 	int32_t *touched; /* [experts] local experts with at least one token */
 	int32_t *tok;     /* [M*topk] token of each assignment, grouped by expert */
 	float *tw;        /* [M*topk] routing weight of each assignment */
-	float *h;         /* [M*topk][inter] bf16-rounded SiLU(g)*u, kernel order */
+	kern_act_t *h;    /* [M*topk][inter] bf16-rounded SiLU(g)*u, kernel order */
 	float *hc;        /* [M*topk][inter/4] its kern_q4_prepare terms */
-	float *hsh;       /* [M][shared_inter] the shared expert's, natural order */
+	kern_act_t *hsh;  /* [M][shared_inter] the shared expert's h, natural order */
 	int ntouched;
 };
 

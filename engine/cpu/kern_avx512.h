@@ -1,0 +1,307 @@
+/* kern_avx512.h - kern.h's inner loops on AVX-512 with BF16 dot products: nibbles to bf16 by a table lookup, vdpbf16ps against the bf16 activations. */
+#ifndef DDT_KERN_AVX512_H
+#define DDT_KERN_AVX512_H
+
+/* Included by kern.h only, where KERN_ISA_AVX512BF16 is set. */
+
+#include <immintrin.h>
+
+/*
+ * Napkin math (one Zen 4 core, 32 weights = one "chunk" = 16 packed bytes):
+ * decoding is three shuffles (widen the bytes to words, shift the odd half
+ * by 4, look the nibbles up in a 32-entry table of bf16 (q - 8)), then per
+ * token one vdpbf16ps and one FMA that applies the chunk's scale: about 3
+ * cycles a chunk at one token, 10 weights a cycle, which keeps up with the
+ * 11 GB/s of INT4 one core has to stream when two share 22 GB/s of reads.
+ * The weights are exact in bf16 (-8..7) and every product of two bf16 is
+ * exact in fp32, so the sums are the fp32 sums the reference takes, in
+ * another order. Activations stay bf16, as they are in memory; no
+ * zero-point correction terms are needed.
+ */
+
+/* The table: word i holds bf16((i & 15) - 8). vpermw reads only the low five
+ * bits of an index, so a byte whose high nibble is still above its low one
+ * (the even weights: index = the whole byte) finds the same value as the
+ * bare nibble. */
+static inline __m512i kern_q4_lut(void)
+{
+	__m512 v = _mm512_sub_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+				 _mm512_set1_ps(8));
+	return (__m512i)_mm512_cvtne2ps_pbh(v, v);
+}
+
+/* Words 0-15 keep the byte (low nibble = even weights 2j), words 16-31 shift
+ * it down by 4 (high nibble = odd weights 2j+1): x in moe_perm32 order. */
+static inline __m512i kern_q4_shift(void)
+{
+	return _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+}
+
+/* The 32 weights of chunk p (16 bytes) as bf16 words, in kernel order. */
+static inline __m512i kern_q4_chunk(const uint8_t *p, __m512i shift, __m512i lut)
+{
+	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+	return _mm512_permutexvar_epi16(_mm512_srlv_epi16(_mm512_cvtepu8_epi16(b), shift), lut);
+}
+
+static inline __m512 kern_dp(__m512 acc, __m512i w, __m512i x)
+{
+	return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)x);
+}
+
+/* Sums of four vectors at once: [sum a, sum b, sum c, sum d]. */
+static inline __m128 kern_hsum4(__m512 a, __m512 b, __m512 c, __m512 d)
+{
+#define KERN_HALVES(v) _mm256_add_ps(_mm512_castps512_ps256(v), \
+				     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
+	__m256 t = _mm256_hadd_ps(_mm256_hadd_ps(KERN_HALVES(a), KERN_HALVES(b)),
+				  _mm256_hadd_ps(KERN_HALVES(c), KERN_HALVES(d)));
+#undef KERN_HALVES
+	return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+}
+
+/* R INT4 rows (chunk scales sc[r], nch chunks) against T vectors:
+ * dots[r * T + t]. R and T are constants at every call site, so each shape
+ * gets its own copy with every accumulator in a register; when R * T < 4
+ * two chunks go in flight with their own accumulators, or the FMA latency,
+ * not the decoding, would set the pace. */
+#define KERN_TILE_MAX 16
+#ifndef KERN_Q4_PREFETCH
+#define KERN_Q4_PREFETCH 1024
+#endif
+static inline __attribute__((always_inline)) void
+kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const bf16_t *const *x,
+	     float *dots, const int R, const int T)
+{
+	const __m512i shift = kern_q4_shift(), lut = kern_q4_lut();
+	const int U = R * T < 4 ? 2 : 1;
+	__m512 acc[2][KERN_TILE_MAX];
+	__m512i w[4];
+	int c = 0;
+
+#pragma GCC unroll 16
+	for (int i = 0; i < R * T; i++) /* only these: the rest would live in memory */
+		acc[0][i] = acc[1][i] = _mm512_setzero_ps();
+	for (; c + U <= nch; c += U) {
+		/* one prefetch per row and cache line, KERN_Q4_PREFETCH bytes ahead
+		 * (past the row's end: the next row, which callers read next) */
+		if (!(c & (4 / U - 1)))
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				_mm_prefetch((const char *)rows[r] + 16 * c + KERN_Q4_PREFETCH,
+					     _MM_HINT_T0);
+#pragma GCC unroll 2
+		for (int u = 0; u < U; u++) {
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				w[r] = kern_q4_chunk(rows[r] + 16 * (c + u), shift, lut);
+#pragma GCC unroll 4
+			for (int t = 0; t < T; t++) {
+				__m512i xv = _mm512_loadu_si512(x[t] + 32 * (c + u));
+#pragma GCC unroll 4
+				for (int r = 0; r < R; r++)
+					acc[u][r * T + t] = _mm512_fmadd_ps(
+						kern_dp(_mm512_setzero_ps(), w[r], xv),
+						_mm512_set1_ps(sc[r][c + u]), acc[u][r * T + t]);
+			}
+		}
+	}
+	if (c < nch) {
+#pragma GCC unroll 4
+		for (int r = 0; r < R; r++)
+			w[r] = kern_q4_chunk(rows[r] + 16 * c, shift, lut);
+#pragma GCC unroll 4
+		for (int t = 0; t < T; t++) {
+			__m512i xv = _mm512_loadu_si512(x[t] + 32 * c);
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				acc[0][r * T + t] = _mm512_fmadd_ps(kern_dp(_mm512_setzero_ps(), w[r], xv),
+								    _mm512_set1_ps(sc[r][c]),
+								    acc[0][r * T + t]);
+		}
+	}
+	if ((R * T) % 4 == 0) { /* then U is 1: acc[1] is all zeros */
+#pragma GCC unroll 4
+		for (int q = 0; q < R * T; q += 4)
+			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
+							   acc[0][q + 3]));
+		return;
+	}
+#pragma GCC unroll 8
+	for (int i = 0; i < R * T; i++)
+		dots[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]));
+}
+
+/* One row's fp32 scale per chunk (sc[nch + KERN_SC_PAD]), so the loop
+ * broadcasts straight from memory; cpg = chunks per group. */
+#define KERN_SC_PAD 16
+static inline void kern_q4_scales(const bf16_t *scales, int nch, int cpg, float *sc)
+{
+	if (cpg == 1) { /* 16 at a time, the last 16 through a masked load */
+		for (int g = 0; g < nch; g += 16) {
+			__mmask16 m = nch - g >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nch - g)) - 1);
+			__m256i v = _mm256_maskz_loadu_epi16(m, scales + g);
+			/* a whole-vector store (sc has KERN_SC_PAD spare floats): the
+			 * loads that follow can be forwarded from it, not from a masked one */
+			_mm512_storeu_ps(sc + g, _mm512_castsi512_ps(_mm512_slli_epi32(
+							 _mm512_cvtepu16_epi32(v), 16)));
+		}
+		return;
+	}
+	for (int g = 0; g < nch / cpg; g++) {
+		float v = bf16_to_float(scales[g]);
+		for (int j = 0; j < cpg; j++)
+			sc[g * cpg + j] = v;
+	}
+}
+
+static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K, int group,
+				const struct kern_vec *v, int nt, float *dots)
+{
+	int nch = K / 32;
+	if (nch > KERN_Q4_MAX_K / 32) /* callers check; this keeps sc in bounds regardless */
+		nch = KERN_Q4_MAX_K / 32;
+	float sc[KERN_Q4_MAX_K / 32 + KERN_SC_PAD];
+	const float *scp[1] = {sc};
+	const uint8_t *rows[1] = {row};
+
+	kern_q4_scales(scales, nch, group / 32, sc);
+	for (; nt > 0; v += KERN_BLOCK, dots += KERN_BLOCK, nt -= KERN_BLOCK) {
+		const bf16_t *x[KERN_BLOCK];
+		for (int t = 0; t < KERN_BLOCK && t < nt; t++)
+			x[t] = v[t].x;
+		if (nt >= 4)
+			kern_q4_tile(rows, scp, nch, x, dots, 1, 4);
+		else if (nt == 3)
+			kern_q4_tile(rows, scp, nch, x, dots, 1, 3);
+		else if (nt == 2)
+			kern_q4_tile(rows, scp, nch, x, dots, 1, 2);
+		else
+			kern_q4_tile(rows, scp, nch, x, dots, 1, 1);
+	}
+}
+
+static inline void kern_q4_dots2(const uint8_t *ra, const bf16_t *sa, const uint8_t *rb,
+				 const bf16_t *sb, int K, int group, const struct kern_vec *v,
+				 int nt, float *da, float *db)
+{
+	int nch = K / 32;
+	if (nch > KERN_Q4_MAX_K / 32) /* callers check; this keeps sc in bounds regardless */
+		nch = KERN_Q4_MAX_K / 32;
+	float sca[KERN_Q4_MAX_K / 32 + KERN_SC_PAD], scb[KERN_Q4_MAX_K / 32 + KERN_SC_PAD];
+	float d[2 * KERN_BLOCK];
+	const float *scp[2] = {sca, scb};
+	const uint8_t *rows[2] = {ra, rb};
+
+	kern_q4_scales(sa, nch, group / 32, sca);
+	kern_q4_scales(sb, nch, group / 32, scb);
+	for (; nt > 0; v += KERN_BLOCK, da += KERN_BLOCK, db += KERN_BLOCK, nt -= KERN_BLOCK) {
+		const bf16_t *x[KERN_BLOCK];
+		int n = nt < KERN_BLOCK ? nt : KERN_BLOCK;
+		for (int t = 0; t < n; t++)
+			x[t] = v[t].x;
+		if (n == 4)
+			kern_q4_tile(rows, scp, nch, x, d, 2, 4);
+		else if (n == 3)
+			kern_q4_tile(rows, scp, nch, x, d, 2, 3);
+		else if (n == 2)
+			kern_q4_tile(rows, scp, nch, x, d, 2, 2);
+		else
+			kern_q4_tile(rows, scp, nch, x, d, 2, 1);
+		for (int t = 0; t < n; t++) {
+			da[t] = d[t];
+			db[t] = d[n + t];
+		}
+	}
+}
+
+static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *scales,
+				 size_t srow, int K, int group, const struct kern_vec *v, int nt,
+				 float *dots)
+{
+	int nch = K / 32;
+	if (nch > KERN_Q4_ROWS4_MAX_K / 32) /* callers check; this keeps sc in bounds */
+		nch = KERN_Q4_ROWS4_MAX_K / 32;
+	float sc[4][KERN_Q4_ROWS4_MAX_K / 32 + KERN_SC_PAD], d[4 * KERN_BLOCK];
+	const float *scp[4] = {sc[0], sc[1], sc[2], sc[3]};
+	const uint8_t *rows[4] = {row, row + rowb, row + 2 * rowb, row + 3 * rowb};
+
+	for (int r = 0; r < 4; r++)
+		kern_q4_scales(scales + (size_t)r * srow, nch, group / 32, sc[r]);
+	for (int t0 = 0; t0 < nt; t0 += KERN_BLOCK) {
+		const bf16_t *x[KERN_BLOCK];
+		int n = nt - t0 < KERN_BLOCK ? nt - t0 : KERN_BLOCK;
+		for (int t = 0; t < n; t++)
+			x[t] = v[t0 + t].x;
+		if (n == 4)
+			kern_q4_tile(rows, scp, nch, x, d, 4, 4);
+		else if (n == 3)
+			kern_q4_tile(rows, scp, nch, x, d, 4, 3);
+		else if (n == 2)
+			kern_q4_tile(rows, scp, nch, x, d, 4, 2);
+		else
+			kern_q4_tile(rows, scp, nch, x, d, 4, 1);
+		for (int r = 0; r < 4; r++)
+			for (int t = 0; t < n; t++)
+				dots[r * nt + t0 + t] = d[r * n + t];
+	}
+}
+
+/* One bf16 row against T vectors, natural order; the tail of K (not a
+ * multiple of 32) goes through masked loads. */
+static inline __attribute__((always_inline)) void
+kern_bf16_tile(const bf16_t *row, int K, const bf16_t *const *x, float *dots, const int T)
+{
+	const int U = T == 1 ? 4 : T == 2 ? 2 : 1;
+	__m512 acc[4][KERN_BLOCK];
+	int k = 0;
+
+#pragma GCC unroll 4
+	for (int u = 0; u < U; u++)
+#pragma GCC unroll 4
+		for (int t = 0; t < T; t++)
+			acc[u][t] = _mm512_setzero_ps();
+	for (; k + 32 * U <= K; k += 32 * U)
+#pragma GCC unroll 4
+		for (int u = 0; u < U; u++) {
+			__m512i w = _mm512_loadu_si512(row + k + 32 * u);
+#pragma GCC unroll 4
+			for (int t = 0; t < T; t++)
+				acc[u][t] = kern_dp(acc[u][t], w,
+						    _mm512_loadu_si512(x[t] + k + 32 * u));
+		}
+	for (; k < K; k += 32) {
+		__mmask32 m = K - k >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (K - k)) - 1;
+		__m512i w = _mm512_maskz_loadu_epi16(m, row + k);
+#pragma GCC unroll 4
+		for (int t = 0; t < T; t++)
+			acc[0][t] = kern_dp(acc[0][t], w, _mm512_maskz_loadu_epi16(m, x[t] + k));
+	}
+#pragma GCC unroll 4
+	for (int t = 0; t < T; t++) {
+#pragma GCC unroll 4
+		for (int u = 1; u < U; u++)
+			acc[0][t] = _mm512_add_ps(acc[0][t], acc[u][t]);
+		dots[t] = _mm512_reduce_add_ps(acc[0][t]);
+	}
+}
+
+static inline void kern_bf16_dots(const bf16_t *row, int K, const struct kern_vec *v, int nt,
+				  float *dots)
+{
+	for (; nt > 0; v += KERN_BLOCK, dots += KERN_BLOCK, nt -= KERN_BLOCK) {
+		const bf16_t *x[KERN_BLOCK];
+		for (int t = 0; t < KERN_BLOCK && t < nt; t++)
+			x[t] = v[t].x;
+		if (nt >= 4)
+			kern_bf16_tile(row, K, x, dots, 4);
+		else if (nt == 3)
+			kern_bf16_tile(row, K, x, dots, 3);
+		else if (nt == 2)
+			kern_bf16_tile(row, K, x, dots, 2);
+		else
+			kern_bf16_tile(row, K, x, dots, 1);
+	}
+}
+
+#endif
