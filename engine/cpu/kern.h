@@ -17,9 +17,8 @@
  *               the zero point folded into per-chunk correction terms;
  *   scalar      plain C, any CPU.
  *
- * KERN_ISA names the one built; run records carry it. The INT4 kernels read
- * x in moe_perm32 order: within each 32 consecutive k, the even k then the
- * odd k (the low nibbles, then the high nibbles of the 16 bytes).
+ * KERN_ISA names the one built. The INT4 kernels read x in their own order,
+ * kern_q4_pos: callers store x[k] at x[kern_q4_pos(k, K)].
  */
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define KERN_ISA_AVX512BF16 1
@@ -91,6 +90,17 @@ static inline void kern_q4_prepare(const kern_act_t *x, int K, float *xc)
 #endif
 }
 
+#ifndef KERN_ISA_AVX512BF16
+/* Where weight k of a K-long row meets x in the INT4 kernels' x vectors:
+ * within each 32 consecutive k, the even k then the odd k (the low nibbles,
+ * then the high nibbles of the chunk's 16 bytes). */
+static inline int kern_q4_pos(int k, int K)
+{
+	(void)K;
+	return (k & ~31) + (k & 1) * 16 + ((k & 31) >> 1);
+}
+#endif
+
 #if defined(KERN_ISA_AVX512BF16)
 #include "cpu/kern_avx512.h"
 #elif defined(KERN_ISA_AVX2)
@@ -103,8 +113,8 @@ static inline float kern_act_float(kern_act_t a)
 }
 
 /* dots[t] = sum over k < K of (q(k) - 8) * scales[k / group] * x[t][p(k)] for
- * t < nt, where q(k) is nibble k of row (low nibble first) and p is
- * moe_perm32. K and group are multiples of 32 and K <= KERN_Q4_MAX_K. */
+ * t < nt, where q(k) is nibble k of row (low nibble first) and p(k) is
+ * kern_q4_pos(k, K). K and group are multiples of 32 and K <= KERN_Q4_MAX_K. */
 static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K, int group,
 				const struct kern_vec *v, int nt, float *dots)
 {
@@ -114,8 +124,7 @@ static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K,
 			float gs = 0;
 			for (int k = g0; k < g0 + group; k++) {
 				int q = k & 1 ? row[k / 2] >> 4 : row[k / 2] & 15;
-				int i = k & 31, pk = (k & ~31) + (i & 1) * 16 + (i >> 1);
-				gs += (float)(q - 8) * kern_act_float(v[t].x[pk]);
+				gs += (float)(q - 8) * kern_act_float(v[t].x[kern_q4_pos(k, K)]);
 			}
 			acc += gs * bf16_to_float(scales[g0 / group]);
 		}

@@ -7,17 +7,61 @@
 #include <immintrin.h>
 
 /*
- * Napkin math (one Zen 4 core, 32 weights = one "chunk" = 16 packed bytes):
- * decoding is three shuffles (widen the bytes to words, shift the odd half
- * by 4, look the nibbles up in a 32-entry table of bf16 (q - 8)), then per
- * token one vdpbf16ps and one FMA that applies the chunk's scale: about 3
- * cycles a chunk at one token, 10 weights a cycle, which keeps up with the
- * 11 GB/s of INT4 one core has to stream when two share 22 GB/s of reads.
+ * The weights go two chunks (64 weights, 32 packed bytes) at a time. One
+ * vpermb widens the 32 bytes to 32 words, interleaving the chunks: lanes
+ * 0, 2, 4, ... (word pairs) take the first chunk's bytes, lanes 1, 3, 5, ...
+ * the second's. The words look themselves up in a 32-entry table of bf16
+ * (q - 8) (the even weights: vpermw reads only an index's low five bits,
+ * see kern_q4_lut), and again after a shift by 4 (the odd weights). Two
+ * vdpbf16ps against the matching halves of x leave the even lanes holding
+ * the first chunk's partial sums and the odd lanes the second's, so one FMA
+ * against the two scales broadcast as a pair ([s0 s1 s0 s1 ...], a plain
+ * 8-byte broadcast load) applies both. Per chunk and row: two shuffles
+ * (three with one chunk at a time), one vdpbf16ps per token and half an
+ * FMA; the scales stay one float per chunk, so x, the scales and the
+ * streaming weights share L1 without evicting each other.
+ *
+ * Napkin math, one Zen 4 core: hot in L1 about 2 cycles a chunk at one
+ * token, 16 weights a cycle, above the ~11 GB/s of INT4 one core has to
+ * stream when two share ~25 GB/s of reads; the short rows of the down
+ * projection (8 chunks) add the per-row scale conversion and reductions.
  * The weights are exact in bf16 (-8..7) and every product of two bf16 is
  * exact in fp32, so the sums are the fp32 sums the reference takes, in
  * another order. Activations stay bf16, as they are in memory; no
  * zero-point correction terms are needed.
  */
+
+/* Where weight k of a K-long row meets x. Within each 64 k (two chunks c =
+ * 0, 1 of 16 bytes b): the even k (low nibbles) in the first 32 places, the
+ * odd k in the last 32, each half ordered as the widened words are: byte b
+ * of chunk c in word 4 (b / 2) + 2 c + b % 2. A lone last chunk (K % 64 ==
+ * 32) has its even k then its odd k. */
+static inline int kern_q4_pos(int k, int K)
+{
+	int base = k & ~63, i = k & 63;
+	if (base + 64 > K) /* the lone last chunk */
+		return base + (i & 1) * 16 + (i >> 1);
+	int c = i >> 5, b = (i & 31) >> 1;
+	return base + (i & 1) * 32 + 4 * (b >> 1) + 2 * c + (b & 1);
+}
+
+/* The vpermb that widens a pair's 32 bytes to kern_q4_pos's word order:
+ * output byte 2w (the low byte of word w = 4 j + 2 c + e) takes byte
+ * 16 c + 2 j + e; the high bytes are zeroed by the mask KERN_Q4_LOBYTES. */
+#define KERN_Q4_LOBYTES 0x5555555555555555ull
+#define KERN_Q4_W(w) (16 * (((w) >> 1) & 1) + 2 * ((w) >> 2) + ((w) & 1)), 0
+#define KERN_Q4_W4(w) KERN_Q4_W(w), KERN_Q4_W(w + 1), KERN_Q4_W(w + 2), KERN_Q4_W(w + 3)
+static const uint8_t kern_q4_widen_idx[64] __attribute__((aligned(64))) = {
+	KERN_Q4_W4(0),  KERN_Q4_W4(4),  KERN_Q4_W4(8),  KERN_Q4_W4(12),
+	KERN_Q4_W4(16), KERN_Q4_W4(20), KERN_Q4_W4(24), KERN_Q4_W4(28),
+};
+#undef KERN_Q4_W4
+#undef KERN_Q4_W
+
+static inline __m512i kern_q4_widen(void)
+{
+	return _mm512_load_si512(kern_q4_widen_idx);
+}
 
 /* The table: word i holds bf16((i & 15) - 8). vpermw reads only the low five
  * bits of an index, so a byte whose high nibble is still above its low one
@@ -30,16 +74,11 @@ static inline __m512i kern_q4_lut(void)
 	return (__m512i)_mm512_cvtne2ps_pbh(v, v);
 }
 
-/* Words 0-15 keep the byte (low nibble = even weights 2j), words 16-31 shift
- * it down by 4 (high nibble = odd weights 2j+1): x in moe_perm32 order. */
-static inline __m512i kern_q4_shift(void)
+/* The lone last chunk (16 bytes): words 0-15 keep the byte (the even
+ * weights), words 16-31 shift it down by 4 (the odd ones). */
+static inline __m512i kern_q4_chunk(const uint8_t *p, __m512i lut)
 {
-	return _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-}
-
-/* The 32 weights of chunk p (16 bytes) as bf16 words, in kernel order. */
-static inline __m512i kern_q4_chunk(const uint8_t *p, __m512i shift, __m512i lut)
-{
+	const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
 	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
 	return _mm512_permutexvar_epi16(_mm512_srlv_epi16(_mm512_cvtepu8_epi16(b), shift), lut);
 }
@@ -60,79 +99,7 @@ static inline __m128 kern_hsum4(__m512 a, __m512 b, __m512 c, __m512 d)
 	return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
 }
 
-/* R INT4 rows (chunk scales sc[r], nch chunks) against T vectors:
- * dots[r * T + t]. R and T are constants at every call site, so each shape
- * gets its own copy with every accumulator in a register; when R * T < 4
- * two chunks go in flight with their own accumulators, or the FMA latency,
- * not the decoding, would set the pace. */
-#define KERN_TILE_MAX 16
-#ifndef KERN_Q4_PREFETCH
-#define KERN_Q4_PREFETCH 1024
-#endif
-static inline __attribute__((always_inline)) void
-kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const bf16_t *const *x,
-	     float *dots, const int R, const int T)
-{
-	const __m512i shift = kern_q4_shift(), lut = kern_q4_lut();
-	const int U = R * T < 4 ? 2 : 1;
-	__m512 acc[2][KERN_TILE_MAX];
-	__m512i w[4];
-	int c = 0;
-
-#pragma GCC unroll 16
-	for (int i = 0; i < R * T; i++) /* only these: the rest would live in memory */
-		acc[0][i] = acc[1][i] = _mm512_setzero_ps();
-	for (; c + U <= nch; c += U) {
-		/* one prefetch per row and cache line, KERN_Q4_PREFETCH bytes ahead
-		 * (past the row's end: the next row, which callers read next) */
-		if (!(c & (4 / U - 1)))
-#pragma GCC unroll 4
-			for (int r = 0; r < R; r++)
-				_mm_prefetch((const char *)rows[r] + 16 * c + KERN_Q4_PREFETCH,
-					     _MM_HINT_T0);
-#pragma GCC unroll 2
-		for (int u = 0; u < U; u++) {
-#pragma GCC unroll 4
-			for (int r = 0; r < R; r++)
-				w[r] = kern_q4_chunk(rows[r] + 16 * (c + u), shift, lut);
-#pragma GCC unroll 4
-			for (int t = 0; t < T; t++) {
-				__m512i xv = _mm512_loadu_si512(x[t] + 32 * (c + u));
-#pragma GCC unroll 4
-				for (int r = 0; r < R; r++)
-					acc[u][r * T + t] = _mm512_fmadd_ps(
-						kern_dp(_mm512_setzero_ps(), w[r], xv),
-						_mm512_set1_ps(sc[r][c + u]), acc[u][r * T + t]);
-			}
-		}
-	}
-	if (c < nch) {
-#pragma GCC unroll 4
-		for (int r = 0; r < R; r++)
-			w[r] = kern_q4_chunk(rows[r] + 16 * c, shift, lut);
-#pragma GCC unroll 4
-		for (int t = 0; t < T; t++) {
-			__m512i xv = _mm512_loadu_si512(x[t] + 32 * c);
-#pragma GCC unroll 4
-			for (int r = 0; r < R; r++)
-				acc[0][r * T + t] = _mm512_fmadd_ps(kern_dp(_mm512_setzero_ps(), w[r], xv),
-								    _mm512_set1_ps(sc[r][c]),
-								    acc[0][r * T + t]);
-		}
-	}
-	if ((R * T) % 4 == 0) { /* then U is 1: acc[1] is all zeros */
-#pragma GCC unroll 4
-		for (int q = 0; q < R * T; q += 4)
-			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
-							   acc[0][q + 3]));
-		return;
-	}
-#pragma GCC unroll 8
-	for (int i = 0; i < R * T; i++)
-		dots[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]));
-}
-
-/* One row's fp32 scale per chunk (sc[nch + KERN_SC_PAD]), so the loop
+/* A row's fp32 scale per chunk (sc[nch + KERN_SC_PAD]), so the loop
  * broadcasts straight from memory; cpg = chunks per group. */
 #define KERN_SC_PAD 16
 static inline void kern_q4_scales(const bf16_t *scales, int nch, int cpg, float *sc)
@@ -153,6 +120,116 @@ static inline void kern_q4_scales(const bf16_t *scales, int nch, int cpg, float 
 		for (int j = 0; j < cpg; j++)
 			sc[g * cpg + j] = v;
 	}
+}
+
+/* The pair's two scales as [s0 s1 s0 s1 ...]: one 8-byte broadcast load. */
+static inline __m512 kern_q4_pair_scales(const float *sc)
+{
+	double d;
+	memcpy(&d, sc, sizeof d);
+	return _mm512_castpd_ps(_mm512_set1_pd(d));
+}
+
+/* R INT4 rows (scales sc[r] from kern_q4_scales, nch chunks) against T
+ * vectors (kern_q4_pos order): dots[r * T + t]. R and T are constants at
+ * every call site, so each shape gets its own copy with every accumulator
+ * in a register; when R * T < 4 two pairs go in flight with their own
+ * accumulators, or the FMA latency, not the decoding, would set the pace. */
+#define KERN_TILE_MAX 16
+#ifndef KERN_Q4_PREFETCH
+#define KERN_Q4_PREFETCH 1024
+#endif
+static inline __attribute__((always_inline)) void
+kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const bf16_t *const *x,
+	     float *dots, const int R, const int T)
+{
+	const __m512i lut = kern_q4_lut(), widen = kern_q4_widen();
+	const int U = R * T < 4 ? 2 : 1;
+	const int np = nch / 2;
+	__m512 acc[2][KERN_TILE_MAX];
+	__m512i we[4], wo[4];
+	int p = 0;
+
+#pragma GCC unroll 16
+	for (int i = 0; i < R * T; i++) /* only these: the rest would live in memory */
+		acc[0][i] = acc[1][i] = _mm512_setzero_ps();
+	for (; p + U <= np; p += U) {
+		/* one prefetch per row and cache line, KERN_Q4_PREFETCH bytes ahead
+		 * (past the row's end: the next row, which callers read next) */
+		if (!(p & (2 / U - 1)))
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				_mm_prefetch((const char *)rows[r] + 32 * p + KERN_Q4_PREFETCH,
+					     _MM_HINT_T0);
+#pragma GCC unroll 2
+		for (int u = 0; u < U; u++) {
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++) {
+				__m512i b = _mm512_maskz_permutexvar_epi8(
+					KERN_Q4_LOBYTES, widen,
+					_mm512_castsi256_si512(_mm256_loadu_si256(
+						(const __m256i *)(rows[r] + 32 * (p + u)))));
+				we[r] = _mm512_permutexvar_epi16(b, lut);
+				wo[r] = _mm512_permutexvar_epi16(_mm512_srli_epi16(b, 4), lut);
+			}
+#pragma GCC unroll 4
+			for (int t = 0; t < T; t++) {
+				__m512i xe = _mm512_loadu_si512(x[t] + 64 * (p + u));
+				__m512i xo = _mm512_loadu_si512(x[t] + 64 * (p + u) + 32);
+#pragma GCC unroll 4
+				for (int r = 0; r < R; r++)
+					acc[u][r * T + t] = _mm512_fmadd_ps(
+						kern_dp(kern_dp(_mm512_setzero_ps(), we[r], xe), wo[r], xo),
+						kern_q4_pair_scales(sc[r] + 2 * (p + u)), acc[u][r * T + t]);
+			}
+		}
+	}
+	if (p < np) { /* U == 2 with an odd number of pairs: the last one */
+#pragma GCC unroll 4
+		for (int r = 0; r < R; r++) {
+			__m512i b = _mm512_maskz_permutexvar_epi8(
+				KERN_Q4_LOBYTES, widen,
+				_mm512_castsi256_si512(
+					_mm256_loadu_si256((const __m256i *)(rows[r] + 32 * p))));
+			we[r] = _mm512_permutexvar_epi16(b, lut);
+			wo[r] = _mm512_permutexvar_epi16(_mm512_srli_epi16(b, 4), lut);
+		}
+#pragma GCC unroll 4
+		for (int t = 0; t < T; t++) {
+			__m512i xe = _mm512_loadu_si512(x[t] + 64 * p);
+			__m512i xo = _mm512_loadu_si512(x[t] + 64 * p + 32);
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				acc[0][r * T + t] = _mm512_fmadd_ps(
+					kern_dp(kern_dp(_mm512_setzero_ps(), we[r], xe), wo[r], xo),
+					kern_q4_pair_scales(sc[r] + 2 * p), acc[0][r * T + t]);
+		}
+	}
+	if (nch & 1) { /* the lone last chunk */
+		int c = nch - 1;
+#pragma GCC unroll 4
+		for (int r = 0; r < R; r++)
+			we[r] = kern_q4_chunk(rows[r] + 16 * c, lut);
+#pragma GCC unroll 4
+		for (int t = 0; t < T; t++) {
+			__m512i xv = _mm512_loadu_si512(x[t] + 32 * c);
+#pragma GCC unroll 4
+			for (int r = 0; r < R; r++)
+				acc[0][r * T + t] = _mm512_fmadd_ps(
+					kern_dp(_mm512_setzero_ps(), we[r], xv),
+					_mm512_set1_ps(sc[r][nch - 1]), acc[0][r * T + t]);
+		}
+	}
+	if ((R * T) % 4 == 0) { /* then U is 1: acc[1] is all zeros */
+#pragma GCC unroll 4
+		for (int q = 0; q < R * T; q += 4)
+			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
+							   acc[0][q + 3]));
+		return;
+	}
+#pragma GCC unroll 8
+	for (int i = 0; i < R * T; i++)
+		dots[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]));
 }
 
 static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K, int group,

@@ -11,7 +11,7 @@
 struct moe_cpu {
 	struct moe_w4a16_inst in;
 	/* fast-path scratch, sized at setup for the worst case */
-	kern_act_t *xq;   /* [M][hidden] x in the INT4 kernel's order (moe_perm32) */
+	kern_act_t *xq;   /* [M][hidden] x in the INT4 kernel's order (kern_q4_pos) */
 	float *xqc;       /* [M][hidden/4] its kern_q4_prepare terms */
 	kern_act_t *xn;   /* [M][hidden] x in natural order (bf16 shared expert) */
 	int32_t *first;   /* [experts + 1] first assignment of each expert */
@@ -30,14 +30,6 @@ struct moe_cpu {
  * of an earlier token (tree tokens share experts), else it is uniform.
  * overlap 0 is uniform routing; 1 gives every token the first token's set. */
 void moe_route(int32_t *ids, int M, int topk, int experts, double overlap, uint64_t seed);
-
-/* The order the INT4 kernel reads x in: within each 32 consecutive k, the
- * even k then the odd k (the low nibbles, then the high nibbles). */
-static inline int moe_perm32(int k)
-{
-	int i = k & 31;
-	return (k & ~31) + (i & 1) * 16 + (i >> 1);
-}
 
 /* Unique bytes of weights and scales one run at p reads: the touched routed
  * experts' plus the shared expert's (NaN when p is invalid). */

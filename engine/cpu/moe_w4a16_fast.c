@@ -44,7 +44,7 @@ static void moe_gather(struct moe_cpu *c)
 		for (int k = 0; k < H; k++) {
 			kern_act_t v = kern_act_from_bf16(in->x[(size_t)m * H + k]);
 			c->xn[(size_t)m * H + k] = v;
-			c->xq[(size_t)m * H + moe_perm32(k)] = v;
+			c->xq[(size_t)m * H + kern_q4_pos(k, H)] = v;
 		}
 		kern_q4_prepare(c->xq + (size_t)m * H, H, c->xqc + (size_t)m * H / 4);
 	}
@@ -89,7 +89,7 @@ static void moe_phase1(void *ctx, int tid, int nthreads)
 				kern_q4_dots2(w + r * rowb, s + r * rows, w + (I + r) * rowb,
 					      s + (I + r) * rows, H, G, xs, nt, g, u);
 				for (int t = 0; t < nt; t++)
-					c->h[(size_t)(a0 + t0 + t) * I + moe_perm32((int)r)] =
+					c->h[(size_t)(a0 + t0 + t) * I + kern_q4_pos((int)r, I)] =
 						kern_act_from_float(moe_silu(g[t]) * u[t]);
 			}
 		for (int a = a0; a < a0 + n; a++)
