@@ -104,6 +104,12 @@ static void moe_cases(void)
 					12.0, "topk", 3.0, "tp", 1.0, "ep", 4.0, "shared", 0.0,
 					NULL);
 	check_op("moe_w4a16", &ep, 11);
+	/* whole experts longer than kern_q4_rows4 takes (the down projection
+	 * then goes a row pair at a time), with an odd number of chunks */
+	struct op_params big = params_of("M", 5.0, "hidden", 64.0, "moe_inter", 1056.0, "experts",
+					 8.0, "topk", 2.0, "tp", 1.0, "ep", 2.0, "shared", 0.0,
+					 "overlap", 0.5, NULL);
+	check_op("moe_w4a16", &big, 12);
 }
 
 static void test_ops__moe_w4a16_matches_reference(void **state)

@@ -144,15 +144,18 @@ static inline void kern_q4_dots2(const uint8_t *ra, const bf16_t *sa, const uint
 
 /* Four consecutive INT4 rows against nt vectors, for short rows (the down
  * projection's K is the per-GPU intermediate, 256 at TP-8), where the
- * per-row costs rival the dot itself: dots[r * nt + t] = row r's
- * kern_q4_dots with v[t]. Rows are rowb bytes apart, their scales srow
+ * per-row costs rival the dot itself: dots[t * 4 + r] = row r's
+ * kern_q4_dots with v[t] (a token's four results side by side, as its
+ * output row holds them). Rows are rowb bytes apart, their scales srow
  * apart; K <= KERN_Q4_ROWS4_MAX_K. */
 static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *scales,
 				 size_t srow, int K, int group, const struct kern_vec *v, int nt,
 				 float *dots)
 {
 	for (int r = 0; r < 4; r++)
-		kern_q4_dots(row + r * rowb, scales + r * srow, K, group, v, nt, dots + r * nt);
+		for (int t = 0; t < nt; t++)
+			kern_q4_dots(row + r * rowb, scales + r * srow, K, group, v + t, 1,
+				     dots + t * 4 + r);
 }
 
 /* dots[t] = sum over k < K of row[k] * x[t][k], natural order. */

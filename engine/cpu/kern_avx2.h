@@ -350,10 +350,16 @@ static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *
 		kern_q4_rows4_one(row, rowb, scales, srow, K, group, v, dots);
 		return;
 	}
-	for (int r = 0; r < 4; r += 2)
-		kern_q4_dots2(row + r * rowb, scales + r * srow, row + (r + 1) * rowb,
-			      scales + (r + 1) * srow, K, group, v, nt, dots + r * nt,
-			      dots + (r + 1) * nt);
+	for (int t0 = 0; t0 < nt; t0 += KERN_BLOCK) {
+		int n = nt - t0 < KERN_BLOCK ? nt - t0 : KERN_BLOCK;
+		float d[4][KERN_BLOCK];
+		for (int r = 0; r < 4; r += 2)
+			kern_q4_dots2(row + r * rowb, scales + r * srow, row + (r + 1) * rowb,
+				      scales + (r + 1) * srow, K, group, v + t0, n, d[r], d[r + 1]);
+		for (int t = 0; t < n; t++)
+			for (int r = 0; r < 4; r++)
+				dots[(t0 + t) * 4 + r] = d[r][t];
+	}
 }
 
 static inline void kern_bf16_dots(const bf16_t *row, int K, const struct kern_vec *v, int nt,

@@ -131,7 +131,7 @@ static inline __m512 kern_q4_pair_scales(const float *sc)
 }
 
 /* R INT4 rows (scales sc[r] from kern_q4_scales, nch chunks) against T
- * vectors (kern_q4_pos order): dots[r * T + t]. R and T are constants at
+ * vectors (kern_q4_pos order): dots[t * R + r]. R and T are constants at
  * every call site, so each shape gets its own copy with every accumulator
  * in a register; when R * T < 4 two pairs go in flight with their own
  * accumulators, or the FMA latency, not the decoding, would set the pace. */
@@ -178,9 +178,9 @@ kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const 
 				__m512i xo = _mm512_loadu_si512(x[t] + 64 * (p + u) + 32);
 #pragma GCC unroll 4
 				for (int r = 0; r < R; r++)
-					acc[u][r * T + t] = _mm512_fmadd_ps(
+					acc[u][t * R + r] = _mm512_fmadd_ps(
 						kern_dp(kern_dp(_mm512_setzero_ps(), we[r], xe), wo[r], xo),
-						kern_q4_pair_scales(sc[r] + 2 * (p + u)), acc[u][r * T + t]);
+						kern_q4_pair_scales(sc[r] + 2 * (p + u)), acc[u][t * R + r]);
 			}
 		}
 	}
@@ -200,9 +200,9 @@ kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const 
 			__m512i xo = _mm512_loadu_si512(x[t] + 64 * p + 32);
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
-				acc[0][r * T + t] = _mm512_fmadd_ps(
+				acc[0][t * R + r] = _mm512_fmadd_ps(
 					kern_dp(kern_dp(_mm512_setzero_ps(), we[r], xe), wo[r], xo),
-					kern_q4_pair_scales(sc[r] + 2 * p), acc[0][r * T + t]);
+					kern_q4_pair_scales(sc[r] + 2 * p), acc[0][t * R + r]);
 		}
 	}
 	if (nch & 1) { /* the lone last chunk */
@@ -215,9 +215,9 @@ kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const 
 			__m512i xv = _mm512_loadu_si512(x[t] + 32 * c);
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
-				acc[0][r * T + t] = _mm512_fmadd_ps(
+				acc[0][t * R + r] = _mm512_fmadd_ps(
 					kern_dp(_mm512_setzero_ps(), we[r], xv),
-					_mm512_set1_ps(sc[r][nch - 1]), acc[0][r * T + t]);
+					_mm512_set1_ps(sc[r][nch - 1]), acc[0][t * R + r]);
 		}
 	}
 	if ((R * T) % 4 == 0) { /* then U is 1: acc[1] is all zeros */
@@ -286,8 +286,8 @@ static inline void kern_q4_dots2(const uint8_t *ra, const bf16_t *sa, const uint
 		else
 			kern_q4_tile(rows, scp, nch, x, d, 2, 1);
 		for (int t = 0; t < n; t++) {
-			da[t] = d[t];
-			db[t] = d[n + t];
+			da[t] = d[2 * t];
+			db[t] = d[2 * t + 1];
 		}
 	}
 }
@@ -299,28 +299,28 @@ static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *
 	int nch = K / 32;
 	if (nch > KERN_Q4_ROWS4_MAX_K / 32) /* callers check; this keeps sc in bounds */
 		nch = KERN_Q4_ROWS4_MAX_K / 32;
-	float sc[4][KERN_Q4_ROWS4_MAX_K / 32 + KERN_SC_PAD], d[4 * KERN_BLOCK];
-	const float *scp[4] = {sc[0], sc[1], sc[2], sc[3]};
+	float sc[4 * (KERN_Q4_ROWS4_MAX_K / 32) + KERN_SC_PAD];
+	const float *scp[4] = {sc, sc + nch, sc + 2 * nch, sc + 3 * nch};
 	const uint8_t *rows[4] = {row, row + rowb, row + 2 * rowb, row + 3 * rowb};
 
-	for (int r = 0; r < 4; r++)
-		kern_q4_scales(scales + (size_t)r * srow, nch, group / 32, sc[r]);
+	if (group == 32 && srow == (size_t)nch) /* the four rows' scales in one run */
+		kern_q4_scales(scales, 4 * nch, 1, sc);
+	else
+		for (int r = 0; r < 4; r++)
+			kern_q4_scales(scales + (size_t)r * srow, nch, group / 32, sc + r * nch);
 	for (int t0 = 0; t0 < nt; t0 += KERN_BLOCK) {
 		const bf16_t *x[KERN_BLOCK];
 		int n = nt - t0 < KERN_BLOCK ? nt - t0 : KERN_BLOCK;
 		for (int t = 0; t < n; t++)
 			x[t] = v[t0 + t].x;
 		if (n == 4)
-			kern_q4_tile(rows, scp, nch, x, d, 4, 4);
+			kern_q4_tile(rows, scp, nch, x, dots + 4 * t0, 4, 4);
 		else if (n == 3)
-			kern_q4_tile(rows, scp, nch, x, d, 4, 3);
+			kern_q4_tile(rows, scp, nch, x, dots + 4 * t0, 4, 3);
 		else if (n == 2)
-			kern_q4_tile(rows, scp, nch, x, d, 4, 2);
+			kern_q4_tile(rows, scp, nch, x, dots + 4 * t0, 4, 2);
 		else
-			kern_q4_tile(rows, scp, nch, x, d, 4, 1);
-		for (int r = 0; r < 4; r++)
-			for (int t = 0; t < n; t++)
-				dots[r * nt + t0 + t] = d[r * n + t];
+			kern_q4_tile(rows, scp, nch, x, dots + 4 * t0, 4, 1);
 	}
 }
 

@@ -112,6 +112,26 @@ static void moe_phase1(void *ctx, int tid, int nthreads)
 		}
 }
 
+/* Up to four rows (nr) a pair at a time, an odd last row alone, into
+ * d[t * 4 + r] as kern_q4_rows4 leaves them: for rows too long for it. */
+static void moe_rows_pairs(const uint8_t *w, size_t rowb, const bf16_t *s, size_t rows, int nr,
+			   int K, int G, const struct kern_vec *hs, int nt, float *d)
+{
+	float d0[KERN_BLOCK], d1[KERN_BLOCK];
+	for (int r = 0; r < nr; r += 2) {
+		if (r + 1 < nr)
+			kern_q4_dots2(w + r * rowb, s + r * rows, w + (r + 1) * rowb,
+				      s + (r + 1) * rows, K, G, hs, nt, d0, d1);
+		else
+			kern_q4_dots(w + r * rowb, s + r * rows, K, G, hs, nt, d0);
+		for (int t = 0; t < nt; t++) {
+			d[t * 4 + r] = d0[t];
+			if (r + 1 < nr)
+				d[t * 4 + r + 1] = d1[t];
+		}
+	}
+}
+
 /* Phase 2, one thread's output rows: it owns out[*][lo, hi), so the experts'
  * contributions add up without atomics. */
 static void moe_phase2(void *ctx, int tid, int nthreads)
@@ -141,25 +161,18 @@ static void moe_phase2(void *ctx, int tid, int nthreads)
 					size_t a = (size_t)(a0 + t0 + t);
 					hs[t] = (struct kern_vec){c->h + a * I, c->hc + a * I / 4};
 				}
-				if (nr == 4)
+				if (nr == 4) /* d[t * 4 + r] */
 					kern_q4_rows4(w + o * rowb, rowb, s + o * rows, rows, I, G, hs, nt,
 						      d);
 				else
-					for (int r = 0; r < nr; r += 2) /* pairs; an odd last row alone */
-						if (r + 1 < nr)
-							kern_q4_dots2(w + (o + r) * rowb, s + (o + r) * rows,
-								      w + (o + r + 1) * rowb,
-								      s + (o + r + 1) * rows, I, G, hs, nt,
-								      d + r * nt, d + (r + 1) * nt);
-						else
-							kern_q4_dots(w + (o + r) * rowb, s + (o + r) * rows, I,
-								     G, hs, nt, d + r * nt);
-				for (int r = 0; r < nr; r++)
-					for (int t = 0; t < nt; t++) {
-						int a = a0 + t0 + t;
-						in->out[(size_t)c->tok[a] * H + o + r] +=
-							c->tw[a] * d[r * nt + t];
-					}
+					moe_rows_pairs(w + o * rowb, rowb, s + o * rows, rows, nr, I, G,
+						       hs, nt, d);
+				for (int t = 0; t < nt; t++) {
+					int a = a0 + t0 + t;
+					float *out = in->out + (size_t)c->tok[a] * H + o, wt = c->tw[a];
+					for (int r = 0; r < nr; r++)
+						out[r] += wt * d[t * 4 + r];
+				}
 			}
 	}
 	for (size_t o = lo; SI && o < hi; o++)
