@@ -110,6 +110,11 @@ static void moe_cases(void)
 					 8.0, "topk", 2.0, "tp", 1.0, "ep", 2.0, "shared", 0.0,
 					 "overlap", 0.5, NULL);
 	check_op("moe_w4a16", &big, 12);
+	/* a hidden size with an odd number of chunks: x's lone last chunk goes
+	 * into kernel order on its own */
+	struct op_params odd = params_of("M", 3.0, "hidden", 224.0, "moe_inter", 128.0, "experts",
+					 8.0, "topk", 2.0, "tp", 1.0, "shared", 1.0, NULL);
+	check_op("moe_w4a16", &odd, 13);
 }
 
 static void test_ops__moe_w4a16_matches_reference(void **state)

@@ -18,7 +18,8 @@
  *   scalar      plain C, any CPU.
  *
  * KERN_ISA names the one built. The INT4 kernels read x in their own order,
- * kern_q4_pos: callers store x[k] at x[kern_q4_pos(k, K)].
+ * kern_q4_pos: callers store x[k] at x[kern_q4_pos(k, K)] (kern_q4_order
+ * does a whole vector).
  */
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define KERN_ISA_AVX512BF16 1
@@ -103,6 +104,17 @@ static inline int kern_q4_pos(int k, int K)
 
 #if defined(KERN_ISA_AVX512BF16)
 #include "cpu/kern_avx512.h"
+#else
+/* x[K] (bf16, natural order) as the INT4 kernels read it:
+ * xq[kern_q4_pos(k, K)] = x[k]. */
+static inline void kern_q4_order(const bf16_t *x, int K, kern_act_t *xq)
+{
+	for (int k = 0; k < K; k++)
+		xq[kern_q4_pos(k, K)] = kern_act_from_bf16(x[k]);
+}
+#endif
+
+#if defined(KERN_ISA_AVX512BF16)
 #elif defined(KERN_ISA_AVX2)
 #include "cpu/kern_avx2.h"
 #else

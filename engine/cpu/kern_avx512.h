@@ -45,6 +45,46 @@ static inline int kern_q4_pos(int k, int K)
 	return base + (i & 1) * 32 + 4 * (b >> 1) + 2 * c + (b & 1);
 }
 
+/* kern_q4_pos inverted, as vpermt2w indices: word p of a 64-k block's
+ * kernel order takes x[base + KERN_Q4_INV(p)] (p / 32 picks the even or odd
+ * k; within a half, word w = 4 j + 2 c + e holds byte 2 j + e of chunk c). */
+#define KERN_Q4_INV(p) (32 * (((p) >> 1) & 1) + 4 * (((p) & 31) >> 2) + 2 * ((p) & 1) + ((p) >> 5))
+#define KERN_Q4_INV4(p) KERN_Q4_INV(p), KERN_Q4_INV(p + 1), KERN_Q4_INV(p + 2), KERN_Q4_INV(p + 3)
+#define KERN_Q4_INV16(p) KERN_Q4_INV4(p), KERN_Q4_INV4(p + 4), KERN_Q4_INV4(p + 8), KERN_Q4_INV4(p + 12)
+static const uint16_t kern_q4_inv_idx[64] __attribute__((aligned(64))) = {
+	KERN_Q4_INV16(0), KERN_Q4_INV16(16), KERN_Q4_INV16(32), KERN_Q4_INV16(48),
+};
+/* the lone last chunk: word p takes x[base + 2 (p % 16) + p / 16] */
+#define KERN_Q4_INV1(p) (2 * ((p) & 15) + ((p) >> 4))
+#define KERN_Q4_INV1_4(p) KERN_Q4_INV1(p), KERN_Q4_INV1(p + 1), KERN_Q4_INV1(p + 2), KERN_Q4_INV1(p + 3)
+static const uint16_t kern_q4_inv1_idx[32] __attribute__((aligned(64))) = {
+	KERN_Q4_INV1_4(0),  KERN_Q4_INV1_4(4),  KERN_Q4_INV1_4(8),  KERN_Q4_INV1_4(12),
+	KERN_Q4_INV1_4(16), KERN_Q4_INV1_4(20), KERN_Q4_INV1_4(24), KERN_Q4_INV1_4(28),
+};
+#undef KERN_Q4_INV1_4
+#undef KERN_Q4_INV1
+#undef KERN_Q4_INV16
+#undef KERN_Q4_INV4
+#undef KERN_Q4_INV
+
+/* x[K] into kernel order, 64 k (two loads, two two-source word permutes) at
+ * a time: xq[kern_q4_pos(k, K)] = x[k]. K is a multiple of 32. */
+static inline void kern_q4_order(const bf16_t *x, int K, kern_act_t *xq)
+{
+	const __m512i lo = _mm512_load_si512(kern_q4_inv_idx),
+		      hi = _mm512_load_si512(kern_q4_inv_idx + 32);
+	int k = 0;
+	for (; k + 64 <= K; k += 64) {
+		__m512i a = _mm512_loadu_si512(x + k), b = _mm512_loadu_si512(x + k + 32);
+		_mm512_storeu_si512(xq + k, _mm512_permutex2var_epi16(a, lo, b));
+		_mm512_storeu_si512(xq + k + 32, _mm512_permutex2var_epi16(a, hi, b));
+	}
+	if (k < K) /* the lone last chunk */
+		_mm512_storeu_si512(xq + k, _mm512_permutexvar_epi16(
+						    _mm512_load_si512(kern_q4_inv1_idx),
+						    _mm512_loadu_si512(x + k)));
+}
+
 /* The vpermb that widens a pair's 32 bytes to kern_q4_pos's word order:
  * output byte 2w (the low byte of word w = 4 j + 2 c + e) takes byte
  * 16 c + 2 j + e; the high bytes are zeroed by the mask KERN_Q4_LOBYTES. */

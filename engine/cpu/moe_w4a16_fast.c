@@ -41,11 +41,10 @@ static void moe_gather(struct moe_cpu *c)
 		c->tw[a] = in->topk_w[i];
 	}
 	for (int m = 0; m < in->M; m++) {
-		for (int k = 0; k < H; k++) {
-			kern_act_t v = kern_act_from_bf16(in->x[(size_t)m * H + k]);
-			c->xn[(size_t)m * H + k] = v;
-			c->xq[(size_t)m * H + kern_q4_pos(k, H)] = v;
-		}
+		const bf16_t *x = in->x + (size_t)m * H;
+		for (int k = 0; k < H; k++)
+			c->xn[(size_t)m * H + k] = kern_act_from_bf16(x[k]);
+		kern_q4_order(x, H, c->xq + (size_t)m * H);
 		kern_q4_prepare(c->xq + (size_t)m * H, H, c->xqc + (size_t)m * H / 4);
 	}
 }
