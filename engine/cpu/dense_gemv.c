@@ -99,27 +99,37 @@ static int gemv_reference(void *inst)
 
 struct gemv_job {
 	struct dense_gemv_inst *in;
-	kern_act_t *xk; /* [M][K] x as the kernels read it */
+	kern_act_t *xk;      /* [M][K] x as the kernels read it */
+	struct kern_vec *xs; /* [M] pointers into xk */
 };
 
-/* One thread's output features: each weight row is read once for all M. */
+/* One thread's output features, two rows at a time: each weight row comes
+ * from memory once for all M, and each x load serves both rows. */
 static void gemv_part(void *ctx, int tid, int nthreads)
 {
 	struct gemv_job *j = ctx;
 	struct dense_gemv_inst *in = j->in;
-	struct kern_vec xs[KERN_BLOCK];
-	float d[KERN_BLOCK];
-	size_t lo, hi;
+	size_t lo, hi, K = (size_t)in->K, N = (size_t)in->N;
+	float da[KERN_BF16_BLOCK], db[KERN_BF16_BLOCK];
 
-	cpu_split((size_t)in->N, 16, tid, nthreads, &lo, &hi);
-	for (size_t n = lo; n < hi; n++)
-		for (int t0 = 0; t0 < in->M; t0 += KERN_BLOCK) {
-			int nt = in->M - t0 < KERN_BLOCK ? in->M - t0 : KERN_BLOCK;
-			for (int t = 0; t < nt; t++)
-				xs[t] = (struct kern_vec){j->xk + (size_t)(t0 + t) * in->K, NULL};
-			kern_bf16_dots(in->w + n * in->K, in->K, xs, nt, d);
-			for (int t = 0; t < nt; t++)
-				in->out[(size_t)(t0 + t) * in->N + n] = d[t];
+	cpu_split(N, 16, tid, nthreads, &lo, &hi);
+	for (size_t n = lo; n < hi; n += 2)
+		for (int t0 = 0; t0 < in->M; t0 += KERN_BF16_BLOCK) {
+			int nt = in->M - t0 < KERN_BF16_BLOCK ? in->M - t0 : KERN_BF16_BLOCK;
+			const struct kern_vec *xs = j->xs + t0;
+			float *out = in->out + (size_t)t0 * N + n;
+			if (n + 1 < hi) {
+				kern_bf16_dots2(in->w + n * K, in->w + (n + 1) * K, in->K, xs, nt,
+						da, db);
+				for (int t = 0; t < nt; t++) {
+					out[(size_t)t * N] = da[t];
+					out[(size_t)t * N + 1] = db[t];
+				}
+			} else {
+				kern_bf16_dots(in->w + n * K, in->K, xs, nt, da);
+				for (int t = 0; t < nt; t++)
+					out[(size_t)t * N] = da[t];
+			}
 		}
 }
 
@@ -127,14 +137,23 @@ static int gemv_run_cpu(void *inst)
 {
 	struct dense_gemv_inst *in = inst;
 	size_t n = (size_t)in->M * in->K;
-	struct gemv_job j = {in, malloc(n * sizeof(kern_act_t))};
-	if (!j.xk)
-		return err_nomem();
+	struct gemv_job j = {in, malloc(n * sizeof(kern_act_t)),
+			     malloc((size_t)in->M * sizeof(struct kern_vec))};
+	int rc = 0;
+
+	if (!j.xk || !j.xs) {
+		rc = err_nomem();
+		goto done;
+	}
 	for (size_t i = 0; i < n; i++)
 		j.xk[i] = kern_act_from_bf16(in->x[i]);
+	for (int t = 0; t < in->M; t++)
+		j.xs[t] = (struct kern_vec){j.xk + (size_t)t * in->K, NULL};
 	cpu_parallel(gemv_part, &j);
+done:
 	free(j.xk);
-	return 0;
+	free(j.xs);
+	return rc;
 }
 
 static void gemv_poison(void *inst)

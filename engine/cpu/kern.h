@@ -38,6 +38,11 @@ typedef float kern_act_t;
  * dequantized once per block, in registers, and never written out. */
 #define KERN_BLOCK 4
 
+/* Up to this many vectors share one pass over a bf16 row (AVX-512): with two
+ * rows at a time, 16 accumulators stay in registers and each x load serves
+ * both rows. */
+#define KERN_BF16_BLOCK 8
+
 /* Longest row the INT4 kernels take: their per-chunk scales sit on the stack. */
 #define KERN_Q4_MAX_K 32768
 
@@ -180,6 +185,17 @@ static inline void kern_bf16_dots(const bf16_t *row, int K, const struct kern_ve
 			acc += bf16_to_float(row[k]) * kern_act_float(v[t].x[k]);
 		dots[t] = acc;
 	}
+}
+#endif
+
+#ifndef KERN_ISA_AVX512BF16
+/* kern_bf16_dots of two rows against the same nt vectors (AVX-512 shares
+ * the x loads; elsewhere one row after the other). */
+static inline void kern_bf16_dots2(const bf16_t *ra, const bf16_t *rb, int K,
+				   const struct kern_vec *v, int nt, float *da, float *db)
+{
+	kern_bf16_dots(ra, K, v, nt, da);
+	kern_bf16_dots(rb, K, v, nt, db);
 }
 #endif
 

@@ -364,61 +364,109 @@ static inline void kern_q4_rows4(const uint8_t *row, size_t rowb, const bf16_t *
 	}
 }
 
-/* One bf16 row against T vectors, natural order; the tail of K (not a
- * multiple of 32) goes through masked loads. */
+/* R bf16 rows against T vectors, natural order: dots[t * R + r]; the tail
+ * of K (not a multiple of 32) goes through masked loads. With R * T small,
+ * U chains per product keep the vdpbf16ps latency hidden. */
 static inline __attribute__((always_inline)) void
-kern_bf16_tile(const bf16_t *row, int K, const bf16_t *const *x, float *dots, const int T)
+kern_bf16_tile(const bf16_t *const *rows, int K, const bf16_t *const *x, float *dots, const int R,
+	       const int T)
 {
-	const int U = T == 1 ? 4 : T == 2 ? 2 : 1;
-	__m512 acc[4][KERN_BLOCK];
+	const int U = R * T == 1 ? 4 : R * T == 2 ? 2 : 1;
+	__m512 acc[4][2 * KERN_BF16_BLOCK];
+	__m512i w[2];
 	int k = 0;
 
 #pragma GCC unroll 4
-	for (int u = 0; u < U; u++)
-#pragma GCC unroll 4
-		for (int t = 0; t < T; t++)
-			acc[u][t] = _mm512_setzero_ps();
+	for (int u = 0; u < 4; u++) /* all four: the unused ones are dead code, and */
+#pragma GCC unroll 16
+		for (int i = 0; i < R * T; i++) /* gcc's uninitialized check is satisfied */
+			acc[u][i] = _mm512_setzero_ps();
 	for (; k + 32 * U <= K; k += 32 * U)
 #pragma GCC unroll 4
 		for (int u = 0; u < U; u++) {
-			__m512i w = _mm512_loadu_si512(row + k + 32 * u);
-#pragma GCC unroll 4
-			for (int t = 0; t < T; t++)
-				acc[u][t] = kern_dp(acc[u][t], w,
-						    _mm512_loadu_si512(x[t] + k + 32 * u));
+#pragma GCC unroll 2
+			for (int r = 0; r < R; r++)
+				w[r] = _mm512_loadu_si512(rows[r] + k + 32 * u);
+#pragma GCC unroll 8
+			for (int t = 0; t < T; t++) {
+				__m512i xv = _mm512_loadu_si512(x[t] + k + 32 * u);
+#pragma GCC unroll 2
+				for (int r = 0; r < R; r++)
+					acc[u][t * R + r] = kern_dp(acc[u][t * R + r], w[r], xv);
+			}
 		}
 	for (; k < K; k += 32) {
 		__mmask32 m = K - k >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (K - k)) - 1;
-		__m512i w = _mm512_maskz_loadu_epi16(m, row + k);
-#pragma GCC unroll 4
-		for (int t = 0; t < T; t++)
-			acc[0][t] = kern_dp(acc[0][t], w, _mm512_maskz_loadu_epi16(m, x[t] + k));
+#pragma GCC unroll 2
+		for (int r = 0; r < R; r++)
+			w[r] = _mm512_maskz_loadu_epi16(m, rows[r] + k);
+#pragma GCC unroll 8
+		for (int t = 0; t < T; t++) {
+			__m512i xv = _mm512_maskz_loadu_epi16(m, x[t] + k);
+#pragma GCC unroll 2
+			for (int r = 0; r < R; r++)
+				acc[0][t * R + r] = kern_dp(acc[0][t * R + r], w[r], xv);
+		}
 	}
-#pragma GCC unroll 4
-	for (int t = 0; t < T; t++) {
+#pragma GCC unroll 16
+	for (int i = 0; i < R * T; i++)
 #pragma GCC unroll 4
 		for (int u = 1; u < U; u++)
-			acc[0][t] = _mm512_add_ps(acc[0][t], acc[u][t]);
-		dots[t] = _mm512_reduce_add_ps(acc[0][t]);
+			acc[0][i] = _mm512_add_ps(acc[0][i], acc[u][i]);
+	if ((R * T) % 4 == 0) {
+#pragma GCC unroll 4
+		for (int q = 0; q < R * T; q += 4)
+			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
+							   acc[0][q + 3]));
+		return;
+	}
+#pragma GCC unroll 16
+	for (int i = 0; i < R * T; i++)
+		dots[i] = _mm512_reduce_add_ps(acc[0][i]);
+}
+
+/* R (1 or 2) rows against nt vectors, KERN_BF16_BLOCK at a time:
+ * d[r][t]. Each shape is its own copy of the tile. */
+static inline __attribute__((always_inline)) void
+kern_bf16_rows(const bf16_t *const *rows, const int R, int K, const struct kern_vec *v, int nt,
+	       float *const *d)
+{
+	float out[2 * KERN_BF16_BLOCK];
+	for (int t0 = 0; t0 < nt; t0 += KERN_BF16_BLOCK) {
+		const bf16_t *x[KERN_BF16_BLOCK];
+		int n = nt - t0 < KERN_BF16_BLOCK ? nt - t0 : KERN_BF16_BLOCK;
+		for (int t = 0; t < n; t++)
+			x[t] = v[t0 + t].x;
+		switch (n) {
+#define KERN_BF16_CASE(T)                                            \
+	case T:                                                      \
+		kern_bf16_tile(rows, K, x, out, R, T);               \
+		break;
+			KERN_BF16_CASE(1) KERN_BF16_CASE(2) KERN_BF16_CASE(3) KERN_BF16_CASE(4)
+			KERN_BF16_CASE(5) KERN_BF16_CASE(6) KERN_BF16_CASE(7)
+			default: kern_bf16_tile(rows, K, x, out, R, KERN_BF16_BLOCK);
+#undef KERN_BF16_CASE
+		}
+		for (int t = 0; t < n; t++)
+			for (int r = 0; r < R; r++)
+				d[r][t0 + t] = out[t * R + r];
 	}
 }
 
 static inline void kern_bf16_dots(const bf16_t *row, int K, const struct kern_vec *v, int nt,
 				  float *dots)
 {
-	for (; nt > 0; v += KERN_BLOCK, dots += KERN_BLOCK, nt -= KERN_BLOCK) {
-		const bf16_t *x[KERN_BLOCK];
-		for (int t = 0; t < KERN_BLOCK && t < nt; t++)
-			x[t] = v[t].x;
-		if (nt >= 4)
-			kern_bf16_tile(row, K, x, dots, 4);
-		else if (nt == 3)
-			kern_bf16_tile(row, K, x, dots, 3);
-		else if (nt == 2)
-			kern_bf16_tile(row, K, x, dots, 2);
-		else
-			kern_bf16_tile(row, K, x, dots, 1);
-	}
+	const bf16_t *rows[1] = {row};
+	float *d[1] = {dots};
+	kern_bf16_rows(rows, 1, K, v, nt, d);
+}
+
+static inline void kern_bf16_dots2(const bf16_t *ra, const bf16_t *rb, int K,
+				   const struct kern_vec *v, int nt, float *da, float *db)
+{
+	const bf16_t *rows[2] = {ra, rb};
+	float *d[2] = {da, db};
+	kern_bf16_rows(rows, 2, K, v, nt, d);
 }
 
 #endif

@@ -97,17 +97,20 @@ static void moe_phase1(void *ctx, int tid, int nthreads)
 	}
 	if (!SI)
 		return;
+	/* the shared expert: a gate row and its up row per call, as above */
+	struct kern_vec xn[KERN_BF16_BLOCK];
+	float gs[KERN_BF16_BLOCK], us[KERN_BF16_BLOCK];
 	cpu_split((size_t)SI, 1, tid, nthreads, &lo, &hi);
 	for (size_t r = lo; r < hi; r++)
-		for (int t0 = 0; t0 < in->M; t0 += KERN_BLOCK) {
-			int nt = in->M - t0 < KERN_BLOCK ? in->M - t0 : KERN_BLOCK;
+		for (int t0 = 0; t0 < in->M; t0 += KERN_BF16_BLOCK) {
+			int nt = in->M - t0 < KERN_BF16_BLOCK ? in->M - t0 : KERN_BF16_BLOCK;
 			for (int t = 0; t < nt; t++)
-				xs[t] = (struct kern_vec){c->xn + (size_t)(t0 + t) * H, NULL};
-			kern_bf16_dots(in->sh_w13 + r * H, H, xs, nt, g);
-			kern_bf16_dots(in->sh_w13 + (SI + r) * H, H, xs, nt, u);
+				xn[t] = (struct kern_vec){c->xn + (size_t)(t0 + t) * H, NULL};
+			kern_bf16_dots2(in->sh_w13 + r * H, in->sh_w13 + (SI + r) * H, H, xn, nt, gs,
+					us);
 			for (int t = 0; t < nt; t++)
 				c->hsh[(size_t)(t0 + t) * SI + r] =
-					kern_act_from_float(moe_silu(g[t]) * u[t]);
+					kern_act_from_float(moe_silu(gs[t]) * us[t]);
 		}
 }
 
