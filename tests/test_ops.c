@@ -187,6 +187,12 @@ static void dense_cases(void)
 	op_param_set(&p, "K", 512);
 	op_param_set(&p, "N", 100);
 	check_op("dense_gemv", &p, 2);
+	/* a full block of eight tokens and a tail of three, odd N (a lone last
+	 * row), K with a short last step */
+	struct op_params q = params_of("M", 11.0, "K", 200.0, "N", 23.0, NULL);
+	check_op("dense_gemv", &q, 3);
+	op_param_set(&q, "M", 16);
+	check_op("dense_gemv", &q, 4);
 }
 
 static void test_ops__dense_gemv_matches_reference(void **state)
