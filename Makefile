@@ -9,8 +9,9 @@
 SHELL := /bin/bash
 BUILD ?= build
 
-# Use every core unless the caller chose a -j.
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# Use every core unless the caller chose a -j (sub-makes share the top one's
+# job slots).
+ifeq ($(filter -j%,$(MAKEFLAGS))$(filter-out 0,$(MAKELEVEL)),)
   MAKEFLAGS += -j$(shell nproc)
 endif
 
