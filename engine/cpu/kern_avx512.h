@@ -139,6 +139,22 @@ static inline __m128 kern_hsum4(__m512 a, __m512 b, __m512 c, __m512 d)
 	return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
 }
 
+/* dots[i] = the sum of acc[i]'s lanes for i < n, four at a time where n
+ * allows (n is a constant at every call site). */
+static inline __attribute__((always_inline)) void kern_sums(const __m512 *acc, const int n,
+							   float *dots)
+{
+	if (n % 4 == 0) {
+#pragma GCC unroll 4
+		for (int q = 0; q < n; q += 4)
+			_mm_storeu_ps(dots + q, kern_hsum4(acc[q], acc[q + 1], acc[q + 2], acc[q + 3]));
+		return;
+	}
+#pragma GCC unroll 16
+	for (int i = 0; i < n; i++)
+		dots[i] = _mm512_reduce_add_ps(acc[i]);
+}
+
 /* A row's fp32 scale per chunk (sc[nch + KERN_SC_PAD]), so the loop
  * broadcasts straight from memory; cpg = chunks per group. */
 #define KERN_SC_PAD 16
@@ -260,16 +276,11 @@ kern_q4_tile(const uint8_t *const *rows, const float *const *sc, int nch, const 
 					_mm512_set1_ps(sc[r][nch - 1]), acc[0][t * R + r]);
 		}
 	}
-	if ((R * T) % 4 == 0) { /* then U is 1: acc[1] is all zeros */
+	if (U == 2)
 #pragma GCC unroll 4
-		for (int q = 0; q < R * T; q += 4)
-			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
-							   acc[0][q + 3]));
-		return;
-	}
-#pragma GCC unroll 8
-	for (int i = 0; i < R * T; i++)
-		dots[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]));
+		for (int i = 0; i < R * T; i++)
+			acc[0][i] = _mm512_add_ps(acc[0][i], acc[1][i]);
+	kern_sums(acc[0], R * T, dots);
 }
 
 static inline void kern_q4_dots(const uint8_t *row, const bf16_t *scales, int K, int group,
@@ -413,16 +424,7 @@ kern_bf16_tile(const bf16_t *const *rows, int K, const bf16_t *const *x, float *
 #pragma GCC unroll 4
 		for (int u = 1; u < U; u++)
 			acc[0][i] = _mm512_add_ps(acc[0][i], acc[u][i]);
-	if ((R * T) % 4 == 0) {
-#pragma GCC unroll 4
-		for (int q = 0; q < R * T; q += 4)
-			_mm_storeu_ps(dots + q, kern_hsum4(acc[0][q], acc[0][q + 1], acc[0][q + 2],
-							   acc[0][q + 3]));
-		return;
-	}
-#pragma GCC unroll 16
-	for (int i = 0; i < R * T; i++)
-		dots[i] = _mm512_reduce_add_ps(acc[0][i]);
+	kern_sums(acc[0], R * T, dots);
 }
 
 /* R (1 or 2) rows against nt vectors, KERN_BF16_BLOCK at a time:
