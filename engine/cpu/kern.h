@@ -105,11 +105,7 @@ static inline int kern_q4_pos(int k, int K)
 	(void)K;
 	return (k & ~31) + (k & 1) * 16 + ((k & 31) >> 1);
 }
-#endif
 
-#if defined(KERN_ISA_AVX512BF16)
-#include "cpu/kern_avx512.h"
-#else
 /* x[K] (bf16, natural order) as the INT4 kernels read it:
  * xq[kern_q4_pos(k, K)] = x[k]. */
 static inline void kern_q4_order(const bf16_t *x, int K, kern_act_t *xq)
@@ -120,6 +116,7 @@ static inline void kern_q4_order(const bf16_t *x, int K, kern_act_t *xq)
 #endif
 
 #if defined(KERN_ISA_AVX512BF16)
+#include "cpu/kern_avx512.h"
 #elif defined(KERN_ISA_AVX2)
 #include "cpu/kern_avx2.h"
 #else
