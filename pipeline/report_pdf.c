@@ -399,10 +399,10 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
 		{"op / variant", 0.135, PDF_LEFT}, {"params", 0.22, PDF_LEFT},
-		{"backend", 0.08, PDF_LEFT},      {"n", 0.045, PDF_RIGHT},
+		{"backend", 0.08, PDF_LEFT},      {"n", 0.06, PDF_RIGHT},
 		{"median µs", 0.08, PDF_RIGHT},   {"p10 - p90 µs", 0.12, PDF_RIGHT},
 		{"GB/s", 0.06, PDF_RIGHT},        {"% peak", 0.065, PDF_RIGHT},
-		{"max err", 0.075, PDF_RIGHT},    {"status", 0.11, PDF_LEFT},
+		{"max err", 0.075, PDF_RIGHT},    {"status", 0.095, PDF_LEFT},
 	};
 	GString *gs = g_string_new(NULL);
 
