@@ -32,11 +32,13 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 OPT ?= -O2 -march=native
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -Ipipeline -Iengine
+# Every layer's folder (issue: one-way layers; check-layers enforces the order).
+LAYER_DIRS := lib engine pipeline/record pipeline/stage pipeline/render pipeline/job pipeline/cmd
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(LAYER_DIRS))
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
 LDLIBS = $(PKG_LIBS) -lm -pthread
 
-PIPE_SRC := $(filter-out pipeline/main.c,$(wildcard pipeline/*.c))
+PIPE_SRC := $(filter-out pipeline/cmd/main.c,$(wildcard lib/*.c pipeline/*/*.c))
 ENGINE_SRC := $(wildcard engine/*.c engine/cpu/*.c)
 CUDA_SRC := $(wildcard engine/cuda/*.cu)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -44,7 +46,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 
 ifneq ($(NVCC),)
   CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
-  NVCC_FLAGS := -O3 --threads 0 -std=c++17 -Ipipeline -Iengine -DDDT_HAVE_CUDA -MMD -MP \
+  NVCC_FLAGS := -O3 --threads 0 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -DDDT_HAVE_CUDA -MMD -MP \
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -Xcompiler -Wall,-Wextra,-Werror
   CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
@@ -88,7 +90,7 @@ $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/ddt: $(BUILD)/pipeline/main.o $(LIB)
+$(BUILD)/ddt: $(BUILD)/pipeline/cmd/main.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)

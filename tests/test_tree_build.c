@@ -13,7 +13,7 @@
 #include "cpu/tree.h"
 #include "err.h"
 #include "op.h"
-#include "ops/rng.h"
+#include "rng.h"
 
 #define MAXL 8
 

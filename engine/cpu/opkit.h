@@ -7,7 +7,7 @@
 
 #include "op.h"
 #include "ops/bf16.h"
-#include "ops/rng.h"
+#include "rng.h"
 
 /* p's value of key, else the op's default for it (NaN when the op does not
  * declare key: a programming error the caller's range check then rejects). */
