@@ -67,6 +67,7 @@ static const struct field anchor_fields[] = {
 	F(struct anchor, tok_s, Y_POSITIVE),
 	F(struct anchor, accept, Y_POSITIVE),
 	F(struct anchor, step_ms, Y_POSITIVE),
+	F(struct anchor, error_pct, Y_POSITIVE),
 };
 
 #define NFIELDS(a) (sizeof(a) / sizeof *(a))
@@ -215,6 +216,8 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 			  "pipeline: expected sglang or native, got '%s'", pipe);
 	}
 	load_fields(c, m, a, anchor_fields, NFIELDS(anchor_fields));
+	yget_strcpy(c, m, "error_source", isnan(a->error_pct) ? 0 : Y_REQUIRED, a->error_source,
+		    sizeof a->error_source);
 	int rate = !isnan(a->tok_s) || !isnan(a->accept), step = !isnan(a->step_ms);
 	if (rate == step || (rate && (isnan(a->tok_s) || isnan(a->accept))))
 		ydiag_add(c->diag, c->file, m->line, m->col,
@@ -310,6 +313,16 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 		struct ydoc_node *n = ydoc_get(sec, "curve");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "curve: expected linear or physical, got '%s'", curve);
+	}
+	r->floor_us = NAN;
+	{
+		struct ydoc_node *fl = NULL;
+		if (!yget_node(c, sec, "floor_us", YDOC_MAP, 0, &fl) && fl) {
+			yget_num(c, fl, "value", Y_REQUIRED | Y_NONNEG, &r->floor_us);
+			yget_strcpy(c, fl, "source", Y_REQUIRED, r->floor_source,
+				    sizeof r->floor_source);
+			ycheck_unknown(c, fl);
+		}
 	}
 	if (!yget_node(c, sec, "physical", YDOC_MAP, Y_REQUIRED, &phys) && phys) {
 		load_physical(&r->phys, c, phys);
@@ -447,7 +460,7 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 	}
 }
 
-/* "m8-64" -> [8, 64]; "m65+" -> [65, inf). Returns 0 or -1. */
+/* "m8-64" -> [8, 64]; "m65+" -> [65, inf); "m1" -> [1, 1]. Returns 0 or -1. */
 static int parse_range(const char *s, double *lo, double *hi)
 {
 	int a, b, n = 0;
@@ -459,16 +472,11 @@ static int parse_range(const char *s, double *lo, double *hi)
 		*lo = a, *hi = INFINITY;
 		return 0;
 	}
+	if (sscanf(s, "m%d%n", &a, &n) == 1 && !s[n] && a >= 1) {
+		*lo = *hi = a;
+		return 0;
+	}
 	return -1;
-}
-
-static int cmp_xfer(const void *a, const void *b)
-{
-	const struct xfer_entry *x = a, *y = b;
-	int k = strcmp(x->from, y->from);
-	if (!k)
-		k = strcmp(x->to, y->to);
-	return k ? k : (x->m_lo > y->m_lo) - (x->m_lo < y->m_lo);
 }
 
 static void load_families(struct calib *cal, struct yctx *c, struct ydoc_node *fam)
@@ -499,87 +507,132 @@ static void load_families(struct calib *cal, struct yctx *c, struct ydoc_node *f
 	}
 }
 
-/* One pair's ranges: each a distribution with point 1.0 (the seed's). */
-static void load_pair(struct calib *cal, struct yctx *c, struct ydoc_node *m, const char *from,
-		      const char *to)
+/* moe_transfer.ranges: whole-token M ranges tiling [1, inf) in order. */
+static void load_ranges(struct calib *cal, struct yctx *c, struct ydoc_node *seq)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		struct xfer_entry *e = &cal->xfer[cal->nxfer];
-		const char *key = m->keys[i]->str;
-		m->used[i] = 1;
-		if (cal->nxfer == CALIB_MAX_XFER) {
-			ydiag_add(c->diag, c->file, m->line, m->col, "moe_transfer: at most %d factors",
-				  CALIB_MAX_XFER);
-			return;
-		}
-		if (parse_range(key, &e->m_lo, &e->m_hi)) {
-			ydiag_add(c->diag, c->file, m->keys[i]->line, m->keys[i]->col,
-				  "%s: expected an M range like m8-64 or m65+", key);
-			continue;
-		}
-		if (map_expect(c, m->items[i], key))
-			continue;
-		snprintf(e->from, sizeof e->from, "%s", from);
-		snprintf(e->to, sizeof e->to, "%s", to);
-		snprintf(e->range, sizeof e->range, "%s", key);
-		load_dist(&e->d, c, m->items[i], key);
-		if (!(e->d.point > 0) || (!isnan(e->d.min) && !(e->d.min > 0)))
-			ydiag_add(c->diag, c->file, m->items[i]->line, m->items[i]->col,
-				  "%s: a transfer factor must stay greater than zero", key);
-		cal->nxfer++;
+	if (seq->n < 1 || seq->n > CALIB_MAX_RANGES) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col, "ranges: give 1 to %d M ranges",
+			  CALIB_MAX_RANGES);
+		return;
 	}
-}
-
-/* The ranges of each pair must tile [1, inf) in order. */
-static void check_tiling(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
-{
-	for (int i = 0; i < cal->nxfer; i++) {
-		const struct xfer_entry *e = &cal->xfer[i];
-		int first = i == 0 || strcmp(cal->xfer[i - 1].from, e->from) ||
-			    strcmp(cal->xfer[i - 1].to, e->to);
-		int last = i == cal->nxfer - 1 || strcmp(cal->xfer[i + 1].from, e->from) ||
-			   strcmp(cal->xfer[i + 1].to, e->to);
-		double want = first ? 1 : cal->xfer[i - 1].m_hi + 1;
-		if (e->m_lo != want || (last && !isinf(e->m_hi)))
-			ydiag_add(c->diag, c->file, sec->line, sec->col,
-				  "moe_transfer: the ranges of %s -> %s must cover m1 upwards without "
-				  "gaps or overlaps (at %s)",
-				  e->from, e->to, e->range);
+	for (size_t i = 0; i < seq->n; i++) {
+		struct ydoc_node *it = seq->items[i];
+		int r = cal->nranges;
+		double want = r ? cal->range_hi[r - 1] + 1 : 1;
+		if (ynode_expect(c, it, YDOC_SCALAR, "ranges"))
+			continue;
+		if (parse_range(it->str, &cal->range_lo[r], &cal->range_hi[r])) {
+			ydiag_add(c->diag, c->file, it->line, it->col,
+				  "ranges: expected an M range like m8-31 or m256+, got '%s'", it->str);
+			continue;
+		}
+		if (cal->range_lo[r] != want || (i == seq->n - 1 && !isinf(cal->range_hi[r])))
+			ydiag_add(c->diag, c->file, it->line, it->col,
+				  "ranges: they must cover m1 upwards without gaps or overlaps (at %s)",
+				  it->str);
+		snprintf(cal->range_name[r], sizeof cal->range_name[r], "%s", it->str);
+		cal->nranges++;
 	}
 }
 
 static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
-	struct ydoc_node *fam = NULL, *fac = NULL;
-	int any = 0;
+	struct ydoc_node *fam = NULL, *rng = NULL, *prior = NULL;
 
 	if (map_expect(c, sec, "moe_transfer"))
 		return;
 	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
+	yget_strcpy(c, sec, "class", Y_REQUIRED, cal->xfer_class, sizeof cal->xfer_class);
+	yget_num(c, sec, "sigma_floor", Y_REQUIRED | Y_NONNEG, &cal->xfer_sigma_floor);
 	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
 		load_families(cal, c, fam);
-	if (!yget_node(c, sec, "factors", YDOC_MAP, Y_REQUIRED, &fac) && fac)
-		for (size_t i = 0; i < fac->n; i++) {
-			struct ydoc_node *to = fac->items[i];
-			fac->used[i] = 1;
-			if (map_expect(c, to, fac->keys[i]->str))
-				continue;
-			for (size_t j = 0; j < to->n; j++) {
-				to->used[j] = 1;
-				if (map_expect(c, to->items[j], to->keys[j]->str))
-					continue;
-				any |= !strcmp(fac->keys[i]->str, "any") && !strcmp(to->keys[j]->str, "any");
-				load_pair(cal, c, to->items[j], fac->keys[i]->str, to->keys[j]->str);
+	if (!yget_node(c, sec, "ranges", YDOC_SEQ, Y_REQUIRED, &rng) && rng)
+		load_ranges(cal, c, rng);
+	if (!yget_node(c, sec, "prior", YDOC_MAP, Y_REQUIRED, &prior) && prior) {
+		load_dist(&cal->xfer_prior, c, prior, "prior");
+		if (!(cal->xfer_prior.point > 0) ||
+		    (!isnan(cal->xfer_prior.min) && !(cal->xfer_prior.min > 0)))
+			ydiag_add(c->diag, c->file, prior->line, prior->col,
+				  "prior: a transfer factor must stay greater than zero");
+	}
+	ycheck_unknown(c, sec);
+}
+
+/* measured.classes.NAME.gpus.GPU: call_us, one per m of the class. */
+static void load_series(struct meas_class *k, struct yctx *c, struct ydoc_node *gpus)
+{
+	for (size_t i = 0; i < gpus->n; i++) {
+		struct meas_series *s = &k->series[k->nseries];
+		struct ydoc_node *m = gpus->items[i], *us = NULL;
+		gpus->used[i] = 1;
+		if (map_expect(c, m, gpus->keys[i]->str))
+			continue;
+		if (k->nseries == CALIB_MAX_MEAS_GPUS) {
+			ydiag_add(c->diag, c->file, m->line, m->col, "gpus: at most %d",
+				  CALIB_MAX_MEAS_GPUS);
+			return;
+		}
+		snprintf(s->gpu, sizeof s->gpu, "%s", gpus->keys[i]->str);
+		s->prov = PROV_MEASURED;
+		yget_strcpy(c, m, "source", Y_REQUIRED, s->source, sizeof s->source);
+		if (!yget_node(c, m, "call_us", YDOC_SEQ, Y_REQUIRED, &us) && us) {
+			if ((int)us->n != k->nm)
+				ydiag_add(c->diag, c->file, us->line, us->col,
+					  "call_us: expected %d times (one per m), got %zu", k->nm, us->n);
+			for (int j = 0; j < k->nm; j++) {
+				s->us[j] = NAN;
+				if ((size_t)j < us->n)
+					ynode_num(c, us->items[j], "call_us", Y_POSITIVE | Y_NULLABLE,
+						  &s->us[j]);
 			}
 		}
+		ycheck_unknown(c, m);
+		k->nseries++;
+	}
+}
+
+static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
+{
+	struct ydoc_node *cls = NULL;
+	struct measured *me = &cal->meas;
+
+	if (map_expect(c, sec, "measured"))
+		return;
+	yget_strcpy(c, sec, "source", Y_REQUIRED, me->source, sizeof me->source);
+	if (yget_node(c, sec, "classes", YDOC_MAP, Y_REQUIRED, &cls) || !cls)
+		return;
+	for (size_t i = 0; i < cls->n; i++) {
+		struct meas_class *k = &me->cls[me->nclasses];
+		struct ydoc_node *m = cls->items[i], *ms = NULL, *gpus = NULL;
+		cls->used[i] = 1;
+		if (map_expect(c, m, cls->keys[i]->str))
+			continue;
+		if (me->nclasses == CALIB_MAX_CLASSES) {
+			ydiag_add(c->diag, c->file, m->line, m->col, "classes: at most %d",
+				  CALIB_MAX_CLASSES);
+			return;
+		}
+		snprintf(k->name, sizeof k->name, "%s", cls->keys[i]->str);
+		yget_strcpy(c, m, "what", Y_REQUIRED, k->what, sizeof k->what);
+		if (!yget_node(c, m, "m", YDOC_SEQ, Y_REQUIRED, &ms) && ms) {
+			if (ms->n < 1 || ms->n > CALIB_MAX_MEAS_M)
+				ydiag_add(c->diag, c->file, ms->line, ms->col, "m: give 1 to %d token counts",
+					  CALIB_MAX_MEAS_M);
+			for (size_t j = 0; j < ms->n && j < CALIB_MAX_MEAS_M; j++) {
+				if (ynode_num(c, ms->items[j], "m", REQ_INT, &k->m[k->nm]))
+					continue;
+				if (k->nm && !(k->m[k->nm] > k->m[k->nm - 1]))
+					ydiag_add(c->diag, c->file, ms->items[j]->line, ms->items[j]->col,
+						  "m: token counts must increase");
+				k->nm++;
+			}
+		}
+		if (!yget_node(c, m, "gpus", YDOC_MAP, Y_REQUIRED, &gpus) && gpus)
+			load_series(k, c, gpus);
+		ycheck_unknown(c, m);
+		me->nclasses++;
+	}
 	ycheck_unknown(c, sec);
-	if (fac && !any)
-		ydiag_add(c->diag, c->file, fac->line, fac->col,
-			  "factors: need an 'any: {any: ...}' entry for pairs no other entry covers");
-	qsort(cal->xfer, (size_t)cal->nxfer, sizeof *cal->xfer, cmp_xfer);
-	check_tiling(cal, c, sec);
-	for (int i = 0; i < cal->nxfer; i++)
-		cal->asm_[ASM_COUNT + i] = cal->xfer[i].d;
 }
 
 /* A latency list of exactly n numbers, each > 0. */
@@ -667,6 +720,7 @@ struct section {
 	void (*load)(struct calib *, struct yctx *, struct ydoc_node *);
 	char file[4096]; /* where it was found */
 	int line;
+	int optional;
 };
 
 static void load_doc(struct calib *cal, struct ydoc *doc, struct section *secs, size_t nsecs,
@@ -765,12 +819,13 @@ static void cross_check(struct calib *cal, struct ydiag *diag, struct section *s
 int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 {
 	struct section secs[] = {
-		{"gpus", load_gpus, "", 0},         {"model", load_model, "", 0},
-		{"drafter", load_drafter, "", 0},   {"anchors", load_anchors, "", 0},
-		{"moe_reference", load_moe_reference, "", 0},
-		{"assumptions", load_assumptions, "", 0},
-		{"moe_transfer", load_moe_transfer, "", 0},
-		{"allreduce", load_allreduce, "", 0},
+		{"gpus", load_gpus, "", 0, 0},         {"model", load_model, "", 0, 0},
+		{"drafter", load_drafter, "", 0, 0},   {"anchors", load_anchors, "", 0, 0},
+		{"moe_reference", load_moe_reference, "", 0, 0},
+		{"assumptions", load_assumptions, "", 0, 0},
+		{"moe_transfer", load_moe_transfer, "", 0, 0},
+		{"allreduce", load_allreduce, "", 0, 0},
+		{"measured", load_measured, "", 0, 1},
 	};
 	size_t nsecs = sizeof secs / sizeof *secs, before = diag->n;
 	struct stat st;
@@ -807,11 +862,13 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		ydoc_free(doc);
 	}
 	for (size_t s = 0; s < nsecs; s++)
-		if (!secs[s].file[0])
+		if (!secs[s].file[0] && !secs[s].optional)
 			ydiag_add(diag, path, 0, 0, "missing section '%s'", secs[s].name);
 	cross_check(cal, diag, secs);
 	if (diag->n == before && calib_refit(cal) != 0)
 		ydiag_add(diag, secs[4].file, secs[4].line, 1, "%s", err_msg());
+	if (diag->n == before && calib_xfer_build(cal) != 0)
+		ydiag_add(diag, secs[6].file, secs[6].line, 1, "%s", err_msg());
 	if (diag->n > before)
 		rc = DDT_EINPUT;
 	return rc;
@@ -843,6 +900,94 @@ int calib_refit(struct calib *c)
 	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
 		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
 			       r->fit.note);
+	/* the transfer entries start at the reference GPU */
+	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
+		return calib_xfer_build(c);
+	return 0;
+}
+
+const struct meas_class *calib_class(const struct calib *c, const char *name)
+{
+	for (int i = 0; i < c->meas.nclasses; i++)
+		if (!strcmp(c->meas.cls[i].name, name))
+			return &c->meas.cls[i];
+	return NULL;
+}
+
+const struct meas_series *calib_series(const struct meas_class *k, const char *gpu)
+{
+	for (int i = 0; k && i < k->nseries; i++)
+		if (!strcmp(k->series[i].gpu, gpu))
+			return &k->series[i];
+	return NULL;
+}
+
+/* Entry e's distribution: calibrated from f, else the prior. */
+static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_fit *f,
+		      const struct gpu *from, const struct gpu *to, int r)
+{
+	double med, sig;
+	int npairs;
+	if (!f->ok || fit_xfer_factor(f, c, from, to, r, &med, &sig, &npairs)) {
+		e->d = c->xfer_prior;
+		e->measured_pairs = 0;
+		return;
+	}
+	memset(&e->d, 0, sizeof e->d);
+	e->d.kind = DIST_LOGNORMAL;
+	e->d.point = 1.0; /* the seed's perfect scaling */
+	e->d.min = e->d.max = e->d.mode = e->d.mean = e->d.sd = NAN;
+	e->d.median = med;
+	e->d.sigma = sig > 1e-6 ? sig : 1e-6;
+	e->measured_pairs = npairs;
+	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw), %s", c->xfer_class);
+	char src[2 * CALIB_SOURCE_LEN];
+	snprintf(src, sizeof src,
+		 "calibrated (fit_xfer) from %d measured GPUs of class %s, %s: %s -> %s %s; %s",
+		 f->ngpus, c->xfer_class,
+		 npairs ? "its family pair's own offset" : "the range's bandwidth line alone",
+		 calib_family(c, from->arch), calib_family(c, to->arch), c->range_name[r],
+		 c->meas.source);
+	memcpy(e->d.source, src, sizeof e->d.source - 1);
+	e->d.source[sizeof e->d.source - 1] = '\0';
+}
+
+int calib_xfer_build(struct calib *c)
+{
+	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
+	const struct meas_class *k = calib_class(c, c->xfer_class);
+	struct xfer_fit *f;
+
+	if (!ref)
+		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog",
+			       c->moe_ref.gpu);
+	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
+		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
+			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
+	if (!(f = malloc(sizeof *f)))
+		return err_nomem();
+	if (k)
+		fit_xfer(f, c, k, NULL);
+	else
+		f->ok = 0;
+	c->nxfer = 0;
+	for (size_t i = 0; i < c->ngpus; i++) {
+		const struct gpu *t = &c->gpus[i];
+		if (t == ref)
+			continue;
+		for (int r = 0; r < c->nranges; r++) {
+			struct xfer_entry *e = &c->xfer[c->nxfer];
+			snprintf(e->from, sizeof e->from, "%s", ref->id);
+			snprintf(e->to, sizeof e->to, "%s", t->id);
+			snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
+			e->m_lo = c->range_lo[r];
+			e->m_hi = c->range_hi[r];
+			xfer_dist(c, e, f, ref, t, r);
+			c->asm_[ASM_COUNT + c->nxfer++] = e->d;
+		}
+	}
+	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
+	free(f);
 	return 0;
 }
 
@@ -902,28 +1047,19 @@ const char *calib_family(const struct calib *c, const char *arch)
 	return arch;
 }
 
-/* The entry of (from, to) covering M, or -1. */
-static int xfer_find(const struct calib *c, const char *from, const char *to, double M)
-{
-	for (int i = 0; i < c->nxfer; i++) {
-		const struct xfer_entry *e = &c->xfer[i];
-		if (!strcmp(e->from, from) && !strcmp(e->to, to) && M <= e->m_hi &&
-		    (M >= e->m_lo || e->m_lo == 1))
-			return i;
-	}
-	return -1;
-}
-
 int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to, double M)
 {
-	int i;
 	if (!strcmp(from->id, to->id))
 		return -1;
 	/* ranges are whole numbers of tokens; a fractional M belongs to the lower one */
 	M = floor(M);
-	if ((i = xfer_find(c, calib_family(c, from->arch), calib_family(c, to->arch), M)) >= 0)
-		return i;
-	return xfer_find(c, "any", "any", M);
+	for (int i = 0; i < c->nxfer; i++) {
+		const struct xfer_entry *e = &c->xfer[i];
+		if (!strcmp(e->from, from->id) && !strcmp(e->to, to->id) && M <= e->m_hi &&
+		    (M >= e->m_lo || e->m_lo == 1))
+			return i;
+	}
+	return -1;
 }
 
 const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id)
@@ -998,7 +1134,10 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
 	for (int i = 0; i < c->nxfer; i++) {
 		struct xfer_entry *e = &c->xfer[i];
-		if (strcmp(e->from, rest) || strcmp(e->to, to) || (range && strcmp(e->range, range)))
+		const struct gpu *gf = calib_gpu(c, e->from), *gt = calib_gpu(c, e->to);
+		int from_ok = !strcmp(e->from, rest) || (gf && !strcmp(calib_family(c, gf->arch), rest));
+		int to_ok = !strcmp(e->to, to) || (gt && !strcmp(calib_family(c, gt->arch), to));
+		if (!from_ok || !to_ok || (range && strcmp(e->range, range)))
 			continue;
 		dist_fix(&e->d, v);
 		c->asm_[ASM_COUNT + i] = e->d;
@@ -1014,6 +1153,8 @@ int calib_set(struct calib *c, const char *key, const char *value)
 	double v;
 	int rc;
 
+	if (!strcmp(key, "moe_reference.gpu"))
+		return calib_reference_measured(c, value);
 	if (!strcmp(key, "moe_reference.curve")) {
 		if (moe_curve_parse(value, &c->moe_ref.curve))
 			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
@@ -1125,6 +1266,111 @@ static int set_value(struct calib *c, const char *key, double v)
 		}
 	}
 	return err_set(DDT_EINPUT, "--set %s: no such key", key);
+}
+
+/* Replaces the reference points by (m, ms) measured on gpu; refits. */
+static int set_reference(struct calib *c, const char *gpu, const double *m, const double *ms,
+			 int n, const char *const *src, enum provenance prov)
+{
+	struct moe_reference *r = &c->moe_ref;
+	if (!calib_gpu(c, gpu))
+		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog", gpu);
+	if (n < 2)
+		return err_set(DDT_EINPUT, "moe_reference: %s has %d point%s, a curve needs two", gpu,
+			       n, n == 1 ? "" : "s");
+	snprintf(r->gpu, sizeof r->gpu, "%s", gpu);
+	r->npoints = n;
+	r->prov = prov;
+	for (int i = 0; i < n; i++) {
+		r->points[i].m = m[i];
+		r->points[i].step_ms = ms[i];
+		snprintf(r->points[i].source, sizeof r->points[i].source, "%s", src[i]);
+	}
+	qsort(r->points, (size_t)n, sizeof *r->points, cmp_point);
+	for (int i = 1; i < n; i++)
+		if (r->points[i].m == r->points[i - 1].m)
+			return err_set(DDT_EINPUT, "moe_reference: m=%g given twice", r->points[i].m);
+	return calib_refit(c);
+}
+
+int calib_reference_measured(struct calib *c, const char *gpu)
+{
+	const struct meas_class *k = calib_class(c, c->xfer_class);
+	const struct meas_series *s = calib_series(k, gpu);
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
+	const char *src[CALIB_MAX_MOE_POINTS];
+	double layers = c->model.layers - c->model.dense_layers;
+	int n = 0;
+	if (!s)
+		return err_set(DDT_EINPUT, "--set moe_reference.gpu=%s: no measured %s curve for '%s' "
+			       "in the calibration; give one with --moe-reference FILE", gpu,
+			       c->xfer_class, gpu);
+	for (int j = 0; j < k->nm && n < CALIB_MAX_MOE_POINTS; j++)
+		if (s->us[j] > 0) {
+			m[n] = k->m[j];
+			ms[n] = s->us[j] * layers / 1e3;
+			src[n++] = s->source;
+		}
+	return set_reference(c, gpu, m, ms, n, src, s->prov);
+}
+
+int calib_reference_csv(struct calib *c, const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char line[1024], gpu[32] = "";
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
+	static char srcbuf[CALIB_MAX_MOE_POINTS][CALIB_SOURCE_LEN];
+	const char *src[CALIB_MAX_MOE_POINTS];
+	int n = 0, ln = 0, rc = 0;
+
+	if (!fp)
+		return err_set(DDT_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+	while (fgets(line, sizeof line, fp)) {
+		char *f[4] = {0}, *save = NULL;
+		int nf = 0;
+		ln++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (ln == 1) {
+			if (strncmp(line, "gpu,m,step_ms", 13) ||
+			    (line[13] && strcmp(line + 13, ",source"))) {
+				rc = err_set(DDT_EINPUT, "%s:1: expected the header gpu,m,step_ms[,source]",
+					     path);
+				break;
+			}
+			continue;
+		}
+		if (!line[0])
+			continue;
+		for (char *t = strtok_r(line, ",", &save); t && nf < 4; t = strtok_r(NULL, ",", &save))
+			f[nf++] = t;
+		if (nf < 3 || ynum_parse(f[1], &m[n]) || ynum_parse(f[2], &ms[n]) || !(m[n] >= 1) ||
+		    m[n] != floor(m[n]) || !(ms[n] > 0)) {
+			rc = err_set(DDT_EINPUT, "%s:%d: expected gpu,m,step_ms with m a whole number "
+				     ">= 1 and step_ms > 0", path, ln);
+			break;
+		}
+		if (gpu[0] && strcmp(gpu, f[0])) {
+			rc = err_set(DDT_EINPUT, "%s:%d: one GPU per reference curve: '%s' after '%s'",
+				     path, ln, f[0], gpu);
+			break;
+		}
+		if (n == CALIB_MAX_MOE_POINTS) {
+			rc = err_set(DDT_EINPUT, "%s:%d: at most %d points", path, ln,
+				     CALIB_MAX_MOE_POINTS);
+			break;
+		}
+		snprintf(gpu, sizeof gpu, "%s", f[0]);
+		snprintf(srcbuf[n], sizeof srcbuf[n], "%s:%d%s%s", path, ln, nf > 3 ? ": " : "",
+			 nf > 3 ? f[3] : "");
+		src[n] = srcbuf[n];
+		n++;
+	}
+	fclose(fp);
+	if (rc)
+		return rc;
+	if (!gpu[0])
+		return err_set(DDT_EINPUT, "%s: no points", path);
+	return set_reference(c, gpu, m, ms, n, src, PROV_MEASURED);
 }
 
 int calib_set_arg(struct calib *c, const char *arg)

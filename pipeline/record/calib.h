@@ -60,6 +60,8 @@ struct anchor {
 	double block, budget, concurrency;
 	double tok_s, accept; /* NaN when the anchor gives step_ms */
 	double step_ms;       /* derived from tok_s and accept when not given */
+	double error_pct;     /* 1-sigma relative error of the measured figure (NaN: exact) */
+	char error_source[CALIB_SOURCE_LEN];
 	char source[CALIB_SOURCE_LEN];
 };
 
@@ -116,6 +118,8 @@ struct moe_reference {
 	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
 	struct moe_physical phys;
 	struct moe_fit fit;            /* of phys to points; refreshed by calib_refit */
+	double floor_us;               /* per-call floor of one layer (NaN: none) */
+	char floor_source[CALIB_SOURCE_LEN];
 };
 
 enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_TRIANGULAR, DIST_NORMAL, DIST_LOGNORMAL };
@@ -150,21 +154,55 @@ enum assumption {
 	ASM_COUNT
 };
 
-#define CALIB_MAX_XFER 48
+#define CALIB_MAX_XFER 64
 #define CALIB_MAX_FAMILIES 24
+#define CALIB_MAX_RANGES 8
 /* Every assumption: the named ones, then the transfer table's entries. */
 #define CALIB_MAX_ASM (ASM_COUNT + CALIB_MAX_XFER)
 
-/* An efficiency-transfer factor: moving MoE time from a GPU of family `from`
- * to one of family `to` at verify width M in [m_lo, m_hi] is
+/* An efficiency-transfer factor: moving MoE time from GPU `from` to GPU `to`
+ * (catalog ids) at verify width M in [m_lo, m_hi] is
  *   time x (from bw / to bw) x factor.
- * The point value is 1.0 (the seed's perfect scaling); the distribution comes
- * from FACTS.md section 7. Family "any" matches what no other entry does. */
+ * The point value is 1.0 (the seed's perfect scaling); the distribution is
+ * calibrated from the measured cross-GPU tables (fit.h: fit_xfer), or the
+ * calibration's prior when its kernel class has no measured pair. One entry
+ * per (reference GPU, other catalog GPU, M range), rebuilt when the
+ * reference GPU changes. */
 struct xfer_entry {
-	char from[24], to[24];
+	char from[32], to[32];
 	double m_lo, m_hi;      /* m_hi INFINITY for the open end */
-	char range[16];         /* "m8-64", "m65+" as in the YAML */
+	char range[16];         /* "m8-31", "m256+" as in the YAML */
+	int measured_pairs;     /* measured GPU pairs behind the fit's family offset (0: none) */
 	struct dist d;
+};
+
+#define CALIB_MAX_MEAS_M 32
+#define CALIB_MAX_MEAS_GPUS 24
+#define CALIB_MAX_CLASSES 4
+/* One GPU's measured times of a kernel class, per M of the class (NaN: not
+ * measured at that M). */
+struct meas_series {
+	char gpu[32];
+	double us[CALIB_MAX_MEAS_M];
+	enum provenance prov;     /* PROV_MEASURED (shipped) or PROV_TONIGHT */
+	char source[CALIB_SOURCE_LEN];
+};
+
+/* A kernel class measured on several GPUs ("moe_w4a16", "moe_fp8",
+ * "dense_gemm"): times of one call in microseconds. */
+struct meas_class {
+	char name[24];
+	char what[CALIB_SOURCE_LEN];
+	int nm;
+	double m[CALIB_MAX_MEAS_M];     /* increasing */
+	int nseries;
+	struct meas_series series[CALIB_MAX_MEAS_GPUS];
+};
+
+struct measured {
+	int nclasses;
+	struct meas_class cls[CALIB_MAX_CLASSES];
+	char source[CALIB_SOURCE_LEN];
 };
 
 struct arch_family {
@@ -223,6 +261,14 @@ struct calib {
 	int nxfer;
 	struct xfer_entry xfer[CALIB_MAX_XFER];
 	char xfer_source[CALIB_SOURCE_LEN];
+	char xfer_class[24];      /* the measured class the model's MoE is */
+	char xfer_ref[32];        /* the reference GPU the entries were built for */
+	int nranges;
+	double range_lo[CALIB_MAX_RANGES], range_hi[CALIB_MAX_RANGES];
+	char range_name[CALIB_MAX_RANGES][16];
+	double xfer_sigma_floor;  /* added to every calibrated sigma */
+	struct dist xfer_prior;   /* when the class has no measured pair */
+	struct measured meas;     /* cross-GPU tables (optional section) */
 	struct allreduce ar;
 	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
 };
@@ -242,6 +288,15 @@ void calib_free(struct calib *c);
  * way becomes fixed at that value. Returns 0, or
  * DDT_EINPUT with a message naming the key. */
 int calib_set(struct calib *c, const char *key, const char *value);
+
+/* Makes GPU gpu's measured curve of the transfer's class (measured.yaml)
+ * the MoE reference (per call x MoE layers = per step); `--set
+ * moe_reference.gpu=h200`. Returns 0 or DDT_EINPUT naming what is missing. */
+int calib_reference_measured(struct calib *c, const char *gpu);
+/* Reads a measured MoE curve from a CSV (header gpu,m,step_ms[,source]; one
+ * GPU; step_ms per decode step, all MoE layers) and makes it the reference.
+ * Returns 0 or DDT_EINPUT with file:line. */
+int calib_reference_csv(struct calib *c, const char *path);
 
 /* Parses "KEY=VALUE" and applies it with calib_set. */
 int calib_set_arg(struct calib *c, const char *arg);
@@ -263,10 +318,20 @@ int calib_assumption_group(const struct calib *c, int i);
 void calib_group_label(const struct calib *c, int group, char *buf, size_t len);
 int calib_ngroups(const struct calib *c);
 
+/* Rebuilds the transfer entries for moe_reference.gpu (one per other catalog
+ * GPU and M range), calibrated from the measured class moe_transfer.class
+ * (fit.h: fit_xfer), the prior where it has nothing. Returns 0, or
+ * DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
+int calib_xfer_build(struct calib *c);
+/* A measured class by name, and a GPU's series in it; NULL when absent. */
+const struct meas_class *calib_class(const struct calib *c, const char *name);
+const struct meas_series *calib_series(const struct meas_class *k, const char *gpu);
+
 /* The family of an arch ("sm_103" -> "blackwell_dc"; unknown: the arch). */
 const char *calib_family(const struct calib *c, const char *arch);
 /* The transfer entry index (into xfer) for moving from GPU `from` to `to` at
- * width M, or -1 when from == to (no transfer). Never fails: "any" catches. */
+ * width M, or -1 when from == to (no transfer) or from is not the reference
+ * GPU the entries were built for. */
 int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to,
 		     double M);
 /* The all-reduce figures of a GPU, or NULL. */

@@ -52,6 +52,22 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 			s->naccept++;
 }
 
+const char *estimator_name(enum estimator_kind e)
+{
+	return e == EST_SEED ? "seed" : "calibrated";
+}
+
+int estimator_parse(const char *s, enum estimator_kind *out)
+{
+	if (!strcmp(s, "seed"))
+		*out = EST_SEED;
+	else if (!strcmp(s, "calibrated"))
+		*out = EST_CALIBRATED;
+	else
+		return -1;
+	return 0;
+}
+
 static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
 	const char *str = NULL;
@@ -71,6 +87,12 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_int(c, m, "budget", Y_REQUIRED | Y_POSITIVE, &s->budget);
 	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
 	load_accept(c, m, s);
+	str = NULL;
+	if (!yget_str(c, m, "estimator", 0, &str) && str && estimator_parse(str, &s->estimator)) {
+		struct ydoc_node *n = ydoc_get(m, "estimator");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "estimator: expected seed or calibrated, got '%s'", str);
+	}
 	yget_bool(c, m, "runnable", 0, &s->runnable);
 	yget_strcpy(c, m, "note", 0, s->note, sizeof s->note);
 	for (int i = 0; i < s->naccept; i++)

@@ -10,6 +10,12 @@
 
 enum pipeline_kind { PIPE_SGLANG, PIPE_NATIVE };
 
+/* Which estimate a scenario's headline is: the seed's (every assumption at
+ * the seed's point: transfer 1.0, its MoE line; one row per acceptance) or
+ * ddt's calibrated projection (the median of its band; a list of
+ * acceptances is a range sampled uniformly, one row). */
+enum estimator_kind { EST_CALIBRATED, EST_SEED };
+
 struct scenario {
 	char name[48];
 	char target[32];        /* GPU catalog id */
@@ -20,6 +26,7 @@ struct scenario {
 	int naccept;
 	double accept[TMPL_MAX_ACCEPT]; /* mean acceptance length(s), root included */
 	int runnable;           /* 0: the pipeline cannot run it (shown, marked) */
+	enum estimator_kind estimator;
 	char note[200];         /* why not runnable, or other caveat */
 };
 
@@ -51,6 +58,8 @@ struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const cha
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
 
 const char *pipeline_name(enum pipeline_kind p);
+const char *estimator_name(enum estimator_kind e);
+int estimator_parse(const char *s, enum estimator_kind *out);
 int pipeline_parse(const char *s, enum pipeline_kind *out);
 
 #endif

@@ -50,6 +50,42 @@ int estimate_run(struct estimate *e, const struct model *m, const struct scenari
 	return 0;
 }
 
+int estimate_from_projection(struct estimate *e, const struct projection *p,
+			     const struct calib *c)
+{
+	memset(e, 0, sizeof *e);
+	e->rows = calloc(p->nrows ? p->nrows : 1, sizeof *e->rows);
+	if (!e->rows)
+		return err_nomem();
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct project_row *pr = &p->rows[i];
+		struct estimate_row *r = &e->rows[e->n++];
+		if (!(r->target = calib_gpu(c, pr->target))) {
+			estimate_free(e);
+			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
+				       pr->scenario, pr->target);
+		}
+		snprintf(r->sc.name, sizeof r->sc.name, "%s", pr->scenario);
+		snprintf(r->sc.target, sizeof r->sc.target, "%s", pr->target);
+		r->sc.pipeline = pr->pipeline;
+		r->sc.estimator = pr->estimator;
+		r->sc.block = pr->block;
+		r->sc.budget = pr->budget;
+		r->sc.concurrency = pr->concurrency;
+		r->sc.naccept = 1;
+		r->sc.accept[0] = pr->accept;
+		r->accept = pr->accept;
+		r->runnable = pr->runnable;
+		snprintf(r->note, sizeof r->note, "%s", pr->note);
+		r->out.M = pr->M;
+		memcpy(r->out.ms, pr->ms, sizeof r->out.ms);
+		r->out.nonmoe_ms = pr->nonmoe_ms;
+		r->out.step_ms = pr->step_ms.point;
+		r->out.tok_s = pr->tok_s.point;
+	}
+	return 0;
+}
+
 void estimate_free(struct estimate *e)
 {
 	free(e->rows);
@@ -66,7 +102,8 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p, FI
 {
 	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable"
 					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
-					"step_ms_p95,allreduce_ms\n");
+					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
+					"moe_ms_p95,estimator\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
@@ -84,7 +121,12 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p, FI
 				b->tok_s.p95, b->step_ms.p5, b->step_ms.p50, b->step_ms.p95);
 		else
 			fputs(",,,,,,", fp);
-		fprintf(fp, ",%.4f\n", r->out.ms[COMP_ALLREDUCE]);
+		fprintf(fp, ",%.4f", r->out.ms[COMP_ALLREDUCE]);
+		if (b)
+			fprintf(fp, ",%.4f,%.4f,%.4f", b->moe_band.p5, b->moe_band.p50, b->moe_band.p95);
+		else
+			fputs(",,,", fp);
+		fprintf(fp, ",%s\n", estimator_name(r->sc.estimator));
 	}
 }
 
@@ -124,9 +166,16 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p, F
 		yout_kv_num(&y, "nonmoe_ms", r->out.nonmoe_ms);
 		yout_kv_num(&y, "step_ms", r->out.step_ms);
 		yout_kv_num(&y, "tok_s", r->out.tok_s);
+		yout_kv_str(&y, "estimator", estimator_name(r->sc.estimator));
 		if (band_of(p, i)) {
-			yaml_band(&y, "step_ms_band", &band_of(p, i)->step_ms);
-			yaml_band(&y, "tok_s_band", &band_of(p, i)->tok_s);
+			const struct project_row *b = band_of(p, i);
+			yaml_band(&y, "step_ms_band", &b->step_ms);
+			yaml_band(&y, "tok_s_band", &b->tok_s);
+			yaml_band(&y, "moe_ms_band", &b->moe_band);
+			if (b->accept_hi > b->accept_lo) {
+				yout_kv_num(&y, "accept_lo", b->accept_lo);
+				yout_kv_num(&y, "accept_hi", b->accept_hi);
+			}
 		}
 		yout_key(&y, "runnable");
 		yout_bool(&y, r->runnable);
@@ -242,20 +291,28 @@ static const char usage[] =
 	"usage: ddt estimate [OPTIONS]\n"
 	"\n"
 	"Projects decode throughput (tok/s) with the step-time model. Without\n"
-	"--scenario and ad hoc options, every scenario of the template.\n"
+	"--scenario and ad hoc options, every scenario of the template. Each row\n"
+	"shows its estimator's point (seed: the seed's assumptions; calibrated:\n"
+	"ddt's median), its p5-p95 band and where the other estimator falls in it.\n"
+	"Ad hoc scenarios are calibrated; several --accept values are a range.\n"
 	"\n"
 	"  --scenario NAME     a scenario of the template (repeatable)\n"
 	"  --target GPU        ad hoc: target GPU from the catalog (default b300)\n"
 	"  --pipeline P        ad hoc: sglang or native (default native)\n"
 	"  --block N           ad hoc: drafter block size (default 8)\n"
-	"  --budget N          ad hoc: tree node budget, root excluded (default 8)\n"
+	"  --budget N          ad hoc: tree node budget, root excluded (default 8); 0: no\n"
+	"                      speculation, the autoregressive baseline (M = C, accept 1)\n"
 	"  --accept LIST       ad hoc: mean acceptance lengths, e.g. 12,14,16\n"
 	"  --concurrency N     ad hoc: sequences decoded at once (default 1)\n"
 	"                      (with one --scenario, ad hoc options change that scenario)\n"
 	"  --set KEY=VALUE     override a calibration value or assumption, e.g.\n"
 	"                      native_cut=0.3, gpus.b300.bw_tbps=7.7,\n"
-	"                      moe_transfer.blackwell_pro.blackwell_dc=1.25 (repeatable)\n"
+	"                      moe_transfer.rtx_pro_6000.b300=1.25 (every M range of the\n"
+	"                      pair), moe_reference.gpu=h200 (its measured curve as the\n"
+	"                      reference) (repeatable, applied in order)\n"
 	"  --moe-curve C       linear (the seed's line) or physical (the fitted curve)\n"
+	"  --moe-reference F   the MoE reference curve from a CSV: gpu,m,step_ms[,source]\n"
+	"                      (one GPU; step_ms per decode step, every MoE layer)\n"
 	"  --samples N         Monte Carlo draws for the bands (default: the template's, 20000)\n"
 	"  --seed S            their seed (default: the template's); same inputs, same output\n"
 	"  --sensitivity       also print the tornado: each assumption at its p5 and p95\n"
@@ -279,12 +336,13 @@ enum {
 	OPT_SAMPLES,
 	OPT_SEED,
 	OPT_SENS,
-	OPT_GRID
+	OPT_GRID,
+	OPT_MOEREF
 };
 
 struct adhoc {
 	const char *target, *pipeline, *accept;
-	int block, budget, concurrency; /* 0: not given */
+	int block, budget, concurrency; /* -1 (budget), 0 (others): not given */
 	int any;
 };
 
@@ -324,12 +382,22 @@ static int apply_adhoc(const struct adhoc *a, struct scenario *s)
 				       a->pipeline);
 	if (a->block)
 		s->block = a->block;
-	if (a->budget)
+	if (a->budget >= 0)
 		s->budget = a->budget;
 	if (a->concurrency)
 		s->concurrency = a->concurrency;
 	if (a->accept && parse_accept(a->accept, s))
 		return 2;
+	if (s->budget == 0) {
+		/* no speculation: every step keeps its one token */
+		for (int i = 0; i < s->naccept; i++)
+			if (s->accept[i] != 1)
+				return cli_usage_error("estimate", "--budget 0 is the autoregressive "
+						       "baseline: its acceptance is 1, got %g",
+						       s->accept[i]);
+		s->naccept = 1;
+		s->accept[0] = 1;
+	}
 	if (!s->naccept)
 		return cli_usage_error("estimate", "--accept is required for an ad hoc scenario");
 	for (int i = 0; i < s->naccept; i++)
@@ -356,12 +424,13 @@ int cmd_estimate(int argc, char **argv)
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"sensitivity", no_argument, NULL, OPT_SENS},
 		{"grid", no_argument, NULL, OPT_GRID},
+		{"moe-reference", required_argument, NULL, OPT_MOEREF},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PATH_OPTIONS,
 		{NULL, 0, NULL, 0}};
 	struct cli_paths paths;
-	struct adhoc ah = {0};
-	const char *names[64], *sets[64], *format = "table", *curve = NULL;
+	struct adhoc ah = {.budget = -1};
+	const char *names[64], *sets[64], *format = "table", *curve = NULL, *moeref = NULL;
 	int nnames = 0, nsets = 0, opt, rc, status = 0, samples = 0, sens = 0, grid = 0;
 	double seed = -1;
 	struct project_config cfg;
@@ -428,9 +497,14 @@ int cmd_estimate(int argc, char **argv)
 			ah.any = 1;
 			break;
 		case OPT_BUDGET:
-			if (parse_int_arg("--budget", optarg, &ah.budget))
+			if (!strcmp(optarg, "0"))
+				ah.budget = 0;
+			else if (parse_int_arg("--budget", optarg, &ah.budget))
 				return 2;
 			ah.any = 1;
+			break;
+		case OPT_MOEREF:
+			moeref = optarg;
 			break;
 		case OPT_CONC:
 			if (parse_int_arg("--concurrency", optarg, &ah.concurrency))
@@ -464,6 +538,10 @@ int cmd_estimate(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		status = err_exit_status(rc);
+		goto done;
+	}
+	if (moeref && (rc = calib_reference_csv(&cal, moeref)) != 0) {
+		status = cli_fail("estimate", rc);
 		goto done;
 	}
 	for (int i = 0; i < nsets; i++)
@@ -510,8 +588,9 @@ int cmd_estimate(int argc, char **argv)
 		for (size_t i = 0; i < t.nscenarios; i++)
 			scs[nscs++] = t.scenarios[i];
 
-	if ((rc = model_prepare(&m, &cal, NULL)) != 0 || (rc = estimate_run(&e, &m, scs, nscs)) ||
-	    (rc = project_scenarios(&proj, &cal, scs, nscs, NULL, &cfg))) {
+	if ((rc = model_prepare(&m, &cal, NULL)) != 0 ||
+	    (rc = project_scenarios(&proj, &cal, scs, nscs, NULL, &cfg)) ||
+	    (rc = estimate_from_projection(&e, &proj, &cal))) {
 		status = cli_fail("estimate", rc);
 		goto done;
 	}
@@ -528,7 +607,12 @@ int cmd_estimate(int argc, char **argv)
 					   (grid ? PROJECT_TEXT_GRID : 0),
 				   stdout);
 	}
-	if (m.growth_clamped)
+	/* the growth only concerns rows whose attention or draft grow */
+	int grows = 0;
+	for (size_t i = 0; i < e.n; i++)
+		grows |= e.rows[i].out.M != m.m0 || e.rows[i].sc.concurrency * e.rows[i].sc.block !=
+							       m.draft0;
+	if (m.growth_clamped && grows)
 		fprintf(stderr, "ddt estimate: warning: the sglang_b16 anchor cannot be met with "
 				"these shares; growth clamped to %g\n",
 			m.growth);

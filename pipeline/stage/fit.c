@@ -8,6 +8,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OVERLAP_MAX 0.95
@@ -330,6 +331,149 @@ void fit_moe_plateau(const struct calib *c, const struct gpu *ref, const double 
 			b = mid;
 	}
 	*m95 = b;
+}
+
+/* ---------------------------------------------------------------- transfer */
+
+int fit_xfer_range(const struct calib *c, double M)
+{
+	M = floor(M);
+	for (int r = 0; r < c->nranges; r++)
+		if (M <= c->range_hi[r])
+			return r;
+	return c->nranges - 1;
+}
+
+/* Index of the family pair (from, to) in r, or -1. */
+static int fam_find(const struct xfer_fit_range *r, const char *from, const char *to)
+{
+	for (int i = 0; i < r->nfam; i++)
+		if (!strcmp(r->fam_from[i], from) && !strcmp(r->fam_to[i], to))
+			return i;
+	return -1;
+}
+
+/* Index of the family pair (from, to) in r, added when new; -1 when full. */
+static int fam_pair(struct xfer_fit_range *r, const char *from, const char *to)
+{
+	int i = fam_find(r, from, to);
+	if (i >= 0 || r->nfam == FIT_XFER_MAX_FAMPAIRS)
+		return i;
+	snprintf(r->fam_from[r->nfam], sizeof r->fam_from[0], "%s", from);
+	snprintf(r->fam_to[r->nfam], sizeof r->fam_to[0], "%s", to);
+	return r->nfam++;
+}
+
+/* One point of the fit: x = log bandwidth ratio, y = log factor, its family
+ * pair and GPU pair. */
+struct xpt {
+	double x, y;
+	int fam, pair;
+};
+
+#define XFER_MAX_PTS (CALIB_MAX_MEAS_GPUS * CALIB_MAX_MEAS_GPUS * CALIB_MAX_MEAS_M)
+
+/* Least squares of one range's points, then the family offsets. */
+static void xfer_solve(struct xfer_fit_range *r, const struct xpt *p, int n)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
+	for (int i = 0; i < n; i++)
+		mx += p[i].x / n, my += p[i].y / n;
+	for (int i = 0; i < n; i++) {
+		sxx += (p[i].x - mx) * (p[i].x - mx);
+		sxy += (p[i].x - mx) * (p[i].y - my);
+	}
+	r->b = sxx > 1e-12 ? sxy / sxx : 0;
+	r->a = my - r->b * mx;
+	r->n = n;
+	double sum[FIT_XFER_MAX_FAMPAIRS] = {0}, sq[FIT_XFER_MAX_FAMPAIRS] = {0};
+	int last_pair[FIT_XFER_MAX_FAMPAIRS];
+	for (int k = 0; k < r->nfam; k++)
+		last_pair[k] = -1;
+	for (int i = 0; i < n; i++) {
+		double e = p[i].y - r->a - r->b * p[i].x;
+		ss += e * e;
+		sum[p[i].fam] += e;
+		r->no[p[i].fam]++;
+		if (last_pair[p[i].fam] != p[i].pair)
+			r->npairs[p[i].fam]++, last_pair[p[i].fam] = p[i].pair;
+	}
+	r->sd = n > 2 ? sqrt(ss / (n - 2)) : NAN;
+	for (int k = 0; k < r->nfam; k++)
+		r->off[k] = r->no[k] ? sum[k] / r->no[k] : 0;
+	for (int i = 0; i < n; i++) {
+		double e = p[i].y - r->a - r->b * p[i].x - r->off[p[i].fam];
+		sq[p[i].fam] += e * e;
+	}
+	for (int k = 0; k < r->nfam; k++)
+		r->sdo[k] = r->no[k] > 1 ? sqrt(sq[k] / (r->no[k] - 1)) : NAN;
+}
+
+void fit_xfer(struct xfer_fit *f, const struct calib *c, const struct meas_class *k,
+	      const char *exclude)
+{
+	struct xpt *pts = malloc(XFER_MAX_PTS * sizeof *pts);
+	const struct gpu *g[CALIB_MAX_MEAS_GPUS];
+	const struct meas_series *s[CALIB_MAX_MEAS_GPUS];
+	int ng = 0;
+
+	memset(f, 0, sizeof *f);
+	f->nranges = c->nranges;
+	if (!pts)
+		return; /* not fitted: the prior stands */
+	for (int i = 0; i < k->nseries; i++) {
+		const struct gpu *gi = calib_gpu(c, k->series[i].gpu);
+		if (gi && !(exclude && !strcmp(exclude, gi->id)))
+			g[ng] = gi, s[ng++] = &k->series[i];
+	}
+	f->ngpus = ng;
+	for (int r = 0; r < c->nranges; r++) {
+		struct xfer_fit_range *fr = &f->r[r];
+		int n = 0, pair = 0;
+		for (int a = 0; a < ng; a++)
+			for (int b = 0; b < ng; b++, pair++) {
+				if (a == b)
+					continue;
+				double x = log(g[b]->bw_tbps / g[a]->bw_tbps);
+				int fam = fam_pair(fr, calib_family(c, g[a]->arch),
+						   calib_family(c, g[b]->arch));
+				for (int j = 0; j < k->nm && fam >= 0 && n < XFER_MAX_PTS; j++) {
+					double ta = s[a]->us[j], tb = s[b]->us[j];
+					if (fit_xfer_range(c, k->m[j]) != r || !(ta > 0) || !(tb > 0))
+						continue;
+					pts[n++] = (struct xpt){x, log(tb / ta) + x, fam, pair};
+				}
+			}
+		if (n >= 3) {
+			xfer_solve(fr, pts, n);
+			f->ok = 1;
+		} else
+			fr->n = 0;
+	}
+	free(pts);
+}
+
+int fit_xfer_factor(const struct xfer_fit *f, const struct calib *c, const struct gpu *from,
+		    const struct gpu *to, int r, double *median, double *sigma, int *npairs)
+{
+	double x = log(to->bw_tbps / from->bw_tbps), lf, sd;
+	if (r < 0 || r >= f->nranges || f->r[r].n < 3)
+		return -1;
+	const struct xfer_fit_range *fr = &f->r[r];
+	int k = fam_find(fr, calib_family(c, from->arch), calib_family(c, to->arch));
+	lf = fr->a + fr->b * x;
+	sd = fr->sd;
+	*npairs = 0;
+	if (k >= 0 && fr->no[k]) {
+		lf += fr->off[k];
+		*npairs = fr->npairs[k];
+		/* the pair's own scatter, plus half the range's for the offset's own error */
+		if (!isnan(fr->sdo[k]))
+			sd = sqrt(fr->sdo[k] * fr->sdo[k] + fr->sd * fr->sd / 2);
+	}
+	*median = exp(lf);
+	*sigma = sqrt(sd * sd + c->xfer_sigma_floor * c->xfer_sigma_floor);
+	return 0;
 }
 
 int fit_growth_frac(const double *x, const double *t, int n, double x0, double *f)

@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "err.h"
+#include "fit.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,17 +61,27 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 	return phys_eval(a, b, lnq, p[MOE_P_OVERLAP], M);
 }
 
+double model_moe_ref_form_ms(const struct model *m, enum moe_curve_kind k, double M)
+{
+	double y;
+	if (k == MOE_CURVE_PHYSICAL && m->curve == MOE_CURVE_PHYSICAL)
+		y = phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
+	else if (m->npoints < 2)
+		y = m->npoints ? m->pms[0] : 0;
+	else {
+		/* piecewise linear; outside the points, the end segment's line */
+		int i = 1;
+		while (i < m->npoints - 1 && M > m->pm[i])
+			i++;
+		double x0 = m->pm[i - 1], x1 = m->pm[i], y0 = m->pms[i - 1], y1 = m->pms[i];
+		y = y0 + (M - x0) * (y1 - y0) / (x1 - x0);
+	}
+	return y > m->floor_ms ? y : m->floor_ms;
+}
+
 double model_moe_ref_ms(const struct model *m, double M)
 {
-	if (m->curve == MOE_CURVE_PHYSICAL)
-		return phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
-	/* piecewise linear; outside the points, the end segment's line */
-	int i = 1;
-	while (i < m->npoints - 1 && M > m->pm[i])
-		i++;
-	double x0 = m->pm[i - 1], x1 = m->pm[i], y0 = m->pms[i - 1], y1 = m->pms[i];
-	double y = y0 + (M - x0) * (y1 - y0) / (x1 - x0);
-	return y > 0 ? y : 0;
+	return model_moe_ref_form_ms(m, m->curve, M);
 }
 
 /* ---------------------------------------------------------------- all-reduce */
@@ -195,6 +206,10 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	double inv_bw = 1 / in->target->bw_tbps;
 	k->bwr_anchor = m->anchor_gpu->bw_tbps * inv_bw;
 	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps * inv_bw;
+	k->moe_lin_ms = model_moe_ref_form_ms(m, MOE_CURVE_LINEAR, M) * m->ref_gpu->bw_tbps * inv_bw;
+	k->moe_x_sig = M > m->m_hi   ? m->xsig_hi * log(M / m->m_hi)
+		       : M < m->m_lo ? m->xsig_lo * log(m->m_lo / M)
+				     : 0;
 	k->xfer = case_lookups(m, t, M, &ar);
 	if (k->xfer >= 0)
 		k->xfer += ASM_COUNT;
@@ -202,6 +217,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 				 ? m->flops_per_m * M / (in->target->bf16_tflops * 1e12) * 1e3
 				 : 0;
 	ar_step_ms(c, ar, t, M, &k->ar_small_ms, &k->ar_link_ms, &k->ar_pcie);
+	k->spec = in->budget > 0;
 	k->attn_x = M / m->m0;
 	k->draft_x = C * in->block / m->draft0;
 	k->tree_x = C * in->budget / m->tree0;
@@ -217,7 +233,8 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 
 static double case_moe(const struct model *m, const struct model_case *k)
 {
-	double t = k->moe_mem_ms;
+	double t = model_form_ms(m, k) * m->moe_scale *
+		   (k->moe_x_sig > 0 ? exp(m->z_x * k->moe_x_sig) : 1);
 	if (k->xfer >= 0)
 		t *= m->v[k->xfer] * m->c_xfer;
 	double roof = k->moe_flop_ms * m->c_inv_ceff;
@@ -235,9 +252,9 @@ void model_case_eval(const struct model *m, const struct model_case *k, struct m
 
 	out->M = k->M;
 	out->ms[COMP_ATTN] = cut * k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g);
-	out->ms[COMP_DRAFT] =
-		cut * k->bwr_anchor * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g);
-	out->ms[COMP_TREE] = cut * (m->c_tree0 + m->c_tree1 * k->tree_x);
+	out->ms[COMP_DRAFT] = cut * k->spec * k->bwr_anchor *
+			      (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g);
+	out->ms[COMP_TREE] = cut * k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
 	out->ms[COMP_OVERHEAD] = cut * m->c_over;
 	out->ms[COMP_ALLREDUCE] = cut * case_ar(m, k);
 	out->nonmoe_ms = out->ms[COMP_ATTN] + out->ms[COMP_DRAFT] + out->ms[COMP_TREE] +
@@ -301,6 +318,23 @@ static int prepare_curve(struct model *m, const struct calib *c)
 		m->pms[i] = c->moe_ref.points[i].step_ms;
 	}
 	m->flops_per_m = g.flops_per_m;
+	m->floor_ms = isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us * g.layers / 1e3;
+	m->m_lo = m->npoints ? m->pm[0] : 1;
+	m->m_hi = m->npoints ? m->pm[m->npoints - 1] : 1;
+	m->xsig_lo = m->xsig_hi = 0;
+	if (m->npoints >= 2) {
+		/* the curve's extrapolation error: leave out an end point, predict it */
+		double hi = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &c->moe_ref.phys,
+					MOE_CURVE_PHYSICAL, m->npoints - 1);
+		double lo = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &c->moe_ref.phys,
+					MOE_CURVE_PHYSICAL, 0);
+		double span_hi = log(m->pm[m->npoints - 1] / m->pm[m->npoints - 2]);
+		double span_lo = log(m->pm[1] / m->pm[0]);
+		if (isfinite(hi) && hi > 0 && span_hi > 0)
+			m->xsig_hi = fabs(log(hi / m->pms[m->npoints - 1])) / span_hi;
+		if (isfinite(lo) && lo > 0 && span_lo > 0)
+			m->xsig_lo = fabs(log(lo / m->pms[0])) / span_lo;
+	}
 	if (m->curve != MOE_CURVE_PHYSICAL)
 		return m->npoints >= 2 ? 0
 				       : err_set(DDT_EINPUT, "moe_reference: the linear curve needs "
@@ -335,6 +369,11 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 	if ((rc = prepare_curve(m, c)) != 0)
 		return rc;
 	prepare_lookups(m);
+	m->form = 0;
+	m->moe_scale = 1;
+	m->z_x = 0;
+	m->a8_step_ms = a8->step_ms;
+	m->growth_set = NAN;
 	m->m0 = a8->concurrency * (a8->budget + 1);
 	m->draft0 = a8->concurrency * a8->block;
 	m->tree0 = a8->concurrency * a8->budget;
@@ -370,17 +409,20 @@ int model_set_values(struct model *m, const double *asm_values)
 	m->c_cut[0] = 1;
 	m->c_cut[1] = 1 - m->v[ASM_NATIVE_CUT];
 	m->ar0_ms = case_ar(m, &m->k8);
-	m->n0_ms = a8->step_ms - case_moe(m, &m->k8) - m->ar0_ms;
+	m->n0_ms = m->a8_step_ms - case_moe(m, &m->k8) - m->ar0_ms;
 	if (!(m->n0_ms > 0))
 		return err_set(DDT_EINPUT,
 			       "anchor sglang_b8: its step (%.3g ms) is shorter than its MoE and "
 			       "all-reduce time (%.3g ms)",
-			       a8->step_ms, a8->step_ms - m->n0_ms);
+			       m->a8_step_ms, m->a8_step_ms - m->n0_ms);
+	(void)a8;
 
 	/* non-MoE is linear in g: solve f(g) = the b16 anchor's non-MoE time */
 	m->growth = 0;
 	m->growth_clamped = 0;
-	if (m->growth_used)
+	if (m->growth_used && !isnan(m->growth_set))
+		m->growth = m->growth_set;
+	else if (m->growth_used)
 		solve_growth(m);
 	double n0 = m->n0_ms, f = m->v[ASM_TREE_SCALE_FRAC];
 	m->c_attn = n0 * m->share[0];

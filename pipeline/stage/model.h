@@ -1,6 +1,6 @@
 /* model.h - the decode-step model: MoE + non-MoE components -> step and tok/s.
  *
- *   M       = C (B + 1)
+ *   M       = C (B + 1); B = 0 is the autoregressive baseline (no draft, no tree)
  *   MoE     = reference curve at M x (reference bw / target bw) x transfer,
  *             at most the compute roof of the target (physical curve)
  *   allreduce = 2 per layer x latency(target, 7168 x M bf16), from measured
@@ -16,6 +16,8 @@
 #define DDT_MODEL_H
 
 #include "calib.h"
+
+#include <math.h>
 
 enum model_comp {
 	COMP_MOE,
@@ -48,6 +50,8 @@ struct model_case {
 	double C, block, budget, M;
 	double bwr_anchor;        /* anchor bw / target bw */
 	double moe_mem_ms;        /* reference curve x bw ratio (before transfer) */
+	double moe_lin_ms;        /* the same with the seed's line (the other curve form) */
+	double moe_x_sig;         /* sigma of the log extrapolation error (0: inside the points) */
 	int xfer;                 /* index into v of the transfer factor; -1: none */
 	double moe_flop_ms;       /* flops at the target's bf16 peak (before compute eff) */
 	double ar_small_ms, ar_link_ms; /* all-reduce: latency part, link part */
@@ -55,6 +59,8 @@ struct model_case {
 	double attn_f, draft_f;   /* law value when measured; NaN: growth law */
 	double attn_x, draft_x;   /* growth drivers M/m0, C b/draft0 */
 	double tree_x;            /* C B / tree0 */
+	double spec;              /* 1: speculative decoding; 0: budget 0, the autoregressive
+				   * baseline (no drafter, no tree) */
 	/* the laws as law = c + g x gl: growth (1, x - 1), measured (f, 0) */
 	double attn_c, attn_g, draft_c, draft_g;
 };
@@ -71,6 +77,16 @@ struct model {
 	double pm[CALIB_MAX_MOE_POINTS], pms[CALIB_MAX_MOE_POINTS]; /* linear: m, ms */
 	/* physical, on the reference GPU, ms: a (1 - exp(lnq M_eff)) + b */
 	double phys_a, phys_b, lnq, overlap;
+	double floor_ms;               /* per-call floor x MoE layers (0: none) */
+	/* beyond the points: sigma of the log error per e-fold of M, from
+	 * leaving out the largest (smallest) point and predicting it */
+	double m_lo, m_hi, xsig_lo, xsig_hi;
+	/* Monte Carlo knobs (point: 0, 1, 0, the anchor's step, NaN) */
+	double form;                   /* the MoE curve's form: 0 declared, 1 the line, between: geometric mix */
+	double moe_scale;              /* the curve's fit error, a factor */
+	double z_x;                    /* standard normal of the extrapolation error */
+	double a8_step_ms;             /* the b8 anchor's step in use (its error sampled) */
+	double growth_set;             /* NaN: solve g from the b16 anchor; else g */
 	double flops_per_m;            /* MoE flops per step per GPU, per verify token */
 	double m0, draft0, tree0;      /* anchor drivers: C(B+1), C b, C B */
 	double v[CALIB_MAX_ASM];       /* assumption values in use */
@@ -117,16 +133,28 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
  * (tok/s is the caller's: C x accept / step). Pure; cannot fail. */
 void model_case_eval(const struct model *m, const struct model_case *k, struct model_out *out);
 
+/* A case's MoE on the reference curve (x bw ratio) in m's form. */
+static inline double model_form_ms(const struct model *m, const struct model_case *k)
+{
+	if (m->form == 0)
+		return k->moe_mem_ms;
+	if (m->form == 1)
+		return k->moe_lin_ms;
+	return k->moe_mem_ms * pow(k->moe_lin_ms / k->moe_mem_ms, m->form);
+}
+
 /* The step of a compiled case alone (the Monte Carlo's inner loop): the same
  * sum model_case_eval makes, inline. Pure; cannot fail. */
 static inline double model_case_step(const struct model *m, const struct model_case *k)
 {
-	double moe = k->moe_mem_ms * (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer : 1);
+	double moe = model_form_ms(m, k) * m->moe_scale *
+		     (k->moe_x_sig > 0 ? exp(m->z_x * k->moe_x_sig) : 1) *
+		     (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer : 1);
 	double roof = k->moe_flop_ms * m->c_inv_ceff;
 	double ar = k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
 	double nonmoe = k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g +
-					 m->c_draft * k->draft_c + m->c_draft_g * k->draft_g) +
-			m->c_tree0 + m->c_tree1 * k->tree_x + m->c_over + ar;
+					 k->spec * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g)) +
+			k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x) + m->c_over + ar;
 	return (moe > roof ? moe : roof) + m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
 }
 
@@ -136,6 +164,8 @@ void model_eval(const struct model *m, const struct model_in *in, struct model_o
 /* MoE forward per step at verify width M on the reference GPU (no roof) / on
  * target (transfer and roof applied). */
 double model_moe_ref_ms(const struct model *m, double M);
+/* The same in a given curve form (the per-call floor applies to both). */
+double model_moe_ref_form_ms(const struct model *m, enum moe_curve_kind k, double M);
 double model_moe_ms(const struct model *m, const struct gpu *target, double M);
 /* All-reduce time per step on target at M (pcie factor applied). */
 double model_allreduce_ms(const struct model *m, const struct gpu *target, double M);

@@ -3,8 +3,12 @@
  * the MoE fit and its backtest. (Writing, reading and text: project_yaml.c.) */
 #include "project.h"
 
+#include "backtest.h"
 #include "err.h"
 #include "fit.h"
+#include "rng.h"
+
+#include <gsl/gsl_cdf.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -192,43 +196,17 @@ int project_config_load(struct project_config *cfg, const struct tmpl *t, struct
 
 /* ---------------------------------------------------------------- numbers */
 
-/* xoshiro256** seeded through splitmix64: fast, and the same on every host. */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_init(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-/* Uniform in (0, 1), never 0 or 1 (inverse CDFs are infinite there). */
-static double rng_unit(struct rng *r)
+/* Uniform in (0, 1) with 53 bits, never 0 or 1 (inverse CDFs are infinite
+ * there), from lib/rng.h's stream. */
+static double unit_open(struct rng *r)
 {
 	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Standard normal by its inverse CDF (one uniform a value). */
+static double normal_std(struct rng *r)
+{
+	return gsl_cdf_ugaussian_Pinv(unit_open(r));
 }
 
 static void swap_d(double *a, double *b)
@@ -676,8 +654,13 @@ static int merge_tonight(struct calib *c, const struct run_record *run, struct p
 /* A distinct configuration to evaluate (rows with the same one share it). */
 struct mc_case {
 	struct model_case k;
-	double point_step;
+	double point_step;     /* the seed estimator: every assumption at its seed point */
+	double cal_step;       /* ddt's: the median draw's (its step is the band's p50) */
+	size_t med_draw;       /* that draw */
 };
+
+/* What a draw samples besides the assumptions: its knobs. */
+enum { KN_A8, KN_GROWTH, KN_LINEAR, KN_SCALE, KN_ZX, KN_ACCEPT, KN_COUNT };
 
 struct mc {
 	const struct calib *c;
@@ -688,16 +671,24 @@ struct mc {
 	struct mc_case *cases;
 	size_t nsamples;
 	double *step;          /* [ncases][nsamples] */
+	double *u;             /* [ngroups + KN_COUNT][nsamples]: the draw's quantiles and knobs */
+	double *b16;           /* [nsamples]: the b16 anchor's step in each draw */
 	double *scratch;       /* [nsamples] for quantiles */
 	struct qwork *qw;
 	int rejected;
-	int clamped;
+	/* how the draws vary beyond the assumptions */
+	double a8_sig;         /* sigma of the log b8 anchor step (0: exact) */
+	double b16_sig;        /* sigma of the log b16 anchor step (0: not weighted) */
+	int mix_forms;         /* the curve is exactly determined: mix physical and linear */
+	double fit_sig;        /* sigma of the log fit error (residuals, parameters) */
 	/* the grid's races: per (target, C), which budget wins each draw */
 	int nraces, nlanes;    /* races, budgets per race */
 	const long *race_case; /* [nraces][nlanes] case of each lane */
 	const double *race_w;  /* [nraces][nlanes] tok/s per 1/step (accept) */
 	int *wins;             /* [nraces][nlanes] */
 };
+
+#define MC_U(mc, j) ((mc)->u + (size_t)(j) * (mc)->nsamples)
 
 /* Index of in's case, added when new. */
 static long mc_case_of(struct mc *mc, const struct model *m, const struct model_in *in)
@@ -720,7 +711,7 @@ static long mc_case_of(struct mc *mc, const struct model *m, const struct model_
 	struct model_out o;
 	model_case_init(&k->k, m, in);
 	model_case_eval(m, &k->k, &o);
-	k->point_step = o.step_ms;
+	k->point_step = k->cal_step = o.step_ms;
 	return (long)mc->ncases++;
 }
 
@@ -733,53 +724,63 @@ static void values_at(const struct mc *mc, const double *u, double *v)
 	}
 }
 
-/* Counts, for each race, the lane of highest tok/s in this draw. */
-static void run_races(struct mc *mc, const double *row)
+/* Sets the knobs of draw kn[] on m (before model_set_values). */
+static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 {
-	for (int r = 0; r < mc->nraces; r++) {
-		const long *k = mc->race_case + (size_t)r * mc->nlanes;
-		const double *w = mc->race_w + (size_t)r * mc->nlanes;
-		int best = 0;
-		double bv = w[0] / row[k[0]];
-		for (int b = 1; b < mc->nlanes; b++) {
-			double v = w[b] / row[k[b]];
-			if (v > bv)
-				bv = v, best = b;
-		}
-		mc->wins[(size_t)r * mc->nlanes + best]++;
-	}
+	m->a8_step_ms = mc->c->sglang_b8.step_ms * exp(mc->a8_sig * kn[KN_A8]);
+	m->growth_set = m->growth_used ? kn[KN_GROWTH] : NAN;
+	m->form = !mc->mix_forms ? 0 : kn[KN_LINEAR] < 0.5 ? 1 : kn[KN_LINEAR] > 0.5 ? 0 : 0.5;
+	m->moe_scale = exp(mc->fit_sig * kn[KN_SCALE]);
+	m->z_x = kn[KN_ZX];
+}
+
+/* Draws one sample's quantiles and knobs into u[ngroups + KN_COUNT]. */
+static void draw_one(const struct mc *mc, struct rng *r, double *u)
+{
+	double *kn = u + mc->ngroups;
+	for (int g = 0; g < mc->ngroups; g++)
+		u[g] = unit_open(r);
+	kn[KN_A8] = normal_std(r);
+	kn[KN_GROWTH] = unit_open(r);
+	kn[KN_LINEAR] = unit_open(r);
+	kn[KN_SCALE] = normal_std(r);
+	kn[KN_ZX] = normal_std(r);
+	kn[KN_ACCEPT] = unit_open(r);
 }
 
 #define MC_BLOCK 64
 
-/* Draws every sample: values, the model, every case's step. Draws are made
- * a block at a time into [sample][case] and stored as [case][sample], the
- * order quantiles read them in. */
+/* Draws every sample: values, knobs, the model, every case's step and the
+ * b16 anchor's. Draws are made a block at a time into [sample][case] and
+ * stored as [case][sample], the order quantiles read them in. */
 static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 {
 	struct rng r;
-	double u[CALIB_MAX_ASM], v[CALIB_MAX_ASM];
+	double u[CALIB_MAX_ASM + KN_COUNT], v[CALIB_MAX_ASM];
+	size_t nu = (size_t)mc->ngroups + KN_COUNT;
 	double *blk;
 
 	mc->nsamples = (size_t)samples;
 	mc->step = malloc(mc->ncases * mc->nsamples * sizeof *mc->step);
+	mc->u = malloc(nu * mc->nsamples * sizeof *mc->u);
+	mc->b16 = malloc(mc->nsamples * sizeof *mc->b16);
 	mc->scratch = malloc(mc->nsamples * sizeof *mc->scratch);
 	mc->qw = malloc(sizeof *mc->qw);
 	blk = malloc(MC_BLOCK * mc->ncases * sizeof *blk);
-	if (!mc->step || !mc->scratch || !mc->qw || !blk) {
+	if (!mc->step || !mc->u || !mc->b16 || !mc->scratch || !mc->qw || !blk) {
 		free(blk);
 		return err_nomem();
 	}
-	rng_init(&r, seed);
+	rng_seed(&r, seed);
 	for (size_t s0 = 0; s0 < mc->nsamples; s0 += MC_BLOCK) {
 		size_t nb = mc->nsamples - s0 < MC_BLOCK ? mc->nsamples - s0 : MC_BLOCK;
 		for (size_t j = 0; j < nb; j++) {
 			double *row = blk + j * mc->ncases;
 			int tries = 0;
 			do {
-				for (int g = 0; g < mc->ngroups; g++)
-					u[g] = rng_unit(&r);
+				draw_one(mc, &r, u);
 				values_at(mc, u, v);
+				knobs_set(mc, m, u + mc->ngroups);
 				if (++tries > 1000) {
 					free(blk);
 					return err_set(DDT_EINPUT,
@@ -788,10 +789,11 @@ static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 						       "nearly every draw");
 				}
 			} while (model_set_values(m, v) != 0 && ++mc->rejected);
-			mc->clamped += m->growth_clamped;
 			for (size_t k = 0; k < mc->ncases; k++)
 				row[k] = model_case_step(m, &mc->cases[k].k);
-			run_races(mc, row);
+			mc->b16[s0 + j] = model_case_step(m, &m->k16);
+			for (size_t g = 0; g < nu; g++)
+				MC_U(mc, g)[s0 + j] = u[g];
 		}
 		for (size_t k = 0; k < mc->ncases; k++) {
 			double *col = mc->step + k * mc->nsamples + s0;
@@ -803,12 +805,138 @@ static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 	return 0;
 }
 
-/* Step quantiles of case k. */
-static void mc_band(struct mc *mc, size_t k, struct band *step)
+/* Replaces the columns by a systematic resample of idx (the weighted draws
+ * become equally weighted ones). Returns 0 or DDT_ENOMEM. */
+static int mc_resample(struct mc *mc, const size_t *idx)
+{
+	size_t n = mc->nsamples, nu = (size_t)mc->ngroups + KN_COUNT;
+	double *tmp = malloc(n * sizeof *tmp);
+	if (!tmp)
+		return err_nomem();
+	for (size_t k = 0; k < mc->ncases + nu + 1; k++) {
+		double *col = k < mc->ncases        ? mc->step + k * n
+			      : k < mc->ncases + nu ? MC_U(mc, k - mc->ncases)
+						    : mc->b16;
+		for (size_t s = 0; s < n; s++)
+			tmp[s] = col[idx[s]];
+		memcpy(col, tmp, n * sizeof *tmp);
+	}
+	free(tmp);
+	return 0;
+}
+
+/* The anchors as observations: weights each draw by the b16 anchor's
+ * likelihood, reports the effective sample size and any conflict, and
+ * resamples. Returns 0 or DDT_ENOMEM. */
+static int mc_weigh(struct mc *mc, struct projection *p, uint64_t seed)
+{
+	const struct anchor *a = &mc->c->sglang_b16;
+	size_t n = mc->nsamples, below = 0;
+	double *w, sw = 0, sw2 = 0, lmax = -INFINITY;
+	size_t *idx;
+	int rc;
+
+	p->ess = (double)n;
+	p->ess_pct = 100;
+	if (!(mc->b16_sig > 0)) {
+		snprintf(p->weighting, sizeof p->weighting,
+			 "draws equally weighted (no anchor with an error to weigh them by)");
+		return 0;
+	}
+	w = malloc(n * sizeof *w);
+	idx = malloc(n * sizeof *idx);
+	if (!w || !idx) {
+		free(w);
+		free(idx);
+		return err_nomem();
+	}
+	double mean = 0, var = 0;
+	for (size_t s = 0; s < n; s++) {
+		double z = log(mc->b16[s] / a->step_ms) / mc->b16_sig;
+		w[s] = -0.5 * z * z;
+		lmax = fmax(lmax, w[s]);
+		below += mc->b16[s] < a->step_ms;
+		mean += log(mc->b16[s]) / (double)n;
+	}
+	for (size_t s = 0; s < n; s++) {
+		double d = log(mc->b16[s]) - mean;
+		var += d * d / (double)n;
+		w[s] = exp(w[s] - lmax);
+		sw += w[s], sw2 += w[s] * w[s];
+	}
+	p->ess = sw * sw / sw2;
+	p->ess_pct = 100 * p->ess / (double)n;
+	double at = 100.0 * (double)below / (double)n;
+	/* prior predictive check: the anchor against what the draws predict for
+	 * it, with its own error; |z| > 2.58 is outside the central 99% */
+	double zc = (log(a->step_ms) - mean) / sqrt(var + mc->b16_sig * mc->b16_sig);
+	p->conflict = fabs(zc) > 2.576 || p->ess_pct < 1;
+	snprintf(p->weighting, sizeof p->weighting,
+		 "draws weighted by the sglang_b16 anchor (%.3g ms, +-%.0f%%): effective sample "
+		 "size %.0f of %zu (%.1f%%); the prior puts that step at %.3g ms (the anchor at "
+		 "its p%.1f; z %+.1f with the anchor's error)%s",
+		 a->step_ms, 100 * (exp(mc->b16_sig) - 1), p->ess, n, p->ess_pct, exp(mean), at, zc,
+		 p->conflict ? ". PRIOR/ANCHOR CONFLICT: the assumptions and the anchor disagree "
+			       "beyond their stated errors; check the anchor and the transfer factors"
+			     : "");
+	/* systematic resampling, its offset from the seed's own stream */
+	struct rng r;
+	rng_seed(&r, seed ^ 0x5bd1e995u);
+	double step = sw / (double)n, t = unit_open(&r) * step, acc = w[0];
+	for (size_t s = 0, i = 0; s < n; s++, t += step) {
+		while (acc < t && i + 1 < n)
+			acc += w[++i];
+		idx[s] = i;
+	}
+	rc = mc_resample(mc, idx);
+	free(w);
+	free(idx);
+	return rc;
+}
+
+/* Counts, for each race, the lane of highest tok/s in each draw. */
+static void run_races(struct mc *mc)
+{
+	size_t n = mc->nsamples;
+	for (size_t s = 0; s < n; s++)
+		for (int r = 0; r < mc->nraces; r++) {
+			const long *k = mc->race_case + (size_t)r * mc->nlanes;
+			const double *w = mc->race_w + (size_t)r * mc->nlanes;
+			int best = 0;
+			double bv = w[0] / mc->step[(size_t)k[0] * n + s];
+			for (int b = 1; b < mc->nlanes; b++) {
+				double v = w[b] / mc->step[(size_t)k[b] * n + s];
+				if (v > bv)
+					bv = v, best = b;
+			}
+			mc->wins[(size_t)r * mc->nlanes + best]++;
+		}
+}
+
+/* ddt's point of every case: the median draw, the (resampled) draw whose
+ * step is nearest the case's p50, so the headline is the band's median and
+ * its components add up to it. */
+static void mc_cal_point(struct mc *mc)
+{
+	for (size_t k = 0; k < mc->ncases; k++) {
+		const double *col = mc->step + k * mc->nsamples;
+		double q[3], best = INFINITY;
+		quantiles3(col, mc->nsamples, mc->scratch, mc->qw, q);
+		for (size_t s = 0; s < mc->nsamples; s++)
+			if (fabs(col[s] - q[1]) < best) {
+				best = fabs(col[s] - q[1]);
+				mc->cases[k].med_draw = s;
+			}
+		mc->cases[k].cal_step = col[mc->cases[k].med_draw];
+	}
+}
+
+/* Step quantiles of case k; point: the seed's (cal: ddt's). */
+static void mc_band(struct mc *mc, size_t k, int cal, struct band *step)
 {
 	double q[3];
 	quantiles3(mc->step + k * mc->nsamples, mc->nsamples, mc->scratch, mc->qw, q);
-	step->point = mc->cases[k].point_step;
+	step->point = cal ? mc->cases[k].cal_step : mc->cases[k].point_step;
 	step->p5 = q[0];
 	step->p50 = q[1];
 	step->p95 = q[2];
@@ -822,29 +950,57 @@ static struct band tok_band(const struct band *step, double C, double accept)
 	return t;
 }
 
-/* Share of draws at or below the point tok/s (at or above the point step). */
-static double point_pctile(const struct mc *mc, size_t k)
+/* The tok/s draws of a row of case k into out[nsamples]: its acceptance
+ * uniform over [lo, hi] in each draw (lo = hi: fixed). */
+static void row_tok_draws(const struct mc *mc, size_t k, double C, double lo, double hi,
+			  double *out)
 {
-	const double *a = mc->step + k * mc->nsamples;
-	double pt = mc->cases[k].point_step, eps = 1e-9 * pt, n = 0;
-	/* draws equal to the point (an anchored step) count half */
+	const double *st = mc->step + k * mc->nsamples, *ua = MC_U(mc, mc->ngroups + KN_ACCEPT);
 	for (size_t s = 0; s < mc->nsamples; s++)
-		n += a[s] > pt + eps ? 1 : a[s] >= pt - eps ? 0.5 : 0;
-	return 100.0 * n / (double)mc->nsamples;
+		out[s] = C * (lo + ua[s] * (hi - lo)) * 1000.0 / st[s];
 }
 
-/* The step of case k with group g at quantile q, the rest at their points. */
-static double step_with(const struct mc *mc, struct model *m, size_t k, int g, double q)
+/* Share of draws at or below x (0-100); draws equal to it count half. */
+static double pctile_of(const double *a, size_t n, double x)
 {
-	double u[CALIB_MAX_ASM], v[CALIB_MAX_ASM];
+	double eps = 1e-9 * fabs(x), c = 0;
+	for (size_t s = 0; s < n; s++)
+		c += a[s] < x - eps ? 1 : a[s] <= x + eps ? 0.5 : 0;
+	return 100.0 * c / (double)n;
+}
+
+/* Puts m at case k's point in its row's estimator (seed: every assumption
+ * at its point, the anchors as given; calibrated: the median draw) and
+ * fills v with its values. */
+static void use_estimator(const struct mc *mc, struct model *m, size_t k, int cal, double *v)
+{
+	if (cal) {
+		double u[CALIB_MAX_ASM + KN_COUNT];
+		for (size_t j = 0; j < (size_t)mc->ngroups + KN_COUNT; j++)
+			u[j] = MC_U(mc, j)[mc->cases[k].med_draw];
+		values_at(mc, u, v);
+		knobs_set(mc, m, u + mc->ngroups);
+		return;
+	}
+	memcpy(v, mc->point, (size_t)mc->nasm * sizeof *v);
+	m->a8_step_ms = mc->c->sglang_b8.step_ms;
+	m->growth_set = NAN;
+	m->form = 0;
+	m->moe_scale = 1;
+	m->z_x = 0;
+}
+
+/* The step of case k with group g at quantile q, the rest at the row's
+ * estimator (cal: ddt's medians, else the seed's points). */
+static double step_with(const struct mc *mc, struct model *m, size_t k, int g, double q, int cal)
+{
+	double v[CALIB_MAX_ASM];
 	struct model_out o;
-	for (int i = 0; i < mc->nasm; i++)
-		v[i] = mc->point[i];
+	use_estimator(mc, m, k, cal, v);
 	for (int i = 0; i < mc->nasm; i++)
 		if (mc->group[i] == g) {
-			u[g] = q;
 			const struct dist *d = &mc->c->asm_[i];
-			v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, u[g]);
+			v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, q);
 		}
 	if (model_set_values(m, v) != 0)
 		return NAN;
@@ -875,8 +1031,11 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 	t->bars = calloc((size_t)mc->ngroups, sizeof *t->bars);
 	if (!t->bars)
 		return err_nomem();
+	int cal = r->estimator == EST_CALIBRATED;
+	double base[CALIB_MAX_ASM];
+	use_estimator(mc, m, k, cal, base);
 	for (int g = 0; g < mc->ngroups; g++) {
-		double lo = step_with(mc, m, k, g, 0.05), hi = step_with(mc, m, k, g, 0.95);
+		double lo = step_with(mc, m, k, g, 0.05, cal), hi = step_with(mc, m, k, g, 0.95, cal);
 		struct project_bar *b = &t->bars[t->nbars];
 		if (isnan(lo) || isnan(hi) || fabs(K / lo - K / hi) < 1e-9 * t->tok_s_point)
 			continue;
@@ -887,7 +1046,7 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 				/* a pair's first range that this row uses, else its first */
 				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
 					continue;
-				b->value_point = d->point;
+				b->value_point = base[i];
 				b->value_p5 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.05);
 				b->value_p95 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.95);
 			}
@@ -900,16 +1059,18 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 	return 0;
 }
 
-/* The lean of row r: which group, alone at its median, moves tok/s most. */
+/* The lean of row r: which group, alone at its median, moves tok/s most
+ * (from the row's own point). */
 static void lean_row(const struct mc *mc, struct model *m, struct project_row *r, size_t k)
 {
 	double best = 0;
 	r->lean_pct = 100 * (r->tok_s.p50 - r->tok_s.point) / r->tok_s.point;
 	r->lean_by[0] = '\0';
 	r->lean_by_pct = 0;
+	int cal = r->estimator == EST_CALIBRATED;
 	for (int g = 0; g < mc->ngroups; g++) {
-		double st = step_with(mc, m, k, g, 0.5);
-		double d = 100 * (mc->cases[k].point_step / st - 1);
+		double st = step_with(mc, m, k, g, 0.5, cal);
+		double d = 100 * ((cal ? mc->cases[k].cal_step : mc->cases[k].point_step) / st - 1);
 		if (!isnan(st) && fabs(d) > fabs(best) + 1e-12) {
 			best = d;
 			calib_group_label(mc->c, g, r->lean_by, sizeof r->lean_by);
@@ -1221,7 +1382,7 @@ static int grid_setup(struct projection *p, const struct project_config *cfg, co
 }
 
 /* Grid results: bands, the best budget, how often each budget wins. */
-static void grid_finish(struct projection *p, struct mc *mc, const long *case_of)
+static void grid_finish(struct projection *p, struct mc *mc, const long *case_of, int cal)
 {
 	struct project_grid *g = &p->grid;
 	for (int t = 0; t < g->ntargets; t++)
@@ -1243,7 +1404,7 @@ static void grid_finish(struct projection *p, struct mc *mc, const long *case_of
 		if (first >= 0)
 			cell->step_ms = g->cells[first].step_ms;
 		else
-			mc_band(mc, k, &cell->step_ms);
+			mc_band(mc, k, cal, &cell->step_ms);
 		cell->tok_s = tok_band(&cell->step_ms, g->conc[ci], cell->accept);
 	}
 	for (int t = 0; t < g->ntargets; t++)
@@ -1258,7 +1419,42 @@ static void grid_finish(struct projection *p, struct mc *mc, const long *case_of
 		}
 }
 
-/* The point rows (before any band). */
+/* Fills row r of scenario s at acceptance [lo, hi] (its point components
+ * from m, the seed's values). */
+static void row_fill(struct project_row *r, const struct calib *c, const struct model *m,
+		     const struct scenario *s, const struct gpu *g, double lo, double hi)
+{
+	struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, (lo + hi) / 2};
+	struct model_out o;
+	model_eval(m, &in, &o);
+	snprintf(r->scenario, sizeof r->scenario, "%s", s->name);
+	snprintf(r->target, sizeof r->target, "%s", s->target);
+	r->pipeline = s->pipeline;
+	r->estimator = s->estimator;
+	r->block = s->block;
+	r->budget = s->budget;
+	r->concurrency = s->concurrency;
+	r->M = o.M;
+	r->accept = (lo + hi) / 2;
+	r->accept_lo = lo;
+	r->accept_hi = hi;
+	r->runnable = s->runnable;
+	snprintf(r->note, sizeof r->note, "%s", s->note);
+	if (s->pipeline == PIPE_SGLANG && s->budget > c->sglang_max_budget) {
+		r->runnable = 0;
+		if (!r->note[0])
+			snprintf(r->note, sizeof r->note, "budget > %g needs the native engine",
+				 c->sglang_max_budget);
+	}
+	memcpy(r->ms, o.ms, sizeof r->ms);
+	r->moe_ms = o.ms[COMP_MOE];
+	r->nonmoe_ms = o.nonmoe_ms;
+	r->moe_xfer = calib_xfer_index(c, m->ref_gpu, g, o.M) >= 0;
+	r->xfer_cover_pct = r->xfer_err_pct = NAN;
+}
+
+/* The point rows (before any band): the seed's scenarios one per
+ * acceptance, ddt's one per scenario (a list of acceptances is a range). */
 static int rows_setup(struct projection *p, const struct calib *c, const struct scenario *scs,
 		      size_t n, struct mc *mc, const struct model *m, long **case_of)
 {
@@ -1272,36 +1468,16 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 	for (size_t i = 0; i < n; i++) {
 		const struct scenario *s = &scs[i];
 		const struct gpu *g = calib_gpu(c, s->target);
+		int range = s->estimator == EST_CALIBRATED && s->naccept > 1;
 		if (!g)
 			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
 				       s->name, s->target);
-		for (int a = 0; a < s->naccept; a++) {
-			struct project_row *r = &p->rows[p->nrows];
-			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency,
-					      s->accept[a]};
-			struct model_out o;
-			model_eval(m, &in, &o);
-			snprintf(r->scenario, sizeof r->scenario, "%s", s->name);
-			snprintf(r->target, sizeof r->target, "%s", s->target);
-			r->pipeline = s->pipeline;
-			r->block = s->block;
-			r->budget = s->budget;
-			r->concurrency = s->concurrency;
-			r->M = o.M;
-			r->accept = s->accept[a];
-			r->runnable = s->runnable;
-			snprintf(r->note, sizeof r->note, "%s", s->note);
-			if (s->pipeline == PIPE_SGLANG && s->budget > c->sglang_max_budget) {
-				r->runnable = 0;
-				if (!r->note[0])
-					snprintf(r->note, sizeof r->note,
-						 "budget > %g needs the native engine",
-						 c->sglang_max_budget);
-			}
-			memcpy(r->ms, o.ms, sizeof r->ms);
-			r->moe_ms = o.ms[COMP_MOE];
-			r->nonmoe_ms = o.nonmoe_ms;
-			r->moe_xfer = calib_xfer_index(c, m->ref_gpu, g, o.M) >= 0;
+		for (int a = 0; a < (range ? 1 : s->naccept); a++) {
+			double lo = s->accept[a], hi = s->accept[a];
+			for (int j = 0; range && j < s->naccept; j++)
+				lo = fmin(lo, s->accept[j]), hi = fmax(hi, s->accept[j]);
+			row_fill(&p->rows[p->nrows], c, m, s, g, lo, hi);
+			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, 1};
 			long k = mc_case_of(mc, m, &in);
 			if (k < 0)
 				return (int)k;
@@ -1311,25 +1487,84 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 	return 0;
 }
 
+/* The MoE band of case k: each draw's MoE again (the steps keep only the
+ * sum). */
+static void moe_band(struct mc *mc, struct model *m, size_t k, int cal, struct band *b)
+{
+	double u[CALIB_MAX_ASM + KN_COUNT], v[CALIB_MAX_ASM], q[3];
+	struct model_out o;
+	size_t n = 0;
+	double *a = malloc(mc->nsamples * sizeof *a);
+	b->p5 = b->p50 = b->p95 = NAN;
+	if (!a)
+		return;
+	for (size_t s = 0; s < mc->nsamples; s++) {
+		for (size_t j = 0; j < (size_t)mc->ngroups + KN_COUNT; j++)
+			u[j] = MC_U(mc, j)[s];
+		values_at(mc, u, v);
+		knobs_set(mc, m, u + mc->ngroups);
+		if (model_set_values(m, v) != 0)
+			continue;
+		model_case_eval(m, &mc->cases[k].k, &o);
+		a[n++] = o.ms[COMP_MOE];
+	}
+	if (n) {
+		quantiles3(a, n, mc->scratch, mc->qw, q);
+		b->p5 = q[0], b->p50 = q[1], b->p95 = q[2];
+	}
+	use_estimator(mc, m, k, cal, v);
+	if (model_set_values(m, v) == 0) {
+		model_case_eval(m, &mc->cases[k].k, &o);
+		b->point = o.ms[COMP_MOE];
+	}
+	free(a);
+}
+
+/* Row r's bands from the draws of case k, its point from its estimator and
+ * the other estimator's figure beside it. */
+static void row_band(struct project_row *r, struct mc *mc, struct model *m, size_t k)
+{
+	int cal = r->estimator == EST_CALIBRATED;
+	double q[3], *tok = malloc(mc->nsamples * sizeof *tok);
+	double K = r->concurrency * r->accept * 1000.0;
+	struct model_out o;
+
+	mc_band(mc, k, cal, &r->step_ms);
+	r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
+	moe_band(mc, m, k, cal, &r->moe_band);
+	r->extrap_pct = 100 * (exp(mc->cases[k].k.moe_x_sig) - 1);
+	/* the row's components at its own point */
+	double v[CALIB_MAX_ASM];
+	use_estimator(mc, m, k, cal, v);
+	if (model_set_values(m, v) == 0) {
+		model_case_eval(m, &mc->cases[k].k, &o);
+		memcpy(r->ms, o.ms, sizeof r->ms);
+		r->moe_ms = o.ms[COMP_MOE];
+		r->nonmoe_ms = o.nonmoe_ms;
+	}
+	if (!tok) {
+		r->point_pctile = r->other_pctile = r->other_tok_s = NAN;
+		return;
+	}
+	row_tok_draws(mc, k, r->concurrency, r->accept_lo, r->accept_hi, tok);
+	r->point_pctile = pctile_of(tok, mc->nsamples, r->tok_s.point);
+	r->other_tok_s = cal ? K / mc->cases[k].point_step : K / mc->cases[k].cal_step;
+	r->other_pctile = pctile_of(tok, mc->nsamples, r->other_tok_s);
+	if (r->accept_hi > r->accept_lo) {
+		quantiles3(tok, mc->nsamples, mc->scratch, mc->qw, q);
+		r->tok_s.p5 = q[0];
+		r->tok_s.p50 = q[1];
+		r->tok_s.p95 = q[2];
+	}
+	free(tok);
+}
+
 static int rows_finish(struct projection *p, struct mc *mc, struct model *m, const long *case_of,
 		       int sensitivity)
 {
-	/* point percentiles need the columns before quantiles reorder them */
-	for (size_t i = 0; i < p->nrows; i++)
-		p->rows[i].point_pctile = point_pctile(mc, (size_t)case_of[i]);
 	for (size_t i = 0; i < p->nrows; i++) {
-		struct project_row *r = &p->rows[i];
-		size_t k = (size_t)case_of[i];
-		long first = -1;
-		for (size_t j = 0; j < i && first < 0; j++)
-			if (case_of[j] == case_of[i])
-				first = (long)j;
-		if (first >= 0)
-			r->step_ms = p->rows[first].step_ms;
-		else
-			mc_band(mc, k, &r->step_ms);
-		r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
-		lean_row(mc, m, r, k);
+		row_band(&p->rows[i], mc, m, (size_t)case_of[i]);
+		lean_row(mc, m, &p->rows[i], (size_t)case_of[i]);
 	}
 	if (!sensitivity)
 		return 0;
@@ -1342,6 +1577,44 @@ static int rows_finish(struct projection *p, struct mc *mc, struct model *m, con
 			return rc;
 	}
 	return 0;
+}
+
+/* How the draws vary beyond the assumptions, from c and its fit. */
+static void mc_spread(struct mc *mc, const struct calib *c)
+{
+	const struct moe_fit *f = &c->moe_ref.fit;
+	int nfree = 0;
+	for (int i = 0; i < MOE_P_COUNT; i++)
+		nfree += !f->held[i];
+	mc->a8_sig = isnan(c->sglang_b8.error_pct) ? 0 : log1p(c->sglang_b8.error_pct / 100);
+	mc->b16_sig = isnan(c->sglang_b16.error_pct) ? 0 : log1p(c->sglang_b16.error_pct / 100);
+	/* exactly determined: the residuals say nothing, so the form is sampled;
+	 * more points than parameters: the residuals' scatter, grown for the
+	 * parameters' own uncertainty */
+	mc->mix_forms = c->moe_ref.curve == MOE_CURVE_PHYSICAL && f->ok && f->npoints <= nfree;
+	mc->fit_sig = f->ok && f->npoints > nfree
+			      ? f->rms_pct / 100 * sqrt((double)f->npoints / (f->npoints - nfree))
+			      : 0;
+}
+
+/* Notes for the rows beyond the measured M range. */
+static int note_extrap(struct projection *p, const struct model *m)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int n = 0;
+	for (size_t i = 0; i < p->nrows && len < sizeof list - 1; i++)
+		if (p->rows[i].extrap_pct > 0 && (i == 0 || p->rows[i - 1].M != p->rows[i].M ||
+						  strcmp(p->rows[i - 1].scenario, p->rows[i].scenario)))
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s (M=%g, +-%.1f%%)",
+						n++ ? ", " : "", p->rows[i].scenario, p->rows[i].M,
+						p->rows[i].extrap_pct);
+	if (!n)
+		return 0;
+	return add_note(p, "beyond the measured M range (%g-%g on %s): %s; their bands include the "
+			"curve's extrapolation error (leaving out the end point and predicting it: "
+			"%.1f%% per e-fold of M above, %.1f%% below)",
+			m->m_lo, m->m_hi, m->ref_gpu->id, list, 100 * m->xsig_hi, 100 * m->xsig_lo);
 }
 
 /* Projects scs with calibration c (a private copy). */
@@ -1406,26 +1679,29 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 			race_w[i] = p->grid.cells[i].accept;
 		mc.race_w = race_w;
 	}
-	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0)
+	mc_spread(&mc, c);
+	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0 ||
+	    (rc = mc_weigh(&mc, p, cfg->seed)) != 0)
 		goto done;
-	if (p->has_grid)
-		grid_finish(p, &mc, cell_case);
+	mc_cal_point(&mc);
+	if (p->has_grid) {
+		run_races(&mc);
+		grid_finish(p, &mc, cell_case, gs->estimator == EST_CALIBRATED);
+	}
 	if ((rc = rows_finish(p, &mc, m, row_case, cfg->sensitivity)) != 0)
 		goto done;
 	if (mc.rejected)
 		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
 			 "its MoE and all-reduce time", mc.rejected);
-	if (mc.clamped)
-		add_note(p, "in %d of %zu draws no growth in [0, 1] meets the sglang_b16 anchor (a "
-			 "larger MoE transfer leaves its step no room for attention and draft to "
-			 "grow): growth is clamped and the b16 step misses its anchor",
-			 mc.clamped, mc.nsamples);
+	if (p->conflict)
+		add_note(p, "%s", p->weighting);
 	lean_text(p);
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;
 	fit_report(p, c, m);
 	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
-	    (rc = list_inputs(p, c, m)) != 0)
+	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
+	    (rc = backtest_xgpu(p, c)) != 0)
 		goto done;
 	if (m->growth_clamped)
 		rc = add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
@@ -1433,6 +1709,8 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 done:
 	free(mc.cases);
 	free(mc.step);
+	free(mc.u);
+	free(mc.b16);
 	free(mc.scratch);
 	free(mc.qw);
 	free(mc.wins);
@@ -1497,6 +1775,7 @@ void project_free(struct projection *p)
 	free(p->grid.cells);
 	free(p->grid.best);
 	free(p->backtest);
+	free(p->xback);
 	free(p->inputs);
 	free(p->notes);
 	memset(p, 0, sizeof *p);

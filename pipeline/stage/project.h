@@ -24,11 +24,12 @@
 #include <stdint.h>
 
 #include "calib.h"
+#include "fit.h"
 #include "model.h"
 #include "record.h"
 #include "tmpl.h"
 
-#define PROJECT_SCHEMA 1
+#define PROJECT_SCHEMA 2
 #define PROJECT_MAX_GRID_TARGETS 16
 #define PROJECT_MAX_GRID_CONC 16
 #define PROJECT_MAX_GRID_BUDGETS 24
@@ -67,8 +68,10 @@ void project_config_default(struct project_config *cfg);
 
 /* ---- results ---- */
 
-/* A value and its Monte Carlo band. point: the model at every assumption's
- * point value; p5/p50/p95: quantiles over the draws. */
+/* A value and its Monte Carlo band. point: the row's estimator (the seed's:
+ * every assumption at its seed point; calibrated: every sampled input at its
+ * posterior median); p5/p50/p95: quantiles over the draws, weighted by the
+ * anchors' likelihood. */
 struct band {
 	double point, p5, p50, p95;
 };
@@ -82,15 +85,26 @@ struct project_row {
 	double M, accept;
 	int runnable;
 	char note[200];
+	enum estimator_kind estimator;
+	double accept_lo, accept_hi; /* a calibrated scenario's acceptance range (lo = hi: one value) */
 	double ms[COMP_COUNT];    /* components at the point values */
 	double moe_ms, nonmoe_ms;
 	struct band step_ms, tok_s;
+	struct band moe_band;     /* the MoE alone, ms per step */
 	/* the lean: how far the median sits from the point estimate */
 	double lean_pct;          /* (tok_s.p50 - tok_s.point) / point x 100 */
 	char lean_by[64];         /* the assumption whose own median moves tok/s most */
 	double lean_by_pct;       /* its move, % of the point tok/s (signed) */
 	double point_pctile;      /* where the point estimate falls in the draws, 0-100 */
 	int moe_xfer;             /* the MoE was moved between GPUs (a transfer factor applies) */
+	/* the other estimator, beside: the seed's figure and where it falls in
+	 * this band (a seed row: ddt's calibrated median and its percentile, 50) */
+	double other_tok_s, other_pctile;
+	double extrap_pct;        /* M beyond the measured points: 1-sigma extrapolation error, % (0: inside) */
+	/* the backtest of the transfer this row's MoE takes (reference GPU ->
+	 * target, measured pairs held out): share of measured points inside
+	 * p5-p95 and median |error| of p50, %; NaN when there is no such data */
+	double xfer_cover_pct, xfer_err_pct;
 };
 
 /* One bar of a tornado: one assumption at its p5 and p95, the rest at their
@@ -180,6 +194,17 @@ struct project_backtest {
 	char note[160];
 };
 
+/* The cross-GPU backtest of one ordered GPU pair: the target's measurements
+ * held out of the transfer fit, the source's curve projected onto it. */
+struct project_xback {
+	char cls[24];
+	char from[32], to[32];
+	int n;                       /* measured points compared */
+	double cover_pct;            /* share inside p5-p95 */
+	double med_err_pct;          /* median |p50 / measured - 1| */
+	double max_err_pct;
+};
+
 /* Where an input value came from. */
 struct project_input {
 	char name[96];
@@ -208,6 +233,16 @@ struct projection {
 	struct project_fit fit;
 	size_t nbacktest;
 	struct project_backtest *backtest;
+	/* the cross-GPU backtest (backtest.h): per pair, then every pair pooled */
+	size_t nxback;
+	struct project_xback *xback;
+	double xback_cover_pct, xback_err_pct;
+	int xback_n;
+	/* the anchors as observations: effective sample size of the weighted
+	 * draws, and whether the prior and the anchor disagree */
+	double ess, ess_pct;
+	int conflict;
+	char weighting[400];         /* what was weighted by what, in words */
 	size_t ninputs;
 	struct project_input *inputs;
 	size_t nnotes;
@@ -254,7 +289,8 @@ enum {
 	PROJECT_TEXT_TORNADO = 1 << 1,
 	PROJECT_TEXT_GRID = 1 << 2,
 	PROJECT_TEXT_FIT = 1 << 3,
-	PROJECT_TEXT_ALL = 0xf
+	PROJECT_TEXT_XBACK = 1 << 4,
+	PROJECT_TEXT_ALL = 0x1f
 };
 void project_write_text(const struct projection *p, unsigned parts, FILE *fp);
 

@@ -1,6 +1,8 @@
 /* project_yaml.c - projection.yaml: the writer, the strict reader, and the text form. */
 #include "project.h"
 
+#include "backtest.h"
+
 #include "err.h"
 #include "fsx.h"
 
@@ -42,6 +44,9 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_int(y, "concurrency", r->concurrency);
 		yout_kv_num(y, "M", r->M);
 		yout_kv_num(y, "accept", r->accept);
+		yout_kv_num(y, "accept_lo", r->accept_lo);
+		yout_kv_num(y, "accept_hi", r->accept_hi);
+		yout_kv_str(y, "estimator", estimator_name(r->estimator));
 		kv_bool(y, "runnable", r->runnable);
 		yout_kv_str(y, "note", r->note);
 		yout_key(y, "ms");
@@ -53,11 +58,17 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "nonmoe_ms", r->nonmoe_ms);
 		band_out(y, "step_ms", &r->step_ms);
 		band_out(y, "tok_s", &r->tok_s);
+		band_out(y, "moe_band", &r->moe_band);
 		yout_kv_num(y, "lean_pct", r->lean_pct);
 		yout_kv_str(y, "lean_by", r->lean_by);
 		yout_kv_num(y, "lean_by_pct", r->lean_by_pct);
 		yout_kv_num(y, "point_pctile", r->point_pctile);
 		kv_bool(y, "moe_xfer", r->moe_xfer);
+		yout_kv_num(y, "other_tok_s", r->other_tok_s);
+		yout_kv_num(y, "other_pctile", r->other_pctile);
+		yout_kv_num(y, "extrap_pct", r->extrap_pct);
+		yout_kv_num(y, "xfer_cover_pct", r->xfer_cover_pct);
+		yout_kv_num(y, "xfer_err_pct", r->xfer_err_pct);
 		yout_end(y);
 	}
 	yout_end(y);
@@ -213,6 +224,31 @@ static void backtest_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
+static void xback_out(struct yout *y, const struct projection *p)
+{
+	yout_key(y, "xbacktest");
+	yout_map(y);
+	yout_kv_int(y, "points", p->xback_n);
+	yout_kv_num(y, "cover_pct", p->xback_cover_pct);
+	yout_kv_num(y, "err_pct", p->xback_err_pct);
+	yout_key(y, "pairs");
+	yout_seq(y);
+	for (size_t i = 0; i < p->nxback; i++) {
+		const struct project_xback *x = &p->xback[i];
+		yout_map_flow(y);
+		yout_kv_str(y, "class", x->cls);
+		yout_kv_str(y, "from", x->from);
+		yout_kv_str(y, "to", x->to);
+		yout_kv_int(y, "n", x->n);
+		yout_kv_num(y, "cover_pct", x->cover_pct);
+		yout_kv_num(y, "med_err_pct", x->med_err_pct);
+		yout_kv_num(y, "max_err_pct", x->max_err_pct);
+		yout_end(y);
+	}
+	yout_end(y);
+	yout_end(y);
+}
+
 static void inputs_out(struct yout *y, const struct projection *p)
 {
 	yout_key(y, "inputs");
@@ -244,6 +280,10 @@ void project_emit(const struct projection *p, FILE *fp)
 	kv_bool(&y, "recalibrated", p->recalibrated);
 	yout_kv_str(&y, "measured_on", p->measured_on);
 	yout_kv_str(&y, "lean", p->lean);
+	yout_kv_num(&y, "ess", p->ess);
+	yout_kv_num(&y, "ess_pct", p->ess_pct);
+	kv_bool(&y, "conflict", p->conflict);
+	yout_kv_str(&y, "weighting", p->weighting);
 	yout_key(&y, "notes");
 	yout_seq(&y);
 	for (size_t i = 0; i < p->nnotes; i++)
@@ -255,6 +295,7 @@ void project_emit(const struct projection *p, FILE *fp)
 		grid_out(&y, &p->grid);
 	fit_out(&y, &p->fit);
 	backtest_out(&y, p);
+	xback_out(&y, p);
 	inputs_out(&y, p);
 	yout_end(&y);
 }
@@ -338,6 +379,15 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	int_in(c, m, "concurrency", &r->concurrency);
 	yget_num(c, m, "M", NUM, &r->M);
 	yget_num(c, m, "accept", NUM, &r->accept);
+	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
+	yget_num(c, m, "accept_hi", NUM, &r->accept_hi);
+	{
+		const char *e = NULL;
+		if (!yget_str(c, m, "estimator", Y_REQUIRED, &e) && e &&
+		    estimator_parse(e, &r->estimator))
+			ydiag_add(c->diag, c->file, m->line, m->col,
+				  "estimator: expected seed or calibrated, got '%s'", e);
+	}
 	yget_bool(c, m, "runnable", Y_REQUIRED, &r->runnable);
 	str_in(c, m, "note", r->note, sizeof r->note);
 	if (!yget_node(c, m, "ms", YDOC_MAP, Y_REQUIRED, &ms) && ms) {
@@ -349,11 +399,17 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "nonmoe_ms", NUM, &r->nonmoe_ms);
 	band_in(c, m, "step_ms", &r->step_ms);
 	band_in(c, m, "tok_s", &r->tok_s);
+	band_in(c, m, "moe_band", &r->moe_band);
 	yget_num(c, m, "lean_pct", NUM, &r->lean_pct);
 	str_in(c, m, "lean_by", r->lean_by, sizeof r->lean_by);
 	yget_num(c, m, "lean_by_pct", NUM, &r->lean_by_pct);
 	yget_num(c, m, "point_pctile", NUM, &r->point_pctile);
 	yget_bool(c, m, "moe_xfer", Y_REQUIRED, &r->moe_xfer);
+	yget_num(c, m, "other_tok_s", NUM, &r->other_tok_s);
+	yget_num(c, m, "other_pctile", NUM, &r->other_pctile);
+	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
+	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
+	yget_num(c, m, "xfer_err_pct", NUM, &r->xfer_err_pct);
 	ycheck_unknown(c, m);
 }
 
@@ -528,6 +584,35 @@ static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_back
 	ycheck_unknown(c, m);
 }
 
+static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
+{
+	struct ydoc_node *s;
+	yget_int(c, m, "points", Y_REQUIRED, &p->xback_n);
+	yget_num(c, m, "cover_pct", NUM, &p->xback_cover_pct);
+	yget_num(c, m, "err_pct", NUM, &p->xback_err_pct);
+	if ((s = seq_in(c, m, "pairs", 100000)) != NULL) {
+		p->xback = calloc(s->n ? s->n : 1, sizeof *p->xback);
+		if (!p->xback)
+			return err_nomem();
+		for (size_t i = 0; i < s->n; i++) {
+			struct ydoc_node *it = s->items[i];
+			struct project_xback *x = &p->xback[p->nxback++];
+			if (ynode_expect(c, it, YDOC_MAP, "pair"))
+				continue;
+			str_in(c, it, "class", x->cls, sizeof x->cls);
+			str_in(c, it, "from", x->from, sizeof x->from);
+			str_in(c, it, "to", x->to, sizeof x->to);
+			int_in(c, it, "n", &x->n);
+			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
+			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
+			yget_num(c, it, "max_err_pct", NUM, &x->max_err_pct);
+			ycheck_unknown(c, it);
+		}
+	}
+	ycheck_unknown(c, m);
+	return 0;
+}
+
 static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *in)
 {
 	const char *s = NULL;
@@ -573,6 +658,10 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 	yget_bool(c, root, "recalibrated", Y_REQUIRED, &p->recalibrated);
 	str_in(c, root, "measured_on", p->measured_on, sizeof p->measured_on);
 	str_in(c, root, "lean", p->lean, sizeof p->lean);
+	yget_num(c, root, "ess", NUM, &p->ess);
+	yget_num(c, root, "ess_pct", NUM, &p->ess_pct);
+	yget_bool(c, root, "conflict", Y_REQUIRED, &p->conflict);
+	str_in(c, root, "weighting", p->weighting, sizeof p->weighting);
 	if ((s = seq_in(c, root, "notes", 1000)) != NULL) {
 		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
 			return rc;
@@ -610,6 +699,9 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 			if (!ynode_expect(c, s->items[i], YDOC_MAP, "backtest"))
 				backtest_in(c, s->items[i], &p->backtest[p->nbacktest++]);
 	}
+	if (!yget_node(c, root, "xbacktest", YDOC_MAP, Y_REQUIRED, &g) && g &&
+	    (rc = xback_in(c, g, p)))
+		return rc;
 	if ((s = seq_in(c, root, "inputs", 100000)) != NULL) {
 		if ((rc = alloc_n(&p->inputs, s->n, sizeof *p->inputs)))
 			return rc;
@@ -688,15 +780,30 @@ int project_normalize(struct projection *p)
 
 static void text_rows(const struct projection *p, FILE *fp)
 {
-	fprintf(fp, "%-18s %-7s %5s %6s %9s %9s %9s %9s %9s  %s\n", "scenario", "target", "M",
-		"accept", "step_ms", "tok/s", "p5", "p50", "p95", "point at");
+	fprintf(fp, "%-18s %-10s %-7s %5s %7s %8s %8s %8s %8s %8s  %-18s %s\n", "scenario",
+		"estimator", "target", "M", "accept", "step_ms", "tok/s", "p5", "p50", "p95",
+		"other estimator", "backtest");
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct project_row *r = &p->rows[i];
-		fprintf(fp, "%-18s %-7s %5g %6g %9.3f %9.1f %9.1f %9.1f %9.1f  p%.0f%s\n",
-			r->scenario, r->target, r->M, r->accept, r->step_ms.point, r->tok_s.point,
-			r->tok_s.p5, r->tok_s.p50, r->tok_s.p95, r->point_pctile,
-			r->runnable ? "" : "  [not runnable]");
+		char acc[48], other[48], bt[48] = "-";
+		if (r->accept_hi > r->accept_lo)
+			snprintf(acc, sizeof acc, "%g-%g", r->accept_lo, r->accept_hi);
+		else
+			snprintf(acc, sizeof acc, "%g", r->accept);
+		snprintf(other, sizeof other, "%s %.0f at p%.0f",
+			 r->estimator == EST_SEED ? "ddt" : "seed", r->other_tok_s, r->other_pctile);
+		if (!isnan(r->xfer_cover_pct))
+			snprintf(bt, sizeof bt, "%.0f%% in, %.1f%% err", r->xfer_cover_pct,
+				 r->xfer_err_pct);
+		fprintf(fp, "%-18s %-10s %-7s %5g %7s %8.3f %8.1f %8.1f %8.1f %8.1f  %-18s %s%s\n",
+			r->scenario, estimator_name(r->estimator), r->target, r->M, acc,
+			r->step_ms.point, r->tok_s.point, r->tok_s.p5, r->tok_s.p50, r->tok_s.p95,
+			other, bt, r->runnable ? "" : "  [not runnable]");
 	}
+	fprintf(fp, "(seed: the seed's estimator, its point and where it falls in ddt's band; "
+		    "calibrated: ddt's, point = median; backtest: the transfer's cross-GPU "
+		    "backtest for this target, share of held-out measurements inside p5-p95 and "
+		    "median |error|)\n");
 }
 
 static void text_tornado(const struct projection *p, FILE *fp)
@@ -784,7 +891,8 @@ void project_write_text(const struct projection *p, unsigned parts, FILE *fp)
 			(unsigned long long)p->seed, moe_curve_name(p->curve),
 			p->recalibrated ? ", recalibrated from tonight's GPU run" : "");
 		text_rows(p, fp);
-		fprintf(fp, "\nlean: %s\n", p->lean);
+		fprintf(fp, "\nweighting: %s\n", p->weighting);
+		fprintf(fp, "lean: %s\n", p->lean);
 		for (size_t i = 0; i < p->nnotes; i++)
 			fprintf(fp, "note: %s\n", p->notes[i]);
 	}
@@ -794,4 +902,8 @@ void project_write_text(const struct projection *p, unsigned parts, FILE *fp)
 		text_grid(p, fp);
 	if (parts & PROJECT_TEXT_FIT)
 		text_fit(p, fp);
+	if ((parts & PROJECT_TEXT_XBACK) && p->nxback) {
+		fputc('\n', fp);
+		backtest_write_text(p, fp);
+	}
 }
