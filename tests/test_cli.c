@@ -75,7 +75,7 @@ static void test_cli__estimate_adhoc_and_set(void **state)
 	(void)state;
 	char *out, f[32][32];
 	assert_int_equal(ddt(&out, "estimate --target b300 --pipeline native --block 16 --budget 32 "
-				   "--accept 12,14,16 --format csv --set native_cut=0.4"),
+				   "--accept 12,14,16 --estimator seed --format csv --set native_cut=0.4"),
 			 0);
 	assert_true(csv_row(out, "adhoc,b300,native,16,32,1,33,14,", f, 32) >= 12);
 	assert_true(atof(f[10]) > 14.7 * 0.99 && atof(f[10]) < 14.7 * 1.01);

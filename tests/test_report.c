@@ -82,7 +82,7 @@ struct est {
 static int ddt_estimate(struct est *rows, int max)
 {
 	char bin[PATH_MAX], cmd[PATH_MAX + 2048], out[16384], *save = NULL;
-	int n = 0, ci_s = -1, ci_a = -1, ci_t = -1;
+	int n = 0, ci_s = -1, ci_a = -1, ci_t = -1, ci_e = -1;
 	if (!ddt_bin(bin, sizeof bin))
 		return -1;
 	snprintf(cmd, sizeof cmd,
@@ -101,6 +101,7 @@ static int ddt_estimate(struct est *rows, int max)
 				ci_s = !strcmp(f[i], "scenario") ? i : ci_s;
 				ci_a = !strcmp(f[i], "accept") ? i : ci_a;
 				ci_t = !strcmp(f[i], "tok_s") ? i : ci_t;
+				ci_e = !strcmp(f[i], "estimator") ? i : ci_e;
 			}
 			if (ci_s < 0 || ci_a < 0 || ci_t < 0)
 				return -1;
@@ -108,6 +109,10 @@ static int ddt_estimate(struct est *rows, int max)
 		}
 		if (n == max || nf <= ci_t)
 			break;
+		/* the What-if is the seed estimator's formula; ddt's calibrated
+		 * headline is a Monte Carlo median no formula reproduces */
+		if (ci_e >= 0 && nf > ci_e && !strcmp(f[ci_e], "calibrated"))
+			continue;
 		snprintf(rows[n].scenario, sizeof rows[n].scenario, "%s", f[ci_s]);
 		rows[n].accept = atof(f[ci_a]);
 		rows[n].tok_s = atof(f[ci_t]);

@@ -14,6 +14,7 @@ struct cli_command {
 
 int cmd_estimate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_backtest(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_history(int argc, char **argv);

@@ -10,6 +10,7 @@
 static const struct cli_command commands[] = {
 	{"estimate", "project decode throughput for scenarios (what-if)", cmd_estimate},
 	{"check", "validate calibration and template YAML", cmd_check},
+	{"backtest", "how the MoE transfer bands held on GPUs they were not fitted to", cmd_backtest},
 	{"bench", "measure the engine's kernels on this machine into a run record", cmd_bench},
 	{"nightly", "run the whole nightly job", cmd_nightly},
 	{"history", "kernel series over the nights, with regression verdicts", cmd_history},

@@ -794,6 +794,8 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 	wi_model_row(w, w->r++, &rb);
 	for (size_t i = 0; i < d->est.n; i++) {
 		const struct estimate_row *e = &d->est.rows[i];
+		if (e->sc.estimator == EST_CALIBRATED)
+			continue; /* a Monte Carlo median: no formula reproduces it */
 		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block,
 				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0};
 		wi_model_row(w, w->r++, &row);
@@ -1036,7 +1038,9 @@ static void sheet_whatif(struct xw *x)
 	put_str(x, w.ws, w.r++, 0,
 		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
 		"component time) and every tok/s follows. At the inputs as written, tok/s equals "
-		"ddt's own point estimate (column 'ddt tok/s'; the difference is in 'tok/s - ddt').",
+		"ddt's own point estimate (column 'ddt tok/s'; the difference is in 'tok/s - ddt'). "
+		"The rows are the seed estimator's scenarios: ddt's calibrated headline is the median "
+		"of a Monte Carlo band (sheet Projections), which no formula reproduces.",
 		x->f.note);
 	put_str(x, w.ws, w.r++, 0,
 		"step = MoE + non-MoE; MoE = reference curve at M x (ref bw / target bw) x transfer, "

@@ -304,6 +304,8 @@ static const char usage[] =
 	"                      speculation, the autoregressive baseline (M = C, accept 1)\n"
 	"  --accept LIST       ad hoc: mean acceptance lengths, e.g. 12,14,16\n"
 	"  --concurrency N     ad hoc: sequences decoded at once (default 1)\n"
+	"  --estimator E       ad hoc: calibrated (default: ddt's, headline the median)\n"
+	"                      or seed (the seed's assumptions)\n"
 	"                      (with one --scenario, ad hoc options change that scenario)\n"
 	"  --set KEY=VALUE     override a calibration value or assumption, e.g.\n"
 	"                      native_cut=0.3, gpus.b300.bw_tbps=7.7,\n"
@@ -337,11 +339,12 @@ enum {
 	OPT_SEED,
 	OPT_SENS,
 	OPT_GRID,
-	OPT_MOEREF
+	OPT_MOEREF,
+	OPT_ESTIMATOR
 };
 
 struct adhoc {
-	const char *target, *pipeline, *accept;
+	const char *target, *pipeline, *accept, *estimator;
 	int block, budget, concurrency; /* -1 (budget), 0 (others): not given */
 	int any;
 };
@@ -380,6 +383,9 @@ static int apply_adhoc(const struct adhoc *a, struct scenario *s)
 	if (a->pipeline && pipeline_parse(a->pipeline, &s->pipeline))
 		return cli_usage_error("estimate", "--pipeline: expected sglang or native, got '%s'",
 				       a->pipeline);
+	if (a->estimator && estimator_parse(a->estimator, &s->estimator))
+		return cli_usage_error("estimate", "--estimator: expected seed or calibrated, got '%s'",
+				       a->estimator);
 	if (a->block)
 		s->block = a->block;
 	if (a->budget >= 0)
@@ -425,6 +431,7 @@ int cmd_estimate(int argc, char **argv)
 		{"sensitivity", no_argument, NULL, OPT_SENS},
 		{"grid", no_argument, NULL, OPT_GRID},
 		{"moe-reference", required_argument, NULL, OPT_MOEREF},
+		{"estimator", required_argument, NULL, OPT_ESTIMATOR},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PATH_OPTIONS,
 		{NULL, 0, NULL, 0}};
@@ -506,6 +513,7 @@ int cmd_estimate(int argc, char **argv)
 		case OPT_MOEREF:
 			moeref = optarg;
 			break;
+		case OPT_ESTIMATOR: ah.estimator = optarg, ah.any = 1; break;
 		case OPT_CONC:
 			if (parse_int_arg("--concurrency", optarg, &ah.concurrency))
 				return 2;

@@ -373,38 +373,42 @@ struct xpt {
 
 #define XFER_MAX_PTS (CALIB_MAX_MEAS_GPUS * CALIB_MAX_MEAS_GPUS * CALIB_MAX_MEAS_M)
 
-/* Least squares of one range's points, then the family offsets. */
+/* Least squares of one range's points with an offset per family pair (its
+ * own intercept) and one slope on the log bandwidth ratio, taken from the
+ * variation within the family pairs so that family differences do not pass
+ * for a bandwidth effect. a: the intercept for a family pair never seen. */
 static void xfer_solve(struct xfer_fit_range *r, const struct xpt *p, int n)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
-	for (int i = 0; i < n; i++)
-		mx += p[i].x / n, my += p[i].y / n;
-	for (int i = 0; i < n; i++) {
-		sxx += (p[i].x - mx) * (p[i].x - mx);
-		sxy += (p[i].x - mx) * (p[i].y - my);
-	}
-	r->b = sxx > 1e-12 ? sxy / sxx : 0;
-	r->a = my - r->b * mx;
-	r->n = n;
-	double sum[FIT_XFER_MAX_FAMPAIRS] = {0}, sq[FIT_XFER_MAX_FAMPAIRS] = {0};
+	double sx[FIT_XFER_MAX_FAMPAIRS] = {0}, sy[FIT_XFER_MAX_FAMPAIRS] = {0};
+	double sq[FIT_XFER_MAX_FAMPAIRS] = {0}, sxx = 0, sxy = 0, ss = 0, sa = 0;
 	int last_pair[FIT_XFER_MAX_FAMPAIRS];
 	for (int k = 0; k < r->nfam; k++)
 		last_pair[k] = -1;
 	for (int i = 0; i < n; i++) {
-		double e = p[i].y - r->a - r->b * p[i].x;
+		int k = p[i].fam;
+		sx[k] += p[i].x, sy[k] += p[i].y;
+		r->no[k]++;
+		if (last_pair[k] != p[i].pair)
+			r->npairs[k]++, last_pair[k] = p[i].pair;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = p[i].fam;
+		double dx = p[i].x - sx[k] / r->no[k], dy = p[i].y - sy[k] / r->no[k];
+		sxx += dx * dx, sxy += dx * dy;
+	}
+	r->b = sxx > 1e-9 ? sxy / sxx : 0;
+	r->n = n;
+	for (int k = 0; k < r->nfam; k++)
+		r->off[k] = r->no[k] ? (sy[k] - r->b * sx[k]) / r->no[k] : 0;
+	for (int i = 0; i < n; i++)
+		sa += (p[i].y - r->b * p[i].x) / n;
+	r->a = sa;
+	for (int i = 0; i < n; i++) {
+		double e = p[i].y - r->a - r->b * p[i].x, eo = p[i].y - r->off[p[i].fam] - r->b * p[i].x;
 		ss += e * e;
-		sum[p[i].fam] += e;
-		r->no[p[i].fam]++;
-		if (last_pair[p[i].fam] != p[i].pair)
-			r->npairs[p[i].fam]++, last_pair[p[i].fam] = p[i].pair;
+		sq[p[i].fam] += eo * eo;
 	}
 	r->sd = n > 2 ? sqrt(ss / (n - 2)) : NAN;
-	for (int k = 0; k < r->nfam; k++)
-		r->off[k] = r->no[k] ? sum[k] / r->no[k] : 0;
-	for (int i = 0; i < n; i++) {
-		double e = p[i].y - r->a - r->b * p[i].x - r->off[p[i].fam];
-		sq[p[i].fam] += e * e;
-	}
 	for (int k = 0; k < r->nfam; k++)
 		r->sdo[k] = r->no[k] > 1 ? sqrt(sq[k] / (r->no[k] - 1)) : NAN;
 }
@@ -465,7 +469,7 @@ int fit_xfer_factor(const struct xfer_fit *f, const struct calib *c, const struc
 	sd = fr->sd;
 	*npairs = 0;
 	if (k >= 0 && fr->no[k]) {
-		lf += fr->off[k];
+		lf = fr->off[k] + fr->b * x;
 		*npairs = fr->npairs[k];
 		/* the pair's own scatter, plus half the range's for the offset's own error */
 		if (!isnan(fr->sdo[k]))

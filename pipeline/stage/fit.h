@@ -35,16 +35,18 @@ void fit_moe_plateau(const struct calib *c, const struct gpu *ref, const double 
 
 #define FIT_XFER_MAX_FAMPAIRS 48
 
-/* One M range of the transfer fit: log factor = a + b log(bw_to / bw_from)
- * + off[family pair], by least squares over every ordered pair of measured
- * GPUs and every M of the range both measured. */
+/* One M range of the transfer fit: log factor = off[family pair] + b
+ * log(bw_to / bw_from), by least squares over every ordered pair of measured
+ * GPUs and every M of the range both measured (b from the variation within
+ * family pairs); a family pair never measured takes a + b log(...), a the
+ * mean over every pair. */
 struct xfer_fit_range {
 	double a, b;               /* intercept, slope on the log bandwidth ratio */
 	double sd;                 /* residual sd of the log factor (no offsets) */
 	int n;                     /* points */
 	int nfam;
 	char fam_from[FIT_XFER_MAX_FAMPAIRS][24], fam_to[FIT_XFER_MAX_FAMPAIRS][24];
-	double off[FIT_XFER_MAX_FAMPAIRS];  /* mean residual of the family pair */
+	double off[FIT_XFER_MAX_FAMPAIRS];  /* the family pair's intercept */
 	double sdo[FIT_XFER_MAX_FAMPAIRS];  /* sd about it (NaN: one point) */
 	int no[FIT_XFER_MAX_FAMPAIRS];      /* its points */
 	int npairs[FIT_XFER_MAX_FAMPAIRS];  /* its GPU pairs */

@@ -619,6 +619,75 @@ static int merge_launch(const struct run_record *run, struct projection *p)
 	return 0;
 }
 
+int project_merge_fleet(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	struct meas_class *k = NULL;
+	const struct geometry *g = &c->model;
+	int ngpu = 0, first = -1;
+	for (int i = 0; i < c->meas.nclasses; i++)
+		if (!strcmp(c->meas.cls[i].name, c->xfer_class))
+			k = &c->meas.cls[i];
+	if (!k)
+		return 0;
+	for (size_t d = 0; d < run->ndevices; d++) {
+		const struct gpu *gpu = match_gpu(c, run->devices[d].name);
+		double m[CALIB_MAX_MEAS_M], us[CALIB_MAX_MEAS_M];
+		int n = 0;
+		if (!gpu || !strcmp(run->devices[d].kind, "cpu"))
+			continue;
+		for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MEAS_M; i++) {
+			const struct rec_row *r = &run->rows[i];
+			if (!gpu_row(run, r, "moe_w4a16") || (size_t)r->device != d ||
+			    rec_row_param(r, "hidden", g->hidden) != g->hidden ||
+			    rec_row_param(r, "experts", g->experts) != g->experts ||
+			    isnan(rec_row_param(r, "M", NAN)))
+				continue;
+			m[n] = rec_row_param(r, "M", NAN);
+			us[n++] = r->median_us; /* per call, one layer */
+		}
+		if (n < 2 || k->nseries == CALIB_MAX_MEAS_GPUS || k->nm + n > CALIB_MAX_MEAS_M)
+			continue;
+		/* columns of its own: tonight's kernel pairs only with tonight's */
+		if (first < 0)
+			first = k->nm;
+		struct meas_series *s = &k->series[k->nseries++];
+		memset(s, 0, sizeof *s);
+		snprintf(s->gpu, sizeof s->gpu, "%s", gpu->id);
+		s->prov = PROV_TONIGHT;
+		snprintf(s->source, sizeof s->source, "tonight: moe_w4a16 on %s (run %s)",
+			 run->devices[d].name, run->run_id);
+		for (int j = 0; j < k->nm; j++)
+			s->us[j] = NAN;
+		for (int j = 0; j < n; j++) {
+			int col = -1;
+			for (int q = first; q < k->nm; q++)
+				if (k->m[q] == m[j])
+					col = q;
+			if (col < 0) {
+				col = k->nm++;
+				k->m[col] = m[j];
+				for (int t = 0; t < k->nseries - 1; t++)
+					k->series[t].us[col] = NAN;
+			}
+			s->us[col] = us[j];
+		}
+		ngpu++;
+	}
+	if (ngpu < 2) {
+		/* one GPU tonight: nothing to pair; its columns stay out */
+		if (ngpu == 1) {
+			k->nseries--;
+			k->nm = first;
+		}
+		return 0;
+	}
+	if (p)
+		add_note(p, "tonight's moe_w4a16 sweeps on %d GPUs join the transfer calibration "
+			 "and the cross-GPU backtest (paired only with each other)", ngpu);
+	c->xfer_ref[0] = '\0';
+	return calib_xfer_build(c);
+}
+
 /* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
 static int merge_tonight(struct calib *c, const struct run_record *run, struct projection *p)
 {
@@ -641,6 +710,8 @@ static int merge_tonight(struct calib *c, const struct run_record *run, struct p
 		return rc;
 	merge_attn(c, run, gpu);
 	merge_draft(c, run);
+	if ((rc = project_merge_fleet(c, run, p)) != 0)
+		return rc;
 	if (c->law_attn.n || c->law_draft.n || c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
 		p->recalibrated = 1;
 	if (!p->recalibrated)

@@ -249,6 +249,15 @@ static void xback_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
+void project_emit_xback(const struct projection *p, FILE *fp)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	yout_map(&y);
+	xback_out(&y, p);
+	yout_end(&y);
+}
+
 static void inputs_out(struct yout *y, const struct projection *p)
 {
 	yout_key(y, "inputs");
