@@ -99,6 +99,26 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The CUDA kernels' own sources built by the host compiler and run on the CPU
+# (engine/cuda/sim): tests/test_cuda_sim validates them with or without nvcc.
+SIM_OPS := moe_w4a16 tree_attn tree_build accept memcpy
+SIM_OBJ := $(SIM_OPS:%=$(BUILD)/sim/engine/cuda/%.o) $(BUILD)/engine/cuda/sim/sim.o
+SIM_CXXFLAGS = -std=c++17 $(WARN) -Wno-unknown-pragmas $(CFLAGS) $(CPPFLAGS) -MMD -MP
+
+$(BUILD)/sim/%.o: %.cu $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  CXX   $< (CPU)"
+	@$(CXX) -x c++ $(SIM_CXXFLAGS) -c $< -o $@
+	@objcopy -w -G 'op_sim_*' $@  # only the op table is global: no clash with nvcc's objects
+
+$(BUILD)/%.o: %.cpp $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  CXX   $<"
+	@$(CXX) $(SIM_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_cuda_sim: $(SIM_OBJ)
+$(BUILD)/tests/test_cuda_sim: LDLIBS += -lstdc++
+
 # The CPU kernels come in three instruction sets (engine/cpu/kern.h) and
 # -march=native builds only one: the ops' tests are also built for the other
 # two, so a path this CPU does not pick still gets checked (x86-64 only).

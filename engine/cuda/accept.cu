@@ -24,6 +24,7 @@ extern "C" {
 #define AC_THREADS 256
 #define AC_MAX_BLOCKS 64
 #define AC_SMEM_NODES 4096 /* trees up to this size walk in shared memory */
+#define AC_MAX_L 256       /* deepest tree walked */
 
 struct ac_args {
 	int n, L, layers, row;
@@ -34,17 +35,26 @@ struct ac_args {
 	int32_t *path;           /* [L+1] */
 };
 
+/* Dynamic shared memory: the path, len and bonus, then (trees of up to
+ * AC_SMEM_NODES nodes) parent, token and target. All of it is dynamic, so the
+ * host's byte count (ac_smem_bytes) is the whole of it. */
+#define AC_PATH_INTS (AC_MAX_L + 1 + 2)
+
+static size_t ac_smem_bytes(int n)
+{
+	return (size_t)(AC_PATH_INTS + (n <= AC_SMEM_NODES ? 3 * n : 0)) * sizeof(int32_t);
+}
+
 __global__ void __launch_bounds__(AC_THREADS) ac_kernel(const ac_args a)
 {
-	extern __shared__ int32_t ac_sm[];
-	__shared__ int32_t s_path[256 + 1];
-	__shared__ int32_t s_len, s_bonus;
+	CU_DYN_SMEM(int32_t, ac_sm);
+	int32_t *s_path = ac_sm, *s_len = ac_sm + AC_MAX_L + 1, *s_bonus = s_len + 1;
 	const int tid = threadIdx.x, lane = tid & 31;
 	const bool in_smem = a.n <= AC_SMEM_NODES;
 	const int32_t *P = a.parent, *T = a.token, *G = a.target;
 
 	if (in_smem) {
-		int32_t *sp = ac_sm, *st = ac_sm + a.n, *sg = ac_sm + 2 * a.n;
+		int32_t *sp = ac_sm + AC_PATH_INTS, *st = sp + a.n, *sg = sp + 2 * a.n;
 		for (int i = tid; i < a.n; i += AC_THREADS) {
 			sp[i] = a.parent[i];
 			st[i] = a.token[i];
@@ -82,19 +92,19 @@ __global__ void __launch_bounds__(AC_THREADS) ac_kernel(const ac_args a)
 		}
 		if (lane == 0) {
 			s_path[0] = 0;
-			s_len = len;
-			s_bonus = bonus;
+			*s_len = len;
+			*s_bonus = bonus;
 		}
 	}
 	__syncthreads();
 
-	const int len = s_len;
+	const int len = *s_len;
 	if (blockIdx.x == 0) {
 		for (int i = tid; i <= a.L; i += AC_THREADS)
 			a.path[i] = i < len ? s_path[i] : -1;
 		if (tid == 0) {
 			a.len_bonus[0] = len;
-			a.len_bonus[1] = s_bonus;
+			a.len_bonus[1] = *s_bonus;
 		}
 	}
 
@@ -149,9 +159,9 @@ static int ac_setup(void **dev, const void *inst)
 	int rc;
 
 	*dev = NULL;
-	if (in->L > 256)
-		return err_set(DDT_EINPUT, "unsupported: accept CUDA walks at most 256 levels "
-			       "(L = %d)", in->L);
+	if (in->L > AC_MAX_L)
+		return err_set(DDT_EINPUT, "unsupported: accept CUDA walks at most %d levels "
+			       "(L = %d)", AC_MAX_L, in->L);
 	if (!(d = (struct ac_dev *)calloc(1, sizeof *d)))
 		return err_nomem();
 	struct ac_args *a = &d->a;
@@ -184,10 +194,8 @@ static int ac_setup(void **dev, const void *inst)
 	    (rc = CU(cudaMemset(a->path, 0xff, (size_t)(in->L + 1) * 4))))
 		goto fail;
 	d->blocks = in->layers < AC_MAX_BLOCKS ? in->layers : AC_MAX_BLOCKS;
-	d->smem = in->n <= AC_SMEM_NODES ? (size_t)3 * in->n * 4 : 0;
-	if (d->smem > 48 * 1024 &&
-	    (rc = CU(cudaFuncSetAttribute(ac_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					  (int)d->smem))))
+	d->smem = ac_smem_bytes(in->n);
+	if ((rc = cu_smem_allow(ac_kernel, d->smem, "accept")))
 		goto fail;
 	*dev = d;
 	return 0;
@@ -199,8 +207,7 @@ fail:
 static int ac_run(void *dev, void *stream)
 {
 	struct ac_dev *d = (struct ac_dev *)dev;
-	ac_kernel<<<d->blocks, AC_THREADS, d->smem, (cudaStream_t)stream>>>(d->a);
-	CK_LAUNCH();
+	CK(cu_launch(ac_kernel, d->blocks, AC_THREADS, d->smem, (cudaStream_t)stream, d->a));
 	return 0;
 }
 
@@ -224,4 +231,4 @@ static int ac_fetch(void *dev, void *inst)
 	return 0;
 }
 
-extern "C" const struct op_cuda op_cuda_accept = {ac_setup, ac_run, ac_fetch, ac_teardown};
+extern "C" const struct op_cuda CU_OP_TABLE(accept) = {ac_setup, ac_run, ac_fetch, ac_teardown};

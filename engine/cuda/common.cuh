@@ -2,8 +2,13 @@
 #ifndef DDT_CUDA_COMMON_CUH
 #define DDT_CUDA_COMMON_CUH
 
+#ifdef __CUDACC__
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#else
+#include "sim/sim.h" /* a host compiler: the kernels run on the CPU (sim/sim.cpp) */
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -11,6 +16,31 @@ extern "C" {
 #include "err.h"
 #include "op.h"
 }
+
+/* The op table entry a .cu file exports: op_cuda_<op> from nvcc, op_sim_<op>
+ * (sim/sim_api.h) from the host compiler. */
+#ifdef __CUDACC__
+#define CU_OP_TABLE(op) op_cuda_##op
+#else
+#define CU_OP_TABLE(op) op_sim_##op
+#endif
+
+/* Declares the kernel's dynamic shared memory as name[] of type. */
+#ifdef __CUDACC__
+#define CU_DYN_SMEM(type, name) extern __shared__ __align__(16) type name[]
+#else
+#define CU_DYN_SMEM(type, name) type *name = (type *)sim_dyn_smem()
+#endif
+
+/* Launches kernel<<<grid, block, smem, stream>>>(args...) (the simulator
+ * runs it on the CPU); returns the launch error. */
+#ifdef __CUDACC__
+#define cu_launch(kernel, grid, block, smem, stream, ...)                     \
+	(kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__), cudaGetLastError())
+#else
+#define cu_launch(kernel, grid, block, smem, stream, ...)                     \
+	sim_launch(#kernel, kernel, (grid), (block), (smem), (stream), __VA_ARGS__)
+#endif
 
 /* Turns a failed CUDA call into err_set("file:line: call: message") and
  * returns the error code from the enclosing function. */
@@ -94,7 +124,29 @@ static inline int cu_sm_count(void)
 	return n > 0 ? n : 1;
 }
 
+/* Gives kernel dyn bytes of dynamic shared memory per block: its static
+ * shared memory plus dyn must fit the device's per-block limit (else an
+ * "unsupported" error says by how much), and the kernel's dynamic limit is
+ * raised to dyn (launches over 48 KB fail without it). Returns 0 or an
+ * error code. */
+template <typename K> static inline int cu_smem_allow(K *kernel, size_t dyn, const char *name)
+{
+	cudaFuncAttributes fa;
+	int dev = 0, optin = 0;
+	CK(cudaGetDevice(&dev));
+	CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+	CK(cudaFuncGetAttributes(&fa, kernel));
+	if (fa.sharedSizeBytes + dyn > (size_t)optin)
+		return err_set(DDT_EINPUT, "unsupported: %s needs %zu bytes of static and %zu of "
+			       "dynamic shared memory; the device allows %d per block", name,
+			       (size_t)fa.sharedSizeBytes, dyn, optin);
+	CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
+	return 0;
+}
+
 /* ---- device helpers ---- */
+
+#include "ptx.cuh"
 
 __device__ __forceinline__ float bf_lo(uint32_t w)
 {
@@ -134,64 +186,6 @@ __device__ __forceinline__ void dequant8(uint32_t q, uint32_t out[4])
 		b = __hsub2(b, bias);
 		memcpy(&out[i], &b, sizeof b);
 	}
-}
-
-/* D = A(16x16 bf16, row) x B(16x8 bf16, col) + D, fp32 accumulators. */
-__device__ __forceinline__ void mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-/* Four 8x8 b16 matrices from shared memory (rows given by lanes 0-31 in
- * groups of 8), optionally transposed. */
-__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(smem_addr(p)));
-}
-
-/* 16-byte asynchronous global-to-shared copy; src_bytes < 16 zero-fills. */
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-		     :
-		     : "r"(smem_addr(dst)), "l"(src), "r"(src_bytes));
-}
-
-__device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N> __device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-/* Streaming 16-byte load that skips L1 (weights are read once). */
-__device__ __forceinline__ uint4 ld_stream(const void *p)
-{
-	uint4 v;
-	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-		     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-		     : "l"(p));
-	return v;
 }
 
 __device__ __forceinline__ float warp_sum(float v)

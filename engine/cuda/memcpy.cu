@@ -66,4 +66,4 @@ static int mc_fetch(void *dev, void *inst)
 	return 0;
 }
 
-extern "C" const struct op_cuda op_cuda_memcpy = {mc_setup, mc_run, mc_fetch, mc_teardown};
+extern "C" const struct op_cuda CU_OP_TABLE(memcpy) = {mc_setup, mc_run, mc_fetch, mc_teardown};

@@ -286,7 +286,7 @@ __device__ __forceinline__ int pair_token(const moe_args &a, int p)
  * is arbitrary: every pair's result is independent of its position. */
 __global__ void __launch_bounds__(ROUTE_THREADS) moe_route(const moe_args a)
 {
-	extern __shared__ int route_sm[];
+	CU_DYN_SMEM(int, route_sm);
 	int *cnt = route_sm, *pos = route_sm + a.experts;
 	__shared__ unsigned long long wsum[ROUTE_THREADS / 32];
 	__shared__ int bad, total_pairs;
@@ -552,13 +552,12 @@ static int moe_pack_q4_to(struct moe_dev *d, void **dw, void **ds, const uint8_t
 		return rc;
 	if ((rc = cu_upload(&rw, w, wbytes)) || (rc = cu_upload(&rs, s, sbytes)))
 		goto done;
-	moe_pack_q4<<<stride_grid(words), 256>>>((uint32_t *)*dw, (const uint8_t *)rw, E, src_rows,
-						 K, ntiles, KT, mode, n);
-	if ((rc = CU_CHECK("moe_pack_q4", false)))
+	if ((rc = CU(cu_launch(moe_pack_q4, stride_grid(words), 256, 0, 0, (uint32_t *)*dw,
+			       (const uint8_t *)rw, E, src_rows, K, ntiles, KT, mode, n))) ||
+	    (rc = CU(cu_launch(moe_pack_scales, stride_grid(quads), 256, 0, 0, (uint16_t *)*ds,
+			       (const uint16_t *)rs, E, src_rows, K, group, ntiles, KT, mode, n))))
 		goto done;
-	moe_pack_scales<<<stride_grid(quads), 256>>>((uint16_t *)*ds, (const uint16_t *)rs, E,
-						     src_rows, K, group, ntiles, KT, mode, n);
-	rc = CU_CHECK("moe_pack_scales", true);
+	rc = CU(cudaDeviceSynchronize());
 done:
 	cu_free(rw);
 	cu_free(rs);
@@ -576,9 +575,10 @@ static int moe_pack_bf16_to(struct moe_dev *d, void **dw, const bf16_t *w, int s
 		return rc;
 	if ((rc = cu_upload(&rw, w, (size_t)src_rows * K * 2)))
 		return rc;
-	moe_pack_bf16<<<stride_grid(vals), 256>>>((uint16_t *)*dw, (const uint16_t *)rw, K, ntiles,
-						  KT, mode, n);
-	rc = CU_CHECK("moe_pack_bf16", true);
+	rc = CU(cu_launch(moe_pack_bf16, stride_grid(vals), 256, 0, 0, (uint16_t *)*dw,
+			  (const uint16_t *)rw, K, ntiles, KT, mode, n));
+	if (!rc)
+		rc = CU(cudaDeviceSynchronize());
 	cu_free(rw);
 	return rc;
 }
@@ -685,7 +685,8 @@ static int moe_setup(void **dev, const void *inst)
 	{
 		long long up1 = (long long)(d->max_slots - 1) * a->T1 + (a->has_sh ? a->T1s : 0);
 		long long up2 = (long long)d->max_slots * a->NB2;
-		if ((rc = persistent_grid(moe_gemm1, up1, &d->grid1)) ||
+		if ((rc = cu_smem_allow(moe_route, (size_t)2 * a->experts * sizeof(int), "moe_w4a16")) ||
+		    (rc = persistent_grid(moe_gemm1, up1, &d->grid1)) ||
 		    (rc = persistent_grid(moe_gemm2, up2, &d->grid2)))
 			goto fail;
 	}
@@ -704,14 +705,10 @@ static int moe_run(void *dev, void *stream)
 	cudaStream_t s = (cudaStream_t)stream;
 	size_t route_smem = (size_t)2 * d->a.experts * sizeof(int);
 
-	moe_route<<<1, ROUTE_THREADS, route_smem, s>>>(d->a);
-	CK_LAUNCH();
-	moe_gemm1<<<d->grid1, MOE_THREADS, 0, s>>>(d->a);
-	CK_LAUNCH();
-	moe_gemm2<<<d->grid2, MOE_THREADS, 0, s>>>(d->a);
-	CK_LAUNCH();
-	moe_finalize<<<stride_grid((long long)d->a.M * d->a.hidden), 256, 0, s>>>(d->a);
-	CK_LAUNCH();
+	CK(cu_launch(moe_route, 1, ROUTE_THREADS, route_smem, s, d->a));
+	CK(cu_launch(moe_gemm1, d->grid1, MOE_THREADS, 0, s, d->a));
+	CK(cu_launch(moe_gemm2, d->grid2, MOE_THREADS, 0, s, d->a));
+	CK(cu_launch(moe_finalize, stride_grid((long long)d->a.M * d->a.hidden), 256, 0, s, d->a));
 	return 0;
 }
 
@@ -729,4 +726,4 @@ static int moe_fetch(void *dev, void *inst)
 	return 0;
 }
 
-extern "C" const struct op_cuda op_cuda_moe_w4a16 = {moe_setup, moe_run, moe_fetch, moe_teardown};
+extern "C" const struct op_cuda CU_OP_TABLE(moe_w4a16) = {moe_setup, moe_run, moe_fetch, moe_teardown};

@@ -37,7 +37,6 @@
  */
 #include "common.cuh"
 
-#include <cuda_fp16.h>
 #include <math.h>
 
 extern "C" {
@@ -70,14 +69,6 @@ struct ta_args {
 	int rows_pad;
 };
 
-__device__ __forceinline__ void mma_f16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 /* Whether query row grow may see cache row kk. */
 __device__ __forceinline__ bool ta_visible(const ta_args &a, int grow, int kk)
 {
@@ -89,9 +80,26 @@ __device__ __forceinline__ bool ta_visible(const ta_args &a, int grow, int kk)
 	return (__ldg(a.mask + (size_t)t * a.W + j / 32) >> (j % 32)) & 1u;
 }
 
+/* out[row][dim], out[row][dim + 1] for the columns and rows that exist: one
+ * 8-byte store when the row width is even (then dim + 1 < d_lat too), two
+ * 4-byte ones (the second only inside the row) when it is odd. */
+__device__ __forceinline__ void ta_store2(const ta_args &a, int row, int dim, float x, float y)
+{
+	if (row >= a.rows || dim >= a.d_lat)
+		return;
+	float *p = a.out + (size_t)row * a.d_lat + dim;
+	if ((a.d_lat & 1) == 0) {
+		*(float2 *)p = make_float2(x, y);
+	} else {
+		p[0] = x;
+		if (dim + 1 < a.d_lat)
+			p[1] = y;
+	}
+}
+
 __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 {
-	extern __shared__ __align__(16) unsigned char ta_sm[];
+	CU_DYN_SMEM(unsigned char, ta_sm);
 	const int ldk = a.DQ + 8; /* halves per cache row in shared memory */
 	uint16_t *stage0 = (uint16_t *)ta_sm;
 	float *sp = (float *)(ta_sm + (size_t)a.nst * TA_KC * ldk * 2); /* [4][32][TA_SP_LD] */
@@ -274,53 +282,88 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 		const float f_lo = ml_lo.y > 0.f ? a.v_mul / ml_lo.y : 0.f;
 		const float f_hi = ml_hi.y > 0.f ? a.v_mul / ml_hi.y : 0.f;
 #pragma unroll
-		for (int nt = 0; nt < TA_NT_MAX; nt++) {
-			const int dim = dv0 + nt * 8 + 2 * c;
-			if (nt < NT && dim < a.d_lat) {
-				if (r_lo < a.rows)
-					*(float2 *)(a.out + (size_t)r_lo * a.d_lat + dim) =
-						make_float2(o[nt][0] * f_lo, o[nt][1] * f_lo);
-				if (r_hi < a.rows)
-					*(float2 *)(a.out + (size_t)r_hi * a.d_lat + dim) =
-						make_float2(o[nt][2] * f_hi, o[nt][3] * f_hi);
+		for (int nt = 0; nt < TA_NT_MAX; nt++)
+			if (nt < NT) {
+				const int dim = dv0 + nt * 8 + 2 * c;
+				ta_store2(a, r_lo, dim, o[nt][0] * f_lo, o[nt][1] * f_lo);
+				ta_store2(a, r_hi, dim, o[nt][2] * f_hi, o[nt][3] * f_hi);
 			}
-		}
 	} else {
+		/* partials of the real rows only: padding rows would be bytes for nothing */
 		float *op = a.opart + (size_t)split * a.rows_pad * a.DV;
 #pragma unroll
 		for (int nt = 0; nt < TA_NT_MAX; nt++) {
 			const int dim = dv0 + nt * 8 + 2 * c;
-			if (nt < NT) {
+			if (nt < NT && r_lo < a.rows)
 				*(float2 *)(op + (size_t)r_lo * a.DV + dim) = make_float2(o[nt][0], o[nt][1]);
+			if (nt < NT && r_hi < a.rows)
 				*(float2 *)(op + (size_t)r_hi * a.DV + dim) = make_float2(o[nt][2], o[nt][3]);
-			}
 		}
-		if (ssub == 0)
+		if (ssub == 0 && sgrow < a.rows)
 			a.mlpart[(size_t)split * a.rows_pad + sgrow] = make_float2(m_run, l_run);
 	}
 }
 
-/* Merges the splits: out = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s. */
-__global__ void ta_combine(const ta_args a)
+/* Merges the splits of one query row over 64 latent dims: out = sum_s
+ * 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s. Warp w takes splits w, w + 8, ...
+ * (independent loads in flight), lane l dims 2l, 2l + 1 of the slice; the
+ * block's threads first find M and the denominator together. */
+__global__ void __launch_bounds__(TA_THREADS) ta_combine(const ta_args a)
 {
-	const long long n = (long long)a.rows * a.d_lat;
-	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-	     i += (long long)gridDim.x * blockDim.x) {
-		const int row = (int)(i / a.d_lat), dim = (int)(i % a.d_lat);
-		float M = -INFINITY;
-		for (int s = 0; s < a.nsplit; s++)
-			M = fmaxf(M, a.mlpart[(size_t)s * a.rows_pad + row].x);
-		float num = 0.f, den = 0.f;
-		if (M != -INFINITY)
-			for (int s = 0; s < a.nsplit; s++) {
-				const float2 ml = a.mlpart[(size_t)s * a.rows_pad + row];
-				if (ml.x == -INFINITY)
-					continue;
-				const float w = exp2f(ml.x - M);
-				den += w * ml.y;
-				num += w * a.opart[((size_t)s * a.rows_pad + row) * a.DV + dim];
-			}
-		a.out[i] = den > 0.f ? num / den * a.v_mul : 0.f;
+	__shared__ float red[TA_WARPS][64];
+	__shared__ float s_m[TA_WARPS], s_den[TA_WARPS];
+	const int row = blockIdx.x, dim0 = blockIdx.y * 64, tid = threadIdx.x;
+	const int warp = tid >> 5, lane = tid & 31;
+	const float2 *ml = a.mlpart + row;
+
+	float m = -INFINITY;
+	for (int s = tid; s < a.nsplit; s += TA_THREADS)
+		m = fmaxf(m, ml[(size_t)s * a.rows_pad].x);
+	m = warp_max(m);
+	if (lane == 0)
+		s_m[warp] = m;
+	__syncthreads();
+	float M = s_m[0];
+#pragma unroll
+	for (int w = 1; w < TA_WARPS; w++)
+		M = fmaxf(M, s_m[w]);
+	float den = 0.f;
+	if (M != -INFINITY)
+		for (int s = tid; s < a.nsplit; s += TA_THREADS) {
+			const float2 v = ml[(size_t)s * a.rows_pad];
+			if (v.x != -INFINITY)
+				den += exp2f(v.x - M) * v.y;
+		}
+	den = warp_sum(den);
+	if (lane == 0)
+		s_den[warp] = den;
+
+	float2 num = make_float2(0.f, 0.f);
+	if (M != -INFINITY)
+		for (int s = warp; s < a.nsplit; s += TA_WARPS) {
+			const float2 v = ml[(size_t)s * a.rows_pad];
+			if (v.x == -INFINITY)
+				continue;
+			const float w = exp2f(v.x - M);
+			const float2 o = *(const float2 *)(a.opart +
+							   ((size_t)s * a.rows_pad + row) * a.DV +
+							   dim0 + 2 * lane);
+			num.x += w * o.x;
+			num.y += w * o.y;
+		}
+	red[warp][2 * lane] = num.x;
+	red[warp][2 * lane + 1] = num.y;
+	__syncthreads();
+	if (warp == 0) {
+		float d = 0.f, x = 0.f, y = 0.f;
+#pragma unroll
+		for (int w = 0; w < TA_WARPS; w++) {
+			d += s_den[w];
+			x += red[w][2 * lane];
+			y += red[w][2 * lane + 1];
+		}
+		const float f = d > 0.f ? a.v_mul / d : 0.f;
+		ta_store2(a, row, dim0 + 2 * lane, x * f, y * f);
 	}
 }
 
@@ -405,9 +448,10 @@ static int ta_upload_fp16(struct ta_dev *d, uint16_t **dst, const bf16_t *src, i
 		return rc;
 	long long n = (long long)rows_pad * a->DQ;
 	int grid = (int)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
-	ta_convert<<<grid, 256>>>(*dst, (const uint16_t *)raw, rows, rows_pad, d_lat, d_rope,
-				  a->DV, a->DQ, mul);
-	rc = CU_CHECK("ta_convert", true);
+	rc = CU(cu_launch(ta_convert, grid, 256, 0, 0, *dst, (const uint16_t *)raw, rows, rows_pad,
+			  d_lat, d_rope, a->DV, a->DQ, mul));
+	if (!rc)
+		rc = CU(cudaDeviceSynchronize());
 	cu_free(raw);
 	return rc;
 }
@@ -453,9 +497,16 @@ static int ta_setup(void **dev, const void *inst)
 		free(d);
 		return rc;
 	}
-	/* splits: about one CTA per SM, at least 4 chunks each */
-	int sms = cu_sm_count();
-	int nsplit = cdiv(sms, d->nrg);
+	/* splits: as many CTAs as fit in one wave (never a second, partly empty
+	 * one), at least 4 chunks each */
+	int per_sm = 0;
+	if ((rc = cu_smem_allow(ta_main, d->smem, "tree_attn")) ||
+	    (rc = CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ta_main, TA_THREADS,
+								   d->smem)))) {
+		free(d);
+		return rc;
+	}
+	int nsplit = (per_sm > 0 ? per_sm : 1) * cu_sm_count() / d->nrg;
 	int max_split = cdiv(a->NK, 4 * TA_KC);
 	if (nsplit > max_split)
 		nsplit = max_split;
@@ -485,9 +536,7 @@ static int ta_setup(void **dev, const void *inst)
 	     (rc = ta_buf(d, (void **)&a->mlpart, (size_t)a->nsplit * a->rows_pad * 8, NULL))))
 		goto fail;
 	/* the output starts as NaN: an element the kernels miss cannot look right */
-	if ((rc = CU(cudaMemset(a->out, 0xff, (size_t)a->rows * in->d_lat * 4))) ||
-	    (rc = CU(cudaFuncSetAttribute(ta_main, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					  (int)d->smem))))
+	if ((rc = CU(cudaMemset(a->out, 0xff, (size_t)a->rows * in->d_lat * 4))))
 		goto fail;
 	*dev = d;
 	return 0;
@@ -501,13 +550,9 @@ static int ta_run(void *dev, void *stream)
 	struct ta_dev *d = (struct ta_dev *)dev;
 	cudaStream_t s = (cudaStream_t)stream;
 
-	ta_main<<<dim3(d->nrg, d->a.nsplit), TA_THREADS, d->smem, s>>>(d->a);
-	CK_LAUNCH();
+	CK(cu_launch(ta_main, dim3(d->nrg, d->a.nsplit), TA_THREADS, d->smem, s, d->a));
 	if (d->a.nsplit > 1) {
-		long long n = (long long)d->a.rows * d->a.d_lat;
-		int grid = (int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
-		ta_combine<<<grid, 256, 0, s>>>(d->a);
-		CK_LAUNCH();
+		CK(cu_launch(ta_combine, dim3(d->a.rows, d->a.DV / 64), TA_THREADS, 0, s, d->a));
 	}
 	return 0;
 }
@@ -523,4 +568,4 @@ static int ta_fetch(void *dev, void *inst)
 	return 0;
 }
 
-extern "C" const struct op_cuda op_cuda_tree_attn = {ta_setup, ta_run, ta_fetch, ta_teardown};
+extern "C" const struct op_cuda CU_OP_TABLE(tree_attn) = {ta_setup, ta_run, ta_fetch, ta_teardown};

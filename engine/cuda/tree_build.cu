@@ -266,7 +266,7 @@ __device__ __forceinline__ bool tb_before(const tb_shared &t, const tb_cand &a, 
 
 template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_args a)
 {
-	extern __shared__ __align__(16) unsigned char tb_sm[];
+	CU_DYN_SMEM(unsigned char, tb_sm);
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int K = a.K, B = a.B;
 	tb_shared t;
@@ -446,10 +446,7 @@ static int tb_buf(struct tb_dev *d, void **p, size_t bytes, const void *host)
 
 template <int J> static int tb_set_smem(size_t smem)
 {
-	if (smem > 48 * 1024)
-		CK(cudaFuncSetAttribute(tb_tree<J>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					(int)smem));
-	return 0;
+	return cu_smem_allow(tb_tree<J>, smem, "tree_build");
 }
 
 static int tb_setup(void **dev, const void *inst)
@@ -522,10 +519,8 @@ fail:
 
 template <int J> static int tb_launch(const struct tb_dev *d, cudaStream_t s)
 {
-	tb_scan<J><<<dim3(d->a.S, d->a.L), TB_THREADS, 0, s>>>(d->a);
-	CK_LAUNCH();
-	tb_tree<J><<<1, TB_THREADS, d->smem2, s>>>(d->a);
-	CK_LAUNCH();
+	CK(cu_launch(tb_scan<J>, dim3(d->a.S, d->a.L), TB_THREADS, 0, s, d->a));
+	CK(cu_launch(tb_tree<J>, 1, TB_THREADS, d->smem2, s, d->a));
 	return 0;
 }
 
@@ -554,4 +549,4 @@ static int tb_fetch(void *dev, void *inst)
 	return 0;
 }
 
-extern "C" const struct op_cuda op_cuda_tree_build = {tb_setup, tb_run, tb_fetch, tb_teardown};
+extern "C" const struct op_cuda CU_OP_TABLE(tree_build) = {tb_setup, tb_run, tb_fetch, tb_teardown};
