@@ -59,7 +59,8 @@ int cuda_bench_allreduce(struct run_record *r, const int *ms, int nm, int hidden
 /* Launch overhead on CUDA device 0: appends to r the rows
  *   launch / empty_async  back-to-back empty-kernel launches, µs each
  *   launch / empty_sync   launch + stream synchronize, host round trip, µs
- *   launch / step_kernels sum of the synthetic step's kernels timed one by one
+ *   launch / step_kernels sum of the synthetic step's kernels, each timed
+ *                         between events inside an eager step (its cache state)
  *   launch / step_eager   the synthetic decode step launched eagerly
  *   launch / step_graph   the same step replayed as a CUDA graph
  * The synthetic step is `layers` x (tree_attn + all-reduce + moe_w4a16 +

@@ -22,6 +22,14 @@ void harness_conf_default(struct harness_conf *c)
 	c->min_clock_frac = 0.75;
 }
 
+/* Two things kept every noisy measurement running to its timeout: the
+ * sample spread had to fall under target_rsd, which cold samples (an L2
+ * flush before each) never do, since their spread is the hardware's and
+ * does not shrink with more samples; and the time rule counted only the
+ * timed runs, which a cold microsecond kernel cannot accumulate before the
+ * cap. What more samples do shrink is the uncertainty of the estimate: stop
+ * once the standard error of the mean, rsd / sqrt(n), is under target_rsd
+ * (at 3% spread that is 36 samples), after min_time_s of sampling. */
 int harness_enough(const struct harness_conf *c, int n, double total_s, double rsd,
 		   double elapsed_s)
 {
@@ -29,9 +37,9 @@ int harness_enough(const struct harness_conf *c, int n, double total_s, double r
 		return 1;
 	if (elapsed_s >= c->timeout_s && n >= 1)
 		return 1;
-	if (n < c->min_samples || total_s < c->min_time_s)
+	if (n < c->min_samples || (total_s < c->min_time_s && elapsed_s < c->min_time_s))
 		return 0;
-	return rsd < c->target_rsd;
+	return rsd / sqrt((double)n) < c->target_rsd;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -10,8 +10,9 @@ struct harness_conf {
 	int warmup;          /* untimed runs first */
 	int min_samples;     /* at least this many samples (10) */
 	int max_samples;     /* never more (safety cap) */
-	double min_time_s;   /* and at least this much measured time (0.5) */
-	double target_rsd;   /* stop once relative stdev is under this (0.005) */
+	double min_time_s;   /* and at least this long sampling (0.5) */
+	double target_rsd;   /* stop once the relative standard error of the mean
+				(relative stdev / sqrt(samples)) is under this (0.005) */
 	double timeout_s;    /* stop regardless after this (15) */
 	int cold;            /* flush caches before each sample */
 	double min_clock_frac; /* GPU: discard samples below this share of the default SM clock (0.75) */
@@ -21,7 +22,9 @@ struct harness_conf {
 void harness_conf_default(struct harness_conf *c);
 
 /* True when the stopping rule says enough: n samples taking total_s seconds
- * with relative stdev rsd, elapsed_s since the first sample. */
+ * of timed work with relative stdev rsd, elapsed_s since the first sample:
+ * the cap, the timeout, or at least min_samples over min_time_s (timed work
+ * or elapsed) with rsd / sqrt(n) under target_rsd. */
 int harness_enough(const struct harness_conf *c, int n, double total_s, double rsd,
 		   double elapsed_s);
 

@@ -33,12 +33,28 @@ static void test_harness__stops_only_when_every_rule_agrees(void **state)
 	harness_conf_default(&c);
 	c.max_samples = 100;
 	assert_false(harness_enough(&c, 9, 1.0, 0.001, 1.0));   /* too few samples */
-	assert_false(harness_enough(&c, 10, 0.4, 0.001, 1.0));  /* too little time */
-	assert_false(harness_enough(&c, 10, 0.6, 0.01, 1.0));   /* too noisy */
-	assert_true(harness_enough(&c, 10, 0.6, 0.004, 1.0));
+	assert_false(harness_enough(&c, 10, 0.4, 0.001, 0.4));  /* too little time */
+	assert_false(harness_enough(&c, 10, 0.6, 0.02, 1.0));   /* too noisy: 0.63% */
+	assert_true(harness_enough(&c, 10, 0.6, 0.015, 1.0));   /* 0.47% */
 	assert_true(harness_enough(&c, 3, 0.1, 0.5, 15.0));     /* timeout */
 	assert_false(harness_enough(&c, 0, 0, 0, 20.0));        /* never with no sample */
 	assert_true(harness_enough(&c, 100, 0.1, 0.5, 1.0));    /* the cap */
+}
+
+/* Cold GPU samples: microseconds of kernel each (the flush between them is
+ * not timed) and a spread of a few percent that more samples do not shrink.
+ * The rule still ends on precision, not at the cap or the timeout. */
+static void test_harness__cold_samples_stop_on_precision(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	harness_conf_default(&c);
+	c.min_time_s = 0.1;
+	c.timeout_s = 1;
+	c.max_samples = 2000;
+	assert_false(harness_enough(&c, 30, 30 * 5e-6, 0.03, 0.2)); /* 0.55% */
+	assert_true(harness_enough(&c, 40, 40 * 5e-6, 0.03, 0.2));  /* 0.47% */
+	assert_false(harness_enough(&c, 40, 40 * 5e-6, 0.03, 0.05)); /* under 0.1 s */
 }
 
 static void test_harness__stats_of_known_samples(void **state)
@@ -222,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_harness__defaults_are_nvbench),
 		cmocka_unit_test(test_harness__stops_only_when_every_rule_agrees),
+		cmocka_unit_test(test_harness__cold_samples_stop_on_precision),
 		cmocka_unit_test(test_harness__stats_of_known_samples),
 		cmocka_unit_test(test_harness__relative_stdev),
 		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),

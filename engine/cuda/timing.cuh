@@ -18,6 +18,7 @@ struct cu_timer {
 	cudaEvent_t e0, e1;
 	void *flush;        /* 2 x L2 bytes, NULL when hot */
 	size_t flush_bytes;
+	unsigned *sink;     /* where the flush's reads would go (never, in practice) */
 	double clock_default_mhz; /* cudaDevAttrClockRate; NaN when unknown */
 };
 
@@ -30,9 +31,20 @@ void cu_timer_free(struct cu_timer *t);
  * likes, as long as s waits for them); returns 0 or an error code. */
 typedef int (*cu_enqueue_fn)(void *arg, cudaStream_t s);
 
+/* Evicts the L2 on t's stream by reading the flush buffer (its clean lines
+ * replace everything, as another layer's weights would): a memset would
+ * leave dirty lines whose write-back lands inside the next timed kernel.
+ * Returns 0 or an error code. */
+int cu_flush_l2(struct cu_timer *t);
+
+/* Enqueues a one-thread kernel that spins for about us microseconds at the
+ * default clock: the stream waits while the host enqueues what follows, so
+ * the device never idles between those launches. Returns 0 or an error. */
+int cu_hold_stream(const struct cu_timer *t, double us);
+
 /* Times fn on t under hc's stopping rule with CUDA events around
  * `calls` back-to-back calls per sample (the sample is the time per call),
- * an L2 flush before each sample when hc->cold, and samples taken below
+ * an L2 flush by reads before each sample when hc->cold, and samples taken below
  * hc->min_clock_frac of the default SM clock discarded. Fills row's sample
  * statistics and sm_clock_mhz. Returns 0, or an error code (CUDA failure,
  * or every sample throttled) with err_set() called. */
