@@ -71,7 +71,7 @@ $(DEPS_OK): Makefile tools/ensure-deps
 deps: $(DEPS_OK)
 
 # Objects rebuild when the flags change (CUDA on or off, another OPT).
-FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(NVCC) $(NVCC_FLAGS)
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(NVCC) $(NVCC_FLAGS) | $(CXX) $(SIM_CXXFLAGS)
 $(BUILD)/.flags: FORCE | $(DEPS_OK)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
 FORCE:
@@ -103,7 +103,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 # (engine/cuda/sim): tests/test_cuda_sim validates them with or without nvcc.
 SIM_OPS := moe_w4a16 tree_attn tree_build accept memcpy
 SIM_OBJ := $(SIM_OPS:%=$(BUILD)/sim/engine/cuda/%.o) $(BUILD)/engine/cuda/sim/sim.o
-SIM_CXXFLAGS = -std=c++17 $(WARN) -Wno-unknown-pragmas $(CFLAGS) $(CPPFLAGS) -MMD -MP
+SIM_CXXFLAGS = -std=c++17 -fno-exceptions -fno-rtti $(WARN) -Wno-unknown-pragmas $(CFLAGS) $(CPPFLAGS) -MMD -MP
 
 $(BUILD)/sim/%.o: %.cu $(BUILD)/.flags | $(DEPS_OK)
 	@mkdir -p $(dir $@)
