@@ -1,0 +1,298 @@
+/* cpoint.c - E-divisive means change points (Q-hat splits, t-test significance, merge) and two-sample t tests. */
+#include "cpoint.h"
+
+#include "err.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var)
+{
+	double m = 0, s = 0;
+	size_t n = hi - lo;
+	for (size_t i = lo; i < hi; i++)
+		m += x[i];
+	m = n ? m / (double)n : NAN;
+	for (size_t i = lo; i < hi; i++)
+		s += (x[i] - m) * (x[i] - m);
+	*mean = m;
+	*var = n > 1 ? s / (double)(n - 1) : 0;
+}
+
+/* Two-sided p of |t| with df degrees of freedom. */
+static double t_two_sided(double t, double df)
+{
+	if (isnan(t))
+		return 1;
+	if (isinf(t))
+		return 0;
+	return 2 * gsl_cdf_tdist_Q(fabs(t), df);
+}
+
+double cp_ttest_p(double m1, double v1, double n1, double m2, double v2, double n2)
+{
+	double df = n1 + n2 - 2;
+	if (n1 < 1 || n2 < 1 || df < 1)
+		return 1;
+	double pooled = ((n1 - 1) * v1 + (n2 - 1) * v2) / df;
+	double se = sqrt(pooled * (1 / n1 + 1 / n2));
+	if (se == 0)
+		return m1 == m2 ? 1 : 0;
+	return t_two_sided((m2 - m1) / se, df);
+}
+
+double cp_welch_p(double m1, double v1, double n1, double m2, double v2, double n2)
+{
+	if (n1 < 2 || n2 < 2)
+		return 1;
+	double a = v1 / n1, b = v2 / n2, se = sqrt(a + b);
+	if (se == 0)
+		return m1 == m2 ? 1 : 0;
+	double df = (a + b) * (a + b) / (a * a / (n1 - 1) + b * b / (n2 - 1));
+	return t_two_sided((m2 - m1) / se, df);
+}
+
+/* ---------------------------------------------------------------- Q-hat */
+
+/* Sum of |x_i - x_j| over pairs within a group of size k, as an average
+ * over the pairs (0 for fewer than two points). */
+static double pair_mean(double sum, size_t k)
+{
+	return k > 1 ? sum / ((double)k * (double)(k - 1) / 2) : 0;
+}
+
+/* Q-hat of X = x[lo..tau), Y = x[tau..kappa) from the three distance sums. */
+static double qhat_of(double sxy, double sxx, double syy, size_t nx, size_t ny)
+{
+	double e = 2 * sxy / ((double)nx * (double)ny) - pair_mean(sxx, nx) - pair_mean(syy, ny);
+	return (double)nx * (double)ny / (double)(nx + ny) * e;
+}
+
+int cp_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
+		  size_t *kappa, double *qhat)
+{
+	size_t m = hi > lo ? hi - lo : 0, w = m + 1;
+	if (min_seg < 1)
+		min_seg = 1;
+	if (m < 2 * min_seg)
+		return DDT_EINPUT;
+	/* r[k * w + a] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a) */
+	double *r = malloc(m * w * sizeof *r), *sxx = malloc(w * sizeof *sxx);
+	if (!r || !sxx) {
+		free(r);
+		free(sxx);
+		return err_nomem();
+	}
+	for (size_t k = 0; k < m; k++) {
+		r[k * w] = 0;
+		for (size_t a = 0; a < m; a++)
+			r[k * w + a + 1] = r[k * w + a] + fabs(x[lo + a] - x[lo + k]);
+	}
+	sxx[0] = 0; /* sxx[a]: pairs within x[lo..lo + a) */
+	for (size_t a = 1; a <= m; a++)
+		sxx[a] = sxx[a - 1] + r[(a - 1) * w + a - 1];
+	double best = -INFINITY;
+	size_t best_at = lo + min_seg, best_kappa = hi;
+	for (size_t t = min_seg; t + min_seg <= m; t++) {
+		double sxy = 0, syy = 0;
+		for (size_t k = t; k < m; k++) { /* kappa = k + 1 */
+			sxy += r[k * w + t];
+			syy += r[k * w + k] - r[k * w + t];
+			if (k + 1 - t < min_seg)
+				continue;
+			double q = qhat_of(sxy, sxx[t], syy, t, k + 1 - t);
+			if (q > best) {
+				best = q;
+				best_at = lo + t;
+				best_kappa = lo + k + 1;
+			}
+		}
+	}
+	free(r);
+	free(sxx);
+	*at = best_at;
+	*kappa = best_kappa;
+	*qhat = best;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- divisive */
+
+/* The change at c[i] between its neighbours (c[-1] = 0, c[k] = n). */
+static struct cp_change stats_of(const double *x, size_t n, const size_t *c, size_t k, size_t i)
+{
+	size_t lo = i ? c[i - 1] : 0, hi = i + 1 < k ? c[i + 1] : n;
+	struct cp_change ch = {.at = c[i]};
+	double v1, v2;
+	cp_moments(x, lo, c[i], &ch.mean_before, &v1);
+	cp_moments(x, c[i], hi, &ch.mean_after, &v2);
+	ch.p = cp_ttest_p(ch.mean_before, v1, (double)(c[i] - lo), ch.mean_after, v2,
+			  (double)(hi - c[i]));
+	return ch;
+}
+
+static double rel_change(const struct cp_change *ch)
+{
+	return ch->mean_before != 0 ? fabs(ch->mean_after / ch->mean_before - 1) : INFINITY;
+}
+
+/* Inserts v into the sorted c[0..*k). */
+static void insert_sorted(size_t *c, size_t *k, size_t v)
+{
+	size_t i = *k;
+	while (i && c[i - 1] > v) {
+		c[i] = c[i - 1];
+		i--;
+	}
+	c[i] = v;
+	(*k)++;
+}
+
+/* Split step: change points into c (room for n), their number into *k.
+ * The interval whose best candidate has the largest Q-hat is split when a t
+ * test between the points before the candidate and those up to its kappa
+ * (the two groups Q-hat compared) gives p <= split_p; an interval whose best
+ * candidate fails is not tried again. */
+static int split_all(const double *x, size_t n, const struct cp_opts *o, size_t *c, size_t *k)
+{
+	unsigned char *done = calloc(n + 1, 1); /* done[lo]: interval from lo tried */
+	int rc = 0;
+	if (!done)
+		return err_nomem();
+	*k = 0;
+	for (;;) {
+		size_t best_at = 0, best_kappa = 0, lo = 0;
+		double best_q = -INFINITY;
+		for (size_t i = 0; i <= *k; i++) {
+			size_t a = i ? c[i - 1] : 0, b = i < *k ? c[i] : n, at, kappa;
+			double q;
+			if (done[a])
+				continue;
+			rc = cp_best_split(x, a, b, o->min_seg, &at, &kappa, &q);
+			if (rc == DDT_ENOMEM)
+				goto out;
+			if (rc) {
+				rc = 0;
+				done[a] = 1;
+			} else if (q > best_q) {
+				best_q = q;
+				best_at = at;
+				best_kappa = kappa;
+				lo = a;
+			}
+		}
+		if (best_q == -INFINITY)
+			break;
+		double m1, v1, m2, v2;
+		cp_moments(x, lo, best_at, &m1, &v1);
+		cp_moments(x, best_at, best_kappa, &m2, &v2);
+		if (cp_ttest_p(m1, v1, (double)(best_at - lo), m2, v2,
+			       (double)(best_kappa - best_at)) > o->split_p)
+			done[lo] = 1;
+		else
+			insert_sorted(c, k, best_at);
+	}
+out:
+	free(done);
+	return rc;
+}
+
+/* Merge step: removes the weakest change point until all are kept. */
+static void merge_weak(const double *x, size_t n, const struct cp_opts *o, size_t *c, size_t *k)
+{
+	while (*k) {
+		size_t worst = 0, smallest = 0;
+		double worst_p = -1, smallest_rel = INFINITY;
+		for (size_t i = 0; i < *k; i++) {
+			struct cp_change ch = stats_of(x, n, c, *k, i);
+			if (ch.p > worst_p) {
+				worst_p = ch.p;
+				worst = i;
+			}
+			if (rel_change(&ch) < smallest_rel) {
+				smallest_rel = rel_change(&ch);
+				smallest = i;
+			}
+		}
+		size_t drop;
+		if (worst_p > o->max_p)
+			drop = worst;
+		else if (smallest_rel < o->min_rel)
+			drop = smallest;
+		else
+			return;
+		memmove(&c[drop], &c[drop + 1], (*k - drop - 1) * sizeof *c);
+		(*k)--;
+	}
+}
+
+/* Moves each change point to the least-squares split of its two segments
+ * within +-2 points (Q-hat with alpha = 1 finds the region of a mean shift;
+ * the two-means fit places it). */
+static void refine(const double *x, size_t n, size_t min_seg, size_t *c, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		size_t lo = i ? c[i - 1] : 0, hi = i + 1 < k ? c[i + 1] : n, best = c[i];
+		double best_gain = -1;
+		for (size_t t = c[i] > lo + 2 ? c[i] - 2 : lo; t <= c[i] + 2 && t < hi; t++) {
+			if (t < lo + min_seg || t + min_seg > hi)
+				continue;
+			double m1, v1, m2, v2, n1 = (double)(t - lo), n2 = (double)(hi - t);
+			cp_moments(x, lo, t, &m1, &v1);
+			cp_moments(x, t, hi, &m2, &v2);
+			double gain = (m2 - m1) * (m2 - m1) * n1 * n2 / (n1 + n2);
+			if (gain > best_gain) {
+				best_gain = gain;
+				best = t;
+			}
+		}
+		c[i] = best;
+	}
+}
+
+static int by_p(const void *a, const void *b)
+{
+	const struct cp_change *x = a, *y = b;
+	return x->p < y->p ? -1 : x->p > y->p ? 1 : (x->at > y->at) - (x->at < y->at);
+}
+
+static int by_at(const void *a, const void *b)
+{
+	const struct cp_change *x = a, *y = b;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+int cp_edivisive(const double *x, size_t n, const struct cp_opts *o, struct cp_change *out,
+		 size_t cap, size_t *nout)
+{
+	size_t *c = malloc((n ? n : 1) * sizeof *c), k = 0;
+	struct cp_change *all = NULL;
+	int rc;
+
+	*nout = 0;
+	if (!c)
+		return err_nomem();
+	if ((rc = split_all(x, n, o, c, &k)) != 0)
+		goto done;
+	merge_weak(x, n, o, c, &k);
+	refine(x, n, o->min_seg ? o->min_seg : 1, c, k);
+	if (!k)
+		goto done;
+	if (!(all = malloc(k * sizeof *all))) {
+		rc = err_nomem();
+		goto done;
+	}
+	for (size_t i = 0; i < k; i++)
+		all[i] = stats_of(x, n, c, k, i);
+	if (k > cap) /* keep the strongest */
+		qsort(all, k, sizeof *all, by_p);
+	*nout = k < cap ? k : cap;
+	qsort(all, *nout, sizeof *all, by_at);
+	memcpy(out, all, *nout * sizeof *out);
+done:
+	free(all);
+	free(c);
+	return rc;
+}
