@@ -6,7 +6,7 @@
 
 #include "bench.h"
 #include "bench_conf.h"
-#include "cli.h"
+#include "paths.h"
 #include "cpu/cpu.h"
 #include "cpu/kern.h"
 #include "cpu/moe_w4a16_cpu.h"
@@ -228,14 +228,14 @@ done:
 
 int main(void)
 {
-	struct cli_paths paths;
+	struct paths paths;
 	struct ydiag diag = {0};
 	struct tmpl t;
 	static struct bench_conf bc;
 	struct harness_flush fl = {0};
 	int rc;
 
-	cli_paths_init(&paths, "cpu");
+	paths_init(&paths, "cpu");
 	if ((rc = tmpl_load(&t, paths.template_path, &diag)) == 0)
 		rc = bench_conf_load(&bc, &t, &diag);
 	ydiag_print(&diag, stderr);

@@ -1,4 +1,4 @@
-/* test_cli.c - the ddt command as users run it: estimate, check, nightly, exit codes. */
+/* test_cli.c - the ddt command as users run it: options, --help, estimate, check, exit codes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd.h"
+#include "err.h"
 #include "fsx.h"
 
 /* Runs "$DDT_BIN args" with stderr joined to stdout; returns the exit status
@@ -130,18 +132,158 @@ static void test_cli__check_lists_every_problem(void **state)
 	free(out);
 }
 
-static void test_cli__every_command_has_help(void **state)
+/* True when every line of text fits 80 columns. */
+static int fits_80_columns(const char *text)
+{
+	for (const char *t = text; *t;) {
+		size_t k = strcspn(t, "\n");
+		if (k > 80)
+			return 0;
+		t += k + (t[k] == '\n');
+	}
+	return 1;
+}
+
+/* `ddt NAME --help` exits 0 with a usage line that fits 80 columns and
+ * names every option of spec (NULL: only the first two). */
+static void assert_help(const char *name, const struct cli_spec *spec)
+{
+	char *out, args[96], word[80];
+	snprintf(args, sizeof args, "%s --help", name);
+	assert_int_equal(ddt(&out, args), 0);
+	assert_non_null(strstr(out, "usage: ddt"));
+	assert_true(fits_80_columns(out));
+	for (const struct cli_opt *o = spec ? spec->opts : NULL; o && o->kind != CLI_END; o++) {
+		snprintf(word, sizeof word, "--%s", o->long_name);
+		if (!strstr(out, word))
+			fail_msg("ddt %s --help does not mention %s", name, word);
+		snprintf(word, sizeof word, "-%c, ", o->short_name);
+		if (o->short_name && !strstr(out, word))
+			fail_msg("ddt %s --help does not mention %s", name, word);
+	}
+	free(out);
+}
+
+static void test_cli__every_command_answers_help(void **state)
 {
 	(void)state;
-	const char *cmds[] = {"estimate", "check", "nightly"};
-	char *out, args[64];
-	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-		snprintf(args, sizeof args, "%s --help", cmds[i]);
-		assert_int_equal(ddt(&out, args), 0);
-		assert_non_null(strstr(out, "usage: ddt"));
-		free(out);
-	}
+	char *out;
 	assert_int_equal(ddt(&out, "--help"), 0);
+	for (size_t i = 0; i < cmd_count; i++) {
+		assert_non_null(strstr(out, cmd_list[i].name));
+		assert_help(cmd_list[i].name, NULL);
+		for (const struct cli_spec *const *s = cmd_list[i].specs; *s; s++)
+			assert_help(!strcmp((*s)->name, "nightly") ? "nightly" : (*s)->name, *s);
+	}
+	free(out);
+	assert_help("nightly --slurm", &cmd_fleet_submit_spec);
+}
+
+/* ---------------------------------------------------------------- the tables */
+
+struct t_args {
+	struct paths paths;
+	int flag, n;
+	double whole;
+	const char *word, *str;
+	char buf[8];
+	struct cli_list list;
+};
+
+static int t_upper(void *field, const char *arg)
+{
+	if (arg[0] < 'A' || arg[0] > 'Z')
+		return err_set(DDT_EINPUT, "--call: '%s' is not upper case", arg);
+	*(const char **)field = arg;
+	return 0;
+}
+
+typedef struct t_args T;
+static const struct cli_opt t_opts[] = {
+	CLI_OPT_FLAG(T, flag, 'f', "flag", "a flag"),
+	CLI_OPT_INT(T, n, "n", "N", 1, 10, "a whole number from 1 to 10"),
+	CLI_OPT_WHOLE(T, whole, "whole", "W", 0, 1e12, "a large whole number"),
+	CLI_OPT_CHOICE(T, word, "word", "W", "one|two", "one or two"),
+	CLI_OPT_STR(T, str, 's', "str", "S", "anything"),
+	CLI_OPT_BUF(T, buf, "buf", "B", "at most 7 characters"),
+	CLI_OPT_LIST(T, list, "item", "I", "repeatable"),
+	CLI_OPT_CALL(T, str, "call", "C", t_upper, "upper case"),
+	CLI_OPT_PATHS(T, paths),
+	CLI_OPT_END,
+};
+static const struct cli_spec t_spec = {.name = "test", .usage = "test", .about = "A test.",
+				       .opts = t_opts, .takes_args = 1};
+
+/* cli_parse of the words of line into a (fresh); returns its result. */
+static int parse_line(struct t_args *a, char *line, int *first)
+{
+	char *argv[32], *save = NULL;
+	int argc = 0;
+	argv[argc++] = "test";
+	for (char *w = strtok_r(line, " ", &save); w && argc < 31; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	memset(a, 0, sizeof *a);
+	paths_init(&a->paths, "default");
+	return cli_parse(&t_spec, a, argc, argv, first);
+}
+
+static void test_cli__options_fill_their_fields(void **state)
+{
+	(void)state;
+	struct t_args a;
+	char line[] = "-f --n 7 --whole 1e9 --word two -s x --buf 1234567 --item a POS --item b "
+		      "--template cpu --runs /r --calibration=/c";
+	int first;
+	assert_int_equal(parse_line(&a, line, &first), -1);
+	assert_int_equal(a.flag, 1);
+	assert_int_equal(a.n, 7);
+	assert_true(a.whole == 1e9);
+	assert_string_equal(a.word, "two");
+	assert_string_equal(a.str, "x");
+	assert_string_equal(a.buf, "1234567");
+	assert_int_equal(a.list.n, 2);
+	assert_string_equal(a.list.v[1], "b");
+	assert_true(a.paths.template_given);
+	assert_non_null(strstr(a.paths.template_path, "/templates/cpu.yaml"));
+	assert_string_equal(a.paths.runs, "/r");
+	assert_string_equal(a.paths.calibration, "/c");
+	(void)first;
+}
+
+static void test_cli__bad_values_are_usage_errors(void **state)
+{
+	(void)state;
+	const char *bad[] = {"--n 11",    "--n 1.5",     "--n x",      "--word three",
+			     "--buf 12345678", "--call lower", "--nope", "--n",
+			     "-z"};
+	struct t_args a;
+	int first;
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "%s", bad[i]);
+		if (parse_line(&a, line, &first) != 2)
+			fail_msg("'%s' was accepted", bad[i]);
+	}
+	char upper[] = "--call Yes", abbrev[] = "--wh 3";
+	assert_int_equal(parse_line(&a, upper, &first), -1);
+	assert_string_equal(a.str, "Yes");
+	assert_int_equal(parse_line(&a, abbrev, &first), -1); /* getopt_long's unique prefixes */
+	assert_true(a.whole == 3);
+}
+
+static void test_cli__positional_arguments_follow_the_options(void **state)
+{
+	(void)state;
+	struct t_args a;
+	char line[] = "A --flag B";
+	int first;
+	assert_int_equal(parse_line(&a, line, &first), -1);
+	assert_int_equal(first, 2); /* argv permuted: test --flag A B */
+	assert_int_equal(a.flag, 1);
+	char *out;
+	assert_int_equal(ddt(&out, "check extra"), 2); /* check takes none */
+	assert_non_null(strstr(out, "unexpected argument 'extra'"));
 	free(out);
 }
 
@@ -153,7 +295,10 @@ int main(void)
 		cmocka_unit_test(test_cli__usage_errors_exit_2_with_one_line),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
 		cmocka_unit_test(test_cli__check_lists_every_problem),
-		cmocka_unit_test(test_cli__every_command_has_help),
+		cmocka_unit_test(test_cli__every_command_answers_help),
+		cmocka_unit_test(test_cli__options_fill_their_fields),
+		cmocka_unit_test(test_cli__bad_values_are_usage_errors),
+		cmocka_unit_test(test_cli__positional_arguments_follow_the_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@
 #include <mpi.h>
 
 #include "bench_conf.h"
-#include "cli.h"
+#include "paths.h"
 #include "cpu/cpu.h"
 #include "cuda_api.h"
 #include "err.h"
@@ -63,7 +63,11 @@ static const char usage[] =
 	"  --min-time S        at least S seconds of samples per size\n"
 	"  --max-samples N     at most N samples per size\n"
 	"  --timeout S         stop sampling a size after S seconds\n"
-	CLI_PATH_HELP "  -h, --help          this text\n";
+	"  --calibration PATH  calibration folder or file (default: calibration/)\n"
+	"  --template PATH     job template (default: templates/default.yaml)\n"
+	"  --runs DIR          run records folder (default: runs/)\n"
+	"  --reports DIR       documents folder (default: reports/)\n"
+	"  -h, --help          this text\n";
 
 enum backend { BK_AUTO, BK_NCCL, BK_MPI };
 
@@ -386,7 +390,7 @@ static int backend_decide(struct ar_conf *c)
 
 /* Rank 0 reads the template's fleet section into c; the result and a status
  * reach every rank. Returns 0 or the error (on every rank). */
-static int conf_share(struct ar_conf *c, const struct cli_paths *paths, int rank)
+static int conf_share(struct ar_conf *c, const struct paths *paths, int rank)
 {
 	int rc = 0;
 	if (rank == 0) {
@@ -430,7 +434,7 @@ static int conf_share(struct ar_conf *c, const struct cli_paths *paths, int rank
 
 /* Rank 0's device and the build, into r. */
 static int record_begin(struct run_record *r, const struct ar_conf *c, const struct ar_world *w,
-			const struct cli_paths *paths)
+			const struct paths *paths)
 {
 	struct rec_device d;
 	char runtime[24], driver[24], nccl[24];
@@ -505,7 +509,7 @@ static int record_store(const struct run_record *r, const char *path, const char
 /* ---------------------------------------------------------------- main */
 
 struct ar_args {
-	struct cli_paths paths;
+	struct paths paths;
 	const char *record;
 	int backend;
 	double min_time_s, timeout_s;
@@ -515,26 +519,40 @@ struct ar_args {
 /* Parses argv on every rank the same way; returns -1 to go on, else an exit status. */
 static int parse_args(struct ar_args *a, int argc, char **argv, int rank)
 {
-	enum { OPT_BACKEND = OPT_FIRST_FREE, OPT_RECORD, OPT_MIN_TIME, OPT_MAX_SAMPLES, OPT_TIMEOUT };
+	enum { OPT_BACKEND = 1000, OPT_RECORD, OPT_MIN_TIME, OPT_MAX_SAMPLES, OPT_TIMEOUT,
+	       OPT_CALIBRATION, OPT_TEMPLATE, OPT_RUNS, OPT_REPORTS };
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
 					     {"backend", required_argument, NULL, OPT_BACKEND},
 					     {"record", required_argument, NULL, OPT_RECORD},
 					     {"min-time", required_argument, NULL, OPT_MIN_TIME},
 					     {"max-samples", required_argument, NULL, OPT_MAX_SAMPLES},
 					     {"timeout", required_argument, NULL, OPT_TIMEOUT},
-					     CLI_PATH_OPTIONS,
+					     {"calibration", required_argument, NULL, OPT_CALIBRATION},
+					     {"template", required_argument, NULL, OPT_TEMPLATE},
+					     {"runs", required_argument, NULL, OPT_RUNS},
+					     {"reports", required_argument, NULL, OPT_REPORTS},
 					     {NULL, 0, NULL, 0}};
 	int opt;
 	char *end;
 
 	memset(a, 0, sizeof *a);
 	a->min_time_s = a->timeout_s = NAN;
-	cli_paths_init(&a->paths, "default");
+	paths_init(&a->paths, "default");
 	opterr = rank == 0;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&a->paths, opt, optarg))
-			continue;
 		switch (opt) {
+		case OPT_CALIBRATION:
+			snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s", optarg);
+			break;
+		case OPT_TEMPLATE:
+			paths_set_template(&a->paths, optarg);
+			break;
+		case OPT_RUNS:
+			snprintf(a->paths.runs, sizeof a->paths.runs, "%s", optarg);
+			break;
+		case OPT_REPORTS:
+			snprintf(a->paths.reports, sizeof a->paths.reports, "%s", optarg);
+			break;
 		case 'h':
 			if (rank == 0)
 				fputs(usage, stdout);

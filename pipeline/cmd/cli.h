@@ -1,58 +1,98 @@
-/* cli.h - the subcommands and what they share: project paths and common options. */
+/* cli.h - the subcommands' options as tables, from which parsing and --help both come. */
 #ifndef DDT_CLI_H
 #define DDT_CLI_H
 
-#include <getopt.h>
-#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 
-struct cli_command {
-	const char *name;
-	const char *summary;
-	int (*run)(int argc, char **argv); /* returns the process exit status */
+#include "paths.h"
+
+/* What an option does with its argument, into the field of the command's
+ * argument struct it names. */
+enum cli_kind {
+	CLI_END,    /* ends a table */
+	CLI_FLAG,   /* int field = 1; takes no argument */
+	CLI_STR,    /* const char * field = the argument (one of choices, when set) */
+	CLI_BUF,    /* char[size] field = a copy of the argument (too long: an error) */
+	CLI_INT,    /* int field = a whole number in [min, max] */
+	CLI_WHOLE,  /* double field = a whole number in [min, max] */
+	CLI_LIST,   /* struct cli_list field: appends the argument (repeatable) */
+	CLI_CALL,   /* fn(field, argument): checks and stores it */
 };
 
-int cmd_estimate(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_backtest(int argc, char **argv);
-int cmd_nightly(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_history(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_fleet(int argc, char **argv);
-
-/* Where ddt reads and writes. Defaults come from the project folder (the
- * folder above build/ddt, or $DDT_HOME), so ddt runs from anywhere. */
-struct cli_paths {
-	char home[2048];            /* shorter, so the paths below always fit */
-	char calibration[PATH_MAX]; /* folder or file */
-	char template_path[PATH_MAX];
-	char runs[PATH_MAX];
-	char reports[PATH_MAX];
+/* One option: name, argument, help text and target field. Declare tables
+ * with the CLI_OPT_* macros, which check the field's type. */
+struct cli_opt {
+	enum cli_kind kind;
+	char short_name;       /* 'q', or 0 */
+	const char *long_name; /* "quiet" */
+	const char *arg;       /* the argument's name in --help ("N"); NULL for flags */
+	const char *help;      /* its help text; '\n' starts another line in the column */
+	size_t field;          /* offset of the target in the argument struct */
+	size_t size;           /* CLI_BUF: the field's size */
+	double min, max;       /* CLI_INT, CLI_WHOLE: the accepted range */
+	const char *choices;   /* CLI_STR: the accepted words, '|' between them; NULL: any */
+	/* CLI_CALL: stores arg into field; returns 0, or an error code with the
+	 * message set (err.h), which parsing prints as a usage error */
+	int (*fn)(void *field, const char *arg);
 };
 
-/* Fills p with the project's default folders; template is templates/<tmpl>.yaml. */
-void cli_paths_init(struct cli_paths *p, const char *tmpl);
+/* Repeated options in the order given (--scenario a --scenario b). */
+#define CLI_LIST_MAX 64
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	int n;
+};
 
-/* Long options every command that reads calibration and templates accepts;
- * put CLI_PATH_OPTIONS in a getopt_long table and pass unknown codes to
- * cli_path_option(). */
-enum { OPT_CALIBRATION = 1000, OPT_TEMPLATE, OPT_RUNS, OPT_REPORTS, OPT_FIRST_FREE };
-#define CLI_PATH_OPTIONS                                              \
-	{"calibration", required_argument, NULL, OPT_CALIBRATION},    \
-	{"template", required_argument, NULL, OPT_TEMPLATE},          \
-	{"runs", required_argument, NULL, OPT_RUNS},                  \
-	{"reports", required_argument, NULL, OPT_REPORTS}
-#define CLI_PATH_HELP                                                                  \
-	"  --calibration PATH  calibration folder or file (default: calibration/)\n"     \
-	"  --template PATH     job template (default: templates/default.yaml)\n"         \
-	"  --runs DIR          run records folder (default: runs/)\n"                   \
-	"  --reports DIR       documents folder (default: reports/)\n"
+/* A command's --help text and table. --help (and -h) are always accepted. */
+struct cli_spec {
+	const char *name;  /* "estimate", "fleet merge": "ddt <name>: " starts its errors */
+	const char *usage; /* what follows "usage: ddt " (more lines: "       ddt ...") */
+	const char *about; /* what the command does: the paragraph(s) before the options */
+	int takes_args;    /* 0: parsing refuses positional arguments */
+	const struct cli_opt *opts;
+	const char *after; /* printed after the options (exit status, example); may be NULL */
+};
 
-/* Handles one of the path options; returns 1 when it was one, 0 otherwise. A
- * template given as a bare name ("cpu") means templates/<name>.yaml. */
-int cli_path_option(struct cli_paths *p, int code, const char *arg);
+/* Typed field of the argument struct T (a compile error when f is not a type). */
+#define CLI_FIELD_(T, f, type) _Generic(((T *)0)->f, type: offsetof(T, f))
+
+#define CLI_OPT_FLAG(T, f, s, l, h) {CLI_FLAG, (s), (l), NULL, (h), CLI_FIELD_(T, f, int), 0, 0, 0, NULL, NULL}
+#define CLI_OPT_STR(T, f, s, l, a, h) {CLI_STR, (s), (l), (a), (h), CLI_FIELD_(T, f, const char *), 0, 0, 0, NULL, NULL}
+#define CLI_OPT_CHOICE(T, f, l, a, c, h) {CLI_STR, 0, (l), (a), (h), CLI_FIELD_(T, f, const char *), 0, 0, 0, (c), NULL}
+#define CLI_OPT_BUF(T, f, l, a, h) {CLI_BUF, 0, (l), (a), (h), CLI_FIELD_(T, f, char *), sizeof(((T *)0)->f), 0, 0, NULL, NULL}
+#define CLI_OPT_INT(T, f, l, a, lo, hi, h) {CLI_INT, 0, (l), (a), (h), CLI_FIELD_(T, f, int), 0, (lo), (hi), NULL, NULL}
+#define CLI_OPT_WHOLE(T, f, l, a, lo, hi, h) {CLI_WHOLE, 0, (l), (a), (h), CLI_FIELD_(T, f, double), 0, (lo), (hi), NULL, NULL}
+#define CLI_OPT_LIST(T, f, l, a, h) {CLI_LIST, 0, (l), (a), (h), CLI_FIELD_(T, f, struct cli_list), 0, 0, 0, NULL, NULL}
+#define CLI_OPT_CALL(T, f, l, a, fn, h) {CLI_CALL, 0, (l), (a), (h), offsetof(T, f), 0, 0, 0, NULL, (fn)}
+#define CLI_OPT_END {CLI_END, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL}
+
+/* The four folder options of struct paths field f of T (paths.h): --calibration,
+ * --template (a bare name means templates/<name>.yaml), --runs, --reports. */
+int cli_template_arg(void *paths, const char *arg);
+#define CLI_OPT_CALIBRATION(T, f)                                                           \
+	CLI_OPT_BUF(T, f.calibration, "calibration", "PATH",                                \
+		    "calibration folder or file (default: calibration/)")
+#define CLI_OPT_TEMPLATE_AS(T, f, h) CLI_OPT_CALL(T, f, "template", "PATH", cli_template_arg, h)
+#define CLI_OPT_TEMPLATE(T, f)                                                              \
+	CLI_OPT_TEMPLATE_AS(T, f, "job template: a name under templates/ or a path\n"       \
+				  "(default: templates/default.yaml)")
+#define CLI_OPT_RUNS(T, f) CLI_OPT_BUF(T, f.runs, "runs", "DIR", "run records folder (default: runs/)")
+#define CLI_OPT_REPORTS(T, f) CLI_OPT_BUF(T, f.reports, "reports", "DIR", "documents folder (default: reports/)")
+#define CLI_OPT_PATHS(T, f) CLI_OPT_CALIBRATION(T, f), CLI_OPT_TEMPLATE(T, f), CLI_OPT_RUNS(T, f), CLI_OPT_REPORTS(T, f)
+
+/* The help of a folder option a command accepts like the others but does not use. */
+#define CLI_UNUSED "accepted for symmetry; unused here"
+
+/* Parses argv[1..argc) into the argument struct args by s's table (GNU
+ * getopt_long rules: long options may be abbreviated, options and arguments
+ * may mix). Returns -1 to go on, the positional arguments being
+ * argv[*first..argc); else the exit status, having printed the help (0) or
+ * a one-line usage error (2). */
+int cli_parse(const struct cli_spec *s, void *args, int argc, char **argv, int *first);
+
+/* Writes s's --help: usage line, about, the options table, then after. */
+void cli_help(const struct cli_spec *s, FILE *fp);
 
 /* Prints "ddt CMD: message" on stderr for the current error and returns the
  * exit status for code. */

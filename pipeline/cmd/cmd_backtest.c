@@ -1,7 +1,7 @@
 /* cmd_backtest.c - `ddt backtest`: each measured GPU projected from each other one. */
 #include "backtest.h"
 #include "calib.h"
-#include "cli.h"
+#include "cmd.h"
 #include "err.h"
 #include "project.h"
 #include "record.h"
@@ -9,75 +9,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: ddt backtest [--run RUN] [--format text|yaml] [--calibration PATH]\n"
-	"\n"
-	"Backtests the MoE transfer factors on data they were not fitted to: for\n"
-	"every kernel class of the calibration's measured cross-GPU tables\n"
-	"(calibration/measured.yaml) and every ordered pair of GPUs A -> B, the\n"
-	"factors are fitted without B's measurements, A's measured curve is moved\n"
-	"onto B, and the p5-p95 band is set beside B's measured times. Prints per\n"
-	"pair the share of B's points inside p5-p95 and the median |error| of p50,\n"
-	"per class and pooled (targets: 80% inside, 10% error). The nightly runs the\n"
-	"same backtest and stores it in projection.yaml (xbacktest).\n"
-	"\n"
-	"  --run RUN           also tonight's moe_w4a16 sweeps of a run record\n"
-	"                      (runs/<id>/run.yaml) measured on two or more GPUs\n"
-	"  --format F          text (default) or yaml (the projection's xbacktest)\n" CLI_PATH_HELP
-	"  -h, --help          this text\n"
-	"\n"
-	"example: ddt backtest --format yaml\n";
+struct backtest_args {
+	struct paths paths;
+	const char *run, *format;
+};
 
-enum { OPT_RUN = OPT_FIRST_FREE, OPT_FORMAT };
+typedef struct backtest_args A;
+static const struct cli_opt backtest_opts[] = {
+	CLI_OPT_STR(A, run, 0, "run", "RUN",
+		    "also tonight's moe_w4a16 sweeps of a run record\n"
+		    "(runs/<id>/run.yaml) measured on two or more GPUs"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "text|yaml",
+		       "text (default) or yaml (the projection's xbacktest)"),
+	CLI_OPT_CALIBRATION(A, paths),
+	CLI_OPT_TEMPLATE_AS(A, paths, CLI_UNUSED),
+	CLI_OPT_BUF(A, paths.runs, "runs", "DIR", CLI_UNUSED),
+	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPT_END,
+};
+
+const struct cli_spec cmd_backtest_spec = {
+	.name = "backtest",
+	.usage = "backtest [--run RUN] [--format text|yaml] [--calibration PATH]",
+	.about = "Backtests the MoE transfer factors on data they were not fitted to: for\n"
+		 "every kernel class of the calibration's measured cross-GPU tables\n"
+		 "(calibration/measured.yaml) and every ordered pair of GPUs A -> B, the\n"
+		 "factors are fitted without B's measurements, A's measured curve is moved\n"
+		 "onto B, and the p5-p95 band is set beside B's measured times. Prints per\n"
+		 "pair the share of B's points inside p5-p95 and the median |error| of p50,\n"
+		 "per class and pooled (targets: 80% inside, 10% error). The nightly runs the\n"
+		 "same backtest and stores it in projection.yaml (xbacktest).",
+	.opts = backtest_opts,
+	.after = "example: ddt backtest --format yaml",
+};
 
 int cmd_backtest(int argc, char **argv)
 {
-	static const struct option opts[] = {{"run", required_argument, NULL, OPT_RUN},
-					     {"format", required_argument, NULL, OPT_FORMAT},
-					     {"help", no_argument, NULL, 'h'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	const char *format = "text", *run_path = NULL;
+	struct backtest_args a = {.format = "text"};
 	struct calib cal;
 	struct run_record run;
 	struct projection p;
 	struct ydiag diag = {0};
-	int opt, rc, status = 0, have_run = 0;
+	int first, rc, status = 0, have_run = 0;
 
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case OPT_RUN:
-			run_path = optarg;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		default:
-			return cli_usage_error("backtest", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("backtest", "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "yaml"))
-		return cli_usage_error("backtest", "--format: expected text or yaml, got '%s'",
-				       format);
+	paths_init(&a.paths, "default");
+	if ((rc = cli_parse(&cmd_backtest_spec, &a, argc, argv, &first)) >= 0)
+		return rc;
 	memset(&p, 0, sizeof p);
 	memset(&run, 0, sizeof run);
-	if ((rc = calib_load(&cal, paths.calibration, &diag)) != 0) {
+	if ((rc = calib_load(&cal, a.paths.calibration, &diag)) != 0) {
 		fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		status = err_exit_status(rc);
 		goto done;
 	}
-	if (run_path) {
-		if ((rc = record_read(&run, run_path, &diag)) != 0) {
+	if (a.run) {
+		if ((rc = record_read(&run, a.run, &diag)) != 0) {
 			fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
 			status = err_exit_status(rc);
 			goto done;
@@ -95,11 +81,11 @@ int cmd_backtest(int argc, char **argv)
 	if (!p.nxback) {
 		fprintf(stderr, "ddt backtest: no kernel class has two GPUs measured; add a class to "
 				"%s/measured.yaml or pass --run with a fleet run\n",
-			paths.calibration);
+			a.paths.calibration);
 		status = 2;
 		goto done;
 	}
-	if (!strcmp(format, "yaml"))
+	if (!strcmp(a.format, "yaml"))
 		project_emit_xback(&p, stdout);
 	else
 		backtest_write_text(&p, stdout);

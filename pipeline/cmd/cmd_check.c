@@ -1,6 +1,6 @@
-/* check.c - `ddt check`: validates calibration and templates, listing every problem. */
+/* cmd_check.c - `ddt check`: validates calibration and templates, listing every problem. */
 #include "calib.h"
-#include "cli.h"
+#include "cmd.h"
 #include "err.h"
 #include "fsx.h"
 #include "model.h"
@@ -18,17 +18,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char usage[] =
-	"usage: ddt check [--calibration PATH] [--template PATH]\n"
-	"\n"
-	"Validates the calibration (a folder or one file) and job templates (a file,\n"
-	"or every template of a folder; default: all of templates/), and reports\n"
-	"every problem as file:line:column: message. Exit status 0 when all is\n"
-	"well, 2 when anything is wrong.\n"
-	"\n"
-	"  --calibration PATH  calibration folder or file (default: calibration/)\n"
-	"  --template PATH     template file or folder (default: templates/)\n"
-	"  -h, --help          this text\n";
+struct check_args {
+	struct paths paths;
+	char templates[PATH_MAX]; /* "": every template of templates/ */
+};
+
+typedef struct check_args A;
+static const struct cli_opt check_opts[] = {
+	CLI_OPT_CALIBRATION(A, paths),
+	CLI_OPT_BUF(A, templates, "template", "PATH", "template file or folder (default: templates/)"),
+	CLI_OPT_BUF(A, paths.runs, "runs", "DIR", CLI_UNUSED),
+	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPT_END,
+};
+
+const struct cli_spec cmd_check_spec = {
+	.name = "check",
+	.usage = "check [--calibration PATH] [--template PATH]",
+	.about = "Validates the calibration (a folder or one file) and job templates (a file,\n"
+		 "or every template of a folder; default: all of templates/), and reports\n"
+		 "every problem as file:line:column: message. Exit status 0 when all is\n"
+		 "well, 2 when anything is wrong.",
+	.opts = check_opts,
+};
 
 /* Every stage's section of a template, checked by the stage's own loader. */
 union stage_conf {
@@ -79,40 +91,23 @@ static int yaml_entry(const struct dirent *e)
 
 int cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
+	struct check_args a = {0};
 	struct ydiag diag = {0};
 	struct calib cal;
 	struct model m;
 	struct stat st;
-	int opt, files = 0, given_template = 0;
-	char templates[PATH_MAX];
+	int first, files = 0, status;
+	char *templates = a.templates;
 
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (opt == OPT_TEMPLATE) {
-			snprintf(paths.template_path, sizeof paths.template_path, "%s", optarg);
-			given_template = 1;
-		} else if (cli_path_option(&paths, opt, optarg))
-			continue;
-		else if (opt == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		} else
-			return cli_usage_error("check", "unknown option");
-	}
-	if (optind < argc)
-		return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
-	snprintf(templates, sizeof templates, "%s",
-		 given_template ? paths.template_path : paths.home);
-	if (!given_template)
-		strncat(templates, "/templates", sizeof templates - strlen(templates) - 1);
+	paths_init(&a.paths, "default");
+	if ((status = cli_parse(&cmd_check_spec, &a, argc, argv, &first)) >= 0)
+		return status;
+	if (!templates[0])
+		snprintf(templates, sizeof a.templates, "%s/templates", a.paths.home);
 
-	int cal_ok = calib_load(&cal, paths.calibration, &diag) == 0;
+	int cal_ok = calib_load(&cal, a.paths.calibration, &diag) == 0;
 	if (cal_ok && model_prepare(&m, &cal, NULL) != 0)
-		ydiag_add(&diag, paths.calibration, 0, 0, "%s", err_msg());
+		ydiag_add(&diag, a.paths.calibration, 0, 0, "%s", err_msg());
 	files++;
 	if (stat(templates, &st) == 0 && S_ISDIR(st.st_mode)) {
 		struct dirent **list;

@@ -1,5 +1,5 @@
-/* compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
-#include "cli.h"
+/* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
+#include "cmd.h"
 #include "csv.h"
 #include "err.h"
 #include "history.h"
@@ -8,22 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage[] =
-	"usage: ddt compare [OPTIONS] RUN_A RUN_B\n"
-	"\n"
-	"Shows every kernel series measured in either run side by side: the median\n"
-	"of each, the change from A to B, and two verdicts: `compare`, the\n"
-	"regression rule applied between the two runs (slower / faster / same,\n"
-	"with the series' noise as of B), and `night`, B's own verdict against its\n"
-	"history. RUN_A and RUN_B are run ids (folders of runs/).\n"
-	"\n"
-	"  --op NAME           only series of this op\n"
-	"  --format F          table (default) or csv\n"
-	"  --template PATH     where the regress: settings come from (default:\n"
-	"                      templates/default.yaml)\n"
-	"  --runs DIR          run records folder (default: runs/)\n"
-	"  -h, --help          this text\n";
 
 #define COMPARE_CSV_HEADER \
 	"op,variant,params,device,backend,build,a_status,a_median_us,b_status,b_median_us," \
@@ -130,46 +114,53 @@ static void write_compare(const struct regress_conf *c, const struct history *h,
 			    "noise as of B)\n", slower, faster, same);
 }
 
-enum { OPT_OP = OPT_FIRST_FREE, OPT_FORMAT };
+struct compare_args {
+	struct paths paths;
+	const char *op, *format;
+};
+
+typedef struct compare_args A;
+static const struct cli_opt compare_opts[] = {
+	CLI_OPT_STR(A, op, 0, "op", "NAME", "only series of this op"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
+	CLI_OPT_TEMPLATE_AS(A, paths,
+			    "where the regress: settings come from (default:\n"
+			    "templates/default.yaml)"),
+	CLI_OPT_RUNS(A, paths),
+	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
+	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPT_END,
+};
+
+const struct cli_spec cmd_compare_spec = {
+	.name = "compare",
+	.usage = "compare [OPTIONS] RUN_A RUN_B",
+	.about = "Shows every kernel series measured in either run side by side: the median\n"
+		 "of each, the change from A to B, and two verdicts: `compare`, the\n"
+		 "regression rule applied between the two runs (slower / faster / same,\n"
+		 "with the series' noise as of B), and `night`, B's own verdict against its\n"
+		 "history. RUN_A and RUN_B are run ids (folders of runs/).",
+	.opts = compare_opts,
+	.takes_args = 1,
+};
 
 int cmd_compare(int argc, char **argv)
 {
-	static const struct option opts[] = {{"op", required_argument, NULL, OPT_OP},
-					     {"format", required_argument, NULL, OPT_FORMAT},
-					     {"help", no_argument, NULL, 'h'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
+	struct compare_args a = {.format = "table"};
 	struct regress_conf conf;
 	struct history h;
 	struct ydiag warn = {0};
-	const char *format = "table", *op = NULL;
-	int opt, rc, status = 0;
+	int first, rc, status = 0;
 	long ia, ib;
 
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
-			continue;
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		} else if (opt == OPT_OP)
-			op = optarg;
-		else if (opt == OPT_FORMAT)
-			format = optarg;
-		else
-			return cli_usage_error("compare", "unknown option");
-	}
-	if (argc - optind != 2)
+	paths_init(&a.paths, "default");
+	if ((rc = cli_parse(&cmd_compare_spec, &a, argc, argv, &first)) >= 0)
+		return rc;
+	if (argc - first != 2)
 		return cli_usage_error("compare", "expected two run ids, RUN_A and RUN_B");
-	if (strcmp(format, "table") && strcmp(format, "csv"))
-		return cli_usage_error("compare", "--format: expected table or csv, got '%s'",
-				       format);
-	if ((rc = regress_conf_load_file(&conf, paths.template_path)) != 0)
+	if ((rc = regress_conf_load_file(&conf, a.paths.template_path)) != 0)
 		return cli_fail("compare", rc);
-	rc = history_load(&h, paths.runs, &warn);
+	rc = history_load(&h, a.paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
 		fprintf(stderr, "ddt compare: warning: %s\n", warn.msgs[i]);
 	ydiag_free(&warn);
@@ -178,15 +169,15 @@ int cmd_compare(int argc, char **argv)
 		goto done;
 	}
 	for (int k = 0; k < 2; k++)
-		if (history_run_index(&h, argv[optind + k]) < 0) {
+		if (history_run_index(&h, argv[first + k]) < 0) {
 			status = cli_fail("compare", err_set(DDT_EINPUT, "no readable run %s in %s",
-							     argv[optind + k], paths.runs));
+							     argv[first + k], a.paths.runs));
 			goto done;
 		}
-	ia = history_run_index(&h, argv[optind]);
-	ib = history_run_index(&h, argv[optind + 1]);
+	ia = history_run_index(&h, argv[first]);
+	ib = history_run_index(&h, argv[first + 1]);
 	regress_history(&conf, &h);
-	write_compare(&conf, &h, (size_t)ia, (size_t)ib, op, !strcmp(format, "csv"), stdout);
+	write_compare(&conf, &h, (size_t)ia, (size_t)ib, a.op, !strcmp(a.format, "csv"), stdout);
 	status = fflush(stdout) == 0 ? 0 : 1;
 done:
 	history_free(&h);

@@ -1,5 +1,5 @@
-/* history_cmd.c - `ddt history`: every series over the nights, with verdicts. */
-#include "cli.h"
+/* cmd_history.c - `ddt history`: every series over the nights, with verdicts. */
+#include "cmd.h"
 #include "csv.h"
 #include "err.h"
 #include "history.h"
@@ -8,24 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage[] =
-	"usage: ddt history [OPTIONS]\n"
-	"\n"
-	"Shows every kernel series (op x variant x params x device x backend x build)\n"
-	"over the nights of runs/, with the regression verdict of each night as it\n"
-	"reads now: a suspect night the next night reverted reads \"outlier\" (the\n"
-	"verdict the nightly gave on the night itself is the `night` column of the\n"
-	"CSV). Damaged run records are skipped with a warning naming the file.\n"
-	"\n"
-	"  --op NAME           only series of this op\n"
-	"  --variant NAME      only series of this variant\n"
-	"  --last N            only the last N nights (default 14; 0: all)\n"
-	"  --format F          table (default) or csv\n"
-	"  --template PATH     where the regress: settings come from (default:\n"
-	"                      templates/default.yaml)\n"
-	"  --runs DIR          run records folder (default: runs/)\n"
-	"  -h, --help          this text\n";
 
 /* The CSV columns, in this order. */
 #define HISTORY_CSV_HEADER                                                                 \
@@ -146,58 +128,53 @@ static void write_table(const struct history *h, const struct filter *f, FILE *f
 		fprintf(fp, "no series%s\n", h->nruns ? " match" : ": no run records yet");
 }
 
-enum { OPT_OP = OPT_FIRST_FREE, OPT_VARIANT, OPT_LAST, OPT_FORMAT };
+struct history_args {
+	struct paths paths;
+	const char *op, *variant, *format;
+	double last;
+};
+
+typedef struct history_args A;
+static const struct cli_opt history_opts[] = {
+	CLI_OPT_STR(A, op, 0, "op", "NAME", "only series of this op"),
+	CLI_OPT_STR(A, variant, 0, "variant", "NAME", "only series of this variant"),
+	CLI_OPT_WHOLE(A, last, "last", "N", 0, 1e9, "only the last N nights (default 14; 0: all)"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
+	CLI_OPT_TEMPLATE_AS(A, paths,
+			    "where the regress: settings come from (default:\n"
+			    "templates/default.yaml)"),
+	CLI_OPT_RUNS(A, paths),
+	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
+	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPT_END,
+};
+
+const struct cli_spec cmd_history_spec = {
+	.name = "history",
+	.usage = "history [OPTIONS]",
+	.about = "Shows every kernel series (op x variant x params x device x backend x build)\n"
+		 "over the nights of runs/, with the regression verdict of each night as it\n"
+		 "reads now: a suspect night the next night reverted reads \"outlier\" (the\n"
+		 "verdict the nightly gave on the night itself is the `night` column of the\n"
+		 "CSV). Damaged run records are skipped with a warning naming the file.",
+	.opts = history_opts,
+};
 
 int cmd_history(int argc, char **argv)
 {
-	static const struct option opts[] = {{"op", required_argument, NULL, OPT_OP},
-					     {"variant", required_argument, NULL, OPT_VARIANT},
-					     {"last", required_argument, NULL, OPT_LAST},
-					     {"format", required_argument, NULL, OPT_FORMAT},
-					     {"help", no_argument, NULL, 'h'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	struct filter f = {0};
+	struct history_args a = {.format = "table", .last = 14};
 	struct regress_conf conf;
 	struct history h;
 	struct ydiag warn = {0};
-	const char *format = "table";
-	double last = 14;
-	int opt, rc;
+	int first, rc;
 
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case OPT_OP: f.op = optarg; break;
-		case OPT_VARIANT: f.variant = optarg; break;
-		case OPT_FORMAT: format = optarg; break;
-		case OPT_LAST:
-			if (ynum_parse(optarg, &last) || last < 0 || last != floor(last) ||
-			    last > 1e9)
-				return cli_usage_error("history",
-						       "--last: expected a whole number >= 0, "
-						       "got '%s'",
-						       optarg);
-			break;
-		default:
-			return cli_usage_error("history", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("history", "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "table") && strcmp(format, "csv"))
-		return cli_usage_error("history", "--format: expected table or csv, got '%s'",
-				       format);
-	if ((rc = regress_conf_load_file(&conf, paths.template_path)) != 0)
+	paths_init(&a.paths, "default");
+	if ((rc = cli_parse(&cmd_history_spec, &a, argc, argv, &first)) >= 0)
+		return rc;
+	struct filter f = {.op = a.op, .variant = a.variant};
+	if ((rc = regress_conf_load_file(&conf, a.paths.template_path)) != 0)
 		return cli_fail("history", rc);
-	rc = history_load(&h, paths.runs, &warn);
+	rc = history_load(&h, a.paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
 		fprintf(stderr, "ddt history: warning: %s\n", warn.msgs[i]);
 	ydiag_free(&warn);
@@ -206,8 +183,8 @@ int cmd_history(int argc, char **argv)
 		return cli_fail("history", rc);
 	}
 	regress_history(&conf, &h);
-	f.first_run = last > 0 && h.nruns > (size_t)last ? h.nruns - (size_t)last : 0;
-	if (!strcmp(format, "csv"))
+	f.first_run = a.last > 0 && h.nruns > (size_t)a.last ? h.nruns - (size_t)a.last : 0;
+	if (!strcmp(a.format, "csv"))
 		write_csv(&h, &f, stdout);
 	else
 		write_table(&h, &f, stdout);

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "paths.h"
 #include "record.h"
 #include "tmpl.h"
 #include "ydoc.h"
@@ -216,11 +217,43 @@ void fleet_write_devices_csv(FILE *fp, const struct run_record *r, const struct 
  * (nccl-tests' definition: the bandwidth each link sees in a ring). */
 double fleet_busbw(double algbw_gbps, int ranks);
 
-/* ---- the commands (fleet_slurm.c; the merge stage is fleet_merge.c) ---- */
+/* ---- the jobs (fleet_slurm.c; the merge is fleet_merge.c) ---- */
 
-/* `ddt nightly --slurm ...` (cmd_fleet, in cli.h, is `ddt fleet ...`). */
-/* True when argv holds --slurm: the nightly hands such a call to fleet_nightly. */
-int fleet_wanted(int argc, char **argv);
-int fleet_nightly(int argc, char **argv);
+/* What a night across the cluster is asked for ("" and 0: the defaults). */
+struct fleet_opts {
+	struct paths paths;      /* paths.template_given: every node's bench uses it */
+	char partition[64];      /* Slurm partition */
+	char nodes[4096];        /* nodes to measure, Slurm hostlist syntax */
+	char time_limit[32];     /* each node's bench limit, Slurm syntax */
+	char bench_command[1024];/* each task runs this instead of `ddt bench` */
+	char mpi_launcher[16];   /* "srun", "mpirun" */
+	char gres[64];           /* generic resources each task asks for ("gpu:8") */
+	int shared;              /* tasks do not hold their node alone */
+	int quiet;               /* print only when the night is not clean */
+	int no_wait;             /* print the job ids and return at once */
+	int no_allreduce;        /* no all-reduce job */
+};
+
+/* Submits the night: the array of benches (one task per node), the
+ * all-reduce and the merge (afterany), writing the plan into
+ * runs/.fleet/<fleet-id>/; then waits for the merge unless o->no_wait and
+ * prints its summary. *status receives the night's exit status. Returns 0
+ * or the error that stopped it (message set). */
+int fleet_submit(const struct fleet_opts *o, int *status);
+
+/* The bodies of the array task and of the all-reduce job run by Slurm in
+ * the fleet folder dir (`ddt fleet task|allreduce DIR`). Return the exit
+ * status, an error printed as "ddt fleet task: message". */
+int fleet_task_run(const char *dir);
+int fleet_allreduce_run(const char *dir);
+
+/* The merge (`ddt fleet merge DIR`): everything after the night's jobs,
+ * whatever became of them; *status receives the night's exit status (1 a
+ * node or stage failed, 4 a kernel failed, 3 a regression, 0). Writes
+ * DIR/merge.yaml even when it fails. Returns 0 or the error that stopped it. */
+int fleet_merge(const char *dir, int *status);
+
+/* The working folder of fleet id under runs. malloc'd; NULL on allocation failure. */
+char *fleet_dir_of(const char *runs, const char *id);
 
 #endif

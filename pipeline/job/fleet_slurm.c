@@ -1,8 +1,7 @@
-/* fleet_slurm.c - the fleet with Slurm: `ddt nightly --slurm` submits the array, the all-reduce and the merge; `ddt fleet task|allreduce` are the first two's bodies (the merge is fleet_merge.c). */
+/* fleet_slurm.c - the fleet with Slurm: submitting the array, the all-reduce and the merge, and the bodies of the first two jobs (the merge is fleet_merge.c). */
 #include "fleet.h"
 #include "fleet_sys.h"
 
-#include "cli.h"
 #include "cuda_api.h"
 #include "err.h"
 #include "fsx.h"
@@ -179,8 +178,7 @@ static int write_script(const char *path, const char *what, const char *const *a
 	return rc;
 }
 
-/* The fleet folder of id under runs. malloc'd; NULL on allocation failure. */
-static char *fleet_dir_of(const char *runs, const char *id)
+char *fleet_dir_of(const char *runs, const char *id)
 {
 	return fleet_path("%s/.fleet/%s", runs, id);
 }
@@ -303,21 +301,6 @@ static int distinct_nodes(const struct fleet_plan *p)
 }
 
 /* ---------------------------------------------------------------- submit */
-
-struct fleet_opts {
-	struct cli_paths paths;
-	char partition[64];
-	char nodes[4096];
-	char time_limit[32];
-	char bench_command[1024];
-	char mpi_launcher[16];
-	char gres[64];
-	int template_given;
-	int shared;     /* --slurm-shared: tasks do not hold their node alone */
-	int quiet;      /* print only when the night is not clean */
-	int no_wait;
-	int no_allreduce;
-};
 
 /* An argument vector whose strings it owns. */
 struct argvec {
@@ -541,7 +524,7 @@ static int plan_make(struct fleet_plan *p, const struct fleet_opts *o, const str
 	/* without --template each node's bench picks its own (gpu or cpu) and the
 	 * merge reads the default template, which both extend */
 	snprintf(p->template_path, sizeof p->template_path, "%s", o->paths.template_path);
-	if (o->template_given)
+	if (o->paths.template_given)
 		snprintf(p->bench_template, sizeof p->bench_template, "%s", o->paths.template_path);
 	/* every job runs elsewhere: only absolute paths mean the same there */
 	absolutize(p->home, sizeof p->home);
@@ -600,8 +583,7 @@ static void print_jobs(FILE *fp, const struct fleet_plan *p, const char *dir)
 	fflush(fp);
 }
 
-/* `ddt nightly --slurm`: the night across the cluster. */
-static int fleet_submit(const struct fleet_opts *o, int *status)
+int fleet_submit(const struct fleet_opts *o, int *status)
 {
 	struct fleet_plan p = {0};
 	struct fleet_conf fc;
@@ -678,6 +660,13 @@ done:
 }
 
 /* ---------------------------------------------------------------- the array task */
+
+/* A job's error that stops it: "ddt <what>: message", and its exit status. */
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "ddt %s: %s\n", what, err_msg()[0] ? err_msg() : "failed");
+	return err_exit_status(rc);
+}
 
 static volatile sig_atomic_t got_term;
 
@@ -937,7 +926,7 @@ static void log_tail(const char *log, char *buf, size_t len)
 }
 
 /* `ddt fleet task DIR`: array task $SLURM_ARRAY_TASK_ID of the night. */
-static int fleet_task_main(const char *dir)
+int fleet_task_run(const char *dir)
 {
 	struct fleet_plan p;
 	struct fleet_task t = {0};
@@ -949,7 +938,7 @@ static int fleet_task_main(const char *dir)
 	int rc, bench = -1, status = 1;
 
 	if (!plan)
-		return cli_fail("fleet task", err_nomem());
+		return fail("fleet task", err_nomem());
 	rc = fleet_plan_read(&p, plan, &diag);
 	free(plan);
 	if (rc) {
@@ -1027,7 +1016,7 @@ static int fleet_task_main(const char *dir)
 	fsx_rm_rf(runs);
 done:
 	if (rc)
-		status = cli_fail("fleet task", rc);
+		status = fail("fleet task", rc);
 	free(file);
 	free(log);
 	free(runs);
@@ -1041,7 +1030,7 @@ done:
 /* `ddt fleet allreduce DIR`: inside an allocation of K nodes, the all-reduce
  * on 1, 2, 4, ... and K nodes, one rank per GPU (one per node without GPUs),
  * each launch's run record into DIR/allreduce/nodes-<k>.yaml. */
-static int fleet_allreduce_main(const char *dir)
+int fleet_allreduce_run(const char *dir)
 {
 	struct fleet_plan p;
 	struct ydiag diag = {0};
@@ -1053,7 +1042,7 @@ static int fleet_allreduce_main(const char *dir)
 	int rc, gpus = 0, nodes = env_n ? atoi(env_n) : 1, failed = 0, launched = 0, skipped = 0;
 
 	if (!plan)
-		return cli_fail("fleet allreduce", err_nomem());
+		return fail("fleet allreduce", err_nomem());
 	memset(&t, 0, sizeof t);
 	rc = fleet_plan_read(&p, plan, &diag);
 	free(plan);
@@ -1145,214 +1134,4 @@ done:
 	fleet_plan_free(&p);
 	ydiag_free(&diag);
 	return rc ? err_exit_status(rc) : failed ? 1 : 0;
-}
-
-/* ---------------------------------------------------------------- the commands */
-
-static const char usage[] =
-	"usage: ddt nightly --slurm [OPTIONS]     (also: ddt fleet submit [OPTIONS])\n"
-	"       ddt fleet merge FLEET [--runs DIR]\n"
-	"       ddt fleet task DIR | ddt fleet allreduce DIR   (run by Slurm)\n"
-	"\n"
-	"Runs one nightly across the nodes of a Slurm cluster. Submits `ddt bench` as\n"
-	"a job array, one task per node holding the node alone, each writing its own\n"
-	"run folder into the shared runs/; then the all-reduce across the nodes\n"
-	"(build/ddt-allreduce, one rank per GPU, when it was built); then a merge job\n"
-	"(afterany) that folds every node's record into one: history and verdicts per\n"
-	"node, the projection from every device measured tonight, one set of\n"
-	"documents under reports/<fleet-id>/, and devices.txt / devices.csv with a\n"
-	"section per device and the cross-device table (each kernel's time on one\n"
-	"device projected from another by their copy bandwidth, beside what it\n"
-	"measured). A node that fails, hangs past its limit or never starts is a named\n"
-	"failed row. It prints the job ids, waits for the merge and exits with the\n"
-	"night's status. The working folder is runs/.fleet/<fleet-id>/. Without\n"
-	"--template each node's bench picks its own (gpu where it has GPUs, else cpu)\n"
-	"and the merge reads templates/default.yaml, which both extend.\n"
-	"\n"
-	"  --partition P        Slurm partition (default: the cluster's default)\n"
-	"  --nodes LIST         nodes to measure, Slurm hostlist syntax (gpu[01-08]); a\n"
-	"                       node listed twice gets two tasks (default: every node\n"
-	"                       of the partition)\n"
-	"  --time LIMIT         each node's bench limit, Slurm syntax (default: the\n"
-	"                       template's fleet.task_time_min)\n"
-	"  --gres SPEC          generic resources each task asks for (gpu:8): where Slurm\n"
-	"                       hides GPUs a job did not ask for, the node's GPUs\n"
-	"  --slurm-shared       tasks do not hold their node alone\n"
-	"  --no-allreduce       no all-reduce job\n"
-	"  --mpi-launcher L     srun (--mpi=pmix) or mpirun for the all-reduce (default:\n"
-	"                       srun when Slurm has the PMIx plugin, else mpirun)\n"
-	"  --no-wait            print the job ids and return at once\n"
-	"  -q, --quiet          print nothing when the night is clean (exit 0); else\n"
-	"                       the job ids and the merge's summary (for cron)\n"
-	"  --bench-command CMD  each task runs CMD (with --template, --calibration and\n"
-	"                       --runs appended) instead of `ddt bench`: to try the\n"
-	"                       fault paths\n"
-	"FLEET is a fleet id (YYYYMMDDTHHMMSSZ-fleet-host) or its working folder.\n"
-	"\n" CLI_PATH_HELP "  -h, --help           this text\n"
-	"\n"
-	"exit status: 0 ok, 1 a node or a stage failed, 2 usage, 3 regression found,\n"
-	"4 a kernel failed validation\n";
-
-int fleet_wanted(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--slurm"))
-			return 1;
-	return 0;
-}
-
-/* Parses the submit options of argv (from index 1); returns -1 to go on, or
- * an exit status. */
-static int parse_submit(struct fleet_opts *o, int argc, char **argv, const char *cmd)
-{
-	enum { O_QUIET = 'q', O_SLURM = OPT_FIRST_FREE, O_PART, O_NODES, O_TIME, O_SHARED, O_NOAR, O_NOWAIT, O_BENCH,
-	       O_LAUNCH, O_GRES };
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-					     {"quiet", no_argument, NULL, O_QUIET},
-					     {"slurm", no_argument, NULL, O_SLURM},
-					     {"partition", required_argument, NULL, O_PART},
-					     {"nodes", required_argument, NULL, O_NODES},
-					     {"time", required_argument, NULL, O_TIME},
-					     {"slurm-shared", no_argument, NULL, O_SHARED},
-					     {"no-allreduce", no_argument, NULL, O_NOAR},
-					     {"no-wait", no_argument, NULL, O_NOWAIT},
-					     {"bench-command", required_argument, NULL, O_BENCH},
-					     {"mpi-launcher", required_argument, NULL, O_LAUNCH},
-					     {"gres", required_argument, NULL, O_GRES},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	int opt;
-
-	memset(o, 0, sizeof *o);
-	cli_paths_init(&o->paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-		o->template_given |= opt == OPT_TEMPLATE;
-		if (cli_path_option(&o->paths, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case O_SLURM:
-			break;
-		case O_QUIET:
-			o->quiet = 1;
-			break;
-		case O_PART:
-			if (strlen(optarg) >= sizeof o->partition)
-				return cli_usage_error(cmd, "--partition: too long");
-			snprintf(o->partition, sizeof o->partition, "%s", optarg);
-			break;
-		case O_NODES:
-			if (strlen(optarg) >= sizeof o->nodes)
-				return cli_usage_error(cmd, "--nodes: too long");
-			snprintf(o->nodes, sizeof o->nodes, "%s", optarg);
-			break;
-		case O_TIME: {
-			double min;
-			if (strlen(optarg) >= sizeof o->time_limit || fleet_time_min(optarg, &min) || min <= 0)
-				return cli_usage_error(cmd, "--time '%s': not a Slurm time limit", optarg);
-			snprintf(o->time_limit, sizeof o->time_limit, "%s", optarg);
-			break;
-		}
-		case O_SHARED:
-			o->shared = 1;
-			break;
-		case O_NOAR:
-			o->no_allreduce = 1;
-			break;
-		case O_NOWAIT:
-			o->no_wait = 1;
-			break;
-		case O_BENCH:
-			if (strlen(optarg) >= sizeof o->bench_command)
-				return cli_usage_error(cmd, "--bench-command: too long");
-			snprintf(o->bench_command, sizeof o->bench_command, "%s", optarg);
-			break;
-		case O_GRES:
-			if (strlen(optarg) >= sizeof o->gres || strpbrk(optarg, " \t\n'\""))
-				return cli_usage_error(cmd, "--gres '%s': not a GRES (gpu:8)", optarg);
-			snprintf(o->gres, sizeof o->gres, "%s", optarg);
-			break;
-		case O_LAUNCH:
-			if (strcmp(optarg, "srun") && strcmp(optarg, "mpirun"))
-				return cli_usage_error(cmd, "--mpi-launcher: srun or mpirun");
-			snprintf(o->mpi_launcher, sizeof o->mpi_launcher, "%s", optarg);
-			break;
-		default:
-			return cli_usage_error(cmd, "unknown option");
-		}
-	}
-	if (optind != argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	return -1;
-}
-
-int fleet_nightly(int argc, char **argv)
-{
-	struct fleet_opts o;
-	int status = parse_submit(&o, argc, argv, "nightly");
-	if (status >= 0)
-		return status;
-	if (fleet_submit(&o, &status) != 0)
-		fprintf(stderr, "ddt nightly --slurm: %s\n", err_msg());
-	return status;
-}
-
-/* `ddt fleet merge FLEET [--runs DIR]`. */
-static int cmd_fleet_merge(int argc, char **argv)
-{
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	char *dir;
-	int opt, status;
-
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
-			continue;
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		}
-		return cli_usage_error("fleet merge", "unknown option");
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("fleet merge", "give one FLEET (an id or its folder)");
-	if (strchr(argv[optind], '/'))
-		dir = strdup(argv[optind]);
-	else if (!record_run_id_valid(argv[optind]))
-		return cli_usage_error("fleet merge", "'%s' is not a fleet id", argv[optind]);
-	else
-		dir = fleet_dir_of(paths.runs, argv[optind]);
-	if (!dir)
-		return cli_fail("fleet merge", err_nomem());
-	fleet_merge(dir, &status);
-	free(dir);
-	return status;
-}
-
-int cmd_fleet(int argc, char **argv)
-{
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "submit")) {
-		struct fleet_opts o;
-		int status = parse_submit(&o, argc - 1, argv + 1, "fleet submit");
-		if (status >= 0)
-			return status;
-		if (fleet_submit(&o, &status) != 0)
-			fprintf(stderr, "ddt fleet submit: %s\n", err_msg());
-		return status;
-	}
-	if (!strcmp(argv[1], "merge"))
-		return cmd_fleet_merge(argc - 1, argv + 1);
-	if ((!strcmp(argv[1], "task") || !strcmp(argv[1], "allreduce")) && argc == 3)
-		return argv[1][0] == 't' ? fleet_task_main(argv[2]) : fleet_allreduce_main(argv[2]);
-	return cli_usage_error("fleet", "unknown subcommand '%s'", argv[1]);
 }

@@ -15,10 +15,4 @@ int fleet_slurm_cmd(char *const argv[], char *out, size_t olen);
 /* Now as ISO 8601 UTC ("2026-01-01T02:00:00Z") into buf (len >= 21). */
 void fleet_now_iso(char *buf, size_t len);
 
-/* The merge stage (`ddt fleet merge DIR`): everything after the night's
- * jobs, whatever became of them; *status receives the night's exit status
- * (1 a node or stage failed, 4 a kernel failed, 3 a regression, 0). Writes
- * DIR/merge.yaml even when it fails. Returns 0 or the error that stopped it. */
-int fleet_merge(const char *dir, int *status);
-
 #endif

@@ -1,9 +1,8 @@
-/* nightly.c - `ddt nightly`: lock, bench, run record, history, regression,
+/* nightly.c - the nightly job: lock, bench, run record, history, regression,
  * projection, documents and retention, with a log of the run in its folder. */
 #include "nightly.h"
 
 #include "bench.h"
-#include "cli.h"
 #include "cuda_api.h"
 #include "err.h"
 #include "fleet.h"
@@ -24,27 +23,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage[] =
-	"usage: ddt nightly [OPTIONS]\n"
-	"\n"
-	"The nightly job. Takes runs/.nightly.lock (held by another nightly: exit 75\n"
-	"at once), picks the template (gpu when CUDA devices are present, else cpu;\n"
-	"or --template), then: bench -> run record -> history -> regression verdicts\n"
-	"and their cost in projected tok/s -> projection -> documents -> retention.\n"
-	"The run appears whole as runs/<run-id>/ (run.yaml, verdicts.yaml,\n"
-	"projection.yaml, the calibration and template used, nightly.log) and the\n"
-	"documents as reports/<run-id>/. A stage that fails is reported and the\n"
-	"stages that can still run do. Only the documents of the newest\n"
-	"nightly.keep_documents_runs runs are kept; run records are kept forever.\n"
-	"\n"
-	"  -q, --quiet         print nothing on success; otherwise only regressions\n"
-	"                      and errors (for cron, which mails what is printed)\n" CLI_PATH_HELP
-	"  -h, --help          this text\n"
-	"\n"
-	"exit status: 0 ok; 1 a stage failed; 2 bad input (template, calibration);\n"
-	"3 a regression was confirmed tonight; 4 a kernel failed validation;\n"
-	"75 another nightly holds the lock. When several apply: 2, 1, 4, then 3.\n";
 
 /* ---------------------------------------------------------------- settings */
 
@@ -140,8 +118,8 @@ static const char *const stage_names[ST_COUNT] = {"bench",   "record", "history"
 enum stage_state { SS_PENDING, SS_OK, SS_FAILED, SS_SKIPPED };
 
 struct night {
-	struct cli_paths paths;
-	int quiet, tty, template_given;
+	struct paths paths;        /* paths.template_given: --template was given */
+	int quiet, tty;
 	char template_note[256];   /* why this template */
 	double t0;
 	FILE *log;                 /* the run's log, in memory until stored */
@@ -286,7 +264,7 @@ static void pick_template(struct night *n)
 {
 	char reason[160] = "", path[PATH_MAX];
 	int count = 0;
-	if (n->template_given) {
+	if (n->paths.template_given) {
 		snprintf(n->template_note, sizeof n->template_note, "given");
 		return;
 	}
@@ -620,59 +598,35 @@ static void night_free(struct night *n)
 	calib_free(&n->cal);
 }
 
-/* Options into n; returns -1 to go on, else the exit status. */
-static int parse_options(struct night *n, int argc, char **argv)
+/* The error that stops the night before it starts: one line, its exit status. */
+static int fail(int rc)
 {
-	static const struct option opts[] = {{"quiet", no_argument, NULL, 'q'},
-					     {"help", no_argument, NULL, 'h'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	int opt;
-
-	cli_paths_init(&n->paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		if (opt == OPT_TEMPLATE)
-			n->template_given = 1;
-		if (cli_path_option(&n->paths, opt, optarg))
-			continue;
-		if (opt == 'q')
-			n->quiet = 1;
-		else if (opt == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		} else
-			return cli_usage_error("nightly", "unknown option");
-	}
-	if (optind < argc)
-		return cli_usage_error("nightly", "unexpected argument '%s'", argv[optind]);
-	return -1;
+	fprintf(stderr, "ddt nightly: %s\n", err_msg()[0] ? err_msg() : "failed");
+	return err_exit_status(rc);
 }
 
-int cmd_nightly(int argc, char **argv)
+int nightly_run(const struct nightly_opts *o)
 {
 	struct night n;
 	char *lock_path = NULL;
 	int lock_fd = -1, status, rc;
 
-	if (fleet_wanted(argc, argv)) /* --slurm: the night across a cluster (fleet.h) */
-		return fleet_nightly(argc, argv);
 	memset(&n, 0, sizeof n);
-	if ((status = parse_options(&n, argc, argv)) >= 0)
-		return status;
+	n.paths = o->paths;
+	n.quiet = o->quiet;
+	n.tty = o->tty;
 	n.t0 = now_s();
-	n.tty = cli_is_tty();
 	/* the lock first: a second nightly must touch nothing */
 	if ((rc = fsx_mkdir_p(n.paths.runs)) != 0 ||
 	    !(lock_path = fsx_join(n.paths.runs, ".nightly.lock")) ||
 	    (rc = lock_take(lock_path, &lock_fd)) != 0) {
 		free(lock_path);
-		return cli_fail("nightly", rc ? rc : err_nomem());
+		return fail(rc ? rc : err_nomem());
 	}
 	free(lock_path);
 	if (!(n.log = open_memstream(&n.log_buf, &n.log_len))) {
 		lock_release(lock_fd);
-		return cli_fail("nightly", err_nomem());
+		return fail(err_nomem());
 	}
 	int swept = lock_sweep_temps(n.paths.runs) + lock_sweep_temps(n.paths.reports);
 	pick_template(&n);

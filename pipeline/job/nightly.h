@@ -1,8 +1,9 @@
-/* nightly.h - the nightly job's settings (the template's `nightly:` section)
+/* nightly.h - the nightly job, its settings (the template's `nightly:` section)
  * and its housekeeping: which documents are kept. */
 #ifndef DDT_NIGHTLY_H
 #define DDT_NIGHTLY_H
 
+#include "paths.h"
 #include "tmpl.h"
 #include "ydoc.h"
 
@@ -23,5 +24,20 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
  * went. Returns 0 or DDT_EIO (reports_dir unreadable or a folder that cannot
  * be removed); a missing reports_dir is nothing to do. */
 int nightly_prune_documents(const char *reports_dir, int keep, int *removed);
+
+/* What the night is asked for. */
+struct nightly_opts {
+	struct paths paths; /* paths.template_given: else gpu with CUDA devices, or cpu */
+	int quiet;          /* print nothing on success; only regressions and errors */
+	int tty;            /* stderr is a terminal: draw the progress line */
+};
+
+/* The nightly job: takes runs/.nightly.lock, picks the template, then bench,
+ * run record, history, regression verdicts, projection, commit, documents
+ * and retention, each reported and skipped when what it needs is missing.
+ * Returns the exit status: 0 ok; 1 a stage failed; 2 bad input; 3 a
+ * regression confirmed tonight; 4 a kernel failed validation; 75 another
+ * nightly holds the lock (when several apply: 2, 1, 4, then 3). */
+int nightly_run(const struct nightly_opts *o);
 
 #endif

@@ -1,9 +1,8 @@
-/* report.c - `ddt report` and the document stage: loads a stored run, renders
+/* report.c - the document stage: loads a stored run, renders
  * reports/<run-id>/ as a whole, points reports/latest at the newest. */
 #include "report.h"
 
 #include "chart.h"
-#include "cli.h"
 #include "err.h"
 #include "fsx.h"
 #include "report_data.h"
@@ -702,33 +701,12 @@ int report_stash_inputs(const char *run_dir, const char *calibration, const char
 	return rc;
 }
 
-/* ---------------------------------------------------------------- command */
+/* ---------------------------------------------------------------- stored runs */
 
-static const char usage[] =
-	"usage: ddt report [OPTIONS] RUN\n"
-	"\n"
-	"Renders the documents of a stored run into reports/<run-id>/: report.pdf,\n"
-	"report.xlsx, charts/*.png and summary.txt, from runs/<run-id>/ alone (the\n"
-	"record, the calibration and template stored with it, its projection and\n"
-	"verdicts, and the runs before it for the history charts). The same run\n"
-	"always renders the same bytes. reports/latest then points at the newest.\n"
-	"RUN is a run id (YYYYMMDDTHHMMSSZ-host) or 'latest' (the newest run).\n"
-	"\n"
-	"  --runs DIR          run records folder (default: runs/)\n"
-	"  --reports DIR       documents folder (default: reports/)\n"
-	"  -q, --quiet         print nothing on success\n"
-	"  -h, --help          this text\n";
-
-static int is_run_with_record(const struct dirent *e)
-{
-	return is_run_dir(e);
-}
-
-/* The newest run id under runs_dir that holds a run.yaml. */
-static int newest_stored_run(const char *runs_dir, char *id, size_t len)
+int report_newest_run(const char *runs_dir, char *id, size_t len)
 {
 	struct dirent **list;
-	int n = scandir(runs_dir, &list, is_run_with_record, alphasort);
+	int n = scandir(runs_dir, &list, is_run_dir, alphasort);
 	id[0] = '\0';
 	if (n < 0)
 		return err_set(DDT_ENOTFOUND, "%s: cannot read folder: %s", runs_dir,
@@ -745,46 +723,4 @@ static int newest_stored_run(const char *runs_dir, char *id, size_t len)
 		free(list[i]);
 	free(list);
 	return id[0] ? 0 : err_set(DDT_ENOTFOUND, "no runs in %s", runs_dir);
-}
-
-int cmd_report(int argc, char **argv)
-{
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-					     {"quiet", no_argument, NULL, 'q'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	struct report_ctx ctx = {0};
-	char id[96];
-	int opt, rc;
-
-	cli_paths_init(&paths, "default");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg))
-			continue;
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (opt == 'q') {
-			ctx.quiet = 1;
-			continue;
-		}
-		return cli_usage_error("report", "unknown option");
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("report", "give one RUN (a run id, or 'latest')");
-	if (!strcmp(argv[optind], "latest")) {
-		if ((rc = newest_stored_run(paths.runs, id, sizeof id)) != 0)
-			return cli_fail("report", rc);
-	} else if (!record_run_id_valid(argv[optind]))
-		return cli_usage_error("report", "'%s' is not a run id (YYYYMMDDTHHMMSSZ-host)",
-				       argv[optind]);
-	else
-		snprintf(id, sizeof id, "%s", argv[optind]);
-	ctx.runs_dir = paths.runs;
-	ctx.home = paths.home;
-	rc = report_render(&ctx, paths.reports, id);
-	return rc ? cli_fail("report", rc) : 0;
 }

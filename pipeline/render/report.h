@@ -45,6 +45,11 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
  * DDT_ENOMEM / DDT_EINPUT (the template names a parent that is missing). */
 int report_stash_inputs(const char *run_dir, const char *calibration, const char *template_path);
 
+/* The newest run id under runs_dir that holds a run.yaml into id (len
+ * bytes). Returns 0, or DDT_ENOTFOUND when there is none or the folder
+ * cannot be read. */
+int report_newest_run(const char *runs_dir, char *id, size_t len);
+
 /* ---- the template's `report:` section ---- */
 
 enum report_section_kind {

@@ -1,7 +1,6 @@
-/* bench.c - `ddt bench`: detect devices, run the template's suite on the CPU and CUDA backends, print the table, write runs/<run-id>/run.yaml atomically. */
+/* bench.c - the bench stage: detect devices, run the template's suite on the CPU and CUDA backends, write runs/<run-id>/run.yaml atomically. */
 #include "bench.h"
 
-#include "cli.h"
 #include "cpu/cpu.h"
 #include "cuda_api.h"
 #include "err.h"
@@ -182,8 +181,7 @@ static int bench_selected(const char *only, const char *name)
 	return 0;
 }
 
-/* Every name in only must be an op or a CUDA-only benchmark. */
-static int bench_check_only(const char *only)
+int bench_check_only(const char *only)
 {
 	char name[64];
 	for (const char *s = only; s && *s;) {
@@ -448,134 +446,4 @@ void bench_print_table(const struct run_record *r, FILE *fp)
 		fprintf(fp, "  %s%s%s\n", rec_status_name(w->status), w->reason[0] ? ": " : "",
 			w->reason);
 	}
-}
-
-/* ---- the command ---- */
-
-static const char bench_usage[] =
-	"usage: ddt bench [--template T] [--ops LIST] [--threads N] [--runs DIR]\n"
-	"\n"
-	"Measures the engine's kernels on this machine: detects the devices (the CPU\n"
-	"with its measured copy bandwidth, and every CUDA device), validates each op\n"
-	"against its C reference on seeded inputs, times it as the template's bench\n"
-	"section says (cold samples with caches flushed, hot ones, or both), prints a\n"
-	"table and writes the run record runs/<run-id>/run.yaml, which appears only\n"
-	"when complete. An op that fails or cannot run here is a row with its status\n"
-	"and reason; the run goes on.\n"
-	"\n"
-	"  --template T   job template: a name under templates/ or a path (default: gpu\n"
-	"                 when a CUDA device is present and templates/gpu.yaml exists,\n"
-	"                 else cpu)\n"
-	"  --ops LIST     only these ops, comma-separated (allreduce and launch name\n"
-	"                 the CUDA-only benchmarks); default: every op of the template\n"
-	"  --threads N    CPU threads for the fast paths (default: the template's\n"
-	"                 bench.cpu.threads; 0 there means every online core)\n"
-	"  --runs DIR     where run records go (default: runs/)\n"
-	"  --calibration PATH, --reports DIR  accepted for symmetry; unused here\n"
-	"  -h, --help     this text\n"
-	"\n"
-	"exit status: 0 every row ok or skipped, 1 error (nothing written), 2 usage\n"
-	"or template error, 4 a kernel failed validation or failed to run\n";
-
-/* The default template: gpu.yaml where CUDA devices are present, else cpu. */
-static void bench_default_template(struct cli_paths *paths)
-{
-	char reason[160], gpu[PATH_MAX];
-	int n = 0;
-	cuda_devices(&n, reason, sizeof reason);
-	snprintf(gpu, sizeof gpu, "%s/templates/gpu.yaml", paths->home);
-	cli_path_option(paths, OPT_TEMPLATE, n > 0 && fsx_exists(gpu) ? "gpu" : "cpu");
-}
-
-int cmd_bench(int argc, char **argv)
-{
-	enum { OPT_OPS = OPT_FIRST_FREE, OPT_THREADS };
-	static const struct option opts[] = {{"ops", required_argument, NULL, OPT_OPS},
-					     {"threads", required_argument, NULL, OPT_THREADS},
-					     {"help", no_argument, NULL, 'h'},
-					     CLI_PATH_OPTIONS,
-					     {NULL, 0, NULL, 0}};
-	struct cli_paths paths;
-	struct bench_opts o = {0};
-	struct bench_conf *bc = NULL;
-	struct ydiag diag = {0};
-	struct tmpl t;
-	struct run_record r = {0};
-	char folder[PATH_MAX], *end;
-	int opt, rc, status = 0, given = 0;
-
-	memset(&t, 0, sizeof t);
-	cli_paths_init(&paths, "cpu");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (cli_path_option(&paths, opt, optarg)) {
-			given |= opt == OPT_TEMPLATE;
-			continue;
-		}
-		switch (opt) {
-		case 'h':
-			fputs(bench_usage, stdout);
-			return 0;
-		case OPT_OPS:
-			o.only = optarg;
-			break;
-		case OPT_THREADS:
-			o.threads = (int)strtol(optarg, &end, 10);
-			if (*end || o.threads < 1 || o.threads > CPU_MAX_THREADS)
-				return cli_usage_error("bench", "--threads wants 1 to %d, got '%s'",
-						       CPU_MAX_THREADS, optarg);
-			break;
-		default:
-			return cli_usage_error("bench", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-	if (!given)
-		bench_default_template(&paths);
-	o.home = paths.home;
-	o.progress = cli_is_tty();
-	if (!(bc = malloc(sizeof *bc)))
-		return cli_fail("bench", err_nomem());
-	if ((rc = tmpl_load(&t, paths.template_path, &diag)) == 0)
-		rc = bench_conf_load(bc, &t, &diag);
-	if (rc) {
-		ydiag_print(&diag, stderr);
-		status = cli_fail("bench", rc);
-		goto done;
-	}
-	if (!bc->nops) {
-		status = cli_usage_error("bench", "%s has no bench ops", paths.template_path);
-		goto done;
-	}
-	if ((rc = bench_check_only(o.only))) {
-		status = cli_usage_error("bench", "%s", err_msg());
-		goto done;
-	}
-	bench_record_init(&r, t.name[0] ? t.name : "unnamed", paths.home);
-	if ((rc = bench_run(bc, &o, &r)) == 0)
-		rc = bench_write_run(&r, paths.runs, folder, sizeof folder);
-	if (rc) {
-		status = cli_fail("bench", rc);
-		goto done;
-	}
-	for (size_t i = 0; i < r.ndevices; i++) {
-		const struct rec_device *d = &r.devices[i];
-		printf("device %zu: %s %s, %s", i, d->kind, d->name, d->arch);
-		if (!strcmp(d->kind, "cuda"))
-			printf(", %d SMs", d->cores);
-		printf(", %.1f GB, copy %.1f GB/s\n", d->mem_gb, d->copy_gbps);
-	}
-	printf("\n");
-	bench_print_table(&r, stdout);
-	printf("\nrun %s: %zu rows -> %s/run.yaml\n", r.run_id, r.nrows, folder);
-	for (size_t i = 0; i < r.nrows; i++)
-		if (r.rows[i].status == REC_FAILED)
-			status = 4;
-done:
-	record_free(&r);
-	tmpl_free(&t);
-	ydiag_free(&diag);
-	free(bc);
-	return status;
 }

@@ -21,6 +21,11 @@ struct bench_opts {
  * or freed; free it with record_free. Returns 0 or DDT_ENOMEM. */
 int bench_record_init(struct run_record *r, const char *template_name, const char *home);
 
+/* Checks that every name of the comma-separated list only (may be NULL) is an
+ * op or a CUDA-only benchmark. Returns 0 or DDT_EINPUT naming the first that
+ * is not. */
+int bench_check_only(const char *only);
+
 /* Detects the devices (the CPU first, with its copy bandwidth measured now;
  * then each CUDA device), runs every op entry of bc at every size point on
  * every backend and variant it asks for, and appends one row per

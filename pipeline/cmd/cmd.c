@@ -1,0 +1,32 @@
+/* cmd.c - the list of ddt's subcommands. */
+#include "cmd.h"
+
+#include <string.h>
+
+const struct cmd cmd_list[] = {
+	{"estimate", "project decode throughput for scenarios (what-if)", cmd_estimate,
+	 {&cmd_estimate_spec}},
+	{"check", "validate calibration and template YAML", cmd_check, {&cmd_check_spec}},
+	{"backtest", "how the MoE transfer bands held on GPUs they were not fitted to", cmd_backtest,
+	 {&cmd_backtest_spec}},
+	{"bench", "measure the engine's kernels on this machine into a run record", cmd_bench,
+	 {&cmd_bench_spec}},
+	{"nightly", "run the whole nightly job", cmd_nightly,
+	 {&cmd_nightly_spec, &cmd_fleet_submit_spec}},
+	{"history", "kernel series over the nights, with regression verdicts", cmd_history,
+	 {&cmd_history_spec}},
+	{"compare", "two runs side by side, with verdicts", cmd_compare, {&cmd_compare_spec}},
+	{"report", "render the documents of a stored run (PDF, spreadsheet, charts)", cmd_report,
+	 {&cmd_report_spec}},
+	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet,
+	 {&cmd_fleet_submit_spec, &cmd_fleet_merge_spec}},
+};
+const size_t cmd_count = sizeof cmd_list / sizeof *cmd_list;
+
+const struct cmd *cmd_find(const char *name)
+{
+	for (size_t i = 0; i < cmd_count; i++)
+		if (!strcmp(cmd_list[i].name, name))
+			return &cmd_list[i];
+	return NULL;
+}

@@ -1,0 +1,39 @@
+/* cmd.h - the subcommands of ddt: one cmd_<name>.c each, a thin layer over the stages and jobs. */
+#ifndef DDT_CMD_H
+#define DDT_CMD_H
+
+#include "cli.h"
+
+/* One subcommand. */
+struct cmd {
+	const char *name;
+	const char *summary;              /* one line for `ddt --help` */
+	int (*run)(int argc, char **argv); /* argv[0] is the name; returns the exit status */
+	const struct cli_spec *specs[3];  /* its option tables (a subcommand's too), NULL-ended */
+};
+
+/* Every subcommand, in the order `ddt --help` lists them. */
+extern const struct cmd cmd_list[];
+extern const size_t cmd_count;
+
+/* The subcommand named name; NULL when none is. */
+const struct cmd *cmd_find(const char *name);
+
+int cmd_estimate(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_backtest(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_nightly(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+
+/* `ddt fleet submit` and `ddt nightly --slurm` (name: "fleet submit" or "nightly"). */
+int cmd_fleet_submit(const char *name, int argc, char **argv);
+
+extern const struct cli_spec cmd_estimate_spec, cmd_check_spec, cmd_backtest_spec, cmd_bench_spec,
+	cmd_nightly_spec, cmd_history_spec, cmd_compare_spec, cmd_report_spec,
+	cmd_fleet_submit_spec, cmd_fleet_merge_spec;
+
+#endif
