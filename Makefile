@@ -38,7 +38,9 @@ CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(LAYER_DIRS))
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
 LDLIBS = $(PKG_LIBS) -lm -pthread
 
-PIPE_SRC := $(filter-out pipeline/cmd/main.c,$(wildcard lib/*.c pipeline/*/*.c))
+# The programs' main()s: build/ddt's and build/ddt-allreduce's.
+MAINS := pipeline/cmd/main.c pipeline/cmd/allreduce_main.c
+PIPE_SRC := $(filter-out $(MAINS),$(wildcard lib/*.c pipeline/*/*.c))
 ENGINE_SRC := $(wildcard engine/*.c engine/cpu/*.c)
 CUDA_SRC := $(wildcard engine/cuda/*.cu)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -166,7 +168,7 @@ $(BUILD)/engine/mpi/%.o: engine/mpi/%.c $(BUILD)/.flags | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC $<"
 	@$(MPICC) $(ALL_CFLAGS) -c $< -o $@
-$(BUILD)/ddt-allreduce: $(BUILD)/engine/mpi/allreduce.o $(LIB)
+$(BUILD)/ddt-allreduce: $(BUILD)/pipeline/cmd/allreduce_main.o $(BUILD)/engine/mpi/allreduce.o $(LIB)
 	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 .PHONY: test-fleet
 test-fleet: $(BUILD)/ddt

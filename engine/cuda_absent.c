@@ -65,7 +65,7 @@ int cuda_time_op(const struct op_desc *op, const struct op_params *p, int dev,
 	return 0;
 }
 
-int cuda_bench_allreduce(struct run_record *r, const int *ms, int nm, int hidden,
+int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidden,
 			 const struct harness_conf *hc, int rec_device)
 {
 	(void)hc;
@@ -75,13 +75,13 @@ int cuda_bench_allreduce(struct run_record *r, const int *ms, int nm, int hidden
 		rec_row_param_set(&row, "M", ms[i]);
 		rec_row_param_set(&row, "hidden", hidden);
 		row.bytes = (double)ms[i] * hidden * 2;
-		if (record_add_row(r, &row))
+		if (result_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
 }
 
-int cuda_bench_launch(struct run_record *r, const struct op_params *p,
+int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
 		      const struct harness_conf *hc, int rec_device)
 {
 	static const char *const variants[] = {"empty_async", "empty_sync", "step_kernels",
@@ -93,7 +93,7 @@ int cuda_bench_launch(struct run_record *r, const struct op_params *p,
 		if (i >= 2)
 			for (int k = 0; k < p->n; k++)
 				rec_row_param_set(&row, p->keys[k], p->vals[k]);
-		if (record_add_row(r, &row))
+		if (result_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;

@@ -2,7 +2,7 @@
 #ifndef DDT_HARNESS_H
 #define DDT_HARNESS_H
 
-#include "record.h"
+#include "result.h"
 
 /* How to sample one measurement (the template's bench.timing section;
  * defaults from FACTS.md section 5, nvbench's). */

@@ -184,7 +184,7 @@ static void test_cli__every_command_answers_help(void **state)
 struct t_args {
 	struct paths paths;
 	int flag, n;
-	double whole;
+	double whole, num;
 	const char *word, *str;
 	char buf[8];
 	struct cli_list list;
@@ -203,6 +203,7 @@ static const struct cli_opt t_opts[] = {
 	CLI_OPT_FLAG(T, flag, 'f', "flag", "a flag"),
 	CLI_OPT_INT(T, n, "n", "N", 1, 10, "a whole number from 1 to 10"),
 	CLI_OPT_WHOLE(T, whole, "whole", "W", 0, 1e12, "a large whole number"),
+	CLI_OPT_NUM(T, num, "num", "X", 0.5, 2, "a number from 0.5 to 2"),
 	CLI_OPT_CHOICE(T, word, "word", "W", "one|two", "one or two"),
 	CLI_OPT_STR(T, str, 's', "str", "S", "anything"),
 	CLI_OPT_BUF(T, buf, "buf", "B", "at most 7 characters"),
@@ -232,13 +233,14 @@ static void test_cli__options_fill_their_fields(void **state)
 {
 	(void)state;
 	struct t_args a;
-	char line[] = "-f --n 7 --whole 1e9 --word two -s x --buf 1234567 --item a POS --item b "
+	char line[] = "-f --n 7 --whole 1e9 --num 0.75 --word two -s x --buf 1234567 --item a POS --item b "
 		      "--template cpu --runs /r --calibration=/c";
 	int first;
 	assert_int_equal(parse_line(&a, line, &first), -1);
 	assert_int_equal(a.flag, 1);
 	assert_int_equal(a.n, 7);
 	assert_true(a.whole == 1e9);
+	assert_true(a.num == 0.75);
 	assert_string_equal(a.word, "two");
 	assert_string_equal(a.str, "x");
 	assert_string_equal(a.buf, "1234567");
@@ -254,9 +256,8 @@ static void test_cli__options_fill_their_fields(void **state)
 static void test_cli__bad_values_are_usage_errors(void **state)
 {
 	(void)state;
-	const char *bad[] = {"--n 11",    "--n 1.5",     "--n x",      "--word three",
-			     "--buf 12345678", "--call lower", "--nope", "--n",
-			     "-z"};
+	const char *bad[] = {"--n 11",         "--n 1.5",      "--n x",  "--word three", "--num 2.5",
+			     "--buf 12345678", "--call lower", "--nope", "--n",          "-z"};
 	struct t_args a;
 	int first;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -14,7 +14,7 @@
 #include "err.h"
 #include "harness.h"
 #include "op.h"
-#include "record.h"
+#include "result.h"
 
 /* Builds params from "key", value pairs ending at NULL (keys are literals). */
 static struct op_params params_of(const char *k0, ...)
@@ -100,23 +100,22 @@ static void test_cuda__no_device_rows_are_skipped(void **state)
 	(void)state;
 	struct harness_conf hc;
 	struct rec_row row;
-	struct run_record r;
+	struct result_rows r = {0};
 	char reason[160];
 	int n = -1, ms[] = {1, 9};
 
 	harness_conf_default(&hc);
-	memset(&r, 0, sizeof r);
 	assert_int_equal(cuda_devices(&n, reason, sizeof reason), 0);
 	assert_true(n >= 0);
 	if (n > 0) {
 		assert_string_equal(reason, "");
 		assert_int_equal(cuda_bench_allreduce(&r, ms, 2, 7168, &hc, 1), 0);
-		assert_int_equal((int)r.nrows, 2);
+		assert_int_equal((int)r.n, 2);
 		if (n == 1) {
 			assert_int_equal(r.rows[0].status, REC_SKIPPED);
 			assert_non_null(strstr(r.rows[0].reason, "2 or more GPUs"));
 		}
-		record_free(&r);
+		result_rows_free(&r);
 		return;
 	}
 #ifdef DDT_HAVE_CUDA
@@ -135,14 +134,14 @@ static void test_cuda__no_device_rows_are_skipped(void **state)
 	assert_int_equal(cuda_bench_allreduce(&r, ms, 2, 7168, &hc, 0), 0);
 	p = params_of("B", 8.0, NULL);
 	assert_int_equal(cuda_bench_launch(&r, &p, &hc, 0), 0);
-	assert_int_equal((int)r.nrows, 2 + 5);
-	for (size_t i = 0; i < r.nrows; i++) {
+	assert_int_equal((int)r.n, 2 + 5);
+	for (size_t i = 0; i < r.n; i++) {
 		assert_int_equal(r.rows[i].status, REC_SKIPPED);
 		assert_string_equal(r.rows[i].reason, reason);
 	}
 	assert_string_equal(r.rows[0].op, "allreduce");
 	assert_string_equal(r.rows[6].op, "launch");
-	record_free(&r);
+	result_rows_free(&r);
 
 	struct rec_device d;
 	assert_true(cuda_device_describe(0, &d) != 0);

@@ -1,8 +1,8 @@
 /* gpu_check_main.c - the program tools/gpu-check builds: runs a flattened GPU template through the CUDA backend and writes one TSV line per row.
  *
- * It links only the engine, the CUDA objects and the record helpers (no
- * YAML, PDF or spreadsheet libraries), so it builds on a GPU machine that
- * has a CUDA toolkit and nothing else. tools/gpu-check flattens
+ * It links only the engine and its CUDA objects (no YAML, PDF or spreadsheet
+ * libraries), so it builds on a GPU machine that has a CUDA toolkit and
+ * nothing else. tools/gpu-check flattens
  * templates/gpu.yaml into the plan it reads and prints the table.
  *
  * usage: gpu-check PLAN OUT.tsv
@@ -24,7 +24,7 @@
 #include "err.h"
 #include "harness.h"
 #include "op.h"
-#include "record.h"
+#include "result.h"
 
 #define GC_MAX_KEYS 512
 
@@ -113,7 +113,7 @@ static void gc_progress(const struct rec_row *r)
 int main(int argc, char **argv)
 {
 	struct harness_conf hc;
-	struct run_record r;
+	struct result_rows r = {0};
 	struct rec_device d;
 	char line[4096], reason[160], rt[24], drv[24], nccl[24];
 	uint64_t seed = 1;
@@ -128,7 +128,6 @@ int main(int argc, char **argv)
 		perror("gpu-check");
 		return 1;
 	}
-	memset(&r, 0, sizeof r);
 	harness_conf_default(&hc);
 	cuda_devices(&n, reason, sizeof reason);
 	if (n == 0) {
@@ -156,7 +155,7 @@ int main(int argc, char **argv)
 		for (char *save = NULL, *tok = strtok_r(line, "\t", &save); tok && nf < 4;
 		     tok = strtok_r(NULL, "\t", &save))
 			f[nf++] = tok;
-		size_t before = r.nrows;
+		size_t before = r.n;
 		int rc = 0;
 		if (!strcmp(f[0], "seed") && nf == 2) {
 			seed = strtoull(f[1], NULL, 10);
@@ -173,7 +172,7 @@ int main(int argc, char **argv)
 			if (!op || gc_params(nf == 4 ? f[3] : "", &p))
 				goto bad;
 			h.cold = strcmp(f[2], "hot") != 0;
-			if (!(rc = cuda_time_op(op, &p, 0, &h, seed, &row)) && record_add_row(&r, &row))
+			if (!(rc = cuda_time_op(op, &p, 0, &h, seed, &row)) && result_rows_add(&r, &row))
 				rc = DDT_ENOMEM;
 		} else if (!strcmp(f[0], "allreduce") && nf == 3) {
 			int ms[64], nm = 0;
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpu-check: %s\n", err_msg());
 			return 3;
 		}
-		for (size_t i = before; i < r.nrows; i++) {
+		for (size_t i = before; i < r.n; i++) {
 			gc_progress(&r.rows[i]);
 			gc_write_row(out, &r.rows[i]);
 			if (r.rows[i].status == REC_FAILED)
@@ -211,6 +210,6 @@ bad:
 	}
 	fclose(plan);
 	fclose(out);
-	record_free(&r);
+	result_rows_free(&r);
 	return status;
 }

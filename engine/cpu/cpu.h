@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "record.h"
+#include "result.h"
 
 #define CPU_MAX_THREADS 64
 

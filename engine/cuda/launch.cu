@@ -324,7 +324,7 @@ static void copy_params(struct rec_row *row, const struct op_params *p)
 }
 
 /* Appends the rows of variants[from..] as skipped/failed with reason. */
-static int rows_status(struct run_record *r, const char *const *variants, int from, int to,
+static int rows_status(struct result_rows *r, const char *const *variants, int from, int to,
 		       const struct op_params *p, int rec_device, enum rec_status st,
 		       const char *reason)
 {
@@ -334,13 +334,13 @@ static int rows_status(struct run_record *r, const char *const *variants, int fr
 		if (i >= 2)
 			copy_params(&row, p);
 		cu_row_status(&row, st, "%s", reason);
-		if (record_add_row(r, &row))
+		if (result_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
 }
 
-extern "C" int cuda_bench_launch(struct run_record *r, const struct op_params *p,
+extern "C" int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
 				 const struct harness_conf *hc, int rec_device)
 {
 	static const char *const variants[] = {"empty_async", "empty_sync", "step_kernels",
@@ -370,12 +370,12 @@ extern "C" int cuda_bench_launch(struct run_record *r, const struct op_params *p
 	cu_row_init(&row, "launch", variants[0], "cuda", rec_device);
 	if (cu_time(&t, &hot, empty_enqueue, NULL, EMPTY_CALLS, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (record_add_row(r, &row))
+	if (result_rows_add(r, &row))
 		goto nomem;
 	cu_row_init(&row, "launch", variants[1], "cuda", rec_device);
 	if (time_empty_sync(&t, &hot, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (record_add_row(r, &row))
+	if (result_rows_add(r, &row))
 		goto nomem;
 
 	/* the synthetic step */
@@ -389,13 +389,13 @@ extern "C" int cuda_bench_launch(struct run_record *r, const struct op_params *p
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
 	else
 		sum_us = row.median_us;
-	if (record_add_row(r, &row))
+	if (result_rows_add(r, &row))
 		goto nomem;
 	cu_row_init(&row, "launch", variants[3], "cuda", rec_device);
 	copy_params(&row, p);
 	if (cu_time(&t, &hot, step_enqueue, &st, 1, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (record_add_row(r, &row))
+	if (result_rows_add(r, &row))
 		goto nomem;
 
 	cu_row_init(&row, "launch", variants[4], "cuda", rec_device);
@@ -414,7 +414,7 @@ extern "C" int cuda_bench_launch(struct run_record *r, const struct op_params *p
 		else if (sum_us > 0)
 			rec_row_param_set(&row, "pct_of_kernels", 100.0 * row.median_us / sum_us);
 	}
-	if (record_add_row(r, &row))
+	if (result_rows_add(r, &row))
 		goto nomem;
 	goto out;
 nomem:

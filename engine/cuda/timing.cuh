@@ -7,7 +7,7 @@
 extern "C" {
 #include "cuda_api.h"
 #include "harness.h"
-#include "record.h"
+#include "result.h"
 }
 
 /* One stream, two events and (for cold samples) an L2 flush buffer on one

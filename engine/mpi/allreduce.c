@@ -8,9 +8,10 @@
  *
  * It all-reduces (sum) M x hidden bf16 for every M of the template's
  * fleet.allreduce_m (the decode step's two all-reduces per layer: FACTS.md
- * section 7) and rank 0 writes a run record: one row per M, op "allreduce",
- * variant "mpi_ranks", backend "nccl" or "mpi", params M, hidden, ranks and
- * nodes, the median/p10/p90 latency in µs, gbps = algbw = bytes / median;
+ * section 7) into one result row per M, op "allreduce", variant "mpi_ranks",
+ * backend "nccl" or "mpi", params M, hidden, ranks and nodes, the
+ * median/p10/p90 latency in µs, gbps = algbw = bytes / median, which the
+ * command (pipeline/cmd/allreduce_main.c) writes as rank 0's run record;
  * busbw = algbw x 2 (ranks - 1) / ranks is derived where it is shown
  * (fleet_busbw), not stored, so it never splits a history series.
  *
@@ -22,20 +23,15 @@
  * everywhere. Inputs are 0/1 values, so the sum is exact in bf16 up to 512
  * ranks and is checked element by element on every rank.
  */
+#include "mpi/allreduce.h"
+
 #include <mpi.h>
 
-#include "bench_conf.h"
-#include "paths.h"
 #include "cpu/cpu.h"
 #include "cuda_api.h"
 #include "err.h"
-#include "fleet.h"
-#include "fsx.h"
-#include "harness.h"
 #include "ops/bf16.h"
-#include "record.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,47 +42,6 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #endif
-
-static const char usage[] =
-	"usage: mpirun -np N ddt-allreduce [OPTIONS]\n"
-	"       srun -N NODES --ntasks-per-node=GPUS --mpi=pmix ddt-allreduce [OPTIONS]\n"
-	"\n"
-	"All-reduces (sum) M x hidden bf16 across every rank for each M of the\n"
-	"template's fleet.allreduce_m: NCCL with one rank per GPU, bootstrapped through\n"
-	"MPI, or MPI_Allreduce where the ranks have no GPU (backend mpi). Rank 0 writes\n"
-	"a run record: runs/<run-id>/run.yaml, or the file given by --record.\n"
-	"\n"
-	"  --backend B         auto (default: nccl when every rank has a GPU), nccl, mpi\n"
-	"  --record PATH       write the run record to PATH instead of a run folder\n"
-	"Timing follows the template's bench.timing (the stopping rule `ddt bench`\n"
-	"uses); these override parts of it:\n"
-	"  --min-time S        at least S seconds of samples per size\n"
-	"  --max-samples N     at most N samples per size\n"
-	"  --timeout S         stop sampling a size after S seconds\n"
-	"  --calibration PATH  calibration folder or file (default: calibration/)\n"
-	"  --template PATH     job template (default: templates/default.yaml)\n"
-	"  --runs DIR          run records folder (default: runs/)\n"
-	"  --reports DIR       documents folder (default: reports/)\n"
-	"  -h, --help          this text\n";
-
-enum backend { BK_AUTO, BK_NCCL, BK_MPI };
-
-/* What every rank needs to agree on. */
-struct ar_conf {
-	int backend;        /* BK_NCCL or BK_MPI once decided */
-	int nm;
-	int m[FLEET_MAX_M];
-	int hidden;
-	struct harness_conf hc;
-};
-
-/* The world as this rank sees it. */
-struct ar_world {
-	int rank, size;      /* in MPI_COMM_WORLD */
-	int local_rank, local_size;
-	int nodes;           /* distinct hosts among the ranks */
-	char host[MPI_MAX_PROCESSOR_NAME];
-};
 
 /* ---------------------------------------------------------------- the bf16 sum */
 
@@ -135,8 +90,7 @@ struct ar_bufs {
 	void *dev_in, *dev_out;      /* NCCL: device buffers */
 };
 
-/* 1 when any rank says 1. Collective. */
-static int any_rank(int mine)
+int allreduce_any(int mine)
 {
 	int all = 0;
 	MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -151,7 +105,7 @@ static cudaStream_t nccl_stream;
  * communicator whose id rank 0 broadcasts. Collective: every rank reaches the
  * broadcast and the agreement after it, so one rank's failure cannot leave
  * the others waiting in ncclCommInitRank. Returns 0 or an error code. */
-static int nccl_open(const struct ar_world *w)
+static int nccl_open(const struct allreduce_world *w)
 {
 	ncclUniqueId id;
 	int ndev = 0, rc = 0;
@@ -167,7 +121,7 @@ static int nccl_open(const struct ar_world *w)
 	else if (w->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
 		rc = err_set(DDT_EGENERIC, "ncclGetUniqueId failed");
 	MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (any_rank(rc != 0))
+	if (allreduce_any(rc != 0))
 		return rc ? rc : err_set(DDT_EGENERIC, "another rank could not set up its GPU");
 	ncclResult_t nr = ncclCommInitRank(&nccl_comm, w->size, id, w->rank);
 	if (nr != ncclSuccess)
@@ -199,7 +153,7 @@ static int bufs_alloc(struct ar_bufs *b, size_t count, int backend, int rank)
 		b->host_out[i] = 0x7fc0; /* NaN: an element the reduce misses fails the check */
 	}
 #ifdef DDT_HAVE_CUDA
-	if (backend == BK_NCCL) {
+	if (backend == ALLREDUCE_NCCL) {
 		size_t bytes = count * sizeof(bf16_t);
 		if (cudaMalloc(&b->dev_in, bytes) != cudaSuccess ||
 		    cudaMalloc(&b->dev_out, bytes) != cudaSuccess)
@@ -229,7 +183,7 @@ static void bufs_free(struct ar_bufs *b)
 static int allreduce_once(struct ar_bufs *b, int backend, MPI_Op op)
 {
 #ifdef DDT_HAVE_CUDA
-	if (backend == BK_NCCL) {
+	if (backend == ALLREDUCE_NCCL) {
 		ncclResult_t nr = ncclAllReduce(b->dev_in, b->dev_out, b->count, ncclBfloat16, ncclSum,
 						nccl_comm, nccl_stream);
 		if (nr != ncclSuccess)
@@ -251,7 +205,7 @@ static int allreduce_once(struct ar_bufs *b, int backend, MPI_Op op)
 static int fetch_result(struct ar_bufs *b, int backend)
 {
 #ifdef DDT_HAVE_CUDA
-	if (backend == BK_NCCL &&
+	if (backend == ALLREDUCE_NCCL &&
 	    cudaMemcpy(b->host_out, b->dev_out, b->count * sizeof(bf16_t), cudaMemcpyDeviceToHost) !=
 		    cudaSuccess)
 		return err_set(DDT_EGENERIC, "cudaMemcpy from the device failed");
@@ -269,7 +223,7 @@ static int fetch_result(struct ar_bufs *b, int backend)
  * Collective. A failure on any rank becomes a failed row with rank 0's or
  * the failing rank's reason; returns 0 unless memory for samples is missing
  * on rank 0. */
-static int measure_size(const struct ar_conf *c, const struct ar_world *w, int m, MPI_Op op,
+static int measure_size(const struct allreduce_conf *c, const struct allreduce_world *w, int m, MPI_Op op,
 			struct rec_row *row)
 {
 	struct ar_bufs b = {0};
@@ -285,13 +239,13 @@ static int measure_size(const struct ar_conf *c, const struct ar_world *w, int m
 		err = max_error(b.host_out, count, w->size);
 	if (rc)
 		snprintf(why, sizeof why, "rank %d on %.40s: %.90s", w->rank, w->host, err_msg());
-	bad = any_rank(rc != 0);
+	bad = allreduce_any(rc != 0);
 	MPI_Allreduce(&err, &all_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	row->max_err = all_err;
 	for (int i = 0; !bad && i < c->hc.warmup; i++) {
 		if ((rc = allreduce_once(&b, c->backend, op)) != 0)
 			snprintf(why, sizeof why, "rank %d on %.40s: %.90s", w->rank, w->host, err_msg());
-		bad = any_rank(rc != 0);
+		bad = allreduce_any(rc != 0);
 	}
 	start = harness_now_s();
 	while (!bad) {
@@ -348,15 +302,15 @@ static int measure_size(const struct ar_conf *c, const struct ar_world *w, int m
 
 /* ---------------------------------------------------------------- set-up */
 
-/* Ranks on this rank's host, and how many hosts there are. Collective. */
-static void world_init(struct ar_world *w)
+void allreduce_start(int *argc, char ***argv, struct allreduce_world *w)
 {
 	MPI_Comm local;
 	int len = 0, is_leader;
 
+	MPI_Init(argc, argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &w->size);
-	MPI_Get_processor_name(w->host, &len);
+	MPI_Get_processor_name(w->host, &len); /* MPI_MAX_PROCESSOR_NAME <= 256 */
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local);
 	MPI_Comm_rank(local, &w->local_rank);
 	MPI_Comm_size(local, &w->local_size);
@@ -365,9 +319,7 @@ static void world_init(struct ar_world *w)
 	MPI_Allreduce(&is_leader, &w->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-/* Decides the backend together: nccl only when every rank has a GPU and the
- * build has NCCL. Returns 0 or DDT_EINPUT (nccl asked for but impossible). */
-static int backend_decide(struct ar_conf *c)
+int allreduce_backend_decide(struct allreduce_conf *c)
 {
 	int have = 0, all = 0;
 #ifdef DDT_HAVE_CUDA
@@ -375,7 +327,7 @@ static int backend_decide(struct ar_conf *c)
 	have = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0;
 #endif
 	MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (c->backend == BK_NCCL && !all)
+	if (c->backend == ALLREDUCE_NCCL && !all)
 		return err_set(DDT_EINPUT, "--backend nccl: %s",
 #ifdef DDT_HAVE_CUDA
 			       "a rank has no CUDA device"
@@ -383,300 +335,83 @@ static int backend_decide(struct ar_conf *c)
 			       "built without CUDA (nvcc not found)"
 #endif
 		);
-	if (c->backend == BK_AUTO)
-		c->backend = all ? BK_NCCL : BK_MPI;
+	if (c->backend == ALLREDUCE_AUTO)
+		c->backend = all ? ALLREDUCE_NCCL : ALLREDUCE_MPI;
 	return 0;
 }
 
-/* Rank 0 reads the template's fleet section into c; the result and a status
- * reach every rank. Returns 0 or the error (on every rank). */
-static int conf_share(struct ar_conf *c, const struct paths *paths, int rank)
+void allreduce_end(void)
+{
+	MPI_Finalize();
+}
+
+void allreduce_share(void *buf, size_t len)
+{
+	MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/* ---------------------------------------------------------------- the sweep */
+
+static MPI_Op sum_op = MPI_OP_NULL;
+
+int allreduce_open(const struct allreduce_conf *c, const struct allreduce_world *w)
 {
 	int rc = 0;
-	if (rank == 0) {
-		struct tmpl t;
-		struct fleet_conf fc;
-		struct bench_conf *bc = malloc(sizeof *bc);
-		struct ydiag diag = {0};
-		rc = bc ? tmpl_load(&t, paths->template_path, &diag) : err_nomem();
-		if (!rc)
-			rc = fleet_conf_load(&fc, &t, &diag);
-		if (!rc)
-			rc = bench_conf_load(bc, &t, &diag);
+	MPI_Op_create(bf16_sum_op, 1, &sum_op);
+#ifdef DDT_HAVE_CUDA
+	if (c->backend == ALLREDUCE_NCCL && allreduce_any((rc = nccl_open(w)) != 0)) {
 		if (rc)
-			fprintf(stderr, "ddt-allreduce: %s\n", diag.n ? diag.msgs[0] : err_msg());
-		else {
-			c->nm = fc.nm;
-			memcpy(c->m, fc.allreduce_m, sizeof c->m);
-			c->hidden = fc.allreduce_hidden;
-			/* the template's stopping rule, as `ddt bench` uses it; the
-			 * command line may override parts of it */
-			struct harness_conf over = c->hc;
-			c->hc = bc->timing;
-			c->hc.cold = 0;
-			if (isfinite(over.min_time_s))
-				c->hc.min_time_s = over.min_time_s;
-			if (isfinite(over.timeout_s))
-				c->hc.timeout_s = over.timeout_s;
-			if (over.max_samples > 0)
-				c->hc.max_samples = over.max_samples;
-		}
-		free(bc);
-		tmpl_free(&t);
-		ydiag_free(&diag);
+			fprintf(stderr, "ddt-allreduce: rank %d: %s\n", w->rank, err_msg());
+		return rc ? rc : err_set(DDT_EGENERIC, "another rank could not open NCCL");
 	}
-	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	MPI_Bcast(c, sizeof *c, MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
+	(void)c;
+	(void)w;
+#endif
 	return rc;
 }
 
-/* ---------------------------------------------------------------- the record */
-
-/* Rank 0's device and the build, into r. */
-static int record_begin(struct run_record *r, const struct ar_conf *c, const struct ar_world *w,
-			const struct paths *paths)
+void allreduce_close(const struct allreduce_conf *c)
 {
-	struct rec_device d;
-	char runtime[24], driver[24], nccl[24];
-	const char *slash = strrchr(paths->template_path, '/');
-
-	memset(r, 0, sizeof *r);
-	r->schema = RECORD_SCHEMA;
-	record_make_run_id(r->run_id, sizeof r->run_id, r->created, sizeof r->created);
-	snprintf(r->template_name, sizeof r->template_name, "%.*s",
-		 (int)strcspn(slash ? slash + 1 : paths->template_path, "."),
-		 slash ? slash + 1 : paths->template_path);
-	cpu_provenance(&r->prov, paths->home);
-	cuda_versions(runtime, driver, nccl, sizeof runtime);
-	snprintf(r->prov.cuda_runtime, sizeof r->prov.cuda_runtime, "%s", runtime);
-	snprintf(r->prov.cuda_driver, sizeof r->prov.cuda_driver, "%s", driver);
-	snprintf(r->prov.nccl, sizeof r->prov.nccl, "%s", nccl);
-	if (c->backend == BK_NCCL) {
-		int rc = cuda_device_describe(w->local_rank, &d);
-		if (rc)
-			return rc;
-	} else
-		cpu_device_detect(&d);
-	return record_add_device(r, &d);
+#ifdef DDT_HAVE_CUDA
+	if (c->backend == ALLREDUCE_NCCL)
+		nccl_close();
+#else
+	(void)c;
+#endif
+	if (sum_op != MPI_OP_NULL)
+		MPI_Op_free(&sum_op);
 }
 
-static void row_begin(struct rec_row *row, const struct ar_conf *c, const struct ar_world *w,
-		      int m)
+int allreduce_describe(const struct allreduce_conf *c, const struct allreduce_world *w,
+		       const char *home, struct rec_device *d, struct rec_provenance *prov)
+{
+	char runtime[24], driver[24], nccl[24];
+
+	cpu_provenance(prov, home);
+	cuda_versions(runtime, driver, nccl, sizeof runtime);
+	snprintf(prov->cuda_runtime, sizeof prov->cuda_runtime, "%s", runtime);
+	snprintf(prov->cuda_driver, sizeof prov->cuda_driver, "%s", driver);
+	snprintf(prov->nccl, sizeof prov->nccl, "%s", nccl);
+	if (c->backend == ALLREDUCE_NCCL)
+		return cuda_device_describe(w->local_rank, d);
+	cpu_device_detect(d);
+	return 0;
+}
+
+void allreduce_measure(const struct allreduce_conf *c, const struct allreduce_world *w, int m,
+		       struct rec_row *row)
 {
 	memset(row, 0, sizeof *row);
 	snprintf(row->op, sizeof row->op, "allreduce");
 	snprintf(row->variant, sizeof row->variant, "mpi_ranks");
-	snprintf(row->backend, sizeof row->backend, "%s", c->backend == BK_NCCL ? "nccl" : "mpi");
+	snprintf(row->backend, sizeof row->backend, "%s",
+		 c->backend == ALLREDUCE_NCCL ? "nccl" : "mpi");
 	rec_row_param_set(row, "M", m);
 	rec_row_param_set(row, "hidden", c->hidden);
 	rec_row_param_set(row, "ranks", w->size);
 	rec_row_param_set(row, "nodes", w->nodes);
 	row->flops = NAN;
 	row->gbps = row->pct_peak = row->sm_clock_mhz = NAN;
-}
-
-/* Writes r to path, or as a run folder under runs when path is NULL. */
-static int record_store(const struct run_record *r, const char *path, const char *runs)
-{
-	char *folder = NULL, *tmp = NULL, *file = NULL;
-	int rc;
-
-	if (path) {
-		if ((rc = record_write(r, path)) == 0)
-			printf("ddt-allreduce: %s\n", path);
-		return rc;
-	}
-	if ((rc = fsx_mkdir_p(runs)) != 0)
-		return rc;
-	if (!(folder = fsx_join(runs, r->run_id)))
-		return err_nomem();
-	if ((rc = fsx_dir_begin(folder, &tmp)) == 0) {
-		if (!(file = fsx_join(tmp, "run.yaml")))
-			rc = err_nomem();
-		else if ((rc = record_write(r, file)) == 0)
-			rc = fsx_dir_commit(tmp, folder);
-		if (rc)
-			fsx_rm_rf(tmp);
-	}
-	if (!rc)
-		printf("ddt-allreduce: %s/run.yaml\n", folder);
-	free(file);
-	free(tmp);
-	free(folder);
-	return rc;
-}
-
-/* ---------------------------------------------------------------- main */
-
-struct ar_args {
-	struct paths paths;
-	const char *record;
-	int backend;
-	double min_time_s, timeout_s;
-	int max_samples;
-};
-
-/* Parses argv on every rank the same way; returns -1 to go on, else an exit status. */
-static int parse_args(struct ar_args *a, int argc, char **argv, int rank)
-{
-	enum { OPT_BACKEND = 1000, OPT_RECORD, OPT_MIN_TIME, OPT_MAX_SAMPLES, OPT_TIMEOUT,
-	       OPT_CALIBRATION, OPT_TEMPLATE, OPT_RUNS, OPT_REPORTS };
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-					     {"backend", required_argument, NULL, OPT_BACKEND},
-					     {"record", required_argument, NULL, OPT_RECORD},
-					     {"min-time", required_argument, NULL, OPT_MIN_TIME},
-					     {"max-samples", required_argument, NULL, OPT_MAX_SAMPLES},
-					     {"timeout", required_argument, NULL, OPT_TIMEOUT},
-					     {"calibration", required_argument, NULL, OPT_CALIBRATION},
-					     {"template", required_argument, NULL, OPT_TEMPLATE},
-					     {"runs", required_argument, NULL, OPT_RUNS},
-					     {"reports", required_argument, NULL, OPT_REPORTS},
-					     {NULL, 0, NULL, 0}};
-	int opt;
-	char *end;
-
-	memset(a, 0, sizeof *a);
-	a->min_time_s = a->timeout_s = NAN;
-	paths_init(&a->paths, "default");
-	opterr = rank == 0;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_CALIBRATION:
-			snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s", optarg);
-			break;
-		case OPT_TEMPLATE:
-			paths_set_template(&a->paths, optarg);
-			break;
-		case OPT_RUNS:
-			snprintf(a->paths.runs, sizeof a->paths.runs, "%s", optarg);
-			break;
-		case OPT_REPORTS:
-			snprintf(a->paths.reports, sizeof a->paths.reports, "%s", optarg);
-			break;
-		case 'h':
-			if (rank == 0)
-				fputs(usage, stdout);
-			return 0;
-		case OPT_BACKEND:
-			if (!strcmp(optarg, "auto"))
-				a->backend = BK_AUTO;
-			else if (!strcmp(optarg, "nccl"))
-				a->backend = BK_NCCL;
-			else if (!strcmp(optarg, "mpi"))
-				a->backend = BK_MPI;
-			else
-				goto bad;
-			break;
-		case OPT_RECORD:
-			a->record = optarg;
-			break;
-		case OPT_MIN_TIME:
-		case OPT_TIMEOUT: {
-			double v = strtod(optarg, &end);
-			if (*end || !(v > 0))
-				goto bad;
-			*(opt == OPT_MIN_TIME ? &a->min_time_s : &a->timeout_s) = v;
-			break;
-		}
-		case OPT_MAX_SAMPLES:
-			a->max_samples = (int)strtol(optarg, &end, 10);
-			if (*end || a->max_samples < 1)
-				goto bad;
-			break;
-		default:
-			goto bad;
-		}
-	}
-	if (optind == argc)
-		return -1;
-bad:
-	if (rank == 0)
-		fprintf(stderr, "ddt-allreduce: bad option or value (see --help)\n");
-	return 2;
-}
-
-/* Measures every size and, on rank 0, stores the record. Collective. */
-static int run(struct ar_conf *c, const struct ar_world *w, const struct ar_args *a)
-{
-	struct run_record r = {0};
-	MPI_Op op;
-	int rc = 0, failed = 0;
-
-	MPI_Op_create(bf16_sum_op, 1, &op);
-#ifdef DDT_HAVE_CUDA
-	if (c->backend == BK_NCCL && any_rank((rc = nccl_open(w)) != 0)) {
-		if (rc)
-			fprintf(stderr, "ddt-allreduce: rank %d: %s\n", w->rank, err_msg());
-		rc = DDT_EGENERIC;
-		goto done;
-	}
-#endif
-	if (w->rank == 0 && (rc = record_begin(&r, c, w, &a->paths)) != 0)
-		fprintf(stderr, "ddt-allreduce: %s\n", err_msg());
-	if (any_rank(rc != 0)) {
-		rc = rc ? rc : DDT_EGENERIC;
-		goto done;
-	}
-	for (int i = 0; i < c->nm; i++) {
-		struct rec_row row;
-		row_begin(&row, c, w, c->m[i]);
-		measure_size(c, w, c->m[i], op, &row);
-		if (w->rank != 0)
-			continue;
-		failed |= row.status != REC_OK;
-		printf("ddt-allreduce: %-4s M=%-5d %9.0f bytes %3d ranks %2d nodes  median %9.2f us  "
-		       "algbw %7.3f GB/s  busbw %7.3f GB/s  %s%s%s\n",
-		       row.backend, c->m[i], row.bytes, w->size, w->nodes, row.median_us, row.gbps,
-		       fleet_busbw(row.gbps, w->size), rec_status_name(row.status),
-		       row.reason[0] ? ": " : "", row.reason);
-		if ((rc = record_add_row(&r, &row)) != 0)
-			break;
-	}
-	if (w->rank == 0 && !rc && (rc = record_store(&r, a->record, a->paths.runs)) != 0)
-		fprintf(stderr, "ddt-allreduce: %s\n", err_msg());
-	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-done:
-#ifdef DDT_HAVE_CUDA
-	if (c->backend == BK_NCCL)
-		nccl_close();
-#endif
-	MPI_Op_free(&op);
-	record_free(&r);
-	return rc ? err_exit_status(rc) : failed ? 4 : 0;
-}
-
-int main(int argc, char **argv)
-{
-	struct ar_world w;
-	struct ar_conf c;
-	struct ar_args a;
-	int status;
-
-	MPI_Init(&argc, &argv);
-	world_init(&w);
-	status = parse_args(&a, argc, argv, w.rank);
-	if (status >= 0)
-		goto done;
-	/* command-line overrides travel to rank 0 in c.hc (NaN / 0: not given);
-	 * messages stay in place between samples, as in nccl-tests: never cold */
-	memset(&c, 0, sizeof c);
-	c.hc.min_time_s = a.min_time_s;
-	c.hc.timeout_s = a.timeout_s;
-	c.hc.max_samples = a.max_samples;
-	if (conf_share(&c, &a.paths, w.rank)) {
-		status = 2;
-		goto done;
-	}
-	c.backend = a.backend;
-	if (backend_decide(&c)) {
-		if (w.rank == 0)
-			fprintf(stderr, "ddt-allreduce: %s\n", err_msg());
-		status = 2;
-		goto done;
-	}
-	status = run(&c, &w, &a);
-done:
-	MPI_Finalize();
-	return status;
+	measure_size(c, w, m, sum_op, row);
 }

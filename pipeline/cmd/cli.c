@@ -15,6 +15,13 @@
 #define CLI_ID0 1000 /* getopt_long val of table entry 0: above any short option */
 #define CLI_HELP_ID 999
 
+/* "ddt " before a subcommand's name; nothing before a program of its own
+ * ("ddt-allreduce"). */
+static const char *ddt_before(const char *name)
+{
+	return strncmp(name, "ddt", 3) ? "ddt " : "";
+}
+
 int cli_template_arg(void *paths, const char *arg)
 {
 	paths_set_template(paths, arg);
@@ -100,6 +107,12 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		return 0;
 	case CLI_WHOLE:
 		return whole_arg(s, o, arg, (double *)field) ? 2 : 0;
+	case CLI_NUM:
+		if (ynum_parse(arg, &v) || v < o->min || v > o->max)
+			return cli_usage_error(s->name, "%s: expected a number from %g to %g, got '%s'",
+					       name, o->min, o->max, arg);
+		*(double *)field = v;
+		return 0;
 	case CLI_LIST: {
 		struct cli_list *l = field;
 		if (l->n == CLI_LIST_MAX)
@@ -218,7 +231,7 @@ void cli_help(const struct cli_spec *s, FILE *fp)
 		int w = spec_text(o, buf, sizeof buf) + 2;
 		col = w > col && w <= 32 ? w : col;
 	}
-	fprintf(fp, "usage: ddt ");
+	fprintf(fp, "usage: %s", ddt_before(s->name));
 	put_indented(fp, s->usage, 0);
 	fprintf(fp, "\n");
 	put_indented(fp, s->about, 0);
@@ -239,18 +252,18 @@ void cli_help(const struct cli_spec *s, FILE *fp)
 
 int cli_fail(const char *cmd, int code)
 {
-	fprintf(stderr, "ddt %s: %s\n", cmd, err_msg()[0] ? err_msg() : "failed");
+	fprintf(stderr, "%s%s: %s\n", ddt_before(cmd), cmd, err_msg()[0] ? err_msg() : "failed");
 	return err_exit_status(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "ddt %s: ", cmd);
+	fprintf(stderr, "%s%s: ", ddt_before(cmd), cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'ddt %s --help')\n", cmd);
+	fprintf(stderr, " (see '%s%s --help')\n", ddt_before(cmd), cmd);
 	return 2;
 }
 

@@ -16,6 +16,7 @@ enum cli_kind {
 	CLI_BUF,    /* char[size] field = a copy of the argument (too long: an error) */
 	CLI_INT,    /* int field = a whole number in [min, max] */
 	CLI_WHOLE,  /* double field = a whole number in [min, max] */
+	CLI_NUM,    /* double field = a number in [min, max] */
 	CLI_LIST,   /* struct cli_list field: appends the argument (repeatable) */
 	CLI_CALL,   /* fn(field, argument): checks and stores it */
 };
@@ -30,7 +31,7 @@ struct cli_opt {
 	const char *help;      /* its help text; '\n' starts another line in the column */
 	size_t field;          /* offset of the target in the argument struct */
 	size_t size;           /* CLI_BUF: the field's size */
-	double min, max;       /* CLI_INT, CLI_WHOLE: the accepted range */
+	double min, max;       /* CLI_INT, CLI_WHOLE, CLI_NUM: the accepted range */
 	const char *choices;   /* CLI_STR: the accepted words, '|' between them; NULL: any */
 	/* CLI_CALL: stores arg into field; returns 0, or an error code with the
 	 * message set (err.h), which parsing prints as a usage error */
@@ -46,8 +47,10 @@ struct cli_list {
 
 /* A command's --help text and table. --help (and -h) are always accepted. */
 struct cli_spec {
-	const char *name;  /* "estimate", "fleet merge": "ddt <name>: " starts its errors */
-	const char *usage; /* what follows "usage: ddt " (more lines: "       ddt ...") */
+	const char *name;  /* "estimate", "fleet merge": "ddt <name>: " starts its errors;
+			    * a program of its own ("ddt-allreduce") goes alone */
+	const char *usage; /* what follows "usage: ddt " (more lines: "       ddt ...");
+			    * for a program of its own, what follows "usage: " */
 	const char *about; /* what the command does: the paragraph(s) before the options */
 	int takes_args;    /* 0: parsing refuses positional arguments */
 	const struct cli_opt *opts;
@@ -63,6 +66,7 @@ struct cli_spec {
 #define CLI_OPT_BUF(T, f, l, a, h) {CLI_BUF, 0, (l), (a), (h), CLI_FIELD_(T, f, char *), sizeof(((T *)0)->f), 0, 0, NULL, NULL}
 #define CLI_OPT_INT(T, f, l, a, lo, hi, h) {CLI_INT, 0, (l), (a), (h), CLI_FIELD_(T, f, int), 0, (lo), (hi), NULL, NULL}
 #define CLI_OPT_WHOLE(T, f, l, a, lo, hi, h) {CLI_WHOLE, 0, (l), (a), (h), CLI_FIELD_(T, f, double), 0, (lo), (hi), NULL, NULL}
+#define CLI_OPT_NUM(T, f, l, a, lo, hi, h) {CLI_NUM, 0, (l), (a), (h), CLI_FIELD_(T, f, double), 0, (lo), (hi), NULL, NULL}
 #define CLI_OPT_LIST(T, f, l, a, h) {CLI_LIST, 0, (l), (a), (h), CLI_FIELD_(T, f, struct cli_list), 0, 0, 0, NULL, NULL}
 #define CLI_OPT_CALL(T, f, l, a, fn, h) {CLI_CALL, 0, (l), (a), (h), offsetof(T, f), 0, 0, 0, NULL, (fn)}
 #define CLI_OPT_END {CLI_END, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL}

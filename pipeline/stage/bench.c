@@ -255,6 +255,7 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 {
 	struct op_params p;
 	struct harness_conf hc = st->bc->timing;
+	struct result_rows rows = {0};
 	int dev = st->ncuda ? 1 : 0, rc = 0;
 
 	hc.cold = 0;
@@ -267,13 +268,16 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 			ms[nm++] = (int)op_param(&p, "M", 9);
 			hidden = (int)op_param(&p, "hidden", hidden);
 		}
-		rc = cuda_bench_allreduce(st->r, ms, nm, hidden, &hc, dev);
+		rc = cuda_bench_allreduce(&rows, ms, nm, hidden, &hc, dev);
 	} else {
 		for (int i = 0; i < bench_op_points(e) && !rc; i++) {
 			bench_op_point(e, i, &p);
-			rc = cuda_bench_launch(st->r, &p, &hc, dev);
+			rc = cuda_bench_launch(&rows, &p, &hc, dev);
 		}
 	}
+	if (!rc)
+		rc = bench_add_rows(st->r, rows.rows, (int)rows.n);
+	result_rows_free(&rows);
 	st->done++;
 	return rc;
 }
