@@ -8,7 +8,7 @@
 #include "err.h"
 #include "fuzz_util.h"
 #include "regress.h"
-#include "report.h"
+#include "report_spec.h"
 #include "tmpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "chart.h"
 #include "report_data.h"
+#include "xlsx.h"
 
 #include <cairo.h>
 #include <libgen.h>

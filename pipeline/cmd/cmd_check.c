@@ -11,7 +11,7 @@
 #include "nightly.h"
 #include "project.h"
 #include "regress.h"
-#include "report.h"
+#include "report_spec.h"
 
 #include <dirent.h>
 #include <stdlib.h>

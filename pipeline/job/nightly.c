@@ -13,6 +13,7 @@
 #include "record.h"
 #include "regress.h"
 #include "report.h"
+#include "report_spec.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * time vs M, the tornado, tok/s vs budget, and a kernel's history. */
 #include "chart.h"
 
-#include "report_data.h"
+#include "chart_report.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,13 +1,11 @@
 /* report_data.h - everything one run's documents are made from, loaded once from
- * the run folder, and the writers of each document (PDF, spreadsheet, charts). */
+ * the run folder, and the formats every document shares. */
 #ifndef DDT_REPORT_DATA_H
 #define DDT_REPORT_DATA_H
 
 #include <limits.h>
 #include <stdio.h>
 #include <time.h>
-
-#include <cairo.h>
 
 #include "calib.h"
 #include "estimate.h"
@@ -16,7 +14,7 @@
 #include "project.h"
 #include "record.h"
 #include "regress.h"
-#include "report.h"
+#include "report_spec.h"
 #include "tmpl.h"
 
 struct report_data {
@@ -66,35 +64,6 @@ long report_scenario_row(const struct report_data *d, const char *scenario);
 /* One line: the night's regression status ("no history yet", "2 regressions:
  * ...", "no regressions: 14 series ok"). */
 void report_regress_status(const struct report_data *d, char *buf, size_t len);
-
-/* ---- charts (chart_report.c) ---- */
-
-struct report_chart {
-	const struct report_data *d;
-	const struct report_section *sec;
-};
-
-/* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
- * history) at w x h points; arg is a struct report_chart. */
-void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
-/* True for the section kinds drawn as charts. */
-int report_section_is_chart(enum report_section_kind k);
-/* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */
-void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len);
-
-/* ---- the documents ---- */
-
-/* Writes report.pdf to path atomically through cairo's stream API. Returns 0
- * or DDT_EIO / DDT_ENOMEM / DDT_EGENERIC (cairo failed; the message says). */
-int pdf_write_report(const struct report_data *d, const char *path);
-/* Writes report.xlsx to path (a temporary name; the caller renames it).
- * Returns 0 or DDT_EIO / DDT_EGENERIC with libxlsxwriter's message. */
-int xlsx_write_report(const struct report_data *d, const char *path);
-/* The same without cached formula results (every formula caches 0), so a
- * test can prove that a recalculation reproduces ddt's numbers. */
-int xlsx_write_report_uncached(const struct report_data *d, const char *path);
-/* The short summary: headline, baseline, bands, regression status. */
-void report_write_summary(const struct report_data *d, FILE *fp);
 
 /* Formats used by every document. */
 void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */

@@ -2,7 +2,8 @@
  * baseline, the regression status), then the template's sections in order. */
 #include "pdf.h"
 
-#include "report_data.h"
+#include "chart_report.h"
+#include "report_pdf.h"
 #include "backtest.h"
 
 #include <math.h>

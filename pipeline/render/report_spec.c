@@ -1,6 +1,6 @@
 /* report_spec.c - the template's `report:` section: title, page one, chart size,
  * and the sections in order with their parameters. Strict: unknown keys fail. */
-#include "report.h"
+#include "report_spec.h"
 
 #include "err.h"
 

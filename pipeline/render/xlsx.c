@@ -1,6 +1,6 @@
 /* xlsx.c - report.xlsx: Summary, Projections, Breakdown, Kernels, History,
  * Regressions, Assumptions, and What-if (the step model as live formulas). */
-#include "report_data.h"
+#include "xlsx.h"
 
 #include "chart.h"
 #include "err.h"

@@ -1,0 +1,22 @@
+/* chart_report.h - the report's charts: one cairo drawing per chart section. */
+#ifndef DDT_CHART_REPORT_H
+#define DDT_CHART_REPORT_H
+
+#include <cairo.h>
+
+#include "report_data.h"
+
+struct report_chart {
+	const struct report_data *d;
+	const struct report_section *sec;
+};
+
+/* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
+ * history) at w x h points; arg is a struct report_chart. */
+void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
+/* True for the section kinds drawn as charts. */
+int report_section_is_chart(enum report_section_kind k);
+/* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */
+void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len);
+
+#endif

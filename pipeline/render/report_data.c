@@ -1,0 +1,319 @@
+/* report_data.c - one run's documents' data: the stored run loaded once, its figures and the shared formats. */
+#include "report_data.h"
+
+#include "err.h"
+#include "fsx.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- formats */
+
+void report_fmt_tok(char *buf, size_t len, double tok_s)
+{
+	if (isfinite(tok_s))
+		snprintf(buf, len, "%.1f", tok_s);
+	else
+		snprintf(buf, len, "-");
+}
+
+void report_fmt_ms(char *buf, size_t len, double ms)
+{
+	if (isfinite(ms))
+		snprintf(buf, len, "%.3f", ms);
+	else
+		snprintf(buf, len, "-");
+}
+
+void report_fmt_us(char *buf, size_t len, double us)
+{
+	if (!isfinite(us))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.*f", fabs(us) >= 1000 ? 0 : fabs(us) >= 10 ? 1 : 2, us);
+}
+
+void report_fmt_params(char *buf, size_t len, const char *params)
+{
+	size_t o = 0;
+	for (const char *p = params; *p && o + 2 < len; p++) {
+		buf[o++] = *p;
+		if (*p == ',')
+			buf[o++] = ' ';
+	}
+	buf[o] = '\0';
+}
+
+void report_fmt_dist(char *buf, size_t len, const struct dist *d)
+{
+	switch (d->kind) {
+	case DIST_FIXED:
+		snprintf(buf, len, "fixed");
+		break;
+	case DIST_UNIFORM:
+		snprintf(buf, len, "uniform %g - %g", d->min, d->max);
+		break;
+	case DIST_TRIANGULAR:
+		snprintf(buf, len, "triangular %g / %g / %g", d->min, d->mode, d->max);
+		break;
+	case DIST_NORMAL:
+		snprintf(buf, len, "normal %g sd %g", d->mean, d->sd);
+		break;
+	case DIST_LOGNORMAL:
+		snprintf(buf, len, "lognormal median %g sigma %g", d->median, d->sigma);
+		break;
+	}
+}
+
+const struct dist *report_find_dist(const struct report_data *d, const char *label)
+{
+	int n = calib_nassumptions(&d->cal);
+	for (int i = 0; i < n; i++) {
+		char buf[160];
+		calib_assumption_label(&d->cal, i, buf, sizeof buf);
+		if (!strcmp(buf, label))
+			return &d->cal.asm_[i];
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* "2025-12-02T15:42:07Z" -> seconds since the epoch; -1 when malformed. */
+static time_t parse_created(const char *s)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return timegm(&tm);
+}
+
+/* Reads an optional stored file with reader; *have is 1 when it was there. */
+static int load_optional(const char *dir, const char *name, int *have,
+			 int (*reader)(void *obj, const char *path, struct ydiag *diag), void *obj,
+			 struct ydiag *diag)
+{
+	char *path = fsx_join(dir, name);
+	int rc = 0;
+	if (!path)
+		return err_nomem();
+	*have = 0;
+	if (fsx_exists(path)) {
+		rc = reader(obj, path, diag);
+		*have = rc == 0;
+		if (rc == DDT_EINPUT && diag->n)
+			err_set(rc, "%s", diag->msgs[diag->n - 1]);
+	}
+	free(path);
+	return rc;
+}
+
+static int read_projection(void *obj, const char *path, struct ydiag *diag)
+{
+	return project_read(obj, path, diag);
+}
+
+static int read_night(void *obj, const char *path, struct ydiag *diag)
+{
+	return regress_night_read(obj, path, diag);
+}
+
+static int spec_wants_history(const struct report_spec *s)
+{
+	for (int i = 0; i < s->nsections; i++)
+		if (s->sections[i].kind == RSEC_HISTORY)
+			return 1;
+	return 0;
+}
+
+/* The history of runs_dir up to this run, analysed with the stored template's
+ * regression settings. Damaged records of other nights are skipped (history.h);
+ * their warnings are dropped here because this night's documents do not
+ * depend on them. */
+static int load_history(struct report_data *d, const char *runs_dir)
+{
+	struct ydiag warn = {0};
+	int rc = history_load_until(&d->hist, runs_dir, d->rec.run_id, &warn);
+	ydiag_free(&warn);
+	if (rc)
+		return rc;
+	regress_history(&d->rconf, &d->hist);
+	d->hist_run = history_run_index(&d->hist, d->rec.run_id);
+	return 0;
+}
+
+/* Loads the stored inputs (record, calibration, template) of d->run_dir. */
+static int load_inputs(struct report_data *d, struct ydiag *diag)
+{
+	char *p = NULL;
+	int rc;
+
+	if (!(p = fsx_join(d->run_dir, "run.yaml")))
+		return err_nomem();
+	if (!fsx_exists(p))
+		rc = err_set(DDT_ENOTFOUND, "%s: no run record", p);
+	else if ((rc = record_read(&d->rec, p, diag)) == DDT_EINPUT && diag->n)
+		err_set(rc, "%s", diag->msgs[0]);
+	free(p);
+	if (rc)
+		return rc;
+	if (!(p = fsx_join(d->run_dir, "calibration")))
+		return err_nomem();
+	if (!fsx_exists(p))
+		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
+					 "there with report_stash_inputs)", p);
+	else if ((rc = calib_load(&d->cal, p, diag)) != 0 && diag->n)
+		err_set(rc, "%s", diag->msgs[0]);
+	free(p);
+	if (rc)
+		return rc;
+	if (!(p = fsx_join(d->run_dir, "template/template.yaml")))
+		return err_nomem();
+	if (!fsx_exists(p))
+		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the template it used "
+					 "there with report_stash_inputs)", p);
+	else if ((rc = tmpl_load(&d->tmpl, p, diag)) != 0 && diag->n)
+		err_set(rc, "%s", diag->msgs[0]);
+	free(p);
+	if (!rc && (rc = report_spec_load(&d->spec, &d->tmpl, diag)) != 0 && diag->n)
+		err_set(rc, "%s", diag->msgs[0]);
+	return rc;
+}
+
+int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
+		     struct ydiag *diag)
+{
+	struct tm tm;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	d->hist_run = -1;
+	if (!record_run_id_valid(run_id))
+		return err_set(DDT_EINPUT, "'%s' is not a run id (YYYYMMDDTHHMMSSZ-host)", run_id);
+	snprintf(d->run_dir, sizeof d->run_dir, "%s/%s", runs_dir, run_id);
+	if (!fsx_exists(d->run_dir))
+		return err_set(DDT_ENOTFOUND, "no run %s in %s", run_id, runs_dir);
+	if ((rc = load_inputs(d, diag)) != 0)
+		return err_wrap(rc, "run %s", run_id);
+	if (strcmp(d->rec.run_id, run_id) != 0)
+		return err_set(DDT_EINPUT, "%s/run.yaml: holds run %s", d->run_dir, d->rec.run_id);
+	d->created = parse_created(d->rec.created);
+	if (d->created < 0)
+		return err_set(DDT_EINPUT, "%s/run.yaml: created '%s' is not YYYY-MM-DDTHH:MM:SSZ",
+			       d->run_dir, d->rec.created);
+	gmtime_r(&d->created, &tm);
+	strftime(d->created_iso, sizeof d->created_iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(d->date_text, sizeof d->date_text, "%Y-%m-%d %H:%M UTC", &tm);
+	if ((rc = model_prepare(&d->model, &d->cal, NULL)) != 0 ||
+	    (rc = estimate_run(&d->est, &d->model, d->tmpl.scenarios, d->tmpl.nscenarios)) != 0)
+		return err_wrap(rc, "run %s", run_id);
+	if ((rc = load_optional(d->run_dir, "projection.yaml", &d->have_proj, read_projection,
+				&d->proj, diag)) != 0 ||
+	    (rc = load_optional(d->run_dir, "verdicts.yaml", &d->have_night, read_night,
+				&d->night, diag)) != 0)
+		return rc;
+	if (tmpl_section(&d->tmpl, "regress", NULL)) {
+		if ((rc = regress_conf_load(&d->rconf, &d->tmpl, diag)) != 0)
+			return diag->n ? err_set(rc, "%s", diag->msgs[0]) : rc;
+		d->have_rconf = 1;
+	}
+	if (d->have_rconf && spec_wants_history(&d->spec))
+		return load_history(d, runs_dir);
+	return 0;
+}
+
+void report_data_free(struct report_data *d)
+{
+	record_free(&d->rec);
+	calib_free(&d->cal);
+	tmpl_free(&d->tmpl);
+	estimate_free(&d->est);
+	project_free(&d->proj);
+	regress_night_free(&d->night);
+	history_free(&d->hist);
+	memset(d, 0, sizeof *d);
+}
+
+/* ---------------------------------------------------------------- figures */
+
+long report_scenario_row(const struct report_data *d, const char *scenario)
+{
+	for (size_t i = 0; i < d->est.n; i++)
+		if (!strcmp(d->est.rows[i].sc.name, scenario))
+			return (long)i;
+	return -1;
+}
+
+void report_figure(const struct report_data *d, size_t i, struct report_figure *f)
+{
+	const struct estimate_row *r = &d->est.rows[i];
+	const struct project_row *p;
+
+	memset(f, 0, sizeof *f);
+	f->est = r;
+	p = f->proj = d->have_proj ? project_find_row(&d->proj, r->sc.name, r->accept) : NULL;
+	f->tok_p5 = f->tok_p50 = f->tok_p95 = NAN;
+	f->step_p5 = f->step_p50 = f->step_p95 = NAN;
+	if (!p) {
+		f->M = r->out.M;
+		memcpy(f->ms, r->out.ms, sizeof f->ms);
+		f->moe_ms = r->out.ms[COMP_MOE];
+		f->nonmoe_ms = r->out.nonmoe_ms;
+		f->step_ms = r->out.step_ms;
+		f->tok_s = r->out.tok_s;
+		return;
+	}
+	f->M = p->M;
+	memcpy(f->ms, p->ms, sizeof f->ms);
+	f->moe_ms = p->moe_ms;
+	f->nonmoe_ms = p->nonmoe_ms;
+	f->step_ms = p->step_ms.point;
+	f->step_p5 = p->step_ms.p5;
+	f->step_p50 = p->step_ms.p50;
+	f->step_p95 = p->step_ms.p95;
+	f->tok_s = p->tok_s.point;
+	f->tok_p5 = p->tok_s.p5;
+	f->tok_p50 = p->tok_s.p50;
+	f->tok_p95 = p->tok_s.p95;
+}
+
+/* ---------------------------------------------------------------- status */
+
+void report_regress_status(const struct report_data *d, char *buf, size_t len)
+{
+	const struct regress_night *n = &d->night;
+	const int *k = n->count;
+	size_t off = 0;
+
+	if (!d->have_night || n->n == 0) {
+		snprintf(buf, len, "no history yet");
+		return;
+	}
+	if (k[REG_REGRESSION] == 0 && k[REG_SUSPECT] == 0 && k[REG_OK] == 0 &&
+	    k[REG_IMPROVEMENT] == 0 && k[REG_OUTLIER] == 0) {
+		snprintf(buf, len, "no history yet: %d series new, %d with not enough history",
+			 k[REG_NEW], k[REG_SHORT]);
+		return;
+	}
+	if (k[REG_REGRESSION])
+		off += (size_t)snprintf(buf + off, len - off, "%d regression%s", k[REG_REGRESSION],
+					k[REG_REGRESSION] == 1 ? "" : "s");
+	else
+		off += (size_t)snprintf(buf + off, len - off, "no regressions");
+	static const enum regress_verdict rest[] = {REG_SUSPECT, REG_IMPROVEMENT, REG_OK,
+						    REG_OUTLIER, REG_NEW, REG_SHORT,
+						    REG_FAILED, REG_SKIPPED};
+	const char *sep = ": ";
+	for (size_t i = 0; i < sizeof rest / sizeof *rest && off < len; i++)
+		if (k[rest[i]]) {
+			off += (size_t)snprintf(buf + off, len - off, "%s%d %s", sep, k[rest[i]],
+						regress_verdict_name(rest[i]));
+			sep = ", ";
+		}
+}
