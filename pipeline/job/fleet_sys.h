@@ -1,4 +1,4 @@
-/* fleet_sys.h - what the fleet's Slurm side (fleet_slurm.c) and its merge (fleet_merge.c) share. */
+/* fleet_sys.h - what the fleet's jobs (fleet_slurm.c, fleet_merge.c) share with the system: child processes, Slurm's clients, paths, the time. */
 #ifndef DDT_FLEET_SYS_H
 #define DDT_FLEET_SYS_H
 
@@ -6,6 +6,17 @@
 
 /* malloc'd printf-formatted path; NULL on allocation failure. */
 char *fleet_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs argv (no shell) with its stdout into out and stderr into errb (each
+ * NUL-terminated, truncated to its size), waiting at most timeout_s. *status
+ * is the exit status, or -1 when it could not start, died of a signal or ran
+ * out of time (then it is killed). Returns 0, or DDT_EIO when no pipe or
+ * process could be made. */
+int fleet_proc_run(char *const argv[], char *out, size_t olen, char *errb, size_t elen,
+		   double timeout_s, int *status);
+
+/* The first line of s, trimmed, into buf (s may be buf). */
+void fleet_first_line(char *buf, size_t len, const char *s);
 
 /* Runs a Slurm client command (argv, no shell; at most 120 s); its stdout
  * into out (truncated to olen). Returns 0, or DDT_EGENERIC naming the command
