@@ -3,6 +3,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/opkit.h"
+#include "cpu/walk.h"
 #include "err.h"
 
 #include <math.h>
@@ -192,26 +193,32 @@ static void accept_copy_part(void *ctx, int tid, int nthreads)
 
 /* Children come after their parent, so each step scans forward from the
  * current node and stops at the first match (sibling tokens are distinct). */
-static int accept_run_cpu(void *inst)
+int accept_walk(const int32_t *parent, const int32_t *token, const int32_t *target, int n, int L,
+		int32_t *path, int32_t *bonus)
 {
-	struct accept_inst *in = inst;
-	struct accept_out *o = &in->out;
 	int node = 0, len = 1;
-	o->path[0] = 0;
+	path[0] = 0;
 	for (;;) {
-		int want = in->target[node], next = -1;
-		for (int c = node + 1; c < in->n && len <= in->L; c++)
-			if (in->parent[c] == node && in->token[c] == want) {
+		int want = target[node], next = -1;
+		for (int c = node + 1; c < n && len <= L; c++)
+			if (parent[c] == node && token[c] == want) {
 				next = c;
 				break;
 			}
 		if (next < 0) {
-			o->bonus = want;
-			break;
+			*bonus = want;
+			return len;
 		}
-		o->path[len++] = next;
+		path[len++] = next;
 		node = next;
 	}
+}
+
+static int accept_run_cpu(void *inst)
+{
+	struct accept_inst *in = inst;
+	struct accept_out *o = &in->out;
+	int len = accept_walk(in->parent, in->token, in->target, in->n, in->L, o->path, &o->bonus);
 	o->len = len;
 	for (int i = len; i <= in->L; i++)
 		o->path[i] = -1;
