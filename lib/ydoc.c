@@ -803,6 +803,11 @@ void yout_seq(struct yout *y)
 	push(y, 0, 0);
 }
 
+void yout_seq_flow(struct yout *y)
+{
+	push(y, 0, 1);
+}
+
 void yout_end(struct yout *y)
 {
 	int d = y->depth;

@@ -119,6 +119,7 @@ void yout_init(struct yout *y, FILE *fp);
 void yout_map(struct yout *y);      /* begin a block mapping */
 void yout_map_flow(struct yout *y); /* begin a mapping on one line: {a: 1, b: 2} */
 void yout_seq(struct yout *y);      /* begin a block sequence */
+void yout_seq_flow(struct yout *y); /* begin a sequence on one line: [1, 2] */
 void yout_end(struct yout *y);      /* end the innermost container */
 void yout_key(struct yout *y, const char *key);
 void yout_str(struct yout *y, const char *s); /* NULL writes null */
