@@ -9,6 +9,8 @@ const struct cmd cmd_list[] = {
 	{"check", "validate calibration and template YAML", cmd_check, {&cmd_check_spec}},
 	{"backtest", "how the MoE transfer bands held on GPUs they were not fitted to", cmd_backtest,
 	 {&cmd_backtest_spec}},
+	{"acceptance", "mean acceptance vs budget replayed from a drafter trace", cmd_acceptance,
+	 {&cmd_acceptance_spec}},
 	{"bench", "measure the engine's kernels on this machine into a run record", cmd_bench,
 	 {&cmd_bench_spec}},
 	{"nightly", "run the whole nightly job", cmd_nightly,

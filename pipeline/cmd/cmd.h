@@ -22,6 +22,7 @@ const struct cmd *cmd_find(const char *name);
 int cmd_estimate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_backtest(int argc, char **argv);
+int cmd_acceptance(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_history(int argc, char **argv);
@@ -34,6 +35,6 @@ int cmd_fleet_submit(const char *name, int argc, char **argv);
 
 extern const struct cli_spec cmd_estimate_spec, cmd_check_spec, cmd_backtest_spec, cmd_bench_spec,
 	cmd_nightly_spec, cmd_history_spec, cmd_compare_spec, cmd_report_spec,
-	cmd_fleet_submit_spec, cmd_fleet_merge_spec;
+	cmd_fleet_submit_spec, cmd_fleet_merge_spec, cmd_acceptance_spec;
 
 #endif

@@ -1,0 +1,834 @@
+/* acceptance.c - drafter trace replay: each step's tree built once by the engine's heap at the largest budget, walked once, read at every budget; bootstrap over steps. */
+#include "acceptance.h"
+
+#include "cpu/cpu.h"
+#include "cpu/tree.h"
+#include "cpu/walk.h"
+#include "csv.h"
+#include "err.h"
+#include "rng.h"
+#include "trace.h"
+#include "ydoc.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * One build serves every budget. The heap pops nodes in the same order
+ * whatever B is (B only says when to stop, and K = min(B, V) never cuts a
+ * rank the first B pops could reach: rank r needs r earlier pops under its
+ * parent), so the tree at budget B is nodes 0..B of the tree at the largest
+ * budget. Parents come first and sibling tokens are distinct, so the walk in
+ * the smaller tree is the prefix of the big tree's path whose node indices
+ * are <= B. test_acceptance checks this against one build per budget.
+ */
+
+#define BATCH_BYTES (8u << 20)
+
+void acceptance_opts_default(struct acceptance_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	for (int b = 1; b <= 1024; b *= 2)
+		o->budgets[o->nbudgets++] = b;
+	o->resamples = 2000;
+	o->level = 0.95;
+	o->seed = 1;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Appends v to o's budgets (range-checked). */
+static int budget_add(struct acceptance_opts *o, long v)
+{
+	if (v < 0 || v > ACCEPTANCE_MAX_BUDGET)
+		return err_set(DDT_EINPUT, "--budgets: %ld is outside 0..%d", v, ACCEPTANCE_MAX_BUDGET);
+	if (o->nbudgets == ACCEPTANCE_MAX_BUDGETS)
+		return err_set(DDT_EINPUT, "--budgets: more than %d budgets", ACCEPTANCE_MAX_BUDGETS);
+	o->budgets[o->nbudgets++] = (int)v;
+	return 0;
+}
+
+/* Continues a, b (the two numbers before "...") up to end. */
+static int budget_run(struct acceptance_opts *o, long a, long b, long end)
+{
+	int geometric = a > 0 && b >= 2 * a && b % a == 0;
+	if (b <= a)
+		return err_set(DDT_EINPUT, "--budgets: '%ld,%ld,...' must increase", a, b);
+	for (long v = geometric ? b * (b / a) : 2 * b - a; v < end;
+	     v = geometric ? v * (b / a) : v + (b - a)) {
+		int rc = budget_add(o, v);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int acceptance_parse_budgets(struct acceptance_opts *o, const char *list)
+{
+	const char *p = list;
+	int n = 0, rc;
+	o->nbudgets = 0;
+	while (*p) {
+		if (!strncmp(p, "...", 3)) {
+			char *end;
+			long last = strtol(p + 4, &end, 10);
+			if (n < 2 || p[3] != ',' || end == p + 4)
+				return err_set(DDT_EINPUT, "--budgets: '...' needs two numbers before it and one after (1,2,4,...,1024)");
+			if ((rc = budget_run(o, o->budgets[o->nbudgets - 2], o->budgets[o->nbudgets - 1], last)))
+				return rc;
+			p += 4;
+			continue;
+		}
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || (*end && *end != ','))
+			return err_set(DDT_EINPUT, "--budgets: expected whole numbers separated by commas, got '%s'", list);
+		if ((rc = budget_add(o, v)))
+			return rc;
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	if (!o->nbudgets)
+		return err_set(DDT_EINPUT, "--budgets: no budget given");
+	qsort(o->budgets, (size_t)o->nbudgets, sizeof *o->budgets, int_cmp);
+	int k = 0;
+	for (int i = 0; i < o->nbudgets; i++)
+		if (!k || o->budgets[i] != o->budgets[k - 1])
+			o->budgets[k++] = o->budgets[i];
+	o->nbudgets = k;
+	return 0;
+}
+
+/* ---- one step ---- */
+
+/* A worker's buffers: the parsed line and the tree at up to cap nodes. */
+struct ws {
+	struct trace_step step;
+	int cap;                 /* budget the buffers below hold */
+	struct tree_build_out out;
+	void *heap;              /* [2 cap + 2] heap entries */
+	int32_t *node_target;    /* [1 + cap] the target's token after each node */
+	float *lp;               /* [L][K'] top-K cut to the budget */
+	int32_t *tok;
+	size_t cap_lk;
+	int32_t path[TRACE_MAX_L + 2];
+};
+
+static void ws_free_tree(struct ws *w)
+{
+	free(w->out.parent);
+	free(w->out.depth);
+	free(w->out.rank);
+	free(w->out.token);
+	free(w->out.logp);
+	free(w->out.mask);
+	free(w->heap);
+	free(w->node_target);
+	memset(&w->out, 0, sizeof w->out);
+	w->heap = w->node_target = NULL;
+	w->cap = 0;
+}
+
+static void ws_free(struct ws *w)
+{
+	ws_free_tree(w);
+	trace_step_free(&w->step);
+	free(w->lp);
+	free(w->tok);
+}
+
+/* Room for a tree of budget B (grows only). */
+static int ws_reserve(struct ws *w, int B)
+{
+	if (B <= w->cap)
+		return 0;
+	ws_free_tree(w);
+	size_t n = (size_t)B + 1, mw = (size_t)(B + 1 + 31) / 32;
+	struct tree_build_out *o = &w->out;
+	o->parent = malloc(n * 4);
+	o->depth = malloc(n * 4);
+	o->rank = malloc(n * 4);
+	o->token = malloc(n * 4);
+	o->logp = malloc(n * 4);
+	o->mask = malloc(n * mw * 4);
+	w->heap = malloc((2 * n) * TREE_HEAP_ENTRY);
+	w->node_target = malloc(n * 4);
+	if (!o->parent || !o->depth || !o->rank || !o->token || !o->logp || !o->mask || !w->heap ||
+	    !w->node_target) {
+		ws_free_tree(w);
+		return DDT_ENOMEM;
+	}
+	w->cap = B;
+	return 0;
+}
+
+/* What one line gave, for the in-order reduction. */
+struct line_res {
+	int rc;                  /* 0, DDT_EINPUT (err filled) or DDT_ENOMEM */
+	int blank;
+	struct trace_err err;
+	int L, K;
+	int engine;              /* 1 compared, -1 recorded but not comparable, 0 none */
+	int engine_accepted, engine_replayed;
+	long long context;
+	uint64_t k_limited;      /* bit j: budget j's figure is a lower bound */
+};
+
+struct job {
+	const struct acceptance_opts *o;
+	int bmax;                /* largest budget */
+	struct ws *ws;           /* [threads] */
+	const struct trace_batch *batch;
+	struct line_res *res;    /* [batch] */
+	uint16_t *acc;           /* [batch][nb] acceptance */
+	double *drafter;         /* [batch][nb] 1 + sum of prefix probabilities */
+};
+
+static int blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* The top-K lists the heap reads: the line's own, or cut to K' ranks. */
+static int step_lists(struct ws *w, int L, int K, const float **lp, const int32_t **tok)
+{
+	const struct trace_step *s = &w->step;
+	if (K == s->K) {
+		*lp = s->logp;
+		*tok = s->tok;
+		return 0;
+	}
+	size_t need = (size_t)L * K;
+	if (need > w->cap_lk) {
+		float *a = realloc(w->lp, need * 4);
+		if (a)
+			w->lp = a;
+		int32_t *b = a ? realloc(w->tok, need * 4) : NULL;
+		if (!b)
+			return DDT_ENOMEM;
+		w->tok = b;
+		w->cap_lk = need;
+	}
+	for (int d = 0; d < L; d++) {
+		memcpy(w->lp + (size_t)d * K, s->logp + (size_t)d * s->K, (size_t)K * 4);
+		memcpy(w->tok + (size_t)d * K, s->tok + (size_t)d * s->K, (size_t)K * 4);
+	}
+	*lp = w->lp;
+	*tok = w->tok;
+	return 0;
+}
+
+/* Reads the built tree and its path at every budget. */
+static void step_budgets(const struct job *jb, struct ws *w, int len, struct line_res *r,
+			 uint16_t *acc, double *drafter)
+{
+	const struct tree_build_out *o = &w->out;
+	const struct acceptance_opts *op = jb->o;
+	int k_edge = INT32_MAX; /* budgets above the first node of the trace's last rank */
+	if (w->step.K < jb->bmax)
+		for (int i = 1; i < o->n; i++)
+			if (o->rank[i] == w->step.K - 1) {
+				k_edge = i;
+				break;
+			}
+	double cum = 0;
+	int node = 1, on_path = 1;
+	for (int j = 0; j < op->nbudgets; j++) {
+		int B = op->budgets[j];
+		for (; node < o->n && node <= B; node++)
+			cum += exp((double)o->logp[node]);
+		while (on_path < len && w->path[on_path] <= B)
+			on_path++;
+		acc[j] = (uint16_t)on_path;
+		drafter[j] = 1 + cum;
+		if (B > k_edge)
+			r->k_limited |= 1ull << j;
+	}
+}
+
+/* Parses, builds and walks one line. */
+static void step_replay(const struct job *jb, struct ws *w, const char *line, size_t n,
+			struct line_res *r, uint16_t *acc, double *drafter)
+{
+	struct trace_step *s = &w->step;
+	memset(r, 0, sizeof *r);
+	if ((r->blank = blank(line, n)))
+		return;
+	if ((r->rc = trace_step_parse(s, line, n, &r->err)))
+		return;
+	r->L = s->L;
+	r->K = s->K;
+	r->context = s->context;
+	int L = jb->o->block ? jb->o->block - 1 : s->L;
+	if (L > s->L) {
+		r->rc = DDT_EINPUT;
+		r->err.col = 1;
+		snprintf(r->err.msg, sizeof r->err.msg,
+			 "the step drafts %d positions; --block %d needs %d", s->L, jb->o->block, L);
+		return;
+	}
+	int compare = s->accepted > 0 && s->budget_used >= 0;
+	if (compare && (L != s->L || s->budget_used > ACCEPTANCE_MAX_BUDGET))
+		compare = 0, r->engine = -1;
+	int B = compare && s->budget_used > jb->bmax ? s->budget_used : jb->bmax;
+	int K = s->K < B ? s->K : B;
+	const float *lp;
+	const int32_t *tok;
+	if ((r->rc = ws_reserve(w, B > 0 ? B : 1)) || (r->rc = step_lists(w, L, K, &lp, &tok)))
+		return;
+	if (B > 0)
+		tree_heap_build(lp, tok, L, K, B, -1, (B + 1 + 31) / 32, w->heap, &w->out);
+	else
+		w->out.n = 1, w->out.parent[0] = -1, w->out.depth[0] = 0;
+	int ntarget = L < s->L ? L + 1 : s->ntarget;
+	for (int i = 0; i < w->out.n; i++)
+		w->node_target[i] = w->out.depth[i] < ntarget ? s->target[w->out.depth[i]] : -1;
+	int32_t bonus;
+	int len = accept_walk(w->out.parent, w->out.token, w->node_target, w->out.n, L, w->path,
+			      &bonus);
+	step_budgets(jb, w, len, r, acc, drafter);
+	if (compare) {
+		int got = 1;
+		while (got < len && w->path[got] <= s->budget_used)
+			got++;
+		r->engine = 1;
+		r->engine_accepted = s->accepted;
+		r->engine_replayed = got;
+	}
+}
+
+static void job_part(void *ctx, int tid, int nthreads)
+{
+	const struct job *jb = ctx;
+	size_t lo, hi, nb = (size_t)jb->o->nbudgets;
+	cpu_split(jb->batch->n, 1, tid, nthreads, &lo, &hi);
+	for (size_t i = lo; i < hi; i++)
+		step_replay(jb, &jb->ws[tid], jb->batch->line[i], jb->batch->len[i], &jb->res[i],
+			    jb->acc + i * nb, jb->drafter + i * nb);
+}
+
+/* ---- adding the lines up, in order ---- */
+
+/* Running totals while the trace goes by. */
+struct tally {
+	uint16_t *acc;           /* [steps][nb] */
+	size_t cap;
+	double drafter[ACCEPTANCE_MAX_BUDGETS];
+	long long capped[ACCEPTANCE_MAX_BUDGETS], k_limited[ACCEPTANCE_MAX_BUDGETS];
+	double engine_sum, replay_sum, context_sum;
+	int L;                   /* the trace's positions; 0 before the first step */
+};
+
+/* Takes line i of the batch into r and t; fails on a bad line. */
+static int tally_line(struct acceptance_result *r, struct tally *t, const struct job *jb, size_t i,
+		      long long line_no)
+{
+	const struct line_res *lr = &jb->res[i];
+	int nb = r->nb;
+	if (lr->blank)
+		return 0;
+	if (lr->rc == DDT_ENOMEM)
+		return err_nomem();
+	if (lr->rc)
+		return err_set(lr->rc, "%s:%lld:%d: %s", r->trace, line_no, lr->err.col, lr->err.msg);
+	if (!t->L) {
+		t->L = lr->L;
+		r->trace_block = lr->L + 1;
+		r->block = jb->o->block ? jb->o->block : lr->L + 1;
+		r->k_min = r->k_max = lr->K;
+		for (int j = 0; j < nb; j++)
+			if (!(r->b[j].hist = calloc((size_t)r->block + 1, sizeof *r->b[j].hist)))
+				return err_nomem();
+	} else if (lr->L != t->L) {
+		return err_set(DDT_EINPUT, "%s:%lld:1: the step drafts %d positions, the lines before %d (one block per trace)",
+			       r->trace, line_no, lr->L, t->L);
+	}
+	if ((size_t)r->steps == t->cap) {
+		size_t c = t->cap ? 2 * t->cap : 4096;
+		uint16_t *a = realloc(t->acc, c * (size_t)nb * sizeof *a);
+		if (!a)
+			return err_nomem();
+		t->acc = a;
+		t->cap = c;
+	}
+	const uint16_t *acc = jb->acc + i * (size_t)nb;
+	memcpy(t->acc + (size_t)r->steps * nb, acc, (size_t)nb * sizeof *acc);
+	for (int j = 0; j < nb; j++) {
+		t->drafter[j] += jb->drafter[i * (size_t)nb + j];
+		t->capped[j] += acc[j] == r->block;
+		t->k_limited[j] += (lr->k_limited >> j) & 1;
+		r->b[j].hist[acc[j]]++;
+	}
+	r->k_min = lr->K < r->k_min ? lr->K : r->k_min;
+	r->k_max = lr->K > r->k_max ? lr->K : r->k_max;
+	if (lr->engine < 0)
+		r->engine_skipped++;
+	if (lr->engine > 0) {
+		r->engine_steps++;
+		r->engine_agree += lr->engine_accepted == lr->engine_replayed;
+		t->engine_sum += lr->engine_accepted;
+		t->replay_sum += lr->engine_replayed;
+		if (!r->first_disagree && lr->engine_accepted != lr->engine_replayed)
+			r->first_disagree = line_no;
+	}
+	if (lr->context >= 0) {
+		if (!r->context_steps || lr->context < r->context_min)
+			r->context_min = lr->context;
+		if (!r->context_steps || lr->context > r->context_max)
+			r->context_max = lr->context;
+		r->context_steps++;
+		t->context_sum += (double)lr->context;
+	}
+	r->steps++;
+	return 0;
+}
+
+/* ---- the bootstrap over steps ---- */
+
+struct boot {
+	const uint16_t *acc;     /* [n][nb] */
+	uint32_t n;
+	int nb, R;
+	uint64_t seed;
+	double *reps;            /* [R][nb] the resamples' means */
+};
+
+/* Resample r draws n steps with replacement from its own stream (seeded by
+ * seed and r alone, so the result does not depend on the thread count). */
+static void boot_part(void *ctx, int tid, int nthreads)
+{
+	const struct boot *bt = ctx;
+	size_t lo, hi;
+	cpu_split((size_t)bt->R, 1, tid, nthreads, &lo, &hi);
+	for (size_t r = lo; r < hi; r++) {
+		uint64_t sums[ACCEPTANCE_MAX_BUDGETS] = {0}, x = bt->seed + r;
+		struct rng g;
+		rng_seed(&g, rng_splitmix64(&x));
+		for (uint32_t i = 0; i < bt->n; i++) {
+			const uint16_t *row = bt->acc + (size_t)rng_below(&g, bt->n) * bt->nb;
+			for (int j = 0; j < bt->nb; j++)
+				sums[j] += row[j];
+		}
+		for (int j = 0; j < bt->nb; j++)
+			bt->reps[r * bt->nb + j] = (double)sums[j] / bt->n;
+	}
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted x[n] (linear between order statistics). */
+static double quantile(const double *x, int n, double q)
+{
+	double h = (n - 1) * q;
+	int i = (int)h;
+	return i + 1 < n ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[n - 1];
+}
+
+/* Intervals, standard errors and covariance of the means from the resamples. */
+static int boot_summarise(struct acceptance_result *r, const struct boot *bt)
+{
+	int nb = r->nb, R = bt->R;
+	double *col = malloc((size_t)R * sizeof *col), mean[ACCEPTANCE_MAX_BUDGETS];
+	if (!col || !(r->cov = calloc((size_t)nb * nb, sizeof *r->cov))) {
+		free(col);
+		return err_nomem();
+	}
+	for (int j = 0; j < nb; j++) {
+		mean[j] = 0;
+		for (int k = 0; k < R; k++)
+			mean[j] += (col[k] = bt->reps[(size_t)k * nb + j]) / R;
+		qsort(col, (size_t)R, sizeof *col, dbl_cmp);
+		r->b[j].lo = quantile(col, R, (1 - r->level) / 2);
+		r->b[j].hi = quantile(col, R, (1 + r->level) / 2);
+	}
+	for (int a = 0; a < nb; a++)
+		for (int b = 0; b <= a; b++) {
+			double s = 0;
+			for (int k = 0; k < R; k++)
+				s += (bt->reps[(size_t)k * nb + a] - mean[a]) *
+				     (bt->reps[(size_t)k * nb + b] - mean[b]);
+			r->cov[a * nb + b] = r->cov[b * nb + a] = R > 1 ? s / (R - 1) : 0;
+		}
+	for (int j = 0; j < nb; j++)
+		r->b[j].se = sqrt(r->cov[j * nb + j]);
+	free(col);
+	return 0;
+}
+
+static int bootstrap(struct acceptance_result *r, const uint16_t *acc)
+{
+	struct boot bt = {acc, (uint32_t)r->steps, r->nb, r->resamples, r->seed, NULL};
+	int rc;
+	if (!(bt.reps = malloc((size_t)bt.R * bt.nb * sizeof *bt.reps)))
+		return err_nomem();
+	cpu_parallel(boot_part, &bt);
+	rc = boot_summarise(r, &bt);
+	free(bt.reps);
+	return rc;
+}
+
+/* ---- the replay ---- */
+
+static int opts_check(const struct acceptance_opts *o)
+{
+	if (o->nbudgets < 1 || o->nbudgets > ACCEPTANCE_MAX_BUDGETS)
+		return err_set(DDT_EINPUT, "give 1 to %d budgets", ACCEPTANCE_MAX_BUDGETS);
+	for (int j = 0; j < o->nbudgets; j++)
+		if (o->budgets[j] < 0 || o->budgets[j] > ACCEPTANCE_MAX_BUDGET ||
+		    (j && o->budgets[j] <= o->budgets[j - 1]))
+			return err_set(DDT_EINPUT, "budgets must rise from 0 to at most %d",
+				       ACCEPTANCE_MAX_BUDGET);
+	if (o->block && (o->block < 2 || o->block > TRACE_MAX_L + 1))
+		return err_set(DDT_EINPUT, "--block %d: expected 2 to %d", o->block, TRACE_MAX_L + 1);
+	if (o->resamples < 1 || !(o->level > 0 && o->level < 1))
+		return err_set(DDT_EINPUT, "the bootstrap needs resamples >= 1 and a level in (0, 1)");
+	return 0;
+}
+
+/* Room for a batch of n lines in the job's per-line arrays. */
+static int job_reserve(struct job *jb, size_t n, size_t *cap)
+{
+	if (n <= *cap)
+		return 0;
+	size_t nb = (size_t)jb->o->nbudgets;
+	free(jb->res);
+	free(jb->acc);
+	free(jb->drafter);
+	jb->res = malloc(n * sizeof *jb->res);
+	jb->acc = malloc(n * nb * sizeof *jb->acc);
+	jb->drafter = malloc(n * nb * sizeof *jb->drafter);
+	*cap = jb->res && jb->acc && jb->drafter ? n : 0;
+	return *cap ? 0 : err_nomem();
+}
+
+static void progress(const struct trace_reader *tr, long long steps)
+{
+	long long total = trace_bytes_total(tr);
+	if (total > 0)
+		fprintf(stderr, "\r  replaying: %lld steps, %3.0f%%", steps,
+			100.0 * (double)trace_bytes_read(tr) / (double)total);
+}
+
+/* Every batch through the workers, then into the tally in line order. */
+static int replay_all(struct acceptance_result *r, struct tally *t, struct job *jb,
+		      struct trace_reader *tr)
+{
+	size_t cap = 0;
+	struct trace_batch batch;
+	int rc;
+	jb->batch = &batch;
+	for (;;) {
+		if ((rc = trace_read(tr, &batch, BATCH_BYTES)) || !batch.n)
+			break;
+		if ((rc = job_reserve(jb, batch.n, &cap)))
+			break;
+		cpu_parallel(job_part, jb);
+		for (size_t i = 0; i < batch.n && !rc; i++)
+			rc = tally_line(r, t, jb, i, batch.first_line + (long long)i);
+		if (rc)
+			break;
+		if (jb->o->progress)
+			progress(tr, r->steps);
+	}
+	if (jb->o->progress)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
+/* Means and shares from the totals. */
+static void finish(struct acceptance_result *r, const struct tally *t)
+{
+	double n = (double)r->steps;
+	for (int j = 0; j < r->nb; j++) {
+		struct acceptance_budget *b = &r->b[j];
+		double s = 0;
+		for (int a = 1; a <= r->block; a++)
+			s += (double)a * (double)b->hist[a];
+		b->mean = s / n;
+		b->drafter = t->drafter[j] / n;
+		b->capped = (double)t->capped[j] / n;
+		b->k_limited = (double)t->k_limited[j] / n;
+	}
+	if (r->engine_steps) {
+		r->engine_mean = t->engine_sum / (double)r->engine_steps;
+		r->replay_mean = t->replay_sum / (double)r->engine_steps;
+	}
+	if (r->context_steps)
+		r->context_mean = t->context_sum / (double)r->context_steps;
+}
+
+int acceptance_replay(struct acceptance_result *r, const char *path, const struct acceptance_opts *o)
+{
+	struct tally t = {0};
+	struct job jb = {.o = o, .bmax = o->budgets[o->nbudgets > 0 ? o->nbudgets - 1 : 0]};
+	struct trace_reader *tr = NULL;
+	int rc, threads = cpu_threads();
+
+	memset(r, 0, sizeof *r);
+	if ((rc = opts_check(o)))
+		return rc;
+	r->nb = o->nbudgets;
+	r->resamples = o->resamples;
+	r->level = o->level;
+	r->seed = o->seed;
+	for (int j = 0; j < r->nb; j++)
+		r->b[j].budget = o->budgets[j];
+	if (!(r->trace = strdup(path)) || !(jb.ws = calloc((size_t)threads, sizeof *jb.ws))) {
+		rc = err_nomem();
+		goto done;
+	}
+	if ((rc = trace_open(&tr, path)) || (rc = replay_all(r, &t, &jb, tr)))
+		goto done;
+	if (!r->steps) {
+		rc = err_set(DDT_EINPUT, "%s: no steps: the trace has no lines (README \"Drafter traces\")", path);
+		goto done;
+	}
+	if (r->steps > UINT32_MAX) {
+		rc = err_set(DDT_EINPUT, "%s: more than %u steps", path, UINT32_MAX);
+		goto done;
+	}
+	finish(r, &t);
+	rc = bootstrap(r, t.acc);
+done:
+	trace_close(tr);
+	for (int i = 0; jb.ws && i < threads; i++)
+		ws_free(&jb.ws[i]);
+	free(jb.ws);
+	free(jb.res);
+	free(jb.acc);
+	free(jb.drafter);
+	free(t.acc);
+	return rc;
+}
+
+void acceptance_free(struct acceptance_result *r)
+{
+	for (int j = 0; j < ACCEPTANCE_MAX_BUDGETS; j++)
+		free(r->b[j].hist);
+	free(r->cov);
+	free(r->trace);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- output ---- */
+
+static void text_table(const struct acceptance_result *r, FILE *fp)
+{
+	int any_k = 0;
+	for (int j = 0; j < r->nb; j++)
+		any_k |= r->b[j].k_limited > 0;
+	fprintf(fp, "\n budget  accept  %2.0f%% interval     drafter  capped%s\n", 100 * r->level,
+		any_k ? "  K-limited" : "");
+	for (int j = 0; j < r->nb; j++) {
+		const struct acceptance_budget *b = &r->b[j];
+		fprintf(fp, " %6d  %6.3f  [%6.3f, %6.3f]  %7.3f  %5.1f%%", b->budget, b->mean, b->lo,
+			b->hi, b->drafter, 100 * b->capped);
+		if (b->k_limited > 0)
+			fprintf(fp, "  %8.1f%%", 100 * b->k_limited);
+		fputc('\n', fp);
+	}
+	fputs("\naccept: mean acceptance length, root included (1 + drafted tokens accepted)\n"
+	      "drafter: 1 + the tree's summed prefix probabilities, what the drafter expects\n"
+	      "capped: steps that accepted the whole block\n",
+	      fp);
+	if (any_k)
+		fprintf(fp, "K-limited: steps whose tree wanted a rank beyond the trace's top-K (%d);\n"
+			    "  there the replay is a lower bound\n",
+			r->k_min);
+}
+
+/* The acceptance-length histogram, 16 lengths a band. */
+static void text_hist(const struct acceptance_result *r, FILE *fp)
+{
+	fputs("\nacceptance length, share of steps (%; '.' none, '0' under 0.5%)\n", fp);
+	for (int a0 = 1; a0 <= r->block; a0 += 16) {
+		int a1 = a0 + 15 < r->block ? a0 + 15 : r->block;
+		fputs(" budget", fp);
+		for (int a = a0; a <= a1; a++)
+			fprintf(fp, "%4d", a);
+		fputc('\n', fp);
+		for (int j = 0; j < r->nb; j++) {
+			fprintf(fp, " %6d", r->b[j].budget);
+			for (int a = a0; a <= a1; a++) {
+				long long c = r->b[j].hist[a];
+				if (c)
+					fprintf(fp, "%4.0f", 100.0 * (double)c / (double)r->steps);
+				else
+					fputs("   .", fp);
+			}
+			fputc('\n', fp);
+		}
+	}
+}
+
+static void text_engine(const struct acceptance_result *r, FILE *fp)
+{
+	if (r->engine_steps) {
+		fprintf(fp, "\nengine: the replay matches the recorded acceptance on %lld of %lld steps "
+			    "(%.1f%%) at their budget_used;\n  mean %.3f recorded, %.3f replayed",
+			r->engine_agree, r->engine_steps,
+			100.0 * (double)r->engine_agree / (double)r->engine_steps, r->engine_mean,
+			r->replay_mean);
+		if (r->first_disagree)
+			fprintf(fp, "; first mismatch at line %lld", r->first_disagree);
+		fputc('\n', fp);
+	}
+	if (r->engine_skipped)
+		fprintf(fp, "engine: %lld steps record accepted but were not compared (replayed at "
+			    "another block, or budget_used over %d)\n",
+			r->engine_skipped, ACCEPTANCE_MAX_BUDGET);
+	if (r->context_steps)
+		fprintf(fp, "context: %lld steps record it: mean %.0f tokens (%lld to %lld)\n",
+			r->context_steps, r->context_mean, r->context_min, r->context_max);
+}
+
+void acceptance_write_text(const struct acceptance_result *r, FILE *fp)
+{
+	fprintf(fp, "%s: %lld steps, block %d", r->trace, r->steps, r->block);
+	if (r->block != r->trace_block)
+		fprintf(fp, " (the trace's is %d)", r->trace_block);
+	if (r->k_min == r->k_max)
+		fprintf(fp, ", top-%d\n", r->k_min);
+	else
+		fprintf(fp, ", top-%d to top-%d\n", r->k_min, r->k_max);
+	fprintf(fp, "replayed with the engine's tree_build heap and accept walk; intervals: "
+		    "bootstrap over steps (%d resamples)\n",
+		r->resamples);
+	text_table(r, fp);
+	text_hist(r, fp);
+	text_engine(r, fp);
+}
+
+void acceptance_write_csv(const struct acceptance_result *r, FILE *fp)
+{
+	fputs("budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps", fp);
+	for (int a = 1; a <= r->block; a++)
+		fprintf(fp, ",accept_%d", a);
+	fputc('\n', fp);
+	for (int j = 0; j < r->nb; j++) {
+		const struct acceptance_budget *b = &r->b[j];
+		fprintf(fp, "%d", b->budget);
+		csv_num(fp, b->mean);
+		csv_num(fp, b->lo);
+		csv_num(fp, b->hi);
+		csv_num(fp, b->se);
+		csv_num(fp, b->drafter);
+		csv_num(fp, b->capped);
+		csv_num(fp, b->k_limited);
+		fprintf(fp, ",%lld", r->steps);
+		for (int a = 1; a <= r->block; a++)
+			fprintf(fp, ",%lld", b->hist[a]);
+		fputc('\n', fp);
+	}
+}
+
+/* key: [x for each budget] */
+static void yaml_row(struct yout *y, const char *key, const struct acceptance_result *r,
+		     size_t field)
+{
+	yout_key(y, key);
+	yout_seq_flow(y);
+	for (int j = 0; j < r->nb; j++) {
+		const char *b = (const char *)&r->b[j];
+		yout_num(y, *(const double *)(b + field));
+	}
+	yout_end(y);
+}
+
+static void yaml_tables(struct yout *y, const struct acceptance_result *r)
+{
+	yout_key(y, "cov");
+	yout_seq(y);
+	for (int a = 0; a < r->nb; a++) {
+		yout_seq_flow(y);
+		for (int b = 0; b < r->nb; b++)
+			yout_num(y, r->cov[a * r->nb + b]);
+		yout_end(y);
+	}
+	yout_end(y);
+	yout_key(y, "hist");
+	yout_seq(y);
+	for (int j = 0; j < r->nb; j++) {
+		yout_seq_flow(y);
+		for (int a = 1; a <= r->block; a++)
+			yout_int(y, r->b[j].hist[a]);
+		yout_end(y);
+	}
+	yout_end(y);
+}
+
+static void yaml_engine(struct yout *y, const struct acceptance_result *r)
+{
+	yout_key(y, "engine");
+	yout_map_flow(y);
+	yout_kv_int(y, "steps", r->engine_steps);
+	yout_kv_int(y, "agree", r->engine_agree);
+	yout_kv_int(y, "skipped", r->engine_skipped);
+	yout_kv_num(y, "mean_recorded", r->engine_steps ? r->engine_mean : NAN);
+	yout_kv_num(y, "mean_replayed", r->engine_steps ? r->replay_mean : NAN);
+	yout_kv_int(y, "first_mismatch_line", r->first_disagree);
+	yout_end(y);
+	yout_key(y, "context_tokens");
+	yout_map_flow(y);
+	yout_kv_int(y, "steps", r->context_steps);
+	yout_kv_num(y, "mean", r->context_steps ? r->context_mean : NAN);
+	yout_kv_num(y, "min", r->context_steps ? (double)r->context_min : NAN);
+	yout_kv_num(y, "max", r->context_steps ? (double)r->context_max : NAN);
+	yout_end(y);
+}
+
+void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
+{
+	struct yout y;
+	char source[512];
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_key(&y, "acceptance");
+	yout_map(&y);
+	yout_kv_int(&y, "schema", 1);
+	yout_kv_str(&y, "trace", r->trace);
+	snprintf(source, sizeof source,
+		 "ddt acceptance %s: the engine's tree_build heap and accept walk replayed", r->trace);
+	yout_kv_str(&y, "source", source);
+	yout_kv_int(&y, "steps", r->steps);
+	yout_kv_int(&y, "block", r->block);
+	yout_kv_int(&y, "trace_block", r->trace_block);
+	yout_kv_int(&y, "top_k_min", r->k_min);
+	yout_kv_int(&y, "top_k_max", r->k_max);
+	yout_key(&y, "bootstrap");
+	yout_map_flow(&y);
+	yout_kv_int(&y, "resamples", r->resamples);
+	yout_kv_num(&y, "level", r->level);
+	yout_kv_int(&y, "seed", (long long)r->seed);
+	yout_end(&y);
+	yout_key(&y, "budgets");
+	yout_seq_flow(&y);
+	for (int j = 0; j < r->nb; j++)
+		yout_int(&y, r->b[j].budget);
+	yout_end(&y);
+	yaml_row(&y, "mean", r, offsetof(struct acceptance_budget, mean));
+	yaml_row(&y, "ci_lo", r, offsetof(struct acceptance_budget, lo));
+	yaml_row(&y, "ci_hi", r, offsetof(struct acceptance_budget, hi));
+	yaml_row(&y, "se", r, offsetof(struct acceptance_budget, se));
+	yaml_row(&y, "drafter", r, offsetof(struct acceptance_budget, drafter));
+	yaml_row(&y, "capped", r, offsetof(struct acceptance_budget, capped));
+	yaml_row(&y, "k_limited", r, offsetof(struct acceptance_budget, k_limited));
+	yaml_tables(&y, r);
+	yaml_engine(&y, r);
+	yout_end(&y);
+	yout_end(&y);
+}

@@ -1,0 +1,616 @@
+/* test_acceptance.c - drafter trace replay: expected acceptance from known distributions, exact cases, brute force, bad lines, gzip, the command. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "acceptance.h"
+#include "cpu/cpu.h"
+#include "cpu/tree.h"
+#include "cpu/walk.h"
+#include "err.h"
+#include "fsx.h"
+#include "rng.h"
+
+#define FIXTURE "tests/fixtures/acceptance/synthetic"
+
+static char dir[] = "/tmp/ddt-acceptance-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fsx_rm_rf(dir);
+	return 0;
+}
+
+static char *tmp_path(const char *name)
+{
+	char *p = fsx_join(dir, name);
+	assert_non_null(p);
+	return p;
+}
+
+/* ---- traces from known distributions ---- */
+
+struct gen {
+	int L, K, V;
+	double p_first;  /* > 0: the target's token gets this probability and rank 1 */
+};
+
+struct tok_p {
+	double p;
+	int id;
+};
+
+static int tok_p_cmp(const void *a, const void *b)
+{
+	const struct tok_p *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p > y->p ? -1 : 1;
+	return x->id - y->id;
+}
+
+/* One position's distribution into t[V] (sorted best first); returns the
+ * target's token, drawn from it. */
+static int gen_position(struct rng *r, const struct gen *g, struct tok_p *t)
+{
+	double s = 0;
+	for (int v = 0; v < g->V; v++) {
+		t[v].id = v;
+		t[v].p = exp(1.5 * rng_normal(r));
+	}
+	for (int h = 0; h < 3; h++)
+		t[rng_below(r, (uint32_t)g->V)].p *= exp(rng_uniform(r, 4, 10));
+	int first = (int)rng_below(r, (uint32_t)g->V);
+	for (int v = 0; v < g->V; v++)
+		s += v == first && g->p_first > 0 ? 0 : t[v].p;
+	for (int v = 0; v < g->V; v++)
+		t[v].p = g->p_first > 0 ? (v == first ? g->p_first : (1 - g->p_first) * t[v].p / s)
+					: t[v].p / s;
+	qsort(t, (size_t)g->V, sizeof *t, tok_p_cmp);
+	if (g->p_first > 0)
+		return first;
+	double u = rng_unit(r), c = 0;
+	for (int v = 0; v < g->V; v++)
+		if ((c += t[v].p) > u)
+			return t[v].id;
+	return t[g->V - 1].id;
+}
+
+/* Writes steps lines to fp. */
+static void gen_trace(FILE *fp, const struct gen *g, int steps, uint64_t seed)
+{
+	struct rng r;
+	struct tok_p *t = malloc((size_t)g->L * g->V * sizeof *t);
+	int target[256];
+	assert_non_null(t);
+	rng_seed(&r, seed);
+	for (int s = 0; s < steps; s++) {
+		for (int d = 0; d < g->L; d++)
+			target[d] = gen_position(&r, g, t + (size_t)d * g->V);
+		for (int pass = 0; pass < 2; pass++) {
+			fprintf(fp, pass ? ",\"topk_logprobs\":[" : "{\"topk_ids\":[");
+			for (int d = 0; d < g->L; d++)
+				for (int k = 0; k < g->K; k++) {
+					const struct tok_p *e = &t[(size_t)d * g->V + k];
+					fprintf(fp, "%s%s", k ? "," : d ? "],[" : "[", "");
+					if (pass)
+						fprintf(fp, "%.9g", (double)(float)log(e->p));
+					else
+						fprintf(fp, "%d", e->id);
+				}
+			fputs("]]", fp);
+		}
+		fputs(",\"target\":[", fp);
+		for (int d = 0; d < g->L; d++)
+			fprintf(fp, "%s%d", d ? "," : "", target[d]);
+		fputs("]}\n", fp);
+	}
+	free(t);
+}
+
+static char *gen_file(const char *name, const struct gen *g, int steps, uint64_t seed)
+{
+	char *path = tmp_path(name);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	gen_trace(fp, g, steps, seed);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+static void replay_ok(struct acceptance_result *r, const char *path, const struct acceptance_opts *o)
+{
+	int rc = acceptance_replay(r, path, o);
+	if (rc)
+		fail_msg("%s", err_msg());
+}
+
+/* ---- the acceptance list ---- */
+
+/* The target drawn from the drafter's own distributions: the expected
+ * acceptance of a tree is 1 + the sum of its nodes' prefix probabilities
+ * (the drafter column), and the replayed mean must hold it inside its
+ * interval at every budget. 99% intervals, 13 budgets: a correct replay
+ * misses one by chance rarely, and the seeds are fixed. */
+static void test_acceptance__mean_matches_prefix_probabilities(void **state)
+{
+	(void)state;
+	const struct gen gens[] = {{7, 64, 200, 0}, {15, 32, 1000, 0}};
+	for (size_t i = 0; i < sizeof gens / sizeof *gens; i++) {
+		struct acceptance_opts o;
+		struct acceptance_result r;
+		char *path = gen_file("known.jsonl", &gens[i], 3000, 7 + i);
+		acceptance_opts_default(&o);
+		assert_int_equal(acceptance_parse_budgets(&o, "1,2,3,4,6,8,12,16,24,32,48,64"), 0);
+		o.level = 0.99;
+		replay_ok(&r, path, &o);
+		assert_int_equal(r.steps, 3000);
+		for (int j = 0; j < r.nb; j++) {
+			const struct acceptance_budget *b = &r.b[j];
+			if (b->drafter < b->lo || b->drafter > b->hi)
+				fail_msg("L %d, budget %d: expected %.4f outside [%.4f, %.4f] (mean %.4f)",
+					 gens[i].L, b->budget, b->drafter, b->lo, b->hi, b->mean);
+			assert_true(b->lo <= b->mean && b->mean <= b->hi);
+			assert_true(b->k_limited == 0 || b->budget > gens[i].K);
+		}
+		if (!(r.b[r.nb - 1].mean > r.b[0].mean + 1)) /* not a flat curve */
+			fail_msg("L %d: flat curve %.3f .. %.3f", gens[i].L, r.b[0].mean, r.b[r.nb - 1].mean);
+		acceptance_free(&r);
+		free(path);
+	}
+}
+
+/* The target always the drafter's first choice, with probability high enough
+ * that the rank-1 chain's L prefixes are the L most probable: acceptance is
+ * 1 + B below L and the whole block from B = L on, also when a smaller block
+ * is replayed. */
+static void test_acceptance__target_ranked_first_accepts_the_block(void **state)
+{
+	(void)state;
+	const struct gen g = {7, 8, 50, 0.9}; /* 0.9^7 = 0.48 > 0.1, any other prefix */
+	char *path = gen_file("first.jsonl", &g, 200, 3);
+	for (int block = 0; block <= 4; block += 4) {
+		struct acceptance_opts o;
+		struct acceptance_result r;
+		acceptance_opts_default(&o);
+		assert_int_equal(acceptance_parse_budgets(&o, "0,1,2,...,64"), 0);
+		o.block = block;
+		replay_ok(&r, path, &o);
+		int b = block ? block : g.L + 1;
+		assert_int_equal(r.block, b);
+		for (int j = 0; j < r.nb; j++) {
+			double want = r.b[j].budget >= b - 1 ? b : 1 + r.b[j].budget;
+			assert_float_equal(r.b[j].mean, want, 0);
+			assert_float_equal(r.b[j].lo, want, 0);
+			assert_float_equal(r.b[j].capped, r.b[j].budget >= b - 1 ? 1 : 0, 0);
+		}
+		acceptance_free(&r);
+	}
+	free(path);
+}
+
+struct bad {
+	const char *line;
+	int col;
+	const char *says;
+};
+
+/* A bad line stops the replay with path:line:column and what is wrong. */
+static void test_acceptance__malformed_line_reports_its_line_number(void **state)
+{
+	(void)state;
+	static const char good[] =
+		"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]}";
+	static const struct bad bad[] = {
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]", 83, "expected ',' or '}', found the end of the line"},
+		{"[1,2]", 1, "one JSON object"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]]}", 1, "no \"target\""},
+		{"{\"topk_ids\":[[5,5],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]}", 14, "token 5 twice"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-2.5,-0.1],[-0.2,-1.9]],\"target\":[5,3]}", 44, "position 1 is not in descending order"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[3.1,2.5],[-0.2,-1.9]],\"target\":[5,3]}", 44, "position 1 sums to more than 1"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5,-3],[-0.2,-1.9,-3]],\"target\":[5,3]}", 1, "is 2 x 3 but topk_ids is 2 x 2"},
+		{"{\"topk_ids\":[[5,9],[3,4,7]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]}", 20, "position 2 has 3 entries"},
+		{"{\"topk_ids\":[[5,,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]}", 17, "expected a number, found ','"},
+		{"{\"topk_ids\":[[5,9.5],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]}", 17, "whole number"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,NaN],[-0.2,-1.9]],\"target\":[5,3]}", 50, "expected a number, found 'N'"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5]}", 1, "target has 1 tokens"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3],\"block\":8}", 1, "block 8 but 2 positions"},
+		{"{\"topk_ids\":[[5,9]],\"topk_logprobs\":[[-0.1,-2.5]],\"target\":[5]}", 1, "one block per trace"},
+		{"{\"target\":[5,3],\"target\":[5,3]}", 17, "appears twice"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3]} x", 85, "text after the object"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3],\"accepted\":4}", 1, "more than the block"},
+		{"{\"topk_ids\":[[5,9],[3,4]],\"topk_logprobs\":[[-0.1,-2.5],[-0.2,-1.9]],\"target\":[5,3],\"note\":\"a\\qb\"}", 93, "unknown escape '\\q'"},
+	};
+	char *path = tmp_path("bad.jsonl");
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct acceptance_opts o;
+		struct acceptance_result r;
+		char want[512];
+		FILE *fp = fopen(path, "w");
+		assert_non_null(fp);
+		fprintf(fp, "%s\n\n%s\n%s\n", good, bad[i].line, good); /* line 2 is blank */
+		assert_int_equal(fclose(fp), 0);
+		acceptance_opts_default(&o);
+		assert_int_equal(acceptance_replay(&r, path, &o), DDT_EINPUT);
+		snprintf(want, sizeof want, "%s:3:%d: ", path, bad[i].col);
+		if (strncmp(err_msg(), want, strlen(want)) || !strstr(err_msg(), bad[i].says))
+			fail_msg("case %zu: got \"%s\", want \"%s...%s\"", i, err_msg(), want, bad[i].says);
+		acceptance_free(&r);
+	}
+	free(path);
+}
+
+/* ---- the replay against independent computations ---- */
+
+static int read_list(const char *text, const char *key, double *v, int max)
+{
+	const char *p = strstr(text, key);
+	int n = 0;
+	assert_non_null(p);
+	p = strchr(p, '[') + 1;
+	while (n < max && *p && *p != ']') {
+		char *end;
+		v[n++] = strtod(p, &end);
+		p = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+/* The shipped trace against its expected curve, which tools/synth-trace
+ * computed by brute force over every prefix: the replayed means exactly,
+ * the drafter's expectation to float precision, the engine lines all agree. */
+static void test_acceptance__fixture_matches_brute_force(void **state)
+{
+	(void)state;
+	char *text, list[512] = "";
+	size_t len;
+	double budgets[64], drafter[64], replay[64];
+	struct acceptance_opts o;
+	struct acceptance_result r;
+
+	assert_int_equal(fsx_read_all(FIXTURE ".expected.yaml", 1 << 16, &text, &len), 0);
+	int n = read_list(text, "budgets:", budgets, 64);
+	assert_int_equal(read_list(text, "drafter:", drafter, 64), n);
+	assert_int_equal(read_list(text, "replay:", replay, 64), n);
+	for (int j = 0; j < n; j++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", j ? "," : "",
+			 (int)budgets[j]);
+	acceptance_opts_default(&o);
+	assert_int_equal(acceptance_parse_budgets(&o, list), 0);
+	replay_ok(&r, FIXTURE ".jsonl", &o);
+	assert_int_equal(r.steps, 400);
+	for (int j = 0; j < n; j++) {
+		assert_float_equal(r.b[j].mean, replay[j], 1e-9);
+		assert_float_equal(r.b[j].drafter, drafter[j], 1e-6);
+		assert_true(r.b[j].lo <= drafter[j] && drafter[j] <= r.b[j].hi);
+	}
+	assert_int_equal(r.engine_steps, 100);
+	assert_int_equal(r.engine_agree, 100);
+	assert_int_equal(r.context_steps, 100);
+	acceptance_free(&r);
+	free(text);
+}
+
+/* Mean acceptance at B with a tree built for B alone (the engine's heap and
+ * walk, one build per budget), for the check below. */
+static double per_budget_mean(const char *path, int L, int K, int B)
+{
+	struct trace_step_buf {
+		int32_t tok[16 * 64];
+		float lp[16 * 64];
+		int32_t target[17];
+	} *s = calloc(1, sizeof *s);
+	struct tree_build_out o;
+	int n = B + 1, mw = (B + 1 + 31) / 32, steps = 0;
+	long sum = 0;
+	int32_t path_buf[64], bonus, *node_target = malloc((size_t)n * 4);
+	void *heap = malloc((size_t)(2 * n + 2) * TREE_HEAP_ENTRY);
+	o.parent = malloc((size_t)n * 4), o.depth = malloc((size_t)n * 4), o.rank = malloc((size_t)n * 4);
+	o.token = malloc((size_t)n * 4), o.logp = malloc((size_t)n * 4), o.mask = malloc((size_t)n * mw * 4);
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, fp) > 0) {
+		char *p = strstr(line, "[[") + 1;
+		for (int i = 0; i < L * K; i++) {
+			while (*p < '0' || *p > '9')
+				p++;
+			s->tok[i] = (int32_t)strtol(p, &p, 10);
+		}
+		p = strstr(p, "[[") + 1;
+		for (int i = 0; i < L * K; i++) {
+			while (*p != '-' && (*p < '0' || *p > '9'))
+				p++;
+			s->lp[i] = strtof(p, &p);
+		}
+		p = strstr(p, "\"target\":[") + 10;
+		for (int d = 0; d < L; d++, p++)
+			s->target[d] = (int32_t)strtol(p, &p, 10);
+		int k = K < B ? K : B;
+		for (int d = 0; d < L; d++) /* cut each position to K' = min(B, K) ranks */
+			memmove(s->lp + d * k, s->lp + d * K, (size_t)k * 4),
+				memmove(s->tok + d * k, s->tok + d * K, (size_t)k * 4);
+		tree_heap_build(s->lp, s->tok, L, k, B, -1, mw, heap, &o);
+		for (int i = 0; i < o.n; i++)
+			node_target[i] = o.depth[i] < L ? s->target[o.depth[i]] : -1;
+		sum += accept_walk(o.parent, o.token, node_target, o.n, L, path_buf, &bonus);
+		steps++;
+	}
+	free(line);
+	fclose(fp);
+	free(o.parent), free(o.depth), free(o.rank), free(o.token), free(o.logp), free(o.mask);
+	free(node_target), free(heap), free(s);
+	return (double)sum / steps;
+}
+
+/* One build at the largest budget, read at every budget, equals one build
+ * per budget (the heap's order does not depend on where it stops). */
+static void test_acceptance__one_build_serves_every_budget(void **state)
+{
+	(void)state;
+	const struct gen g = {7, 24, 60, 0};
+	char *path = gen_file("builds.jsonl", &g, 300, 11);
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	acceptance_opts_default(&o);
+	assert_int_equal(acceptance_parse_budgets(&o, "1,2,3,5,8,13,21,34,55"), 0);
+	replay_ok(&r, path, &o);
+	for (int j = 0; j < r.nb; j++)
+		assert_float_equal(r.b[j].mean, per_budget_mean(path, g.L, g.K, r.b[j].budget), 0);
+	acceptance_free(&r);
+	free(path);
+}
+
+/* ---- the reader, the options, the command ---- */
+
+/* A gzip trace replays as the plain one; a truncated one is an error. */
+static void test_acceptance__gzip_reads_like_plain(void **state)
+{
+	(void)state;
+	char *text, *gz = tmp_path("synthetic.jsonl.gz");
+	size_t len;
+	struct acceptance_opts o;
+	struct acceptance_result a, b;
+	assert_int_equal(fsx_read_all(FIXTURE ".jsonl", 1 << 24, &text, &len), 0);
+	gzFile f = gzopen(gz, "wb");
+	assert_non_null(f);
+	assert_int_equal(gzwrite(f, text, (unsigned)len), (int)len);
+	assert_int_equal(gzclose(f), Z_OK);
+	acceptance_opts_default(&o);
+	replay_ok(&a, FIXTURE ".jsonl", &o);
+	replay_ok(&b, gz, &o);
+	for (int j = 0; j < a.nb; j++) {
+		assert_float_equal(a.b[j].mean, b.b[j].mean, 0);
+		assert_float_equal(a.b[j].hi, b.b[j].hi, 0);
+	}
+	acceptance_free(&a);
+	acceptance_free(&b);
+
+	char *gzdata;
+	assert_int_equal(fsx_read_all(gz, 1 << 24, &gzdata, &len), 0);
+	assert_int_equal(fsx_write_all(gz, gzdata, len / 2), 0);
+	assert_int_equal(acceptance_replay(&a, gz, &o), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "gzip"));
+	acceptance_free(&a);
+	free(gzdata);
+	free(text);
+	free(gz);
+}
+
+/* A line whose recorded acceptance the replay does not reproduce is counted
+ * and named. */
+static void test_acceptance__engine_mismatch_is_named(void **state)
+{
+	(void)state;
+	char *text, *path = tmp_path("mismatch.jsonl");
+	size_t len;
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	assert_int_equal(fsx_read_all(FIXTURE ".jsonl", 1 << 24, &text, &len), 0);
+	char *line5 = text; /* lines 1, 5, 9, ... record accepted */
+	for (int i = 0; i < 4; i++)
+		line5 = strchr(line5, '\n') + 1;
+	char *acc = strstr(line5, "\"accepted\":") + 11;
+	*acc = *acc == '1' ? '2' : '1';
+	assert_int_equal(fsx_write_all(path, text, len), 0);
+	acceptance_opts_default(&o);
+	replay_ok(&r, path, &o);
+	assert_int_equal(r.engine_steps, 100);
+	assert_int_equal(r.engine_agree, 99);
+	assert_int_equal(r.first_disagree, 5);
+	acceptance_free(&r);
+	free(text);
+	free(path);
+}
+
+static void test_acceptance__budget_lists(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{"1,2,4,...,64", "1,2,4,8,16,32,64"},
+		{"8,12,...,32", "8,12,16,20,24,28,32"},
+		{"1,2,3,...,6", "1,2,3,4,5,6"},
+		{"32,8,8,0", "0,8,32"},
+		{"1,2,4,...,1000", "1,2,4,8,16,32,64,128,256,512,1000"},
+	};
+	static const char *const bad[] = {"", "1,...,4", "a", "1,,2", "9000", "-1", "4,2,...,8"};
+	struct acceptance_opts o;
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		char got[512] = "";
+		assert_int_equal(acceptance_parse_budgets(&o, ok[i].in), 0);
+		for (int j = 0; j < o.nbudgets; j++)
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", j ? "," : "",
+				 o.budgets[j]);
+		assert_string_equal(got, ok[i].out);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		if (acceptance_parse_budgets(&o, bad[i]) != DDT_EINPUT)
+			fail_msg("'%s' was taken", bad[i]);
+}
+
+/* Threads split lines and resamples; the figures do not move. */
+static void test_acceptance__same_figures_on_any_thread_count(void **state)
+{
+	(void)state;
+	struct acceptance_opts o;
+	struct acceptance_result a, b;
+	int saved = cpu_threads();
+	acceptance_opts_default(&o);
+	cpu_threads_set(1);
+	replay_ok(&a, FIXTURE ".jsonl", &o);
+	cpu_threads_set(3);
+	replay_ok(&b, FIXTURE ".jsonl", &o);
+	cpu_threads_set(saved);
+	for (int j = 0; j < a.nb; j++) {
+		assert_float_equal(a.b[j].lo, b.b[j].lo, 0);
+		assert_float_equal(a.b[j].hi, b.b[j].hi, 0);
+		assert_float_equal(a.b[j].drafter, b.b[j].drafter, 0);
+	}
+	acceptance_free(&a);
+	acceptance_free(&b);
+}
+
+/* Runs "$DDT_BIN args" with stderr joined to stdout; returns the exit status. */
+static int ddt(char **out, const char *args)
+{
+	const char *bin = getenv("DDT_BIN");
+	char cmd[4096], *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len), *p;
+	int c;
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin ? bin : "build/ddt", args);
+	assert_non_null(p = popen(cmd, "r"));
+	while ((c = fgetc(p)) != EOF)
+		fputc(c, mem);
+	int st = pclose(p);
+	fclose(mem);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The command: the table, YAML and CSV files, one-line errors with exit 2. */
+static void test_acceptance__command(void **state)
+{
+	(void)state;
+	char *out, args[1024], *yaml = tmp_path("curve.yaml"), *csv = tmp_path("curve.csv");
+	snprintf(args, sizeof args, "acceptance " FIXTURE ".jsonl --budgets 1,2,4 --yaml %s --csv %s",
+		 yaml, csv);
+	assert_int_equal(ddt(&out, args), 0);
+	assert_non_null(strstr(out, "400 steps, block 6"));
+	assert_non_null(strstr(out, "100 of 100 steps"));
+	free(out);
+	char *text;
+	size_t len;
+	assert_int_equal(fsx_read_all(csv, 1 << 20, &text, &len), 0);
+	assert_non_null(strstr(text, "budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps,accept_1"));
+	assert_non_null(strstr(text, "\n4,2.19,"));
+	free(text);
+	assert_int_equal(fsx_read_all(yaml, 1 << 20, &text, &len), 0);
+	assert_non_null(strstr(text, "  budgets: [1, 2, 4]\n  mean: [1.5375, 1.8225, 2.19]\n"));
+	free(text);
+
+	assert_int_equal(ddt(&out, "acceptance tests/fixtures/acceptance/none.jsonl"), 1);
+	assert_non_null(strstr(out, "cannot open"));
+	free(out);
+	assert_int_equal(ddt(&out, "acceptance tests/test_acceptance.c"), 2);
+	assert_non_null(strstr(out, "tests/test_acceptance.c:1:1: a line must be one JSON object"));
+	assert_null(strchr(out, '\n') + 1 == out + strlen(out) ? NULL : "more than one line");
+	free(out);
+	assert_int_equal(ddt(&out, "acceptance " FIXTURE ".jsonl --budgets 1,x"), 2);
+	free(out);
+	assert_int_equal(ddt(&out, "acceptance --help"), 0);
+	assert_non_null(strstr(out, "--budgets"));
+	free(out);
+	free(yaml);
+	free(csv);
+}
+
+/* The real trace shipped beside its curve: the replay writes that curve
+ * again, byte for byte (the projection reads the curve file). */
+static void test_acceptance__real_trace_reproduces_its_curve(void **state)
+{
+	(void)state;
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	char *want, *got = NULL;
+	size_t wlen, glen = 0;
+	acceptance_opts_default(&o);
+	replay_ok(&r, "tests/fixtures/acceptance/kjv-ngram.jsonl.gz", &o);
+	FILE *fp = open_memstream(&got, &glen);
+	acceptance_write_yaml(&r, fp);
+	fclose(fp);
+	assert_int_equal(fsx_read_all("tests/fixtures/acceptance/kjv-ngram.curve.yaml", 1 << 20,
+				      &want, &wlen), 0);
+	assert_string_equal(got, want);
+	for (int j = 1; j < r.nb; j++) /* acceptance never falls as the budget grows */
+		assert_true(r.b[j].mean >= r.b[j - 1].mean);
+	acceptance_free(&r);
+	free(want);
+	free(got);
+}
+
+/* Every input of the committed fuzz corpus (fuzz/corpus/trace: seeds and
+ * what the fuzzer found) replays or is refused with a message. */
+static void test_acceptance__fuzz_corpus_replays_cleanly(void **state)
+{
+	(void)state;
+	struct dirent **list;
+	int n = scandir("fuzz/corpus/trace", &list, NULL, alphasort), replayed = 0;
+	assert_true(n > 2);
+	for (int i = 0; i < n; i++) {
+		char *path = fsx_join("fuzz/corpus/trace", list[i]->d_name);
+		if (list[i]->d_name[0] != '.') {
+			struct acceptance_opts o;
+			struct acceptance_result r;
+			acceptance_opts_default(&o);
+			err_clear();
+			int rc = acceptance_replay(&r, path, &o);
+			if (rc && (rc != DDT_EINPUT || !strstr(err_msg(), path)))
+				fail_msg("%s: error %d: %s", path, rc, err_msg());
+			acceptance_free(&r);
+			replayed++;
+		}
+		free(path);
+		free(list[i]);
+	}
+	free(list);
+	assert_true(replayed >= 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_acceptance__mean_matches_prefix_probabilities),
+		cmocka_unit_test(test_acceptance__target_ranked_first_accepts_the_block),
+		cmocka_unit_test(test_acceptance__malformed_line_reports_its_line_number),
+		cmocka_unit_test(test_acceptance__fixture_matches_brute_force),
+		cmocka_unit_test(test_acceptance__one_build_serves_every_budget),
+		cmocka_unit_test(test_acceptance__gzip_reads_like_plain),
+		cmocka_unit_test(test_acceptance__engine_mismatch_is_named),
+		cmocka_unit_test(test_acceptance__budget_lists),
+		cmocka_unit_test(test_acceptance__same_figures_on_any_thread_count),
+		cmocka_unit_test(test_acceptance__command),
+		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
+		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
