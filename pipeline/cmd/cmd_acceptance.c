@@ -32,7 +32,7 @@ typedef struct acceptance_args A;
 static const struct cli_opt acceptance_opts_table[] = {
 	CLI_OPT_CALL(A, opts, "budgets", "LIST", budgets_arg,
 		     "node budgets: 1,2,4,...,1024 (the default), 8,12,...,32\n"
-		     "('...' goes on by the ratio, or the step, of the two before)"),
+		     "('...' goes on by the ratio, or step, of the two before)"),
 	CLI_OPT_INT(A, opts.block, "block", "B", 2, 256,
 		    "replay a smaller block than the trace's\n(its first B - 1 positions)"),
 	CLI_OPT_STR(A, yaml, 0, "yaml", "PATH",
@@ -47,7 +47,7 @@ static const struct cli_opt acceptance_opts_table[] = {
 
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
-	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv PATH]",
+	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]",
 	.about = "Replays a drafter trace (JSON Lines, plain or gzip; README \"Acceptance from\n"
 		 "your own drafter\") through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"
@@ -58,7 +58,8 @@ const struct cli_spec cmd_acceptance_spec = {
 	.takes_args = 1,
 	.opts = acceptance_opts_table,
 	.after = "example:\n"
-		 "  ddt acceptance tests/fixtures/acceptance/kjv-ngram.jsonl.gz --budgets 1,4,...,1024",
+		 "  ddt acceptance tests/fixtures/acceptance/kjv-ngram.jsonl.gz \\\n"
+		 "      --budgets 1,4,...,1024",
 };
 
 /* Writes r to path ("-": stdout) with write, atomically. */

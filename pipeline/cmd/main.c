@@ -13,7 +13,7 @@ static void usage(FILE *fp)
 		    "ddt benchmarks the DDTree engine's kernels, tracks them night over night,\n"
 		    "and projects decode throughput onto target GPUs.\n\ncommands:\n");
 	for (size_t i = 0; i < cmd_count; i++)
-		fprintf(fp, "  %-10s %s\n", cmd_list[i].name, cmd_list[i].summary);
+		fprintf(fp, "  %-11s %s\n", cmd_list[i].name, cmd_list[i].summary);
 	fprintf(fp, "\n'ddt COMMAND --help' describes a command.\n"
 		    "exit status: 0 ok, 1 error, 2 usage or bad input, 3 regression found,\n"
 		    "4 a kernel failed validation, 75 another nightly holds the lock\n");
