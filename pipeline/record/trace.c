@@ -734,9 +734,11 @@ static int batch_add(struct trace_reader *r, struct trace_batch *b, const char *
 int trace_read(struct trace_reader *r, struct trace_batch *b, size_t batch_bytes)
 {
 	int rc;
-	memmove(r->buf, r->buf + r->lo, r->hi - r->lo); /* the unfinished line */
-	r->hi -= r->lo;
-	r->lo = 0;
+	if (r->lo) { /* the unfinished line to the front */
+		memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
+		r->hi -= r->lo;
+		r->lo = 0;
+	}
 	memset(b, 0, sizeof *b);
 	b->first_line = r->line_no + 1;
 	if ((rc = reader_fill(r, batch_bytes)))
