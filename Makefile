@@ -135,8 +135,40 @@ kern-tests: | $(DEPS_OK)
 			OPT="-O2 -march=$${v#*=}" build-kern-$${v%%=*}/tests/test_ops || exit 1; \
 	done
 
+# ---- the kernels' machine code (tools/sass_check.py): for sm_90 and sm_100,
+# no local memory, HMMA where it matters, registers within each kernel's
+# planned occupancy, hot-loop instruction budgets. Part of `make test` when
+# nvcc is here; cuobjdump comes from its PyPI wheel in a virtual environment.
+SASS_ARCHS := 90 100
+SASS_SRC := moe_w4a16 tree_attn tree_build accept
+SASS_CUBINS := $(foreach a,$(SASS_ARCHS),$(SASS_SRC:%=$(BUILD)/sass/%.sm_$(a).cubin))
+SASS_VENV := $(BUILD)/sass-venv
+SASS_PKGS := nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86
+
+define SASS_RULE
+$(BUILD)/sass/%.sm_$(1).cubin: engine/cuda/%.cu $(wildcard engine/cuda/*.cuh) $(BUILD)/.flags | $(DEPS_OK)
+	@mkdir -p $$(dir $$@)
+	@echo "  CUBIN $$< sm_$(1)"
+	@$(NVCC) -cubin -arch=sm_$(1) -O3 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -DDDT_HAVE_CUDA -o $$@ $$<
+endef
+$(foreach a,$(SASS_ARCHS),$(eval $(call SASS_RULE,$(a))))
+
+$(SASS_VENV)/.ok:
+	@echo "  VENV  $(SASS_VENV) ($(SASS_PKGS))"
+	@python3 -m venv $(SASS_VENV) && $(SASS_VENV)/bin/pip install -q --disable-pip-version-check $(SASS_PKGS)
+	@touch $@
+
+.PHONY: sass-check
+ifneq ($(NVCC),)
+sass-check: $(SASS_CUBINS) $(SASS_VENV)/.ok
+	@python3 tools/sass_check.py $$(ls $(SASS_VENV)/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump | head -1) $(SASS_CUBINS)
+else
+sass-check:
+	@echo "sass-check: nvcc not found: nothing to check"
+endif
+
 # Tests run from the project folder; DDT_BIN is the binary under test.
-test: $(BUILD)/ddt $(TESTS) kern-tests
+test: $(BUILD)/ddt $(TESTS) kern-tests $(if $(NVCC),sass-check)
 	@tools/ensure-test-tools
 	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS) $(KERN_TESTS)
 

@@ -172,22 +172,6 @@ __device__ __forceinline__ uint32_t pack_bf2(float lo, float hi)
 	return u;
 }
 
-/* Four int4 pairs of one 32-bit word (nibbles i and i+4 form pair i; a nibble
- * q stands for q - 8) as exact bf16x2 values: OR the nibble into the mantissa
- * of 128.0 (ulp 1), then subtract 136. */
-__device__ __forceinline__ void dequant8(uint32_t q, uint32_t out[4])
-{
-	const __nv_bfloat162 bias = __floats2bfloat162_rn(136.0f, 136.0f);
-#pragma unroll
-	for (int i = 0; i < 4; i++) {
-		uint32_t v = ((q >> (4 * i)) & 0x000f000fu) | 0x43004300u;
-		__nv_bfloat162 b;
-		memcpy(&b, &v, sizeof b);
-		b = __hsub2(b, bias);
-		memcpy(&out[i], &b, sizeof b);
-	}
-}
-
 __device__ __forceinline__ float warp_sum(float v)
 {
 #pragma unroll

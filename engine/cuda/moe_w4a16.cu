@@ -46,6 +46,7 @@ extern "C" {
 
 #define MOE_WARPS 8
 #define MOE_THREADS (MOE_WARPS * 32)
+#define MOE_MIN_BLOCKS 3 /* planned blocks per SM: <= 85 registers (sass-check) */
 #define ROUTE_THREADS 512
 #define ROUTE_PER 8 /* experts per route thread: at most 4096 experts */
 
@@ -53,23 +54,23 @@ extern "C" {
 struct moe_args {
 	int M, hidden, inter, sh_inter, experts, topk, MK;
 	int K1p, KT1;      /* hidden padded to 64, its 64-wide k tiles */
-	int T1, T1s;       /* gate/up tiles of 8 rows: routed, shared */
+	int T1, T1s;       /* gate/up tiles: routed (8 rows of each), shared (2 of each) */
 	int KT2, KT2s;     /* inter (shared inter) padded to 64, in k tiles */
-	int T2, NB2;       /* down: tiles of 16 hidden rows, blocks of MOE_WARPS tiles */
+	int T2, NB2;       /* down, routed: tiles of 16 rows, blocks of MOE_WARPS tiles */
+	int T2s, NB2s;     /* down, shared: tiles of 4 rows, blocks of MOE_WARPS tiles */
 	int HS;            /* row stride of h (elements) */
+	int npairs;        /* routed pairs + shared pairs: the zero row of h */
 	int has_sh;
-	const uint4 *w13;  /* [E][T1][KT1][32] int4 tiles */
-	const uint2 *s13;  /* [E][T1][KT1][8] scale quads */
-	const uint4 *w2;   /* [E][T2][KT2][32] */
-	const uint2 *s2;   /* [E][T2][KT2][8] */
-	const uint4 *sh13; /* [T1s][KT1][4][32] bf16 tiles */
-	const uint4 *sh2;  /* [T2][KT2s][4][32] */
-	const uint16_t *x; /* [M][K1p] bf16 */
+	const unsigned char *w13; /* [E][T1][KT1] stages of 576 B: 512 int4 + 64 scales */
+	const unsigned char *w2;  /* [E][T2][KT2] the same */
+	const unsigned char *sh13; /* [T1s][KT1] bf16 stages of 512 B (thin tiles) */
+	const unsigned char *sh2;  /* [T2s][KT2s] the same */
+	const uint16_t *x; /* [M + 1][K1p] bf16; row M is zeros */
 	const int32_t *ids;
 	const float *wts;
 	int32_t *meta;     /* [0] routed slots, [1] bad expert id seen */
 	int32_t *slot_expert, *slot_off, *pairs;
-	uint16_t *h;       /* [pairs][HS] bf16 */
+	uint16_t *h;       /* [pairs + 1][HS] bf16; the last row is zeros */
 	float *y;          /* [pairs][hidden] */
 	float *out;        /* [M][hidden] */
 };
@@ -81,7 +82,23 @@ struct moe_dev {
 	int nbufs;
 };
 
-/* ---- repacking ---- */
+/* ---- repacking ----
+ *
+ * INT4 tiles: 16 rows x 64 k per 576-byte stage, lane l's 16 bytes its A
+ * fragments of the tile's four m16n8k16 mma (rows l/4 and l/4 + 8), then the
+ * 64 bytes of scales [8 r][s(r, g0), s(r, g1), s(r+8, g0), s(r+8, g1)]. Inside
+ * a 32-wide group lane c of a quad owns k = 8c..8c+7, so its B fragment is one
+ * 16-byte load of x; the same k order for A and B (a dot product does not
+ * care) keeps every scale group inside two mma. Weights and scales share one
+ * stream, so one pointer and one cp.async stage cover both.
+ * bf16 thin tiles (the shared expert): 2 rows of gate and 2 of up (or 4 of
+ * down) per tile, rows 0, 1 and 8, 9 of the mma; the 512-byte stage holds
+ * only the fragments of lanes 0-7 ([4 mma][8 lanes][16 B]). The mma's other
+ * rows repeat those (lane l reads lane l % 8's fragments) and are never
+ * stored: a shared-expert item then carries the bytes of a routed one.
+ */
+#define STAGE_Q4 576
+#define STAGE_BF 512
 
 /* Source row of row r (0..15) of tile t, or -1. Mode 0 (gate/up): rows 0-7
  * are gate rows 8t.., rows 8-15 the same up rows (n = inter); mode 1: plain
@@ -94,6 +111,19 @@ __device__ __forceinline__ int tile_row(int mode, int t, int r, int n)
 	}
 	int j = 16 * t + r;
 	return j < n ? j : -1;
+}
+
+/* The same for a thin tile (real rows r = 0, 1, 8, 9): mode 0 gate rows
+ * 2t + r, up rows n + 2t + r - 8; mode 1 rows 4t + r, 4t + 2 + r - 8. */
+__device__ __forceinline__ int thin_row(int mode, int t, int r, int n)
+{
+	const int lo = r & 7, hi = r >> 3;
+	if (lo > 1)
+		return -1;
+	const int j = mode == 0 ? 2 * t + lo : 4 * t + 2 * hi + lo;
+	if (j >= n)
+		return -1;
+	return mode == 0 && hi ? n + j : j;
 }
 
 __device__ __forceinline__ uint32_t src_nib(const uint8_t *w, long long row_base, int row, int k,
@@ -113,7 +143,7 @@ __global__ void moe_pack_q4(uint32_t *dw, const uint8_t *w, int E, int src_rows,
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
 	     i += (long long)gridDim.x * blockDim.x) {
 		int j = (int)(i & 3), l = (int)((i >> 2) & 31);
-		long long rest = i >> 7;
+		long long rest = i >> 7, stage = rest;
 		int kt = (int)(rest % KT);
 		rest /= KT;
 		int t = (int)(rest % ntiles), e = (int)(rest / ntiles);
@@ -128,12 +158,12 @@ __global__ void moe_pack_q4(uint32_t *dw, const uint8_t *w, int E, int src_rows,
 			     src_nib(w, base, r1, kb + 1, K) << 20 |
 			     src_nib(w, base, r0, kb + 3, K) << 24 |
 			     src_nib(w, base, r1, kb + 3, K) << 28;
-		dw[i] = v;
+		dw[stage * (STAGE_Q4 / 4) + (i & 127)] = v;
 	}
 }
 
-/* Scale quads: per (tile, k tile) [8 r][s(r,g0), s(r,g1), s(r+8,g0), s(r+8,g1)]. */
-__global__ void moe_pack_scales(uint16_t *ds, const uint16_t *s, int E, int src_rows, int K,
+/* The scales of each stage, after its 512 bytes of weights. */
+__global__ void moe_pack_scales(uint16_t *dw, const uint16_t *s, int E, int src_rows, int K,
 				int group, int ntiles, int KT, int mode, int n)
 {
 	long long total = (long long)E * ntiles * KT * 32;
@@ -141,7 +171,7 @@ __global__ void moe_pack_scales(uint16_t *ds, const uint16_t *s, int E, int src_
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
 	     i += (long long)gridDim.x * blockDim.x) {
 		int q = (int)(i & 3), r = (int)((i >> 2) & 7);
-		long long rest = i >> 5;
+		long long rest = i >> 5, stage = rest;
 		int kt = (int)(rest % KT);
 		rest /= KT;
 		int t = (int)(rest % ntiles), e = (int)(rest / ntiles);
@@ -150,24 +180,24 @@ __global__ void moe_pack_scales(uint16_t *ds, const uint16_t *s, int E, int src_
 		uint16_t v = 0;
 		if (row >= 0 && k < K)
 			v = s[((long long)e * src_rows + row) * ng + k / group];
-		ds[i] = v;
+		dw[stage * (STAGE_Q4 / 2) + 256 + (i & 31)] = v;
 	}
 }
 
-/* bf16 tiles: per (tile, k tile, block j) 32 lanes x 8 values a0..a7. */
+/* bf16 thin tiles: per (tile, k tile, block j) 8 lanes x 8 values a0..a7. */
 __global__ void moe_pack_bf16(uint16_t *dw, const uint16_t *w, int K, int ntiles, int KT, int mode,
 			      int n)
 {
-	long long total = (long long)ntiles * KT * 4 * 32 * 8;
+	long long total = (long long)ntiles * KT * 4 * 8 * 8;
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
 	     i += (long long)gridDim.x * blockDim.x) {
-		int v = (int)(i & 7), l = (int)((i >> 3) & 31), j = (int)((i >> 8) & 3);
-		long long rest = i >> 10;
+		int v = (int)(i & 7), l = (int)((i >> 3) & 7), j = (int)((i >> 6) & 3);
+		long long rest = i >> 8;
 		int kt = (int)(rest % KT), t = (int)(rest / KT);
 		int r = l >> 2, c = l & 3, g = j >> 1, hh = j & 1;
 		int kb = kt * 64 + 32 * g + 8 * c + 4 * hh;
 		/* a0..a7: (r,kb) (r,kb+1) (r+8,kb) (r+8,kb+1) (r,kb+2) (r,kb+3) (r+8,kb+2) (r+8,kb+3) */
-		int row = tile_row(mode, t, (v & 2) ? r + 8 : r, n);
+		int row = thin_row(mode, t, (v & 2) ? r + 8 : r, n);
 		int k = kb + (v & 1) + ((v & 4) ? 2 : 0);
 		dw[i] = row >= 0 && k < K ? w[(long long)row * K + k] : (uint16_t)0;
 	}
@@ -175,101 +205,135 @@ __global__ void moe_pack_bf16(uint16_t *dw, const uint16_t *w, int K, int ntiles
 
 /* ---- the kernels ---- */
 
-/* Per-warp shared-memory ring of weight stages fed by cp.async: 8 stages of
- * an INT4 k tile (512 B weights + 64 B scales) or 2 of a bf16 one (2 KB), so
- * ~4 KB of weights per warp are always in flight without holding registers. */
-#define RING_BYTES 4608
-#define NS_Q4 8
-#define NS_BF 2
+/* Per-warp ring of NS slots fed by cp.async (~4 KB of weights per warp in
+ * flight without holding registers), filled and consumed two stages at a
+ * time (one wait, one __syncwarp and one commit per pair). A slot holds a
+ * 576-byte stage and 16 bytes where the zero-fills of the lanes without
+ * scales to copy land, so every lane's destinations are fixed offsets. */
+#define NS 8
+#define NPAIR (NS / 2)
+#define SLOT (STAGE_Q4 + 16)
+#define RING_BYTES (NS * SLOT)
 
-/* Accumulates one 16-row tile over k tiles kt0, kt0+step, ... < kt_end into
- * the warp's C fragment acc (rows lane/4 and lane/4+8, columns
- * 2(lane%4)+{0,1}). arow is the activation row of the token this lane feeds
- * as B column lane/4 (has = 0: a zero column); activations come one k tile
- * ahead through registers (they are L1/L2 hits, shared by many warps). */
-template <bool Q4>
-__device__ __forceinline__ void tile_mma(float acc[4], unsigned char *ring,
-					 const uint4 *__restrict__ wt, const uint2 *__restrict__ st,
-					 const uint16_t *arow, bool has, int kt0, int kt_end, int step,
-					 int lane)
+/* Stages 2p and 2p + 1 into the slot pair at slots (two adjacent slots),
+ * one commit group: lane l copies bytes 16l..16l+15 of each stage's weights
+ * (src: this lane's 16 bytes of stage 2p; stage 2p + 1 is WSTEP further)
+ * and, for INT4, lanes 0-3 the 64 bytes of scales to sdst in the slot (the
+ * others fill the slot's sink, reading nothing: sbytes 0). Branch-free: a
+ * stage past the end of the stream (s >= n) reads nothing and lands zeros. */
+template <bool Q4, int WSTEP>
+__device__ __forceinline__ void pair_issue(unsigned char *slots, const unsigned char *src, int p,
+					   int n, int lane, int sdst, int sbytes)
 {
-	constexpr int NS = Q4 ? NS_Q4 : NS_BF;
-	constexpr int STB = Q4 ? 576 : 2048;
-	const int r = lane >> 2, c = lane & 3;
-	const int n = kt_end > kt0 ? (kt_end - kt0 + step - 1) / step : 0;
-
-	auto issue = [&](int i) {
-		const int k = kt0 + i * step;
-		unsigned char *b = ring + (i % NS) * STB;
-		if constexpr (Q4) {
-			cp_async16(b + lane * 16, wt + (size_t)k * 32 + lane, 16);
-			if (lane < 4)
-				cp_async16(b + 512 + lane * 16,
-					   (const unsigned char *)(st + (size_t)k * 8) + lane * 16, 16);
-		} else {
 #pragma unroll
-			for (int j = 0; j < 4; j++)
-				cp_async16(b + (j * 32 + lane) * 16, wt + ((size_t)k * 4 + j) * 32 + lane,
-					   16);
-		}
-	};
-	auto load_x = [&](int i, uint4 x[2]) {
-		const int k = kt0 + i * step;
-#pragma unroll
-		for (int g = 0; g < 2; g++)
-			x[g] = has ? *(const uint4 *)(arow + k * 64 + 32 * g + 8 * c)
-				   : make_uint4(0, 0, 0, 0);
-	};
-
-#pragma unroll
-	for (int s = 0; s < NS - 1; s++) {
-		if (s < n)
-			issue(s);
-		cp_async_commit();
+	for (int h = 0; h < 2; h++) {
+		const bool live = 2 * p + h < n;
+		unsigned char *slot = slots + h * SLOT;
+		cp_async16(slot + lane * 16, src + h * WSTEP, live ? 16 : 0);
+		if constexpr (Q4)
+			cp_async16(slot + sdst, src + h * WSTEP + 512, live ? sbytes : 0);
 	}
-	uint4 xn[2] = {make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0)};
-	if (n > 0)
-		load_x(0, xn);
-	for (int i = 0; i < n; i++) {
-		__syncwarp(); /* every lane is done with the stage refilled next */
-		if (i + NS - 1 < n)
-			issue(i + NS - 1);
-		cp_async_commit();
-		const uint4 x[2] = {xn[0], xn[1]};
-		if (i + 1 < n)
-			load_x(i + 1, xn);
-		cp_async_wait<NS - 1>();
-		__syncwarp(); /* stage i, copied by every lane, is visible to all */
-		const unsigned char *b = ring + (i % NS) * STB;
-		if constexpr (Q4) {
-			const uint4 w = *(const uint4 *)(b + lane * 16);
-			const uint2 sq = *(const uint2 *)(b + 512 + r * 8);
-			const uint32_t wv[4] = {w.x, w.y, w.z, w.w};
+	cp_async_commit();
+}
+
+/* Four int4 pairs of one 32-bit word (nibbles i and i+4 form pair i; a nibble
+ * q stands for q - 8) as exact bf16x2 values: one LOP3 puts the nibble into
+ * the mantissa of 128.0 (ulp 1), one HSUB2 takes 136 off. */
+__device__ __forceinline__ void dequant8(uint32_t q, uint32_t out[4])
+{
+	const uint32_t bias_bits = 0x43084308u; /* 136.0 in both halves */
+	__nv_bfloat162 bias;
+	memcpy(&bias, &bias_bits, sizeof bias);
 #pragma unroll
-			for (int g = 0; g < 2; g++) {
-				float cg[4] = {0.f, 0.f, 0.f, 0.f};
-				uint32_t a[4];
-				dequant8(wv[2 * g], a);
-				mma_bf16(cg, a, x[g].x, x[g].y);
-				dequant8(wv[2 * g + 1], a);
-				mma_bf16(cg, a, x[g].z, x[g].w);
-				const float s0 = g ? bf_hi(sq.x) : bf_lo(sq.x);
-				const float s1 = g ? bf_hi(sq.y) : bf_lo(sq.y);
-				acc[0] = fmaf(s0, cg[0], acc[0]);
-				acc[1] = fmaf(s0, cg[1], acc[1]);
-				acc[2] = fmaf(s1, cg[2], acc[2]);
-				acc[3] = fmaf(s1, cg[3], acc[3]);
-			}
-		} else {
+	for (int i = 0; i < 4; i++) {
+		const uint32_t v = lop3<(0xf0 & 0xcc) | 0xaa>(q >> (4 * i), 0x000f000fu, 0x43004300u);
+		__nv_bfloat162 b;
+		memcpy(&b, &v, sizeof b);
+		b = __hsub2(b, bias);
+		memcpy(&out[i], &b, sizeof b);
+	}
+}
+
+/* One stage's mma into the warp's C fragment acc (rows lane/4, lane/4 + 8;
+ * columns 2(lane%4) + {0,1}); x is this lane's 2 x 8 activations. INT4: the
+ * group scale multiplies each 32-wide partial sum in fp32. */
+template <bool Q4>
+__device__ __forceinline__ void stage_mma(float acc[4], const unsigned char *b, const uint4 x[2],
+					  int lane)
+{
+	if constexpr (Q4) {
+		const uint4 w = *(const uint4 *)(b + lane * 16);
+		const uint2 sq = *(const uint2 *)(b + 512 + (lane >> 2) * 8);
+		const uint32_t wv[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const uint4 w = *(const uint4 *)(b + (j * 32 + lane) * 16);
-				const uint32_t a[4] = {w.x, w.y, w.z, w.w};
-				if (j & 1)
-					mma_bf16(acc, a, x[j >> 1].z, x[j >> 1].w);
-				else
-					mma_bf16(acc, a, x[j >> 1].x, x[j >> 1].y);
-			}
+		for (int g = 0; g < 2; g++) {
+			float cg[4] = {0.f, 0.f, 0.f, 0.f};
+			uint32_t a[4];
+			dequant8(wv[2 * g], a);
+			mma_bf16(cg, a, x[g].x, x[g].y);
+			dequant8(wv[2 * g + 1], a);
+			mma_bf16(cg, a, x[g].z, x[g].w);
+			const float s0 = g ? bf_hi(sq.x) : bf_lo(sq.x);
+			const float s1 = g ? bf_hi(sq.y) : bf_lo(sq.y);
+			acc[0] = fmaf(s0, cg[0], acc[0]);
+			acc[1] = fmaf(s0, cg[1], acc[1]);
+			acc[2] = fmaf(s1, cg[2], acc[2]);
+			acc[3] = fmaf(s1, cg[3], acc[3]);
+		}
+	} else {
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const uint4 w = *(const uint4 *)(b + (j * 8 + (lane & 7)) * 16);
+			const uint32_t a[4] = {w.x, w.y, w.z, w.w};
+			if (j & 1)
+				mma_bf16(acc, a, x[j >> 1].z, x[j >> 1].w);
+			else
+				mma_bf16(acc, a, x[j >> 1].x, x[j >> 1].y);
+		}
+	}
+}
+
+/* Accumulates the n stages of one 16-row tile into acc: stage i at
+ * w + i WSTEP bytes, its activations at xp + i XSTEP elements (this lane's B
+ * column and k offset; the zero row for an absent token). Stages go two at a
+ * time (one wait, one __syncwarp, one commit group per pair); the stages
+ * past the end of the last pair are zero-filled and multiplied anyway (zero
+ * weights or zero scales add nothing), with activations read from the
+ * buffer's zeroed slack. Activations come one pair ahead through registers. */
+template <bool Q4, int WSTEP, int XSTEP>
+__device__ __forceinline__ void tile_mma(float acc[4], unsigned char *ring, const unsigned char *w,
+					 const uint16_t *xp, int n, int lane)
+{
+	if (n <= 0)
+		return;
+	const int sdst = lane < 4 ? 512 + lane * 16 : STAGE_Q4, sbytes = lane < 4 ? 16 : 0;
+	const unsigned char *src = w + lane * 16;
+#pragma unroll
+	for (int p = 0; p < NPAIR - 1; p++, src += 2 * WSTEP)
+		pair_issue<Q4, WSTEP>(ring + 2 * p * SLOT, src, p, n, lane, sdst, sbytes);
+	uint4 x[2][4];
+#pragma unroll
+	for (int q = 0; q < 4; q++)
+		x[0][q] = *(const uint4 *)(xp + (q >> 1) * XSTEP + (q & 1) * 32);
+	const int pairs = (n + 1) / 2;
+	for (int p = 0; p < pairs; p += 2) {
+#pragma unroll
+		for (int u = 0; u < 2; u++) {
+			if (u && p + 1 >= pairs)
+				break;
+			const int pp = p + u;
+			cp_async_wait<NPAIR - 2>();
+			__syncwarp(); /* every lane is past the slots of pair pp - 1 */
+			pair_issue<Q4, WSTEP>(ring + ((2 * pp + 2 * NPAIR - 2) & (NS - 1)) * SLOT, src,
+					      pp + NPAIR - 1, n, lane, sdst, sbytes);
+			src += 2 * WSTEP;
+			const uint16_t *xn = xp + (size_t)(2 * pp + 2) * XSTEP;
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				x[u ^ 1][q] = *(const uint4 *)(xn + (q >> 1) * XSTEP + (q & 1) * 32);
+			const unsigned char *b = ring + ((2 * pp) & (NS - 1)) * SLOT;
+			stage_mma<Q4>(acc, b, x[u], lane);
+			stage_mma<Q4>(acc, b + SLOT, x[u] + 2, lane);
 		}
 	}
 	cp_async_wait<0>();
@@ -378,113 +442,130 @@ __global__ void __launch_bounds__(ROUTE_THREADS) moe_route(const moe_args a)
 		a.meta[1] = bad;
 }
 
-/* gate/up: h[pair][j] = bf16(silu(g_j . x) * (u_j . x)). */
-__global__ void __launch_bounds__(MOE_THREADS) moe_gemm1(const moe_args a)
+/* h[p][j] = bf16(silu(g) * u) for the gate and up sums g, u of pair p. */
+__device__ __forceinline__ void moe_h_store(const moe_args &a, int p, int j, float g, float u)
+{
+	const float hv = g / (1.0f + expf(-g)) * u;
+	__nv_bfloat16 hb = __float2bfloat16_rn(hv);
+	uint16_t bits;
+	memcpy(&bits, &hb, sizeof bits);
+	a.h[(size_t)p * a.HS + j] = bits;
+}
+
+/* gate/up: h[pair][j] = bf16(silu(g_j . x) * (u_j . x)). Items: the shared
+ * expert's thin tiles first (the longest start first), then (slot, tile of 8
+ * gate and the same 8 up rows); the block's 8 warps split K, warp w taking
+ * k tiles w, w + 8, ..., and meet in shared memory. */
+__global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS) moe_gemm1(const moe_args a)
 {
 	__shared__ float4 red[MOE_WARPS][32];
 	__shared__ __align__(16) unsigned char rings[MOE_WARPS][RING_BYTES];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
 	unsigned char *ring = rings[warp];
 	const int n_routed = a.meta[0];
-	const int routed_items = n_routed * a.T1;
-	const int items = routed_items + (a.has_sh ? a.T1s : 0);
+	const int sh_items = a.has_sh ? a.T1s : 0;
+	const int items = sh_items + n_routed * a.T1;
+	const int nk = warp < a.KT1 ? (a.KT1 - warp + MOE_WARPS - 1) / MOE_WARPS : 0;
 
 	for (int it = blockIdx.x; it < items; it += gridDim.x) {
-		const bool sh = it >= routed_items;
-		const int slot = sh ? n_routed : it / a.T1;
-		const int t = sh ? it - routed_items : it % a.T1;
-		const int rows = sh ? a.sh_inter : a.inter;
+		const bool sh = it < sh_items;
+		const int slot = sh ? n_routed : (it - sh_items) / a.T1;
+		const int t = sh ? it : (it - sh_items) % a.T1;
 		const int beg = a.slot_off[slot], cnt = a.slot_off[slot + 1] - beg;
-		const int e = sh ? 0 : a.slot_expert[slot];
-		const size_t tile = (size_t)e * a.T1 + t;
+		const unsigned char *w =
+			sh ? a.sh13 + ((size_t)t * a.KT1 + warp) * STAGE_BF
+			   : a.w13 + (((size_t)a.slot_expert[slot] * a.T1 + t) * a.KT1 + warp) *
+					     STAGE_Q4;
 
 		for (int c0 = 0; c0 < cnt; c0 += 8) {
 			const int col = c0 + r; /* this lane's B column */
-			const bool has = col < cnt;
-			const uint16_t *arow =
-				a.x + (size_t)(has ? pair_token(a, a.pairs[beg + col]) : 0) * a.K1p;
+			const int tok = col < cnt ? pair_token(a, a.pairs[beg + col]) : a.M;
+			const uint16_t *xp = a.x + (size_t)tok * a.K1p + warp * 64 + 8 * c;
 			float acc[4] = {0.f, 0.f, 0.f, 0.f};
 			if (sh)
-				tile_mma<false>(acc, ring, a.sh13 + (size_t)t * a.KT1 * 128, nullptr,
-						arow, has, warp, a.KT1, MOE_WARPS, lane);
+				tile_mma<false, MOE_WARPS * STAGE_BF, MOE_WARPS * 64>(acc, ring, w, xp,
+										       nk, lane);
 			else
-				tile_mma<true>(acc, ring, a.w13 + tile * a.KT1 * 32,
-					       a.s13 + tile * a.KT1 * 8, arow, has, warp, a.KT1,
-					       MOE_WARPS, lane);
+				tile_mma<true, MOE_WARPS * STAGE_Q4, MOE_WARPS * 64>(acc, ring, w, xp,
+										      nk, lane);
 			red[warp][lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
 			__syncthreads();
 			if (warp == 0) {
 				float4 s = red[0][lane];
 #pragma unroll
-				for (int w = 1; w < MOE_WARPS; w++) {
-					float4 o = red[w][lane];
+				for (int w2 = 1; w2 < MOE_WARPS; w2++) {
+					float4 o = red[w2][lane];
 					s.x += o.x;
 					s.y += o.y;
 					s.z += o.z;
 					s.w += o.w;
 				}
-				const int j = 8 * t + r; /* gate row r, up row r + 8 of the tile */
-				const float g[2] = {s.x, s.y}, u[2] = {s.z, s.w};
-#pragma unroll
-				for (int q = 0; q < 2; q++) {
-					const int cc = c0 + 2 * c + q;
-					if (cc < cnt && j < rows) {
-						const int p = a.pairs[beg + cc];
-						const float hv = g[q] / (1.0f + expf(-g[q])) * u[q];
-						__nv_bfloat16 hb = __float2bfloat16_rn(hv);
-						uint16_t bits;
-						memcpy(&bits, &hb, sizeof bits);
-						a.h[(size_t)p * a.HS + j] = bits;
-					}
-				}
+				/* gate row r, up row r + 8 of the tile (thin: r < 2 only) */
+				const int j = sh ? 2 * t + r : 8 * t + r;
+				const bool row_ok = sh ? r < 2 && j < a.sh_inter : j < a.inter;
+				if (row_ok && c0 + 2 * c < cnt)
+					moe_h_store(a, a.pairs[beg + c0 + 2 * c], j, s.x, s.z);
+				if (row_ok && c0 + 2 * c + 1 < cnt)
+					moe_h_store(a, a.pairs[beg + c0 + 2 * c + 1], j, s.y, s.w);
 			}
 			__syncthreads();
 		}
 	}
 }
 
-/* down: y[pair][row] = W2[e][row] . h[pair] (a warp per 16 rows). */
-__global__ void __launch_bounds__(MOE_THREADS) moe_gemm2(const moe_args a)
+/* y[p][row0], y[p][row1] for the pairs of columns 2c, 2c + 1 of chunk c0. */
+__device__ __forceinline__ void moe_y_store(const moe_args &a, int beg, int cnt, int c0, int c,
+					    int row0, int row1, const float acc[4])
+{
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		const int cc = c0 + 2 * c + q;
+		if (cc < cnt) {
+			float *yr = a.y + (size_t)a.pairs[beg + cc] * a.hidden;
+			if (row0 >= 0 && row0 < a.hidden)
+				yr[row0] = acc[q];
+			if (row1 >= 0 && row1 < a.hidden)
+				yr[row1] = acc[2 + q];
+		}
+	}
+}
+
+/* down: y[pair][row] = W2[e][row] . h[pair]. Items: the shared expert's
+ * blocks of 8 thin tiles (4 rows each) first, then (slot, 8 tiles of 16
+ * rows); a warp per tile over the whole K. */
+__global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS) moe_gemm2(const moe_args a)
 {
 	__shared__ __align__(16) unsigned char rings[MOE_WARPS][RING_BYTES];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
 	unsigned char *ring = rings[warp];
 	const int n_routed = a.meta[0];
-	const int items = (n_routed + (a.has_sh ? 1 : 0)) * a.NB2;
+	const int sh_items = a.has_sh ? a.NB2s : 0;
+	const int items = sh_items + n_routed * a.NB2;
 
 	for (int it = blockIdx.x; it < items; it += gridDim.x) {
-		const int slot = it / a.NB2;
-		const int t = (it % a.NB2) * MOE_WARPS + warp;
-		if (t >= a.T2)
+		const bool sh = it < sh_items;
+		const int slot = sh ? n_routed : (it - sh_items) / a.NB2;
+		const int t = (sh ? it : (it - sh_items) % a.NB2) * MOE_WARPS + warp;
+		if (t >= (sh ? a.T2s : a.T2))
 			continue;
-		const bool sh = slot == n_routed;
 		const int beg = a.slot_off[slot], cnt = a.slot_off[slot + 1] - beg;
-		const int e = sh ? 0 : a.slot_expert[slot];
-		const size_t tile = (size_t)e * a.T2 + t;
-		const int row0 = 16 * t + r, row1 = row0 + 8;
+		const unsigned char *w =
+			sh ? a.sh2 + (size_t)t * a.KT2s * STAGE_BF
+			   : a.w2 + ((size_t)a.slot_expert[slot] * a.T2 + t) * a.KT2 * STAGE_Q4;
+		/* the rows of this lane's C fragment (-1: a repeated thin row) */
+		const int row0 = sh ? (r < 2 ? 4 * t + r : -1) : 16 * t + r;
+		const int row1 = sh ? (r < 2 ? 4 * t + 2 + r : -1) : 16 * t + r + 8;
 
 		for (int c0 = 0; c0 < cnt; c0 += 8) {
 			const int col = c0 + r;
-			const bool has = col < cnt;
-			const uint16_t *arow = a.h + (size_t)(has ? a.pairs[beg + col] : 0) * a.HS;
+			const size_t hrow = (size_t)(col < cnt ? a.pairs[beg + col] : a.npairs);
+			const uint16_t *xp = a.h + hrow * a.HS + 8 * c;
 			float acc[4] = {0.f, 0.f, 0.f, 0.f};
 			if (sh)
-				tile_mma<false>(acc, ring, a.sh2 + (size_t)t * a.KT2s * 128, nullptr,
-						arow, has, 0, a.KT2s, 1, lane);
+				tile_mma<false, STAGE_BF, 64>(acc, ring, w, xp, a.KT2s, lane);
 			else
-				tile_mma<true>(acc, ring, a.w2 + tile * a.KT2 * 32,
-					       a.s2 + tile * a.KT2 * 8, arow, has, 0, a.KT2, 1, lane);
-#pragma unroll
-			for (int q = 0; q < 2; q++) {
-				const int cc = c0 + 2 * c + q;
-				if (cc < cnt) {
-					float *yr = a.y + (size_t)a.pairs[beg + cc] * a.hidden;
-					if (row0 < a.hidden)
-						yr[row0] = acc[q];
-					if (row1 < a.hidden)
-						yr[row1] = acc[2 + q];
-				}
-			}
+				tile_mma<true, STAGE_Q4, 64>(acc, ring, w, xp, a.KT2, lane);
+			moe_y_store(a, beg, cnt, c0, c, row0, row1, acc);
 		}
 	}
 }
@@ -537,25 +618,27 @@ static int stride_grid(long long n)
 	return (int)(g < 1 ? 1 : g > cap ? cap : g);
 }
 
-/* Uploads the raw INT4 matrix and its scales and repacks them into tiles. */
-static int moe_pack_q4_to(struct moe_dev *d, void **dw, void **ds, const uint8_t *w,
+/* Uploads the raw INT4 matrix and its scales and repacks both into one
+ * stream of 576-byte stages (*dw). */
+static int moe_pack_q4_to(struct moe_dev *d, const unsigned char **dw, const uint8_t *w,
 			  const bf16_t *s, int E, int src_rows, int K, int group, int ntiles, int KT,
 			  int mode, int n)
 {
-	void *rw = NULL, *rs = NULL;
+	void *rw = NULL, *rs = NULL, *out = NULL;
 	size_t wbytes = (size_t)E * src_rows * (K / 2), sbytes = (size_t)E * src_rows * (K / group) * 2;
-	long long words = (long long)E * ntiles * KT * 128, quads = (long long)E * ntiles * KT * 32;
+	long long stages = (long long)E * ntiles * KT;
 	int rc;
 
-	if ((rc = moe_buf(d, dw, (size_t)words * 4, NULL)) ||
-	    (rc = moe_buf(d, ds, (size_t)quads * 2, NULL)))
+	if ((rc = moe_buf(d, &out, (size_t)stages * STAGE_Q4, NULL)))
 		return rc;
+	*dw = (const unsigned char *)out;
 	if ((rc = cu_upload(&rw, w, wbytes)) || (rc = cu_upload(&rs, s, sbytes)))
 		goto done;
-	if ((rc = CU(cu_launch(moe_pack_q4, stride_grid(words), 256, 0, 0, (uint32_t *)*dw,
+	if ((rc = CU(cu_launch(moe_pack_q4, stride_grid(stages * 128), 256, 0, 0, (uint32_t *)out,
 			       (const uint8_t *)rw, E, src_rows, K, ntiles, KT, mode, n))) ||
-	    (rc = CU(cu_launch(moe_pack_scales, stride_grid(quads), 256, 0, 0, (uint16_t *)*ds,
-			       (const uint16_t *)rs, E, src_rows, K, group, ntiles, KT, mode, n))))
+	    (rc = CU(cu_launch(moe_pack_scales, stride_grid(stages * 32), 256, 0, 0,
+			       (uint16_t *)out, (const uint16_t *)rs, E, src_rows, K, group, ntiles,
+			       KT, mode, n))))
 		goto done;
 	rc = CU(cudaDeviceSynchronize());
 done:
@@ -564,18 +647,20 @@ done:
 	return rc;
 }
 
-static int moe_pack_bf16_to(struct moe_dev *d, void **dw, const bf16_t *w, int src_rows, int K,
-			    int ntiles, int KT, int mode, int n)
+/* Uploads a bf16 matrix and repacks it into thin tiles of 512-byte stages. */
+static int moe_pack_bf16_to(struct moe_dev *d, const unsigned char **dw, const bf16_t *w,
+			    int src_rows, int K, int ntiles, int KT, int mode, int n)
 {
-	void *rw = NULL;
-	long long vals = (long long)ntiles * KT * 1024;
+	void *rw = NULL, *out = NULL;
+	long long vals = (long long)ntiles * KT * (STAGE_BF / 2);
 	int rc;
 
-	if ((rc = moe_buf(d, dw, (size_t)vals * 2, NULL)))
+	if ((rc = moe_buf(d, &out, (size_t)vals * 2, NULL)))
 		return rc;
+	*dw = (const unsigned char *)out;
 	if ((rc = cu_upload(&rw, w, (size_t)src_rows * K * 2)))
 		return rc;
-	rc = CU(cu_launch(moe_pack_bf16, stride_grid(vals), 256, 0, 0, (uint16_t *)*dw,
+	rc = CU(cu_launch(moe_pack_bf16, stride_grid(vals), 256, 0, 0, (uint16_t *)out,
 			  (const uint16_t *)rw, K, ntiles, KT, mode, n));
 	if (!rc)
 		rc = CU(cudaDeviceSynchronize());
@@ -592,6 +677,98 @@ template <typename K> static int persistent_grid(K kernel, long long items, int 
 	if (items < g)
 		g = items;
 	*grid = (int)(g < 1 ? 1 : g);
+	return 0;
+}
+
+/* The sizes of a, from the instance. */
+static void moe_sizes(struct moe_args *a, const struct moe_w4a16_inst *in)
+{
+	a->M = in->M;
+	a->hidden = in->hidden;
+	a->inter = in->inter;
+	a->sh_inter = in->shared_inter > 0 && in->sh_w13 && in->sh_w2 ? in->shared_inter : 0;
+	a->has_sh = a->sh_inter > 0;
+	a->experts = in->experts;
+	a->topk = in->topk;
+	a->MK = in->M * in->topk;
+	a->K1p = round_up(in->hidden, 64);
+	a->KT1 = a->K1p / 64;
+	a->T1 = cdiv(in->inter, 8);
+	a->T1s = cdiv(a->sh_inter > 0 ? a->sh_inter : 1, 2);
+	a->KT2 = round_up(in->inter, 64) / 64;
+	a->KT2s = round_up(a->sh_inter > 0 ? a->sh_inter : 1, 64) / 64;
+	a->T2 = cdiv(in->hidden, 16);
+	a->NB2 = cdiv(a->T2, MOE_WARPS);
+	a->T2s = cdiv(in->hidden, 4);
+	a->NB2s = cdiv(a->T2s, MOE_WARPS);
+	a->HS = 64 * (a->KT2 > a->KT2s ? a->KT2 : a->KT2s);
+	a->npairs = a->MK + (a->has_sh ? a->M : 0);
+}
+
+/* Every weight, repacked on the device. */
+static int moe_weights(struct moe_dev *d, const struct moe_w4a16_inst *in)
+{
+	struct moe_args *a = &d->a;
+	int rc;
+	if ((rc = moe_pack_q4_to(d, &a->w13, in->w13, in->s13, in->experts, 2 * in->inter,
+				 in->hidden, in->group, a->T1, a->KT1, 0, in->inter)) ||
+	    (rc = moe_pack_q4_to(d, &a->w2, in->w2, in->s2, in->experts, in->hidden, in->inter,
+				 in->group, a->T2, a->KT2, 1, in->hidden)))
+		return rc;
+	if (a->has_sh &&
+	    ((rc = moe_pack_bf16_to(d, &a->sh13, in->sh_w13, 2 * a->sh_inter, in->hidden, a->T1s,
+				    a->KT1, 0, a->sh_inter)) ||
+	     (rc = moe_pack_bf16_to(d, &a->sh2, in->sh_w2, in->hidden, a->sh_inter, a->T2s,
+				    a->KT2s, 1, in->hidden))))
+		return rc;
+	return 0;
+}
+
+/* Elements of zeros after the last row of x and of h: tile_mma reads up to
+ * three stages past the end of a row (stages past the end of a stream). */
+#define MOE_SLACK 2048
+
+/* Activations (x padded to K1p, one zero row more, the slack), routing and
+ * the intermediate buffers; outputs poisoned. */
+static int moe_buffers(struct moe_dev *d, const struct moe_w4a16_inst *in)
+{
+	struct moe_args *a = &d->a;
+	const size_t xn = (size_t)(a->M + 1) * a->K1p + MOE_SLACK;
+	const size_t hn = (size_t)(a->npairs + 1) * a->HS + MOE_SLACK;
+	uint16_t *xp = (uint16_t *)calloc(xn, 2);
+	void *p;
+	int rc;
+
+	if (!xp)
+		return err_nomem();
+	for (int m = 0; m < a->M; m++)
+		memcpy(xp + (size_t)m * a->K1p, in->x + (size_t)m * in->hidden, (size_t)in->hidden * 2);
+	rc = moe_buf(d, &p, xn * 2, xp);
+	free(xp);
+	if (rc)
+		return rc;
+	a->x = (const uint16_t *)p;
+	if ((rc = moe_buf(d, &p, (size_t)a->MK * 4, in->topk_ids)))
+		return rc;
+	a->ids = (const int32_t *)p;
+	if ((rc = moe_buf(d, &p, (size_t)a->MK * 4, in->topk_w)))
+		return rc;
+	a->wts = (const float *)p;
+	if ((rc = moe_buf(d, (void **)&a->meta, 2 * 4, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->slot_expert, (size_t)d->max_slots * 4, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->slot_off, (size_t)(d->max_slots + 1) * 4, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->pairs, (size_t)a->npairs * 4, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->h, hn * 2, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->y, (size_t)a->npairs * a->hidden * 4, NULL)) ||
+	    (rc = moe_buf(d, (void **)&a->out, (size_t)a->M * a->hidden * 4, NULL)))
+		return rc;
+	/* h's padding columns, zero row and slack are read and never written:
+	 * zero once; the output starts as NaN, so an element the kernels miss
+	 * shows */
+	if ((rc = CU(cudaMemset(a->h, 0, hn * 2))) ||
+	    (rc = CU(cudaMemset(a->meta, 0, 8))) ||
+	    (rc = CU(cudaMemset(a->out, 0xff, (size_t)a->M * a->hidden * 4))))
+		return rc;
 	return 0;
 }
 
@@ -612,91 +789,19 @@ static int moe_setup(void **dev, const void *inst)
 	if (!(d = (struct moe_dev *)calloc(1, sizeof *d)))
 		return err_nomem();
 	struct moe_args *a = &d->a;
-	a->M = in->M;
-	a->hidden = in->hidden;
-	a->inter = in->inter;
-	a->sh_inter = in->shared_inter > 0 && in->sh_w13 && in->sh_w2 ? in->shared_inter : 0;
-	a->has_sh = a->sh_inter > 0;
-	a->experts = in->experts;
-	a->topk = in->topk;
-	a->MK = in->M * in->topk;
-	a->K1p = round_up(in->hidden, 64);
-	a->KT1 = a->K1p / 64;
-	a->T1 = cdiv(in->inter, 8);
-	a->T1s = cdiv(a->sh_inter > 0 ? a->sh_inter : 1, 8);
-	a->KT2 = round_up(in->inter, 64) / 64;
-	a->KT2s = round_up(a->sh_inter > 0 ? a->sh_inter : 1, 64) / 64;
-	a->T2 = cdiv(in->hidden, 16);
-	a->NB2 = cdiv(a->T2, MOE_WARPS);
-	a->HS = 64 * (a->KT2 > a->KT2s ? a->KT2 : a->KT2s);
-	const int npairs = a->MK + (a->has_sh ? a->M : 0);
+	moe_sizes(a, in);
 	d->max_slots = (a->experts < a->MK ? a->experts : a->MK) + 1;
-
-	void *p;
-	uint16_t *xp = NULL;
-	if ((rc = moe_pack_q4_to(d, &p, (void **)&a->s13, in->w13, in->s13, in->experts,
-				 2 * in->inter, in->hidden, in->group, a->T1, a->KT1, 0, in->inter)))
-		goto fail;
-	a->w13 = (const uint4 *)p;
-	if ((rc = moe_pack_q4_to(d, &p, (void **)&a->s2, in->w2, in->s2, in->experts, in->hidden,
-				 in->inter, in->group, a->T2, a->KT2, 1, in->hidden)))
-		goto fail;
-	a->w2 = (const uint4 *)p;
-	if (a->has_sh) {
-		if ((rc = moe_pack_bf16_to(d, &p, in->sh_w13, 2 * a->sh_inter, in->hidden, a->T1s,
-					   a->KT1, 0, a->sh_inter)))
-			goto fail;
-		a->sh13 = (const uint4 *)p;
-		if ((rc = moe_pack_bf16_to(d, &p, in->sh_w2, in->hidden, a->sh_inter, a->T2,
-					   a->KT2s, 1, in->hidden)))
-			goto fail;
-		a->sh2 = (const uint4 *)p;
+	const long long up1 = (long long)(d->max_slots - 1) * a->T1 + (a->has_sh ? a->T1s : 0);
+	const long long up2 = (long long)(d->max_slots - 1) * a->NB2 + (a->has_sh ? a->NB2s : 0);
+	if ((rc = moe_weights(d, in)) || (rc = moe_buffers(d, in)) ||
+	    (rc = cu_smem_allow(moe_route, (size_t)2 * a->experts * sizeof(int), "moe_w4a16")) ||
+	    (rc = persistent_grid(moe_gemm1, up1, &d->grid1)) ||
+	    (rc = persistent_grid(moe_gemm2, up2, &d->grid2))) {
+		moe_teardown(d);
+		return rc;
 	}
-	/* x padded to K1p with zeros */
-	if (!(xp = (uint16_t *)calloc((size_t)a->M * a->K1p, 2))) {
-		rc = err_nomem();
-		goto fail;
-	}
-	for (int m = 0; m < a->M; m++)
-		memcpy(xp + (size_t)m * a->K1p, in->x + (size_t)m * in->hidden, (size_t)in->hidden * 2);
-	if ((rc = moe_buf(d, &p, (size_t)a->M * a->K1p * 2, xp)))
-		goto fail;
-	a->x = (const uint16_t *)p;
-	if ((rc = moe_buf(d, &p, (size_t)a->MK * 4, in->topk_ids)))
-		goto fail;
-	a->ids = (const int32_t *)p;
-	if ((rc = moe_buf(d, &p, (size_t)a->MK * 4, in->topk_w)))
-		goto fail;
-	a->wts = (const float *)p;
-	if ((rc = moe_buf(d, (void **)&a->meta, 2 * 4, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->slot_expert, (size_t)d->max_slots * 4, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->slot_off, (size_t)(d->max_slots + 1) * 4, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->pairs, (size_t)npairs * 4, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->h, (size_t)npairs * a->HS * 2, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->y, (size_t)npairs * a->hidden * 4, NULL)) ||
-	    (rc = moe_buf(d, (void **)&a->out, (size_t)a->M * a->hidden * 4, NULL)))
-		goto fail;
-	/* h's padding columns are read by gemm2 and never written: zero once */
-	/* outputs start as NaN: an element the kernels miss cannot look right */
-	if ((rc = CU(cudaMemset(a->h, 0, (size_t)npairs * a->HS * 2))) ||
-	    (rc = CU(cudaMemset(a->meta, 0, 8))) ||
-	    (rc = CU(cudaMemset(a->out, 0xff, (size_t)a->M * a->hidden * 4))))
-		goto fail;
-	{
-		long long up1 = (long long)(d->max_slots - 1) * a->T1 + (a->has_sh ? a->T1s : 0);
-		long long up2 = (long long)d->max_slots * a->NB2;
-		if ((rc = cu_smem_allow(moe_route, (size_t)2 * a->experts * sizeof(int), "moe_w4a16")) ||
-		    (rc = persistent_grid(moe_gemm1, up1, &d->grid1)) ||
-		    (rc = persistent_grid(moe_gemm2, up2, &d->grid2)))
-			goto fail;
-	}
-	free(xp);
 	*dev = d;
 	return 0;
-fail:
-	free(xp);
-	moe_teardown(d);
-	return rc;
 }
 
 static int moe_run(void *dev, void *stream)
