@@ -39,6 +39,50 @@ __device__ __forceinline__ uint32_t smem_addr(const void *p)
 }
 #endif
 
+/* A shared-memory byte address, converted from a generic pointer once so that
+ * loops add offsets to it instead of converting every access. */
+#ifdef __CUDACC__
+typedef uint32_t sptr_t;
+__device__ __forceinline__ sptr_t sptr(const void *p)
+{
+	return smem_addr(p);
+}
+#else
+typedef uintptr_t sptr_t;
+static inline sptr_t sptr(const void *p)
+{
+	return (uintptr_t)p;
+}
+#endif
+
+/* ldmatrix.x4 (.trans) at a shared byte address (see ldsm_x4). */
+__device__ __forceinline__ void ldsm_x4_at(uint32_t r[4], sptr_t a, bool trans)
+{
+#ifdef __CUDACC__
+	if (trans)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+			     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+			     : "r"(a));
+	else
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+			     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+			     : "r"(a));
+#else
+	sim_ldsm_x4(r, (const void *)a, trans);
+#endif
+}
+
+/* cp_async16 to a shared byte address. */
+__device__ __forceinline__ void cp_async16_at(sptr_t dst, const void *src, int src_bytes)
+{
+#ifdef __CUDACC__
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+		     "r"(src_bytes));
+#else
+	sim_cp_async16((void *)dst, src, src_bytes);
+#endif
+}
+
 /* Four 8x8 b16 matrices from shared memory (lane 8i + j gives row j of
  * matrix i), optionally transposed. */
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
@@ -118,6 +162,21 @@ __device__ __forceinline__ uint4 ld_stream(const void *p)
 	memcpy(&v, p, 16);
 #endif
 	return v;
+}
+
+/* 2^x in one MUFU.EX2 (flushing results under 2^-126 to zero, fine for
+ * softmax weights); exp2f would add a range fix-up around it. */
+__device__ __forceinline__ float fast_exp2(float x)
+{
+	float y;
+#ifdef __CUDACC__
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+#else
+	y = exp2f(x);
+	if (y < 1.17549435e-38f)
+		y = 0.f;
+#endif
+	return y;
 }
 
 /* Any three-input bitwise function in one instruction: bit i of LUT is the

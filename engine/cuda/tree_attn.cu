@@ -52,12 +52,13 @@ extern "C" {
 #define TA_KQ_MAX (TA_MAX_DQ / 16 / 4) /* k steps per warp quarter: 9 */
 #define TA_NT_MAX (TA_MAX_DV / 32)     /* 8-wide n tiles per warp: 16 */
 #define TA_SP_LD 36     /* S partial row stride (floats) */
+#define TA_PIECES ((TA_MAX_DQ / 8 + 31) / 32) /* 16-byte pieces of a row per lane */
 #define TA_P_LD 40      /* P row stride (halves) */
 
 struct ta_args {
 	int T, ctx, H, rows, NK;  /* NK = ctx + T cache rows */
 	int d_lat, DV, DQ, W;     /* W = mask words */
-	int kps, nsplit, nst;     /* keys per split (multiple of TA_KC), splits, stages */
+	int kps, nsplit;          /* keys per split (multiple of TA_KC), splits */
 	float qk_mul;             /* scale x log2(e) x 2^(eq + ek) */
 	float v_mul;              /* 2^ek */
 	const uint16_t *q;        /* fp16 [row groups x 32][DQ] */
@@ -69,15 +70,31 @@ struct ta_args {
 	int rows_pad;
 };
 
-/* Whether query row grow may see cache row kk. */
-__device__ __forceinline__ bool ta_visible(const ta_args &a, int grow, int kk)
+/* Whether tree token t (-1: a padding row) may see cache row kk: every
+ * past row, and the tree rows its ancestor mask names. */
+__device__ __forceinline__ bool ta_visible(const ta_args &a, int t, int kk)
 {
-	if (grow >= a.rows || kk >= a.NK)
+	if (t < 0 || kk >= a.NK)
 		return false;
 	if (kk < a.ctx)
 		return true;
-	const int t = grow / a.H, j = kk - a.ctx;
-	return (__ldg(a.mask + (size_t)t * a.W + j / 32) >> (j % 32)) & 1u;
+	const int j = kk - a.ctx;
+	return (__ldg(a.mask + (size_t)t * a.W + (j >> 5)) >> (j & 31)) & 1u;
+}
+
+/* Bit j: whether tree token t (-1: a padding row) may see cache row kk0 + j,
+ * j < 4 (kk0 a multiple of 4, so the four tree bits share a mask word). */
+__device__ __forceinline__ unsigned ta_visible4(const ta_args &a, int t, int kk0)
+{
+	if (t < 0)
+		return 0;
+	if (kk0 + 3 < a.ctx)
+		return 0xfu; /* all past rows: the usual case */
+	unsigned vis = 0;
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		vis |= (unsigned)ta_visible(a, t, kk0 + j) << j;
+	return vis;
 }
 
 /* out[row][dim], out[row][dim + 1] for the columns and rows that exist: one
@@ -102,7 +119,7 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 	CU_DYN_SMEM(unsigned char, ta_sm);
 	const int ldk = a.DQ + 8; /* halves per cache row in shared memory */
 	uint16_t *stage0 = (uint16_t *)ta_sm;
-	float *sp = (float *)(ta_sm + (size_t)a.nst * TA_KC * ldk * 2); /* [4][32][TA_SP_LD] */
+	float *sp = (float *)(ta_sm + (size_t)2 * TA_KC * ldk * 2); /* [4][32][TA_SP_LD] */
 	uint16_t *ps = (uint16_t *)(sp + 4 * TA_ROWS * TA_SP_LD);     /* [32][TA_P_LD] */
 	float *alpha_s = (float *)(ps + TA_ROWS * TA_P_LD);             /* [32] */
 	float2 *ml_s = (float2 *)(alpha_s + TA_ROWS);                   /* [32] */
@@ -142,31 +159,59 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 	const int srow = tid >> 3, ssub = tid & 7, sgrow = row0 + srow;
 	float m_run = -INFINITY, l_run = 0.f;
 
+	/* chunk ch of the cache into its stage: warp w copies rows w, w + 8, ...,
+	 * lane l the row's 16-byte pieces l, l + 32, ...; rows past the split
+	 * land as zeros, reading nothing */
 	const int ppr = a.DQ / 8; /* 16-byte pieces per cache row */
+	/* this lane's pieces lane + 32 m of a row; those past the row land as
+	 * zeros in the row's 16 bytes of padding (no branch, nothing read) */
+	const sptr_t cp_dst = sptr(stage0);
+	int cp_off[TA_PIECES];
+	unsigned cp_has = 0;
+#pragma unroll
+	for (int m = 0; m < TA_PIECES; m++) {
+		const bool has = lane + 32 * m < ppr;
+		cp_has |= (unsigned)has << m;
+		cp_off[m] = has ? (lane + 32 * m) * 16 : a.DQ * 2;
+	}
 	auto issue = [&](int chunk) {
-		uint16_t *st = stage0 + (size_t)(a.nst == 2 ? chunk & 1 : 0) * TA_KC * ldk;
+		const sptr_t st = cp_dst + (chunk & 1) * (TA_KC * ldk * 2);
 		const int kbase = k_lo + chunk * TA_KC;
-		for (int q = tid; q < TA_KC * ppr; q += TA_THREADS) {
-			const int r = q / ppr, piece = q % ppr, kk = kbase + r;
-			const bool ok = kk < k_hi;
-			cp_async16(st + (size_t)r * ldk + piece * 8,
-				   a.kv + (size_t)(ok ? kk : 0) * a.DQ + piece * 8, ok ? 16 : 0);
+#pragma unroll
+		for (int k = 0; k < TA_KC / TA_WARPS; k++) {
+			const int r = warp + k * TA_WARPS;
+			const bool ok = kbase + r < k_hi;
+			const uint16_t *src = a.kv + (size_t)(ok ? kbase + r : k_lo) * a.DQ + lane * 8;
+#pragma unroll
+			for (int m = 0; m < TA_PIECES; m++)
+				cp_async16_at(st + r * (ldk * 2) + cp_off[m], src + 256 * m,
+					      ok && (cp_has >> m & 1) ? 16 : 0);
 		}
 		cp_async_commit();
 	};
+	/* the tree token of this thread's softmax row (rows past the end: none) */
+	const int s_tok = sgrow < a.rows ? sgrow / a.H : -1;
+	/* this lane's ldmatrix rows in stage 0: QK reads keys (lane & 7) + 8 (lane
+	 * >> 4) (+ 16) at its quarter's k offset, PV keys (lane & 7) + 8 ((lane >>
+	 * 3) & 1) (+ 16) at its V quarter; the stage and the 16-key step add
+	 * whole rows */
+	const int kq_n = min(KQ, KS - quarter * KQ); /* k steps this warp has */
+	const sptr_t qk_row = sptr(stage0 + (size_t)((lane & 7) + (lane >> 4) * 8) * ldk +
+				   quarter * KQ * 16 + ((lane >> 3) & 1) * 8);
+	const sptr_t pv_row = sptr(stage0 + (size_t)((lane & 7) + ((lane >> 3) & 1) * 8) * ldk + dv0 +
+				   (lane >> 4) * 8);
+	const sptr_t pa_row = sptr(ps + (size_t)(rt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * TA_P_LD +
+				   (lane >> 4) * 8);
+	const int row16 = 16 * ldk * 2; /* bytes of 16 cache rows */
 
-	if (a.nst == 2 && nchunks > 0)
+	if (nchunks > 0)
 		issue(0);
 	for (int ch = 0; ch < nchunks; ch++) {
-		if (a.nst == 1) {
-			__syncthreads(); /* the single stage is free again */
-			issue(ch);
-		}
 		cp_async_wait<0>();
-		__syncthreads();
-		if (a.nst == 2 && ch + 1 < nchunks)
+		__syncthreads(); /* chunk ch is in; every thread is done with chunk ch - 1 */
+		if (ch + 1 < nchunks)
 			issue(ch + 1);
-		const uint16_t *st = stage0 + (size_t)(a.nst == 2 ? ch & 1 : 0) * TA_KC * ldk;
+		const int soff = (ch & 1) * (TA_KC * ldk * 2);
 		const int kbase = k_lo + ch * TA_KC;
 
 		/* QK partial over this warp's k quarter, all 32 keys */
@@ -175,16 +220,14 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 #pragma unroll
 			for (int nt = 0; nt < 4; nt++)
 				s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+			const sptr_t kr = qk_row + soff;
 #pragma unroll
 			for (int i = 0; i < TA_KQ_MAX; i++) {
-				const int ks = quarter * KQ + i;
-				if (i < KQ && ks < KS) {
+				if (i < kq_n) {
 #pragma unroll
 					for (int np = 0; np < 2; np++) {
 						uint32_t b[4];
-						const int key = np * 16 + (lane & 7) + (lane >> 4) * 8;
-						const int col = ks * 16 + ((lane >> 3) & 1) * 8;
-						ldsm_x4(b, st + (size_t)key * ldk + col);
+						ldsm_x4_at(b, kr + np * row16 + i * 32, false);
 						mma_f16(s[2 * np], qa[i], b[0], b[1]);
 						mma_f16(s[2 * np + 1], qa[i], b[2], b[3]);
 					}
@@ -205,14 +248,15 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 		{
 			float v[4];
 			float cmax = -INFINITY;
+			const unsigned vis = ta_visible4(a, s_tok, kbase + ssub * 4);
+			const float4 *q4 = (const float4 *)(sp + srow * TA_SP_LD + ssub * 4);
+			const float4 s0 = q4[0], s1 = q4[TA_ROWS * TA_SP_LD / 4],
+				     s2 = q4[2 * TA_ROWS * TA_SP_LD / 4], s3 = q4[3 * TA_ROWS * TA_SP_LD / 4];
+			const float sum[4] = {s0.x + s1.x + s2.x + s3.x, s0.y + s1.y + s2.y + s3.y,
+					      s0.z + s1.z + s2.z + s3.z, s0.w + s1.w + s2.w + s3.w};
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
-				const int col = ssub * 4 + j;
-				float sum = 0.f;
-#pragma unroll
-				for (int qq = 0; qq < 4; qq++)
-					sum += sp[((size_t)qq * TA_ROWS + srow) * TA_SP_LD + col];
-				v[j] = ta_visible(a, sgrow, kbase + col) ? sum * a.qk_mul : -INFINITY;
+				v[j] = (vis >> j) & 1u ? sum[j] * a.qk_mul : -INFINITY;
 				cmax = fmaxf(cmax, v[j]);
 			}
 #pragma unroll
@@ -222,11 +266,12 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 			float alpha = 1.f, psum = 0.f, p[4];
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
-				p[j] = (m_new == -INFINITY || v[j] == -INFINITY) ? 0.f : exp2f(v[j] - m_new);
+				p[j] = (m_new == -INFINITY || v[j] == -INFINITY) ? 0.f
+									      : fast_exp2(v[j] - m_new);
 				psum += p[j];
 			}
 			if (m_new != -INFINITY)
-				alpha = m_run == -INFINITY ? 0.f : exp2f(m_run - m_new);
+				alpha = m_run == -INFINITY ? 0.f : fast_exp2(m_run - m_new);
 #pragma unroll
 			for (int o2 = 1; o2 < 8; o2 <<= 1)
 				psum += __shfl_xor_sync(0xffffffffu, psum, o2);
@@ -252,18 +297,16 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 				o[nt][2] *= a_hi;
 				o[nt][3] *= a_hi;
 			}
+			const sptr_t vr = pv_row + soff;
 #pragma unroll
 			for (int kstep = 0; kstep < TA_KC / 16; kstep++) {
 				uint32_t pa[4];
-				ldsm_x4(pa, ps + (size_t)(rt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * TA_P_LD +
-						    kstep * 16 + (lane >> 4) * 8);
-				const int key = kstep * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+				ldsm_x4_at(pa, pa_row + kstep * 32, false);
 #pragma unroll
 				for (int ntp = 0; ntp < TA_NT_MAX / 2; ntp++) {
 					if (2 * ntp < NT) {
 						uint32_t b[4];
-						ldsm_x4_t(b, st + (size_t)key * ldk + dv0 + ntp * 16 +
-								     (lane >> 4) * 8);
+						ldsm_x4_at(b, vr + kstep * row16 + ntp * 32, true);
 						mma_f16(o[2 * ntp], pa, b[0], b[1]);
 						mma_f16(o[2 * ntp + 1], pa, b[2], b[3]);
 					}
@@ -489,8 +532,7 @@ static int ta_setup(void **dev, const void *inst)
 	size_t fixed = (size_t)4 * TA_ROWS * TA_SP_LD * 4 + (size_t)TA_ROWS * TA_P_LD * 2 +
 		       (size_t)TA_ROWS * (4 + 8);
 	size_t stage = (size_t)TA_KC * (DQ + 8) * 2;
-	a->nst = fixed + 2 * stage <= (size_t)optin ? 2 : 1;
-	d->smem = fixed + a->nst * stage;
+	d->smem = fixed + 2 * stage; /* two stages: the next chunk lands during this one */
 	if (d->smem > (size_t)optin) {
 		rc = err_set(DDT_EINPUT, "unsupported: tree_attn CUDA needs %zu bytes of shared "
 			     "memory, the device allows %d", d->smem, optin);
