@@ -34,6 +34,7 @@ const struct cuda_case cuda_cases[] = {
 	{"tree_build", "L=2,V=3001,B=300", 14, "K > 128 (32 entries per lane), table in global", 1},
 	{"tree_build", "L=1,V=20,B=40", 15, "exhausted: fewer tokens than the budget", 1},
 	{"tree_build", "L=4,V=50000,B=1", 16, "K = 1", 1},
+	{"tree_build", "L=3,V=20003,B=32", 17, "K = 32 (Kimi's budget): the lane-maxima floor, odd V", 1},
 	{"tree_build", "L=15,V=163840,B=32", 12, "Kimi K2.x: block 16 drafter, budget 32", 0},
 	/* tree_attn */
 	{"tree_attn", "B=0,ctx=300", 16, "plain decode (one query token), Kimi dims", 1},

@@ -37,7 +37,7 @@ KERNELS = {
     "ta_combine": dict(threads=256, blocks=4),
     "ta_convert": dict(threads=256, blocks=4),
     "tb_scan": dict(threads=256, blocks=2),
-    "tb_tree": dict(threads=256, blocks=1),
+    "tb_tree": dict(threads=512, blocks=1),
     "ac_kernel": dict(threads=256, blocks=1),
 }
 REGS_PER_SM = 65536

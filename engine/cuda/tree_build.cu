@@ -32,13 +32,16 @@ extern "C" {
 
 #define TB_WARPS 8
 #define TB_THREADS (TB_WARPS * 32)
-#define TB_UNROLL 8
+#define TB_TREE_WARPS 16 /* one per position: L <= 16 merges in one round */
+#define TB_TREE_THREADS (TB_TREE_WARPS * 32)
+#define TB_VEC 8 /* 16-byte loads in flight per lane: 4 MB chip-wide at 120 blocks */
 #define TB_MAX_K 1024
 #define TB_SMEM_BUDGET (40 * 1024)
 
 struct tb_args {
 	int L, V, B, K, W, S; /* S segments per position */
-	int seg;              /* logits per segment */
+	int Vp;               /* row stride of logits: V padded to a multiple of 4 with -inf */
+	int seg, sub;         /* logits per segment, per warp slice (multiples of 128) */
 	int lists;            /* per position: S x TB_WARPS */
 	int table_in_smem;
 	int32_t root_token;
@@ -86,14 +89,15 @@ __device__ __forceinline__ int tb_key_tok(unsigned long long k)
  * "empty" (below every real key). */
 template <int J> struct tb_list {
 	unsigned long long e[J];
-	unsigned long long thr; /* the K-th entry: a newcomer must beat it */
+	unsigned long long thr;   /* a newcomer must beat it: the K-th entry or the floor */
+	unsigned long long floor; /* a key the K-th largest is known to reach */
 
-	__device__ __forceinline__ void init()
+	__device__ __forceinline__ void init(unsigned long long fl)
 	{
 #pragma unroll
 		for (int j = 0; j < J; j++)
 			e[j] = 0;
-		thr = 0;
+		thr = floor = fl;
 	}
 
 	__device__ __forceinline__ void update_thr(int K, int lane)
@@ -104,7 +108,8 @@ template <int J> struct tb_list {
 		for (int j = 0; j < J; j++)
 			if (j == jl)
 				t = e[j];
-		thr = __shfl_sync(0xffffffffu, t, idx / J);
+		t = __shfl_sync(0xffffffffu, t, idx / J);
+		thr = t > floor ? t : floor;
 		(void)lane;
 	}
 
@@ -154,6 +159,29 @@ template <int J> struct tb_list {
 	}
 };
 
+/* Adds logit v (-inf: none) to a lane's online (max m, sum of exp). */
+__device__ __forceinline__ void tb_ms_add(float *m, float *sum, float v)
+{
+	if (v == -INFINITY)
+		return;
+	if (v > *m) {
+		*sum = *sum * expf(*m - v) + 1.f;
+		*m = v;
+	} else {
+		*sum += expf(v - *m);
+	}
+}
+
+/* The smallest finite value over the warp (-inf when none). */
+__device__ __forceinline__ float warp_min_finite(float v)
+{
+	float t = v == -INFINITY ? INFINITY : v;
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		t = fminf(t, __shfl_xor_sync(0xffffffffu, t, o));
+	return t == INFINITY ? -INFINITY : t;
+}
+
 /* Combines two (max, sum exp) pairs. */
 __device__ __forceinline__ float2 ms_merge(float2 a, float2 b)
 {
@@ -167,38 +195,64 @@ __device__ __forceinline__ float2 ms_merge(float2 a, float2 b)
 
 /* ---- kernel 1: per-warp top-K and (max, sum exp) over a slice ---- */
 
+/* The slice of warp `warp` of segment s of one position: [lo, hi), lo a
+ * multiple of 4 (rows are padded to Vp, a multiple of 4, with -inf). */
+__device__ __forceinline__ void tb_slice(const tb_args &a, int s, int warp, int *lo, int *hi)
+{
+	const int seg_lo = s * a.seg, seg_hi = min(a.Vp, seg_lo + a.seg);
+	*lo = seg_lo + warp * a.sub;
+	*hi = min(seg_hi, *lo + a.sub);
+}
+
+/* Two passes over a warp's slice of one position's logits. The first streams
+ * it from memory with 16-byte loads (TB_VEC of them in flight per lane) and
+ * keeps each lane's online (max, sum of exp); for K <= 32 the smallest of the
+ * 32 lane maxima is a floor under the slice's K-th largest (32 distinct
+ * logits reach it), so the second pass, over the same bytes now in L1, offers
+ * only what reaches the floor: ~2K inserts into the warp list instead of
+ * K ln(slice / K) + K. Keys are 64-bit (order-preserving float bits, ~token
+ * id): ties go to the smaller id. */
 template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_scan(const tb_args a)
 {
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int d = blockIdx.y, s = blockIdx.x;
-	const int seg_lo = s * a.seg, seg_hi = min(a.V, seg_lo + a.seg);
-	const int sub = (a.seg + TB_WARPS * 32 - 1) / (TB_WARPS * 32) * 32;
-	const int lo = seg_lo + warp * sub, hi = min(seg_hi, lo + sub);
-	const float *x = a.logits + (size_t)d * a.V;
+	int lo, hi;
+	tb_slice(a, s, warp, &lo, &hi);
+	const float *x = a.logits + (size_t)d * a.Vp;
 
-	tb_list<J> list;
-	list.init();
 	float m = -INFINITY, sum = 0.f;
-	for (int base = lo; base < hi; base += 32 * TB_UNROLL) {
-		float v[TB_UNROLL];
+	for (int base = lo; base < hi; base += 128 * TB_VEC) {
+		float4 v[TB_VEC];
 #pragma unroll
-		for (int u = 0; u < TB_UNROLL; u++) {
-			const int i = base + u * 32 + lane;
-			v[u] = i < hi ? __ldg(x + i) : -INFINITY;
+		for (int u = 0; u < TB_VEC; u++) {
+			const int i = base + (u * 32 + lane) * 4;
+			v[u] = i < hi ? __ldg((const float4 *)(x + i))
+				      : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
 		}
 #pragma unroll
-		for (int u = 0; u < TB_UNROLL; u++) {
-			const int i = base + u * 32 + lane;
-			if (v[u] != -INFINITY) {
-				if (v[u] > m) {
-					sum = sum * expf(m - v[u]) + 1.f;
-					m = v[u];
-				} else {
-					sum += expf(v[u] - m);
-				}
-			}
-			list.offer(i < hi && v[u] != -INFINITY ? tb_key(v[u], i) : 0ull, a.K, lane);
+		for (int u = 0; u < TB_VEC; u++) {
+			const float w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				tb_ms_add(&m, &sum, w[q]);
 		}
+	}
+	unsigned long long fl = 0;
+	if (a.K <= 32 && __popc(__ballot_sync(0xffffffffu, m != -INFINITY)) >= a.K) {
+		/* K lanes have a maximum each: K distinct logits reach the least */
+		fl = (unsigned long long)(tb_key(warp_min_finite(m), 0) >> 32) << 32;
+	}
+	tb_list<J> list;
+	list.init(fl);
+	for (int base = lo; base < hi; base += 128) {
+		const int i = base + lane * 4;
+		const float4 v = i < hi ? *(const float4 *)(x + i)
+					: make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+		const float w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+		for (int q = 0; q < 4; q++)
+			list.offer(w[q] != -INFINITY && i + q < a.V ? tb_key(w[q], i + q) : 0ull, a.K,
+				   lane);
 	}
 	float2 ms = make_float2(m, sum);
 #pragma unroll
@@ -264,7 +318,41 @@ __device__ __forceinline__ bool tb_before(const tb_shared &t, const tb_cand &a, 
 	return tb_tie_before(t, a.p, a.r, a.d, b.p, b.r, b.d);
 }
 
-template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_args a)
+/* The warp's best candidate (each lane offers its own): the highest score
+ * by a 5-step max and, when one lane alone holds it (the usual case), that
+ * lane's candidate in 4 shuffles; a tie in score across lanes goes the
+ * slow way, the tie rule at every step of a 5-step tree. */
+__device__ tb_cand tb_warp_best(const tb_shared &t, tb_cand best, int lane)
+{
+	const float mine = best.i >= 0 ? best.s : -INFINITY;
+	const float top = warp_max(mine);
+	const unsigned hold = __ballot_sync(0xffffffffu, best.i >= 0 && mine == top);
+	if (__popc(hold) == 1) {
+		const int src = __ffs(hold) - 1;
+		tb_cand c;
+		c.s = top;
+		c.p = __shfl_sync(0xffffffffu, best.p, src);
+		c.d = __shfl_sync(0xffffffffu, best.d, src);
+		c.r = __shfl_sync(0xffffffffu, best.r, src);
+		c.i = __shfl_sync(0xffffffffu, best.i, src);
+		return c;
+	}
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		tb_cand c;
+		c.s = __shfl_xor_sync(0xffffffffu, best.s, o);
+		c.p = __shfl_xor_sync(0xffffffffu, best.p, o);
+		c.d = __shfl_xor_sync(0xffffffffu, best.d, o);
+		c.r = __shfl_xor_sync(0xffffffffu, best.r, o);
+		c.i = __shfl_xor_sync(0xffffffffu, best.i, o);
+		if (tb_before(t, c, best))
+			best = c;
+	}
+	(void)lane;
+	return best;
+}
+
+template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(const tb_args a)
 {
 	CU_DYN_SMEM(unsigned char, tb_sm);
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -297,15 +385,34 @@ template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_
 	}
 	__shared__ int s_n;
 
-	/* 1. per position: merge the lists, logsumexp, log-probs */
-	for (int d = warp; d < a.L; d += TB_WARPS) {
-		tb_list<J> list;
-		list.init();
+	/* 1. per position: merge the lists, logsumexp, log-probs. The lists are
+	 * sorted: the largest of their K-th entries is a floor under the merged
+	 * K-th (that list alone has K keys reaching it), and going rank by rank
+	 * the merge stops at the first rank where no list reaches the threshold. */
+	for (int d = warp; d < a.L; d += TB_TREE_WARPS) {
 		const unsigned long long *keys = a.part_key + (size_t)d * a.lists * K;
-		const int total = a.lists * K;
-		for (int i0 = 0; i0 < total; i0 += 32) {
-			const int i = i0 + lane;
-			list.offer(i < total ? keys[i] : 0ull, K, lane);
+		unsigned long long fl = 0;
+		for (int l = lane; l < a.lists; l += 32) {
+			const unsigned long long k = keys[(size_t)l * K + K - 1];
+			fl = k > fl ? k : fl;
+		}
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) {
+			const unsigned long long t = __shfl_xor_sync(0xffffffffu, fl, o);
+			fl = t > fl ? t : fl;
+		}
+		tb_list<J> list;
+		list.init(fl ? fl - 1 : 0); /* the floor key itself must enter */
+		for (int r = 0; r < K; r++) {
+			bool any = false;
+			for (int l0 = 0; l0 < a.lists; l0 += 32) {
+				const int l = l0 + lane;
+				const unsigned long long k = l < a.lists ? keys[(size_t)l * K + r] : 0ull;
+				any |= __any_sync(0xffffffffu, k > list.thr);
+				list.offer(k, K, lane);
+			}
+			if (!any)
+				break;
 		}
 		float2 ms = make_float2(-INFINITY, 0.f);
 		for (int i = lane; i < a.lists; i += 32)
@@ -350,17 +457,7 @@ template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_
 				if (tb_before(t, c, best))
 					best = c;
 			}
-#pragma unroll
-			for (int o = 16; o > 0; o >>= 1) {
-				tb_cand c;
-				c.s = __shfl_xor_sync(0xffffffffu, best.s, o);
-				c.p = __shfl_xor_sync(0xffffffffu, best.p, o);
-				c.d = __shfl_xor_sync(0xffffffffu, best.d, o);
-				c.r = __shfl_xor_sync(0xffffffffu, best.r, o);
-				c.i = __shfl_xor_sync(0xffffffffu, best.i, o);
-				if (tb_before(t, c, best))
-					best = c;
-			}
+			best = tb_warp_best(t, best, lane);
 			/* every lane holds the same best now */
 			if (lane == 0) {
 				const int last = F - 1;
@@ -401,7 +498,7 @@ template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_
 
 	/* 3. outputs: nodes, then mask rows (each word from the ancestor chain) */
 	const int n = s_n;
-	for (int i = threadIdx.x; i <= B; i += TB_THREADS) {
+	for (int i = threadIdx.x; i <= B; i += TB_TREE_THREADS) {
 		const bool ok = i < n;
 		a.parent[i] = ok ? t.np[i] : -1;
 		a.depth[i] = ok ? t.nd[i] : -1;
@@ -411,7 +508,7 @@ template <int J> __global__ void __launch_bounds__(TB_THREADS) tb_tree(const tb_
 			     : i == 0 ? a.root_token
 				      : t.tok[(size_t)(t.nd[i] - 1) * K + t.nr[i]];
 	}
-	for (int q = threadIdx.x; q < (B + 1) * a.W; q += TB_THREADS) {
+	for (int q = threadIdx.x; q < (B + 1) * a.W; q += TB_TREE_THREADS) {
 		const int i = q / a.W, w = q % a.W;
 		uint32_t bits = 0;
 		if (i < n)
@@ -441,6 +538,25 @@ static int tb_buf(struct tb_dev *d, void **p, size_t bytes, const void *host)
 	int rc = cu_upload(p, host, bytes);
 	if (!rc)
 		d->bufs[d->nbufs++] = *p;
+	return rc;
+}
+
+/* The logits into rows of Vp floats (16-byte aligned), -inf after V. */
+static int tb_logits(struct tb_dev *d, const struct tree_build_inst *in)
+{
+	const size_t Vp = (size_t)d->a.Vp, n = (size_t)in->L * Vp;
+	float *h = (float *)malloc(n * sizeof *h);
+	void *p;
+	int rc;
+	if (!h)
+		return err_nomem();
+	for (size_t i = 0; i < n; i++)
+		h[i] = -INFINITY;
+	for (int l = 0; l < in->L; l++)
+		memcpy(h + l * Vp, in->logits + (size_t)l * in->V, (size_t)in->V * sizeof *h);
+	rc = tb_buf(d, &p, n * sizeof *h, h);
+	free(h);
+	d->a.logits = (const float *)p;
 	return rc;
 }
 
@@ -474,17 +590,17 @@ static int tb_setup(void **dev, const void *inst)
 	a->W = in->mask_words;
 	a->root_token = in->root_token;
 	a->S = in->V >= 8 * 4096 ? 8 : in->V >= 4096 ? in->V / 4096 : 1;
-	a->seg = cdiv(in->V, a->S);
+	a->Vp = round_up(in->V, 4);
+	a->seg = round_up(cdiv(a->Vp, a->S), 128 * TB_WARPS);
+	a->sub = a->seg / TB_WARPS;
 	a->lists = a->S * TB_WARPS;
 	a->table_in_smem = nodes + table <= TB_SMEM_BUDGET;
 	d->J = in->K <= 32 ? 1 : in->K <= 128 ? 4 : 32;
 	d->smem2 = nodes + (a->table_in_smem ? table : 0);
 
-	void *p;
 	size_t LK = (size_t)in->L * in->K, n1 = (size_t)in->B + 1;
-	if ((rc = tb_buf(d, &p, (size_t)in->L * in->V * 4, in->logits)))
+	if ((rc = tb_logits(d, in)))
 		goto fail;
-	a->logits = (const float *)p;
 	if ((rc = tb_buf(d, (void **)&a->part_key, (size_t)in->L * a->lists * in->K * 8, NULL)) ||
 	    (rc = tb_buf(d, (void **)&a->part_ms, (size_t)in->L * a->lists * 8, NULL)) ||
 	    (rc = tb_buf(d, (void **)&a->g_lp, LK * 4, NULL)) ||
@@ -520,7 +636,7 @@ fail:
 template <int J> static int tb_launch(const struct tb_dev *d, cudaStream_t s)
 {
 	CK(cu_launch(tb_scan<J>, dim3(d->a.S, d->a.L), TB_THREADS, 0, s, d->a));
-	CK(cu_launch(tb_tree<J>, 1, TB_THREADS, d->smem2, s, d->a));
+	CK(cu_launch(tb_tree<J>, 1, TB_TREE_THREADS, d->smem2, s, d->a));
 	return 0;
 }
 

@@ -209,6 +209,14 @@ void __syncwarp(unsigned mask = 0xffffffffu);
 uint64_t sim_shfl(unsigned mask, uint64_t v, enum sim_shfl_mode mode, int arg, int width);
 unsigned __ballot_sync(unsigned mask, int pred);
 unsigned __reduce_add_sync(unsigned mask, unsigned v);
+static inline int __any_sync(unsigned mask, int pred)
+{
+	return __ballot_sync(mask, pred) != 0;
+}
+static inline int __all_sync(unsigned mask, int pred)
+{
+	return __ballot_sync(mask, pred) == mask;
+}
 
 template <typename T> static inline T sim_shfl_t(unsigned m, T v, sim_shfl_mode mode, int a, int w)
 {
