@@ -14,6 +14,9 @@
 #include "project.h"
 #include "tmpl.h"
 
+/* The night's projection must not hold up the nightly: its CPU-time limit. */
+#define LIMIT_MS 300.0
+
 static double cpu_ms(void)
 {
 	struct timespec t;
@@ -53,9 +56,9 @@ int main(void)
 	}
 	size_t cells = (size_t)p.grid.ntargets * p.grid.nconc * p.grid.nbudgets;
 	printf("bench_project: %d draws x (%zu scenario rows + %zu grid cells), tornado %s: "
-	       "%.0f ms on one core (target <= 300)%s\n",
-	       p.samples, p.nrows, cells, cfg.sensitivity ? "on" : "off", best,
-	       best <= 300 ? "" : "  BELOW TARGET");
+	       "%.0f ms on one core, %.2fx its %.0f ms limit%s\n",
+	       p.samples, p.nrows, cells, cfg.sensitivity ? "on" : "off", best, best / LIMIT_MS,
+	       LIMIT_MS, best <= LIMIT_MS ? "" : "  OVER THE LIMIT");
 	project_free(&p);
 	tmpl_free(&t);
 	calib_free(&cal);

@@ -4,6 +4,7 @@
 #include "err.h"
 #include "fit.h"
 #include "fsx.h"
+#include "xfer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -174,6 +175,7 @@ static void load_gpus(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 		snprintf(g->id, sizeof g->id, "%s", sec->keys[i]->str);
 		yget_strcpy(c, m, "name", Y_REQUIRED, g->name, sizeof g->name);
 		yget_strcpy(c, m, "arch", Y_REQUIRED, g->arch, sizeof g->arch);
+		yget_strcpy(c, m, "memory", Y_REQUIRED, g->memory, sizeof g->memory);
 		yget_strcpy(c, m, "link", Y_REQUIRED, g->link, sizeof g->link);
 		yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
 		load_fields(c, m, g, gpu_fields, NFIELDS(gpu_fields));
@@ -507,6 +509,35 @@ static void load_families(struct calib *cal, struct yctx *c, struct ydoc_node *f
 	}
 }
 
+/* moe_transfer.memory_kinds: kind -> [memory technologies]. */
+static void load_kinds(struct calib *cal, struct yctx *c, struct ydoc_node *map)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		struct ydoc_node *seq = map->items[i];
+		map->used[i] = 1;
+		if (ynode_expect(c, seq, YDOC_SEQ, map->keys[i]->str))
+			continue;
+		for (size_t j = 0; j < seq->n; j++) {
+			struct mem_kind *k = &cal->kinds[cal->nkinds];
+			if (ynode_expect(c, seq->items[j], YDOC_SCALAR, "memory"))
+				continue;
+			if (cal->nkinds == CALIB_MAX_FAMILIES) {
+				ydiag_add(c->diag, c->file, seq->line, seq->col,
+					  "memory_kinds: at most %d memory technologies", CALIB_MAX_FAMILIES);
+				return;
+			}
+			for (int q = 0; q < cal->nkinds; q++)
+				if (!strcmp(cal->kinds[q].memory, seq->items[j]->str))
+					ydiag_add(c->diag, c->file, seq->items[j]->line,
+						  seq->items[j]->col, "memory_kinds: '%s' is in two kinds",
+						  seq->items[j]->str);
+			snprintf(k->memory, sizeof k->memory, "%s", seq->items[j]->str);
+			snprintf(k->kind, sizeof k->kind, "%s", map->keys[i]->str);
+			cal->nkinds++;
+		}
+	}
+}
+
 /* moe_transfer.ranges: whole-token M ranges tiling [1, inf) in order. */
 static void load_ranges(struct calib *cal, struct yctx *c, struct ydoc_node *seq)
 {
@@ -537,7 +568,7 @@ static void load_ranges(struct calib *cal, struct yctx *c, struct ydoc_node *seq
 
 static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
-	struct ydoc_node *fam = NULL, *rng = NULL, *prior = NULL;
+	struct ydoc_node *fam = NULL, *rng = NULL, *prior = NULL, *kinds = NULL;
 
 	if (map_expect(c, sec, "moe_transfer"))
 		return;
@@ -546,6 +577,8 @@ static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_nod
 	yget_num(c, sec, "sigma_floor", Y_REQUIRED | Y_NONNEG, &cal->xfer_sigma_floor);
 	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
 		load_families(cal, c, fam);
+	if (!yget_node(c, sec, "memory_kinds", YDOC_MAP, Y_REQUIRED, &kinds) && kinds)
+		load_kinds(cal, c, kinds);
 	if (!yget_node(c, sec, "ranges", YDOC_SEQ, Y_REQUIRED, &rng) && rng)
 		load_ranges(cal, c, rng);
 	if (!yget_node(c, sec, "prior", YDOC_MAP, Y_REQUIRED, &prior) && prior) {
@@ -614,6 +647,12 @@ static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *s
 		}
 		snprintf(k->name, sizeof k->name, "%s", cls->keys[i]->str);
 		yget_strcpy(c, m, "what", Y_REQUIRED, k->what, sizeof k->what);
+		if (!yget_strcpy(c, m, "compute", Y_REQUIRED, k->compute, sizeof k->compute) &&
+		    strcmp(k->compute, "bf16") && strcmp(k->compute, "fp8") && strcmp(k->compute, "fp4")) {
+			struct ydoc_node *n = ydoc_get(m, "compute");
+			ydiag_add(c->diag, c->file, n->line, n->col,
+				  "compute: expected bf16, fp8 or fp4, got '%s'", k->compute);
+		}
 		if (!yget_node(c, m, "m", YDOC_SEQ, Y_REQUIRED, &ms) && ms) {
 			if (ms->n < 1 || ms->n > CALIB_MAX_MEAS_M)
 				ydiag_add(c->diag, c->file, ms->line, ms->col, "m: give 1 to %d token counts",
@@ -922,41 +961,130 @@ const struct meas_series *calib_series(const struct meas_class *k, const char *g
 	return NULL;
 }
 
-/* Entry e's distribution: calibrated from f, else the prior. */
-static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_fit *f,
-		      const struct gpu *from, const struct gpu *to, int r)
+/* The curve of one pair from x: the log factor at every column both GPUs'
+ * curves reach, sorted by M, columns at the same M averaged (tonight's
+ * fleet columns repeat the tables' M); sigma likewise into sig. */
+static void xcurve_fill(struct xfer_curve *cv, double *sig, const struct xfer_fit *x,
+			const struct calib *c, const struct meas_class *k, const struct gpu *from,
+			const struct gpu *to, int *seen_any)
 {
-	double med, sig;
-	int npairs;
-	if (!f->ok || fit_xfer_factor(f, c, from, to, r, &med, &sig, &npairs)) {
-		e->d = c->xfer_prior;
-		e->measured_pairs = 0;
-		return;
+	int cnt[CALIB_MAX_XCURVE] = {0};
+	cv->n = 0;
+	*seen_any = 0;
+	for (int j = 0; j < x->ncols; j++) {
+		double lf, sg;
+		int seen, at = 0;
+		if (xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen))
+			continue;
+		*seen_any |= seen;
+		while (at < cv->n && cv->m[at] < x->m[j])
+			at++;
+		if (at == cv->n || cv->m[at] != x->m[j]) {
+			if (cv->n == CALIB_MAX_XCURVE)
+				continue;
+			memmove(&cv->m[at + 1], &cv->m[at], (size_t)(cv->n - at) * sizeof *cv->m);
+			memmove(&cv->lf[at + 1], &cv->lf[at], (size_t)(cv->n - at) * sizeof *cv->lf);
+			memmove(&sig[at + 1], &sig[at], (size_t)(cv->n - at) * sizeof *sig);
+			memmove(&cnt[at + 1], &cnt[at], (size_t)(cv->n - at) * sizeof *cnt);
+			cv->m[at] = x->m[j];
+			cv->lf[at] = sig[at] = 0;
+			cnt[at] = 0;
+			cv->n++;
+		}
+		cv->lf[at] += lf;
+		sig[at] += sg * sg;
+		cnt[at]++;
 	}
+	for (int i = 0; i < cv->n; i++) {
+		cv->lf[i] /= cnt[i];
+		sig[i] = sqrt(sig[i] / cnt[i]);
+	}
+}
+
+/* The log factor of a curve at M (linear in log M, flat beyond the ends). */
+static double xcurve_at(const struct xfer_curve *cv, const double *y, double M)
+{
+	if (M <= cv->m[0])
+		return y[0];
+	if (M >= cv->m[cv->n - 1])
+		return y[cv->n - 1];
+	int i = 1;
+	while (M > cv->m[i])
+		i++;
+	double w = log(M / cv->m[i - 1]) / log(cv->m[i] / cv->m[i - 1]);
+	return y[i - 1] + w * (y[i] - y[i - 1]);
+}
+
+/* Entry e's distribution: the curve's factor at its m_lo and the RMS sigma
+ * of the curve's points in its range (none inside: at m_lo). */
+static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
+		      const double *sig, int ngpus, const char *cls)
+{
+	double ss = 0, s;
+	int n = 0;
+	for (int i = 0; i < cv->n; i++)
+		if (cv->m[i] >= e->m_lo && cv->m[i] <= e->m_hi)
+			ss += sig[i] * sig[i], n++;
+	s = n ? sqrt(ss / n) : xcurve_at(cv, sig, e->m_lo);
 	memset(&e->d, 0, sizeof e->d);
 	e->d.kind = DIST_LOGNORMAL;
 	e->d.point = 1.0; /* the seed's perfect scaling */
 	e->d.min = e->d.max = e->d.mode = e->d.mean = e->d.sd = NAN;
-	e->d.median = med;
-	e->d.sigma = sig > 1e-6 ? sig : 1e-6;
-	e->measured_pairs = npairs;
-	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw), %s", c->xfer_class);
+	e->d.median = exp(xcurve_at(cv, cv->lf, e->m_lo));
+	e->d.sigma = s > 1e-6 ? s : 1e-6;
+	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw) at M=%g, %s", e->m_lo,
+		 cls);
 	char src[2 * CALIB_SOURCE_LEN];
 	snprintf(src, sizeof src,
-		 "calibrated (fit_xfer) from %d measured GPUs of class %s, %s: %s -> %s %s; %s",
-		 f->ngpus, c->xfer_class,
-		 npairs ? "its family pair's own offset" : "the range's bandwidth line alone",
-		 calib_family(c, from->arch), calib_family(c, to->arch), c->range_name[r],
-		 c->meas.source);
+		 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
+		 "b/bandwidth per M, %s; sigma from held-out GPUs%s; %s",
+		 ngpus, cls,
+		 e->family_gpus ? "the target family's offset measured"
+				: "the target family never measured (no offset)",
+		 e->family_gpus ? "" : " and families", c->meas.source);
 	memcpy(e->d.source, src, sizeof e->d.source - 1);
 	e->d.source[sizeof e->d.source - 1] = '\0';
+}
+
+/* The entries of one target t (every range) from x, or the prior. */
+static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct meas_class *k,
+			const struct gpu *ref, const struct gpu *t)
+{
+	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
+	double sig[CALIB_MAX_XCURVE];
+	int seen = 0;
+	cv->n = 0;
+	if (x && x->ok)
+		xcurve_fill(cv, sig, x, c, k, ref, t, &seen);
+	for (int r = 0; r < c->nranges; r++) {
+		struct xfer_entry *e = &c->xfer[c->nxfer];
+		snprintf(e->from, sizeof e->from, "%s", ref->id);
+		snprintf(e->to, sizeof e->to, "%s", t->id);
+		snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
+		e->m_lo = c->range_lo[r];
+		e->m_hi = c->range_hi[r];
+		e->family_gpus = 0;
+		e->curve = cv->n ? c->nxcurve : -1;
+		if (cv->n) {
+			for (int s = 0; s < k->nseries; s++) {
+				const struct gpu *g = calib_gpu(c, k->series[s].gpu);
+				e->family_gpus += x->use[s] && g &&
+						  !strcmp(calib_family(c, g->arch), calib_family(c, t->arch));
+			}
+			xfer_dist(c, e, cv, sig, x->ngpus, k->name);
+		} else
+			e->d = c->xfer_prior;
+		c->asm_[ASM_COUNT + c->nxfer++] = e->d;
+	}
+	c->nxcurve += cv->n > 0;
 }
 
 int calib_xfer_build(struct calib *c)
 {
 	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
 	const struct meas_class *k = calib_class(c, c->xfer_class);
-	struct xfer_fit *f;
+	struct xfer_fit *x = NULL;
+	int rc = 0;
 
 	if (!ref)
 		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog",
@@ -964,31 +1092,27 @@ int calib_xfer_build(struct calib *c)
 	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
 		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
 			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
-	if (!(f = malloc(sizeof *f)))
-		return err_nomem();
-	if (k)
-		fit_xfer(f, c, k, NULL);
-	else
-		f->ok = 0;
-	c->nxfer = 0;
-	for (size_t i = 0; i < c->ngpus; i++) {
-		const struct gpu *t = &c->gpus[i];
-		if (t == ref)
-			continue;
-		for (int r = 0; r < c->nranges; r++) {
-			struct xfer_entry *e = &c->xfer[c->nxfer];
-			snprintf(e->from, sizeof e->from, "%s", ref->id);
-			snprintf(e->to, sizeof e->to, "%s", t->id);
-			snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
-			e->m_lo = c->range_lo[r];
-			e->m_hi = c->range_hi[r];
-			xfer_dist(c, e, f, ref, t, r);
-			c->asm_[ASM_COUNT + c->nxfer++] = e->d;
-		}
+	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0)) {
+		free(x);
+		return rc ? rc : err_nomem();
 	}
+	c->nxfer = c->nxcurve = 0;
+	for (size_t i = 0; i < c->ngpus; i++)
+		if (&c->gpus[i] != ref)
+			xfer_target(c, x, k, ref, &c->gpus[i]);
 	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
-	free(f);
+	free(x);
 	return 0;
+}
+
+double calib_xfer_adj(const struct calib *c, int i, double M)
+{
+	const struct xfer_entry *e = &c->xfer[i];
+	if (e->curve < 0 || c->asm_[ASM_COUNT + i].kind != DIST_LOGNORMAL ||
+	    c->asm_[ASM_COUNT + i].overridden)
+		return 1;
+	const struct xfer_curve *cv = &c->xcurve[e->curve];
+	return exp(xcurve_at(cv, cv->lf, M)) / e->d.median;
 }
 
 /* ---------------------------------------------------------------- lookups */

@@ -32,6 +32,7 @@ struct gpu {
 	double mem_gb;
 	double bw_tbps;         /* datasheet memory bandwidth */
 	double bf16_tflops, fp8_tflops, fp4_tflops; /* dense; fp4 NaN when absent */
+	char memory[16];        /* "hbm3e", "gddr7" (transfer.yaml groups them in kinds) */
 	char link[16];          /* "nvlink" or "pcie" */
 	double link_gbps;       /* NaN when not given */
 	char source[CALIB_SOURCE_LEN];
@@ -155,6 +156,7 @@ enum assumption {
 };
 
 #define CALIB_MAX_XFER 64
+#define CALIB_MAX_XCURVE 32
 #define CALIB_MAX_FAMILIES 24
 #define CALIB_MAX_RANGES 8
 /* Every assumption: the named ones, then the transfer table's entries. */
@@ -164,16 +166,26 @@ enum assumption {
  * (catalog ids) at verify width M in [m_lo, m_hi] is
  *   time x (from bw / to bw) x factor.
  * The point value is 1.0 (the seed's perfect scaling); the distribution is
- * calibrated from the measured cross-GPU tables (fit.h: fit_xfer), or the
- * calibration's prior when its kernel class has no measured pair. One entry
- * per (reference GPU, other catalog GPU, M range), rebuilt when the
- * reference GPU changes. */
+ * calibrated from the measured cross-GPU tables (xfer.h), or the
+ * calibration's prior when its kernel class has nothing to say. The entry's
+ * median is the factor at m_lo; within the range the median follows the
+ * pair's calibrated curve (struct xfer_curve, calib_xfer_adj) and the sigma
+ * is the range's. One entry per (reference GPU, other catalog GPU, M
+ * range), rebuilt when the reference GPU changes. */
 struct xfer_entry {
 	char from[32], to[32];
 	double m_lo, m_hi;      /* m_hi INFINITY for the open end */
 	char range[16];         /* "m8-31", "m256+" as in the YAML */
-	int measured_pairs;     /* measured GPU pairs behind the fit's family offset (0: none) */
+	int family_gpus;        /* measured GPUs behind the target family's offset (0: none) */
+	int curve;              /* index into calib.xcurve (-1: the prior, no curve) */
 	struct dist d;
+};
+
+/* A pair's calibrated factor against M: log factor at the measured M's
+ * (sorted), linear in log M between them, flat beyond the ends. */
+struct xfer_curve {
+	int n;
+	double m[CALIB_MAX_XCURVE], lf[CALIB_MAX_XCURVE];
 };
 
 #define CALIB_MAX_MEAS_M 32
@@ -193,6 +205,7 @@ struct meas_series {
 struct meas_class {
 	char name[24];
 	char what[CALIB_SOURCE_LEN];
+	char compute[8];                /* the peak its compute part runs at: bf16, fp8, fp4 */
 	int nm;
 	double m[CALIB_MAX_MEAS_M];     /* increasing */
 	int nseries;
@@ -208,6 +221,13 @@ struct measured {
 struct arch_family {
 	char arch[16];          /* "sm_103" */
 	char family[24];        /* "blackwell_dc" */
+};
+
+/* A memory technology and the kind the transfer fits it with ("gddr7" ->
+ * "gddr"). */
+struct mem_kind {
+	char memory[16];
+	char kind[24];
 };
 
 #define CALIB_AR_SIZES 8
@@ -258,8 +278,12 @@ struct calib {
 	struct dist asm_[CALIB_MAX_ASM];  /* [ASM_COUNT + i] is xfer[i].d's copy */
 	int nfamilies;
 	struct arch_family families[CALIB_MAX_FAMILIES];
+	int nkinds;
+	struct mem_kind kinds[CALIB_MAX_FAMILIES];
 	int nxfer;
 	struct xfer_entry xfer[CALIB_MAX_XFER];
+	int nxcurve;
+	struct xfer_curve xcurve[CALIB_MAX_XFER];
 	char xfer_source[CALIB_SOURCE_LEN];
 	char xfer_class[24];      /* the measured class the model's MoE is */
 	char xfer_ref[32];        /* the reference GPU the entries were built for */
@@ -319,10 +343,14 @@ void calib_group_label(const struct calib *c, int group, char *buf, size_t len);
 int calib_ngroups(const struct calib *c);
 
 /* Rebuilds the transfer entries for moe_reference.gpu (one per other catalog
- * GPU and M range), calibrated from the measured class moe_transfer.class
- * (fit.h: fit_xfer), the prior where it has nothing. Returns 0, or
- * DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
+ * GPU and M range) and their curves, calibrated from the measured class
+ * moe_transfer.class (xfer.h), the prior where it has nothing. Returns 0,
+ * or DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
 int calib_xfer_build(struct calib *c);
+/* The median factor of entry i at width M over the entry's own median (its
+ * curve between the measured M's); 1 for the prior or a value set with
+ * --set. */
+double calib_xfer_adj(const struct calib *c, int i, double M);
 /* A measured class by name, and a GPU's series in it; NULL when absent. */
 const struct meas_class *calib_class(const struct calib *c, const char *name);
 const struct meas_series *calib_series(const struct meas_class *k, const char *gpu);

@@ -1,8 +1,8 @@
-/* backtest.c - the cross-GPU backtest of the transfer factors (backtest.h). */
+/* backtest.c - the cross-GPU backtest of the transfer calibration (backtest.h). */
 #include "backtest.h"
 
 #include "err.h"
-#include "fit.h"
+#include "xfer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,70 +26,146 @@ static double median(double *a, int n)
 	return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
 }
 
-/* One pair of class k: A's series projected onto B with f (fitted without B).
- * errs[] receives each point's |error|. */
-static void pair_run(struct project_xback *x, const struct calib *c, const struct meas_class *k,
-		     const struct xfer_fit *f, const struct meas_series *sa,
-		     const struct meas_series *sb, double *errs)
+/* One compared point: its class, its target's family, |error|, inside. */
+struct pt {
+	int cls;
+	char fam[24];
+	double err;
+	int inside;
+};
+
+struct pts {
+	struct pt *v;
+	size_t n, cap;
+};
+
+static int pts_add(struct pts *a, int cls, const char *fam, double err, int inside)
 {
-	const struct gpu *ga = calib_gpu(c, sa->gpu), *gb = calib_gpu(c, sb->gpu);
-	int inside = 0;
-	double max = 0;
-	memset(x, 0, sizeof *x);
-	snprintf(x->cls, sizeof x->cls, "%s", k->name);
-	snprintf(x->from, sizeof x->from, "%s", sa->gpu);
-	snprintf(x->to, sizeof x->to, "%s", sb->gpu);
-	for (int j = 0; j < k->nm; j++) {
-		double med, sig;
-		int np;
-		if (!(sa->us[j] > 0) || !(sb->us[j] > 0) ||
-		    fit_xfer_factor(f, c, ga, gb, fit_xfer_range(c, k->m[j]), &med, &sig, &np))
-			continue;
-		double p50 = sa->us[j] * ga->bw_tbps / gb->bw_tbps * med;
-		double lo = p50 * exp(-Z95 * sig), hi = p50 * exp(Z95 * sig);
-		inside += sb->us[j] >= lo && sb->us[j] <= hi;
-		errs[x->n] = fabs(p50 / sb->us[j] - 1);
-		max = fmax(max, errs[x->n]);
-		x->n++;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 256;
+		struct pt *v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return err_nomem();
+		a->v = v;
+		a->cap = cap;
 	}
-	x->cover_pct = x->n ? 100.0 * inside / x->n : NAN;
-	x->max_err_pct = 100 * max;
-	x->med_err_pct = 100 * median(errs, x->n);
+	struct pt *q = &a->v[a->n++];
+	q->cls = cls;
+	snprintf(q->fam, sizeof q->fam, "%s", fam);
+	q->err = err;
+	q->inside = inside;
+	return 0;
 }
 
-int backtest_xgpu(struct projection *p, const struct calib *c)
+/* One pair of class k: A's series moved onto B with x (calibrated without
+ * B). Each point goes to all. */
+static int pair_run(struct project_xback *xb, const struct calib *c, int ci,
+		    const struct meas_class *k, const struct xfer_fit *x,
+		    const struct meas_series *sa, const struct meas_series *sb, struct pts *all)
 {
-	size_t cap = 0;
-	struct xfer_fit *f = malloc(sizeof *f);
-	double errs[CALIB_MAX_MEAS_M];
-	int rc = 0;
-
-	free(p->xback);
-	p->xback = NULL;
-	p->nxback = 0;
-	for (int i = 0; i < c->meas.nclasses; i++)
-		cap += (size_t)c->meas.cls[i].nseries * c->meas.cls[i].nseries;
-	p->xback = calloc(cap ? cap : 1, sizeof *p->xback);
-	if (!f || !p->xback) {
-		rc = err_nomem();
-		goto done;
+	const struct gpu *ga = calib_gpu(c, sa->gpu), *gb = calib_gpu(c, sb->gpu);
+	const char *fam = calib_family(c, gb->arch);
+	double errs[CALIB_MAX_MEAS_M], max = 0;
+	int inside = 0, rc;
+	memset(xb, 0, sizeof *xb);
+	snprintf(xb->cls, sizeof xb->cls, "%s", k->name);
+	snprintf(xb->from, sizeof xb->from, "%s", sa->gpu);
+	snprintf(xb->to, sizeof xb->to, "%s", sb->gpu);
+	for (int j = 0; j < k->nm; j++) {
+		double lf, sig;
+		int seen;
+		if (!(sa->us[j] > 0) || !(sb->us[j] > 0) ||
+		    xfer_predict(x, c, k, ga, gb, j, &lf, &sig, &seen))
+			continue;
+		double p50 = sa->us[j] * ga->bw_tbps / gb->bw_tbps * exp(lf);
+		int in = sb->us[j] >= p50 * exp(-Z95 * sig) && sb->us[j] <= p50 * exp(Z95 * sig);
+		double e = fabs(p50 / sb->us[j] - 1);
+		if ((rc = pts_add(all, ci, fam, e, in)) != 0)
+			return rc;
+		inside += in;
+		errs[xb->n++] = e;
+		max = fmax(max, e);
 	}
-	for (int i = 0; i < c->meas.nclasses; i++) {
-		const struct meas_class *k = &c->meas.cls[i];
-		for (int b = 0; b < k->nseries; b++) {
-			if (!calib_gpu(c, k->series[b].gpu))
+	xb->cover_pct = xb->n ? 100.0 * inside / xb->n : NAN;
+	xb->max_err_pct = 100 * max;
+	xb->med_err_pct = 100 * median(errs, xb->n);
+	return 0;
+}
+
+/* Appends the pooled figures of (class ci, family fam) from all to p->xsum
+ * (ci -1, fam "": every one); nothing when no point matches. */
+static int summarize(struct projection *p, const struct calib *c, const struct pts *all, int ci,
+		     const char *fam, double *scratch)
+{
+	int n = 0, in = 0;
+	for (size_t i = 0; i < all->n; i++)
+		if ((ci < 0 || all->v[i].cls == ci) && (!fam[0] || !strcmp(all->v[i].fam, fam))) {
+			scratch[n++] = all->v[i].err;
+			in += all->v[i].inside;
+		}
+	if (!n)
+		return 0;
+	struct project_xsum *s = realloc(p->xsum, (p->nxsum + 1) * sizeof *s);
+	if (!s)
+		return err_nomem();
+	p->xsum = s;
+	s = &p->xsum[p->nxsum++];
+	snprintf(s->cls, sizeof s->cls, "%s", ci < 0 ? "" : c->meas.cls[ci].name);
+	snprintf(s->fam, sizeof s->fam, "%s", fam);
+	s->n = n;
+	s->cover_pct = 100.0 * in / n;
+	s->med_err_pct = 100 * median(scratch, n);
+	return 0;
+}
+
+/* Every summary: per class and target family (in the order families first
+ * appear), per class, every class. */
+static int summaries(struct projection *p, const struct calib *c, const struct pts *all)
+{
+	double *scratch = malloc((all->n ? all->n : 1) * sizeof *scratch);
+	int rc = scratch ? 0 : err_nomem();
+	for (int ci = 0; ci < c->meas.nclasses && !rc; ci++) {
+		for (size_t i = 0; i < all->n && !rc; i++) {
+			int first = all->v[i].cls == ci;
+			for (size_t j = 0; j < i && first; j++)
+				first = !(all->v[j].cls == ci && !strcmp(all->v[j].fam, all->v[i].fam));
+			if (first)
+				rc = summarize(p, c, all, ci, all->v[i].fam, scratch);
+		}
+		rc = rc ? rc : summarize(p, c, all, ci, "", scratch);
+	}
+	rc = rc ? rc : summarize(p, c, all, -1, "", scratch);
+	free(scratch);
+	return rc;
+}
+
+/* Every ordered pair of class ci with its target held out. */
+static int class_run(struct projection *p, const struct calib *c, int ci, struct xfer_fit *x,
+		     struct pts *all)
+{
+	const struct meas_class *k = &c->meas.cls[ci];
+	int rc;
+	for (int b = 0; b < k->nseries; b++) {
+		if (!calib_gpu(c, k->series[b].gpu))
+			continue;
+		if ((rc = xfer_fit(x, c, k, k->series[b].gpu)) != 0)
+			return rc;
+		for (int a = 0; a < k->nseries && x->ok; a++) {
+			if (a == b || !calib_gpu(c, k->series[a].gpu))
 				continue;
-			fit_xfer(f, c, k, k->series[b].gpu);
-			for (int a = 0; a < k->nseries && f->ok; a++) {
-				if (a == b || !calib_gpu(c, k->series[a].gpu))
-					continue;
-				struct project_xback *x = &p->xback[p->nxback];
-				pair_run(x, c, k, f, &k->series[a], &k->series[b], errs);
-				p->nxback += x->n > 0;
-			}
+			struct project_xback *xb = &p->xback[p->nxback];
+			if ((rc = pair_run(xb, c, ci, k, x, &k->series[a], &k->series[b], all)) != 0)
+				return rc;
+			p->nxback += xb->n > 0;
 		}
 	}
-	backtest_class(p, "", &p->xback_n, &p->xback_cover_pct, &p->xback_err_pct);
+	return 0;
+}
+
+/* Each row's figures: the pair (reference GPU -> the row's target) of the
+ * transfer's class. */
+static void rows_xfer(struct projection *p, const struct calib *c)
+{
 	for (size_t r = 0; r < p->nrows; r++) {
 		struct project_row *row = &p->rows[r];
 		row->xfer_cover_pct = row->xfer_err_pct = NAN;
@@ -102,60 +178,70 @@ int backtest_xgpu(struct projection *p, const struct calib *c)
 			}
 		}
 	}
+}
+
+int backtest_xgpu(struct projection *p, const struct calib *c)
+{
+	size_t cap = 0;
+	struct xfer_fit *x = malloc(sizeof *x);
+	struct pts all = {0};
+	int rc = 0;
+
+	free(p->xback);
+	free(p->xsum);
+	p->xback = NULL;
+	p->xsum = NULL;
+	p->nxback = p->nxsum = 0;
+	for (int i = 0; i < c->meas.nclasses; i++)
+		cap += (size_t)c->meas.cls[i].nseries * c->meas.cls[i].nseries;
+	p->xback = calloc(cap ? cap : 1, sizeof *p->xback);
+	if (!x || !p->xback) {
+		rc = err_nomem();
+		goto done;
+	}
+	for (int i = 0; i < c->meas.nclasses && !rc; i++)
+		rc = class_run(p, c, i, x, &all);
+	if (rc || (rc = summaries(p, c, &all)) != 0)
+		goto done;
+	backtest_pooled(p, "", "", &p->xback_n, &p->xback_cover_pct, &p->xback_err_pct);
+	rows_xfer(p, c);
 done:
-	free(f);
+	free(all.v);
+	free(x);
 	return rc;
 }
 
-void backtest_class(const struct projection *p, const char *cls, int *n, double *cover_pct,
-		    double *err_pct)
+void backtest_pooled(const struct projection *p, const char *cls, const char *fam, int *n,
+		     double *cover_pct, double *err_pct)
 {
-	double in = 0, *e = malloc((p->nxback ? p->nxback : 1) * sizeof *e);
-	int pairs = 0;
 	*n = 0;
-	for (size_t j = 0; j < p->nxback; j++) {
-		const struct project_xback *x = &p->xback[j];
-		if (cls[0] && strcmp(cls, x->cls))
-			continue;
-		*n += x->n;
-		in += x->cover_pct / 100 * x->n;
-		if (e)
-			e[pairs] = x->med_err_pct;
-		pairs++;
-	}
-	*cover_pct = *n ? 100 * in / *n : NAN;
-	*err_pct = e ? median(e, pairs) : NAN;
-	free(e);
+	*cover_pct = *err_pct = NAN;
+	for (size_t i = 0; i < p->nxsum; i++)
+		if (!strcmp(p->xsum[i].cls, cls) && !strcmp(p->xsum[i].fam, fam)) {
+			*n = p->xsum[i].n;
+			*cover_pct = p->xsum[i].cover_pct;
+			*err_pct = p->xsum[i].med_err_pct;
+		}
 }
 
 void backtest_write_text(const struct projection *p, FILE *fp)
 {
-	char last[24] = "";
 	fprintf(fp, "cross-GPU backtest: each GPU projected from each other one, its own "
-		    "measurements held out of the transfer fit\n");
+		    "measurements held out of the transfer calibration\n");
 	fprintf(fp, "  %-10s %-13s %-13s %4s %9s %9s %9s\n", "class", "from", "to", "n",
 		"in p5-p95", "med|err|", "max|err|");
 	for (size_t j = 0; j < p->nxback; j++) {
 		const struct project_xback *x = &p->xback[j];
-		if (last[0] && strcmp(last, x->cls)) {
-			int n;
-			double cv, er;
-			backtest_class(p, last, &n, &cv, &er);
-			fprintf(fp, "  %-10s %-27s %4d %8.0f%% %8.1f%%   (pairs' median)\n", last,
-				"all pairs", n, cv, er);
-		}
-		snprintf(last, sizeof last, "%s", x->cls);
 		fprintf(fp, "  %-10s %-13s %-13s %4d %8.0f%% %8.1f%% %8.1f%%\n", x->cls, x->from,
 			x->to, x->n, x->cover_pct, x->med_err_pct, x->max_err_pct);
 	}
-	if (last[0]) {
-		int n;
-		double cv, er;
-		backtest_class(p, last, &n, &cv, &er);
-		fprintf(fp, "  %-10s %-27s %4d %8.0f%% %8.1f%%   (pairs' median)\n", last,
-			"all pairs", n, cv, er);
+	fprintf(fp, "\npooled over the points (targets: 80%% inside p5-p95, median |error| of "
+		    "p50 10%%)\n");
+	fprintf(fp, "  %-10s %-27s %5s %9s %9s\n", "class", "target family", "n", "in p5-p95",
+		"med|err|");
+	for (size_t i = 0; i < p->nxsum; i++) {
+		const struct project_xsum *s = &p->xsum[i];
+		fprintf(fp, "  %-10s %-27s %5d %8.1f%% %8.1f%%\n", s->cls[0] ? s->cls : "every class",
+			s->fam[0] ? s->fam : "every family", s->n, s->cover_pct, s->med_err_pct);
 	}
-	fprintf(fp, "  every class: %d points, %.1f%% inside p5-p95 (target 80%%), median over "
-		    "pairs of the median |error| of p50 %.1f%% (target 10%%)\n",
-		p->xback_n, p->xback_cover_pct, p->xback_err_pct);
 }

@@ -31,46 +31,7 @@ double fit_moe_loo(const struct calib *c, const struct gpu *ref, const double *m
 void fit_moe_plateau(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
 		     double *plateau_ms, double *m95);
 
-/* ---- transfer factors from measured cross-GPU tables ---- */
-
-#define FIT_XFER_MAX_FAMPAIRS 48
-
-/* One M range of the transfer fit: log factor = off[family pair] + b
- * log(bw_to / bw_from), by least squares over every ordered pair of measured
- * GPUs and every M of the range both measured (b from the variation within
- * family pairs); a family pair never measured takes a + b log(...), a the
- * mean over every pair. */
-struct xfer_fit_range {
-	double a, b;               /* intercept, slope on the log bandwidth ratio */
-	double sd;                 /* residual sd of the log factor (no offsets) */
-	int n;                     /* points */
-	int nfam;
-	char fam_from[FIT_XFER_MAX_FAMPAIRS][24], fam_to[FIT_XFER_MAX_FAMPAIRS][24];
-	double off[FIT_XFER_MAX_FAMPAIRS];  /* the family pair's intercept */
-	double sdo[FIT_XFER_MAX_FAMPAIRS];  /* sd about it (NaN: one point) */
-	int no[FIT_XFER_MAX_FAMPAIRS];      /* its points */
-	int npairs[FIT_XFER_MAX_FAMPAIRS];  /* its GPU pairs */
-};
-
-struct xfer_fit {
-	int ok;                    /* 0: no range has two points of two bandwidth ratios */
-	int nranges;
-	struct xfer_fit_range r[CALIB_MAX_RANGES];
-	int ngpus;                 /* series used */
-};
-
-/* Fits the transfer factors of class k (c's M ranges and families) from its
- * series, leaving out GPU `exclude` (NULL: none) and GPUs not in c's
- * catalog. Cannot fail; f->ok says whether anything was fitted. */
-void fit_xfer(struct xfer_fit *f, const struct calib *c, const struct meas_class *k,
-	      const char *exclude);
-
-/* The calibrated factor from -> to in range r: median and sigma of its log
- * (c's sigma_floor added), and how many measured GPU pairs the family pair
- * had (0: the range's line alone). Returns 0, or -1 when range r was not
- * fitted. */
-int fit_xfer_factor(const struct xfer_fit *f, const struct calib *c, const struct gpu *from,
-		    const struct gpu *to, int r, double *median, double *sigma, int *npairs);
+/* ---- the transfer calibration's M ranges (xfer.h fits the factors) ---- */
 
 /* The range of c that holds M (whole tokens; below the first: the first). */
 int fit_xfer_range(const struct calib *c, double M);

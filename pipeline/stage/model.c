@@ -207,10 +207,12 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->bwr_anchor = m->anchor_gpu->bw_tbps * inv_bw;
 	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps * inv_bw;
 	k->moe_lin_ms = model_moe_ref_form_ms(m, MOE_CURVE_LINEAR, M) * m->ref_gpu->bw_tbps * inv_bw;
+	k->moe_lr = k->moe_mem_ms > 0 && k->moe_lin_ms > 0 ? log(k->moe_lin_ms / k->moe_mem_ms) : 0;
 	k->moe_x_sig = M > m->m_hi   ? m->xsig_hi * log(M / m->m_hi)
 		       : M < m->m_lo ? m->xsig_lo * log(m->m_lo / M)
 				     : 0;
 	k->xfer = case_lookups(m, t, M, &ar);
+	k->xfer_adj = k->xfer >= 0 ? calib_xfer_adj(c, k->xfer, M) : 1;
 	if (k->xfer >= 0)
 		k->xfer += ASM_COUNT;
 	k->moe_flop_ms = m->curve == MOE_CURVE_PHYSICAL
@@ -233,12 +235,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 
 static double case_moe(const struct model *m, const struct model_case *k)
 {
-	double t = model_form_ms(m, k) * m->moe_scale *
-		   (k->moe_x_sig > 0 ? exp(m->z_x * k->moe_x_sig) : 1);
-	if (k->xfer >= 0)
-		t *= m->v[k->xfer] * m->c_xfer;
-	double roof = k->moe_flop_ms * m->c_inv_ceff;
-	return t > roof ? t : roof;
+	return model_case_moe(m, k);
 }
 
 static double case_ar(const struct model *m, const struct model_case *k)
@@ -374,6 +371,7 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 	m->z_x = 0;
 	m->a8_step_ms = a8->step_ms;
 	m->growth_set = NAN;
+	m->b16_step_ms = a16->step_ms;
 	m->m0 = a8->concurrency * (a8->budget + 1);
 	m->draft0 = a8->concurrency * a8->block;
 	m->tree0 = a8->concurrency * a8->budget;
@@ -442,11 +440,11 @@ void model_set_growth(struct model *m, double g)
 	m->c_draft_g = m->c_draft * g;
 }
 
-/* The growth g that puts the model through the b16 anchor, clamped to [0, 1]. */
+/* The growth g that puts the model through the b16 anchor (b16_step_ms),
+ * clamped to [0, 1]. */
 static void solve_growth(struct model *m)
 {
-	const struct anchor *a16 = &m->cal->sglang_b16;
-	double want = a16->step_ms - case_moe(m, &m->k16) - case_ar(m, &m->k16);
+	double want = m->b16_step_ms - case_moe(m, &m->k16) - case_ar(m, &m->k16);
 	double f0 = parts_sum(m, &m->k16, 0), f1 = parts_sum(m, &m->k16, 1);
 	m->growth = f1 != f0 ? (want - f0) / (f1 - f0) : 0;
 	if (!(m->growth >= 0 && m->growth <= 1)) {

@@ -1,8 +1,9 @@
 /* model.h - the decode-step model: MoE + non-MoE components -> step and tok/s.
  *
  *   M       = C (B + 1); B = 0 is the autoregressive baseline (no draft, no tree)
- *   MoE     = reference curve at M x (reference bw / target bw) x transfer,
- *             at most the compute roof of the target (physical curve)
+ *   MoE     = reference curve at M x (reference bw / target bw) x transfer
+ *             (calibrated per GPU pair and M: xfer.h), at least the compute
+ *             roof of the target (physical curve)
  *   allreduce = 2 per layer x latency(target, 7168 x M bf16), from measured
  *             small-message latencies, not link bandwidth (FACTS.md §7)
  *   non-MoE = N0 x sum of components + allreduce, N0 anchored at the SGLang b8
@@ -51,8 +52,10 @@ struct model_case {
 	double bwr_anchor;        /* anchor bw / target bw */
 	double moe_mem_ms;        /* reference curve x bw ratio (before transfer) */
 	double moe_lin_ms;        /* the same with the seed's line (the other curve form) */
+	double moe_lr;            /* log(moe_lin_ms / moe_mem_ms): the form's geometric mix */
 	double moe_x_sig;         /* sigma of the log extrapolation error (0: inside the points) */
 	int xfer;                 /* index into v of the transfer factor; -1: none */
+	double xfer_adj;          /* the pair's median at M over its range's (calib_xfer_adj) */
 	double moe_flop_ms;       /* flops at the target's bf16 peak (before compute eff) */
 	double ar_small_ms, ar_link_ms; /* all-reduce: latency part, link part */
 	int ar_pcie;
@@ -87,6 +90,7 @@ struct model {
 	double z_x;                    /* standard normal of the extrapolation error */
 	double a8_step_ms;             /* the b8 anchor's step in use (its error sampled) */
 	double growth_set;             /* NaN: solve g from the b16 anchor; else g */
+	double b16_step_ms;            /* the b16 step g is solved for (the anchor's) */
 	double flops_per_m;            /* MoE flops per step per GPU, per verify token */
 	double m0, draft0, tree0;      /* anchor drivers: C(B+1), C b, C B */
 	double v[CALIB_MAX_ASM];       /* assumption values in use */
@@ -109,6 +113,9 @@ struct model {
 	double c_over;                 /* n0 share_overhead */
 	double c_cut[2];               /* by pipeline: 1, 1 - native_cut */
 	double c_pcie, c_xfer, c_inv_ceff;
+	/* 1: the transfer follows each pair's calibrated curve within its range
+	 * (xfer_adj); 0: the range's value alone (the seed's 1.0 at every M) */
+	int xfer_curve;
 };
 
 /* Prepares m from c with the given assumption values (NULL: point values;
@@ -133,29 +140,35 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
  * (tok/s is the caller's: C x accept / step). Pure; cannot fail. */
 void model_case_eval(const struct model *m, const struct model_case *k, struct model_out *out);
 
-/* A case's MoE on the reference curve (x bw ratio) in m's form. */
-static inline double model_form_ms(const struct model *m, const struct model_case *k)
+/* The MoE of a compiled case (the Monte Carlo's inner loop): the curve in
+ * m's form x fit error x extrapolation error x transfer, at least the
+ * compute roof. Pure; cannot fail. */
+static inline double model_case_moe(const struct model *m, const struct model_case *k)
 {
-	if (m->form == 0)
-		return k->moe_mem_ms;
-	if (m->form == 1)
-		return k->moe_lin_ms;
-	return k->moe_mem_ms * pow(k->moe_lin_ms / k->moe_mem_ms, m->form);
+	/* the form's mix and the extrapolation error: one exponential */
+	double e = m->form * k->moe_lr + m->z_x * k->moe_x_sig;
+	double moe = k->moe_mem_ms * (e != 0 ? exp(e) : 1) * m->moe_scale *
+		     (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer * (m->xfer_curve ? k->xfer_adj : 1) : 1);
+	double roof = k->moe_flop_ms * m->c_inv_ceff;
+	return moe > roof ? moe : roof;
 }
 
-/* The step of a compiled case alone (the Monte Carlo's inner loop): the same
- * sum model_case_eval makes, inline. Pure; cannot fail. */
-static inline double model_case_step(const struct model *m, const struct model_case *k)
+/* The rest of a compiled case's step (the non-MoE components, the native
+ * cut applied). Pure; cannot fail. */
+static inline double model_case_rest(const struct model *m, const struct model_case *k)
 {
-	double moe = model_form_ms(m, k) * m->moe_scale *
-		     (k->moe_x_sig > 0 ? exp(m->z_x * k->moe_x_sig) : 1) *
-		     (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer : 1);
-	double roof = k->moe_flop_ms * m->c_inv_ceff;
 	double ar = k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
 	double nonmoe = k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g +
 					 k->spec * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g)) +
 			k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x) + m->c_over + ar;
-	return (moe > roof ? moe : roof) + m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
+	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
+}
+
+/* The step of a compiled case alone: the same sum model_case_eval makes,
+ * inline. Pure; cannot fail. */
+static inline double model_case_step(const struct model *m, const struct model_case *k)
+{
+	return model_case_moe(m, k) + model_case_rest(m, k);
 }
 
 /* Evaluates one configuration. Pure; cannot fail. */

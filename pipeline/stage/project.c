@@ -726,27 +726,34 @@ static int merge_tonight(struct calib *c, const struct run_record *run, struct p
 struct mc_case {
 	struct model_case k;
 	double point_step;     /* the seed estimator: every assumption at its seed point */
-	double cal_step;       /* ddt's: the median draw's (its step is the band's p50) */
-	size_t med_draw;       /* that draw */
+	double cal_step;       /* ddt's: every sampled input at its posterior median */
+	long moe_col;          /* its column of MoE draws (-1: not kept) */
 };
 
 /* What a draw samples besides the assumptions: its knobs. */
-enum { KN_A8, KN_GROWTH, KN_LINEAR, KN_SCALE, KN_ZX, KN_ACCEPT, KN_COUNT };
+enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_COUNT };
 
 struct mc {
 	const struct calib *c;
 	int nasm, ngroups;
 	int group[CALIB_MAX_ASM];
+	unsigned char need[CALIB_MAX_ASM]; /* some case reads it (else: its point) */
 	double point[CALIB_MAX_ASM];
-	size_t ncases, cap;
+	size_t ncases, cap, nmoe;
 	struct mc_case *cases;
 	size_t nsamples;
 	double *step;          /* [ncases][nsamples] */
+	double *moe;           /* [nmoe][nsamples]: the MoE of the cases that keep it */
 	double *u;             /* [ngroups + KN_COUNT][nsamples]: the draw's quantiles and knobs */
 	double *b16;           /* [nsamples]: the b16 anchor's step in each draw */
 	double *scratch;       /* [nsamples] for quantiles */
 	struct qwork *qw;
 	int rejected;
+	/* the calibrated point's inputs (mc_central): every assumption's value
+	 * and every knob, and the b16 anchor's posterior median step */
+	double cval[CALIB_MAX_ASM], ckn[KN_COUNT];
+	double b16_central;
+	double growth_central; /* the growth solved at the calibrated point */
 	/* how the draws vary beyond the assumptions */
 	double a8_sig;         /* sigma of the log b8 anchor step (0: exact) */
 	double b16_sig;        /* sigma of the log b16 anchor step (0: not weighted) */
@@ -761,48 +768,74 @@ struct mc {
 
 #define MC_U(mc, j) ((mc)->u + (size_t)(j) * (mc)->nsamples)
 
-/* Index of in's case, added when new. */
-static long mc_case_of(struct mc *mc, const struct model *m, const struct model_in *in)
+/* Index of in's case, added when new; keep_moe: its MoE draws are kept. */
+static long mc_case_of(struct mc *mc, const struct model *m, const struct model_in *in,
+		       int keep_moe)
 {
-	for (size_t i = 0; i < mc->ncases; i++) {
+	size_t i;
+	for (i = 0; i < mc->ncases; i++) {
 		const struct model_case *k = &mc->cases[i].k;
 		if (!strcmp(k->target->id, in->target->id) && k->pipeline == in->pipeline &&
 		    k->block == in->block && k->budget == in->budget && k->C == in->concurrency)
-			return (long)i;
+			break;
 	}
-	if (mc->ncases == mc->cap) {
-		size_t cap = mc->cap ? 2 * mc->cap : 64;
-		struct mc_case *n = realloc(mc->cases, cap * sizeof *n);
-		if (!n)
-			return err_nomem();
-		mc->cases = n;
-		mc->cap = cap;
+	if (i == mc->ncases) {
+		if (mc->ncases == mc->cap) {
+			size_t cap = mc->cap ? 2 * mc->cap : 64;
+			struct mc_case *n = realloc(mc->cases, cap * sizeof *n);
+			if (!n)
+				return err_nomem();
+			mc->cases = n;
+			mc->cap = cap;
+		}
+		struct mc_case *k = &mc->cases[mc->ncases++];
+		struct model_out o;
+		model_case_init(&k->k, m, in);
+		model_case_eval(m, &k->k, &o);
+		k->point_step = k->cal_step = o.step_ms;
+		k->moe_col = -1;
+		if (k->k.xfer >= 0)
+			mc->need[k->k.xfer] = 1;
 	}
-	struct mc_case *k = &mc->cases[mc->ncases];
-	struct model_out o;
-	model_case_init(&k->k, m, in);
-	model_case_eval(m, &k->k, &o);
-	k->point_step = k->cal_step = o.step_ms;
-	return (long)mc->ncases++;
+	if (keep_moe && mc->cases[i].moe_col < 0)
+		mc->cases[i].moe_col = (long)mc->nmoe++;
+	return (long)i;
 }
 
-/* The values of every assumption with each group at quantile u[group]. */
+/* The values of every assumption with each group at quantile u[group]. A
+ * lognormal is median x exp(sigma z), z the group's normal quantile (one
+ * inverse CDF a group); assumptions no case reads stay at their points. */
 static void values_at(const struct mc *mc, const double *u, double *v)
 {
+	double z[CALIB_MAX_ASM];
+	int zg = -1;
 	for (int i = 0; i < mc->nasm; i++) {
 		const struct dist *d = &mc->c->asm_[i];
-		v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, u[mc->group[i]]);
+		int g = mc->group[i];
+		if (d->kind == DIST_FIXED || !mc->need[i])
+			v[i] = d->point;
+		else if (d->kind == DIST_LOGNORMAL) {
+			/* a group's entries are consecutive: one z per group */
+			if (zg != g)
+				z[g] = gsl_cdf_ugaussian_Pinv(u[g]), zg = g;
+			v[i] = d->median * exp(d->sigma * z[g]);
+		} else
+			v[i] = dist_quantile(d, u[g]);
 	}
 }
 
-/* Sets the knobs of draw kn[] on m (before model_set_values). */
+/* Sets the knobs of draw kn[] on m (before model_set_values): the b8
+ * anchor's error, the growth, the curve's form (between the declared curve
+ * and the seed's line, geometric, when the fit cannot tell them apart),
+ * the fit error and the extrapolation error. */
 static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 {
 	m->a8_step_ms = mc->c->sglang_b8.step_ms * exp(mc->a8_sig * kn[KN_A8]);
 	m->growth_set = m->growth_used ? kn[KN_GROWTH] : NAN;
-	m->form = !mc->mix_forms ? 0 : kn[KN_LINEAR] < 0.5 ? 1 : kn[KN_LINEAR] > 0.5 ? 0 : 0.5;
+	m->form = mc->mix_forms ? kn[KN_FORM] : 0;
 	m->moe_scale = exp(mc->fit_sig * kn[KN_SCALE]);
 	m->z_x = kn[KN_ZX];
+	m->xfer_curve = 1;
 }
 
 /* Draws one sample's quantiles and knobs into u[ngroups + KN_COUNT]. */
@@ -813,7 +846,7 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 		u[g] = unit_open(r);
 	kn[KN_A8] = normal_std(r);
 	kn[KN_GROWTH] = unit_open(r);
-	kn[KN_LINEAR] = unit_open(r);
+	kn[KN_FORM] = unit_open(r);
 	kn[KN_SCALE] = normal_std(r);
 	kn[KN_ZX] = normal_std(r);
 	kn[KN_ACCEPT] = unit_open(r);
@@ -821,55 +854,77 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 
 #define MC_BLOCK 64
 
-/* Draws every sample: values, knobs, the model, every case's step and the
- * b16 anchor's. Draws are made a block at a time into [sample][case] and
- * stored as [case][sample], the order quantiles read them in. */
-static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
+/* Allocates the draws' columns. Returns 0 or DDT_ENOMEM. */
+static int mc_alloc(struct mc *mc, int samples)
 {
-	struct rng r;
-	double u[CALIB_MAX_ASM + KN_COUNT], v[CALIB_MAX_ASM];
 	size_t nu = (size_t)mc->ngroups + KN_COUNT;
-	double *blk;
-
 	mc->nsamples = (size_t)samples;
 	mc->step = malloc(mc->ncases * mc->nsamples * sizeof *mc->step);
+	mc->moe = malloc((mc->nmoe ? mc->nmoe : 1) * mc->nsamples * sizeof *mc->moe);
 	mc->u = malloc(nu * mc->nsamples * sizeof *mc->u);
 	mc->b16 = malloc(mc->nsamples * sizeof *mc->b16);
 	mc->scratch = malloc(mc->nsamples * sizeof *mc->scratch);
 	mc->qw = malloc(sizeof *mc->qw);
-	blk = malloc(MC_BLOCK * mc->ncases * sizeof *blk);
-	if (!mc->step || !mc->u || !mc->b16 || !mc->scratch || !mc->qw || !blk) {
-		free(blk);
-		return err_nomem();
+	return mc->step && mc->moe && mc->u && mc->b16 && mc->scratch && mc->qw ? 0 : err_nomem();
+}
+
+/* Draws one valid sample into u and m (redrawing values that leave the
+ * anchor step shorter than its MoE). Returns 0 or DDT_EINPUT. */
+static int mc_draw(struct mc *mc, struct model *m, struct rng *r, double *u, double *v)
+{
+	for (int tries = 0; tries <= 1000; tries++) {
+		draw_one(mc, r, u);
+		values_at(mc, u, v);
+		knobs_set(mc, m, u + mc->ngroups);
+		if (model_set_values(m, v) == 0)
+			return 0;
+		mc->rejected++;
 	}
+	return err_set(DDT_EINPUT, "Monte Carlo: the assumptions' distributions leave the anchor "
+		       "step shorter than its MoE time in nearly every draw");
+}
+
+/* Draws every sample: values, knobs, the model, every case's step (and MoE
+ * where kept) and the b16 anchor's. Draws are made a block at a time into
+ * [sample][case] and stored as [case][sample], the order quantiles read
+ * them in. */
+static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
+{
+	struct rng r;
+	double u[CALIB_MAX_ASM + KN_COUNT], v[CALIB_MAX_ASM];
+	size_t nu = (size_t)mc->ngroups + KN_COUNT, w = mc->ncases + mc->nmoe;
+	double *blk;
+	int rc;
+
+	if ((rc = mc_alloc(mc, samples)) != 0)
+		return rc;
+	if (!(blk = malloc(MC_BLOCK * w * sizeof *blk)))
+		return err_nomem();
 	rng_seed(&r, seed);
 	for (size_t s0 = 0; s0 < mc->nsamples; s0 += MC_BLOCK) {
 		size_t nb = mc->nsamples - s0 < MC_BLOCK ? mc->nsamples - s0 : MC_BLOCK;
 		for (size_t j = 0; j < nb; j++) {
-			double *row = blk + j * mc->ncases;
-			int tries = 0;
-			do {
-				draw_one(mc, &r, u);
-				values_at(mc, u, v);
-				knobs_set(mc, m, u + mc->ngroups);
-				if (++tries > 1000) {
-					free(blk);
-					return err_set(DDT_EINPUT,
-						       "Monte Carlo: the assumptions' distributions leave "
-						       "the anchor step shorter than its MoE time in "
-						       "nearly every draw");
-				}
-			} while (model_set_values(m, v) != 0 && ++mc->rejected);
-			for (size_t k = 0; k < mc->ncases; k++)
-				row[k] = model_case_step(m, &mc->cases[k].k);
+			double *row = blk + j * w;
+			if ((rc = mc_draw(mc, m, &r, u, v)) != 0) {
+				free(blk);
+				return rc;
+			}
+			for (size_t k = 0; k < mc->ncases; k++) {
+				const struct mc_case *ck = &mc->cases[k];
+				double moe = model_case_moe(m, &ck->k);
+				row[k] = moe + model_case_rest(m, &ck->k);
+				if (ck->moe_col >= 0)
+					row[mc->ncases + (size_t)ck->moe_col] = moe;
+			}
 			mc->b16[s0 + j] = model_case_step(m, &m->k16);
 			for (size_t g = 0; g < nu; g++)
 				MC_U(mc, g)[s0 + j] = u[g];
 		}
-		for (size_t k = 0; k < mc->ncases; k++) {
-			double *col = mc->step + k * mc->nsamples + s0;
+		for (size_t k = 0; k < w; k++) {
+			double *col = k < mc->ncases ? mc->step + k * mc->nsamples + s0
+						     : mc->moe + (k - mc->ncases) * mc->nsamples + s0;
 			for (size_t j = 0; j < nb; j++)
-				col[j] = blk[j * mc->ncases + k];
+				col[j] = blk[j * w + k];
 		}
 	}
 	free(blk);
@@ -881,13 +936,16 @@ static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 static int mc_resample(struct mc *mc, const size_t *idx)
 {
 	size_t n = mc->nsamples, nu = (size_t)mc->ngroups + KN_COUNT;
+	size_t ncols = mc->ncases + mc->nmoe + nu + 1;
 	double *tmp = malloc(n * sizeof *tmp);
 	if (!tmp)
 		return err_nomem();
-	for (size_t k = 0; k < mc->ncases + nu + 1; k++) {
-		double *col = k < mc->ncases        ? mc->step + k * n
-			      : k < mc->ncases + nu ? MC_U(mc, k - mc->ncases)
-						    : mc->b16;
+	for (size_t k = 0; k < ncols; k++) {
+		size_t at = k;
+		double *col = at < mc->ncases ? mc->step + at * n
+			      : (at -= mc->ncases) < mc->nmoe ? mc->moe + at * n
+			      : (at -= mc->nmoe) < nu	      ? MC_U(mc, at)
+							      : mc->b16;
 		for (size_t s = 0; s < n; s++)
 			tmp[s] = col[idx[s]];
 		memcpy(col, tmp, n * sizeof *tmp);
@@ -984,30 +1042,126 @@ static void run_races(struct mc *mc)
 		}
 }
 
-/* ddt's point of every case: the median draw, the (resampled) draw whose
- * step is nearest the case's p50, so the headline is the band's median and
- * its components add up to it. */
-static void mc_cal_point(struct mc *mc)
+/* The posterior mean of column u[j] mapped through assumption i's quantile. */
+static double mean_value(const struct mc *mc, int i, int j)
 {
-	for (size_t k = 0; k < mc->ncases; k++) {
-		const double *col = mc->step + k * mc->nsamples;
-		double q[3], best = INFINITY;
-		quantiles3(col, mc->nsamples, mc->scratch, mc->qw, q);
-		for (size_t s = 0; s < mc->nsamples; s++)
-			if (fabs(col[s] - q[1]) < best) {
-				best = fabs(col[s] - q[1]);
-				mc->cases[k].med_draw = s;
-			}
-		mc->cases[k].cal_step = col[mc->cases[k].med_draw];
-	}
+	const double *u = MC_U(mc, j);
+	double sum = 0;
+	for (size_t s = 0; s < mc->nsamples; s++)
+		sum += dist_quantile(&mc->c->asm_[i], u[s]);
+	return sum / (double)mc->nsamples;
 }
 
-/* Step quantiles of case k; point: the seed's (cal: ddt's). */
+/* The posterior mean of the normal quantile of column u[j]. */
+static double mean_z(const struct mc *mc, int j)
+{
+	const double *u = MC_U(mc, j);
+	double sum = 0;
+	for (size_t s = 0; s < mc->nsamples; s++)
+		sum += gsl_cdf_ugaussian_Pinv(u[s]);
+	return sum / (double)mc->nsamples;
+}
+
+/* The mean of column u[j]. */
+static double mean_col(const struct mc *mc, int j)
+{
+	const double *u = MC_U(mc, j);
+	double sum = 0;
+	for (size_t s = 0; s < mc->nsamples; s++)
+		sum += u[s];
+	return sum / (double)mc->nsamples;
+}
+
+/* The calibrated point's inputs from the weighted draws (after resampling):
+ * each at its posterior mean on the scale it enters the step. What
+ * multiplies (the lognormal transfer factors, the anchors' errors, the
+ * fit's and the extrapolation's errors, the curve's form) at its geometric
+ * mean, since the geometric mean of a product is the product of the
+ * geometric means (for a lognormal, its median); what adds (the shares,
+ * the native cut, the tree's growth, the all-reduce and compute settings) at
+ * its mean, since the mean of a sum is the sum of the means. (Medians do
+ * neither: with skewed parts they put the point 1-2% off the band's
+ * median.) */
+static void mc_central(struct mc *mc)
+{
+	double q[3], z = 0;
+	int zg = -1;
+	for (int i = 0; i < mc->nasm; i++) {
+		const struct dist *d = &mc->c->asm_[i];
+		int g = mc->group[i];
+		if (d->kind == DIST_FIXED || !mc->need[i])
+			mc->cval[i] = d->point;
+		else if (d->kind == DIST_LOGNORMAL) {
+			/* a group's entries are consecutive and share one z */
+			if (zg != g)
+				z = mean_z(mc, g), zg = g;
+			mc->cval[i] = d->median * exp(d->sigma * z);
+		} else
+			mc->cval[i] = mean_value(mc, i, g);
+	}
+	/* the knobs: normal z's and uniform weights, all entering linearly on
+	 * their own scale (exp(sigma z), the form's geometric mix, the growth) */
+	for (int k = 0; k < KN_COUNT; k++)
+		mc->ckn[k] = mean_col(mc, mc->ngroups + k);
+	quantiles3(mc->b16, mc->nsamples, mc->scratch, mc->qw, q);
+	mc->b16_central = q[1];
+}
+
+/* The geometric mean of a row's acceptance (uniform over [lo, hi]) over the
+ * weighted draws: tok/s is proportional to it. */
+static double central_accept(const struct mc *mc, double lo, double hi)
+{
+	const double *u = MC_U(mc, mc->ngroups + KN_ACCEPT);
+	double sum = 0;
+	if (!(hi > lo))
+		return lo;
+	for (size_t s = 0; s < mc->nsamples; s++)
+		sum += log(lo + u[s] * (hi - lo));
+	return exp(sum / (double)mc->nsamples);
+}
+
+/* Puts m at its calibrated point and fills v: every sampled input at its
+ * central value (mc_central) but the growth, which the b16 anchor
+ * identifies: it is solved so that the b16 step is its posterior median.
+ * (The anchor ties the growth to the shares and the transfer: their central
+ * values alone leave the point off that ridge.) Returns 0 or DDT_EINPUT. */
+static int central_set(const struct mc *mc, struct model *m, double *v)
+{
+	memcpy(v, mc->cval, (size_t)mc->nasm * sizeof *v);
+	knobs_set(mc, m, mc->ckn);
+	if (mc->b16_sig > 0) {
+		m->growth_set = NAN;
+		m->b16_step_ms = mc->b16_central;
+	}
+	int rc = model_set_values(m, v);
+	m->b16_step_ms = mc->c->sglang_b16.step_ms;
+	return rc;
+}
+
+/* Every case's calibrated step: the model at the posterior medians of its
+ * inputs. Returns 0 or DDT_EINPUT. */
+static int mc_cal_point(struct mc *mc, struct model *m)
+{
+	double v[CALIB_MAX_ASM];
+	struct model_out o;
+	if (central_set(mc, m, v) != 0)
+		return err_set(DDT_EINPUT, "the assumptions' posterior medians leave the anchor step "
+			       "shorter than its MoE time");
+	mc->growth_central = m->growth;
+	for (size_t k = 0; k < mc->ncases; k++) {
+		model_case_eval(m, &mc->cases[k].k, &o);
+		mc->cases[k].cal_step = o.step_ms;
+	}
+	return 0;
+}
+
+/* Step quantiles of case k; point: the seed's (cal: ddt's headline, the
+ * median). */
 static void mc_band(struct mc *mc, size_t k, int cal, struct band *step)
 {
 	double q[3];
 	quantiles3(mc->step + k * mc->nsamples, mc->nsamples, mc->scratch, mc->qw, q);
-	step->point = cal ? mc->cases[k].cal_step : mc->cases[k].point_step;
+	step->point = cal ? q[1] : mc->cases[k].point_step;
 	step->p5 = q[0];
 	step->p50 = q[1];
 	step->p95 = q[2];
@@ -1040,17 +1194,16 @@ static double pctile_of(const double *a, size_t n, double x)
 	return 100.0 * c / (double)n;
 }
 
-/* Puts m at case k's point in its row's estimator (seed: every assumption
- * at its point, the anchors as given; calibrated: the median draw) and
- * fills v with its values. */
-static void use_estimator(const struct mc *mc, struct model *m, size_t k, int cal, double *v)
+/* Puts m at a row's estimator (seed: every assumption at its point, the
+ * anchors as given, each transfer range's value at every M; calibrated:
+ * every sampled input at its posterior median) and fills v with its
+ * values. */
+static void use_estimator(const struct mc *mc, struct model *m, int cal, double *v)
 {
 	if (cal) {
-		double u[CALIB_MAX_ASM + KN_COUNT];
-		for (size_t j = 0; j < (size_t)mc->ngroups + KN_COUNT; j++)
-			u[j] = MC_U(mc, j)[mc->cases[k].med_draw];
-		values_at(mc, u, v);
-		knobs_set(mc, m, u + mc->ngroups);
+		memcpy(v, mc->cval, (size_t)mc->nasm * sizeof *v);
+		knobs_set(mc, m, mc->ckn);
+		m->growth_set = m->growth_used ? mc->growth_central : NAN;
 		return;
 	}
 	memcpy(v, mc->point, (size_t)mc->nasm * sizeof *v);
@@ -1059,6 +1212,7 @@ static void use_estimator(const struct mc *mc, struct model *m, size_t k, int ca
 	m->form = 0;
 	m->moe_scale = 1;
 	m->z_x = 0;
+	m->xfer_curve = 0;
 }
 
 /* The step of case k with group g at quantile q, the rest at the row's
@@ -1067,7 +1221,7 @@ static double step_with(const struct mc *mc, struct model *m, size_t k, int g, d
 {
 	double v[CALIB_MAX_ASM];
 	struct model_out o;
-	use_estimator(mc, m, k, cal, v);
+	use_estimator(mc, m, cal, v);
 	for (int i = 0; i < mc->nasm; i++)
 		if (mc->group[i] == g) {
 			const struct dist *d = &mc->c->asm_[i];
@@ -1104,7 +1258,7 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 		return err_nomem();
 	int cal = r->estimator == EST_CALIBRATED;
 	double base[CALIB_MAX_ASM];
-	use_estimator(mc, m, k, cal, base);
+	use_estimator(mc, m, cal, base);
 	for (int g = 0; g < mc->ngroups; g++) {
 		double lo = step_with(mc, m, k, g, 0.05, cal), hi = step_with(mc, m, k, g, 0.95, cal);
 		struct project_bar *b = &t->bars[t->nbars];
@@ -1443,7 +1597,7 @@ static int grid_setup(struct projection *p, const struct project_config *cfg, co
 				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
 				cell->accept_capped = a > cap;
 				cell->accept = a > cap ? cap : a < 1 ? 1 : a; /* the root is always kept */
-				long k = mc_case_of(mc, m, &in);
+				long k = mc_case_of(mc, m, &in, 0);
 				if (k < 0)
 					return (int)k;
 				case_of[(size_t)(cell - g->cells)] = k;
@@ -1549,7 +1703,7 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 				lo = fmin(lo, s->accept[j]), hi = fmax(hi, s->accept[j]);
 			row_fill(&p->rows[p->nrows], c, m, s, g, lo, hi);
 			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, 1};
-			long k = mc_case_of(mc, m, &in);
+			long k = mc_case_of(mc, m, &in, 1);
 			if (k < 0)
 				return (int)k;
 			(*case_of)[p->nrows++] = k;
@@ -1558,41 +1712,31 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 	return 0;
 }
 
-/* The MoE band of case k: each draw's MoE again (the steps keep only the
- * sum). */
+/* The MoE band of case k from its kept draws; point: the row's estimator
+ * (calibrated: the median). */
 static void moe_band(struct mc *mc, struct model *m, size_t k, int cal, struct band *b)
 {
-	double u[CALIB_MAX_ASM + KN_COUNT], v[CALIB_MAX_ASM], q[3];
+	double v[CALIB_MAX_ASM], q[3];
 	struct model_out o;
-	size_t n = 0;
-	double *a = malloc(mc->nsamples * sizeof *a);
-	b->p5 = b->p50 = b->p95 = NAN;
-	if (!a)
-		return;
-	for (size_t s = 0; s < mc->nsamples; s++) {
-		for (size_t j = 0; j < (size_t)mc->ngroups + KN_COUNT; j++)
-			u[j] = MC_U(mc, j)[s];
-		values_at(mc, u, v);
-		knobs_set(mc, m, u + mc->ngroups);
-		if (model_set_values(m, v) != 0)
-			continue;
-		model_case_eval(m, &mc->cases[k].k, &o);
-		a[n++] = o.ms[COMP_MOE];
-	}
-	if (n) {
-		quantiles3(a, n, mc->scratch, mc->qw, q);
+	long col = mc->cases[k].moe_col;
+	b->point = b->p5 = b->p50 = b->p95 = NAN;
+	if (col >= 0) {
+		quantiles3(mc->moe + (size_t)col * mc->nsamples, mc->nsamples, mc->scratch, mc->qw, q);
 		b->p5 = q[0], b->p50 = q[1], b->p95 = q[2];
 	}
-	use_estimator(mc, m, k, cal, v);
-	if (model_set_values(m, v) == 0) {
+	use_estimator(mc, m, cal, v);
+	if (cal)
+		b->point = b->p50;
+	else if (model_set_values(m, v) == 0) {
 		model_case_eval(m, &mc->cases[k].k, &o);
 		b->point = o.ms[COMP_MOE];
 	}
-	free(a);
 }
 
-/* Row r's bands from the draws of case k, its point from its estimator and
- * the other estimator's figure beside it. */
+/* Row r's bands from the draws of case k, its point from its estimator
+ * (calibrated: the median; beside it the model at the central inputs, the
+ * acceptance at its geometric mean) and the other estimator's figure beside
+ * it (a seed row: ddt's median). */
 static void row_band(struct project_row *r, struct mc *mc, struct model *m, size_t k)
 {
 	int cal = r->estimator == EST_CALIBRATED;
@@ -1604,9 +1748,15 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 	r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
 	moe_band(mc, m, k, cal, &r->moe_band);
 	r->extrap_pct = 100 * (exp(mc->cases[k].k.moe_x_sig) - 1);
-	/* the row's components at its own point */
+	r->central_step_ms = r->central_tok_s = NAN;
+	if (cal) {
+		r->central_step_ms = mc->cases[k].cal_step;
+		r->central_tok_s = r->concurrency * central_accept(mc, r->accept_lo, r->accept_hi) *
+				   1000.0 / r->central_step_ms;
+	}
+	/* the row's components at its own point (calibrated: the central one) */
 	double v[CALIB_MAX_ASM];
-	use_estimator(mc, m, k, cal, v);
+	use_estimator(mc, m, cal, v);
 	if (model_set_values(m, v) == 0) {
 		model_case_eval(m, &mc->cases[k].k, &o);
 		memcpy(r->ms, o.ms, sizeof r->ms);
@@ -1618,15 +1768,17 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 		return;
 	}
 	row_tok_draws(mc, k, r->concurrency, r->accept_lo, r->accept_hi, tok);
-	r->point_pctile = pctile_of(tok, mc->nsamples, r->tok_s.point);
-	r->other_tok_s = cal ? K / mc->cases[k].point_step : K / mc->cases[k].cal_step;
-	r->other_pctile = pctile_of(tok, mc->nsamples, r->other_tok_s);
 	if (r->accept_hi > r->accept_lo) {
 		quantiles3(tok, mc->nsamples, mc->scratch, mc->qw, q);
 		r->tok_s.p5 = q[0];
 		r->tok_s.p50 = q[1];
 		r->tok_s.p95 = q[2];
+		if (cal)
+			r->tok_s.point = q[1];
 	}
+	r->point_pctile = pctile_of(tok, mc->nsamples, r->tok_s.point);
+	r->other_tok_s = cal ? K / mc->cases[k].point_step : r->tok_s.p50;
+	r->other_pctile = pctile_of(tok, mc->nsamples, r->other_tok_s);
 	free(tok);
 }
 
@@ -1725,7 +1877,13 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	for (int i = 0; i < mc.nasm; i++) {
 		mc.group[i] = calib_assumption_group(c, i);
 		mc.point[i] = c->asm_[i].point;
+		mc.need[i] = i < ASM_COUNT;
 	}
+	/* the anchors' own MoE moves with their transfer */
+	if (m->k8.xfer >= 0)
+		mc.need[m->k8.xfer] = 1;
+	if (m->k16.xfer >= 0)
+		mc.need[m->k16.xfer] = 1;
 	if ((rc = rows_setup(p, c, scs, n, &mc, m, &row_case)) != 0)
 		goto done;
 	if (cfg->grid && (gs = grid_scenario(cfg, scs, n)) != NULL) {
@@ -1754,7 +1912,9 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0 ||
 	    (rc = mc_weigh(&mc, p, cfg->seed)) != 0)
 		goto done;
-	mc_cal_point(&mc);
+	mc_central(&mc);
+	if ((rc = mc_cal_point(&mc, m)) != 0)
+		goto done;
 	if (p->has_grid) {
 		run_races(&mc);
 		grid_finish(p, &mc, cell_case, gs->estimator == EST_CALIBRATED);
@@ -1780,6 +1940,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 done:
 	free(mc.cases);
 	free(mc.step);
+	free(mc.moe);
 	free(mc.u);
 	free(mc.b16);
 	free(mc.scratch);
@@ -1847,6 +2008,7 @@ void project_free(struct projection *p)
 	free(p->grid.best);
 	free(p->backtest);
 	free(p->xback);
+	free(p->xsum);
 	free(p->inputs);
 	free(p->notes);
 	memset(p, 0, sizeof *p);

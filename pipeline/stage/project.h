@@ -29,7 +29,7 @@
 #include "record.h"
 #include "tmpl.h"
 
-#define PROJECT_SCHEMA 2
+#define PROJECT_SCHEMA 3
 #define PROJECT_MAX_GRID_TARGETS 16
 #define PROJECT_MAX_GRID_CONC 16
 #define PROJECT_MAX_GRID_BUDGETS 24
@@ -68,10 +68,10 @@ void project_config_default(struct project_config *cfg);
 
 /* ---- results ---- */
 
-/* A value and its Monte Carlo band. point: the row's estimator (the seed's:
- * every assumption at its seed point; calibrated: every sampled input at its
- * posterior median); p5/p50/p95: quantiles over the draws, weighted by the
- * anchors' likelihood. */
+/* A value and its Monte Carlo band. point: the row's estimator's headline
+ * (the seed's: every assumption at its seed point; calibrated: the band's
+ * median); p5/p50/p95: quantiles over the draws, weighted by the anchors'
+ * likelihood. */
 struct band {
 	double point, p5, p50, p95;
 };
@@ -100,6 +100,11 @@ struct project_row {
 	/* the other estimator, beside: the seed's figure and where it falls in
 	 * this band (a seed row: ddt's calibrated median and its percentile, 50) */
 	double other_tok_s, other_pctile;
+	/* a calibrated row: the model at the calibrated central inputs (each
+	 * sampled input at its posterior mean on the scale it enters, the growth
+	 * through the b16 anchor's posterior median), whose components ms[] are;
+	 * within 1% of the median. NaN for a seed row. */
+	double central_step_ms, central_tok_s;
 	double extrap_pct;        /* M beyond the measured points: 1-sigma extrapolation error, % (0: inside) */
 	/* the backtest of the transfer this row's MoE takes (reference GPU ->
 	 * target, measured pairs held out): share of measured points inside
@@ -205,6 +210,15 @@ struct project_xback {
 	double max_err_pct;
 };
 
+/* The cross-GPU backtest pooled over its points: per class and target
+ * family, per class (fam ""), every class (both ""). */
+struct project_xsum {
+	char cls[24], fam[24];
+	int n;                       /* measured points */
+	double cover_pct;            /* share inside p5-p95 */
+	double med_err_pct;          /* median over the points of |p50 / measured - 1| */
+};
+
 /* Where an input value came from. */
 struct project_input {
 	char name[96];
@@ -233,9 +247,12 @@ struct projection {
 	struct project_fit fit;
 	size_t nbacktest;
 	struct project_backtest *backtest;
-	/* the cross-GPU backtest (backtest.h): per pair, then every pair pooled */
+	/* the cross-GPU backtest (backtest.h): per pair, pooled per class and
+	 * target family, and over every point of every class */
 	size_t nxback;
 	struct project_xback *xback;
+	size_t nxsum;
+	struct project_xsum *xsum;
 	double xback_cover_pct, xback_err_pct;
 	int xback_n;
 	/* the anchors as observations: effective sample size of the weighted

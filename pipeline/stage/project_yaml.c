@@ -65,6 +65,8 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "point_pctile", r->point_pctile);
 		kv_bool(y, "moe_xfer", r->moe_xfer);
 		yout_kv_num(y, "other_tok_s", r->other_tok_s);
+		yout_kv_num(y, "central_step_ms", r->central_step_ms);
+		yout_kv_num(y, "central_tok_s", r->central_tok_s);
 		yout_kv_num(y, "other_pctile", r->other_pctile);
 		yout_kv_num(y, "extrap_pct", r->extrap_pct);
 		yout_kv_num(y, "xfer_cover_pct", r->xfer_cover_pct);
@@ -246,6 +248,19 @@ static void xback_out(struct yout *y, const struct projection *p)
 		yout_end(y);
 	}
 	yout_end(y);
+	yout_key(y, "pooled");
+	yout_seq(y);
+	for (size_t i = 0; i < p->nxsum; i++) {
+		const struct project_xsum *x = &p->xsum[i];
+		yout_map_flow(y);
+		yout_kv_str(y, "class", x->cls);
+		yout_kv_str(y, "family", x->fam);
+		yout_kv_int(y, "n", x->n);
+		yout_kv_num(y, "cover_pct", x->cover_pct);
+		yout_kv_num(y, "med_err_pct", x->med_err_pct);
+		yout_end(y);
+	}
+	yout_end(y);
 	yout_end(y);
 }
 
@@ -415,6 +430,8 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "point_pctile", NUM, &r->point_pctile);
 	yget_bool(c, m, "moe_xfer", Y_REQUIRED, &r->moe_xfer);
 	yget_num(c, m, "other_tok_s", NUM, &r->other_tok_s);
+	yget_num(c, m, "central_step_ms", NUM, &r->central_step_ms);
+	yget_num(c, m, "central_tok_s", NUM, &r->central_tok_s);
 	yget_num(c, m, "other_pctile", NUM, &r->other_pctile);
 	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
 	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
@@ -618,6 +635,23 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 			ycheck_unknown(c, it);
 		}
 	}
+	if ((s = seq_in(c, m, "pooled", 10000)) != NULL) {
+		p->xsum = calloc(s->n ? s->n : 1, sizeof *p->xsum);
+		if (!p->xsum)
+			return err_nomem();
+		for (size_t i = 0; i < s->n; i++) {
+			struct ydoc_node *it = s->items[i];
+			struct project_xsum *x = &p->xsum[p->nxsum++];
+			if (ynode_expect(c, it, YDOC_MAP, "pooled"))
+				continue;
+			str_in(c, it, "class", x->cls, sizeof x->cls);
+			str_in(c, it, "family", x->fam, sizeof x->fam);
+			int_in(c, it, "n", &x->n);
+			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
+			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
+			ycheck_unknown(c, it);
+		}
+	}
 	ycheck_unknown(c, m);
 	return 0;
 }
@@ -813,6 +847,14 @@ static void text_rows(const struct projection *p, FILE *fp)
 		    "calibrated: ddt's, point = median; backtest: the transfer's cross-GPU "
 		    "backtest for this target, share of held-out measurements inside p5-p95 and "
 		    "median |error|)\n");
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct project_row *r = &p->rows[i];
+		if (r->estimator == EST_CALIBRATED && isfinite(r->central_tok_s))
+			fprintf(fp, "%s: the model at the calibrated central inputs gives %.1f tok/s "
+				    "(step %.3f ms), %+.1f%% from the median\n",
+				r->scenario, r->central_tok_s, r->central_step_ms,
+				100 * (r->central_tok_s / r->tok_s.p50 - 1));
+	}
 }
 
 static void text_tornado(const struct projection *p, FILE *fp)

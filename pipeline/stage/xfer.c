@@ -1,0 +1,398 @@
+/* xfer.c - the transfer calibration (xfer.h): per-column physical fits, family
+ * offsets, and the held-out errors that size the bands. */
+#include "xfer.h"
+
+#include "err.h"
+#include "fit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *xfer_kind(const struct calib *c, const struct gpu *g)
+{
+	for (int i = 0; i < c->nkinds; i++)
+		if (!strcmp(c->kinds[i].memory, g->memory))
+			return c->kinds[i].kind;
+	return g->memory;
+}
+
+double xfer_compute(const struct meas_class *k, const struct gpu *g)
+{
+	return !strcmp(k->compute, "fp8") ? g->fp8_tflops
+	       : !strcmp(k->compute, "fp4") ? g->fp4_tflops
+					    : g->bf16_tflops;
+}
+
+/* The curve's terms for g: 1, 1 / compute, 1 / bandwidth. */
+static void terms(const struct meas_class *k, const struct gpu *g, double f[XFER_NPARAM])
+{
+	f[XFER_C] = 1;
+	f[XFER_A] = 1 / xfer_compute(k, g);
+	f[XFER_B] = 1 / g->bw_tbps;
+}
+
+static double curve_at(const struct xfer_col *col, const struct meas_class *k,
+		       const struct gpu *g)
+{
+	double f[XFER_NPARAM], m = 0;
+	terms(k, g, f);
+	for (int i = 0; i < XFER_NPARAM; i++)
+		m += f[i] * col->p[i];
+	return m;
+}
+
+static int index_of(const char (*names)[24], int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* ---------------------------------------------------------------- least squares */
+
+/* Solves the n x n system a x = b in place (partial pivoting); inv, when
+ * non-NULL, receives a^-1. Returns 0, or -1 when a is singular. */
+static int solve(int n, double a[XFER_NPARAM][XFER_NPARAM], double *b,
+		 double inv[XFER_NPARAM][XFER_NPARAM])
+{
+	double m[XFER_NPARAM][2 * XFER_NPARAM + 1];
+	double scale = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			scale = fmax(scale, fabs(a[i][j]));
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			m[i][j] = a[i][j];
+			m[i][n + j] = i == j;
+		}
+		m[i][2 * n] = b[i];
+	}
+	for (int i = 0; i < n; i++) {
+		int p = i;
+		for (int r = i + 1; r < n; r++)
+			if (fabs(m[r][i]) > fabs(m[p][i]))
+				p = r;
+		if (!(fabs(m[p][i]) > 1e-12 * scale))
+			return -1;
+		for (int j = 0; j <= 2 * n; j++) {
+			double t = m[i][j];
+			m[i][j] = m[p][j];
+			m[p][j] = t;
+		}
+		for (int r = 0; r < n; r++) {
+			if (r == i)
+				continue;
+			double f = m[r][i] / m[i][i];
+			for (int j = i; j <= 2 * n; j++)
+				m[r][j] -= f * m[i][j];
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		b[i] = m[i][2 * n] / m[i][i];
+		for (int j = 0; inv && j < n; j++)
+			inv[i][j] = m[i][n + j] / m[i][i];
+	}
+	return 0;
+}
+
+/* Relative least squares of rows x (terms / time) against 1 over the
+ * parameters in mask, non-negative: every subset of the mask is solved and
+ * the feasible one of least residual kept (three parameters: seven
+ * subsets). Fills p, act, cov and s2 of col; returns 0, or -1 when no
+ * subset can be solved. */
+static int nnls(struct xfer_col *col, const double (*x)[XFER_NPARAM], int n, unsigned mask)
+{
+	double best = INFINITY;
+	for (unsigned s = 1; s < 1u << XFER_NPARAM; s++) {
+		int idx[XFER_NPARAM], k = 0;
+		double a[XFER_NPARAM][XFER_NPARAM] = {{0}}, b[XFER_NPARAM] = {0};
+		double inv[XFER_NPARAM][XFER_NPARAM], rss = 0;
+		if ((s & mask) != s)
+			continue;
+		for (int i = 0; i < XFER_NPARAM; i++)
+			if (s >> i & 1)
+				idx[k++] = i;
+		if (k > n)
+			continue;
+		for (int r = 0; r < n; r++)
+			for (int i = 0; i < k; i++) {
+				b[i] += x[r][idx[i]];
+				for (int j = 0; j < k; j++)
+					a[i][j] += x[r][idx[i]] * x[r][idx[j]];
+			}
+		if (solve(k, a, b, inv))
+			continue;
+		int neg = 0;
+		for (int i = 0; i < k; i++)
+			neg |= b[i] < 0;
+		if (neg)
+			continue;
+		for (int r = 0; r < n; r++) {
+			double e = -1;
+			for (int i = 0; i < k; i++)
+				e += x[r][idx[i]] * b[i];
+			rss += e * e;
+		}
+		/* fewer parameters win a tie (within rounding) */
+		if (isfinite(best) && !(rss < best - 1e-12 * (1 + best)))
+			continue;
+		best = rss;
+		memset(col->p, 0, sizeof col->p);
+		memset(col->cov, 0, sizeof col->cov);
+		col->nact = k;
+		for (int i = 0; i < k; i++) {
+			col->p[idx[i]] = b[i];
+			col->act[i] = idx[i];
+			for (int j = 0; j < k; j++)
+				col->cov[i][j] = inv[i][j];
+		}
+		col->s2 = n > k ? rss / (n - k) : 0;
+	}
+	return isfinite(best) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- one fit */
+
+/* What a fit sees: the class, its GPUs, the series in use. */
+struct ctx {
+	const struct calib *c;
+	const struct meas_class *k;
+	const struct gpu *g[CALIB_MAX_MEAS_GPUS];  /* NULL: not in the catalog */
+	int kind[CALIB_MAX_MEAS_GPUS], fam[CALIB_MAX_MEAS_GPUS];
+};
+
+/* Fits column j for kind ki (x->nkinds: every GPU) over the series in use. */
+static void col_fit(struct xfer_fit *x, const struct ctx *cx, int j, int ki)
+{
+	struct xfer_col *col = &x->col[j][ki];
+	double rows[CALIB_MAX_MEAS_GPUS][XFER_NPARAM], bw0 = NAN;
+	int n = 0, twobw = 0;
+
+	memset(col, 0, sizeof *col);
+	for (int pass = 0; pass < 2 && n == 0; pass++)
+		for (int s = 0; s < cx->k->nseries; s++) {
+			double t = cx->k->series[s].us[j];
+			if (!x->use[s] || !(t > 0) || (pass == 0 && ki < x->nkinds && cx->kind[s] != ki))
+				continue;
+			terms(cx->k, cx->g[s], rows[n]);
+			for (int i = 0; i < XFER_NPARAM; i++)
+				rows[n][i] /= t;
+			if (isnan(bw0))
+				bw0 = cx->g[s]->bw_tbps;
+			twobw |= fabs(cx->g[s]->bw_tbps / bw0 - 1) > 1e-9;
+			col->kind_seen = pass == 0;
+			n++;
+		}
+	if (n == 0)
+		return;
+	/* one bandwidth: time scales with it (b alone) */
+	if (nnls(col, (const double (*)[XFER_NPARAM])rows, n, twobw ? 7u : 1u << XFER_B))
+		return;
+	col->npoints = n;
+	double sum[CALIB_MAX_MEAS_GPUS] = {0};
+	for (int f = 0; f < x->nfams; f++)
+		col->off[f] = NAN;
+	for (int s = 0; s < cx->k->nseries; s++) {
+		double t = cx->k->series[s].us[j], m;
+		if (!x->use[s] || !(t > 0) || !((m = curve_at(col, cx->k, cx->g[s])) > 0))
+			continue;
+		sum[cx->fam[s]] += log(t / m);
+		col->nfam[cx->fam[s]]++;
+	}
+	for (int f = 0; f < x->nfams; f++)
+		if (col->nfam[f])
+			col->off[f] = sum[f] / col->nfam[f];
+	col->ok = 1;
+}
+
+/* Every column and kind of x over its series in use. */
+static void fit_all(struct xfer_fit *x, const struct ctx *cx)
+{
+	x->ok = 0;
+	for (int j = 0; j < x->ncols; j++)
+		for (int ki = 0; ki <= x->nkinds; ki++) {
+			col_fit(x, cx, j, ki);
+			x->ok |= x->col[j][ki].ok;
+		}
+}
+
+/* The column fit that serves target g. */
+static const struct xfer_col *col_for(const struct xfer_fit *x, const struct calib *c, int j,
+				      const struct gpu *g)
+{
+	int ki = index_of(x->kinds, x->nkinds, xfer_kind(c, g));
+	return &x->col[j][ki < 0 ? x->nkinds : ki];
+}
+
+/* log t_to - log t_from at column j, and the parameter variance of it. */
+static int move_log(const struct xfer_fit *x, const struct ctx *cx, int j, const struct gpu *from,
+		    const struct gpu *to, double *lr, double *var_p, int *seen_to, int *seen_from)
+{
+	const struct xfer_col *col = col_for(x, cx->c, j, to);
+	double mf, mt, ff[XFER_NPARAM], ft[XFER_NPARAM], v[XFER_NPARAM];
+	if (!col->ok || !((mf = curve_at(col, cx->k, from)) > 0) ||
+	    !((mt = curve_at(col, cx->k, to)) > 0))
+		return -1;
+	int ft_i = index_of(x->fams, x->nfams, calib_family(cx->c, to->arch));
+	int ff_i = index_of(x->fams, x->nfams, calib_family(cx->c, from->arch));
+	double ot = ft_i >= 0 && !isnan(col->off[ft_i]) ? col->off[ft_i] : 0;
+	double of = ff_i >= 0 && !isnan(col->off[ff_i]) ? col->off[ff_i] : 0;
+	*seen_to = ft_i >= 0 && !isnan(col->off[ft_i]);
+	*seen_from = ff_i >= 0 && !isnan(col->off[ff_i]);
+	*lr = log(mt / mf) + ot - of;
+	terms(cx->k, from, ff);
+	terms(cx->k, to, ft);
+	for (int i = 0; i < col->nact; i++)
+		v[i] = ft[col->act[i]] / mt - ff[col->act[i]] / mf;
+	*var_p = 0;
+	for (int a = 0; a < col->nact; a++)
+		for (int b = 0; b < col->nact; b++)
+			*var_p += v[a] * col->cov[a][b] * v[b];
+	*var_p *= col->s2;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- held-out errors */
+
+struct acc {
+	double se[CALIB_MAX_RANGES];
+	int n[CALIB_MAX_RANGES];
+};
+
+/* Predicts series `target` (held out of h) from every series h uses, at
+ * every column, into a. */
+static void cv_score(const struct xfer_fit *h, const struct ctx *cx, int target, struct acc *a)
+{
+	const struct meas_series *st = &cx->k->series[target];
+	for (int j = 0; j < h->ncols; j++) {
+		int r = fit_xfer_range(cx->c, h->m[j]);
+		if (!(st->us[j] > 0))
+			continue;
+		for (int s = 0; s < cx->k->nseries; s++) {
+			double lr, vp, t = cx->k->series[s].us[j];
+			int st_seen, sf_seen;
+			if (!h->use[s] || !(t > 0) ||
+			    move_log(h, cx, j, cx->g[s], cx->g[target], &lr, &vp, &st_seen, &sf_seen))
+				continue;
+			double e = log(t) + lr - log(st->us[j]);
+			a->se[r] += e * e;
+			a->n[r]++;
+		}
+	}
+}
+
+/* The held-out errors of x: each series of a kind left out in turn, each
+ * family left out whole. h is scratch. */
+static void cross_validate(struct xfer_fit *x, struct xfer_fit *h, const struct ctx *cx)
+{
+	struct acc seen[XFER_MAX_KINDS], unseen;
+	memset(seen, 0, sizeof seen);
+	memset(&unseen, 0, sizeof unseen);
+	for (int s = 0; s < cx->k->nseries; s++) {
+		if (!x->use[s])
+			continue;
+		*h = *x;
+		h->use[s] = 0;
+		fit_all(h, cx);
+		cv_score(h, cx, s, &seen[cx->kind[s]]);
+	}
+	for (int f = 0; f < x->nfams; f++) {
+		*h = *x;
+		for (int s = 0; s < cx->k->nseries; s++)
+			if (cx->fam[s] == f)
+				h->use[s] = 0;
+		fit_all(h, cx);
+		for (int s = 0; s < cx->k->nseries; s++)
+			if (x->use[s] && cx->fam[s] == f)
+				cv_score(h, cx, s, &unseen);
+	}
+	for (int r = 0; r < CALIB_MAX_RANGES; r++) {
+		x->cv_unseen[r] = unseen.n[r] ? unseen.se[r] / unseen.n[r] : NAN;
+		for (int ki = 0; ki < XFER_MAX_KINDS; ki++)
+			x->cv_seen[r][ki] = ki < x->nkinds && seen[ki].n[r]
+						    ? seen[ki].se[r] / seen[ki].n[r]
+						    : NAN;
+	}
+}
+
+/* ---------------------------------------------------------------- interface */
+
+/* Fills cx and x's series, kinds and families. */
+static void setup(struct xfer_fit *x, struct ctx *cx, const struct calib *c,
+		  const struct meas_class *k, const char *exclude)
+{
+	memset(x, 0, sizeof *x);
+	memset(cx, 0, sizeof *cx);
+	cx->c = c;
+	cx->k = k;
+	x->ncols = k->nm;
+	memcpy(x->m, k->m, sizeof x->m);
+	for (int s = 0; s < k->nseries; s++) {
+		const struct gpu *g = calib_gpu(c, k->series[s].gpu);
+		cx->g[s] = g;
+		if (!g || (exclude && !strcmp(exclude, g->id)) || !(xfer_compute(k, g) > 0))
+			continue;
+		const char *kind = xfer_kind(c, g), *fam = calib_family(c, g->arch);
+		int ki = index_of(x->kinds, x->nkinds, kind);
+		int fi = index_of(x->fams, x->nfams, fam);
+		if (ki < 0 && x->nkinds == XFER_MAX_KINDS)
+			continue;
+		if (ki < 0) {
+			ki = x->nkinds++;
+			snprintf(x->kinds[ki], sizeof x->kinds[ki], "%s", kind);
+		}
+		if (fi < 0) {
+			fi = x->nfams++;
+			snprintf(x->fams[fi], sizeof x->fams[fi], "%s", fam);
+		}
+		cx->kind[s] = ki;
+		cx->fam[s] = fi;
+		x->use[s] = 1;
+		x->ngpus++;
+	}
+}
+
+int xfer_fit(struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
+	     const char *exclude)
+{
+	struct ctx cx;
+	setup(x, &cx, c, k, exclude);
+	fit_all(x, &cx);
+	for (int r = 0; r < CALIB_MAX_RANGES; r++) {
+		x->cv_unseen[r] = NAN;
+		for (int ki = 0; ki < XFER_MAX_KINDS; ki++)
+			x->cv_seen[r][ki] = NAN;
+	}
+	if (!x->ok)
+		return 0;
+	struct xfer_fit *h = malloc(sizeof *h);
+	if (!h)
+		return err_nomem();
+	cross_validate(x, h, &cx);
+	free(h);
+	return 0;
+}
+
+int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
+		 const struct gpu *from, const struct gpu *to, int j, double *lf, double *sig,
+		 int *seen)
+{
+	struct ctx cx = {.c = c, .k = k};
+	double lr, vp, cv;
+	int seen_from;
+	if (j < 0 || j >= x->ncols || move_log(x, &cx, j, from, to, &lr, &vp, seen, &seen_from))
+		return -1;
+	int r = fit_xfer_range(c, x->m[j]);
+	int ki = index_of(x->kinds, x->nkinds, xfer_kind(c, to));
+	cv = *seen && ki >= 0 ? x->cv_seen[r][ki] : x->cv_unseen[r];
+	if (isnan(cv))
+		cv = x->cv_unseen[r];
+	/* a source whose family was never measured: its offset is unknown too */
+	if (!seen_from && !isnan(x->cv_unseen[r]))
+		cv += x->cv_unseen[r];
+	*lf = lr + log(to->bw_tbps / from->bw_tbps);
+	*sig = sqrt((isnan(cv) ? 0 : cv) + vp + c->xfer_sigma_floor * c->xfer_sigma_floor);
+	return isnan(cv) ? -1 : 0;
+}
