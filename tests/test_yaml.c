@@ -1,9 +1,11 @@
-/* test_yaml.c - strict YAML: every bad-input class gives its message at its position. */
+/* test_yaml.c - strict YAML: every bad-input class gives its message at its position;
+ * every source of the calibration and templates cites calibration/SOURCES.md. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +148,92 @@ static void test_yaml__emitter_output_reads_back(void **state)
 	free(buf);
 }
 
+/* Checks every [id] of one source text against SOURCES.md; returns the
+ * number of ids cited (0: none), or -1 after printing an unknown one. */
+static int cited_ids(const char *where, int line, const char *text, const char *sources)
+{
+	int n = 0;
+	for (const char *p = strchr(text, '['); p; p = strchr(p + 1, '[')) {
+		const char *e = p + 1;
+		while (*e && (islower((unsigned char)*e) || isdigit((unsigned char)*e) || *e == '-' ||
+			      *e == '.'))
+			e++;
+		if (*e != ']' || e == p + 1)
+			continue;
+		char want[80];
+		snprintf(want, sizeof want, "**%.*s**", (int)(e - p + 1), p);
+		if (!strstr(sources, want)) {
+			fprintf(stderr, "%s:%d: %.*s is not in calibration/SOURCES.md\n", where, line,
+				(int)(e - p + 1), p);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Walks node for keys source and error_source; counts the fields and the
+ * bad ones (no id, or an id SOURCES.md does not list). */
+static void walk_sources(const char *file, const struct ydoc_node *node, const char *sources,
+			 int *fields, int *bad)
+{
+	for (size_t i = 0; node->kind != YDOC_SCALAR && i < node->n; i++) {
+		const struct ydoc_node *v = node->items[i];
+		const char *key = node->keys ? node->keys[i]->str : "";
+		if ((!strcmp(key, "source") || !strcmp(key, "error_source")) && v->kind == YDOC_SCALAR) {
+			int n = cited_ids(file, v->line, v->str, sources);
+			(*fields)++;
+			if (n == 0)
+				fprintf(stderr, "%s:%d: %s cites no id of calibration/SOURCES.md\n", file,
+					v->line, key);
+			*bad += n <= 0;
+		} else
+			walk_sources(file, v, sources, fields, bad);
+	}
+}
+
+/* Every source: of calibration/ and templates/ cites an id that
+ * calibration/SOURCES.md lists; no file cites FACTS.md, which is not part
+ * of the project. */
+static void test_yaml__every_source_cites_a_listed_id(void **state)
+{
+	(void)state;
+	static const char *const dirs[] = {"calibration", "templates"};
+	char *sources = NULL;
+	int fields = 0, bad = 0;
+	assert_int_equal(fsx_read_all("calibration/SOURCES.md", 1 << 20, &sources, NULL), 0);
+	for (size_t d = 0; d < 2; d++) {
+		struct dirent **list;
+		int n = scandir(dirs[d], &list, NULL, alphasort);
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(list[i]->d_name);
+			char *path = fsx_join(dirs[d], list[i]->d_name), *text = NULL;
+			struct ydoc *doc = NULL;
+			struct ydiag diag = {0};
+			if (len > 5 && !strcmp(list[i]->d_name + len - 5, ".yaml")) {
+				assert_int_equal(fsx_read_all(path, 1 << 20, &text, NULL), 0);
+				if (strstr(text, "FACTS.md")) {
+					fprintf(stderr, "%s cites FACTS.md\n", path);
+					bad++;
+				}
+				assert_int_equal(ydoc_load_file(&doc, path, &diag), 0);
+				walk_sources(path, doc->root, sources, &fields, &bad);
+			}
+			ydoc_free(doc);
+			ydiag_free(&diag);
+			free(text);
+			free(path);
+			free(list[i]);
+		}
+		free(list);
+	}
+	free(sources);
+	printf("%d source fields, %d without a listed id\n", fields, bad);
+	assert_true(fields >= 80);
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__nesting_deeper_than_the_cap_is_refused),
 		cmocka_unit_test(test_yaml__numbers_parse_strictly),
 		cmocka_unit_test(test_yaml__emitter_output_reads_back),
+		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
