@@ -25,3 +25,39 @@ void csv_num(FILE *fp, double v)
 	if (isfinite(v))
 		fprintf(fp, "%.9g", v);
 }
+
+int csv_split(char *line, char **field, int max)
+{
+	int n = 0;
+	char *p = line;
+	for (;;) {
+		char *w = p;
+		if (n == max)
+			return -1;
+		field[n++] = p;
+		if (*p == '"') {
+			/* a quoted field: "" is a quote, the closing one ends it */
+			for (p++;; p++) {
+				if (!*p)
+					return -1;
+				if (*p == '"' && p[1] == '"')
+					*w++ = '"', p++;
+				else if (*p == '"')
+					break;
+				else
+					*w++ = *p;
+			}
+			if (*++p && *p != ',')
+				return -1;
+		} else {
+			while (*p && *p != ',')
+				p++;
+			w = p;
+		}
+		int last = !*p;
+		*w = '\0';
+		if (last)
+			return n;
+		p++;
+	}
+}

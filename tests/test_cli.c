@@ -118,6 +118,25 @@ static void test_cli__bad_calibration_exits_2_naming_file_line_column(void **sta
 	free(out);
 }
 
+/* --moe-reference: a good CSV becomes the reference (its rows' MoE band in
+ * the CSV output); a bad one exits 2 with one line naming its file and line. */
+static void test_cli__moe_reference_csv(void **state)
+{
+	(void)state;
+	char *out, f[32][32];
+	assert_int_equal(ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/good.csv "
+				   "--budget 0 --format csv"),
+			 0);
+	assert_non_null(strstr(out, "moe_ms_p5,moe_ms_p50,moe_ms_p95"));
+	assert_true(csv_row(out, "adhoc,b300,native,8,0,1,1,1,", f, 32) >= 12);
+	free(out);
+	assert_int_equal(ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/two_gpus.csv"),
+			 2);
+	assert_string_equal(out, "ddt estimate: tests/fixtures/moe_reference/two_gpus.csv:4: one GPU "
+				 "per reference curve: 'b300' after 'h200'\n");
+	free(out);
+}
+
 static void test_cli__check_lists_every_problem(void **state)
 {
 	(void)state;
@@ -295,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_cli__estimate_adhoc_and_set),
 		cmocka_unit_test(test_cli__usage_errors_exit_2_with_one_line),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
+		cmocka_unit_test(test_cli__moe_reference_csv),
 		cmocka_unit_test(test_cli__check_lists_every_problem),
 		cmocka_unit_test(test_cli__every_command_answers_help),
 		cmocka_unit_test(test_cli__options_fill_their_fields),

@@ -624,7 +624,7 @@ static void test_project__calibration_recovers_known_factors(void **state)
 					fprintf(stderr, "%s -> %s M=%g: %g, want %g\n", gpus[a], gpus[b],
 						ms[j], exp(lf), want);
 				assert_true(fabs(exp(lf) / want - 1) <= 0.05);
-				assert_true(seen);
+				assert_int_equal(seen, XFER_SEEN_TO | XFER_SEEN_FROM);
 			}
 	free(x);
 }
@@ -670,6 +670,101 @@ static void test_project__backtest_holds_out_the_target(void **state)
 	free(all);
 	free(held);
 	project_free(&p);
+}
+
+/* --moe-reference FILE: a measured curve (gpu,m,step_ms[,source], quoted
+ * fields as RFC 4180) becomes the reference, its transfer entries rebuilt
+ * from its GPU; a bad file is refused with its line. */
+static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	const char *dir = "tests/fixtures/moe_reference";
+	char path[256];
+	snprintf(path, sizeof path, "%s/good.csv", dir);
+	assert_int_equal(calib_reference_csv(&c, path), 0);
+	assert_string_equal(c.moe_ref.gpu, "h200");
+	assert_string_equal(c.xfer_ref, "h200");
+	assert_int_equal(c.moe_ref.npoints, 5);
+	assert_near(c.moe_ref.points[1].m, 8, 0);
+	assert_near(c.moe_ref.points[1].step_ms, 6.006, 0);
+	assert_string_equal(c.moe_ref.points[0].source,
+			    "tests/fixtures/moe_reference/good.csv:2: aiconfigurator h200_sxm, Marlin, 1 "
+			    "token x 60 MoE layers");
+	assert_string_equal(c.moe_ref.points[2].source, "tests/fixtures/moe_reference/good.csv:4");
+	assert_string_equal(c.moe_ref.points[4].source,
+			    "tests/fixtures/moe_reference/good.csv:6: a \"quoted\" note");
+	assert_true(c.moe_ref.fit.ok);
+	/* every transfer entry starts at the new reference GPU */
+	for (int i = 0; i < c.nxfer; i++)
+		assert_string_equal(c.xfer[i].from, "h200");
+	struct model m;
+	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_near(model_moe_ref_ms(&m, 8), 6.006, 0.05 * 6.006);
+	static const struct {
+		const char *file, *want;
+	} bad[] = {
+		{"bad_header.csv", "bad_header.csv:1: expected the header gpu,m,step_ms[,source]"},
+		{"bad_value.csv", "bad_value.csv:3: expected gpu,m,step_ms[,source] with m a whole "},
+		{"two_gpus.csv", "two_gpus.csv:4: one GPU per reference curve: 'b300' after 'h200'"},
+		{"bad_quote.csv", "bad_quote.csv:3: expected gpu,m,step_ms[,source]"},
+		{"missing.csv", "missing.csv: cannot open"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct calib b = f->cal;
+		snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
+		assert_int_equal(calib_reference_csv(&b, path), DDT_EINPUT);
+		if (!strstr(err_msg(), bad[i].want))
+			fprintf(stderr, "%s: got '%s'\n", bad[i].file, err_msg());
+		assert_non_null(strstr(err_msg(), bad[i].want));
+		assert_string_equal(b.moe_ref.gpu, f->cal.moe_ref.gpu); /* nothing half applied */
+	}
+}
+
+/* Tonight's fleet (a two-GPU record): the engine's own moe_w4a16 sweeps on
+ * the reference GPU and B300 join the transfer calibration as columns of
+ * their own; the pair's factor at M=9, where only tonight measured, is
+ * tonight's ratio, and the backtest compares tonight's points too. */
+static void test_project__fleet_merge_adds_tonights_factors(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct run_record run;
+	struct ydiag diag = {0};
+	struct projection p;
+	assert_int_equal(record_read(&run, "tests/fixtures/fleet/rtx-pro-6000-b300.yaml", &diag), 0);
+	const struct meas_class *k = calib_class(&c, c.xfer_class);
+	int nseries = k->nseries, nm = k->nm;
+	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300");
+	int x = calib_xfer_index(&c, pro, b300, 9);
+	double before = c.xfer[x].d.median * calib_xfer_adj(&c, x, 9);
+	memset(&p, 0, sizeof p);
+	assert_int_equal(project_merge_fleet(&c, &run, &p), 0);
+	assert_int_equal(k->nseries, nseries + 2);
+	assert_int_equal(k->nm, nm + 3); /* M = 1, 9, 33 */
+	assert_int_equal(calib_series(k, "b300")->prov, PROV_MEASURED);
+	assert_int_equal(k->series[nseries].prov, PROV_TONIGHT);
+	assert_true(p.nnotes == 1 && strstr(p.notes[0], "2 GPUs"));
+	x = calib_xfer_index(&c, pro, b300, 9);
+	double after = c.xfer[x].d.median * calib_xfer_adj(&c, x, 9);
+	double tonight = 70.0 / 181.0 * b300->bw_tbps / pro->bw_tbps;
+	printf("rtx_pro_6000 -> b300 at M=9: %.3f before, %.3f after, tonight's %.3f\n", before,
+	       after, tonight);
+	assert_near(after, tonight, 1e-9 * tonight);
+	assert_true(fabs(before / tonight - 1) > 0.2);
+	/* the backtest has tonight's points of the pair: 15 shipped + 3 tonight */
+	assert_int_equal(backtest_xgpu(&p, &c), 0);
+	int found = 0;
+	for (size_t i = 0; i < p.nxback; i++)
+		if (!strcmp(p.xback[i].cls, c.xfer_class) && !strcmp(p.xback[i].from, "rtx_pro_6000") &&
+		    !strcmp(p.xback[i].to, "b300")) {
+			found++;
+			assert_true(p.xback[i].n == 15 || p.xback[i].n == 3);
+		}
+	assert_int_equal(found, 2); /* shipped with shipped, tonight's with tonight's */
+	project_free(&p);
+	record_free(&run);
+	ydiag_free(&diag);
 }
 
 /* The b16 anchor is an observation: a step far from what the prior predicts
@@ -892,6 +987,8 @@ int main(void)
 		cmocka_unit_test(test_project__transfer_factors_by_gpu_pair_and_width),
 		cmocka_unit_test(test_project__calibration_recovers_known_factors),
 		cmocka_unit_test(test_project__backtest_holds_out_the_target),
+		cmocka_unit_test(test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines),
+		cmocka_unit_test(test_project__fleet_merge_adds_tonights_factors),
 		cmocka_unit_test(test_project__anchor_conflict_is_reported),
 		cmocka_unit_test(test_project__calibrated_point_is_the_median),
 		cmocka_unit_test(test_project__small_allreduces_ignore_link_bandwidth),

@@ -1,6 +1,7 @@
 /* calib.c - strict loading and command-line overrides of the calibration. */
 #include "calib.h"
 
+#include "csv.h"
 #include "err.h"
 #include "fit.h"
 #include "fsx.h"
@@ -961,22 +962,27 @@ const struct meas_series *calib_series(const struct meas_class *k, const char *g
 	return NULL;
 }
 
-/* The curve of one pair from x: the log factor at every column both GPUs'
- * curves reach, sorted by M, columns at the same M averaged (tonight's
- * fleet columns repeat the tables' M); sigma likewise into sig. */
+/* The curve of one pair from x, sorted by M, columns at the same M
+ * averaged (tonight's fleet columns repeat the tables' M); sigma likewise
+ * into sig. The columns that speak for the pair are those where both GPUs'
+ * families were measured; without any, every column (the curve's physics
+ * alone across families). */
 static void xcurve_fill(struct xfer_curve *cv, double *sig, const struct xfer_fit *x,
 			const struct calib *c, const struct meas_class *k, const struct gpu *from,
-			const struct gpu *to, int *seen_any)
+			const struct gpu *to)
 {
-	int cnt[CALIB_MAX_XCURVE] = {0};
+	int cnt[CALIB_MAX_XCURVE] = {0}, both = 0;
+	double lf, sg;
+	int seen;
+	for (int j = 0; j < x->ncols; j++)
+		both |= !xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) &&
+			seen == (XFER_SEEN_TO | XFER_SEEN_FROM);
 	cv->n = 0;
-	*seen_any = 0;
 	for (int j = 0; j < x->ncols; j++) {
-		double lf, sg;
-		int seen, at = 0;
-		if (xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen))
+		int at = 0;
+		if (xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) ||
+		    (both && seen != (XFER_SEEN_TO | XFER_SEEN_FROM)))
 			continue;
-		*seen_any |= seen;
 		while (at < cv->n && cv->m[at] < x->m[j])
 			at++;
 		if (at == cv->n || cv->m[at] != x->m[j]) {
@@ -1052,10 +1058,9 @@ static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct 
 {
 	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
 	double sig[CALIB_MAX_XCURVE];
-	int seen = 0;
 	cv->n = 0;
 	if (x && x->ok)
-		xcurve_fill(cv, sig, x, c, k, ref, t, &seen);
+		xcurve_fill(cv, sig, x, c, k, ref, t);
 	for (int r = 0; r < c->nranges; r++) {
 		struct xfer_entry *e = &c->xfer[c->nxfer];
 		snprintf(e->from, sizeof e->from, "%s", ref->id);
@@ -1438,6 +1443,30 @@ int calib_reference_measured(struct calib *c, const char *gpu)
 	return set_reference(c, gpu, m, ms, n, src, s->prov);
 }
 
+/* One data line of a reference CSV into m, ms and the line's source;
+ * gpu[32] holds the curve's GPU (set by the first line). Returns 0 or
+ * DDT_EINPUT naming path:ln. */
+static int csv_point(const char *path, int ln, char *line, char *gpu, double *m, double *ms,
+		     char *src, size_t srclen)
+{
+	char *f[4];
+	int nf = csv_split(line, f, 4);
+	if (nf < 3 || ynum_parse(f[1], m) || ynum_parse(f[2], ms) || !(*m >= 1) ||
+	    *m != floor(*m) || *m > 1e6 || !(*ms > 0))
+		return err_set(DDT_EINPUT, "%s:%d: expected gpu,m,step_ms[,source] with m a whole "
+			       "number >= 1 and step_ms > 0 (ms per decode step, every MoE layer)",
+			       path, ln);
+	if (gpu[0] && strcmp(gpu, f[0]))
+		return err_set(DDT_EINPUT, "%s:%d: one GPU per reference curve: '%s' after '%s'",
+			       path, ln, f[0], gpu);
+	if (!f[0][0] || strlen(f[0]) >= 32)
+		return err_set(DDT_EINPUT, "%s:%d: gpu: expected a catalog id, got '%s'", path, ln,
+			       f[0]);
+	snprintf(gpu, 32, "%s", f[0]);
+	snprintf(src, srclen, "%s:%d%s%s", path, ln, nf > 3 ? ": " : "", nf > 3 ? f[3] : "");
+	return 0;
+}
+
 int calib_reference_csv(struct calib *c, const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -1449,51 +1478,36 @@ int calib_reference_csv(struct calib *c, const char *path)
 
 	if (!fp)
 		return err_set(DDT_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-	while (fgets(line, sizeof line, fp)) {
-		char *f[4] = {0}, *save = NULL;
-		int nf = 0;
+	while (!rc && fgets(line, sizeof line, fp)) {
 		ln++;
+		if (!strchr(line, '\n') && !feof(fp)) {
+			rc = err_set(DDT_EINPUT, "%s:%d: line longer than %zu bytes", path, ln,
+				     sizeof line - 2);
+			break;
+		}
 		line[strcspn(line, "\r\n")] = '\0';
 		if (ln == 1) {
-			if (strncmp(line, "gpu,m,step_ms", 13) ||
-			    (line[13] && strcmp(line + 13, ",source"))) {
+			if (strcmp(line, "gpu,m,step_ms") && strcmp(line, "gpu,m,step_ms,source"))
 				rc = err_set(DDT_EINPUT, "%s:1: expected the header gpu,m,step_ms[,source]",
 					     path);
-				break;
-			}
 			continue;
 		}
 		if (!line[0])
 			continue;
-		for (char *t = strtok_r(line, ",", &save); t && nf < 4; t = strtok_r(NULL, ",", &save))
-			f[nf++] = t;
-		if (nf < 3 || ynum_parse(f[1], &m[n]) || ynum_parse(f[2], &ms[n]) || !(m[n] >= 1) ||
-		    m[n] != floor(m[n]) || !(ms[n] > 0)) {
-			rc = err_set(DDT_EINPUT, "%s:%d: expected gpu,m,step_ms with m a whole number "
-				     ">= 1 and step_ms > 0", path, ln);
-			break;
-		}
-		if (gpu[0] && strcmp(gpu, f[0])) {
-			rc = err_set(DDT_EINPUT, "%s:%d: one GPU per reference curve: '%s' after '%s'",
-				     path, ln, f[0], gpu);
-			break;
-		}
-		if (n == CALIB_MAX_MOE_POINTS) {
+		if (n == CALIB_MAX_MOE_POINTS)
 			rc = err_set(DDT_EINPUT, "%s:%d: at most %d points", path, ln,
 				     CALIB_MAX_MOE_POINTS);
-			break;
-		}
-		snprintf(gpu, sizeof gpu, "%s", f[0]);
-		snprintf(srcbuf[n], sizeof srcbuf[n], "%s:%d%s%s", path, ln, nf > 3 ? ": " : "",
-			 nf > 3 ? f[3] : "");
-		src[n] = srcbuf[n];
-		n++;
+		else if (!(rc = csv_point(path, ln, line, gpu, &m[n], &ms[n], srcbuf[n],
+					  sizeof srcbuf[n])))
+			src[n] = srcbuf[n], n++;
 	}
 	fclose(fp);
 	if (rc)
 		return rc;
 	if (!gpu[0])
-		return err_set(DDT_EINPUT, "%s: no points", path);
+		return err_set(DDT_EINPUT, "%s: no points after the header", path);
+	if (!calib_gpu(c, gpu))
+		return err_set(DDT_EINPUT, "%s: gpu '%s' is not in the GPU catalog", path, gpu);
 	return set_reference(c, gpu, m, ms, n, src, PROV_MEASURED);
 }
 

@@ -97,15 +97,25 @@ static int solve(int n, double a[XFER_NPARAM][XFER_NPARAM], double *b,
 	return 0;
 }
 
+/* The subsets nnls tries, in order of preference: fewer parameters first,
+ * then the bandwidth term, then the fixed one (an exactly determined fit
+ * takes the first that meets every point: two GPUs give fixed + bytes /
+ * bandwidth, one gives bytes / bandwidth). */
+static const unsigned subsets[] = {
+	1u << XFER_B, 1u << XFER_C, 1u << XFER_A, 1u << XFER_C | 1u << XFER_B,
+	1u << XFER_A | 1u << XFER_B, 1u << XFER_C | 1u << XFER_A, 7u,
+};
+
 /* Relative least squares of rows x (terms / time) against 1 over the
  * parameters in mask, non-negative: every subset of the mask is solved and
- * the feasible one of least residual kept (three parameters: seven
- * subsets). Fills p, act, cov and s2 of col; returns 0, or -1 when no
- * subset can be solved. */
+ * the feasible one of least residual kept, a later one only when it is
+ * better beyond rounding. Fills p, act, cov and s2 of col; returns 0, or -1
+ * when no subset can be solved. */
 static int nnls(struct xfer_col *col, const double (*x)[XFER_NPARAM], int n, unsigned mask)
 {
 	double best = INFINITY;
-	for (unsigned s = 1; s < 1u << XFER_NPARAM; s++) {
+	for (size_t q = 0; q < sizeof subsets / sizeof *subsets; q++) {
+		unsigned s = subsets[q];
 		int idx[XFER_NPARAM], k = 0;
 		double a[XFER_NPARAM][XFER_NPARAM] = {{0}}, b[XFER_NPARAM] = {0};
 		double inv[XFER_NPARAM][XFER_NPARAM], rss = 0;
@@ -135,7 +145,6 @@ static int nnls(struct xfer_col *col, const double (*x)[XFER_NPARAM], int n, uns
 				e += x[r][idx[i]] * b[i];
 			rss += e * e;
 		}
-		/* fewer parameters win a tie (within rounding) */
 		if (isfinite(best) && !(rss < best - 1e-12 * (1 + best)))
 			continue;
 		best = rss;
@@ -392,6 +401,7 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 	/* a source whose family was never measured: its offset is unknown too */
 	if (!seen_from && !isnan(x->cv_unseen[r]))
 		cv += x->cv_unseen[r];
+	*seen = (*seen ? XFER_SEEN_TO : 0) | (seen_from ? XFER_SEEN_FROM : 0);
 	*lf = lr + log(to->bw_tbps / from->bw_tbps);
 	*sig = sqrt((isnan(cv) ? 0 : cv) + vp + c->xfer_sigma_floor * c->xfer_sigma_floor);
 	return isnan(cv) ? -1 : 0;

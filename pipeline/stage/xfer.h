@@ -74,8 +74,10 @@ int xfer_fit(struct xfer_fit *x, const struct calib *c, const struct meas_class 
 
 /* The factor from -> to at column j of x's class: the log of time_to /
  * time_from x bw_to / bw_from (lf) and its sigma (c's sigma_floor in);
- * seen: whether to's family was measured there. Returns 0, or -1 when the
- * column has no fit or a GPU's curve is not positive. */
+ * seen: XFER_SEEN_TO when to's family was measured there, | XFER_SEEN_FROM
+ * when from's was. Returns 0, or -1 when the column has no fit, a GPU's
+ * curve is not positive or nothing sizes the error. */
+enum { XFER_SEEN_TO = 1, XFER_SEEN_FROM = 2 };
 int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
 		 const struct gpu *from, const struct gpu *to, int j, double *lf, double *sig,
 		 int *seen);
