@@ -53,6 +53,7 @@ struct rec_provenance {
 	char cuda_driver[24];
 	char nccl[24];
 	char host[64];
+	char engine_rev[48];   /* the engine's own revision when built apart; "" */
 };
 
 /* The rows of a benchmark that makes several (the all-reduce sweep, the

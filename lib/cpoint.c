@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static double t_two_sided(double t, double df);
+
 void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var)
 {
 	double m = 0, s = 0;
@@ -19,6 +21,11 @@ void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var
 		s += (x[i] - m) * (x[i] - m);
 	*mean = m;
 	*var = n > 1 ? s / (double)(n - 1) : 0;
+}
+
+double cp_t_p(double t, double df)
+{
+	return t_two_sided(t, df);
 }
 
 /* Two-sided p of |t| with df degrees of freedom. */

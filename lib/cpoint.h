@@ -58,6 +58,9 @@ double cp_ttest_p(double m1, double v1, double n1, double m2, double v2, double 
  * degrees of freedom); 1 when either sample has fewer than 2 points. */
 double cp_welch_p(double m1, double v1, double n1, double m2, double v2, double n2);
 
+/* Two-sided p of a t statistic with df degrees of freedom (0 for |t| = inf). */
+double cp_t_p(double t, double df);
+
 /* Mean and sample variance of x[lo..hi) (variance 0 for one point). */
 void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var);
 

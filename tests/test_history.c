@@ -101,8 +101,10 @@ static void test_history__series_split_by_params_device_and_build(void **state)
 	assert_int_equal(history_find(&h, &k), 6);
 	assert_int_equal(history_run_index(&h, "20260303T010000Z-h"), 2);
 	char label[512];
+	/* the machine: the host of the run id (no provenance host here) and the
+	 * device's fingerprint */
 	assert_string_equal(history_key_label(&h.series[0].key, label, sizeof label),
-			    "tree_attn/cold M=9 [cpu, cpu A, O2]");
+			    "tree_attn/cold M=9 [cpu, cpu A, O2, h:e66cbd44]");
 	history_free(&h);
 	ydiag_free(&warn);
 	fsx_rm_rf(runs);

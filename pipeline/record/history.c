@@ -7,9 +7,39 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* FNV-1a of s into h. */
+static uint32_t fnv1a(uint32_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+char *history_machine_of(char *buf, size_t len, const struct run_record *r,
+			 const struct rec_row *row)
+{
+	char host[64], what[320];
+	const char *dash = strstr(r->run_id, "Z-");
+	snprintf(host, sizeof host, "%s", r->prov.host[0] ? r->prov.host : dash ? dash + 2 : "?");
+	host[strcspn(host, ".")] = '\0'; /* the short name, as run ids have it */
+	if ((size_t)row->device < r->ndevices) {
+		const struct rec_device *d = &r->devices[row->device];
+		int cuda = !strcmp(d->kind, "cuda");
+		snprintf(what, sizeof what, "%s|%s|%d|%.0f|%.0f|%.0f|%s", d->kind, d->name, d->cores,
+			 isfinite(d->mem_gb) ? d->mem_gb : -1,
+			 isfinite(d->sm_clock_mhz) ? d->sm_clock_mhz : -1,
+			 isfinite(d->mem_clock_mhz) ? d->mem_clock_mhz : -1,
+			 cuda ? r->prov.cuda_driver : "");
+	} else
+		snprintf(what, sizeof what, "no device");
+	snprintf(buf, len, "%s:%08x", host, fnv1a(2166136261u, what));
+	return buf;
+}
 
 void history_key_of(struct hist_key *k, const struct run_record *r, const struct rec_row *row)
 {
@@ -21,19 +51,25 @@ void history_key_of(struct hist_key *k, const struct run_record *r, const struct
 		snprintf(k->device, sizeof k->device, "%s", r->devices[row->device].name);
 	snprintf(k->backend, sizeof k->backend, "%s", row->backend);
 	snprintf(k->build, sizeof k->build, "%s", r->prov.build);
+	history_machine_of(k->machine, sizeof k->machine, r, row);
 }
 
-int history_key_equal(const struct hist_key *a, const struct hist_key *b)
+int history_key_same_but_machine(const struct hist_key *a, const struct hist_key *b)
 {
 	return !strcmp(a->op, b->op) && !strcmp(a->variant, b->variant) &&
 	       !strcmp(a->params, b->params) && !strcmp(a->device, b->device) &&
 	       !strcmp(a->backend, b->backend) && !strcmp(a->build, b->build);
 }
 
+int history_key_equal(const struct hist_key *a, const struct hist_key *b)
+{
+	return history_key_same_but_machine(a, b) && !strcmp(a->machine, b->machine);
+}
+
 char *history_key_label(const struct hist_key *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s %s [%s, %s, %s]", k->op, k->variant, k->params, k->backend,
-		 k->device, k->build);
+	snprintf(buf, len, "%s/%s %s [%s, %s, %s, %s]", k->op, k->variant, k->params, k->backend,
+		 k->device, k->build, k->machine);
 	return buf;
 }
 
@@ -113,6 +149,7 @@ static void point_init(struct hist_point *p, size_t run, const struct rec_row *r
 	p->baseline_us = p->noise_frac = p->delta_frac = p->z = NAN;
 	p->band_lo_us = p->band_hi_us = NAN;
 	p->verdict = p->verdict_night = REG_NEW;
+	p->good_run = p->bad_run = HIST_NO_RUN;
 }
 
 int history_add_record(struct history *h, const struct run_record *r)
@@ -128,6 +165,9 @@ int history_add_record(struct history *h, const struct run_record *r)
 	snprintf(hr->run_id, sizeof hr->run_id, "%s", r->run_id);
 	snprintf(hr->created, sizeof hr->created, "%s", r->created);
 	snprintf(hr->template_name, sizeof hr->template_name, "%s", r->template_name);
+	snprintf(hr->git_rev, sizeof hr->git_rev, "%s", r->prov.git_rev);
+	snprintf(hr->engine_rev, sizeof hr->engine_rev, "%s", r->prov.engine_rev);
+	hr->machine = r->machine;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct hist_key k;
 		history_key_of(&k, r, &r->rows[i]);

@@ -1,5 +1,6 @@
 /* history.h - the measurement history: every run record under runs/, cut into
- * series (op x variant x params x device x backend x build), one point a night. */
+ * series (op x variant x params x device x backend x build x machine), one
+ * point a night. */
 #ifndef DDT_HISTORY_H
 #define DDT_HISTORY_H
 
@@ -19,6 +20,10 @@ enum regress_verdict {
 	REG_OUTLIER,     /* was suspect, and the next night came back: a one-off */
 	REG_FAILED,      /* no measurement: the kernel failed (validation or error) */
 	REG_SKIPPED,     /* no measurement: skipped or unsupported on this machine */
+	REG_DRIFT,       /* the level moved gradually past the threshold; the baseline moves */
+	REG_ENV,         /* "environment changed": a new machine, or most series of one
+			  * machine moved together on one night; the baseline restarts */
+	REG_UNJUDGED,    /* "not judgeable": the machine was contended that night */
 	REG_COUNT
 };
 
@@ -30,6 +35,7 @@ struct hist_key {
 	char device[128];  /* the device's name */
 	char backend[8];
 	char build[64];    /* provenance build configuration */
+	char machine[96];  /* "host:1a2b3c4d": the host and a fingerprint of the device */
 };
 
 /* One run of the history (a night). */
@@ -37,6 +43,9 @@ struct hist_run {
 	char run_id[80];
 	char created[24];
 	char template_name[64];
+	char git_rev[48];         /* the project's revision; "" unknown */
+	char engine_rev[48];      /* the engine's own revision; "" when not recorded */
+	struct rec_machine machine; /* the machine's state (known 0: not recorded) */
 };
 
 /* One series on one night. The analysis fields are NaN / REG_NEW until
@@ -55,7 +64,12 @@ struct hist_point {
 					     * night reverted reads "outlier" */
 	enum regress_verdict verdict_night; /* as decided on its own night */
 	int in_baseline;          /* counts as a good night for later baselines */
+	size_t good_run, bad_run; /* a change's last good and first bad night (run
+				   * indexes; HIST_NO_RUN when the verdict names none) */
+	int change_nights;        /* drift: nights from its start to this one */
 };
+
+#define HIST_NO_RUN ((size_t)-1)
 
 struct hist_series {
 	struct hist_key key;
@@ -93,10 +107,20 @@ void history_free(struct history *h);
 /* The key of a record's row. */
 void history_key_of(struct hist_key *k, const struct run_record *r, const struct rec_row *row);
 
+/* "host:1a2b3c4d" of the row's device in r into buf: the host (provenance,
+ * else the run id's) and a hash of the device's model, cores or SMs, memory,
+ * clocks and driver. Derived from fields every record has, so records
+ * written before it existed get the same machine as new ones. */
+char *history_machine_of(char *buf, size_t len, const struct run_record *r,
+			 const struct rec_row *row);
+
+/* 1 when a and b are the same series on any machine (every field but machine). */
+int history_key_same_but_machine(const struct hist_key *a, const struct hist_key *b);
+
 /* 1 when a and b name the same series. */
 int history_key_equal(const struct hist_key *a, const struct hist_key *b);
 
-/* "op/variant params [backend, device, build]" into buf; returns buf. */
+/* "op/variant params [backend, device, build, machine]" into buf; returns buf. */
 char *history_key_label(const struct hist_key *k, char *buf, size_t len);
 
 /* Index of the series with key k, or -1. */

@@ -131,6 +131,32 @@ static void emit_row(struct yout *y, const struct rec_row *w)
 	yout_end(y);
 }
 
+static void emit_machine(struct yout *y, const struct rec_machine *m)
+{
+	yout_key(y, "machine");
+	yout_map(y);
+	yout_kv_num(y, "load_avg_1m", m->load_avg_1m);
+	yout_kv_num(y, "cpu_steal_pct", m->cpu_steal_pct);
+	yout_kv_num(y, "cpu_others_pct", m->cpu_others_pct);
+	yout_kv_num(y, "cpu_mhz", m->cpu_mhz);
+	yout_kv_int(y, "cpus", m->cpus);
+	yout_key(y, "gpus");
+	yout_seq(y);
+	for (int i = 0; i < m->ngpus; i++) {
+		const struct rec_gpu_state *g = &m->gpus[i];
+		yout_map(y);
+		yout_kv_int(y, "index", g->index);
+		yout_kv_num(y, "sm_clock_mhz", g->sm_clock_mhz);
+		yout_kv_num(y, "mem_clock_mhz", g->mem_clock_mhz);
+		yout_kv_num(y, "temp_c", g->temp_c);
+		yout_kv_str(y, "throttle", g->throttle);
+		yout_kv_int(y, "other_procs", g->other_procs);
+		yout_end(y);
+	}
+	yout_end(y);
+	yout_end(y);
+}
+
 int record_emit(const struct run_record *r, FILE *fp)
 {
 	struct yout y;
@@ -138,7 +164,10 @@ int record_emit(const struct run_record *r, FILE *fp)
 
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_kv_int(&y, "schema", r->schema ? r->schema : RECORD_SCHEMA);
+	/* a record with a machine section is schema 2 whatever it was read as */
+	yout_kv_int(&y, "schema",
+		    r->machine.known || r->prov.engine_rev[0] || !r->schema ? RECORD_SCHEMA
+									   : r->schema);
 	yout_kv_str(&y, "run_id", r->run_id);
 	yout_kv_str(&y, "created", r->created);
 	yout_kv_str(&y, "template", r->template_name);
@@ -151,7 +180,11 @@ int record_emit(const struct run_record *r, FILE *fp)
 	yout_kv_str(&y, "cuda_driver", p->cuda_driver);
 	yout_kv_str(&y, "nccl", p->nccl);
 	yout_kv_str(&y, "host", p->host);
+	if (p->engine_rev[0])
+		yout_kv_str(&y, "engine_rev", p->engine_rev);
 	yout_end(&y);
+	if (r->machine.known)
+		emit_machine(&y, &r->machine);
 	yout_key(&y, "devices");
 	yout_seq(&y);
 	for (size_t i = 0; i < r->ndevices; i++)
@@ -253,6 +286,47 @@ static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance
 	yget_strcpy(c, m, "cuda_driver", Y_REQUIRED, p->cuda_driver, sizeof p->cuda_driver);
 	yget_strcpy(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
 	yget_strcpy(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
+	yget_strcpy(c, m, "engine_rev", 0, p->engine_rev, sizeof p->engine_rev);
+	ycheck_unknown(c, m);
+}
+
+static void read_gpu_state(struct yctx *c, struct ydoc_node *m, struct rec_gpu_state *g)
+{
+	memset(g, 0, sizeof *g);
+	g->sm_clock_mhz = g->mem_clock_mhz = g->temp_c = NAN;
+	g->other_procs = -1;
+	yget_int(c, m, "index", Y_REQUIRED | Y_NONNEG, &g->index);
+	yget_num(c, m, "sm_clock_mhz", Y_NONNEG | Y_NULLABLE, &g->sm_clock_mhz);
+	yget_num(c, m, "mem_clock_mhz", Y_NONNEG | Y_NULLABLE, &g->mem_clock_mhz);
+	yget_num(c, m, "temp_c", Y_NULLABLE, &g->temp_c);
+	yget_strcpy(c, m, "throttle", 0, g->throttle, sizeof g->throttle);
+	yget_int(c, m, "other_procs", 0, &g->other_procs);
+	ycheck_unknown(c, m);
+}
+
+/* The optional machine section (schema 2): every key optional inside it. */
+static void read_machine(struct yctx *c, struct ydoc_node *m, struct rec_machine *ms)
+{
+	struct ydoc_node *gpus = NULL;
+	ms->known = 1;
+	ms->load_avg_1m = ms->cpu_steal_pct = ms->cpu_others_pct = ms->cpu_mhz = NAN;
+	yget_num(c, m, "load_avg_1m", Y_NONNEG | Y_NULLABLE, &ms->load_avg_1m);
+	yget_num(c, m, "cpu_steal_pct", Y_NONNEG | Y_NULLABLE, &ms->cpu_steal_pct);
+	yget_num(c, m, "cpu_others_pct", Y_NONNEG | Y_NULLABLE, &ms->cpu_others_pct);
+	yget_num(c, m, "cpu_mhz", Y_NONNEG | Y_NULLABLE, &ms->cpu_mhz);
+	yget_int(c, m, "cpus", Y_NONNEG, &ms->cpus);
+	if (!yget_node(c, m, "gpus", YDOC_SEQ, 0, &gpus) && gpus)
+		for (size_t i = 0; i < gpus->n; i++) {
+			if (ynode_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
+				continue;
+			if (ms->ngpus == RECORD_MAX_GPU_STATES) {
+				ydiag_add(c->diag, c->file, gpus->items[i]->line,
+					  gpus->items[i]->col, "machine.gpus: at most %d",
+					  RECORD_MAX_GPU_STATES);
+				break;
+			}
+			read_gpu_state(c, gpus->items[i], &ms->gpus[ms->ngpus++]);
+		}
 	ycheck_unknown(c, m);
 }
 
@@ -285,6 +359,9 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 		ydiag_add(diag, path, 0, 0, "template '%s' is not a file name", r->template_name);
 	if (!yget_node(&c, root, "provenance", YDOC_MAP, Y_REQUIRED, &n) && n)
 		read_prov(&c, n, &r->prov);
+	n = NULL;
+	if (!yget_node(&c, root, "machine", YDOC_MAP, 0, &n) && n)
+		read_machine(&c, n, &r->machine);
 	if (!yget_node(&c, root, "devices", YDOC_SEQ, Y_REQUIRED, &n) && n)
 		for (size_t i = 0; i < n->n; i++) {
 			struct rec_device d;

@@ -8,13 +8,41 @@
 #include "result.h"
 #include "ydoc.h"
 
-#define RECORD_SCHEMA 1
+/* Schema 2 adds the optional `machine:` section and provenance.engine_rev;
+ * schema-1 records read as before, with the machine state unknown. */
+#define RECORD_SCHEMA 2
+#define RECORD_MAX_GPU_STATES 16
+
+/* One GPU's state while the run measured (NVML; NaN / -1 when unknown). */
+struct rec_gpu_state {
+	int index;             /* CUDA ordinal */
+	double sm_clock_mhz;   /* current SM clock at the end of the run */
+	double mem_clock_mhz;
+	double temp_c;
+	char throttle[96];     /* NVML clock-event reasons, comma-separated; "" none */
+	int other_procs;       /* compute processes on the GPU besides this one */
+};
+
+/* The machine's state over the run: what says whether the night was
+ * contended. known is 0 for records without it (schema 1). */
+struct rec_machine {
+	int known;
+	double load_avg_1m;    /* when the run began */
+	double cpu_steal_pct;  /* CPU time stolen by the hypervisor during the run */
+	double cpu_others_pct; /* CPU time other processes took during the run, % of all */
+	double cpu_mhz;        /* mean current frequency of the online CPUs */
+	int cpus;              /* online CPUs */
+	int ngpus;
+	struct rec_gpu_state gpus[RECORD_MAX_GPU_STATES];
+};
+
 struct run_record {
 	int schema;
 	char run_id[80];       /* YYYYMMDDTHHMMSSZ-host */
 	char created[24];      /* ISO 8601 UTC, from the run id */
 	char template_name[64];
 	struct rec_provenance prov;
+	struct rec_machine machine;
 	size_t ndevices;
 	struct rec_device *devices;
 	size_t nrows;

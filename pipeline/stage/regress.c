@@ -1,6 +1,7 @@
 /* regress.c - verdicts per series and night, their tok/s impact, verdicts.yaml. */
 #include "regress.h"
 
+#include "cpoint.h"
 #include "err.h"
 #include "fsx.h"
 
@@ -9,8 +10,9 @@
 #include <string.h>
 
 static const char *const verdict_names[REG_COUNT] = {
-	"new", "not enough history", "ok", "improvement", "suspect", "regression", "outlier",
-	"failed", "skipped"};
+	"new",	   "not enough history", "ok",	  "improvement", "suspect",
+	"regression", "outlier",	    "failed", "skipped",     "drift",
+	"environment changed", "not judgeable"};
 
 const char *regress_verdict_name(enum regress_verdict v)
 {
@@ -88,8 +90,29 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 	yget_num(&y, sec, "noise_multiple", Y_REQUIRED | Y_NONNEG, &c->noise_multiple);
 	yget_num(&y, sec, "z_threshold", Y_REQUIRED | Y_NONNEG, &c->z_threshold);
 	yget_int(&y, sec, "confirm_nights", Y_REQUIRED | Y_POSITIVE, &c->confirm_nights);
+	if (!yget_num(&y, sec, "noise_floor_pct", Y_REQUIRED | Y_NONNEG, &pct))
+		c->noise_floor_frac = pct / 100;
+	yget_num(&y, sec, "change_max_p", Y_REQUIRED | Y_POSITIVE, &c->change_max_p);
+	yget_int(&y, sec, "change_window_nights", Y_REQUIRED | Y_POSITIVE,
+		 &c->change_window_nights);
+	if (!yget_num(&y, sec, "new_series_jump_pct", Y_REQUIRED | Y_POSITIVE, &pct))
+		c->new_series_jump_frac = pct / 100;
+	if (!yget_num(&y, sec, "env_share_pct", Y_REQUIRED | Y_POSITIVE, &pct))
+		c->env_share = pct / 100;
+	yget_int(&y, sec, "env_min_series", Y_REQUIRED | Y_POSITIVE, &c->env_min_series);
+	yget_num(&y, sec, "max_load_per_cpu", Y_REQUIRED | Y_POSITIVE, &c->max_load_per_cpu);
+	yget_num(&y, sec, "max_cpu_others_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_others_pct);
+	yget_num(&y, sec, "max_cpu_steal_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_steal_pct);
+	yget_int(&y, sec, "max_gpu_other_procs", Y_REQUIRED | Y_NONNEG, &c->max_gpu_other_procs);
 	if (!yget_node(&y, sec, "impact", YDOC_MAP, Y_REQUIRED, &imp) && imp)
 		load_impact(c, &y, imp);
+	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {
+		struct ydoc_node *n = ydoc_get(sec, c->change_max_p >= 1 ? "change_max_p"
+									  : "change_window_nights");
+		ydiag_add(diag, file, n->line, n->col, "%s",
+			  c->change_max_p >= 1 ? "change_max_p: expected a p-value below 1"
+					       : "change_window_nights: at most 1000");
+	}
 	if (c->min_good_nights > c->baseline_nights) {
 		struct ydoc_node *n = ydoc_get(sec, "min_good_nights");
 		ydiag_add(diag, file, n->line, n->col,
@@ -123,6 +146,15 @@ struct walk {
 	size_t run_start;   /* first point of the flagged run */
 	int run_len, run_dir;
 	int measured;       /* measured points so far */
+	int env_first;      /* the series continues another machine's: its first
+			     * night is an environment change */
+};
+
+/* Scratch space of a walk: baseline values and the change window. */
+struct scratch {
+	double *vals;       /* [baseline_nights] */
+	double *win;        /* [change_window_nights] */
+	size_t *win_pt;     /* point index of each win value */
 };
 
 /* Collects up to c->baseline_nights good values before point i of the current
@@ -137,17 +169,68 @@ static size_t good_before(const struct regress_conf *c, const struct hist_series
 	return n;
 }
 
+/* The last measured, judged point before i (a good night), or HIST_NO_RUN. */
+static size_t last_good_run(const struct hist_series *s, size_t i)
+{
+	while (i--)
+		if (s->pts[i].status == REC_OK && s->pts[i].verdict != REG_OUTLIER &&
+		    s->pts[i].verdict != REG_UNJUDGED && s->pts[i].verdict != REG_SUSPECT)
+			return s->pts[i].run;
+	return HIST_NO_RUN;
+}
+
+/* Two levels among the sorted good values v[0..n): the widest gap that leaves
+ * at least two values and a fifth of them on each side, when it is wider
+ * than four times the spread within the two groups and than the minimum
+ * change. Their medians into lo/hi and the within sigma into sigma. */
+static int bimodal(const struct regress_conf *c, const double *v, size_t n, double *lo,
+		   double *hi, double *sigma)
+{
+	size_t least = n / 5 > 2 ? n / 5 : 2, cut = 0;
+	double gap = 0, dev[64];
+	if (n < 2 * least || n > 64)
+		return 0;
+	for (size_t k = least; k + least <= n; k++)
+		if (v[k] - v[k - 1] > gap) {
+			gap = v[k] - v[k - 1];
+			cut = k;
+		}
+	if (!cut)
+		return 0;
+	double m1 = cut % 2 ? v[cut / 2] : (v[cut / 2 - 1] + v[cut / 2]) / 2;
+	size_t n2 = n - cut;
+	double m2 = n2 % 2 ? v[cut + n2 / 2] : (v[cut + n2 / 2 - 1] + v[cut + n2 / 2]) / 2;
+	for (size_t k = 0; k < n; k++)
+		dev[k] = fabs(v[k] - (k < cut ? m1 : m2));
+	double s = c->mad_to_sigma * median(dev, n);
+	s = fmax(s, c->noise_floor_frac * m1);
+	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac)
+		return 0;
+	*lo = m1;
+	*hi = m2;
+	*sigma = s;
+	return 1;
+}
+
 /* Fills baseline, noise, delta, z and band of p from the good values; returns
- * 1 when p is flagged (outside the band). */
+ * 1 when p is flagged (outside the band). Two levels in the baseline (bimodal
+ * noise) are two baselines: p is judged against the nearer. */
 static int judge(const struct regress_conf *c, struct hist_point *p, double *vals, size_t n,
 		 double carry_noise)
 {
-	double base = median(vals, n), sigma;
+	double base = median(vals, n), sigma, lo, hi, s2;
 
-	for (size_t k = 0; k < n; k++)
-		vals[k] = fabs(vals[k] - base);
-	sigma = n >= (size_t)c->min_good_nights ? c->mad_to_sigma * median(vals, n)
-						: carry_noise * base;
+	if (n >= (size_t)c->min_good_nights && bimodal(c, vals, n, &lo, &hi, &s2)) {
+		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
+		sigma = s2;
+		snprintf(p->reason, sizeof p->reason, "bimodal: %.4g / %.4g us", lo, hi);
+	} else {
+		for (size_t k = 0; k < n; k++)
+			vals[k] = fabs(vals[k] - base);
+		sigma = n >= (size_t)c->min_good_nights ? c->mad_to_sigma * median(vals, n)
+							: carry_noise * base;
+		sigma = fmax(sigma, c->noise_floor_frac * base);
+	}
 	p->baseline_us = base;
 	p->noise_frac = sigma / base;
 	p->delta_frac = p->median_us / base - 1;
@@ -156,8 +239,8 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 	double half = fmax(thr, c->z_threshold * p->noise_frac);
 	p->band_lo_us = base * (1 - half);
 	p->band_hi_us = base * (1 + half);
-	/* identical baseline nights (sigma 0): the z test cannot speak, the
-	 * minimum change alone decides */
+	/* identical baseline nights and no floor (sigma 0): the z test cannot
+	 * speak, the minimum change alone decides */
 	int z_big = sigma > 0 ? fabs(p->z) > c->z_threshold : p->delta_frac != 0;
 	return fabs(p->delta_frac) >= thr && z_big;
 }
@@ -180,8 +263,22 @@ int regress_differs(const struct regress_conf *c, double a_us, double b_us, doub
 static void run_to_outliers(struct hist_series *s, struct walk *w, size_t end)
 {
 	for (size_t j = w->run_start; w->run_len && j < end; j++)
-		if (s->pts[j].status == REC_OK)
+		if (s->pts[j].status == REC_OK && s->pts[j].verdict == REG_SUSPECT)
 			s->pts[j].verdict = REG_OUTLIER;
+	w->run_len = 0;
+}
+
+/* A new level starts at point `from` (confirmed on point i): the points
+ * since are good nights of it, and the noise is carried over. */
+static void new_level(struct hist_series *s, struct walk *w, size_t from, size_t i,
+		      double noise)
+{
+	for (size_t j = from; j <= i; j++)
+		if (s->pts[j].status == REC_OK && s->pts[j].verdict != REG_UNJUDGED)
+			s->pts[j].in_baseline = 1;
+	w->seg_start = from;
+	if (isfinite(noise))
+		w->carry_noise = noise;
 	w->run_len = 0;
 }
 
@@ -196,23 +293,253 @@ static void on_flagged(const struct regress_conf *c, struct hist_series *s, stru
 		w->run_start = i;
 		w->run_dir = dir;
 	}
+	p->bad_run = s->pts[w->run_start].run;
+	p->good_run = last_good_run(s, w->run_start);
 	if (w->run_len < c->confirm_nights) {
 		p->verdict = REG_SUSPECT;
 		return;
 	}
 	/* confirmed: the new level starts at the run's first night */
 	p->verdict = dir > 0 ? REG_REGRESSION : REG_IMPROVEMENT;
-	for (size_t j = w->run_start; j <= i; j++)
-		if (s->pts[j].status == REC_OK)
-			s->pts[j].in_baseline = 1;
-	w->seg_start = w->run_start;
-	w->carry_noise = p->noise_frac;
-	w->run_len = 0;
+	new_level(s, w, w->run_start, i, p->noise_frac);
+}
+/* ---------------------------------------------------------------- changes */
+
+/* The values of the current level up to point i, oldest first, at most
+ * change_window_nights of them: every measured, judged night but outliers. */
+static size_t level_window(const struct regress_conf *c, const struct hist_series *s,
+			   const struct walk *w, size_t i, struct scratch *sc)
+{
+	size_t m = 0;
+	for (size_t j = i + 1; j-- > w->seg_start && m < (size_t)c->change_window_nights;) {
+		const struct hist_point *q = &s->pts[j];
+		if (q->status != REC_OK || q->verdict == REG_OUTLIER || q->verdict == REG_UNJUDGED)
+			continue;
+		sc->win[m] = q->median_us;
+		sc->win_pt[m++] = j;
+	}
+	for (size_t a = 0, b = m; a + 1 < b; a++, b--) {
+		double t = sc->win[a];
+		size_t u = sc->win_pt[a];
+		sc->win[a] = sc->win[b - 1];
+		sc->win_pt[a] = sc->win_pt[b - 1];
+		sc->win[b - 1] = t;
+		sc->win_pt[b - 1] = u;
+	}
+	return m;
+}
+
+/* Least squares of y[0..m) on a level then a straight line from a hinge h:
+ * y = a for k <= h, a + b (k - h) after. The best hinge (at least two
+ * points after it); a, b and the residual sum of squares into *a, *b, *rss. */
+static size_t hinge_fit(const double *y, size_t m, double *a, double *b, double *rss)
+{
+	size_t best = 0;
+	*rss = INFINITY;
+	*a = *b = NAN;
+	for (size_t h = 0; h + 2 < m; h++) {
+		double n = (double)m, sx = 0, sxx = 0, sy = 0, sxy = 0, syy = 0;
+		for (size_t k = 0; k < m; k++) {
+			double x = k > h ? (double)(k - h) : 0;
+			sx += x, sxx += x * x, sy += y[k], sxy += x * y[k], syy += y[k] * y[k];
+		}
+		double den = n * sxx - sx * sx;
+		if (den <= 0)
+			continue;
+		double bb = (n * sxy - sx * sy) / den, aa = (sy - bb * sx) / n;
+		double r = syy - aa * sy - bb * sxy;
+		if (r < *rss) {
+			*rss = r;
+			*a = aa;
+			*b = bb;
+			best = h;
+		}
+	}
+	return best;
+}
+
+/* Residual sum of squares of y[0..m) around the means of [0, at) and [at, m). */
+static double step_rss(const double *y, size_t m, size_t at)
+{
+	double m1, v1, m2, v2;
+	cp_moments(y, 0, at, &m1, &v1);
+	cp_moments(y, at, m, &m2, &v2);
+	return v1 * (double)(at - 1) + v2 * (double)(m - at - 1);
+}
+
+/* Marks point i a drift that began after window point h (fitted level a,
+ * slope b per window point, m window points), and starts a new level. */
+static void set_drift(struct hist_series *s, struct walk *w, size_t i, const struct scratch *sc,
+		      size_t h, size_t m, double a, double b, double noise)
+{
+	struct hist_point *p = &s->pts[i];
+	size_t first = sc->win_pt[h + 1 < m ? h + 1 : h];
+	p->verdict = REG_DRIFT;
+	p->baseline_us = a;
+	p->delta_frac = b * (double)(m - 1 - h) / a;
+	p->bad_run = s->pts[first].run;
+	p->good_run = last_good_run(s, first);
+	p->change_nights = (int)(p->run - s->pts[sc->win_pt[h]].run);
+	snprintf(p->reason, sizeof p->reason, "drift: %+.1f%% over %d nights",
+		 p->delta_frac * 100, p->change_nights);
+	new_level(s, w, i, i, noise);
+}
+
+/* Whether the level change at window point `at` lasted: at least
+ * confirm_nights and two thirds of the points after it lie beyond half the
+ * change (one spike beside a normal night is no level). */
+static int sustained(const struct regress_conf *c, const double *y, size_t m, size_t at,
+		     const struct cp_change *ch)
+{
+	double half = (ch->mean_before + ch->mean_after) / 2;
+	size_t beyond = 0;
+	for (size_t k = at; k < m; k++)
+		beyond += ch->mean_after > ch->mean_before ? y[k] > half : y[k] < half;
+	return beyond >= (size_t)c->confirm_nights && 3 * beyond >= 2 * (m - at);
+}
+
+/* The whole-level change check of point i: the current level's nights are
+ * searched for change points (cpoint.h); the earliest one that is large
+ * enough and lasted confirm_nights is confirmed tonight, placed on the night
+ * it began, as a step (regression / improvement) or, when a level followed
+ * by a straight line fits better than two levels, a drift. Returns 1 when
+ * it confirmed a change. */
+static int change_check(const struct regress_conf *c, struct hist_series *s, struct walk *w,
+			size_t i, struct scratch *sc)
+{
+	struct hist_point *p = &s->pts[i];
+	size_t m = level_window(c, s, w, i, sc), n, h;
+	double noise = isfinite(p->noise_frac) ? p->noise_frac : w->carry_noise, a, b, rss_h;
+	struct cp_change ch[4];
+
+	if (m < (size_t)(c->min_good_nights + c->confirm_nights) || !isfinite(noise))
+		return 0;
+	struct cp_opts o = {.max_p = c->change_max_p,
+			    .split_p = fmin(10 * c->change_max_p, 0.05),
+			    .min_seg = (size_t)c->confirm_nights,
+			    .min_rel = fmax(c->min_delta_frac, c->noise_multiple * noise)};
+	if (cp_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
+	    !sustained(c, sc->win, m, ch[0].at, &ch[0]))
+		return 0;
+	h = hinge_fit(sc->win, m, &a, &b, &rss_h);
+	if (rss_h < step_rss(sc->win, m, ch[0].at) &&
+	    fabs(b * (double)(m - 1 - h) / a) >= o.min_rel) {
+		set_drift(s, w, i, sc, h, m, a, b, noise);
+		return 1;
+	}
+	size_t first = sc->win_pt[ch[0].at];
+	p->verdict = ch[0].mean_after > ch[0].mean_before ? REG_REGRESSION : REG_IMPROVEMENT;
+	p->baseline_us = ch[0].mean_before;
+	p->delta_frac = ch[0].mean_after / ch[0].mean_before - 1;
+	p->bad_run = s->pts[first].run;
+	p->good_run = last_good_run(s, first);
+	snprintf(p->reason, sizeof p->reason, "change point: %+.1f%%, p = %.1e",
+		 p->delta_frac * 100, ch[0].p);
+	new_level(s, w, first, i, noise);
+	return 1;
+}
+
+/* The long-reference drift check of point i: the level's first
+ * min_good_nights good nights against its last ones, when the level has
+ * moved past the threshold along a significant straight line (a slow drift
+ * the rolling baseline would follow). Returns 1 when it found one. */
+static int long_drift(const struct regress_conf *c, struct hist_series *s, struct walk *w,
+		      size_t i, struct scratch *sc)
+{
+	struct hist_point *p = &s->pts[i];
+	size_t k = (size_t)c->min_good_nights, n = 0, first = HIST_NO_RUN;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, noise = p->noise_frac;
+	for (size_t j = w->seg_start; j <= i; j++) {
+		if (!s->pts[j].in_baseline && j != i)
+			continue;
+		double x = (double)s->pts[j].run, y = s->pts[j].median_us;
+		if (first == HIST_NO_RUN)
+			first = j;
+		if (n < k)
+			sc->vals[n] = y;
+		n++, sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
+	}
+	if (n < 3 * k || !isfinite(noise))
+		return 0;
+	double ref = median(sc->vals, k), cur;
+	size_t got = 0;
+	for (size_t j = i + 1; j-- > w->seg_start && got < k;)
+		if (s->pts[j].in_baseline || j == i)
+			sc->vals[got++] = s->pts[j].median_us;
+	cur = median(sc->vals, got);
+	double thr = fmax(c->min_delta_frac, c->noise_multiple * noise), dn = (double)n;
+	double sxx_c = sxx - sx * sx / dn, slope = (sxy - sx * sy / dn) / sxx_c;
+	double rss = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
+	double se = sqrt(fmax(rss, 0) / (dn - 2) / sxx_c);
+	if (fabs(cur / ref - 1) < thr || cp_t_p(slope / se, dn - 2) > c->change_max_p ||
+	    (slope > 0) != (cur > ref))
+		return 0;
+	p->verdict = REG_DRIFT;
+	p->baseline_us = ref;
+	p->delta_frac = cur / ref - 1;
+	p->bad_run = s->pts[first].run;
+	p->good_run = last_good_run(s, first);
+	p->change_nights = (int)(p->run - s->pts[first].run);
+	snprintf(p->reason, sizeof p->reason, "drift: %+.1f%% over %d nights",
+		 p->delta_frac * 100, p->change_nights);
+	new_level(s, w, i, i, noise);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- the walk */
+
+int regress_contended(const struct regress_conf *c, const struct hist_run *r, char *why,
+		      size_t len)
+{
+	static const char *const held[] = {"hw_slowdown", "hw_thermal", "sw_thermal",
+					   "hw_power_brake"};
+	const struct rec_machine *m = &r->machine;
+	why[0] = '\0';
+	if (!m->known)
+		return 0;
+	if (m->cpus > 0 && isfinite(m->load_avg_1m) &&
+	    m->load_avg_1m / m->cpus > c->max_load_per_cpu)
+		snprintf(why, len, "load average %.2f on %d CPUs", m->load_avg_1m, m->cpus);
+	else if (isfinite(m->cpu_others_pct) && m->cpu_others_pct > c->max_cpu_others_pct)
+		snprintf(why, len, "other processes took %.0f%% of the CPUs", m->cpu_others_pct);
+	else if (isfinite(m->cpu_steal_pct) && m->cpu_steal_pct > c->max_cpu_steal_pct)
+		snprintf(why, len, "CPU steal %.1f%%", m->cpu_steal_pct);
+	for (int g = 0; g < m->ngpus && !why[0]; g++) {
+		if (m->gpus[g].other_procs > c->max_gpu_other_procs)
+			snprintf(why, len, "%d other processes on GPU %d", m->gpus[g].other_procs,
+				 m->gpus[g].index);
+		for (size_t k = 0; k < sizeof held / sizeof *held && !why[0]; k++)
+			if (strstr(m->gpus[g].throttle, held[k]))
+				snprintf(why, len, "GPU %d held back: %s", m->gpus[g].index,
+					 m->gpus[g].throttle);
+	}
+	return why[0] != '\0';
+}
+
+/* The first night of a series or a short one: new, not enough history, or a
+ * jump of new_series_jump_pct from what little there is (flagged). */
+static void walk_short(const struct regress_conf *c, struct hist_series *s, struct walk *w,
+		       size_t i, double *vals, size_t n)
+{
+	struct hist_point *p = &s->pts[i];
+	if (n) { /* for display: how far from what little there is */
+		p->baseline_us = median(vals, n);
+		p->delta_frac = p->median_us / p->baseline_us - 1;
+	}
+	if (n && fabs(p->delta_frac) >= c->new_series_jump_frac) {
+		snprintf(p->reason, sizeof p->reason, "a jump of %+.1f%% on a new series",
+			 p->delta_frac * 100);
+		on_flagged(c, s, w, i, p->delta_frac > 0 ? 1 : -1);
+		return;
+	}
+	p->verdict = REG_SHORT;
+	p->in_baseline = 1;
+	run_to_outliers(s, w, i);
 }
 
 /* Decides point i's verdict as of its own night and revises earlier ones. */
-static void walk_point(const struct regress_conf *c, struct hist_series *s, struct walk *w,
-		       size_t i, double *vals)
+static void walk_point(const struct regress_conf *c, const struct history *h,
+		       struct hist_series *s, struct walk *w, size_t i, struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t n;
@@ -220,52 +547,211 @@ static void walk_point(const struct regress_conf *c, struct hist_series *s, stru
 	p->in_baseline = 0;
 	p->baseline_us = p->noise_frac = p->delta_frac = p->z = NAN;
 	p->band_lo_us = p->band_hi_us = NAN;
+	p->good_run = p->bad_run = HIST_NO_RUN;
+	p->change_nights = 0;
 	if (p->status != REC_OK) {
 		p->verdict = p->status == REC_FAILED ? REG_FAILED : REG_SKIPPED;
 		return;
 	}
-	n = good_before(c, s, w, i, vals);
+	p->reason[0] = '\0'; /* analysis notes from here on */
+	if (regress_contended(c, &h->runs[p->run], p->reason, sizeof p->reason)) {
+		p->verdict = REG_UNJUDGED;
+		return;
+	}
+	n = good_before(c, s, w, i, sc->vals);
 	if (!w->measured++) {
-		p->verdict = REG_NEW;
+		p->verdict = w->env_first ? REG_ENV : REG_NEW;
 		p->in_baseline = 1;
-	} else if (n < (size_t)c->min_good_nights && (isnan(w->carry_noise) || !n)) {
-		p->verdict = REG_SHORT;
-		p->in_baseline = 1;
-		if (n) { /* for display: how far from what little there is */
-			p->baseline_us = median(vals, n);
-			p->delta_frac = p->median_us / p->baseline_us - 1;
-		}
-	} else if (judge(c, p, vals, n, w->carry_noise)) {
+		return;
+	}
+	if (n < (size_t)c->min_good_nights && (isnan(w->carry_noise) || !n)) {
+		walk_short(c, s, w, i, sc->vals, n);
+		return;
+	}
+	if (judge(c, p, sc->vals, n, w->carry_noise)) {
 		on_flagged(c, s, w, i, p->delta_frac > 0 ? 1 : -1);
 	} else {
 		p->verdict = REG_OK;
 		p->in_baseline = 1;
 		run_to_outliers(s, w, i);
 	}
+	/* a first flagged night waits for the next, whatever the check says */
+	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT ||
+	    (p->verdict == REG_SUSPECT && w->run_len == 1))
+		return;
+	if (!change_check(c, s, w, i, sc))
+		long_drift(c, s, w, i, sc);
 }
 
-void regress_series(const struct regress_conf *c, struct hist_series *s)
-{
-	struct walk w = {.carry_noise = NAN};
-	double *vals = malloc((size_t)(c->baseline_nights > 0 ? c->baseline_nights : 1) *
-			      sizeof *vals);
+/* ---------------------------------------------------------------- history */
 
-	if (!vals) { /* cannot judge without scratch space: say so per point */
-		for (size_t i = 0; i < s->n; i++)
-			s->pts[i].verdict = s->pts[i].verdict_night = REG_SHORT;
+/* Series that continue another machine's (the same key but the machine,
+ * measured there first) start with an environment change. */
+static void mark_machine_changes(const struct history *h, struct walk *ws)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hist_series *s = &h->series[i];
+		for (size_t j = 0; j < h->n && s->n; j++) {
+			const struct hist_series *o = &h->series[j];
+			if (j == i || !o->n || o->pts[0].run >= s->pts[0].run ||
+			    !history_key_same_but_machine(&s->key, &o->key))
+				continue;
+			ws[i].env_first = 1;
+			break;
+		}
+	}
+}
+
+/* The note and range of a series' first night on a new machine. */
+static void note_machine_change(struct history *h, size_t si)
+{
+	struct hist_series *s = &h->series[si];
+	struct hist_point *p = &s->pts[0];
+	for (size_t j = 0; j < h->n; j++) {
+		const struct hist_series *o = &h->series[j];
+		if (j == si || !o->n || o->pts[0].run >= p->run ||
+		    !history_key_same_but_machine(&s->key, &o->key))
+			continue;
+		size_t last = HIST_NO_RUN;
+		for (size_t k = 0; k < o->n && o->pts[k].run < p->run; k++)
+			if (o->pts[k].status == REC_OK)
+				last = o->pts[k].run;
+		p->good_run = last;
+		p->bad_run = p->run;
+		snprintf(p->reason, sizeof p->reason, "environment changed: first night on %.50s (was %.50s)",
+			 s->key.machine, o->key.machine);
 		return;
 	}
-	for (size_t i = 0; i < s->n; i++) {
-		walk_point(c, s, &w, i, vals);
-		s->pts[i].verdict_night = s->pts[i].verdict;
+}
+
+/* Most judged series of one machine moving together on one night is the
+ * machine, not the code: those series read "environment changed" and
+ * restart their baselines. ms[k] is series k's machine number, cur[k] its
+ * point on night `run` (or SIZE_MAX). */
+static void machine_moves(const struct regress_conf *c, struct history *h, struct walk *ws,
+			  const size_t *ms, const size_t *cur, size_t run)
+{
+	for (size_t k = 0; k < h->n; k++) {
+		if (cur[k] == (size_t)-1 || ms[k] != k) /* machine k is first seen as series k */
+			continue;
+		int judged = 0, up = 0, down = 0;
+		for (size_t j = 0; j < h->n; j++) {
+			if (ms[j] != ms[k] || cur[j] == (size_t)-1)
+				continue;
+			const struct hist_point *p = &h->series[j].pts[cur[j]];
+			if (p->status != REC_OK || !isfinite(p->z))
+				continue;
+			judged++;
+			int moved = p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
+				    p->verdict == REG_IMPROVEMENT;
+			up += moved && p->delta_frac > 0;
+			down += moved && p->delta_frac < 0;
+		}
+		int most = up > down ? up : down, dir = up > down ? 1 : -1;
+		if (most < c->env_min_series || most < c->env_share * judged)
+			continue;
+		for (size_t j = 0; j < h->n; j++) {
+			if (ms[j] != ms[k] || cur[j] == (size_t)-1)
+				continue;
+			struct hist_series *s = &h->series[j];
+			struct hist_point *p = &s->pts[cur[j]];
+			if (p->status != REC_OK || !isfinite(p->z) ||
+			    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
+			      p->verdict == REG_IMPROVEMENT) ||
+			    (p->delta_frac > 0 ? 1 : -1) != dir)
+				continue;
+			p->verdict = REG_ENV;
+			p->bad_run = p->run;
+			p->good_run = last_good_run(s, cur[j]);
+			snprintf(p->reason, sizeof p->reason,
+				 "environment changed: %d of %d series of %.60s moved %s together",
+				 most, judged, s->key.machine, dir > 0 ? "up" : "down");
+			new_level(s, &ws[j], cur[j], cur[j], p->noise_frac);
+		}
 	}
-	free(vals);
+	(void)run;
+}
+
+/* Allocation failed: every measured point reads "not enough history". */
+static void walk_unable(struct history *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		for (size_t k = 0; k < h->series[i].n; k++)
+			h->series[i].pts[k].verdict = h->series[i].pts[k].verdict_night = REG_SHORT;
 }
 
 void regress_history(const struct regress_conf *c, struct history *h)
 {
-	for (size_t i = 0; i < h->n; i++)
-		regress_series(c, &h->series[i]);
+	size_t ns = h->n ? h->n : 1;
+	struct walk *ws = calloc(ns, sizeof *ws);
+	size_t *ms = calloc(ns, sizeof *ms), *cur = calloc(ns, sizeof *cur),
+	       *next = calloc(ns, sizeof *next);
+	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
+			     malloc((size_t)c->change_window_nights * sizeof(double)),
+			     malloc((size_t)c->change_window_nights * sizeof(size_t))};
+
+	if (!ws || !ms || !cur || !next || !sc.vals || !sc.win || !sc.win_pt) {
+		walk_unable(h);
+		goto done;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		ws[i].carry_noise = NAN;
+		ms[i] = i;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(h->series[j].key.machine, h->series[i].key.machine)) {
+				ms[i] = ms[j];
+				break;
+			}
+	}
+	mark_machine_changes(h, ws);
+	for (size_t run = 0; run < h->nruns; run++) {
+		for (size_t i = 0; i < h->n; i++) {
+			struct hist_series *s = &h->series[i];
+			cur[i] = (size_t)-1;
+			if (next[i] < s->n && s->pts[next[i]].run == run) {
+				cur[i] = next[i]++;
+				walk_point(c, h, s, &ws[i], cur[i], &sc);
+				if (cur[i] == 0 && ws[i].env_first && s->pts[0].verdict == REG_ENV)
+					note_machine_change(h, i);
+			}
+		}
+		machine_moves(c, h, ws, ms, cur, run);
+		for (size_t i = 0; i < h->n; i++)
+			if (cur[i] != (size_t)-1)
+				h->series[i].pts[cur[i]].verdict_night = h->series[i].pts[cur[i]].verdict;
+	}
+done:
+	free(ws);
+	free(ms);
+	free(cur);
+	free(next);
+	free(sc.vals);
+	free(sc.win);
+	free(sc.win_pt);
+}
+
+/* "a1b2c3d" of a revision ("?" unknown), "+dirty" kept. */
+static void short_rev(char *buf, size_t len, const char *rev)
+{
+	size_t n = strcspn(rev, "+");
+	if (!n) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	snprintf(buf, len, "%.*s%s", (int)(n < 7 ? n : 7), rev, rev[n] ? rev + n : "");
+}
+
+char *regress_commits(const struct history *h, const struct hist_point *p, char *buf,
+		      size_t len)
+{
+	char a[64], b[64];
+	buf[0] = '\0';
+	if (p->bad_run >= h->nruns)
+		return buf;
+	short_rev(a, sizeof a, p->good_run < h->nruns ? h->runs[p->good_run].git_rev : "");
+	short_rev(b, sizeof b, h->runs[p->bad_run].git_rev);
+	snprintf(buf, len, "%s..%s", a, b);
+	return buf;
 }
 
 /* ---------------------------------------------------------------- impact */
@@ -382,8 +868,8 @@ char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len
 
 /* ---------------------------------------------------------------- night */
 
-static void entry_of(struct regress_entry *e, const struct hist_series *s,
-		     const struct hist_point *p)
+static void entry_of(struct regress_entry *e, const struct history *h,
+		     const struct hist_series *s, const struct hist_point *p)
 {
 	memset(e, 0, sizeof *e);
 	e->key = s->key;
@@ -398,6 +884,31 @@ static void entry_of(struct regress_entry *e, const struct hist_series *s,
 	e->verdict = p->verdict_night;
 	e->nights = (int)(p - s->pts) + 1;
 	snprintf(e->reason, sizeof e->reason, "%s", p->reason);
+	if (p->good_run < h->nruns) {
+		snprintf(e->good_run_id, sizeof e->good_run_id, "%s", h->runs[p->good_run].run_id);
+		snprintf(e->good_rev, sizeof e->good_rev, "%s", h->runs[p->good_run].git_rev);
+	}
+	if (p->bad_run < h->nruns) {
+		snprintf(e->bad_run_id, sizeof e->bad_run_id, "%s", h->runs[p->bad_run].run_id);
+		snprintf(e->bad_rev, sizeof e->bad_rev, "%s", h->runs[p->bad_run].git_rev);
+	}
+	regress_commits(h, p, e->commits, sizeof e->commits);
+}
+
+char *regress_entry_line(const struct regress_entry *e, char *buf, size_t len)
+{
+	char label[512];
+	size_t off = (size_t)snprintf(buf, len, "%s %s: %+.1f%% (%.4g us, baseline %.4g us, noise %.2f%%)",
+				      regress_verdict_name(e->verdict),
+				      history_key_label(&e->key, label, sizeof label),
+				      e->delta_frac * 100, e->median_us, e->baseline_us,
+				      e->noise_frac * 100);
+	if (off < len && e->commits[0])
+		off += (size_t)snprintf(buf + off, len - off, ", commits %s (first bad %s)",
+					e->commits, e->bad_run_id);
+	if (off < len && e->reason[0])
+		snprintf(buf + off, len - off, "; %s", e->reason);
+	return buf;
 }
 
 /* The previous measured point of p in s, or NULL. */
@@ -469,7 +980,7 @@ int regress_night_build(struct regress_night *out, const struct history *h, size
 		const struct hist_point *p = history_point_at(s, run);
 		if (!p)
 			continue;
-		entry_of(&out->entries[out->n], s, p);
+		entry_of(&out->entries[out->n], h, s, p);
 		out->count[out->entries[out->n].verdict]++;
 		out->n++;
 		if (p->status == REC_OK && add_revisions(out, &rcap, h, s, p))
@@ -504,6 +1015,7 @@ static void emit_key(struct yout *y, const struct hist_key *k)
 	yout_kv_str(y, "device", k->device);
 	yout_kv_str(y, "backend", k->backend);
 	yout_kv_str(y, "build", k->build);
+	yout_kv_str(y, "machine", k->machine);
 }
 
 static void emit_entry(struct yout *y, const struct regress_entry *e)
@@ -521,6 +1033,11 @@ static void emit_entry(struct yout *y, const struct regress_entry *e)
 	yout_kv_num(y, "band_lo_us", e->band_lo_us);
 	yout_kv_num(y, "band_hi_us", e->band_hi_us);
 	yout_kv_str(y, "reason", e->reason);
+	yout_kv_str(y, "commits", e->commits);
+	yout_kv_str(y, "last_good_run", e->good_run_id);
+	yout_kv_str(y, "last_good_rev", e->good_rev);
+	yout_kv_str(y, "first_bad_run", e->bad_run_id);
+	yout_kv_str(y, "first_bad_rev", e->bad_rev);
 	yout_end(y);
 }
 
@@ -546,7 +1063,7 @@ void regress_night_emit(const struct regress_night *n, FILE *fp)
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_kv_int(&y, "schema", 1);
+	yout_kv_int(&y, "schema", 2);
 	yout_kv_str(&y, "run_id", n->run_id);
 	yout_kv_int(&y, "nights", (long long)n->nruns);
 	yout_key(&y, "counts"); /* derived from series; for people reading the file */
@@ -617,6 +1134,17 @@ static void read_key(struct yctx *c, struct ydoc_node *m, struct hist_key *k)
 	read_str(c, m, "device", k->device, sizeof k->device);
 	read_str(c, m, "backend", k->backend, sizeof k->backend);
 	read_str(c, m, "build", k->build, sizeof k->build);
+	if (ydoc_get(m, "machine")) /* schema 2 */
+		read_str(c, m, "machine", k->machine, sizeof k->machine);
+}
+
+/* An optional string key (schema 2): "" when absent. */
+static void read_opt_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
+			 size_t len)
+{
+	dst[0] = '\0';
+	if (ydoc_get(m, key))
+		read_str(c, m, key, dst, len);
 }
 
 static void read_verdict(struct yctx *c, struct ydoc_node *m, const char *key,
@@ -658,6 +1186,11 @@ static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry
 	yget_num(c, m, "band_lo_us", Y_REQUIRED | Y_NULLABLE, &e->band_lo_us);
 	yget_num(c, m, "band_hi_us", Y_REQUIRED | Y_NULLABLE, &e->band_hi_us);
 	read_str(c, m, "reason", e->reason, sizeof e->reason);
+	read_opt_str(c, m, "commits", e->commits, sizeof e->commits);
+	read_opt_str(c, m, "last_good_run", e->good_run_id, sizeof e->good_run_id);
+	read_opt_str(c, m, "last_good_rev", e->good_rev, sizeof e->good_rev);
+	read_opt_str(c, m, "first_bad_run", e->bad_run_id, sizeof e->bad_run_id);
+	read_opt_str(c, m, "first_bad_rev", e->bad_rev, sizeof e->bad_rev);
 	ycheck_unknown(c, m);
 }
 
@@ -707,8 +1240,8 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 	int schema = 0, nights = 0;
 
 	yget_int(c, root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
-	if (schema > 1)
-		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 1",
+	if (schema > 2)
+		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 2",
 			  schema);
 	read_str(c, root, "run_id", n->run_id, sizeof n->run_id);
 	yget_int(c, root, "nights", Y_REQUIRED | Y_POSITIVE, &nights);

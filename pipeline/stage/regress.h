@@ -34,6 +34,17 @@ struct regress_conf {
 	double noise_multiple;   /* and at least this many sigmas of noise (3) */
 	double z_threshold;      /* and a robust |z| above this (5) */
 	int confirm_nights;      /* consecutive flagged nights that confirm (2) */
+	double noise_floor_frac; /* the noise estimate is at least this (noise_floor_pct) */
+	double change_max_p;     /* change points: significance of a change (0.001) */
+	int change_window_nights; /* change points: nights of a level searched (60) */
+	double new_series_jump_frac; /* short series: a jump this large is flagged */
+	double env_share;        /* share of a machine's series moving together: its
+				  * environment changed (env_share_pct / 100) */
+	int env_min_series;      /* and at least this many series */
+	double max_load_per_cpu; /* contention: load average per CPU above this */
+	double max_cpu_others_pct; /* other processes' share of the CPUs above this */
+	double max_cpu_steal_pct;  /* hypervisor steal above this */
+	int max_gpu_other_procs;   /* other processes on a measured GPU above this */
 	int nimpact;             /* op -> model component, for the tok/s impact */
 	char impact_op[REGRESS_MAX_IMPACT][32];
 	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
@@ -49,9 +60,30 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
  * err_msg(). Returns 0 or DDT_EINPUT/DDT_ENOMEM. */
 int regress_conf_load_file(struct regress_conf *c, const char *path);
 
-/* Fills every point's analysis fields of every series of h. Pure; cannot fail. */
+/* Fills every point's analysis fields of every series of h, night by night:
+ * per series the online rule above, then the whole-level change check (the
+ * current level's nights searched for change points, cpoint.h: a change
+ * larger than max(min_delta, noise_multiple x noise) at change_max_p that
+ * lasted confirm_nights is confirmed tonight and placed on the night it
+ * began, as a step or, when a level then a straight line fits better, a
+ * drift), then the long-reference drift check (the level's first nights
+ * against its last along a significant trend); across series, a machine
+ * change (a series continuing another machine's) and most of a machine's
+ * series moving together on one night read "environment changed"; a night
+ * the machine was contended reads "not judgeable". Pure; cannot fail (out
+ * of memory, every point reads "not enough history"). */
 void regress_history(const struct regress_conf *c, struct history *h);
-void regress_series(const struct regress_conf *c, struct hist_series *s);
+
+/* 1 when run r was contended (regress_conf's limits on its machine state),
+ * with why into why[len]; 0 when not or unknown. */
+int regress_contended(const struct regress_conf *c, const struct hist_run *r, char *why,
+		      size_t len);
+
+/* "a1b2c3d..e4f5a6b": the git revisions of a verdict's last good and first
+ * bad nights (7 characters each, "?" unknown; "+dirty" when the tree was
+ * modified) into buf, or "" when p names no change. Returns buf. */
+char *regress_commits(const struct history *h, const struct hist_point *p, char *buf,
+		      size_t len);
 
 /* The flag rule between two measurements: +1 when b is slower than a by at
  * least max(min_delta, noise_multiple x noise) and by more than z_threshold
@@ -60,7 +92,8 @@ void regress_series(const struct regress_conf *c, struct hist_series *s);
 int regress_differs(const struct regress_conf *c, double a_us, double b_us, double noise_frac);
 
 /* "ok", "improvement", "suspect", "regression", "outlier", "new",
- * "not enough history", "failed", "skipped". */
+ * "not enough history", "failed", "skipped", "drift", "environment changed",
+ * "not judgeable". */
 const char *regress_verdict_name(enum regress_verdict v);
 /* Parses a verdict name; returns 0 or -1. */
 int regress_verdict_parse(const char *s, enum regress_verdict *out);
@@ -107,6 +140,10 @@ struct regress_entry {
 	enum regress_verdict verdict; /* as decided that night */
 	int nights;                   /* measured nights of the series so far */
 	char reason[160];
+	/* the change a verdict names: its last good and first bad nights ("" none) */
+	char good_run_id[80], good_rev[48];
+	char bad_run_id[80], bad_rev[48];
+	char commits[112];            /* "a1b2c3d..e4f5a6b" (regress_commits) */
 };
 
 /* A verdict of an earlier night changed by this night (suspect -> outlier). */
@@ -131,6 +168,11 @@ struct regress_night {
  * copying imp (may be NULL). Returns 0 or DDT_ENOMEM; out zeroed first. */
 int regress_night_build(struct regress_night *out, const struct history *h, size_t run,
 			const struct regress_impacts *imp);
+/* "regression tree_attn/cold M=9 [...]: +4.1% (101.2 us, baseline 97.2 us,
+ * noise 0.50%), commits a1b2c3d..e4f5a6b (20260120T020000Z-h)" into buf:
+ * the one-line form the alert lines and summary.txt print. Returns buf. */
+char *regress_entry_line(const struct regress_entry *e, char *buf, size_t len);
+
 /* Writes n as YAML to path atomically. Returns 0 or an error code. */
 int regress_night_write(const struct regress_night *n, const char *path);
 void regress_night_emit(const struct regress_night *n, FILE *fp);
