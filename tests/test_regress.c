@@ -1,5 +1,6 @@
-/* test_regress.c - verdicts on generated histories, the strict `regress:` loader,
- * the tok/s impact of a regression, and the night's verdict file. */
+/* test_regress.c - verdicts on generated histories (machines, drifts, small
+ * steps, new series, bimodal noise, commits, contention), the strict
+ * `regress:` loader, the tok/s impact of a regression, the night's verdict file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -412,6 +413,350 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	ydiag_free(&diag);
 }
 
+/* ---- the cases of regression tracking, each with its expected verdict ---- */
+
+/* One night of a generated history: nseries series (op "op<k>") on host,
+ * medians us[k], git revision rev; machine state known when load >= 0. */
+static void add_night(struct history *h, int night, const char *host, const char *rev,
+		      const double *us, int nseries, double load)
+{
+	struct run_record r;
+	struct rec_device d = {.kind = "cpu", .name = "Test CPU (4 cores)", .arch = "x86_64",
+			       .cores = 4, .mem_gb = 16, .sm_clock_mhz = NAN,
+			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = 10};
+	memset(&r, 0, sizeof r);
+	r.schema = RECORD_SCHEMA;
+	snprintf(r.run_id, sizeof r.run_id, "2026%02d%02dT020000Z-%s", 1 + (night - 1) / 28,
+		 1 + (night - 1) % 28, host);
+	snprintf(r.prov.host, sizeof r.prov.host, "%s", host);
+	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", rev);
+	snprintf(r.prov.build, sizeof r.prov.build, "O2");
+	if (load >= 0)
+		r.machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
+						 .cpu_steal_pct = 0, .cpu_others_pct = 0,
+						 .cpu_mhz = NAN};
+	assert_int_equal(record_add_device(&r, &d), 0);
+	for (int k = 0; k < nseries; k++) {
+		struct rec_row w = {.variant = "cold", .backend = "cpu", .samples = 10,
+				    .status = REC_OK, .median_us = us[k]};
+		snprintf(w.op, sizeof w.op, "op%d", k);
+		assert_int_equal(record_add_row(&r, &w), 0);
+	}
+	assert_int_equal(history_add_record(h, &r), 0);
+	record_free(&r);
+}
+
+/* A 40-hex revision for night n. */
+static const char *rev_of(int n)
+{
+	static char buf[48];
+	snprintf(buf, sizeof buf, "%07x%033d", 0xa000000 + n, 0);
+	return buf;
+}
+
+/* Prints a series night by night (shown when a test fails). */
+static void dump_series(const struct hist_series *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		printf("  %2zu %8.2f %-20s %+6.1f%% bad %2d %s\n", i, s->pts[i].median_us,
+		       regress_verdict_name(s->pts[i].verdict_night), s->pts[i].delta_frac * 100,
+		       s->pts[i].bad_run == HIST_NO_RUN ? -1 : (int)s->pts[i].bad_run,
+		       s->pts[i].reason);
+}
+
+static int count_verdict(const struct hist_series *s, enum regress_verdict v)
+{
+	int n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->pts[i].verdict_night == v;
+	return n;
+}
+
+/* Another host, 15% slower, with the same CPU name: new series; their first
+ * night reads "environment changed", and no night is a regression. */
+static void test_regress__machine_change_is_environment_changed_not_regression(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	load_conf(&c);
+	rng_state = 7;
+	for (int night = 1; night <= 30; night++) {
+		double us[3];
+		for (int k = 0; k < 3; k++)
+			us[k] = (100 + 10 * k) * (night > 15 ? 1.15 : 1) * (1 + 0.005 * normal01());
+		add_night(&h, night, night > 15 ? "hostb" : "hosta", rev_of(night), us, 3, -1);
+	}
+	regress_history(&c, &h);
+	assert_int_equal(h.n, 6); /* three series on each machine */
+	for (size_t i = 0; i < h.n; i++) {
+		const struct hist_series *s = &h.series[i];
+		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_int_equal(count_verdict(s, REG_SUSPECT), 0);
+		assert_int_equal(s->pts[0].verdict, i < 3 ? REG_NEW : REG_ENV);
+		assert_int_equal(count_verdict(s, REG_ENV), i < 3 ? 0 : 1);
+	}
+	assert_non_null(strstr(h.series[3].pts[0].reason, "first night on hostb:"));
+	history_free(&h);
+}
+
+/* Two hosts taking turns in one runs/ folder, one 15% slower: each is its
+ * own series; nothing is suspect. */
+static void test_regress__alternating_hosts_give_no_suspects(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	load_conf(&c);
+	rng_state = 9;
+	for (int night = 1; night <= 30; night++) {
+		double us[2];
+		for (int k = 0; k < 2; k++)
+			us[k] = 100 * (night % 2 ? 1.15 : 1) * (1 + 0.005 * normal01());
+		add_night(&h, night, night % 2 ? "hostb" : "hosta", rev_of(night), us, 2, -1);
+	}
+	regress_history(&c, &h);
+	assert_int_equal(h.n, 4);
+	for (size_t i = 0; i < h.n; i++) {
+		assert_int_equal(count_verdict(&h.series[i], REG_SUSPECT), 0);
+		assert_int_equal(count_verdict(&h.series[i], REG_REGRESSION), 0);
+	}
+	history_free(&h);
+}
+
+/* Six series of one machine all +12% from night 15: "environment changed"
+ * on night 15, once, and the new level is ok afterwards. */
+static void test_regress__a_machine_moving_together_is_environment_changed(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	load_conf(&c);
+	rng_state = 11;
+	for (int night = 1; night <= 30; night++) {
+		double us[6];
+		for (int k = 0; k < 6; k++)
+			us[k] = (50 + 20 * k) * (night >= 15 ? 1.12 : 1) * (1 + 0.005 * normal01());
+		add_night(&h, night, "hosta", rev_of(night), us, 6, -1);
+	}
+	regress_history(&c, &h);
+	for (size_t i = 0; i < h.n; i++) {
+		const struct hist_series *s = &h.series[i];
+		assert_int_equal(s->pts[14].verdict, REG_ENV);
+		assert_int_equal(count_verdict(s, REG_ENV), 1);
+		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_int_equal(s->pts[29].verdict, REG_OK);
+	}
+	history_free(&h);
+}
+
+/* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
+ * seeds: a "drift" every time, starting within three nights of night 21,
+ * never a regression. */
+static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	load_conf(&c);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct history h = {0};
+		rng_state = seed;
+		for (int night = 1; night <= 50; night++) {
+			double us = 100 * (1 + 0.005 * (night > 20 ? night - 20 : 0)) *
+				    (1 + 0.005 * normal01());
+			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+		}
+		regress_history(&c, &h);
+		const struct hist_series *s = &h.series[0];
+		if (seed == 1 || count_verdict(s, REG_REGRESSION))
+			dump_series(s);
+		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_true(count_verdict(s, REG_DRIFT) >= 1);
+		for (size_t i = 0; i < s->n; i++)
+			if (s->pts[i].verdict == REG_DRIFT) {
+				assert_true(s->pts[i].bad_run >= 17 && s->pts[i].bad_run <= 23);
+				assert_non_null(strstr(s->pts[i].reason, "drift: +"));
+				break;
+			}
+		history_free(&h);
+	}
+}
+
+/* A 4% step at 1% noise on night 25 (below the online rule's 5 sigmas): the
+ * change check finds it in every seed, as a regression in all but at most
+ * two (where the noise before the step makes it look like a ramp, a drift),
+ * placed on night 25 in most and never more than two nights off. */
+static void test_regress__small_sustained_step_is_a_regression_placed_where_it_began(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	int exact = 0, drifts = 0;
+	load_conf(&c);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct history h = {0};
+		rng_state = seed;
+		for (int night = 1; night <= 40; night++) {
+			double us = 100 * (night >= 25 ? 1.04 : 1) * (1 + 0.01 * normal01());
+			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+		}
+		regress_history(&c, &h);
+		const struct hist_series *s = &h.series[0];
+		int regs = count_verdict(s, REG_REGRESSION), dr = count_verdict(s, REG_DRIFT);
+		if (regs + dr != 1)
+			dump_series(s);
+		assert_int_equal(regs + dr, 1);
+		drifts += dr;
+		for (size_t i = 0; i < s->n; i++)
+			if (s->pts[i].verdict == REG_REGRESSION) {
+				assert_true(s->pts[i].bad_run >= 22 && s->pts[i].bad_run <= 26);
+				exact += s->pts[i].bad_run == 24;
+			}
+		history_free(&h);
+	}
+	printf("placed on night 25: %d of 20; taken for a drift: %d\n", exact, drifts);
+	assert_true(drifts <= 2);
+	assert_true(exact >= 15);
+}
+
+/* +15% on a series' fourth night: suspect that night, a regression the
+ * next, though the series has no baseline yet. */
+static void test_regress__jump_on_a_new_series_is_flagged(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	double us[] = {100, 100.4, 99.7, 115, 115.2, 114.8, 115.1};
+	load_conf(&c);
+	series_of(&h, us, 7);
+	regress_history(&c, &h);
+	assert_int_equal(h.series[0].pts[2].verdict, REG_SHORT);
+	assert_int_equal(h.series[0].pts[3].verdict, REG_SUSPECT);
+	assert_int_equal(h.series[0].pts[4].verdict, REG_REGRESSION);
+	assert_int_equal(h.series[0].pts[5].verdict, REG_SHORT); /* the new level's own */
+	history_free(&h);
+}
+
+/* Nights at one of two levels 8% apart, at random after six nights that
+ * show both: "ok" (a level seen before), never a regression, in 20 seeds of
+ * 40 nights. (Six nights at one level then two at the other would be an
+ * improvement to any detector.) */
+static void test_regress__bimodal_noise_is_not_a_regression(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	int bimodal_seen = 0;
+	load_conf(&c);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct history h = {0};
+		rng_state = seed * 31;
+		for (int night = 1; night <= 40; night++) {
+			int up = night <= 6 ? night % 3 == 2 : uniform01() < 0.5;
+			double us = 100 * (up ? 1.08 : 1) * (1 + 0.005 * normal01());
+			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+		}
+		regress_history(&c, &h);
+		const struct hist_series *s = &h.series[0];
+		if (count_verdict(s, REG_REGRESSION) + count_verdict(s, REG_IMPROVEMENT))
+			dump_series(s);
+		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_int_equal(count_verdict(s, REG_IMPROVEMENT), 0);
+		assert_int_equal(count_verdict(s, REG_DRIFT), 0);
+		for (size_t i = 0; i < s->n; i++)
+			bimodal_seen += !strncmp(s->pts[i].reason, "bimodal", 7);
+		history_free(&h);
+	}
+	assert_true(bimodal_seen > 0);
+}
+
+/* The regression names its last good and first bad nights and their
+ * revisions: "a00000c..a00000d", ready for git bisect. */
+static void test_regress__every_verdict_names_its_commits(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	struct regress_night n;
+	char buf[1024];
+	load_conf(&c);
+	rng_state = 5;
+	for (int night = 1; night <= 20; night++) {
+		double us = 100 * (night >= 13 ? 1.10 : 1) * (1 + 0.004 * normal01());
+		add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+	}
+	regress_history(&c, &h);
+	const struct hist_point *p = &h.series[0].pts[13];
+	assert_int_equal(p->verdict, REG_REGRESSION);
+	assert_string_equal(regress_commits(&h, p, buf, sizeof buf), "a00000c..a00000d");
+	assert_string_equal(regress_commits(&h, &h.series[0].pts[12], buf, sizeof buf),
+			    "a00000c..a00000d"); /* the suspect night names the same */
+	assert_string_equal(regress_commits(&h, &h.series[0].pts[5], buf, sizeof buf), "");
+	assert_int_equal(regress_night_build(&n, &h, 13, NULL), 0);
+	assert_string_equal(n.entries[0].commits, "a00000c..a00000d");
+	assert_string_equal(n.entries[0].bad_run_id, h.runs[12].run_id);
+	assert_string_equal(n.entries[0].good_run_id, h.runs[11].run_id);
+	printf("%s\n", regress_entry_line(&n.entries[0], buf, sizeof buf));
+	assert_non_null(strstr(regress_entry_line(&n.entries[0], buf, sizeof buf),
+			       "commits a00000c..a00000d"));
+	regress_night_free(&n);
+	history_free(&h);
+}
+
+/* A night whose machine was loaded (load 9 on 4 CPUs) is "not judgeable":
+ * its 20% spike is neither suspect nor in a baseline. */
+static void test_regress__contended_night_is_not_judgeable(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	load_conf(&c);
+	for (int night = 1; night <= 12; night++) {
+		double us = night == 9 ? 120 : 100 + 0.3 * (night % 3);
+		add_night(&h, night, "hosta", rev_of(night), &us, 1, night == 9 ? 9.0 : 0.2);
+	}
+	regress_history(&c, &h);
+	const struct hist_series *s = &h.series[0];
+	assert_int_equal(s->pts[8].verdict, REG_UNJUDGED);
+	assert_non_null(strstr(s->pts[8].reason, "load average 9.00 on 4 CPUs"));
+	assert_int_equal(s->pts[8].in_baseline, 0);
+	assert_int_equal(count_verdict(s, REG_SUSPECT), 0);
+	assert_int_equal(s->pts[9].verdict, REG_OK);
+	history_free(&h);
+}
+
+/* A record of schema 1 (no machine section, no engine_rev) still loads and
+ * stays in the same series as the schema-2 records of the same machine. */
+static void test_regress__schema_1_records_keep_their_history(void **state)
+{
+	(void)state;
+	const char *v1 =
+	    "schema: 1\nrun_id: 20260101T020000Z-hosta\ncreated: 2026-01-01T02:00:00Z\n"
+	    "template: cpu\nprovenance: {git_rev: abc1234, compiler: gcc, build: O2,\n"
+	    "  cuda_runtime: '', cuda_driver: '', nccl: '', host: hosta}\n"
+	    "devices:\n  - {kind: cpu, index: 0, name: Test CPU (4 cores), arch: x86_64, cores: 4,\n"
+	    "     mem_gb: 16, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~, copy_gbps: 10}\n"
+	    "rows:\n  - {op: op0, variant: cold, backend: cpu, device: 0, params: {}, samples: 10,\n"
+	    "     median_us: 100, p10_us: ~, p90_us: ~, min_us: ~, max_us: ~, stdev_us: ~,\n"
+	    "     bytes: ~, flops: ~, gbps: ~, pct_peak: ~, max_err: ~, sm_clock_mhz: ~,\n"
+	    "     status: ok, reason: ''}\n";
+	struct run_record r;
+	struct ydiag diag = {0};
+	struct history h = {0};
+	int rc = record_read_buf(&r, "v1.yaml", v1, strlen(v1), &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	assert_int_equal(r.schema, 1);
+	assert_int_equal(r.machine.known, 0);
+	assert_int_equal(history_add_record(&h, &r), 0);
+	record_free(&r);
+	double us = 100.2;
+	add_night(&h, 2, "hosta", rev_of(2), &us, 1, 0.1);
+	assert_int_equal(h.n, 1); /* one series across both schemas */
+	assert_int_equal(h.series[0].n, 2);
+	assert_string_equal(h.runs[0].git_rev, "abc1234");
+	history_free(&h);
+	ydiag_free(&diag);
+}
+
 /* ---- verdict file ---- */
 
 static void test_regress__verdict_file_round_trips_with_revisions(void **state)
@@ -489,6 +834,16 @@ int main(void)
 	    cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
 	    cmocka_unit_test(test_regress__impact_scales_the_ops_component),
 	    cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
+	    cmocka_unit_test(test_regress__machine_change_is_environment_changed_not_regression),
+	    cmocka_unit_test(test_regress__alternating_hosts_give_no_suspects),
+	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
+	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
+	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
+	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
+	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
+	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
+	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
+	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,6 +212,28 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
 	return 1;
 }
 
+/* Whether point i sits on one of two levels the series keeps returning to:
+ * its last 2 x baseline_nights measured nights, whatever the levels they
+ * were judged in, are bimodal and p is inside the nearer level's band. */
+static int recurring_level(const struct regress_conf *c, const struct hist_series *s, size_t i,
+			   double *tmp, size_t cap)
+{
+	const struct hist_point *p = &s->pts[i];
+	size_t n = 0, want = 2 * (size_t)c->baseline_nights;
+	double lo, hi, sigma;
+	for (size_t j = i; j-- > 0 && n < want && n < cap;)
+		if (s->pts[j].status == REC_OK && s->pts[j].verdict != REG_UNJUDGED)
+			tmp[n++] = s->pts[j].median_us;
+	if (n < (size_t)c->min_good_nights)
+		return 0;
+	qsort(tmp, n, sizeof *tmp, cmp_double);
+	if (!bimodal(c, tmp, n, &lo, &hi, &sigma))
+		return 0;
+	double base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
+	double thr = fmax(c->min_delta_frac, c->noise_multiple * sigma / base);
+	return fabs(p->median_us / base - 1) < thr;
+}
+
 /* Fills baseline, noise, delta, z and band of p from the good values; returns
  * 1 when p is flagged (outside the band). Two levels in the baseline (bimodal
  * noise) are two baselines: p is judged against the nearer. */
@@ -367,6 +389,40 @@ static double step_rss(const double *y, size_t m, size_t at)
 	return v1 * (double)(at - 1) + v2 * (double)(m - at - 1);
 }
 
+/* The relative noise of y[0..m) from its night-to-night differences
+ * (mad_to_sigma x MAD of the differences / sqrt 2, over the median): a step
+ * or a drift inside the window does not inflate it as the MAD of the values
+ * would. At least the floor. tmp has room for baseline_nights values. */
+static double diff_noise(const struct regress_conf *c, const double *y, size_t m, double *tmp)
+{
+	size_t n = 0, cap = (size_t)c->baseline_nights;
+	for (size_t k = m; k-- > 1 && n < cap;)
+		tmp[n++] = fabs(y[k] - y[k - 1]);
+	double d = c->mad_to_sigma * median(tmp, n) / sqrt(2);
+	n = 0;
+	for (size_t k = m; k-- > 0 && n < cap;)
+		tmp[n++] = y[k];
+	double level = median(tmp, n);
+	return fmax(d / level, c->noise_floor_frac);
+}
+
+enum shape { SHAPE_STEP, SHAPE_DRIFT, SHAPE_UNSURE };
+
+/* Step or drift for a change at window point `at` of y[0..m): a drift when a
+ * level then a line (from hinge *h, level *a, slope *b) leaves a quarter
+ * less residual than two levels and spans at least twice min_good_nights;
+ * unsure when it fits so but spans less (a step's first nights look the
+ * same: the next nights decide); else a step. */
+static enum shape classify(const struct regress_conf *c, const double *y, size_t m, size_t at,
+			   size_t *h, double *a, double *b)
+{
+	double rss_h;
+	*h = hinge_fit(y, m, a, b, &rss_h);
+	if (!(rss_h * 1.25 < step_rss(y, m, at)))
+		return SHAPE_STEP;
+	return m - 1 - *h >= 2 * (size_t)c->min_good_nights ? SHAPE_DRIFT : SHAPE_UNSURE;
+}
+
 /* Marks point i a drift that began after window point h (fitted level a,
  * slope b per window point, m window points), and starts a new level. */
 static void set_drift(struct hist_series *s, struct walk *w, size_t i, const struct scratch *sc,
@@ -398,6 +454,33 @@ static int sustained(const struct regress_conf *c, const double *y, size_t m, si
 	return beyond >= (size_t)c->confirm_nights && 3 * beyond >= 2 * (m - at);
 }
 
+/* A step the online rule just confirmed at point i, checked for its shape
+ * over the level before it and tonight: a drift (the rolling baseline lagged
+ * a drift) becomes one; unsure, the confirmation waits (returns 1: the
+ * caller restores the walk and keeps the night suspect). */
+static int drift_not_step(const struct regress_conf *c, struct hist_series *s, struct walk *w,
+			  const struct walk *old, size_t i, struct scratch *sc)
+{
+	struct hist_point *p = &s->pts[i];
+	size_t at = 0, m, h;
+	double a, b;
+	m = level_window(c, s, old, i, sc);
+	while (at < m && s->pts[sc->win_pt[at]].run < p->bad_run)
+		at++;
+	if (m < 4 || at < 2 || at + 1 >= m)
+		return 0;
+	switch (classify(c, sc->win, m, at, &h, &a, &b)) {
+	case SHAPE_DRIFT:
+		if ((b > 0) == (p->delta_frac > 0))
+			set_drift(s, w, i, sc, h, m, a, b, w->carry_noise);
+		return 0;
+	case SHAPE_UNSURE:
+		return (b > 0) == (p->delta_frac > 0);
+	default:
+		return 0;
+	}
+}
+
 /* The whole-level change check of point i: the current level's nights are
  * searched for change points (cpoint.h); the earliest one that is large
  * enough and lasted confirm_nights is confirmed tonight, placed on the night
@@ -409,11 +492,12 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 {
 	struct hist_point *p = &s->pts[i];
 	size_t m = level_window(c, s, w, i, sc), n, h;
-	double noise = isfinite(p->noise_frac) ? p->noise_frac : w->carry_noise, a, b, rss_h;
+	double noise, a, b;
 	struct cp_change ch[4];
 
-	if (m < (size_t)(c->min_good_nights + c->confirm_nights) || !isfinite(noise))
+	if (m < (size_t)(c->min_good_nights + c->confirm_nights))
 		return 0;
+	noise = diff_noise(c, sc->win, m, sc->vals);
 	struct cp_opts o = {.max_p = c->change_max_p,
 			    .split_p = fmin(10 * c->change_max_p, 0.05),
 			    .min_seg = (size_t)c->confirm_nights,
@@ -421,9 +505,11 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	if (cp_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
 	    !sustained(c, sc->win, m, ch[0].at, &ch[0]))
 		return 0;
-	h = hinge_fit(sc->win, m, &a, &b, &rss_h);
-	if (rss_h < step_rss(sc->win, m, ch[0].at) &&
-	    fabs(b * (double)(m - 1 - h) / a) >= o.min_rel) {
+	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
+	if (sh == SHAPE_UNSURE ||
+	    (sh == SHAPE_DRIFT && fabs(b * (double)(m - 1 - h) / a) < o.min_rel))
+		return 0;
+	if (sh == SHAPE_DRIFT) {
 		set_drift(s, w, i, sc, h, m, a, b, noise);
 		return 1;
 	}
@@ -439,41 +525,60 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	return 1;
 }
 
+/* Median of the first (from 1) or last (from 0) k good nights of the
+ * level up to point i, into *out; returns how many there were. */
+static size_t level_end(const struct hist_series *s, const struct walk *w, size_t i, size_t k,
+			int first, double *tmp, double *out)
+{
+	size_t n = 0;
+	for (size_t j = first ? w->seg_start : i; n < k && j >= w->seg_start && j <= i;
+	     j = first ? j + 1 : j - 1) {
+		if (s->pts[j].in_baseline || j == i)
+			tmp[n++] = s->pts[j].median_us;
+		if (!first && j == 0)
+			break;
+	}
+	*out = n ? median(tmp, n) : NAN;
+	return n;
+}
+
 /* The long-reference drift check of point i: the level's first
  * min_good_nights good nights against its last ones, when the level has
  * moved past the threshold along a significant straight line (a slow drift
- * the rolling baseline would follow). Returns 1 when it found one. */
+ * the rolling baseline would follow). Placed where a level then a line fits
+ * the level's last nights best. Returns 1 when it found one. */
 static int long_drift(const struct regress_conf *c, struct hist_series *s, struct walk *w,
 		      size_t i, struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t k = (size_t)c->min_good_nights, n = 0, first = HIST_NO_RUN;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, noise = p->noise_frac;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, ref, cur, a, b, rss;
 	for (size_t j = w->seg_start; j <= i; j++) {
 		if (!s->pts[j].in_baseline && j != i)
 			continue;
 		double x = (double)s->pts[j].run, y = s->pts[j].median_us;
 		if (first == HIST_NO_RUN)
 			first = j;
-		if (n < k)
-			sc->vals[n] = y;
 		n++, sx += x, sy += y, sxx += x * x, sxy += x * y, syy += y * y;
 	}
-	if (n < 3 * k || !isfinite(noise))
+	if (n < 3 * k)
 		return 0;
-	double ref = median(sc->vals, k), cur;
-	size_t got = 0;
-	for (size_t j = i + 1; j-- > w->seg_start && got < k;)
-		if (s->pts[j].in_baseline || j == i)
-			sc->vals[got++] = s->pts[j].median_us;
-	cur = median(sc->vals, got);
-	double thr = fmax(c->min_delta_frac, c->noise_multiple * noise), dn = (double)n;
+	level_end(s, w, i, k, 1, sc->vals, &ref);
+	level_end(s, w, i, k, 0, sc->vals, &cur);
+	size_t m = level_window(c, s, w, i, sc);
+	double noise = diff_noise(c, sc->win, m, sc->vals), dn = (double)n;
+	double thr = fmax(c->min_delta_frac, c->noise_multiple * noise);
 	double sxx_c = sxx - sx * sx / dn, slope = (sxy - sx * sy / dn) / sxx_c;
-	double rss = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
-	double se = sqrt(fmax(rss, 0) / (dn - 2) / sxx_c);
+	double res = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
+	double se = sqrt(fmax(res, 0) / (dn - 2) / sxx_c);
 	if (fabs(cur / ref - 1) < thr || cp_t_p(slope / se, dn - 2) > c->change_max_p ||
 	    (slope > 0) != (cur > ref))
 		return 0;
+	size_t hh = m > 3 ? hinge_fit(sc->win, m, &a, &b, &rss) : 0;
+	if (m <= 3 || m - 1 - hh < 2 * k) /* a recent step, not a drift */
+		return 0;
+	if (hh > 0)
+		first = sc->win_pt[hh + 1];
 	p->verdict = REG_DRIFT;
 	p->baseline_us = ref;
 	p->delta_frac = cur / ref - 1;
@@ -568,16 +673,34 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		walk_short(c, s, w, i, sc->vals, n);
 		return;
 	}
-	if (judge(c, p, sc->vals, n, w->carry_noise)) {
+	int flagged = judge(c, p, sc->vals, n, w->carry_noise);
+	int recurring = recurring_level(c, s, i, sc->win, (size_t)c->change_window_nights);
+	if (flagged && recurring) {
+		flagged = 0;
+		snprintf(p->reason, sizeof p->reason, "bimodal: a level seen before");
+	}
+	struct walk old = *w;
+	if (flagged) {
 		on_flagged(c, s, w, i, p->delta_frac > 0 ? 1 : -1);
 	} else {
 		p->verdict = REG_OK;
 		p->in_baseline = 1;
 		run_to_outliers(s, w, i);
 	}
-	/* a first flagged night waits for the next, whatever the check says */
-	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT ||
-	    (p->verdict == REG_SUSPECT && w->run_len == 1))
+	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT) {
+		if (drift_not_step(c, s, w, &old, i, sc)) { /* not sure yet: wait */
+			for (size_t j = w->seg_start; j <= i; j++)
+				if (s->pts[j].verdict == REG_SUSPECT || j == i)
+					s->pts[j].in_baseline = 0;
+			*w = old;
+			w->run_len++;
+			p->verdict = REG_SUSPECT;
+		}
+		return;
+	}
+	/* a first flagged night waits for the next, whatever the check says; a
+	 * night on a level the series keeps returning to is no change */
+	if ((p->verdict == REG_SUSPECT && w->run_len == 1) || recurring)
 		return;
 	if (!change_check(c, s, w, i, sc))
 		long_drift(c, s, w, i, sc);
