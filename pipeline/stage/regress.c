@@ -153,6 +153,7 @@ struct walk {
 /* Scratch space of a walk: baseline values and the change window. */
 struct scratch {
 	double *vals;       /* [baseline_nights] */
+	double *sorted;     /* [change_window_nights] */
 	double *win;        /* [change_window_nights] */
 	size_t *win_pt;     /* point index of each win value */
 };
@@ -179,16 +180,18 @@ static size_t last_good_run(const struct hist_series *s, size_t i)
 	return HIST_NO_RUN;
 }
 
-/* Two levels among the sorted good values v[0..n): the widest gap that leaves
- * at least two values and a fifth of them on each side, when it is wider
- * than four times the spread within the two groups and than the minimum
- * change. Their medians into lo/hi and the within sigma into sigma. */
+/* Two levels among the sorted good values v[0..n) (n >= 2 x min_good_nights):
+ * the widest gap that leaves at least three values and a fifth of them on
+ * each side, when it is wider than four standard deviations of either group
+ * (normal noise, cut at its widest gap, almost never is) and than the
+ * minimum change. Their medians into lo/hi and the within sigma (the larger
+ * group standard deviation, at least the floor) into sigma. */
 static int bimodal(const struct regress_conf *c, const double *v, size_t n, double *lo,
 		   double *hi, double *sigma)
 {
-	size_t least = n / 5 > 2 ? n / 5 : 2, cut = 0;
-	double gap = 0, dev[64];
-	if (n < 2 * least || n > 64)
+	size_t least = n / 5 > 3 ? n / 5 : 3, cut = 0;
+	double gap = 0, m1, v1, m2, v2;
+	if (n < 2 * (size_t)c->min_good_nights || n < 2 * least)
 		return 0;
 	for (size_t k = least; k + least <= n; k++)
 		if (v[k] - v[k - 1] > gap) {
@@ -197,41 +200,39 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
 		}
 	if (!cut)
 		return 0;
-	double m1 = cut % 2 ? v[cut / 2] : (v[cut / 2 - 1] + v[cut / 2]) / 2;
-	size_t n2 = n - cut;
-	double m2 = n2 % 2 ? v[cut + n2 / 2] : (v[cut + n2 / 2 - 1] + v[cut + n2 / 2]) / 2;
-	for (size_t k = 0; k < n; k++)
-		dev[k] = fabs(v[k] - (k < cut ? m1 : m2));
-	double s = c->mad_to_sigma * median(dev, n);
-	s = fmax(s, c->noise_floor_frac * m1);
+	cp_moments(v, 0, cut, &m1, &v1);
+	cp_moments(v, cut, n, &m2, &v2);
+	double s = fmax(sqrt(fmax(v1, v2)), c->noise_floor_frac * m1);
 	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac)
 		return 0;
-	*lo = m1;
-	*hi = m2;
+	*lo = cut % 2 ? v[cut / 2] : (v[cut / 2 - 1] + v[cut / 2]) / 2;
+	size_t n2 = n - cut;
+	*hi = n2 % 2 ? v[cut + n2 / 2] : (v[cut + n2 / 2 - 1] + v[cut + n2 / 2]) / 2;
 	*sigma = s;
 	return 1;
 }
 
-/* Whether point i sits on one of two levels the series keeps returning to:
- * its last 2 x baseline_nights measured nights, whatever the levels they
- * were judged in, are bimodal and p is inside the nearer level's band. */
-static int recurring_level(const struct regress_conf *c, const struct hist_series *s, size_t i,
-			   double *tmp, size_t cap)
+/* Whether point i sits on a level the series keeps returning to: among its
+ * last 2 x baseline_nights measured nights, at least two lie within half
+ * the minimum change of it, and the series left that level after one of
+ * them (bimodal noise; a step's new level is not yet one it returned to). */
+static int recurring_level(const struct regress_conf *c, const struct hist_series *s, size_t i)
 {
-	const struct hist_point *p = &s->pts[i];
-	size_t n = 0, want = 2 * (size_t)c->baseline_nights;
-	double lo, hi, sigma;
-	for (size_t j = i; j-- > 0 && n < want && n < cap;)
-		if (s->pts[j].status == REC_OK && s->pts[j].verdict != REG_UNJUDGED)
-			tmp[n++] = s->pts[j].median_us;
-	if (n < (size_t)c->min_good_nights)
-		return 0;
-	qsort(tmp, n, sizeof *tmp, cmp_double);
-	if (!bimodal(c, tmp, n, &lo, &hi, &sigma))
-		return 0;
-	double base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
-	double thr = fmax(c->min_delta_frac, c->noise_multiple * sigma / base);
-	return fabs(p->median_us / base - 1) < thr;
+	double v = s->pts[i].median_us, band = c->min_delta_frac / 2 * v;
+	int near = 0, left = 0, seen_away = 0;
+	size_t looked = 0;
+	for (size_t j = i; j-- > 0 && looked < 2 * (size_t)c->baseline_nights;) {
+		const struct hist_point *q = &s->pts[j];
+		if (q->status != REC_OK || q->verdict == REG_UNJUDGED)
+			continue;
+		looked++;
+		if (fabs(q->median_us - v) <= band) {
+			near++;
+			left |= seen_away; /* a night away from the level came after it */
+		} else
+			seen_away = 1;
+	}
+	return near >= 2 && left;
 }
 
 /* Fills baseline, noise, delta, z and band of p from the good values; returns
@@ -242,7 +243,8 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 {
 	double base = median(vals, n), sigma, lo, hi, s2;
 
-	if (n >= (size_t)c->min_good_nights && bimodal(c, vals, n, &lo, &hi, &s2)) {
+	qsort(vals, n, sizeof *vals, cmp_double);
+	if (bimodal(c, vals, n, &lo, &hi, &s2)) {
 		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
 		sigma = s2;
 		snprintf(p->reason, sizeof p->reason, "bimodal: %.4g / %.4g us", lo, hi);
@@ -409,18 +411,22 @@ static double diff_noise(const struct regress_conf *c, const double *y, size_t m
 enum shape { SHAPE_STEP, SHAPE_DRIFT, SHAPE_UNSURE };
 
 /* Step or drift for a change at window point `at` of y[0..m): a drift when a
- * level then a line (from hinge *h, level *a, slope *b) leaves a quarter
- * less residual than two levels and spans at least twice min_good_nights;
- * unsure when it fits so but spans less (a step's first nights look the
- * same: the next nights decide); else a step. */
+ * level then a line (from hinge *h, level *a, slope *b) spans at least twice
+ * min_good_nights and leaves a quarter less residual than two levels;
+ * unsure when the line fits better but spans less (a drift's first nights
+ * and a step's look the same: the next nights decide); else a step. */
 static enum shape classify(const struct regress_conf *c, const double *y, size_t m, size_t at,
 			   size_t *h, double *a, double *b)
 {
 	double rss_h;
 	*h = hinge_fit(y, m, a, b, &rss_h);
-	if (!(rss_h * 1.25 < step_rss(y, m, at)))
+	double rss_s = step_rss(y, m, at);
+	int long_line = m - 1 - *h >= 2 * (size_t)c->min_good_nights;
+	if (!(rss_h < rss_s))
 		return SHAPE_STEP;
-	return m - 1 - *h >= 2 * (size_t)c->min_good_nights ? SHAPE_DRIFT : SHAPE_UNSURE;
+	if (!long_line)
+		return SHAPE_UNSURE;
+	return rss_h * 1.25 < rss_s ? SHAPE_DRIFT : SHAPE_STEP;
 }
 
 /* Marks point i a drift that began after window point h (fitted level a,
@@ -439,6 +445,16 @@ static void set_drift(struct hist_series *s, struct walk *w, size_t i, const str
 	snprintf(p->reason, sizeof p->reason, "drift: %+.1f%% over %d nights",
 		 p->delta_frac * 100, p->change_nights);
 	new_level(s, w, i, i, noise);
+}
+
+/* Whether the window's values show two levels (bimodal noise): the change
+ * search would take a run of nights on one of them for a change. */
+static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size_t m)
+{
+	double lo, hi, sigma;
+	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
+	qsort(sc->sorted, m, sizeof *sc->sorted, cmp_double);
+	return bimodal(c, sc->sorted, m, &lo, &hi, &sigma);
 }
 
 /* Whether the level change at window point `at` lasted: at least
@@ -495,15 +511,19 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	double noise, a, b;
 	struct cp_change ch[4];
 
-	if (m < (size_t)(c->min_good_nights + c->confirm_nights))
+	if (m < (size_t)(c->min_good_nights + c->confirm_nights) || window_bimodal(c, sc, m))
 		return 0;
 	noise = diff_noise(c, sc->win, m, sc->vals);
+	if (isfinite(w->carry_noise) && m < (size_t)c->baseline_nights)
+		noise = fmax(noise, w->carry_noise); /* a new level's few nights */
+	/* averaged over nights, a change of one noise sigma is real when the
+	 * test says so; the minimum change still holds */
 	struct cp_opts o = {.max_p = c->change_max_p,
 			    .split_p = fmin(10 * c->change_max_p, 0.05),
 			    .min_seg = (size_t)c->confirm_nights,
-			    .min_rel = fmax(c->min_delta_frac, c->noise_multiple * noise)};
+			    .min_rel = fmax(c->min_delta_frac, noise)};
 	if (cp_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
-	    !sustained(c, sc->win, m, ch[0].at, &ch[0]))
+	    ch[0].at < (size_t)c->min_good_nights || !sustained(c, sc->win, m, ch[0].at, &ch[0]))
 		return 0;
 	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
 	if (sh == SHAPE_UNSURE ||
@@ -563,6 +583,9 @@ static int long_drift(const struct regress_conf *c, struct hist_series *s, struc
 	}
 	if (n < 3 * k)
 		return 0;
+	size_t m0 = level_window(c, s, w, i, sc);
+	if (window_bimodal(c, sc, m0))
+		return 0;
 	level_end(s, w, i, k, 1, sc->vals, &ref);
 	level_end(s, w, i, k, 0, sc->vals, &cur);
 	size_t m = level_window(c, s, w, i, sc);
@@ -575,8 +598,11 @@ static int long_drift(const struct regress_conf *c, struct hist_series *s, struc
 	    (slope > 0) != (cur > ref))
 		return 0;
 	size_t hh = m > 3 ? hinge_fit(sc->win, m, &a, &b, &rss) : 0;
-	if (m <= 3 || m - 1 - hh < 2 * k) /* a recent step, not a drift */
-		return 0;
+	if (m <= 3 || m - 1 - hh < 2 * k || fabs(b * (double)(m - 1 - hh) / a) < thr)
+		return 0; /* a recent step, or too little along the line */
+	for (size_t at = 2; at + 2 <= m; at++) /* a step anywhere fits as well: no drift */
+		if (!(rss * 1.25 < step_rss(sc->win, m, at)))
+			return 0;
 	if (hh > 0)
 		first = sc->win_pt[hh + 1];
 	p->verdict = REG_DRIFT;
@@ -621,8 +647,9 @@ int regress_contended(const struct regress_conf *c, const struct hist_run *r, ch
 	return why[0] != '\0';
 }
 
-/* The first night of a series or a short one: new, not enough history, or a
- * jump of new_series_jump_pct from what little there is (flagged). */
+/* A short series' night: not enough history, or, with three nights or more
+ * before it, a jump of at least new_series_jump_pct and three times their
+ * spread from their median (flagged). */
 static void walk_short(const struct regress_conf *c, struct hist_series *s, struct walk *w,
 		       size_t i, double *vals, size_t n)
 {
@@ -631,7 +658,12 @@ static void walk_short(const struct regress_conf *c, struct hist_series *s, stru
 		p->baseline_us = median(vals, n);
 		p->delta_frac = p->median_us / p->baseline_us - 1;
 	}
-	if (n && fabs(p->delta_frac) >= c->new_series_jump_frac) {
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t k = 0; k < n; k++)
+		lo = fmin(lo, vals[k]), hi = fmax(hi, vals[k]);
+	/* three times the spread of what little there is, at least the jump */
+	double need = n >= 3 ? fmax(c->new_series_jump_frac, 3 * (hi - lo) / p->baseline_us) : 0;
+	if (n >= 3 && fabs(p->delta_frac) >= need) {
 		snprintf(p->reason, sizeof p->reason, "a jump of %+.1f%% on a new series",
 			 p->delta_frac * 100);
 		on_flagged(c, s, w, i, p->delta_frac > 0 ? 1 : -1);
@@ -674,7 +706,7 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		return;
 	}
 	int flagged = judge(c, p, sc->vals, n, w->carry_noise);
-	int recurring = recurring_level(c, s, i, sc->win, (size_t)c->change_window_nights);
+	int recurring = recurring_level(c, s, i);
 	if (flagged && recurring) {
 		flagged = 0;
 		snprintf(p->reason, sizeof p->reason, "bimodal: a level seen before");
@@ -698,9 +730,8 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		}
 		return;
 	}
-	/* a first flagged night waits for the next, whatever the check says; a
-	 * night on a level the series keeps returning to is no change */
-	if ((p->verdict == REG_SUSPECT && w->run_len == 1) || recurring)
+	/* a first flagged night waits for the next, whatever the check says */
+	if (p->verdict == REG_SUSPECT && w->run_len == 1)
 		return;
 	if (!change_check(c, s, w, i, sc))
 		long_drift(c, s, w, i, sc);
@@ -811,9 +842,10 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	       *next = calloc(ns, sizeof *next);
 	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
+			     malloc((size_t)c->change_window_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(size_t))};
 
-	if (!ws || !ms || !cur || !next || !sc.vals || !sc.win || !sc.win_pt) {
+	if (!ws || !ms || !cur || !next || !sc.vals || !sc.sorted || !sc.win || !sc.win_pt) {
 		walk_unable(h);
 		goto done;
 	}
@@ -849,6 +881,7 @@ done:
 	free(cur);
 	free(next);
 	free(sc.vals);
+	free(sc.sorted);
 	free(sc.win);
 	free(sc.win_pt);
 }
