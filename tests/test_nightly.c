@@ -288,6 +288,39 @@ static void drop_capture_lines(char *snap)
 	*w = '\0';
 }
 
+/* The copied default template with the contention limits lifted: the test
+ * nights run on a shared machine, and a night judged "not judgeable" would
+ * hide the regression these tests plant (contention: test_regress). Returns
+ * a new buffer or NULL. */
+static char *lift_contention(const char *yaml, size_t *len)
+{
+	static const char *const keys[] = {"max_load_per_cpu:", "max_cpu_others_pct:",
+					   "max_cpu_steal_pct:"};
+	char *out = malloc(strlen(yaml) + 256), *w = out;
+	if (!out)
+		return NULL;
+	for (const char *line = yaml; *line;) {
+		size_t n = strcspn(line, "\n");
+		const char *k = line + strspn(line, " ");
+		int lifted = 0;
+		for (size_t i = 0; i < sizeof keys / sizeof *keys && !lifted; i++)
+			if (!strncmp(k, keys[i], strlen(keys[i]))) {
+				w += sprintf(w, "%.*s%s 1000000", (int)(k - line), line, keys[i]);
+				lifted = 1;
+			}
+		if (!lifted) {
+			memcpy(w, line, n);
+			w += n;
+		}
+		line += n;
+		if (*line == '\n')
+			*w++ = *line++;
+	}
+	*w = '\0';
+	*len = (size_t)(w - out);
+	return out;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -308,10 +341,13 @@ static int setup(void **state)
 	char src[4096];
 	snprintf(src, sizeof src, "%s/templates/default.yaml", proj);
 	dst = fsx_join(root, "templates/default.yaml");
-	if (fsx_read_all(src, 1 << 20, &buf, &len) || fsx_mkdir_p(dst) || rmdir(dst) ||
-	    fsx_write_all(dst, buf, len) || fsx_write_all(tmpl_path, tiny_yaml, strlen(tiny_yaml)))
+	char *lifted = NULL;
+	if (fsx_read_all(src, 1 << 20, &buf, &len) || !(lifted = lift_contention(buf, &len)) ||
+	    fsx_mkdir_p(dst) || rmdir(dst) || fsx_write_all(dst, lifted, len) ||
+	    fsx_write_all(tmpl_path, tiny_yaml, strlen(tiny_yaml)))
 		return -1;
 	free(buf);
+	free(lifted);
 	free(dst);
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cmd.h"
+#include "cpoint.h"
 #include "csv.h"
 #include "err.h"
 #include "history.h"
@@ -11,21 +12,36 @@
 
 #define COMPARE_CSV_HEADER \
 	"op,variant,params,device,backend,build,a_status,a_median_us,b_status,b_median_us," \
-	"change_pct,noise_pct,compare,night_verdict"
+	"change_pct,noise_pct,compare,night_verdict,p_value,test,machine,commits"
 
 struct side {
 	const struct hist_point *a, *b;
 };
 
-/* "slower", "faster", "same", or why there is no comparison. */
-static const char *compare_word(const struct regress_conf *c, struct side s)
+/* "slower", "faster", "same", or why there is no comparison; the test's p
+ * into *p (NaN: no test) and its name into *test. */
+static const char *compare_word(const struct regress_conf *c, struct side s, double *p,
+				const char **test)
 {
+	*p = NAN;
+	*test = "";
 	if (!s.a)
 		return "only in B";
 	if (!s.b)
 		return "only in A";
 	if (s.a->status != REC_OK || s.b->status != REC_OK)
 		return s.b->status != REC_OK ? rec_status_name(s.b->status) : "A not measured";
+	double delta = s.b->median_us / s.a->median_us - 1;
+	if (isfinite(s.a->spread_us) && isfinite(s.b->spread_us) && s.a->samples >= 2 &&
+	    s.b->samples >= 2) {
+		*test = "welch";
+		*p = cp_welch_p(s.a->median_us, s.a->spread_us * s.a->spread_us, s.a->samples,
+				s.b->median_us, s.b->spread_us * s.b->spread_us, s.b->samples);
+		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
+			return "same";
+		return delta > 0 ? "slower" : "faster";
+	}
+	*test = "history noise";
 	double noise = isfinite(s.b->noise_frac) ? s.b->noise_frac : s.a->noise_frac;
 	int d = regress_differs(c, s.a->median_us, s.b->median_us, noise);
 	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
@@ -42,8 +58,10 @@ static double noise_of(struct side s)
 	return isfinite(n) ? n : s.a ? s.a->noise_frac : NAN;
 }
 
-static void csv_row(FILE *fp, const struct hist_series *s, struct side d, const char *word)
+static void csv_row(FILE *fp, const struct history *h, const struct hist_series *s,
+		    struct side d, const char *word, double p, const char *test)
 {
+	char commits[112] = "";
 	const char *key[] = {s->key.op, s->key.variant, s->key.params,
 			     s->key.device, s->key.backend, s->key.build};
 	for (size_t j = 0; j < 6; j++) {
@@ -59,7 +77,15 @@ static void csv_row(FILE *fp, const struct hist_series *s, struct side d, const 
 	csv_num(fp, noise_of(d) * 100);
 	fputc(',', fp);
 	csv_field(fp, word);
-	fprintf(fp, ",%s\n", d.b ? regress_verdict_name(d.b->verdict) : "");
+	fprintf(fp, ",%s", d.b ? regress_verdict_name(d.b->verdict) : "");
+	csv_num(fp, p);
+	fputc(',', fp);
+	csv_field(fp, test);
+	fputc(',', fp);
+	csv_field(fp, s->key.machine);
+	fputc(',', fp);
+	csv_field(fp, d.b ? regress_commits(h, d.b, commits, sizeof commits) : "");
+	fputc('\n', fp);
 }
 
 /* Microseconds with 4 significant digits, never in exponent form. */
@@ -71,17 +97,22 @@ static const char *num(char *buf, size_t len, double us)
 	return buf;
 }
 
-static void table_row(FILE *fp, const struct hist_series *s, struct side d, const char *word)
+static void table_row(FILE *fp, const struct history *h, const struct hist_series *s,
+		      struct side d, const char *word, double p)
 {
-	char label[512], a[32], b[32], c[32];
+	char label[512], a[32], b[32], c[32], pv[32] = "-", night[160] = "-", commits[112];
 	double ch = median_of(d.b) / median_of(d.a) - 1;
 	if (isfinite(ch))
 		snprintf(c, sizeof c, "%+.1f%%", ch * 100);
 	else
 		snprintf(c, sizeof c, "-");
-	fprintf(fp, "%10s %10s %8s  %-10s %-19s %s\n", num(a, sizeof a, median_of(d.a)),
-		num(b, sizeof b, median_of(d.b)), c, word,
-		d.b ? regress_verdict_name(d.b->verdict) : "-",
+	if (isfinite(p))
+		snprintf(pv, sizeof pv, p < 1e-4 ? "%.0e" : "%.4f", p);
+	if (d.b)
+		snprintf(night, sizeof night, "%s%s%s", regress_verdict_name(d.b->verdict),
+			 regress_commits(h, d.b, commits, sizeof commits)[0] ? " " : "", commits);
+	fprintf(fp, "%10s %10s %8s %7s  %-10s %-19s %s\n", num(a, sizeof a, median_of(d.a)),
+		num(b, sizeof b, median_of(d.b)), c, pv, word, night,
 		history_key_label(&s->key, label, sizeof label));
 }
 
@@ -93,24 +124,32 @@ static void write_compare(const struct regress_conf *c, const struct history *h,
 	if (csv)
 		fprintf(fp, COMPARE_CSV_HEADER "\n");
 	else
-		fprintf(fp, "A = %s\nB = %s\n\n%10s %10s %8s  %-10s %-19s %s\n", h->runs[ia].run_id,
-			h->runs[ib].run_id, "A us", "B us", "change", "compare", "night", "series");
+		fprintf(fp, "A = %s (%s)\nB = %s (%s)\ncommits: %.7s..%.7s\n\n"
+			    "%10s %10s %8s %7s  %-10s %-19s %s\n",
+			h->runs[ia].run_id, h->runs[ia].git_rev[0] ? h->runs[ia].git_rev : "?",
+			h->runs[ib].run_id, h->runs[ib].git_rev[0] ? h->runs[ib].git_rev : "?",
+			h->runs[ia].git_rev[0] ? h->runs[ia].git_rev : "?",
+			h->runs[ib].git_rev[0] ? h->runs[ib].git_rev : "?", "A us", "B us", "change",
+			"p", "compare", "night", "series");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_series *s = &h->series[i];
 		struct side d = {history_point_at(s, ia), history_point_at(s, ib)};
 		if ((!d.a && !d.b) || (op && strcmp(op, s->key.op)))
 			continue;
-		const char *word = compare_word(c, d);
+		double p;
+		const char *test;
+		const char *word = compare_word(c, d, &p, &test);
 		slower += !strcmp(word, "slower");
 		faster += !strcmp(word, "faster");
 		same += !strcmp(word, "same");
 		if (csv)
-			csv_row(fp, s, d, word);
+			csv_row(fp, h, s, d, word, p, test);
 		else
-			table_row(fp, s, d, word);
+			table_row(fp, h, s, d, word, p);
 	}
 	if (!csv)
-		fprintf(fp, "\n%d slower, %d faster, %d the same (rule: the regress: settings, "
+		fprintf(fp, "\n%d slower, %d faster, %d the same (Welch's t test on both runs' "
+			    "spreads where the records have them, else the regress: rule with the "
 			    "noise as of B)\n", slower, faster, same);
 }
 
@@ -136,10 +175,15 @@ const struct cli_spec cmd_compare_spec = {
 	.name = "compare",
 	.usage = "compare [OPTIONS] RUN_A RUN_B",
 	.about = "Shows every kernel series measured in either run side by side: the median\n"
-		 "of each, the change from A to B, and two verdicts: `compare`, the\n"
-		 "regression rule applied between the two runs (slower / faster / same,\n"
-		 "with the series' noise as of B), and `night`, B's own verdict against its\n"
-		 "history. RUN_A and RUN_B are run ids (folders of runs/).",
+		 "of each, the change from A to B, and two verdicts: `compare`, slower or\n"
+		 "faster only when the change is significant given both runs' spreads\n"
+		 "(Welch's t test on each run's median, sample sigma and sample count at\n"
+		 "p < regress.change_max_p) and at least regress.min_delta_pct, else same;\n"
+		 "for runs whose records have no spreads, the regression rule with the\n"
+		 "series' noise as of B. And `night`, B's own verdict against its history,\n"
+		 "with its commits when it names a change. RUN_A and RUN_B are run ids\n"
+		 "(folders of runs/); the header gives their revisions as a range for\n"
+		 "`git log`.",
 	.opts = compare_opts,
 	.takes_args = 1,
 };

@@ -12,7 +12,8 @@
 /* The CSV columns, in this order. */
 #define HISTORY_CSV_HEADER                                                                 \
 	"op,variant,params,device,backend,build,run_id,created,status,median_us,baseline_us," \
-	"noise_pct,delta_pct,z,band_lo_us,band_hi_us,verdict,night_verdict,reason"
+	"noise_pct,delta_pct,z,band_lo_us,band_hi_us,verdict,night_verdict,reason,machine,"   \
+	"git_rev,commits,last_good_run,first_bad_run"
 
 struct filter {
 	const char *op, *variant;
@@ -23,6 +24,22 @@ static int shown(const struct filter *f, const struct hist_series *s)
 {
 	return (!f->op || !strcmp(f->op, s->key.op)) &&
 	       (!f->variant || !strcmp(f->variant, s->key.variant));
+}
+
+/* The columns after reason: machine, the night's git_rev, and the change the
+ * verdict names (commits a..b, last good and first bad run ids). */
+static void write_csv_change(const struct history *h, const struct hist_series *s,
+			     const struct hist_point *p, FILE *fp)
+{
+	char commits[112];
+	const char *f[] = {s->key.machine, h->runs[p->run].git_rev,
+			   regress_commits(h, p, commits, sizeof commits),
+			   p->good_run < h->nruns ? h->runs[p->good_run].run_id : "",
+			   p->bad_run < h->nruns ? h->runs[p->bad_run].run_id : ""};
+	for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
+		fputc(',', fp);
+		csv_field(fp, f[j]);
+	}
 }
 
 static void write_csv(const struct history *h, const struct filter *f, FILE *fp)
@@ -63,6 +80,7 @@ static void write_csv(const struct history *h, const struct filter *f, FILE *fp)
 			csv_field(fp, regress_verdict_name(p->verdict_night));
 			fputc(',', fp);
 			csv_field(fp, p->reason);
+			write_csv_change(h, s, p, fp);
 			fputc('\n', fp);
 		}
 	}
@@ -94,7 +112,7 @@ static const char *fmt_us(char *buf, size_t len, double us)
 /* One point of the table: run, median, baseline, change, noise, z, verdict. */
 static void write_point(const struct history *h, const struct hist_point *p, FILE *fp)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[112], b[32], c[32], d[32], e[32];
 
 	fprintf(fp, "  %-28s %11s %11s %8s %7s %7s  %s", h->runs[p->run].run_id,
 		fmt_us(a, sizeof a, p->median_us), fmt_us(b, sizeof b, p->baseline_us),
@@ -102,7 +120,9 @@ static void write_point(const struct history *h, const struct hist_point *p, FIL
 		fmt_num(e, sizeof e, "%+.1f", p->z), regress_verdict_name(p->verdict));
 	if (p->verdict != p->verdict_night)
 		fprintf(fp, " (on the night: %s)", regress_verdict_name(p->verdict_night));
-	if (p->status != REC_OK && p->reason[0])
+	if (p->bad_run < h->nruns && p->verdict != REG_OUTLIER)
+		fprintf(fp, " %s", regress_commits(h, p, a, sizeof a));
+	if (p->reason[0])
 		fprintf(fp, ": %s", p->reason);
 	fputc('\n', fp);
 }
@@ -152,11 +172,15 @@ static const struct cli_opt history_opts[] = {
 const struct cli_spec cmd_history_spec = {
 	.name = "history",
 	.usage = "history [OPTIONS]",
-	.about = "Shows every kernel series (op x variant x params x device x backend x build)\n"
-		 "over the nights of runs/, with the regression verdict of each night as it\n"
-		 "reads now: a suspect night the next night reverted reads \"outlier\" (the\n"
-		 "verdict the nightly gave on the night itself is the `night` column of the\n"
-		 "CSV). Damaged run records are skipped with a warning naming the file.",
+	.about = "Shows every kernel series (op x variant x params x device x backend x build\n"
+		 "x machine) over the nights of runs/, with the regression verdict of each\n"
+		 "night as it reads now: a suspect night the next night reverted reads\n"
+		 "\"outlier\" (the verdict the nightly gave on the night itself is the\n"
+		 "`night_verdict` column of the CSV). A verdict that names a change shows its\n"
+		 "commits, last good..first bad night (a1b2c3d..e4f5a6b), ready for `git log`\n"
+		 "or `git bisect`; the CSV adds machine, git_rev, commits, last_good_run and\n"
+		 "first_bad_run after reason. Damaged run records are skipped with a warning\n"
+		 "naming the file.",
 	.opts = history_opts,
 };
 

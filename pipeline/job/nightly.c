@@ -413,20 +413,24 @@ static int write_projection(const void *obj, const char *path)
 	return project_write(obj, path);
 }
 
-/* Prints the night's regressions with their cost in projected tok/s. */
+/* Prints the night's regressions and slower drifts with their commits and
+ * cost in projected tok/s; environment changes once per machine, nights not
+ * judgeable once. */
 static void report_regressions(struct night *n)
 {
 	const struct regress_night *v = &n->verdicts;
-	char label[512], line[512];
+	char label[512], line[1024];
+	int unjudged = 0;
+	const char *why = "";
 
 	for (size_t i = 0; i < v->n; i++) {
 		const struct regress_entry *e = &v->entries[i];
-		if (e->verdict != REG_REGRESSION)
+		if (e->verdict != REG_REGRESSION && !(e->verdict == REG_DRIFT && e->delta_frac > 0))
 			continue;
 		n->regressions++;
-		alert(n, 0, "REGRESSION %s: %+.1f%% (%.4g us, baseline %.4g us, noise %.2f%%)",
-		      history_key_label(&e->key, label, sizeof label), e->delta_frac * 100,
-		      e->median_us, e->baseline_us, e->noise_frac * 100);
+		regress_entry_line(e, line, sizeof line);
+		alert(n, 0, "%s%s", e->verdict == REG_REGRESSION ? "REGRESSION" : "DRIFT",
+		      line + strcspn(line, " "));
 		for (size_t k = 0; k < v->impacts.n; k++)
 			if (history_key_equal(&v->impacts.v[k].key, &e->key))
 				alert(n, 0, "  %s", regress_impact_line(&v->impacts.v[k], line,
@@ -434,12 +438,21 @@ static void report_regressions(struct night *n)
 	}
 	for (size_t i = 0; i < v->n; i++) {
 		const struct regress_entry *e = &v->entries[i];
-		if (e->verdict == REG_IMPROVEMENT || e->verdict == REG_SUSPECT)
-			note(n, "%s %s: %+.1f%% (%.4g us, baseline %.4g us)",
-			     e->verdict == REG_SUSPECT ? "suspect" : "improvement",
-			     history_key_label(&e->key, label, sizeof label), e->delta_frac * 100,
-			     e->median_us, e->baseline_us);
+		int first_of_machine = 1;
+		for (size_t j = 0; j < i && e->verdict == REG_ENV; j++)
+			first_of_machine &= !(v->entries[j].verdict == REG_ENV &&
+					      !strcmp(v->entries[j].key.machine, e->key.machine));
+		if (e->verdict == REG_ENV && first_of_machine)
+			note(n, "environment changed on %s: %s (%d series)", e->key.machine, e->reason,
+			     v->count[REG_ENV]);
+		if (e->verdict == REG_UNJUDGED && !unjudged++)
+			why = e->reason;
+		if (e->verdict == REG_IMPROVEMENT || e->verdict == REG_SUSPECT ||
+		    (e->verdict == REG_DRIFT && e->delta_frac <= 0))
+			note(n, "%s", regress_entry_line(e, line, sizeof line));
 	}
+	if (unjudged)
+		note(n, "not judgeable tonight (%d series): %s", unjudged, why);
 	for (size_t i = 0; i < v->nrev; i++)
 		note(n, "revised: %s on %s: %s -> %s",
 		     history_key_label(&v->revs[i].key, label, sizeof label), v->revs[i].run_id,
@@ -469,10 +482,12 @@ static void stage_regress(struct night *n)
 	regress_impacts_free(&imp);
 	const int *c = n->verdicts.count;
 	stage_end(n, ST_REGRESS, rc,
-		  "%d ok, %d regression, %d suspect, %d improvement, %d outlier, %d new, "
-		  "%d not enough history, %d failed, %d skipped",
-		  c[REG_OK], c[REG_REGRESSION], c[REG_SUSPECT], c[REG_IMPROVEMENT], c[REG_OUTLIER],
-		  c[REG_NEW], c[REG_SHORT], c[REG_FAILED], c[REG_SKIPPED]);
+		  "%d ok, %d regression, %d drift, %d suspect, %d improvement, %d outlier, "
+		  "%d new, %d not enough history, %d environment changed, %d not judgeable, "
+		  "%d failed, %d skipped",
+		  c[REG_OK], c[REG_REGRESSION], c[REG_DRIFT], c[REG_SUSPECT], c[REG_IMPROVEMENT],
+		  c[REG_OUTLIER], c[REG_NEW], c[REG_SHORT], c[REG_ENV], c[REG_UNJUDGED],
+		  c[REG_FAILED], c[REG_SKIPPED]);
 }
 
 static void stage_project(struct night *n)

@@ -150,6 +150,12 @@ static void point_init(struct hist_point *p, size_t run, const struct rec_row *r
 	p->band_lo_us = p->band_hi_us = NAN;
 	p->verdict = p->verdict_night = REG_NEW;
 	p->good_run = p->bad_run = HIST_NO_RUN;
+	p->samples = row->samples;
+	/* p10..p90 spans 2.563 sigmas of normal noise; robust to a few slow samples */
+	p->spread_us = isfinite(row->p90_us) && isfinite(row->p10_us) && row->p90_us > row->p10_us
+			       ? (row->p90_us - row->p10_us) / 2.563
+		       : isfinite(row->stdev_us) && row->stdev_us > 0 ? row->stdev_us
+								      : NAN;
 }
 
 int history_add_record(struct history *h, const struct run_record *r)

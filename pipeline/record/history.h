@@ -54,6 +54,9 @@ struct hist_point {
 	size_t run;               /* index into history.runs */
 	enum rec_status status;
 	double median_us;         /* NaN unless status is ok */
+	double spread_us;         /* the night's sample sigma: (p90 - p10) / 2.563, else
+				   * stdev; NaN when the record has neither */
+	int samples;              /* samples behind the median */
 	char reason[160];         /* the record's reason when not ok */
 	double baseline_us;       /* median of the good nights before; NaN: none */
 	double noise_frac;        /* robust sigma (MAD x scale) / baseline */

@@ -597,6 +597,7 @@ static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
 {
 	switch (v) {
 	case REG_REGRESSION:
+	case REG_DRIFT:
 		*ink = INK_REGRESSION;
 		return MARK_CIRCLE;
 	case REG_SUSPECT:

@@ -296,7 +296,8 @@ void report_regress_status(const struct report_data *d, char *buf, size_t len)
 		return;
 	}
 	if (k[REG_REGRESSION] == 0 && k[REG_SUSPECT] == 0 && k[REG_OK] == 0 &&
-	    k[REG_IMPROVEMENT] == 0 && k[REG_OUTLIER] == 0) {
+	    k[REG_IMPROVEMENT] == 0 && k[REG_OUTLIER] == 0 && k[REG_DRIFT] == 0 &&
+	    k[REG_ENV] == 0 && k[REG_UNJUDGED] == 0) {
 		snprintf(buf, len, "no history yet: %d series new, %d with not enough history",
 			 k[REG_NEW], k[REG_SHORT]);
 		return;
@@ -306,9 +307,9 @@ void report_regress_status(const struct report_data *d, char *buf, size_t len)
 					k[REG_REGRESSION] == 1 ? "" : "s");
 	else
 		off += (size_t)snprintf(buf + off, len - off, "no regressions");
-	static const enum regress_verdict rest[] = {REG_SUSPECT, REG_IMPROVEMENT, REG_OK,
-						    REG_OUTLIER, REG_NEW, REG_SHORT,
-						    REG_FAILED, REG_SKIPPED};
+	static const enum regress_verdict rest[] = {
+		REG_DRIFT, REG_SUSPECT, REG_ENV,   REG_IMPROVEMENT, REG_OK,     REG_OUTLIER,
+		REG_NEW,   REG_SHORT,   REG_FAILED, REG_SKIPPED,    REG_UNJUDGED};
 	const char *sep = ": ";
 	for (size_t i = 0; i < sizeof rest / sizeof *rest && off < len; i++)
 		if (k[rest[i]]) {

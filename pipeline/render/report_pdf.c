@@ -317,7 +317,7 @@ static int verdict_rank(enum regress_verdict v)
 	static const int rank[REG_COUNT] = {
 		[REG_REGRESSION] = 0, [REG_SUSPECT] = 1, [REG_FAILED] = 2, [REG_IMPROVEMENT] = 3,
 		[REG_OUTLIER] = 4,    [REG_OK] = 5,      [REG_SHORT] = 6,  [REG_NEW] = 7,
-		[REG_SKIPPED] = 8,
+		[REG_SKIPPED] = 8,    [REG_DRIFT] = 0,   [REG_ENV] = 4,    [REG_UNJUDGED] = 8,
 	};
 	return rank[v];
 }
@@ -371,7 +371,8 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 			cells[6] = chg, cells[7] = z, cells[8] = nights;
 			pdf_table_row(doc, cells,
 				      e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT ||
-						      e->verdict == REG_FAILED
+						      e->verdict == REG_FAILED ||
+						      (e->verdict == REG_DRIFT && e->delta_frac > 0)
 					      ? INK_REGRESSION
 				      : e->verdict == REG_IMPROVEMENT ? INK_IMPROVEMENT
 								      : INK_TEXT,
@@ -379,6 +380,17 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 			shown++;
 		}
 	pdf_table_end(doc);
+	for (size_t i = 0; i < n->n; i++) { /* where to look: git log / git bisect */
+		const struct regress_entry *e = &n->entries[i];
+		char line[800];
+		if (verdict_rank(e->verdict) > FLAGGED_RANK || !e->commits[0] ||
+		    e->verdict == REG_OUTLIER)
+			continue;
+		snprintf(line, sizeof line, "%s %s/%s %s: commits %s (first bad night %s)%s%s.",
+			 regress_verdict_name(e->verdict), e->key.op, e->key.variant, e->key.params,
+			 e->commits, e->bad_run_id, e->reason[0] ? "; " : "", e->reason);
+		pdf_para(doc, line, 0, 7.5, INK_MUTED);
+	}
 	for (size_t i = 0; i < n->nrev; i++) {
 		char line[800];
 		snprintf(line, sizeof line, "Revised: %s/%s %s on %s: %s -> %s.", n->revs[i].key.op,

@@ -52,9 +52,16 @@ void report_write_summary(const struct report_data *d, FILE *fp)
 	fprintf(fp, "\nregressions: %s\n", status);
 	for (size_t i = 0; d->have_night && i < d->night.n; i++) {
 		const struct regress_entry *e = &d->night.entries[i];
-		if (e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT)
-			fprintf(fp, "  %s %s/%s %s: %.2f us vs baseline %.2f us (%+.1f%%)\n",
-				regress_verdict_name(e->verdict), e->key.op, e->key.variant,
-				e->key.params, e->median_us, e->baseline_us, 100 * e->delta_frac);
+		if (e->verdict != REG_REGRESSION && e->verdict != REG_SUSPECT &&
+		    e->verdict != REG_DRIFT && e->verdict != REG_ENV)
+			continue;
+		fprintf(fp, "  %s %s/%s %s: %.2f us vs baseline %.2f us (%+.1f%%)",
+			regress_verdict_name(e->verdict), e->key.op, e->key.variant, e->key.params,
+			e->median_us, e->baseline_us, 100 * e->delta_frac);
+		if (e->commits[0])
+			fprintf(fp, ", commits %s (first bad %s)", e->commits, e->bad_run_id);
+		if (e->verdict == REG_DRIFT || e->verdict == REG_ENV)
+			fprintf(fp, "; %s", e->reason);
+		fputc('\n', fp);
 	}
 }

@@ -1,5 +1,6 @@
 /* bench.c - the bench stage: detect devices, run the template's suite on the CPU and CUDA backends, write runs/<run-id>/run.yaml atomically. */
 #include "bench.h"
+#include "bench_machine.h"
 
 #include "cpu/cpu.h"
 #include "cuda_api.h"
@@ -310,11 +311,13 @@ static int bench_devices(struct bench_state *st)
 int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r)
 {
 	struct bench_state st = {.bc = bc, .o = o, .r = r};
+	struct bench_machine_probe probe;
 	int rc;
 
 	if ((rc = bench_check_only(o->only)))
 		return rc;
 	cpu_threads_set(o->threads > 0 ? o->threads : bc->cpu_threads);
+	bench_machine_begin(&probe);
 	if ((rc = harness_flush_init(&st.flush, (size_t)(bc->flush_mib * 1048576.0))))
 		return rc;
 	if ((rc = bench_devices(&st)))
@@ -342,6 +345,8 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 	}
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
+	/* whether the night was contended: judged later (regress.h) */
+	bench_machine_end(&probe, st.ncuda, &r->machine);
 done:
 	harness_flush_free(&st.flush);
 	return rc;
