@@ -723,6 +723,42 @@ static void test_regress__contended_night_is_not_judgeable(void **state)
 	history_free(&h);
 }
 
+/* compare: +4% over spreads of 1% from 50 samples is slower (p ~ 0); the
+ * same +4% over spreads of 10% from 5 samples is the same; -2% is the same
+ * whatever the p (below the 3% minimum); without spreads the history's
+ * noise decides. */
+static void test_regress__compare_is_significant_given_both_spreads(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct hist_point a = {.status = REC_OK, .median_us = 100, .spread_us = 1, .samples = 50,
+			       .noise_frac = NAN},
+			  b = a;
+	double p;
+	const char *test;
+	load_conf(&c);
+	b.median_us = 104;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "slower");
+	assert_string_equal(test, "welch");
+	assert_true(p < 1e-9);
+	a.spread_us = b.spread_us = 10;
+	a.samples = b.samples = 5;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
+	assert_true(p > 0.1);
+	a.spread_us = b.spread_us = 0.1;
+	b.median_us = 98;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
+	b.median_us = 90;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
+	a.spread_us = NAN; /* an old record: the history's noise */
+	b.noise_frac = 0.005;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
+	assert_string_equal(test, "history noise");
+	assert_true(isnan(p));
+	b.status = REC_FAILED;
+	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "failed");
+}
+
 /* A record of schema 1 (no machine section, no engine_rev) still loads and
  * stays in the same series as the schema-2 records of the same machine. */
 static void test_regress__schema_1_records_keep_their_history(void **state)
@@ -844,6 +880,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
 	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
+	    cmocka_unit_test(test_regress__compare_is_significant_given_both_spreads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,5 @@
 /* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cmd.h"
-#include "cpoint.h"
 #include "csv.h"
 #include "err.h"
 #include "history.h"
@@ -18,8 +17,7 @@ struct side {
 	const struct hist_point *a, *b;
 };
 
-/* "slower", "faster", "same", or why there is no comparison; the test's p
- * into *p (NaN: no test) and its name into *test. */
+/* "slower", "faster", "same", or why there is no comparison (regress.h). */
 static const char *compare_word(const struct regress_conf *c, struct side s, double *p,
 				const char **test)
 {
@@ -29,22 +27,7 @@ static const char *compare_word(const struct regress_conf *c, struct side s, dou
 		return "only in B";
 	if (!s.b)
 		return "only in A";
-	if (s.a->status != REC_OK || s.b->status != REC_OK)
-		return s.b->status != REC_OK ? rec_status_name(s.b->status) : "A not measured";
-	double delta = s.b->median_us / s.a->median_us - 1;
-	if (isfinite(s.a->spread_us) && isfinite(s.b->spread_us) && s.a->samples >= 2 &&
-	    s.b->samples >= 2) {
-		*test = "welch";
-		*p = cp_welch_p(s.a->median_us, s.a->spread_us * s.a->spread_us, s.a->samples,
-				s.b->median_us, s.b->spread_us * s.b->spread_us, s.b->samples);
-		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
-			return "same";
-		return delta > 0 ? "slower" : "faster";
-	}
-	*test = "history noise";
-	double noise = isfinite(s.b->noise_frac) ? s.b->noise_frac : s.a->noise_frac;
-	int d = regress_differs(c, s.a->median_us, s.b->median_us, noise);
-	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
+	return regress_compare(c, s.a, s.b, p, test);
 }
 
 static double median_of(const struct hist_point *p)

@@ -282,6 +282,29 @@ int regress_differs(const struct regress_conf *c, double a_us, double b_us, doub
 	return delta > 0 ? 1 : delta < 0 ? -1 : 0;
 }
 
+const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
+			    const struct hist_point *b, double *p, const char **test)
+{
+	*p = NAN;
+	*test = "";
+	if (a->status != REC_OK || b->status != REC_OK)
+		return b->status != REC_OK ? rec_status_name(b->status) : "A not measured";
+	double delta = b->median_us / a->median_us - 1;
+	if (isfinite(a->spread_us) && isfinite(b->spread_us) && a->samples >= 2 &&
+	    b->samples >= 2) {
+		*test = "welch";
+		*p = cp_welch_p(a->median_us, a->spread_us * a->spread_us, a->samples,
+				b->median_us, b->spread_us * b->spread_us, b->samples);
+		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
+			return "same";
+		return delta > 0 ? "slower" : "faster";
+	}
+	*test = "history noise";
+	double noise = isfinite(b->noise_frac) ? b->noise_frac : a->noise_frac;
+	int d = regress_differs(c, a->median_us, b->median_us, noise);
+	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
+}
+
 /* The flagged run in progress reverted (or turned around): its nights were
  * one-offs. */
 static void run_to_outliers(struct hist_series *s, struct walk *w, size_t end)

@@ -91,6 +91,15 @@ char *regress_commits(const struct history *h, const struct hist_point *p, char 
  * robust sigma (NaN: unknown, the minimum change alone decides). */
 int regress_differs(const struct regress_conf *c, double a_us, double b_us, double noise_frac);
 
+/* Night b against night a of one series (`ddt compare`): "slower" or
+ * "faster" only when Welch's t test on their medians, sample spreads and
+ * sample counts gives p < change_max_p and the change is at least
+ * min_delta, else "same" (*test "welch", *p its p); when either lacks a
+ * spread, regress_differs with b's noise (else a's) (*test "history noise",
+ * *p NaN); the status when either was not measured. */
+const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
+			    const struct hist_point *b, double *p, const char **test);
+
 /* "ok", "improvement", "suspect", "regression", "outlier", "new",
  * "not enough history", "failed", "skipped", "drift", "environment changed",
  * "not judgeable". */
