@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "calib.h"
+#include "fit.h"
 #include "err.h"
 #include "model.h"
 
@@ -29,7 +30,7 @@ int main(void)
 	struct ydiag diag = {0};
 	struct model m;
 	snprintf(path, sizeof path, "%s/calibration", home && *home ? home : ".");
-	if (calib_load(&cal, path, &diag) || model_prepare(&m, &cal, NULL)) {
+	if (fit_calib_load(&cal, path, &diag) || model_prepare(&m, &cal, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "bench_model: %s\n", err_msg());
 		return 1;

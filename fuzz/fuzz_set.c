@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "fit.h"
 #include "err.h"
 #include "estimate.h"
 #include "fuzz_util.h"
@@ -38,7 +39,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (calib_load(&base, fuzz_path("calibration"), &diag) != 0 ||
+	if (fit_calib_load(&base, fuzz_path("calibration"), &diag) != 0 ||
 	    tmpl_load(&tmpl_default, fuzz_path("templates/default.yaml"), &diag) != 0) {
 		ydiag_print(&diag, stderr);
 		exit(1);

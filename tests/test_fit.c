@@ -29,7 +29,7 @@ static int setup(void **state)
 	struct ydiag diag = {0};
 	char path[4096];
 	snprintf(path, sizeof path, "%s/calibration", home());
-	if (calib_load(&cal, path, &diag)) {
+	if (fit_calib_load(&cal, path, &diag)) {
 		ydiag_print(&diag, stderr);
 		return -1;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "fit.h"
 #include "err.h"
 #include "estimate.h"
 #include "model.h"
@@ -26,7 +27,7 @@ static int setup(void **state)
 	static struct fixture f;
 	struct ydiag diag = {0};
 	memset(&f, 0, sizeof f);
-	if (calib_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
+	if (fit_calib_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
 	    model_prepare(&f.m, &f.cal, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "%s\n", err_msg());

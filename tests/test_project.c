@@ -44,7 +44,7 @@ static int setup(void **state)
 	char path[4096];
 	int rc;
 	snprintf(path, sizeof path, "%s/calibration", home());
-	rc = calib_load(&f.cal, path, &diag);
+	rc = fit_calib_load(&f.cal, path, &diag);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	if (!rc)
 		rc = tmpl_load(&f.t, path, &diag);
@@ -532,7 +532,7 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 	assert_non_null(hs);
 	snprintf(hs->gpu, sizeof hs->gpu, "gone");
 	snprintf(h100->arch, sizeof h100->arch, "sm_9x");
-	assert_int_equal(calib_xfer_build(&c), 0);
+	assert_int_equal(xfer_build(&c), 0);
 	x = calib_xfer_index(&c, pro, h100, 9);
 	assert_int_equal(c.xfer[x].family_gpus, 0);
 	assert_non_null(strstr(c.xfer[x].d.source, "never measured"));
@@ -872,7 +872,7 @@ static int load_with_transfer(const char *transfer, struct calib *c, struct ydia
 	char *t = fsx_join(dir, "transfer.yaml");
 	assert_int_equal(fsx_write_all(t, transfer, strlen(transfer)), 0);
 	free(t);
-	int rc = calib_load(c, dir, diag);
+	int rc = fit_calib_load(c, dir, diag);
 	fsx_rm_rf(dir);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "fit.h"
 #include "err.h"
 #include "fsx.h"
 #include "ydoc.h"
@@ -37,7 +38,7 @@ static void test_yaml__every_bad_fixture_reports_its_message_and_position(void *
 			goto next;
 		assert_int_equal(fsx_read_all(path, 1 << 20, &text, NULL), 0);
 		assert_int_equal(sscanf(text, "# expect: %511[^\n]", want), 1);
-		assert_int_equal(calib_load(&cal, path, &diag), DDT_EINPUT);
+		assert_int_equal(fit_calib_load(&cal, path, &diag), DDT_EINPUT);
 		for (size_t k = 0; k < diag.n; k++) {
 			const char *msg = diag.msgs[k] + strlen(path) + 1; /* after "path:" */
 			found |= !strcmp(msg, want);

@@ -2,6 +2,7 @@
 #include "cmd.h"
 
 #include "calib.h"
+#include "fit.h"
 #include "err.h"
 #include "estimate.h"
 #include "model.h"
@@ -164,7 +165,7 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 static int load_inputs(struct inputs *in, const struct estimate_args *a)
 {
 	struct ydiag diag = {0};
-	int rc = calib_load(&in->cal, a->paths.calibration, &diag);
+	int rc = fit_calib_load(&in->cal, a->paths.calibration, &diag);
 
 	if (!rc)
 		rc = tmpl_load(&in->t, a->paths.template_path, &diag);

@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "cuda_api.h"
 #include "err.h"
+#include "fit.h"
 #include "fleet.h"
 #include "fsx.h"
 #include "history.h"
@@ -289,7 +290,7 @@ static int load_inputs(struct night *n)
 	struct ydiag diag = {0};
 	struct project_config pc;
 	struct report_spec *spec = malloc(sizeof *spec);
-	int rc = spec ? calib_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
+	int rc = spec ? fit_calib_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
 
 	if (!rc)
 		rc = tmpl_load(&n->t, n->paths.template_path, &diag);

@@ -3,9 +3,7 @@
 
 #include "csv.h"
 #include "err.h"
-#include "fit.h"
 #include "fsx.h"
-#include "xfer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -905,10 +903,10 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		if (!secs[s].file[0] && !secs[s].optional)
 			ydiag_add(diag, path, 0, 0, "missing section '%s'", secs[s].name);
 	cross_check(cal, diag, secs);
-	if (diag->n == before && calib_refit(cal) != 0)
-		ydiag_add(diag, secs[4].file, secs[4].line, 1, "%s", err_msg());
-	if (diag->n == before && calib_xfer_build(cal) != 0)
-		ydiag_add(diag, secs[6].file, secs[6].line, 1, "%s", err_msg());
+	snprintf(cal->moe_ref_at.file, sizeof cal->moe_ref_at.file, "%s", secs[4].file);
+	cal->moe_ref_at.line = secs[4].line;
+	snprintf(cal->xfer_at.file, sizeof cal->xfer_at.file, "%s", secs[6].file);
+	cal->xfer_at.line = secs[6].line;
 	if (diag->n > before)
 		rc = DDT_EINPUT;
 	return rc;
@@ -922,28 +920,6 @@ void calib_free(struct calib *c)
 	free(c->ar.per_gpu);
 	c->ar.per_gpu = NULL;
 	c->ar.n = 0;
-}
-
-int calib_refit(struct calib *c)
-{
-	struct moe_reference *r = &c->moe_ref;
-	const struct gpu *ref = calib_gpu(c, r->gpu);
-	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
-
-	if (!ref)
-		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog", r->gpu);
-	for (int i = 0; i < r->npoints; i++) {
-		m[i] = r->points[i].m;
-		ms[i] = r->points[i].step_ms;
-	}
-	fit_moe_physical(&r->fit, c, ref, m, ms, r->npoints, &r->phys);
-	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
-		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
-			       r->fit.note);
-	/* the transfer entries start at the reference GPU */
-	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
-		return calib_xfer_build(c);
-	return 0;
 }
 
 const struct meas_class *calib_class(const struct calib *c, const char *name)
@@ -962,53 +938,7 @@ const struct meas_series *calib_series(const struct meas_class *k, const char *g
 	return NULL;
 }
 
-/* The curve of one pair from x, sorted by M, columns at the same M
- * averaged (tonight's fleet columns repeat the tables' M); sigma likewise
- * into sig. The columns that speak for the pair are those where both GPUs'
- * families were measured; without any, every column (the curve's physics
- * alone across families). */
-static void xcurve_fill(struct xfer_curve *cv, double *sig, const struct xfer_fit *x,
-			const struct calib *c, const struct meas_class *k, const struct gpu *from,
-			const struct gpu *to)
-{
-	int cnt[CALIB_MAX_XCURVE] = {0}, both = 0;
-	double lf, sg;
-	int seen;
-	for (int j = 0; j < x->ncols; j++)
-		both |= !xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) &&
-			seen == (XFER_SEEN_TO | XFER_SEEN_FROM);
-	cv->n = 0;
-	for (int j = 0; j < x->ncols; j++) {
-		int at = 0;
-		if (xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) ||
-		    (both && seen != (XFER_SEEN_TO | XFER_SEEN_FROM)))
-			continue;
-		while (at < cv->n && cv->m[at] < x->m[j])
-			at++;
-		if (at == cv->n || cv->m[at] != x->m[j]) {
-			if (cv->n == CALIB_MAX_XCURVE)
-				continue;
-			memmove(&cv->m[at + 1], &cv->m[at], (size_t)(cv->n - at) * sizeof *cv->m);
-			memmove(&cv->lf[at + 1], &cv->lf[at], (size_t)(cv->n - at) * sizeof *cv->lf);
-			memmove(&sig[at + 1], &sig[at], (size_t)(cv->n - at) * sizeof *sig);
-			memmove(&cnt[at + 1], &cnt[at], (size_t)(cv->n - at) * sizeof *cnt);
-			cv->m[at] = x->m[j];
-			cv->lf[at] = sig[at] = 0;
-			cnt[at] = 0;
-			cv->n++;
-		}
-		cv->lf[at] += lf;
-		sig[at] += sg * sg;
-		cnt[at]++;
-	}
-	for (int i = 0; i < cv->n; i++) {
-		cv->lf[i] /= cnt[i];
-		sig[i] = sqrt(sig[i] / cnt[i]);
-	}
-}
-
-/* The log factor of a curve at M (linear in log M, flat beyond the ends). */
-static double xcurve_at(const struct xfer_curve *cv, const double *y, double M)
+double calib_xcurve_at(const struct xfer_curve *cv, const double *y, double M)
 {
 	if (M <= cv->m[0])
 		return y[0];
@@ -1021,95 +951,6 @@ static double xcurve_at(const struct xfer_curve *cv, const double *y, double M)
 	return y[i - 1] + w * (y[i] - y[i - 1]);
 }
 
-/* Entry e's distribution: the curve's factor at its m_lo and the RMS sigma
- * of the curve's points in its range (none inside: at m_lo). */
-static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
-		      const double *sig, int ngpus, const char *cls)
-{
-	double ss = 0, s;
-	int n = 0;
-	for (int i = 0; i < cv->n; i++)
-		if (cv->m[i] >= e->m_lo && cv->m[i] <= e->m_hi)
-			ss += sig[i] * sig[i], n++;
-	s = n ? sqrt(ss / n) : xcurve_at(cv, sig, e->m_lo);
-	memset(&e->d, 0, sizeof e->d);
-	e->d.kind = DIST_LOGNORMAL;
-	e->d.point = 1.0; /* the seed's perfect scaling */
-	e->d.min = e->d.max = e->d.mode = e->d.mean = e->d.sd = NAN;
-	e->d.median = exp(xcurve_at(cv, cv->lf, e->m_lo));
-	e->d.sigma = s > 1e-6 ? s : 1e-6;
-	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw) at M=%g, %s", e->m_lo,
-		 cls);
-	char src[2 * CALIB_SOURCE_LEN];
-	snprintf(src, sizeof src,
-		 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
-		 "b/bandwidth per M, %s; sigma from held-out GPUs%s; %s",
-		 ngpus, cls,
-		 e->family_gpus ? "the target family's offset measured"
-				: "the target family never measured (no offset)",
-		 e->family_gpus ? "" : " and families", c->meas.source);
-	memcpy(e->d.source, src, sizeof e->d.source - 1);
-	e->d.source[sizeof e->d.source - 1] = '\0';
-}
-
-/* The entries of one target t (every range) from x, or the prior. */
-static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct meas_class *k,
-			const struct gpu *ref, const struct gpu *t)
-{
-	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
-	double sig[CALIB_MAX_XCURVE];
-	cv->n = 0;
-	if (x && x->ok)
-		xcurve_fill(cv, sig, x, c, k, ref, t);
-	for (int r = 0; r < c->nranges; r++) {
-		struct xfer_entry *e = &c->xfer[c->nxfer];
-		snprintf(e->from, sizeof e->from, "%s", ref->id);
-		snprintf(e->to, sizeof e->to, "%s", t->id);
-		snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
-		e->m_lo = c->range_lo[r];
-		e->m_hi = c->range_hi[r];
-		e->family_gpus = 0;
-		e->curve = cv->n ? c->nxcurve : -1;
-		if (cv->n) {
-			for (int s = 0; s < k->nseries; s++) {
-				const struct gpu *g = calib_gpu(c, k->series[s].gpu);
-				e->family_gpus += x->use[s] && g &&
-						  !strcmp(calib_family(c, g->arch), calib_family(c, t->arch));
-			}
-			xfer_dist(c, e, cv, sig, x->ngpus, k->name);
-		} else
-			e->d = c->xfer_prior;
-		c->asm_[ASM_COUNT + c->nxfer++] = e->d;
-	}
-	c->nxcurve += cv->n > 0;
-}
-
-int calib_xfer_build(struct calib *c)
-{
-	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
-	const struct meas_class *k = calib_class(c, c->xfer_class);
-	struct xfer_fit *x = NULL;
-	int rc = 0;
-
-	if (!ref)
-		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog",
-			       c->moe_ref.gpu);
-	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
-		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
-			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
-	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0)) {
-		free(x);
-		return rc ? rc : err_nomem();
-	}
-	c->nxfer = c->nxcurve = 0;
-	for (size_t i = 0; i < c->ngpus; i++)
-		if (&c->gpus[i] != ref)
-			xfer_target(c, x, k, ref, &c->gpus[i]);
-	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
-	free(x);
-	return 0;
-}
-
 double calib_xfer_adj(const struct calib *c, int i, double M)
 {
 	const struct xfer_entry *e = &c->xfer[i];
@@ -1117,7 +958,7 @@ double calib_xfer_adj(const struct calib *c, int i, double M)
 	    c->asm_[ASM_COUNT + i].overridden)
 		return 1;
 	const struct xfer_curve *cv = &c->xcurve[e->curve];
-	return exp(xcurve_at(cv, cv->lf, M)) / e->d.median;
+	return exp(calib_xcurve_at(cv, cv->lf, M)) / e->d.median;
 }
 
 /* ---------------------------------------------------------------- lookups */
@@ -1277,6 +1118,13 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 
 static int set_value(struct calib *c, const char *key, double v);
 
+/* What is fitted to the values, refitted after a change (c->refit; none
+ * when nothing fitted them). */
+static int refit(struct calib *c)
+{
+	return c->refit ? c->refit(c) : 0;
+}
+
 int calib_set(struct calib *c, const char *key, const char *value)
 {
 	double v;
@@ -1288,7 +1136,7 @@ int calib_set(struct calib *c, const char *key, const char *value)
 		if (moe_curve_parse(value, &c->moe_ref.curve))
 			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
 				       key, value);
-		return calib_refit(c);
+		return refit(c);
 	}
 	if (ynum_parse(value, &v) != 0)
 		return err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
@@ -1297,7 +1145,7 @@ int calib_set(struct calib *c, const char *key, const char *value)
 	/* the fit depends on the points, the geometry and the reference GPU */
 	if (!strncmp(key, "model.", 6) || !strncmp(key, "gpus.", 5) ||
 	    !strncmp(key, "moe_reference.", 14))
-		calib_refit(c); /* a failed fit is reported by model_prepare */
+		refit(c); /* a failed fit is reported by model_prepare */
 	return 0;
 }
 
@@ -1419,7 +1267,7 @@ static int set_reference(struct calib *c, const char *gpu, const double *m, cons
 	for (int i = 1; i < n; i++)
 		if (r->points[i].m == r->points[i - 1].m)
 			return err_set(DDT_EINPUT, "moe_reference: m=%g given twice", r->points[i].m);
-	return calib_refit(c);
+	return refit(c);
 }
 
 int calib_reference_measured(struct calib *c, const char *gpu)

@@ -118,7 +118,7 @@ struct moe_reference {
 	char source[CALIB_SOURCE_LEN];
 	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
 	struct moe_physical phys;
-	struct moe_fit fit;            /* of phys to points; refreshed by calib_refit */
+	struct moe_fit fit;            /* of phys to points; fit.h: fit_calib_moe */
 	double floor_us;               /* per-call floor of one layer (NaN: none) */
 	char floor_source[CALIB_SOURCE_LEN];
 };
@@ -166,7 +166,7 @@ enum assumption {
  * (catalog ids) at verify width M in [m_lo, m_hi] is
  *   time x (from bw / to bw) x factor.
  * The point value is 1.0 (the seed's perfect scaling); the distribution is
- * calibrated from the measured cross-GPU tables (xfer.h), or the
+ * calibrated from the measured cross-GPU tables (xfer.h: xfer_build), or the
  * calibration's prior when its kernel class has nothing to say. The entry's
  * median is the factor at m_lo; within the range the median follows the
  * pair's calibrated curve (struct xfer_curve, calib_xfer_adj) and the sigma
@@ -295,12 +295,24 @@ struct calib {
 	struct measured meas;     /* cross-GPU tables (optional section) */
 	struct allreduce ar;
 	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
+	/* Refits what is fitted to the values (the physical MoE curve, the
+	 * transfer entries) after calib_set and calib_reference_* change them:
+	 * set by the stage that fitted them (fit.h: fit_calib_load); NULL: the
+	 * values change, nothing is refitted. Returns 0 or an error code. */
+	int (*refit)(struct calib *c);
+	/* where moe_reference and moe_transfer were read, for the fits' errors */
+	struct {
+		char file[4096];
+		int line;
+	} moe_ref_at, xfer_at;
 };
 
 /* Loads a calibration folder (every *.yaml in it, each top-level section in
  * exactly one file) or one file holding every section. Every problem goes to
  * diag as file:line:col; returns 0 or DDT_EINPUT/DDT_ENOMEM/DDT_EIO.
- * Free with calib_free even on error. */
+ * Free with calib_free even on error. Nothing is fitted here: the stages
+ * load through fit.h's fit_calib_load, which also fits the physical MoE
+ * curve and builds the transfer entries (xfer.h: xfer_build). */
 int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
 
@@ -342,11 +354,9 @@ int calib_assumption_group(const struct calib *c, int i);
 void calib_group_label(const struct calib *c, int group, char *buf, size_t len);
 int calib_ngroups(const struct calib *c);
 
-/* Rebuilds the transfer entries for moe_reference.gpu (one per other catalog
- * GPU and M range) and their curves, calibrated from the measured class
- * moe_transfer.class (xfer.h), the prior where it has nothing. Returns 0,
- * or DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
-int calib_xfer_build(struct calib *c);
+/* The log factor of a curve at M from its values y at cv->m (cv->lf, or
+ * a sigma per point): linear in log M, flat beyond the ends. */
+double calib_xcurve_at(const struct xfer_curve *cv, const double *y, double M);
 /* The median factor of entry i at width M over the entry's own median (its
  * curve between the measured M's); 1 for the prior or a value set with
  * --set. */
@@ -365,10 +375,6 @@ int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct
 /* The all-reduce figures of a GPU, or NULL. */
 const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id);
 
-/* Refits the physical MoE curve to the current points (after a change to
- * them, to the geometry or to the reference GPU). Returns 0, or DDT_EINPUT
- * when the curve in use is physical and cannot be fitted (err_msg() says why). */
-int calib_refit(struct calib *c);
 
 /* The q-quantile (0 < q < 1) of a distribution (fixed: its point). */
 double dist_quantile(const struct dist *d, double q);

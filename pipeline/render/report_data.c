@@ -2,6 +2,7 @@
 #include "report_data.h"
 
 #include "err.h"
+#include "fit.h"
 #include "fsx.h"
 
 #include <errno.h>
@@ -168,7 +169,7 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 	if (!fsx_exists(p))
 		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
 					 "there with report_stash_inputs)", p);
-	else if ((rc = calib_load(&d->cal, p, diag)) != 0 && diag->n)
+	else if ((rc = fit_calib_load(&d->cal, p, diag)) != 0 && diag->n)
 		err_set(rc, "%s", diag->msgs[0]);
 	free(p);
 	if (rc)

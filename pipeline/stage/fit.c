@@ -1,7 +1,9 @@
 /* fit.c - least-squares fits of the physical MoE curve (GSL) and of scaling laws. */
 #include "fit.h"
 
+#include "err.h"
 #include "model.h"
+#include "xfer.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
@@ -333,17 +335,6 @@ void fit_moe_plateau(const struct calib *c, const struct gpu *ref, const double 
 	*m95 = b;
 }
 
-/* ---------------------------------------------------------------- transfer */
-
-int fit_xfer_range(const struct calib *c, double M)
-{
-	M = floor(M);
-	for (int r = 0; r < c->nranges; r++)
-		if (M <= c->range_hi[r])
-			return r;
-	return c->nranges - 1;
-}
-
 int fit_growth_frac(const double *x, const double *t, int n, double x0, double *f)
 {
 	double c0, c1, cov00, cov01, cov11, sumsq;
@@ -359,4 +350,43 @@ int fit_growth_frac(const double *x, const double *t, int n, double x0, double *
 	double v = at0 > 0 ? c1 * x0 / at0 : 1;
 	*f = v < 0 ? 0 : v > 1 ? 1 : v;
 	return 0;
+}
+
+/* ---------------------------------------------------------------- the calibration's fits */
+
+int fit_calib_moe(struct calib *c)
+{
+	struct moe_reference *r = &c->moe_ref;
+	const struct gpu *ref = calib_gpu(c, r->gpu);
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
+
+	if (!ref)
+		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog", r->gpu);
+	for (int i = 0; i < r->npoints; i++) {
+		m[i] = r->points[i].m;
+		ms[i] = r->points[i].step_ms;
+	}
+	fit_moe_physical(&r->fit, c, ref, m, ms, r->npoints, &r->phys);
+	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
+		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
+			       r->fit.note);
+	/* the transfer entries start at the reference GPU */
+	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
+		return xfer_build(c);
+	return 0;
+}
+
+int fit_calib_load(struct calib *c, const char *path, struct ydiag *diag)
+{
+	size_t before = diag->n;
+	int rc = calib_load(c, path, diag);
+
+	if (rc)
+		return rc;
+	c->refit = fit_calib_moe;
+	if (fit_calib_moe(c) != 0)
+		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
+	else if (xfer_build(c) != 0)
+		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
+	return diag->n > before ? DDT_EINPUT : 0;
 }

@@ -6,6 +6,7 @@
 #include "backtest.h"
 #include "err.h"
 #include "fit.h"
+#include "xfer.h"
 #include "rng.h"
 
 #include <gsl/gsl_cdf.h>
@@ -685,7 +686,7 @@ int project_merge_fleet(struct calib *c, const struct run_record *run, struct pr
 		add_note(p, "tonight's moe_w4a16 sweeps on %d GPUs join the transfer calibration "
 			 "and the cross-GPU backtest (paired only with each other)", ngpu);
 	c->xfer_ref[0] = '\0';
-	return calib_xfer_build(c);
+	return xfer_build(c);
 }
 
 /* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
@@ -1863,7 +1864,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	copy_str(p->calibration, sizeof p->calibration, c0->path);
 	if (cfg->moe_curve >= 0 && (enum moe_curve_kind)cfg->moe_curve != c->moe_ref.curve) {
 		c->moe_ref.curve = (enum moe_curve_kind)cfg->moe_curve;
-		if ((rc = calib_refit(c)) != 0)
+		if ((rc = fit_calib_moe(c)) != 0)
 			goto done;
 	}
 	if (run && (rc = merge_tonight(c, run, p)) != 0)

@@ -3,11 +3,20 @@
 #include "xfer.h"
 
 #include "err.h"
-#include "fit.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The range of c that holds M (whole tokens; below the first: the first). */
+static int range_of(const struct calib *c, double M)
+{
+	M = floor(M);
+	for (int r = 0; r < c->nranges; r++)
+		if (M <= c->range_hi[r])
+			return r;
+	return c->nranges - 1;
+}
 
 const char *xfer_kind(const struct calib *c, const struct gpu *g)
 {
@@ -276,7 +285,7 @@ static void cv_score(const struct xfer_fit *h, const struct ctx *cx, int target,
 {
 	const struct meas_series *st = &cx->k->series[target];
 	for (int j = 0; j < h->ncols; j++) {
-		int r = fit_xfer_range(cx->c, h->m[j]);
+		int r = range_of(cx->c, h->m[j]);
 		if (!(st->us[j] > 0))
 			continue;
 		for (int s = 0; s < cx->k->nseries; s++) {
@@ -393,7 +402,7 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 	int seen_from;
 	if (j < 0 || j >= x->ncols || move_log(x, &cx, j, from, to, &lr, &vp, seen, &seen_from))
 		return -1;
-	int r = fit_xfer_range(c, x->m[j]);
+	int r = range_of(c, x->m[j]);
 	int ki = index_of(x->kinds, x->nkinds, xfer_kind(c, to));
 	cv = *seen && ki >= 0 ? x->cv_seen[r][ki] : x->cv_unseen[r];
 	if (isnan(cv))
@@ -405,4 +414,140 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 	*lf = lr + log(to->bw_tbps / from->bw_tbps);
 	*sig = sqrt((isnan(cv) ? 0 : cv) + vp + c->xfer_sigma_floor * c->xfer_sigma_floor);
 	return isnan(cv) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- the calibration's entries */
+
+/* The curve of one pair from x, sorted by M, columns at the same M
+ * averaged (tonight's fleet columns repeat the tables' M); sigma likewise
+ * into sig. The columns that speak for the pair are those where both GPUs'
+ * families were measured; without any, every column (the curve's physics
+ * alone across families). */
+static void xcurve_fill(struct xfer_curve *cv, double *sig, const struct xfer_fit *x,
+			const struct calib *c, const struct meas_class *k, const struct gpu *from,
+			const struct gpu *to)
+{
+	int cnt[CALIB_MAX_XCURVE] = {0}, both = 0;
+	double lf, sg;
+	int seen;
+	for (int j = 0; j < x->ncols; j++)
+		both |= !xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) &&
+			seen == (XFER_SEEN_TO | XFER_SEEN_FROM);
+	cv->n = 0;
+	for (int j = 0; j < x->ncols; j++) {
+		int at = 0;
+		if (xfer_predict(x, c, k, from, to, j, &lf, &sg, &seen) ||
+		    (both && seen != (XFER_SEEN_TO | XFER_SEEN_FROM)))
+			continue;
+		while (at < cv->n && cv->m[at] < x->m[j])
+			at++;
+		if (at == cv->n || cv->m[at] != x->m[j]) {
+			if (cv->n == CALIB_MAX_XCURVE)
+				continue;
+			memmove(&cv->m[at + 1], &cv->m[at], (size_t)(cv->n - at) * sizeof *cv->m);
+			memmove(&cv->lf[at + 1], &cv->lf[at], (size_t)(cv->n - at) * sizeof *cv->lf);
+			memmove(&sig[at + 1], &sig[at], (size_t)(cv->n - at) * sizeof *sig);
+			memmove(&cnt[at + 1], &cnt[at], (size_t)(cv->n - at) * sizeof *cnt);
+			cv->m[at] = x->m[j];
+			cv->lf[at] = sig[at] = 0;
+			cnt[at] = 0;
+			cv->n++;
+		}
+		cv->lf[at] += lf;
+		sig[at] += sg * sg;
+		cnt[at]++;
+	}
+	for (int i = 0; i < cv->n; i++) {
+		cv->lf[i] /= cnt[i];
+		sig[i] = sqrt(sig[i] / cnt[i]);
+	}
+}
+
+/* Entry e's distribution: the curve's factor at its m_lo and the RMS sigma
+ * of the curve's points in its range (none inside: at m_lo). */
+static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
+		      const double *sig, int ngpus, const char *cls)
+{
+	double ss = 0, s;
+	int n = 0;
+	for (int i = 0; i < cv->n; i++)
+		if (cv->m[i] >= e->m_lo && cv->m[i] <= e->m_hi)
+			ss += sig[i] * sig[i], n++;
+	s = n ? sqrt(ss / n) : calib_xcurve_at(cv, sig, e->m_lo);
+	memset(&e->d, 0, sizeof e->d);
+	e->d.kind = DIST_LOGNORMAL;
+	e->d.point = 1.0; /* the seed's perfect scaling */
+	e->d.min = e->d.max = e->d.mode = e->d.mean = e->d.sd = NAN;
+	e->d.median = exp(calib_xcurve_at(cv, cv->lf, e->m_lo));
+	e->d.sigma = s > 1e-6 ? s : 1e-6;
+	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw) at M=%g, %s", e->m_lo,
+		 cls);
+	char src[2 * CALIB_SOURCE_LEN];
+	snprintf(src, sizeof src,
+		 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
+		 "b/bandwidth per M, %s; sigma from held-out GPUs%s; %s",
+		 ngpus, cls,
+		 e->family_gpus ? "the target family's offset measured"
+				: "the target family never measured (no offset)",
+		 e->family_gpus ? "" : " and families", c->meas.source);
+	memcpy(e->d.source, src, sizeof e->d.source - 1);
+	e->d.source[sizeof e->d.source - 1] = '\0';
+}
+
+/* The entries of one target t (every range) from x, or the prior. */
+static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct meas_class *k,
+			const struct gpu *ref, const struct gpu *t)
+{
+	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
+	double sig[CALIB_MAX_XCURVE];
+	cv->n = 0;
+	if (x && x->ok)
+		xcurve_fill(cv, sig, x, c, k, ref, t);
+	for (int r = 0; r < c->nranges; r++) {
+		struct xfer_entry *e = &c->xfer[c->nxfer];
+		snprintf(e->from, sizeof e->from, "%s", ref->id);
+		snprintf(e->to, sizeof e->to, "%s", t->id);
+		snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
+		e->m_lo = c->range_lo[r];
+		e->m_hi = c->range_hi[r];
+		e->family_gpus = 0;
+		e->curve = cv->n ? c->nxcurve : -1;
+		if (cv->n) {
+			for (int s = 0; s < k->nseries; s++) {
+				const struct gpu *g = calib_gpu(c, k->series[s].gpu);
+				e->family_gpus += x->use[s] && g &&
+						  !strcmp(calib_family(c, g->arch), calib_family(c, t->arch));
+			}
+			xfer_dist(c, e, cv, sig, x->ngpus, k->name);
+		} else
+			e->d = c->xfer_prior;
+		c->asm_[ASM_COUNT + c->nxfer++] = e->d;
+	}
+	c->nxcurve += cv->n > 0;
+}
+
+int xfer_build(struct calib *c)
+{
+	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
+	const struct meas_class *k = calib_class(c, c->xfer_class);
+	struct xfer_fit *x = NULL;
+	int rc = 0;
+
+	if (!ref)
+		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog",
+			       c->moe_ref.gpu);
+	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
+		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
+			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
+	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0)) {
+		free(x);
+		return rc ? rc : err_nomem();
+	}
+	c->nxfer = c->nxcurve = 0;
+	for (size_t i = 0; i < c->ngpus; i++)
+		if (&c->gpus[i] != ref)
+			xfer_target(c, x, k, ref, &c->gpus[i]);
+	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
+	free(x);
+	return 0;
 }
