@@ -248,6 +248,29 @@ static void test_chart__pdf_numbers_its_pages(void **state)
 	fsx_rm_rf(dir);
 }
 
+/* A line broken inside an identifier gets no hyphen: each line of the
+ * layout sets exactly its own characters, none added. */
+static void test_chart__identifiers_break_without_hyphens(void **state)
+{
+	(void)state;
+	static const char *const text[] = {"moe_reference.rtx_pro_6000.m9_ms",
+					   "allreduce.b300.step_ms_at_m9 20250119T020000Z-fixture"};
+	cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 10, 10);
+	cairo_t *cr = cairo_create(s);
+	for (size_t t = 0; t < sizeof text / sizeof *text; t++) {
+		PangoLayout *l = chart_layout(cr, "DejaVu Sans", 9, 0, text[t], 0, 40);
+		int lines = pango_layout_get_line_count(l), glyphs = 0;
+		assert_true(lines > 2); /* 40 pt is narrower than any of its words */
+		for (int i = 0; i < lines; i++)
+			for (GSList *r = pango_layout_get_line_readonly(l, i)->runs; r; r = r->next)
+				glyphs += ((PangoGlyphItem *)r->data)->glyphs->num_glyphs;
+		assert_int_equal(glyphs, (int)g_utf8_strlen(text[t], -1) - (t ? 1 : 0));
+		g_object_unref(l);
+	}
+	cairo_destroy(cr);
+	cairo_surface_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_chart__png_has_its_size_and_is_not_blank),
 		cmocka_unit_test(test_chart__pdf_write_errors_are_reported),
 		cmocka_unit_test(test_chart__pdf_numbers_its_pages),
+		cmocka_unit_test(test_chart__identifiers_break_without_hyphens),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -82,6 +82,18 @@ static const cairo_font_options_t *font_options(void)
 	return o;
 }
 
+/* No hyphen is ever inserted where a line breaks inside a word: the
+ * documents set identifiers (moe_reference.rtx_pro_6000.m9_ms, run ids) that
+ * a reader copies, and a hyphen in one makes another key. */
+static void layout_no_hyphens(PangoLayout *l)
+{
+	PangoAttrList *old = pango_layout_get_attributes(l);
+	PangoAttrList *a = old ? pango_attr_list_copy(old) : pango_attr_list_new();
+	pango_attr_list_insert(a, pango_attr_insert_hyphens_new(FALSE));
+	pango_layout_set_attributes(l, a);
+	pango_attr_list_unref(a);
+}
+
 PangoLayout *chart_layout(cairo_t *cr, const char *family, double size_pt, int bold,
 			  const char *text, int markup, double width_pt)
 {
@@ -106,6 +118,7 @@ PangoLayout *chart_layout(cairo_t *cr, const char *family, double size_pt, int b
 		pango_layout_set_markup(l, text, -1);
 	else
 		pango_layout_set_text(l, text, -1);
+	layout_no_hyphens(l);
 	return l;
 }
 
