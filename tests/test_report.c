@@ -198,20 +198,65 @@ static void test_report__renders_every_document_and_points_latest(void **state)
 	assert_int_equal(atoi(out), 0);
 }
 
-static void test_report__summary_is_short_and_has_the_headline(void **state)
+/* The position of needle in s after `from`, failing the test when absent. */
+__attribute__((noinline)) static const char *find_after(const char *s, const char *from,
+						       const char *needle)
+{
+	const char *p = strstr(from ? from : s, needle);
+	if (!p)
+		fail_msg("summary.txt lacks \"%s\" (in order):\n%s", needle, s);
+	return p;
+}
+
+static void test_report__summary_is_page_one_in_order(void **state)
 {
 	(void)state;
-	char path[1024];
+	char path[1024], want[256];
+	struct projection proj;
+	struct ydiag diag = {0};
+	const char *at;
 	size_t n;
+	int lines = 0;
+
 	snprintf(path, sizeof path, "%s/%s/summary.txt", reports, id);
 	char *s = read_file(path, &n);
-	int lines = 0;
 	for (size_t i = 0; i < n; i++)
 		lines += s[i] == '\n';
-	assert_true(lines < 25);
-	assert_non_null(strstr(s, "seed-b8-native"));
-	assert_non_null(strstr(s, "measured baseline"));
-	assert_non_null(strstr(s, "regressions: 1 regression"));
+	assert_true(lines < 40);
+	snprintf(path, sizeof path, "%s/projection.yaml", rdir);
+	assert_int_equal(project_read(&proj, path, &diag), 0);
+	/* 1. the measured baseline, then tonight's own figures with their machine */
+	at = find_after(s, NULL, "measured baseline: SGLang pipeline on B300 (HGX)");
+	at = find_after(s, at, "303.0 tok/s at acceptance 4.4");
+	at = find_after(s, at, "tonight on Fixture CPU <2 cores> & \"quotes\" (cpu, x86_64, 2 cores");
+	at = find_after(s, at, "moe_w4a16/cold");
+	/* 2. each headline scenario's median and p5-p95 beside the seed's estimate */
+	at = find_after(s, at, "projection, B300 (HGX) at C=1");
+	const struct project_row *r = project_find_row(&proj, "seed-b8-native", 4.4);
+	assert_non_null(r);
+	at = find_after(s, at, "seed-b8-native");
+	snprintf(want, sizeof want, "median %7.1f tok/s  p5-p95 %.1f-%.1f  seed %.1f (at p%.0f)",
+		 r->tok_s.p50, r->tok_s.p5, r->tok_s.p95, r->tok_s.point, r->point_pctile);
+	at = find_after(s, at, want);
+	r = project_find_row(&proj, "seed-b16-native", 16);
+	assert_non_null(r);
+	snprintf(want, sizeof want, "median %7.1f tok/s  p5-p95 %.1f-%.1f", r->tok_s.p50,
+		 r->tok_s.p5, r->tok_s.p95);
+	at = find_after(s, at, want);
+	/* 3. the backtest's coverage */
+	snprintf(want, sizeof want, "backtest coverage: %.1f%% of %d held-out measured points",
+		 proj.xback_cover_pct, proj.xback_n);
+	at = find_after(s, at, want);
+	/* 4. tonight's caveats: the regression with its cost and commits, the CPU run */
+	at = find_after(s, at, "caveats tonight:");
+	const char *reg = find_after(s, at, "1. regression moe_w4a16/cold M=9,tp=8");
+	find_after(s, reg, "commits abc1234..abc1234");
+	find_after(s, reg, "cost: seed-b8-native -");
+	find_after(s, at, "CPU run: tonight's measurements do not recalibrate");
+	find_after(s, at, proj.weighting);
+	find_after(s, at, "regressions: 1 regression");
+	project_free(&proj);
+	ydiag_free(&diag);
 	free(s);
 }
 
@@ -359,6 +404,15 @@ static void test_report__history_needs_history(void **state)
 	size_t n;
 	char *s = read_file(cmd, &n);
 	assert_non_null(strstr(s, "regressions: no history yet"));
+	free(s);
+	/* the second night has history, if not yet enough to judge */
+	assert_int_equal(fixture_record(r1, 1, 99, 1, first, sizeof first), 0);
+	assert_int_equal(fixture_finish(r1, first, SAMPLES), 0);
+	assert_int_equal(report_render(&c, rep1, first), 0);
+	snprintf(cmd, sizeof cmd, "%s/%s/summary.txt", rep1, first);
+	s = read_file(cmd, &n);
+	assert_null(strstr(s, "no history yet"));
+	assert_non_null(strstr(s, "regressions: 2 nights of history, not yet judged"));
 	free(s);
 }
 
@@ -607,7 +661,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report__renders_every_document_and_points_latest),
-		cmocka_unit_test(test_report__summary_is_short_and_has_the_headline),
+		cmocka_unit_test(test_report__summary_is_page_one_in_order),
 		cmocka_unit_test(test_report__pdf_has_pages_and_metadata_from_the_run),
 		cmocka_unit_test(test_report__pdf_embeds_every_font),
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),

@@ -292,15 +292,19 @@ void report_regress_status(const struct report_data *d, char *buf, size_t len)
 	const int *k = n->count;
 	size_t off = 0;
 
-	if (!d->have_night || n->n == 0) {
-		snprintf(buf, len, "no history yet");
+	if (!d->have_night || n->n == 0 || (n->nruns <= 1 && k[REG_UNJUDGED] == 0)) {
+		snprintf(buf, len, "no history yet: tonight is the first night of its series");
 		return;
 	}
 	if (k[REG_REGRESSION] == 0 && k[REG_SUSPECT] == 0 && k[REG_OK] == 0 &&
 	    k[REG_IMPROVEMENT] == 0 && k[REG_OUTLIER] == 0 && k[REG_DRIFT] == 0 &&
 	    k[REG_ENV] == 0 && k[REG_UNJUDGED] == 0) {
-		snprintf(buf, len, "no history yet: %d series new, %d with not enough history",
-			 k[REG_NEW], k[REG_SHORT]);
+		off = (size_t)snprintf(buf, len, "%zu nights of history, not yet judged: %d series "
+				       "new, %d with not enough history", n->nruns, k[REG_NEW],
+				       k[REG_SHORT]);
+		if (d->have_rconf && off < len)
+			snprintf(buf + off, len - off, " (a series is judged from %d good nights on)",
+				 d->rconf.min_good_nights);
 		return;
 	}
 	if (k[REG_REGRESSION])
@@ -318,4 +322,175 @@ void report_regress_status(const struct report_data *d, char *buf, size_t len)
 						regress_verdict_name(rest[i]));
 			sep = ", ";
 		}
+}
+
+/* ---------------------------------------------------------------- page one */
+
+static int key_eq(const struct hist_key *a, const struct hist_key *b)
+{
+	return !strcmp(a->op, b->op) && !strcmp(a->variant, b->variant) &&
+	       !strcmp(a->params, b->params) && !strcmp(a->device, b->device) &&
+	       !strcmp(a->backend, b->backend);
+}
+
+static int is_headline(const struct report_data *d, const char *scenario)
+{
+	for (int h = 0; h < d->spec.nheadline; h++)
+		if (!strcmp(d->spec.headline[h], scenario))
+			return 1;
+	return 0;
+}
+
+/* A flagged series' line with its cost on each headline scenario. */
+static void regression_caveat(const struct report_data *d, const struct regress_entry *e,
+			      report_line_fn fn, void *arg)
+{
+	char line[1400], *p;
+	size_t off;
+	int ncost = 0;
+
+	regress_entry_line(e, line, sizeof line);
+	off = strlen(line);
+	for (size_t i = 0; i < d->night.impacts.n && off + 1 < sizeof line; i++) {
+		const struct regress_impact *im = &d->night.impacts.v[i];
+		if (!key_eq(&im->key, &e->key) || im->comp < 0 ||
+		    (d->spec.nheadline && !is_headline(d, im->scenario)))
+			continue;
+		p = line + off;
+		off += (size_t)snprintf(p, sizeof line - off, "%s%s %+.1f%% tok/s (%.0f -> %.0f)",
+					ncost++ ? ", " : "; cost: ", im->scenario,
+					100 * im->change_frac, im->tok_s, im->tok_s_after);
+	}
+	fn(arg, line);
+}
+
+int report_caveats(const struct report_data *d, report_line_fn fn, void *arg)
+{
+	char line[1200];
+	int k = 0;
+
+	for (size_t i = 0; i < d->rec.nrows; i++) {
+		const struct rec_row *w = &d->rec.rows[i];
+		char raw[256];
+		if (w->status != REC_FAILED)
+			continue;
+		snprintf(line, sizeof line, "kernel %s/%s %s failed validation: %s", w->op,
+			 w->variant, rec_row_params_str(w, raw, sizeof raw), w->reason);
+		fn(arg, line), k++;
+	}
+	for (size_t i = 0; d->have_night && i < d->night.n; i++) {
+		enum regress_verdict v = d->night.entries[i].verdict;
+		if (v == REG_REGRESSION || v == REG_DRIFT || v == REG_SUSPECT || v == REG_ENV)
+			regression_caveat(d, &d->night.entries[i], fn, arg), k++;
+	}
+	for (size_t i = 0; d->have_night && d->night.count[REG_UNJUDGED] && i < d->night.n; i++)
+		if (d->night.entries[i].verdict == REG_UNJUDGED) {
+			snprintf(line, sizeof line, "%d kernel series not judged tonight: %s",
+				 d->night.count[REG_UNJUDGED], d->night.entries[i].reason);
+			fn(arg, line), k++;
+			break;
+		}
+	if (!d->have_proj)
+		fn(arg, "no projection is stored with this run: point estimates without bands"), k++;
+	for (size_t i = 0; d->have_proj && i < d->proj.nnotes; i++)
+		fn(arg, d->proj.notes[i]), k++;
+	if (d->have_proj && d->proj.weighting[0]) {
+		snprintf(line, sizeof line, "%s%s", d->proj.conflict ? "anchor conflict: " : "",
+			 d->proj.weighting);
+		fn(arg, line), k++;
+	}
+	for (size_t i = 0; i < d->est.n; i++) {
+		const struct estimate_row *r = &d->est.rows[i];
+		if (r->runnable || !is_headline(d, r->sc.name) ||
+		    (i && !strcmp(d->est.rows[i - 1].sc.name, r->sc.name)))
+			continue;
+		snprintf(line, sizeof line, "%s is not runnable: %s", r->sc.name,
+			 r->note[0] ? r->note : "see its scenario");
+		fn(arg, line), k++;
+	}
+	if (d->model.growth_clamped) {
+		snprintf(line, sizeof line, "the sglang_b16 anchor cannot be met with these shares: "
+			 "the growth of attention and draft is clamped to %g", d->model.growth);
+		fn(arg, line), k++;
+	}
+	return k;
+}
+
+/* |log(M / m)| of row w, or INFINITY when it has no M. */
+static double row_m_distance(const struct rec_row *w, double m)
+{
+	for (int i = 0; i < w->nparams; i++)
+		if (!strcmp(w->params[i].key, "M") && w->params[i].val > 0 && m > 0)
+			return fabs(log(w->params[i].val / m));
+	return INFINITY;
+}
+
+size_t report_tonight_rows(const struct report_data *d, size_t *idx, size_t max)
+{
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	double m = h0 >= 0 ? d->est.rows[h0].out.M : 9;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->rec.nrows; i++) {
+		const struct rec_row *w = &d->rec.rows[i];
+		size_t j = 0;
+		while (j < n && strcmp(d->rec.rows[idx[j]].op, w->op))
+			j++;
+		if (j == n) {
+			if (n < max)
+				idx[n++] = i;
+			continue;
+		}
+		const struct rec_row *b = &d->rec.rows[idx[j]];
+		int ok_w = w->status == REC_OK, ok_b = b->status == REC_OK;
+		if (ok_w > ok_b || (ok_w == ok_b && row_m_distance(w, m) < row_m_distance(b, m)))
+			idx[j] = i;
+	}
+	return n;
+}
+
+char *report_device_text(const struct report_data *d, size_t i, char *buf, size_t len)
+{
+	const struct rec_device *v = &d->rec.devices[i];
+	int cuda = !strcmp(v->kind, "cuda");
+	snprintf(buf, len, "%s (%s, %s, %d %s, %.0f GB)", v->name, v->kind, v->arch, v->cores,
+		 cuda ? "SMs" : "cores", v->mem_gb);
+	return buf;
+}
+
+double report_seed_tok(const struct report_figure *f, double *pctile)
+{
+	*pctile = NAN;
+	if (!f->proj)
+		return NAN;
+	if (f->proj->estimator == EST_SEED) {
+		*pctile = f->proj->point_pctile;
+		return f->proj->tok_s.point;
+	}
+	*pctile = f->proj->other_pctile;
+	return f->proj->other_tok_s;
+}
+
+int report_coverage_text(const struct report_data *d, char *buf, size_t len)
+{
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	struct report_figure f;
+	size_t off;
+
+	if (!d->have_proj || d->proj.xback_n <= 0) {
+		snprintf(buf, len, "no cross-GPU backtest is stored with this run: the bands are "
+			 "untested");
+		return 0;
+	}
+	off = (size_t)snprintf(buf, len, "%.1f%% of %d held-out measured points fell inside "
+			       "p5-p95 (target 80%%), median |error| of p50 %.1f%% (target 10%%)",
+			       d->proj.xback_cover_pct, d->proj.xback_n, d->proj.xback_err_pct);
+	if (h0 >= 0 && off < len) {
+		report_figure(d, (size_t)h0, &f);
+		if (f.proj && isfinite(f.proj->xfer_cover_pct))
+			snprintf(buf + off, len - off, "; the pair the headline takes (%s -> %s): "
+				 "%.0f%% inside, %.1f%% error", d->cal.moe_ref.gpu, f.proj->target,
+				 f.proj->xfer_cover_pct, f.proj->xfer_err_pct);
+	}
+	return 1;
 }

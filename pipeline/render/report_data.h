@@ -65,6 +65,34 @@ long report_scenario_row(const struct report_data *d, const char *scenario);
  * ...", "no regressions: 14 series ok"). */
 void report_regress_status(const struct report_data *d, char *buf, size_t len);
 
+/* A line of plain UTF-8 text handed to a document writer (not escaped). */
+typedef void (*report_line_fn)(void *arg, const char *line);
+
+/* Tonight's caveats, most pressing first, each one line to fn: kernels that
+ * failed validation; regressions, drifts and suspects with their cost in
+ * projected tok/s and their commit range; the projection's notes (a CPU run,
+ * extrapolation beyond the measured M); the anchor's weighting (a conflict
+ * named as such); headline scenarios that cannot run; a clamped growth.
+ * Page one and summary.txt both print these. Returns how many. */
+int report_caveats(const struct report_data *d, report_line_fn fn, void *arg);
+
+/* Tonight's measured rows for page one: per op, the row nearest the first
+ * headline scenario's verify width M (an ok row before any other), in the
+ * record's order. Writes up to max row indices to idx; returns how many. */
+size_t report_tonight_rows(const struct report_data *d, size_t *idx, size_t max);
+/* "Fixture CPU (cpu, x86_64, 2 cores, 16 GB)" of device i, into buf. */
+char *report_device_text(const struct report_data *d, size_t i, char *buf, size_t len);
+
+/* The seed estimator's figure beside a projected row: a seed row's own point
+ * estimate, a calibrated row's other_tok_s; *pctile where it falls in the
+ * row's band (NaN when unknown). NaN without a projection row. */
+double report_seed_tok(const struct report_figure *f, double *pctile);
+
+/* One line on how far the bands can be trusted: the cross-GPU backtest's
+ * coverage and error, and the pair the headline's MoE takes. Returns 0 when
+ * the stored projection holds no backtest (buf then says so). */
+int report_coverage_text(const struct report_data *d, char *buf, size_t len);
+
 /* Formats used by every document. */
 void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */
 void report_fmt_ms(char *buf, size_t len, double ms);       /* "9.506" or "-" */

@@ -1,5 +1,6 @@
-/* report_pdf.c - report.pdf: page one (headline with bands, the measured
- * baseline, the regression status), then the template's sections in order. */
+/* report_pdf.c - report.pdf: page one (the measured baseline and tonight's
+ * figures, the projection's bands, backtest coverage, tonight's caveats), then
+ * the template's sections in order. */
 #include "pdf.h"
 
 #include "chart_report.h"
@@ -48,81 +49,158 @@ static const char *section_title(const struct report_section *s)
 
 /* ---------------------------------------------------------------- page one */
 
-/* One headline scenario: its tok/s per acceptance in bold, then its bands. */
+/* One headline scenario: its median tok/s per acceptance in bold, then the
+ * bands and the seed estimator's figure beside them. */
 static void headline_scenario(const struct report_data *d, const char *name, GString *gs)
 {
-	GString *tok = g_string_new(NULL), *acc = g_string_new(NULL), *band = g_string_new(NULL);
+	GString *tok = g_string_new(NULL), *acc = g_string_new(NULL), *band = g_string_new(NULL),
+		*seed = g_string_new(NULL), *step = g_string_new(NULL);
 	const struct estimate_row *first = NULL;
-	struct report_figure f;
 
 	for (size_t i = 0; i < d->est.n; i++) {
 		const struct estimate_row *r = &d->est.rows[i];
-		char t[32], lo[32], hi[32], mid[32];
+		struct report_figure f;
+		char t[32], lo[32], hi[32], sd[32], st[32];
+		double pct, s;
 		if (strcmp(r->sc.name, name) != 0)
 			continue;
 		report_figure(d, i, &f);
-		report_fmt_tok(t, sizeof t, f.tok_s);
+		s = report_seed_tok(&f, &pct);
+		report_fmt_tok(t, sizeof t, isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s);
 		report_fmt_tok(lo, sizeof lo, f.tok_p5);
 		report_fmt_tok(hi, sizeof hi, f.tok_p95);
-		report_fmt_tok(mid, sizeof mid, f.tok_p50);
+		report_fmt_tok(sd, sizeof sd, isfinite(s) ? s : r->out.tok_s);
+		report_fmt_ms(st, sizeof st, isfinite(f.step_p50) ? f.step_p50 : f.step_ms);
 		g_string_append_printf(tok, "%s%s", first ? " / " : "", t);
 		g_string_append_printf(acc, "%s%g", first ? " / " : "", r->accept);
 		if (isfinite(f.tok_p5))
-			g_string_append_printf(band, "%s%s-%s (median %s)", first ? "; " : "", lo, hi, mid);
+			g_string_append_printf(band, "%s%s-%s", first ? " / " : "", lo, hi);
+		g_string_append_printf(seed, "%s%s", first ? " / " : "", sd);
+		if (isfinite(pct))
+			g_string_append_printf(seed, " (p%.0f)", pct);
+		if (!first || strcmp(step->str, st))
+			g_string_append_printf(step, "%s%s", first ? " / " : "", st);
 		if (!first)
 			first = r;
 	}
 	if (first) {
-		char step[32];
-		report_fmt_ms(step, sizeof step, f.step_ms);
 		MARKUP(gs, "\n<span size=\"x-large\"><b>%s tok/s</b></span>  %s: %s, block %d, "
 			   "budget %d, acceptance %s%s",
 		       tok->str, first->sc.name,
 		       first->sc.pipeline == PIPE_NATIVE ? "native engine" : "SGLang pipeline",
 		       first->sc.block, first->sc.budget, acc->str,
 		       first->runnable ? "" : " [not runnable]");
-		MARKUP(gs, "\n<span size=\"small\">   step %s ms", step);
+		MARKUP(gs, "\n<span size=\"small\">   ");
 		if (band->len)
-			MARKUP(gs, "; tok/s p5-p95 %s", band->str);
-		MARKUP(gs, "</span>");
+			MARKUP(gs, "p5-p95 %s; ", band->str);
+		MARKUP(gs, "seed's estimate %s; step %s ms</span>", seed->str, step->str);
 	}
 	g_string_free(tok, TRUE);
 	g_string_free(acc, TRUE);
 	g_string_free(band, TRUE);
+	g_string_free(seed, TRUE);
+	g_string_free(step, TRUE);
 }
 
-static void headline_lines(const struct report_data *d, GString *gs)
+/* The measured baseline, the MoE reference and tonight's own measurements
+ * (one row per op) with the machine they ran on. */
+static void page_one_measured(struct pdf_doc *doc, const struct report_data *d, GString *gs)
 {
-	for (int h = 0; h < d->spec.nheadline; h++)
-		headline_scenario(d, d->spec.headline[h], gs);
+	static const struct pdf_col cols[] = {
+		{"tonight: op / variant", 0.24, PDF_LEFT}, {"params", 0.3, PDF_LEFT},
+		{"median µs", 0.11, PDF_RIGHT},          {"p10 - p90 µs", 0.15, PDF_RIGHT},
+		{"status", 0.2, PDF_LEFT},
+	};
+	const struct anchor *a = &d->cal.sglang_b8;
+	const struct gpu *ag = calib_gpu(&d->cal, a->gpu);
+	const struct moe_reference *mr = &d->cal.moe_ref;
+	const struct gpu *rg = calib_gpu(&d->cal, mr->gpu);
+	size_t idx[24], n = report_tonight_rows(d, idx, 24);
+	char dev[256];
+
+	pdf_heading(doc, 2, "Measured: the baseline, and tonight");
+	MARKUP(gs, "<b>%s</b> pipeline on <b>%s</b>, block %g, budget %g, C=%g: ",
+	       a->pipeline == PIPE_NATIVE ? "native" : "SGLang", ag ? ag->name : a->gpu, a->block,
+	       a->budget, a->concurrency);
+	if (isfinite(a->tok_s))
+		MARKUP(gs, "<b>%.1f tok/s</b> at acceptance %g, a %.3f ms step. ", a->tok_s,
+		       a->accept, a->step_ms);
+	else
+		MARKUP(gs, "a %.3f ms step. ", a->step_ms);
+	MARKUP(gs, "MoE reference on %s at TP-%g:", rg ? rg->name : mr->gpu, mr->tp);
+	for (int i = 0; i < mr->npoints; i++)
+		MARKUP(gs, "%s %.3g ms at M=%g", i ? "," : "", mr->points[i].step_ms, mr->points[i].m);
+	MARKUP(gs, ". <span foreground=\"#555555\">Source: %s</span>", a->source);
+	para_markup(doc, gs);
+	for (size_t i = 0; i < d->rec.ndevices; i++)
+		MARKUP(gs, "%s%s", i ? ", " : "Tonight on ", report_device_text(d, i, dev, sizeof dev));
+	MARKUP(gs, "%s; host %s, build %s, project %s.", d->rec.ndevices ? "" : "Tonight",
+	       d->rec.prov.host, d->rec.prov.build, d->rec.prov.git_rev);
+	para_markup(doc, gs);
+	if (!n)
+		return;
+	pdf_table_begin(doc, cols, 5);
+	for (size_t j = 0; j < n; j++) {
+		const struct rec_row *w = &d->rec.rows[idx[j]];
+		char op[80], raw[256], params[320], med[24], lo[24], hi[24], band[56], st[200];
+		const char *cells[5] = {op, params, med, band, st};
+		snprintf(op, sizeof op, "%s / %s", w->op, w->variant);
+		report_fmt_params(params, sizeof params, rec_row_params_str(w, raw, sizeof raw));
+		report_fmt_us(med, sizeof med, w->median_us);
+		report_fmt_us(lo, sizeof lo, w->p10_us);
+		report_fmt_us(hi, sizeof hi, w->p90_us);
+		snprintf(band, sizeof band, isfinite(w->p10_us) ? "%s - %s" : "-", lo, hi);
+		snprintf(st, sizeof st, "%s%s%s", rec_status_name(w->status), w->reason[0] ? ": " : "",
+			 w->reason);
+		pdf_table_row(doc, cells, w->status == REC_FAILED ? INK_REGRESSION
+					  : w->status == REC_OK   ? INK_TEXT
+								  : INK_MUTED, 0);
+	}
+	pdf_table_end(doc);
 }
 
+struct caveat_sink {
+	struct pdf_doc *doc;
+	int k;
+};
+
+static void page_one_caveat(void *arg, const char *line)
+{
+	struct caveat_sink *o = arg;
+	char *m = g_markup_printf_escaped("<b>%d.</b> %s", ++o->k, line);
+	pdf_para(o->doc, m, 1, 7.8, INK_TEXT);
+	g_free(m);
+}
+
+/* Page one, in the order a reader acts on it: what was measured, the
+ * projection with its bands beside the seed's estimate, how far the bands
+ * can be trusted, tonight's caveats. The template's next section starts on
+ * page two. */
 static void page_one(struct pdf_doc *doc, const struct report_data *d)
 {
 	GString *gs = g_string_new(NULL);
-	const struct anchor *a = &d->cal.sglang_b8;
-	const struct gpu *ag = calib_gpu(&d->cal, a->gpu);
 	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
-	long b = report_scenario_row(d, d->spec.baseline);
-	char status[600];
+	struct caveat_sink sink = {doc, 0};
+	char status[600], cover[600];
 
 	pdf_heading(doc, 0, d->spec.title);
-	MARKUP(gs, "<span foreground=\"#555555\">Nightly report of run %s, %s. Host %s, project "
-		   "%s, build %s, template %s.</span>",
-	       d->rec.run_id, d->date_text, d->rec.prov.host, d->rec.prov.git_rev,
-	       d->rec.prov.build, d->rec.template_name);
+	MARKUP(gs, "<span foreground=\"#555555\">Nightly report of run %s, %s. Template %s.</span>",
+	       d->rec.run_id, d->date_text, d->rec.template_name);
 	para_markup(doc, gs);
+	page_one_measured(doc, d, gs);
 	pdf_space(doc, 6);
 
 	if (h0 >= 0) {
 		const struct estimate_row *r = &d->est.rows[h0];
-		MARKUP(gs, "<span size=\"large\"><b>%s at C=%d: decode throughput</b></span>",
-		       r->target->name, r->sc.concurrency);
+		MARKUP(gs, "<span size=\"large\"><b>Projection: %s at C=%d, median decode "
+			   "throughput</b></span>", r->target->name, r->sc.concurrency);
 	}
-	headline_lines(d, gs);
+	for (int h = 0; h < d->spec.nheadline; h++)
+		headline_scenario(d, d->spec.headline[h], gs);
 	if (d->have_proj)
-		MARKUP(gs, "\n<span size=\"small\">Point estimate first; p5-p95 and the median over "
-			   "%d Monte Carlo draws of every assumption (seed %llu).</span>",
+		MARKUP(gs, "\n<span size=\"small\">Median and p5-p95 of %d Monte Carlo draws of "
+			   "every assumption (seed %llu); the seed's estimate is the seed estimator's "
+			   "point figure, with the percentile of the band it falls at.</span>",
 		       d->proj.samples, (unsigned long long)d->proj.seed);
 	else
 		MARKUP(gs, "\n<span size=\"small\">No projection is stored with this run: point "
@@ -130,52 +208,25 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 	pdf_callout(doc, gs->str, 10);
 	g_string_truncate(gs, 0);
 
-	pdf_heading(doc, 2, "The measured baseline it rests on");
-	MARKUP(gs, "<b>%s</b> pipeline on <b>%s</b>, block %g, budget %g, C=%g: ",
-	       a->pipeline == PIPE_NATIVE ? "native" : "SGLang", ag ? ag->name : a->gpu, a->block,
-	       a->budget, a->concurrency);
-	if (isfinite(a->tok_s))
-		MARKUP(gs, "<b>%.1f tok/s</b> at acceptance %g, a %.3f ms step (measured). ",
-		       a->tok_s, a->accept, a->step_ms);
-	else
-		MARKUP(gs, "a %.3f ms step (measured). ", a->step_ms);
-	if (b >= 0) {
-		struct report_figure f;
-		report_figure(d, (size_t)b, &f);
-		MARKUP(gs, "The model reproduces it as %s: %.1f tok/s, %.3f ms. ", d->spec.baseline,
-		       f.tok_s, f.step_ms);
-	}
-	MARKUP(gs, "Source: %s", a->source);
-	para_markup(doc, gs);
-	const struct moe_reference *mr = &d->cal.moe_ref;
-	const struct gpu *rg = calib_gpu(&d->cal, mr->gpu);
-	MARKUP(gs, "MoE reference, measured on %s at TP-%g:", rg ? rg->name : mr->gpu, mr->tp);
-	for (int i = 0; i < mr->npoints; i++)
-		MARKUP(gs, "%s %.3g ms at M=%g", i ? "," : "", mr->points[i].step_ms, mr->points[i].m);
-	MARKUP(gs, ". The MoE time is moved to the target by the bandwidth ratio times an "
-		   "efficiency-transfer factor; everything else is anchored at the step above.");
+	pdf_heading(doc, 2, "How far the band can be trusted");
+	report_coverage_text(d, cover, sizeof cover);
+	MARKUP(gs, "Cross-GPU backtest: %s.", cover);
+	if (d->have_proj && d->proj.lean[0])
+		MARKUP(gs, " %s", d->proj.lean);
 	para_markup(doc, gs);
 
-	pdf_heading(doc, 2, "Regression status");
+	pdf_heading(doc, 2, "Caveats tonight");
+	report_caveats(d, page_one_caveat, &sink);
+	if (!sink.k)
+		pdf_para(doc, "None.", 0, BODY_PT, INK_TEXT);
 	report_regress_status(d, status, sizeof status);
-	MARKUP(gs, "<b>%s</b>", status);
+	MARKUP(gs, "<b>Kernel history: %s</b>", status);
 	if (d->have_night)
-		MARKUP(gs, " (%zu kernel series, %zu nights of history).", d->night.n,
-		       d->night.nruns);
+		MARKUP(gs, " (%zu kernel series, %zu nights).", d->night.n, d->night.nruns);
 	pdf_para(doc, gs->str, 1, BODY_PT,
 		 d->have_night && d->night.count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
-	g_string_truncate(gs, 0);
-
-	if (d->have_proj && d->proj.lean[0]) {
-		pdf_heading(doc, 2, "Where the band leans");
-		pdf_para(doc, d->proj.lean, 0, BODY_PT, INK_TEXT);
-	}
-	pdf_heading(doc, 2, "How to read this report");
-	MARKUP(gs, "Every value is marked measured, calibration, assumed or tonight in the "
-		   "Assumptions table, with its source. The spreadsheet report.xlsx holds the same "
-		   "tables and a What-if sheet: the step model as live formulas over its inputs.");
-	para_markup(doc, gs);
 	g_string_free(gs, TRUE);
+	pdf_new_page(doc);
 }
 
 /* ---------------------------------------------------------------- projections */

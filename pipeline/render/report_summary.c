@@ -1,4 +1,4 @@
-/* report_summary.c - summary.txt: headline, baseline, bands and the regression status. */
+/* report_summary.c - summary.txt: page one in plain text (baseline and tonight's measurements, projection bands, backtest coverage, caveats). */
 #include "report_summary.h"
 
 #include <math.h>
@@ -6,62 +6,129 @@
 
 /* ---------------------------------------------------------------- summary */
 
-static void summary_row(const struct report_data *d, size_t i, FILE *fp)
-{
-	struct report_figure f;
-	char tok[32], lo[32], hi[32], step[32];
-	report_figure(d, i, &f);
-	report_fmt_tok(tok, sizeof tok, f.tok_s);
-	report_fmt_tok(lo, sizeof lo, f.tok_p5);
-	report_fmt_tok(hi, sizeof hi, f.tok_p95);
-	report_fmt_ms(step, sizeof step, f.step_ms);
-	fprintf(fp, "  %-18s accept %-5g %8s tok/s  (p5-p95 %s-%s)  step %s ms%s\n",
-		f.est->sc.name, f.est->accept, tok, lo, hi, step,
-		f.est->runnable ? "" : "  [not runnable]");
-}
-
-void report_write_summary(const struct report_data *d, FILE *fp)
+/* The measured baseline and the MoE reference the projection rests on. */
+static void summary_baseline(const struct report_data *d, FILE *fp)
 {
 	const struct anchor *a = &d->cal.sglang_b8;
-	char status[512];
-	long b = report_scenario_row(d, d->spec.baseline);
+	const struct gpu *g = calib_gpu(&d->cal, a->gpu);
+	const struct moe_reference *mr = &d->cal.moe_ref;
+	const struct gpu *rg = calib_gpu(&d->cal, mr->gpu);
 
-	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
-
-	fprintf(fp, "ddt report %s (%s)\n%s\n\n", d->rec.run_id, d->date_text, d->spec.title);
-	if (h0 >= 0)
-		fprintf(fp, "%s at C=%d", d->est.rows[h0].target->name,
-			d->est.rows[h0].sc.concurrency);
-	fprintf(fp, "%sheadline (point estimate, Monte Carlo p5-p95):\n", h0 >= 0 ? ", " : "");
-	for (int h = 0; h < d->spec.nheadline; h++)
-		for (size_t i = 0; i < d->est.n; i++)
-			if (!strcmp(d->est.rows[i].sc.name, d->spec.headline[h]))
-				summary_row(d, i, fp);
-	if (!d->have_proj)
-		fprintf(fp, "  (no projection stored with this run: no bands)\n");
-	fprintf(fp, "\nmeasured baseline: %s, %s pipeline, block %g, budget %g, C=%g: ", a->gpu,
-		pipeline_name(a->pipeline), a->block, a->budget, a->concurrency);
+	fprintf(fp, "measured baseline: %s pipeline on %s, block %g, budget %g, C=%g: ",
+		a->pipeline == PIPE_NATIVE ? "native" : "SGLang", g ? g->name : a->gpu, a->block,
+		a->budget, a->concurrency);
 	if (isfinite(a->tok_s))
 		fprintf(fp, "%.1f tok/s at acceptance %g, step %.3f ms\n", a->tok_s, a->accept,
 			a->step_ms);
 	else
 		fprintf(fp, "step %.3f ms\n", a->step_ms);
-	if (b >= 0)
-		summary_row(d, (size_t)b, fp);
-	report_regress_status(d, status, sizeof status);
-	fprintf(fp, "\nregressions: %s\n", status);
-	for (size_t i = 0; d->have_night && i < d->night.n; i++) {
-		const struct regress_entry *e = &d->night.entries[i];
-		if (e->verdict != REG_REGRESSION && e->verdict != REG_SUSPECT &&
-		    e->verdict != REG_DRIFT && e->verdict != REG_ENV)
+	fprintf(fp, "  source: %s\n", a->source);
+	fprintf(fp, "  MoE reference on %s at TP-%g:", rg ? rg->name : mr->gpu, mr->tp);
+	for (int i = 0; i < mr->npoints; i++)
+		fprintf(fp, "%s %.3g ms at M=%g", i ? "," : "", mr->points[i].step_ms,
+			mr->points[i].m);
+	fputc('\n', fp);
+}
+
+/* Tonight's own measurements, one row per op, with the machine they ran on. */
+static void summary_tonight(const struct report_data *d, FILE *fp)
+{
+	size_t idx[24], n = report_tonight_rows(d, idx, 24);
+	char dev[256];
+
+	for (size_t i = 0; i < d->rec.ndevices; i++)
+		fprintf(fp, "%s %s", i ? "," : "tonight on", report_device_text(d, i, dev, sizeof dev));
+	if (!d->rec.ndevices)
+		fprintf(fp, "tonight on an unrecorded device");
+	fprintf(fp, ", host %s, build %s, project %s:\n", d->rec.prov.host, d->rec.prov.build,
+		d->rec.prov.git_rev);
+	if (!n)
+		fprintf(fp, "  no kernels measured\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct rec_row *w = &d->rec.rows[idx[j]];
+		char raw[256], params[320], med[24], lo[24], hi[24], label[400];
+		report_fmt_params(params, sizeof params, rec_row_params_str(w, raw, sizeof raw));
+		snprintf(label, sizeof label, "%s/%s", w->op, w->variant);
+		if (w->status != REC_OK) {
+			fprintf(fp, "  %-22s %s%s%s%s%s\n", label, params, params[0] ? ": " : "",
+				rec_status_name(w->status), w->reason[0] ? ": " : "", w->reason);
 			continue;
-		fprintf(fp, "  %s %s/%s %s: %.2f us vs baseline %.2f us (%+.1f%%)",
-			regress_verdict_name(e->verdict), e->key.op, e->key.variant, e->key.params,
-			e->median_us, e->baseline_us, 100 * e->delta_frac);
-		if (e->commits[0])
-			fprintf(fp, ", commits %s (first bad %s)", e->commits, e->bad_run_id);
-		if (e->verdict == REG_DRIFT || e->verdict == REG_ENV)
-			fprintf(fp, "; %s", e->reason);
-		fputc('\n', fp);
+		}
+		report_fmt_us(med, sizeof med, w->median_us);
+		report_fmt_us(lo, sizeof lo, w->p10_us);
+		report_fmt_us(hi, sizeof hi, w->p90_us);
+		fprintf(fp, "  %-22s %9s us (p10-p90 %s-%s)  %s\n", label, med, lo, hi, params);
 	}
+}
+
+/* One headline row: median and band beside the seed's estimate. */
+static void summary_row(const struct report_data *d, size_t i, FILE *fp)
+{
+	struct report_figure f;
+	char med[32], lo[32], hi[32], seed[32], step[32], at[24] = "";
+	double pct, s;
+
+	report_figure(d, i, &f);
+	s = report_seed_tok(&f, &pct);
+	report_fmt_tok(med, sizeof med, isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s);
+	report_fmt_tok(lo, sizeof lo, f.tok_p5);
+	report_fmt_tok(hi, sizeof hi, f.tok_p95);
+	report_fmt_tok(seed, sizeof seed, isfinite(s) ? s : f.est->out.tok_s);
+	report_fmt_ms(step, sizeof step, isfinite(f.step_p50) ? f.step_p50 : f.step_ms);
+	if (isfinite(pct))
+		snprintf(at, sizeof at, " (at p%.0f)", pct);
+	fprintf(fp, "  %-18s accept %-5g median %7s tok/s  p5-p95 %s-%s  seed %s%s  step %s ms%s\n",
+		f.est->sc.name, f.est->accept, med, lo, hi, seed, at, step,
+		f.est->runnable ? "" : "  [not runnable]");
+}
+
+static void summary_projection(const struct report_data *d, FILE *fp)
+{
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	char cover[600];
+
+	fprintf(fp, "\nprojection");
+	if (h0 >= 0)
+		fprintf(fp, ", %s at C=%d", d->est.rows[h0].target->name,
+			d->est.rows[h0].sc.concurrency);
+	if (d->have_proj)
+		fprintf(fp, ": median tok/s and p5-p95 of %d Monte Carlo draws (seed %llu), beside "
+			"the seed estimator's figure\n", d->proj.samples,
+			(unsigned long long)d->proj.seed);
+	else
+		fprintf(fp, ": no projection stored with this run, point estimates only\n");
+	for (int h = 0; h < d->spec.nheadline; h++)
+		for (size_t i = 0; i < d->est.n; i++)
+			if (!strcmp(d->est.rows[i].sc.name, d->spec.headline[h]))
+				summary_row(d, i, fp);
+	report_coverage_text(d, cover, sizeof cover);
+	fprintf(fp, "\nbacktest coverage: %s\n", cover);
+}
+
+struct caveat_out {
+	FILE *fp;
+	int k;
+};
+
+static void summary_caveat(void *arg, const char *line)
+{
+	struct caveat_out *o = arg;
+	fprintf(o->fp, "  %d. %s\n", ++o->k, line);
+}
+
+void report_write_summary(const struct report_data *d, FILE *fp)
+{
+	struct caveat_out o = {fp, 0};
+	char status[512];
+
+	fprintf(fp, "ddt report %s (%s)\n%s\n\n", d->rec.run_id, d->date_text, d->spec.title);
+	summary_baseline(d, fp);
+	summary_tonight(d, fp);
+	summary_projection(d, fp);
+	report_regress_status(d, status, sizeof status);
+	fprintf(fp, "\ncaveats tonight:\n");
+	report_caveats(d, summary_caveat, &o);
+	if (!o.k)
+		fprintf(fp, "  none\n");
+	fprintf(fp, "\nregressions: %s\n", status);
 }
