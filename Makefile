@@ -21,9 +21,26 @@ APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-d
             libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf \
             zlib1g-dev
 
+# The CUDA backend, build/libddt-cuda.so: the kernels (engine/cuda/) with
+# cudart, cuBLAS and NCCL behind them. ddt links none of it: it opens the
+# driver and then the backend at run time, only when a device is there
+# (engine/cuda_load.c). Built where a GPU is (for its archs only), when asked
+# (CUDA=1: CUDA_ARCHS, every arch by default), and by `make test` for every
+# arch so CI compiles the kernels; CUDA=0 never builds it.
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
-CUDA_ARCHS ?= 90 100 103 120
+CUDA_ARCHS_ALL := 90 100 103 120
+GPU_ARCHS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | sort -u)
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+  CUDA ?= $(if $(NVCC),1,0)
+  CUDA_ARCHS ?= $(CUDA_ARCHS_ALL)
+else
+  CUDA ?= $(if $(and $(NVCC),$(GPU_ARCHS)),1,0)
+  CUDA_ARCHS ?= $(or $(GPU_ARCHS),$(CUDA_ARCHS_ALL))
+endif
+ifeq ($(CUDA)$(NVCC),1)
+  $(error CUDA=1 but nvcc is not on PATH nor in CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit or set CUDA_HOME)
+endif
 
 # Deferred (=) so pkg-config runs after the packages are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -46,16 +63,26 @@ CUDA_SRC := $(wildcard engine/cuda/*.cu)
 TEST_SRC := $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 
-ifneq ($(NVCC),)
-  CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
-  NVCC_FLAGS := -O3 --threads 0 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -DDDT_HAVE_CUDA -MMD -MP \
+LDLIBS += -ldl
+CUDA_LIB := $(BUILD)/libddt-cuda.so
+ifeq ($(CUDA),1)
+  NVCC_FLAGS := -O3 --threads 0 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -MMD -MP \
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-                -Xcompiler -Wall,-Wextra,-Werror
-  CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl -ldl -lstdc++
+                -Xcompiler -fPIC,-Wall,-Wextra,-Werror
+  CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o) $(BUILD)/engine/cuda/backend.o
+  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl
+  CUDA_NOTE := building $(CUDA_LIB) for $(CUDA_ARCHS:%=sm_%) with $(NVCC)
+else
+  CUDA_NOTE := not built ($(if $(NVCC),$(if $(GPU_ARCHS),CUDA=0,no GPU here; make CUDA=1 builds it),nvcc not found)): CUDA ops report skipped
+endif
+# One line on what this build does with CUDA, from the top-level make only.
+ifeq ($(MAKELEVEL),0)
+  ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+    $(info ddt: CUDA backend $(CUDA_NOTE); GPUs here: $(or $(GPU_ARCHS:%=sm_%),none))
+  endif
 endif
 
-OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
+OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libddt.a
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -64,18 +91,24 @@ DEPS_OK := $(BUILD)/.deps-ok
 .SECONDARY:
 .PHONY: all deps FORCE test nightly bench gpu-check clean
 all: $(BUILD)/ddt
+ifeq ($(CUDA),1)
+all test bench nightly: $(CUDA_LIB)
+endif
 
 # Installs what pkg-config cannot find (apt-get update once first), then says
 # which optional parts are here.
 $(DEPS_OK): Makefile tools/ensure-deps
-	@tools/ensure-deps "$(PKGS)" "$(APT_PKGS)" "$(NVCC)"
+	@tools/ensure-deps "$(PKGS)" "$(APT_PKGS)"
 	@mkdir -p $(BUILD) && touch $@
 deps: $(DEPS_OK)
 
-# Objects rebuild when the flags change (CUDA on or off, another OPT).
-FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(NVCC) $(NVCC_FLAGS) | $(CXX) $(SIM_CXXFLAGS)
+# Objects rebuild when their flags change (another OPT; for the kernels
+# other archs), each compiler's apart.
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) | $(CXX) $(SIM_CXXFLAGS)
 $(BUILD)/.flags: FORCE | $(DEPS_OK)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+$(BUILD)/.cuflags: FORCE | $(DEPS_OK)
+	@echo '$(NVCC) $(NVCC_FLAGS) $(CUDA_LIBS)' | cmp -s - $@ || echo '$(NVCC) $(NVCC_FLAGS) $(CUDA_LIBS)' > $@
 FORCE:
 
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(DEPS_OK)
@@ -83,7 +116,7 @@ $(BUILD)/%.o: %.c $(BUILD)/.flags | $(DEPS_OK)
 	@echo "  CC    $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.cu $(BUILD)/.flags | $(DEPS_OK)
+$(BUILD)/%.o: %.cu $(BUILD)/.cuflags | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  NVCC  $<"
 	@$(NVCC) $(NVCC_FLAGS) -c $< -o $@
@@ -94,6 +127,14 @@ $(LIB): $(OBJ)
 
 $(BUILD)/ddt: $(BUILD)/pipeline/cmd/main.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The backend exports its entry point only (engine/cuda/backend.map) and
+# binds its own symbols first; nothing is left for the loader to find in ddt.
+$(BUILD)/engine/cuda/backend.o: CFLAGS += -fPIC
+$(CUDA_LIB): $(CUDA_OBJ) engine/cuda/backend.map $(BUILD)/.cuflags
+	@echo "  LD    $@"
+	@$(CXX) -shared -o $@ $(CUDA_OBJ) -Wl,--version-script=engine/cuda/backend.map \
+		-Wl,-Bsymbolic -Wl,--no-undefined $(CUDA_LIBS) -ldl -lm -pthread
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -131,7 +172,7 @@ KERN_TESTS := $(foreach v,$(KERN_ISAS),build-kern-$(firstword $(subst =, ,$(v)))
 .PHONY: kern-tests
 kern-tests: | $(DEPS_OK)
 	@for v in $(KERN_ISAS); do \
-		$(MAKE) --no-print-directory BUILD=build-kern-$${v%%=*} NVCC= \
+		$(MAKE) --no-print-directory BUILD=build-kern-$${v%%=*} CUDA=0 \
 			OPT="-O2 -march=$${v#*=}" build-kern-$${v%%=*}/tests/test_ops || exit 1; \
 	done
 
@@ -189,12 +230,16 @@ gpu-check:
 	tools/gpu-check
 
 # The multi-node all-reduce (engine/mpi/, README "Running on a cluster"):
-# build/ddt-allreduce, only where mpicc exists (NCCL inside when nvcc does).
+# build/ddt-allreduce, only where mpicc exists (NCCL inside when CUDA=1).
 # test-fleet installs Slurm and OpenMPI, starts a one-host cluster, runs
 # `ddt nightly --slurm` and the 2-rank all-reduce, and stops what it started.
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
 ifneq ($(MPICC),)
 all: $(BUILD)/ddt-allreduce
+endif
+ifeq ($(CUDA),1)
+$(BUILD)/engine/mpi/%.o: CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
+$(BUILD)/ddt-allreduce: LDLIBS += $(CUDA_LIBS)
 endif
 $(BUILD)/engine/mpi/%.o: engine/mpi/%.c $(BUILD)/.flags | $(DEPS_OK)
 	@mkdir -p $(dir $@)
@@ -226,7 +271,7 @@ $(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(BUILD)/libpipeline.a
 # Each libFuzzer target (clang; ASan + UBSan) for FUZZ_SECONDS from fuzz/corpus/.
 fuzz:
 	@tools/ensure-sanitizers fuzz
-	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang NVCC= WARN='-Wall -Wextra' \
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang CUDA=0 WARN='-Wall -Wextra' \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(SAN_FLAGS)' $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
 	@fuzz/run build-fuzz $(FUZZ_SECONDS)
 
@@ -239,14 +284,14 @@ asan:
 	@ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
 	 LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp):print_suppressions=0 \
 	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	 $(MAKE) --no-print-directory BUILD=build-asan NVCC= WARN='-Wall -Wextra' \
+	 $(MAKE) --no-print-directory BUILD=build-asan CUDA=0 WARN='-Wall -Wextra' \
 		CFLAGS='$(OPT) -g $(SAN_FLAGS)' test
 
 # The nightly's CPU ops under valgrind memcheck, from a CPU-only build in
 # build-valgrind/ (x86-64-v3: valgrind cannot run AVX-512).
 valgrind:
 	@tools/ensure-sanitizers valgrind
-	@$(MAKE) --no-print-directory BUILD=build-valgrind NVCC= OPT='-O2 -march=x86-64-v3' build-valgrind/ddt
+	@$(MAKE) --no-print-directory BUILD=build-valgrind CUDA=0 OPT='-O2 -march=x86-64-v3' build-valgrind/ddt
 	tools/valgrind-nightly build-valgrind/ddt
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,5 +1,9 @@
 /* cuda_api.h - the CUDA backend as `ddt bench` sees it: devices, versions, one
- * timed and validated op, the NCCL all-reduce sweep and the launch benchmarks. */
+ * timed and validated op, the NCCL all-reduce sweep and the launch benchmarks.
+ * ddt links no CUDA library: engine/cuda_load.c opens the NVIDIA driver and
+ * then the backend (libddt-cuda.so, cuda_backend.h) on first use, and only
+ * when a device is there; without them every function below answers "none"
+ * or a skipped row with the reason. */
 #ifndef DDT_CUDA_API_H
 #define DDT_CUDA_API_H
 
@@ -10,14 +14,15 @@
 #include "op.h"
 #include "result.h"
 
-/* Reason strings of rows that cannot run (row.status = REC_SKIPPED). */
+/* How the reason of rows that cannot run (row.status = REC_SKIPPED) starts. */
+#define CUDA_REASON_NO_DRIVER "no NVIDIA driver"
 #define CUDA_REASON_NO_DEVICE "no CUDA device"
-#define CUDA_REASON_NOT_BUILT "built without CUDA (nvcc not found)"
+#define CUDA_REASON_NO_BACKEND "no CUDA backend"
 
 /* The number of usable CUDA devices into *count. Absence is not an error: with
- * no driver, no device or a build without CUDA it returns 0 with *count = 0 and
- * reason set to a line that starts with CUDA_REASON_NO_DEVICE (CUDA build) or is
- * CUDA_REASON_NOT_BUILT; with devices, reason is "". Never fails; the int
+ * no driver, no device, or no loadable backend it returns 0 with *count = 0 and
+ * reason set to one line starting with CUDA_REASON_NO_DRIVER, _NO_DEVICE or
+ * _NO_BACKEND and saying why; with devices, reason is "". Never fails; the int
  * return is kept for symmetry and is always 0. */
 int cuda_devices(int *count, char *reason, size_t len);
 
@@ -75,5 +80,9 @@ int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidde
  * device = rec_device on every row. Returns 0 or DDT_ENOMEM. */
 int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
 		      const struct harness_conf *hc, int rec_device);
+
+/* The CUDA path of the op of that name (engine/cuda/<op>.cu), or NULL when
+ * it has none or no backend is loaded. */
+const struct op_cuda *cuda_op_path(const char *op);
 
 #endif

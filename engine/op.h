@@ -21,8 +21,9 @@ double op_param(const struct op_params *p, const char *key, double dflt);
 /* Sets (or adds) key; returns 0 or -1 when full. key must outlive p. */
 int op_param_set(struct op_params *p, const char *key, double val);
 
-/* The CUDA path of an op, defined in engine/cuda/<op>.cu. The host instance
- * (inst) holds inputs and outputs in the layout of engine/ops/<op>.h; the CUDA
+/* The CUDA path of an op, defined in engine/cuda/<op>.cu and found by name
+ * with cuda_op_path() (cuda_api.h) once the CUDA backend is loaded. The host
+ * instance (inst) holds inputs and outputs in the layout of engine/ops/<op>.h; the CUDA
  * side may repack inputs as it likes when it uploads them. Every function
  * returns 0 or an error code with err_set() called; none exits. */
 struct op_cuda {
@@ -65,20 +66,10 @@ struct op_desc {
 	double (*bytes)(const struct op_params *p);
 	double (*flops)(const struct op_params *p);
 	double tol; /* max_error at or under this passes */
-	const struct op_cuda *cuda; /* NULL without a CUDA path */
 	/* the params setup reads, ending at a NULL key: templates may set only
 	 * these, and records list all of them (defaults included) */
 	const struct op_param_spec *params;
 };
-
-/* Each op's CUDA path, defined in engine/cuda/<op>.cu when nvcc is present. */
-#ifdef DDT_HAVE_CUDA
-#define OP_CUDA(name) (&op_cuda_##name)
-extern const struct op_cuda op_cuda_moe_w4a16, op_cuda_tree_build, op_cuda_tree_attn,
-	op_cuda_accept, op_cuda_dense_gemv, op_cuda_memcpy;
-#else
-#define OP_CUDA(name) NULL
-#endif
 
 /* The table, NULL-terminated, in report order. */
 extern const struct op_desc *const op_table[];

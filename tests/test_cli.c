@@ -163,6 +163,26 @@ static int fits_80_columns(const char *text)
 	return 1;
 }
 
+/* ddt links no CUDA library (the backend is opened at run time, when a
+ * device is there): ldd of the binary names none of them. */
+static void test_cli__ddt_links_no_cuda_library(void **state)
+{
+	(void)state;
+	const char *bin = getenv("DDT_BIN");
+	char cmd[4200], line[512];
+	int lines = 0;
+	snprintf(cmd, sizeof cmd, "ldd %s 2>&1", bin ? bin : "build/ddt");
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof line, p)) {
+		lines++;
+		if (strstr(line, "libcuda") || strstr(line, "libcublas") || strstr(line, "libnccl"))
+			fail_msg("ddt links a CUDA library: %s", line);
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(lines > 1); /* ldd did list libraries (libc at least) */
+}
+
 /* `ddt NAME --help` exits 0 with a usage line that fits 80 columns and
  * names every option of spec (NULL: only the first two). */
 static void assert_help(const char *name, const struct cli_spec *spec)
@@ -317,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_cli__moe_reference_csv),
 		cmocka_unit_test(test_cli__check_lists_every_problem),
 		cmocka_unit_test(test_cli__every_command_answers_help),
+		cmocka_unit_test(test_cli__ddt_links_no_cuda_library),
 		cmocka_unit_test(test_cli__options_fill_their_fields),
 		cmocka_unit_test(test_cli__bad_values_are_usage_errors),
 		cmocka_unit_test(test_cli__positional_arguments_follow_the_options),

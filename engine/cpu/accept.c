@@ -305,6 +305,5 @@ const struct op_desc op_accept = {
 	.bytes = accept_bytes,
 	.flops = accept_flops,
 	.tol = 0,
-	.cuda = OP_CUDA(accept),
 	.params = accept_params,
 };

@@ -195,6 +195,5 @@ const struct op_desc op_dense_gemv = {
 	.bytes = gemv_bytes,
 	.flops = gemv_flops,
 	.tol = 1e-3,
-	.cuda = OP_CUDA(dense_gemv),
 	.params = gemv_params,
 };

@@ -119,7 +119,7 @@ void cpu_provenance(struct rec_provenance *p, const char *home)
 	snprintf(p->compiler, sizeof p->compiler, "%s", __VERSION__);
 #endif
 	/* What the compiler was told, as far as the binary can see it. */
-	snprintf(p->build, sizeof p->build, "%s%s%s%s",
+	snprintf(p->build, sizeof p->build, "%s%s%s",
 #ifdef __OPTIMIZE__
 		 "opt",
 #else
@@ -133,12 +133,7 @@ void cpu_provenance(struct rec_provenance *p, const char *home)
 		 "-generic",
 #endif
 #ifdef __FMA__
-		 "-fma",
-#else
-		 "",
-#endif
-#ifdef DDT_HAVE_CUDA
-		 "+cuda"
+		 "-fma"
 #else
 		 ""
 #endif

@@ -133,6 +133,5 @@ const struct op_desc op_memcpy = {
 	.bytes = memcpy_bytes,
 	.flops = memcpy_flops,
 	.tol = 0,
-	.cuda = OP_CUDA(memcpy),
 	.params = memcpy_params,
 };

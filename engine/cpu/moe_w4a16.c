@@ -429,6 +429,5 @@ const struct op_desc op_moe_w4a16 = {
 	.bytes = moe_bytes,
 	.flops = moe_flops,
 	.tol = 1e-2,
-	.cuda = OP_CUDA(moe_w4a16),
 	.params = moe_params,
 };

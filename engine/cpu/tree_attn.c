@@ -357,6 +357,5 @@ const struct op_desc op_tree_attn = {
 	.bytes = attn_bytes,
 	.flops = attn_flops,
 	.tol = 1e-2,
-	.cuda = OP_CUDA(tree_attn),
 	.params = attn_params,
 };

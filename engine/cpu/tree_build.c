@@ -399,6 +399,5 @@ const struct op_desc op_tree_build = {
 	.bytes = tree_bytes,
 	.flops = tree_flops,
 	.tol = 1e-3,
-	.cuda = OP_CUDA(tree_build),
 	.params = tree_params,
 };

@@ -41,6 +41,26 @@ int cu_device_count(char *reason, size_t len)
 	return g_count;
 }
 
+/* Each op's CUDA path (engine/cuda/<op>.cu), by op name. */
+extern "C" const struct op_cuda op_cuda_memcpy, op_cuda_moe_w4a16, op_cuda_dense_gemv,
+	op_cuda_tree_build, op_cuda_tree_attn, op_cuda_accept;
+static const struct {
+	const char *op;
+	const struct op_cuda *path;
+} cu_paths[] = {
+	{"memcpy", &op_cuda_memcpy},         {"moe_w4a16", &op_cuda_moe_w4a16},
+	{"dense_gemv", &op_cuda_dense_gemv}, {"tree_build", &op_cuda_tree_build},
+	{"tree_attn", &op_cuda_tree_attn},   {"accept", &op_cuda_accept},
+};
+
+extern "C" const struct op_cuda *cuda_op_path(const char *op)
+{
+	for (size_t i = 0; i < sizeof cu_paths / sizeof cu_paths[0]; i++)
+		if (!strcmp(cu_paths[i].op, op))
+			return cu_paths[i].path;
+	return NULL;
+}
+
 extern "C" int cuda_devices(int *count, char *reason, size_t len)
 {
 	*count = cu_device_count(reason, len);
@@ -480,7 +500,7 @@ extern "C" int cuda_time_op(const struct op_desc *op, const struct op_params *p,
 {
 	char reason[160];
 	void *inst = NULL;
-	struct op_call call = {op->cuda, NULL};
+	struct op_call call = {cuda_op_path(op->name), NULL};
 	struct cu_timer t;
 	struct ref_job job = {op, NULL, 0, ""};
 	pthread_t ref_tid;
@@ -503,7 +523,7 @@ extern "C" int cuda_time_op(const struct op_desc *op, const struct op_params *p,
 		cu_row_status(row, REC_SKIPPED, "no CUDA device %d (found %d)", dev, n);
 		return 0;
 	}
-	if (!op->cuda) {
+	if (!call.cu) {
 		cu_row_status(row, REC_UNSUPPORTED, "no CUDA path");
 		return 0;
 	}
@@ -525,13 +545,13 @@ extern "C" int cuda_time_op(const struct op_desc *op, const struct op_params *p,
 	}
 	if ((rc = cu_copy_gbps(dev, &copy)))
 		copy = NAN;
-	if ((rc = op->cuda->setup(&call.dev, inst))) {
+	if ((rc = call.cu->setup(&call.dev, inst))) {
 		int unsup = rc == DDT_EINPUT && !strncmp(err_msg(), "unsupported", 11);
 		cu_row_status(row, unsup ? REC_UNSUPPORTED : REC_FAILED, "cuda setup: %s", err_msg());
 		goto done;
 	}
 	/* one run into poisoned outputs, fetched before any timing run */
-	if ((rc = op->cuda->run(call.dev, (void *)t.s)) || (rc = op->cuda->fetch(call.dev, inst))) {
+	if ((rc = call.cu->run(call.dev, (void *)t.s)) || (rc = call.cu->fetch(call.dev, inst))) {
 		cu_row_status(row, REC_FAILED, "run: %s", err_msg());
 		goto done;
 	}
@@ -546,7 +566,7 @@ done:
 	if (row->status == REC_OK)
 		time_op_validate(op, &call, inst, &job, row);
 	if (call.dev)
-		op->cuda->teardown(call.dev);
+		call.cu->teardown(call.dev);
 	cu_timer_free(&t);
 	op->teardown(inst);
 	cu_recover();

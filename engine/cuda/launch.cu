@@ -43,6 +43,7 @@ static int empty_enqueue(void *arg, cudaStream_t s)
 struct ln_part {
 	const char *name; /* row variant suffix */
 	const struct op_desc *op;
+	const struct op_cuda *cu; /* op's CUDA path */
 	void *inst, *dev;
 };
 
@@ -59,7 +60,7 @@ struct ln_step {
 static int part_enqueue(void *arg, cudaStream_t s)
 {
 	struct ln_part *p = (struct ln_part *)arg;
-	return p->op->cuda->run(p->dev, (void *)s);
+	return p->cu->run(p->dev, (void *)s);
 }
 
 static int ar1_enqueue(void *arg, cudaStream_t s)
@@ -189,11 +190,11 @@ static int part_setup(struct ln_part *p, const char *name, const char *op_name,
 {
 	int rc;
 	p->name = name;
-	if (!(p->op = op_find(op_name)) || !p->op->cuda)
+	if (!(p->op = op_find(op_name)) || !(p->cu = cuda_op_path(op_name)))
 		return err_set(DDT_ENOTFOUND, "op %s has no CUDA path in this build", op_name);
 	if ((rc = p->op->setup(&p->inst, q, seed)))
 		return err_wrap(rc, "%s setup", op_name);
-	if ((rc = p->op->cuda->setup(&p->dev, p->inst)))
+	if ((rc = p->cu->setup(&p->dev, p->inst)))
 		return err_wrap(rc, "%s CUDA setup", op_name);
 	return 0;
 }
@@ -201,7 +202,7 @@ static int part_setup(struct ln_part *p, const char *name, const char *op_name,
 static void part_free(struct ln_part *p)
 {
 	if (p->op && p->dev)
-		p->op->cuda->teardown(p->dev);
+		p->cu->teardown(p->dev);
 	if (p->op && p->inst)
 		p->op->teardown(p->inst);
 	memset(p, 0, sizeof *p);

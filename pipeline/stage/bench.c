@@ -363,6 +363,9 @@ int bench_record_init(struct run_record *r, const char *template_name, const cha
 	cpu_provenance(&r->prov, home);
 	cuda_versions(r->prov.cuda_runtime, r->prov.cuda_driver, r->prov.nccl,
 		      sizeof r->prov.cuda_runtime);
+	/* a runtime version means the CUDA backend is loaded in this run */
+	if (r->prov.cuda_runtime[0] && strlen(r->prov.build) + 5 < sizeof r->prov.build)
+		strcat(r->prov.build, "+cuda");
 	return 0;
 }
 
