@@ -39,7 +39,7 @@ int cuda_versions(char *runtime, char *driver, char *nccl, size_t len);
 
 /* Measures op at sizes p on CUDA device dev and fills every field of *row
  * (row->device is set to dev: the caller maps it to the run record's device
- * index). Steps: op->setup with seed, op->reference, op->cuda setup, poison,
+ * index). Steps: op->setup with seed, op->reference, the CUDA path's setup, poison,
  * one run + fetch, op->max_error against op->tol, then timing with CUDA events
  * under hc's stopping rule (an L2 flush before every sample when hc->cold,
  * samples under hc->min_clock_frac of the default SM clock dropped), bytes and
