@@ -214,8 +214,15 @@ test: $(BUILD)/ddt $(TESTS) kern-tests $(if $(NVCC),sass-check)
 	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS) $(KERN_TESTS)
 
 
-bench: $(BUILD)/ddt $(BENCHES)
+bench: $(BUILD)/ddt $(BENCHES) $(if $(NVCC),$(BUILD)/bench/ddt-cuda-linked)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+# bench_startup's peer: ddt linked against cudart, cuBLAS and NCCL, as it was
+# before its CUDA backend became a shared object (loaded at every start).
+$(BUILD)/bench/ddt-cuda-linked: $(BUILD)/pipeline/cmd/main.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -Wl,--no-as-needed -L$(CUDA_HOME)/lib64 \
+		-Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl
 
 nightly: $(BUILD)/ddt
 	$(BUILD)/ddt nightly
