@@ -159,6 +159,13 @@ $(BUILD)/%.o: %.cpp $(BUILD)/.flags | $(DEPS_OK)
 	@echo "  CXX   $<"
 	@$(CXX) $(SIM_CXXFLAGS) -c $< -o $@
 
+# A driver that counts one device and does nothing else: test_cuda_load opens
+# the backend behind it on machines without a GPU.
+$(BUILD)/tests/fake-driver/libcuda.so.1: tests/fake_driver.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(CC) -std=c11 $(WARN) -shared -fPIC -Wl,-soname,libcuda.so.1 -o $@ $<
+$(BUILD)/tests/test_cuda_load: | $(BUILD)/tests/fake-driver/libcuda.so.1
+
 $(BUILD)/tests/test_cuda_sim: $(SIM_OBJ)
 $(BUILD)/tests/test_cuda_sim: LDLIBS += -lstdc++
 
