@@ -416,6 +416,9 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 /* ---- the cases of regression tracking, each with its expected verdict ---- */
 
+/* The engine's own revision add_night records ("" none). */
+static char night_engine_rev[48];
+
 /* One night of a generated history: nseries series (op "op<k>") on host,
  * medians us[k], git revision rev; machine state known when load >= 0. */
 static void add_night(struct history *h, int night, const char *host, const char *rev,
@@ -432,6 +435,7 @@ static void add_night(struct history *h, int night, const char *host, const char
 	snprintf(r.prov.host, sizeof r.prov.host, "%s", host);
 	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", rev);
 	snprintf(r.prov.build, sizeof r.prov.build, "O2");
+	snprintf(r.prov.engine_rev, sizeof r.prov.engine_rev, "%s", night_engine_rev);
 	if (load >= 0)
 		r.machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
 						 .cpu_steal_pct = 0, .cpu_others_pct = 0,
@@ -702,6 +706,50 @@ static void test_regress__every_verdict_names_its_commits(void **state)
 	history_free(&h);
 }
 
+/* Records that name the engine's own revision: the regression's range
+ * names it too, "a00000c..a00000d (engine e00000c..e00000d)", and the
+ * night's entry keeps both engine revisions through verdicts.yaml. */
+static void test_regress__verdict_names_the_engine_revision_when_recorded(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h = {0};
+	struct regress_night n, back;
+	struct ydiag diag = {0};
+	char buf[1024], dir[] = "/tmp/ddt-engine-rev-XXXXXX", *path;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(path = fsx_join(dir, "verdicts.yaml"));
+	load_conf(&c);
+	rng_state = 5;
+	for (int night = 1; night <= 20; night++) {
+		double us = 100 * (night >= 13 ? 1.10 : 1) * (1 + 0.004 * normal01());
+		snprintf(night_engine_rev, sizeof night_engine_rev, "%07x", 0xe000000 + night);
+		add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+	}
+	night_engine_rev[0] = '\0';
+	regress_history(&c, &h);
+	const struct hist_point *p = &h.series[0].pts[13];
+	assert_int_equal(p->verdict, REG_REGRESSION);
+	assert_string_equal(regress_commits(&h, p, buf, sizeof buf),
+			    "a00000c..a00000d (engine e00000c..e00000d)");
+	assert_int_equal(regress_night_build(&n, &h, 13, NULL), 0);
+	assert_string_equal(n.entries[0].good_engine_rev, "e00000c");
+	assert_string_equal(n.entries[0].bad_engine_rev, "e00000d");
+	assert_non_null(strstr(regress_entry_line(&n.entries[0], buf, sizeof buf),
+			       "commits a00000c..a00000d (engine e00000c..e00000d)"));
+	assert_int_equal(regress_night_write(&n, path), 0);
+	assert_int_equal(regress_night_read(&back, path, &diag), 0);
+	assert_string_equal(back.entries[0].good_engine_rev, "e00000c");
+	assert_string_equal(back.entries[0].bad_engine_rev, "e00000d");
+	assert_string_equal(back.entries[0].commits, n.entries[0].commits);
+	regress_night_free(&back);
+	regress_night_free(&n);
+	fsx_rm_rf(dir);
+	free(path);
+	ydiag_free(&diag);
+	history_free(&h);
+}
+
 /* A night whose machine was loaded (load 9 on 4 CPUs) is "not judgeable":
  * its 20% spike is neither suspect nor in a baseline. */
 static void test_regress__contended_night_is_not_judgeable(void **state)
@@ -879,6 +927,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
 	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
 	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
+	    cmocka_unit_test(test_regress__verdict_names_the_engine_revision_when_recorded),
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
 	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
 	    cmocka_unit_test(test_regress__compare_is_significant_given_both_spreads),

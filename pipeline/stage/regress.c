@@ -927,9 +927,16 @@ char *regress_commits(const struct history *h, const struct hist_point *p, char 
 	buf[0] = '\0';
 	if (p->bad_run >= h->nruns)
 		return buf;
-	short_rev(a, sizeof a, p->good_run < h->nruns ? h->runs[p->good_run].git_rev : "");
-	short_rev(b, sizeof b, h->runs[p->bad_run].git_rev);
-	snprintf(buf, len, "%s..%s", a, b);
+	const struct hist_run *good = p->good_run < h->nruns ? &h->runs[p->good_run] : NULL,
+			      *bad = &h->runs[p->bad_run];
+	short_rev(a, sizeof a, good ? good->git_rev : "");
+	short_rev(b, sizeof b, bad->git_rev);
+	size_t off = (size_t)snprintf(buf, len, "%s..%s", a, b);
+	if (off < len && (bad->engine_rev[0] || (good && good->engine_rev[0]))) {
+		short_rev(a, sizeof a, good ? good->engine_rev : "");
+		short_rev(b, sizeof b, bad->engine_rev);
+		snprintf(buf + off, len - off, " (engine %s..%s)", a, b);
+	}
 	return buf;
 }
 
@@ -1066,10 +1073,14 @@ static void entry_of(struct regress_entry *e, const struct history *h,
 	if (p->good_run < h->nruns) {
 		snprintf(e->good_run_id, sizeof e->good_run_id, "%s", h->runs[p->good_run].run_id);
 		snprintf(e->good_rev, sizeof e->good_rev, "%s", h->runs[p->good_run].git_rev);
+		snprintf(e->good_engine_rev, sizeof e->good_engine_rev, "%s",
+			 h->runs[p->good_run].engine_rev);
 	}
 	if (p->bad_run < h->nruns) {
 		snprintf(e->bad_run_id, sizeof e->bad_run_id, "%s", h->runs[p->bad_run].run_id);
 		snprintf(e->bad_rev, sizeof e->bad_rev, "%s", h->runs[p->bad_run].git_rev);
+		snprintf(e->bad_engine_rev, sizeof e->bad_engine_rev, "%s",
+			 h->runs[p->bad_run].engine_rev);
 	}
 	regress_commits(h, p, e->commits, sizeof e->commits);
 }
@@ -1217,6 +1228,10 @@ static void emit_entry(struct yout *y, const struct regress_entry *e)
 	yout_kv_str(y, "last_good_rev", e->good_rev);
 	yout_kv_str(y, "first_bad_run", e->bad_run_id);
 	yout_kv_str(y, "first_bad_rev", e->bad_rev);
+	if (e->good_engine_rev[0] || e->bad_engine_rev[0]) {
+		yout_kv_str(y, "last_good_engine_rev", e->good_engine_rev);
+		yout_kv_str(y, "first_bad_engine_rev", e->bad_engine_rev);
+	}
 	yout_end(y);
 }
 
@@ -1370,6 +1385,8 @@ static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry
 	read_opt_str(c, m, "last_good_rev", e->good_rev, sizeof e->good_rev);
 	read_opt_str(c, m, "first_bad_run", e->bad_run_id, sizeof e->bad_run_id);
 	read_opt_str(c, m, "first_bad_rev", e->bad_rev, sizeof e->bad_rev);
+	read_opt_str(c, m, "last_good_engine_rev", e->good_engine_rev, sizeof e->good_engine_rev);
+	read_opt_str(c, m, "first_bad_engine_rev", e->bad_engine_rev, sizeof e->bad_engine_rev);
 	ycheck_unknown(c, m);
 }
 

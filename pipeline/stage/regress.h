@@ -81,7 +81,9 @@ int regress_contended(const struct regress_conf *c, const struct hist_run *r, ch
 
 /* "a1b2c3d..e4f5a6b": the git revisions of a verdict's last good and first
  * bad nights (7 characters each, "?" unknown; "+dirty" when the tree was
- * modified) into buf, or "" when p names no change. Returns buf. */
+ * modified) into buf, or "" when p names no change; followed by
+ * " (engine 1a2b3c4..5d6e7f8)" when either night's record names the engine's
+ * own revision (provenance.engine_rev). Returns buf. */
 char *regress_commits(const struct history *h, const struct hist_point *p, char *buf,
 		      size_t len);
 
@@ -152,6 +154,7 @@ struct regress_entry {
 	/* the change a verdict names: its last good and first bad nights ("" none) */
 	char good_run_id[80], good_rev[48];
 	char bad_run_id[80], bad_rev[48];
+	char good_engine_rev[48], bad_engine_rev[48]; /* the engine's own; "" unrecorded */
 	char commits[112];            /* "a1b2c3d..e4f5a6b" (regress_commits) */
 };
 
