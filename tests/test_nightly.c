@@ -559,7 +559,11 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 				 "csv", "--last", "0", NULL};
 	assert_int_equal(wait_status(spawn(csvargs, fo, NULL)), 0);
 	h = slurp(fo);
-	const char head[] = "op,variant,params,device,backend,build,run_id,created,status,";
+	/* the columns of before, in their order, then machine and the commit range */
+	const char head[] = "op,variant,params,device,backend,build,run_id,created,status,"
+			    "median_us,baseline_us,noise_pct,delta_pct,z,band_lo_us,band_hi_us,"
+			    "verdict,night_verdict,reason,machine,git_rev,commits,last_good_run,"
+			    "first_bad_run\n";
 	assert_int_equal(strncmp(h, head, sizeof head - 1), 0);
 	free(h);
 	free(fo);
