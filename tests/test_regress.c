@@ -641,6 +641,38 @@ static void test_regress__jump_on_a_new_series_is_flagged(void **state)
 	history_free(&h);
 }
 
+/* The night's own samples: +8% on a quiet series is "suspect" when the
+ * night's samples are tight (p10..p90 of 1.3 us), "ok" when they scatter
+ * so widely (sigma 40 us over 10 samples) that its median is uncertain to
+ * about 15%, with that named as the reason. */
+static void test_regress__night_with_scattered_samples_is_judged_on_them(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	double us[20];
+	load_conf(&c);
+	for (int k = 0; k < 20; k++)
+		us[k] = k == 14 ? 108 : 100 + 0.3 * (k % 3);
+	for (int wide = 0; wide <= 1; wide++) {
+		series_of(&h, us, 20);
+		for (size_t k = 0; k < h.series[0].n; k++) {
+			h.series[0].pts[k].samples = 10;
+			h.series[0].pts[k].spread_us = k == 14 && wide ? 40 : 0.5;
+		}
+		regress_history(&c, &h);
+		const struct hist_point *p = &h.series[0].pts[14];
+		if (p->verdict_night != (wide ? REG_OK : REG_SUSPECT))
+			dump_series(&h.series[0]);
+		assert_int_equal(p->verdict_night, wide ? REG_OK : REG_SUSPECT);
+		if (wide) {
+			assert_non_null(strstr(p->reason, "the night's own samples"));
+			assert_true(p->noise_frac > 0.1);
+		}
+		history_free(&h);
+	}
+}
+
 /* Nights at one of two levels 8% apart, at random after six nights that
  * show both: "ok" (a level seen before), never a regression, in 20 seeds of
  * 40 nights. (Six nights at one level then two at the other would be an
@@ -926,6 +958,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
 	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
+	    cmocka_unit_test(test_regress__night_with_scattered_samples_is_judged_on_them),
 	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
 	    cmocka_unit_test(test_regress__verdict_names_the_engine_revision_when_recorded),
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),

@@ -235,9 +235,21 @@ static int recurring_level(const struct regress_conf *c, const struct hist_serie
 	return near >= 2 && left;
 }
 
+/* The sampling error of a night's median from its own samples, relative to
+ * it (1.2533 sigma / sqrt(samples) for normal noise; the sigma from its
+ * p10..p90 or stdev); NaN when the record has no spread. */
+static double night_se_frac(const struct hist_point *p)
+{
+	if (!isfinite(p->spread_us) || p->samples < 2 || !(p->median_us > 0))
+		return NAN;
+	return 1.2533 * p->spread_us / sqrt((double)p->samples) / p->median_us;
+}
+
 /* Fills baseline, noise, delta, z and band of p from the good values; returns
  * 1 when p is flagged (outside the band). Two levels in the baseline (bimodal
- * noise) are two baselines: p is judged against the nearer. */
+ * noise) are two baselines: p is judged against the nearer. The noise is at
+ * least the floor and at least the sampling error of p's own median (a
+ * night whose samples scatter widely cannot be told apart by its median). */
 static int judge(const struct regress_conf *c, struct hist_point *p, double *vals, size_t n,
 		 double carry_noise)
 {
@@ -254,6 +266,15 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 		sigma = n >= (size_t)c->min_good_nights ? c->mad_to_sigma * median(vals, n)
 							: carry_noise * base;
 		sigma = fmax(sigma, c->noise_floor_frac * base);
+	}
+	double se = night_se_frac(p) * base;
+	if (se > sigma) { /* named when it is what keeps the night from being flagged */
+		if (!p->reason[0] && regress_differs(c, base, p->median_us, sigma / base) &&
+		    !regress_differs(c, base, p->median_us, se / base))
+			snprintf(p->reason, sizeof p->reason,
+				 "the night's own samples scatter: its median is uncertain to %.1f%%",
+				 100 * se / base);
+		sigma = se;
 	}
 	p->baseline_us = base;
 	p->noise_frac = sigma / base;

@@ -3,7 +3,9 @@
  *
  * Per series, each measured night is compared with a baseline: the median of
  * the last `baseline_nights` good nights (at least `min_good_nights`), with a
- * robust noise sigma = mad_to_sigma x MAD of those nights. A night is flagged
+ * robust noise sigma = mad_to_sigma x MAD of those nights (at least the
+ * noise floor, and at least the sampling error of the night's own median
+ * when its record has a spread: p10..p90 or stdev). A night is flagged
  * when |delta| >= max(min_delta_pct, noise_multiple x noise) and the robust
  * |z| > z_threshold. The first flagged night is "suspect"; `confirm_nights`
  * consecutive flagged nights in the same direction make the last one a
