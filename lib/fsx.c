@@ -330,3 +330,21 @@ int fsx_exists(const char *path)
 	struct stat st;
 	return stat(path, &st) == 0;
 }
+
+uint64_t fsx_hash(uint64_t h, const void *p, size_t n)
+{
+	for (const unsigned char *b = p; n--; b++)
+		h = (h ^ *b) * 1099511628211ull;
+	return h;
+}
+
+int fsx_hash_file(uint64_t *h, const char *path, size_t cap)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = fsx_read_all(path, cap, &buf, &len);
+	if (!rc)
+		*h = fsx_hash(*h, buf, len);
+	free(buf);
+	return rc;
+}

@@ -3,6 +3,7 @@
 #define DDT_FSX_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* A file being written under a temporary name beside its final path. Readers
@@ -31,6 +32,14 @@ int fsx_write_all(const char *path, const void *data, size_t len);
  * a regular file: DDT_EINPUT) into a NUL-terminated malloc'd buffer that the
  * caller frees. */
 int fsx_read_all(const char *path, size_t cap, char **data, size_t *len);
+
+/* FNV-1a (64 bits) of n bytes folded into h (start from FSX_HASH_SEED): a
+ * fingerprint of inputs, to tell whether they changed (not cryptographic). */
+#define FSX_HASH_SEED 14695981039346656037ull
+uint64_t fsx_hash(uint64_t h, const void *p, size_t n);
+/* h with the bytes of the file at path folded in (up to cap bytes); *h is
+ * unchanged when it cannot be read. Returns 0 or fsx_read_all's error. */
+int fsx_hash_file(uint64_t *h, const char *path, size_t cap);
 
 /* mkdir -p. Returns 0 or DDT_EIO. */
 int fsx_mkdir_p(const char *path);

@@ -94,7 +94,8 @@ static void test_cli__usage_errors_exit_2_with_one_line(void **state)
 	(void)state;
 	char *out;
 	assert_int_equal(ddt(&out, "estimate --set native_cutt=0.3"), 2);
-	assert_string_equal(out, "ddt estimate: --set native_cutt: no such key\n");
+	assert_string_equal(out, "ddt estimate: --set: no such key 'native_cutt'; did you mean "
+				 "'native_cut'?\n");
 	free(out);
 	assert_int_equal(ddt(&out, "estimate --scenario nope"), 2);
 	assert_non_null(strstr(out, "no scenario 'nope'"));
@@ -327,12 +328,123 @@ static void test_cli__positional_arguments_follow_the_options(void **state)
 	free(out);
 }
 
+
+/* Compares out with the README's block: each line as written, "  ..." for
+ * any lines up to the next one given (or to the end). Returns NULL, or the
+ * first README line not found. */
+static const char *block_mismatch(const char *block, const char *out)
+{
+	static char want[1024];
+	const char *b = block, *o = out;
+	int skipping = 0;
+	while (*b) {
+		size_t k = strcspn(b, "\n");
+		snprintf(want, sizeof want, "%.*s", (int)k, b);
+		b += k + (b[k] == '\n');
+		if (!strcmp(want, "  ...")) {
+			skipping = 1;
+			continue;
+		}
+		for (;;) {
+			size_t n = strcspn(o, "\n");
+			if (!*o)
+				return want;
+			int same = n == strlen(want) && !strncmp(o, want, n);
+			o += n + (o[n] == '\n');
+			if (same)
+				break;
+			if (!skipping)
+				return want;
+		}
+		skipping = 0;
+	}
+	return skipping || !*o ? NULL : "(the README's block ends before the output)";
+}
+
+/* The README's estimate example runs as shown: its command's output holds
+ * the block's lines in order. */
+static void test_cli__readme_estimate_example_matches_the_output(void **state)
+{
+	(void)state;
+	const char *home = getenv("DDT_HOME"), *tag = "```sh\n$ build/ddt ";
+	char path[4096], *readme = NULL, *out;
+	size_t len;
+	snprintf(path, sizeof path, "%s/README.md", home && *home ? home : ".");
+	assert_int_equal(fsx_read_all(path, 1 << 20, &readme, &len), 0);
+	char *start = strstr(readme, tag);
+	assert_non_null(start);
+	char *cmd = start + strlen(tag), *eol = strchr(cmd, '\n'), *end = strstr(eol, "\n```");
+	assert_non_null(end);
+	*eol = '\0';
+	end[1] = '\0';
+	assert_non_null(strstr(cmd, "estimate"));
+	assert_int_equal(ddt(&out, cmd), 0);
+	const char *bad = block_mismatch(eol + 1, out);
+	if (bad)
+		fail_msg("README.md's example of 'ddt %s' differs from its output at:\n%s", cmd, bad);
+	free(out);
+	free(readme);
+}
+
+/* A temporary file's path under $TMPDIR. */
+static void tmp_path(char *buf, size_t len, const char *name)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(buf, len, "%s/ddt-test-cli-%d-%s", t && *t ? t : "/tmp", (int)getpid(), name);
+}
+
+/* --grid and --sensitivity survive --format csv and yaml, each section with
+ * its own header; both record the calibration hash and every override; and
+ * --replay of the YAML makes the same bytes again. */
+static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
+{
+	(void)state;
+	char *csv, *yaml, *again, path[4096], cmd[4200];
+	const char *args = "estimate --scenario seed-b16-native --accept 10,12 --set native_cut=0.3 "
+			   "--set law.draft=0.1 --set allreduce.b300.step_ms_at_m9=0.5 --samples 500 "
+			   "--grid --sensitivity";
+	snprintf(cmd, sizeof cmd, "%s --format csv", args);
+	assert_int_equal(ddt(&csv, cmd), 0);
+	assert_non_null(strstr(csv, "\n\ntornado_scenario,accept,tok_s_point,assumption,"));
+	assert_non_null(strstr(csv, "\n\ngrid_target,concurrency,budget,M,accept,"));
+	assert_non_null(strstr(csv, "\ngb300,1,"));
+	assert_non_null(strstr(csv, "\ncalibration_hash,fnv1a64:"));
+	assert_non_null(strstr(csv, "\n\noverride,value,was\nnative_cut,0.3,0.4\nlaw.draft,0.1,\n"));
+	snprintf(cmd, sizeof cmd, "%s --format yaml", args);
+	assert_int_equal(ddt(&yaml, cmd), 0);
+	assert_non_null(strstr(yaml, "\ntornado:\n"));
+	assert_non_null(strstr(yaml, "\ngrid:\n"));
+	assert_non_null(strstr(yaml, "  calibration_hash: \"fnv1a64:"));
+	assert_non_null(strstr(yaml, "  - {key: native_cut, value: \"0.3\", was: \"0.4\"}\n"));
+	tmp_path(path, sizeof path, "replay.yaml");
+	assert_int_equal(fsx_write_all(path, yaml, strlen(yaml)), 0);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
+	assert_int_equal(ddt(&again, cmd), 0);
+	assert_string_equal(again, yaml);
+	free(again);
+	/* a changed input: refused, naming it */
+	char *hacked = strstr(yaml, "calibration_hash: \"fnv1a64:") + 27;
+	*hacked = *hacked == '0' ? '1' : '0';
+	assert_int_equal(fsx_write_all(path, yaml, strlen(yaml)), 0);
+	assert_int_equal(ddt(&again, cmd), 2);
+	assert_non_null(strstr(again, "the calibration changed since it was written"));
+	free(again);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s --set native_cut=0.2", path);
+	assert_int_equal(ddt(&again, cmd), 2);
+	free(again);
+	unlink(path);
+	free(csv);
+	free(yaml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli__estimate_csv_reproduces_the_seed),
 		cmocka_unit_test(test_cli__estimate_adhoc_and_set),
 		cmocka_unit_test(test_cli__usage_errors_exit_2_with_one_line),
+		cmocka_unit_test(test_cli__readme_estimate_example_matches_the_output),
+		cmocka_unit_test(test_cli__csv_and_yaml_carry_grid_tornado_and_replay),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
 		cmocka_unit_test(test_cli__moe_reference_csv),
 		cmocka_unit_test(test_cli__check_lists_every_problem),

@@ -194,7 +194,7 @@ static void test_fit__growth_fraction_of_a_line(void **state)
 static void test_fit__set_refits_and_switches_curves(void **state)
 {
 	struct calib c = *(struct calib *)*state;
-	assert_int_equal(calib_set(&c, "moe_reference.m9_ms", "9.5"), 0);
+	assert_int_equal(calib_set(&c, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_true(c.moe_ref.fit.ok);
 	const struct gpu *ref = calib_gpu(&c, c.moe_ref.gpu);
 	assert_near(model_phys_ms(&c, ref, c.moe_ref.fit.value, 9), 9.5, 1e-6);

@@ -150,11 +150,11 @@ static void test_model__anchor_and_reference_overrides(void **state)
 	struct calib c2 = f->cal;
 	assert_int_equal(calib_set(&c2, "anchors.sglang_b8.tok_s", "250"), 0);
 	assert_within(c2.sglang_b8.step_ms, 4.4 / 250 * 1000, 1e-12);
-	assert_int_equal(calib_set(&c2, "moe_reference.m9_ms", "9.5"), 0);
+	assert_int_equal(calib_set(&c2, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_within(c2.moe_ref.points[0].step_ms, 9.5, 0);
 	assert_int_equal(calib_set(&c2, "model.hidden", "4096"), 0);
 	assert_int_equal(calib_set(&c2, "drafter.layers", "4"), 0);
-	assert_int_equal(calib_set(&c2, "assumptions.moe_transfer", "1.3"), 0);
+	assert_int_equal(calib_set(&c2, "moe_transfer", "1.3"), 0);
 	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
 	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
 	struct model_out o = eval(f, "seed-b8-sglang");
@@ -167,13 +167,22 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	struct fixture *f = *state;
 	struct calib c2 = f->cal;
 	assert_int_equal(calib_set(&c2, "native_cutt", "0.3"), DDT_EINPUT);
-	assert_string_equal(err_msg(), "--set native_cutt: no such key");
+	assert_string_equal(err_msg(), "--set: no such key 'native_cutt'; did you mean 'native_cut'?");
+	/* a key of another shape: the keys that end the same way */
+	assert_int_equal(calib_set(&c2, "moe_reference.m9_ms", "9"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set: no such key 'moe_reference.m9_ms'; did you mean "
+				       "'moe_reference.rtx_pro_6000.m9_ms'?");
+	assert_int_equal(calib_set(&c2, "moe_refernce.gpu", "h200"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set: no such key 'moe_refernce.gpu'; did you mean "
+				       "'moe_reference.gpu'?");
+	assert_int_equal(calib_set(&c2, "zzzz", "1"), DDT_EINPUT);
+	assert_null(strstr(err_msg(), "did you mean"));
 	assert_int_equal(calib_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "b301"));
 	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
 	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
 	assert_int_equal(calib_set(&c2, "native_cut", "1.5"), DDT_EINPUT);
-	assert_int_equal(calib_set(&c2, "moe_reference.m10_ms", "1"), DDT_EINPUT);
+	assert_int_equal(calib_set(&c2, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
 	assert_int_equal(calib_set_arg(&c2, "native_cut"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "KEY=VALUE"));
 }

@@ -5,11 +5,13 @@
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
+#include "fsx.h"
 #include "model.h"
 #include "project.h"
 #include "tmpl.h"
 #include "ydoc.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +19,8 @@
 struct estimate_args {
 	struct paths paths;
 	struct cli_list scenarios, sets;
-	const char *format, *curve, *moe_reference;
-	int samples, sensitivity, grid;
+	const char *format, *curve, *moe_reference, *replay;
+	int samples, sensitivity, grid, keys;
 	double seed; /* -1: the template's */
 	/* ad hoc: a scenario from the options (NULL, 0, budget -1: not given) */
 	const char *target, *pipeline, *accept, *estimator;
@@ -46,11 +48,13 @@ static const struct cli_opt estimate_opts[] = {
 		       "(with one --scenario, ad hoc options change that\n"
 		       "scenario)"),
 	CLI_OPT_LIST(A, sets, "set", "KEY=VALUE",
-		     "override a calibration value or assumption, e.g.\n"
-		     "native_cut=0.3, gpus.b300.bw_tbps=7.7,\n"
-		     "moe_transfer.rtx_pro_6000.b300=1.25 (every M range\n"
-		     "of the pair), moe_reference.gpu=h200 (its measured\n"
-		     "curve as the reference) (repeatable, applied in order)"),
+		     "override a calibration value or assumption by the\n"
+		     "key the outputs show it under, e.g. native_cut=0.3,\n"
+		     "gpus.b300.bw_tbps=7.7, moe_transfer.rtx_pro_6000.b300\n"
+		     "=1.25 (every M range of the pair), moe_reference.gpu\n"
+		     "=h200 (its measured curve as the reference),\n"
+		     "allreduce.b300.step_ms_at_m9=0.5, law.attn_lmhead=0.4\n"
+		     "(repeatable, applied in order; --keys lists them)"),
 	CLI_OPT_CHOICE(A, curve, "moe-curve", "C", "linear|physical",
 		       "linear (the seed's line) or physical (the fitted curve)"),
 	CLI_OPT_STR(A, moe_reference, 0, "moe-reference", "F",
@@ -66,7 +70,18 @@ static const struct cli_opt estimate_opts[] = {
 	CLI_OPT_FLAG(A, sensitivity, 0, "sensitivity",
 		     "also print the tornado: each assumption at its p5 and p95"),
 	CLI_OPT_FLAG(A, grid, 0, "grid", "also print the best budget per target and concurrency"),
-	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|yaml", "table (default), csv or yaml"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|yaml",
+		       "table (default), csv or yaml; csv and yaml carry\n"
+		       "the tornado and the grid in sections of their own,\n"
+		       "the calibration's hash, the arguments and every\n"
+		       "override"),
+	CLI_OPT_STR(A, replay, 0, "replay", "FILE",
+		    "make again the estimate a --format yaml output\n"
+		    "records (the same calibration, template and\n"
+		    "arguments; refused when a file changed since);\n"
+		    "printed as yaml unless --format says otherwise"),
+	CLI_OPT_FLAG(A, keys, 0, "keys",
+		     "list every KEY --set takes, with its value, and exit"),
 	CLI_OPT_PATHS(A, paths),
 	CLI_OPT_END,
 };
@@ -91,7 +106,17 @@ struct inputs {
 	struct project_config cfg;
 	struct scenario *scs;
 	size_t nscs;
+	char tmpl_hash[40], ref_hash[40]; /* the template's and --moe-reference's ("" : none) */
 };
+
+/* "fnv1a64:<hex>" of the file at path into out[40]; 0 or the read's error. */
+static int file_hash(const char *path, char *out)
+{
+	uint64_t h = FSX_HASH_SEED;
+	int rc = fsx_hash_file(&h, path, 64u << 20);
+	snprintf(out, 40, "fnv1a64:%016" PRIx64, h);
+	return rc;
+}
 
 static void inputs_free(struct inputs *in)
 {
@@ -176,6 +201,9 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 		ydiag_free(&diag);
 		return err_exit_status(rc);
 	}
+	if (file_hash(a->paths.template_path, in->tmpl_hash) ||
+	    (a->moe_reference && file_hash(a->moe_reference, in->ref_hash)))
+		in->tmpl_hash[0] = in->ref_hash[0] = '\0'; /* unreadable: the loads say why */
 	if (a->moe_reference && (rc = calib_reference_csv(&in->cal, a->moe_reference)) != 0)
 		return cli_fail("estimate", rc);
 	for (int i = 0; i < a->sets.n; i++)
@@ -231,6 +259,60 @@ static int grows(const struct estimate *e, const struct model *m)
 	return any;
 }
 
+/* The arguments that make this estimate again, in a canonical order (the
+ * template's samples and seed made explicit), into args[]; strings in buf. */
+struct canon {
+	int n;
+	const char *v[2 * (2 * CLI_LIST_MAX + 16)];
+	char num[8][32];
+};
+
+static void canon_add(struct canon *c, const char *opt, const char *val)
+{
+	c->v[c->n++] = opt;
+	if (val)
+		c->v[c->n++] = val;
+}
+
+static const char *canon_num(struct canon *c, int k, unsigned long long v)
+{
+	snprintf(c->num[k], sizeof c->num[k], "%llu", v);
+	return c->num[k];
+}
+
+static void canon_args(struct canon *c, const struct estimate_args *a, const struct inputs *in)
+{
+	c->n = 0;
+	for (int i = 0; i < a->scenarios.n; i++)
+		canon_add(c, "--scenario", a->scenarios.v[i]);
+	if (a->target)
+		canon_add(c, "--target", a->target);
+	if (a->pipeline)
+		canon_add(c, "--pipeline", a->pipeline);
+	if (a->block)
+		canon_add(c, "--block", canon_num(c, 0, (unsigned)a->block));
+	if (a->budget >= 0)
+		canon_add(c, "--budget", canon_num(c, 1, (unsigned)a->budget));
+	if (a->accept)
+		canon_add(c, "--accept", a->accept);
+	if (a->concurrency)
+		canon_add(c, "--concurrency", canon_num(c, 2, (unsigned)a->concurrency));
+	if (a->estimator)
+		canon_add(c, "--estimator", a->estimator);
+	for (int i = 0; i < a->sets.n; i++)
+		canon_add(c, "--set", a->sets.v[i]);
+	if (a->curve)
+		canon_add(c, "--moe-curve", a->curve);
+	if (a->moe_reference)
+		canon_add(c, "--moe-reference", a->moe_reference);
+	canon_add(c, "--samples", canon_num(c, 3, (unsigned)in->cfg.samples));
+	canon_add(c, "--seed", canon_num(c, 4, (unsigned long long)in->cfg.seed));
+	if (a->sensitivity)
+		canon_add(c, "--sensitivity", NULL);
+	if (a->grid)
+		canon_add(c, "--grid", NULL);
+}
+
 /* Evaluates and projects the scenarios and prints them in a's format.
  * Returns the exit status. */
 static int estimate_print(const struct inputs *in, const struct estimate_args *a)
@@ -238,7 +320,13 @@ static int estimate_print(const struct inputs *in, const struct estimate_args *a
 	struct projection proj = {0};
 	struct estimate e = {0};
 	struct model m;
+	struct canon args;
 	int rc, status = 0;
+
+	canon_args(&args, a, in);
+	struct estimate_source src = {a->paths.calibration, in->cal.hash, a->paths.template_path,
+				      in->tmpl_hash, a->moe_reference ? a->moe_reference : "",
+				      in->ref_hash, args.n, args.v, &in->cal};
 
 	if ((rc = model_prepare(&m, &in->cal, NULL)) != 0 ||
 	    (rc = project_scenarios(&proj, &in->cal, in->scs, in->nscs, NULL, &in->cfg)) ||
@@ -247,11 +335,11 @@ static int estimate_print(const struct inputs *in, const struct estimate_args *a
 		goto done;
 	}
 	if (!strcmp(a->format, "csv"))
-		estimate_write_csv(&e, &proj, stdout);
+		estimate_write_csv(&e, &proj, &src, stdout);
 	else if (!strcmp(a->format, "yaml"))
-		estimate_write_yaml(&e, &proj, stdout);
+		estimate_write_yaml(&e, &proj, &src, stdout);
 	else {
-		estimate_write_table(&e, &m, stdout);
+		estimate_write_table(&e, &m, &proj, stdout);
 		fputc('\n', stdout);
 		project_write_text(&proj,
 				   PROJECT_TEXT_BANDS | PROJECT_TEXT_FIT |
@@ -271,21 +359,143 @@ done:
 	return status;
 }
 
+static int key_line(void *ctx, const char *key, const char *value)
+{
+	fprintf(ctx, "%-48s %s\n", key, value[0] ? value : "-");
+	return 0;
+}
+
+/* --keys: every key --set takes and its value. Returns the exit status. */
+static int keys_print(const struct estimate_args *a)
+{
+	struct calib cal;
+	struct ydiag diag = {0};
+	int rc = fit_calib_load(&cal, a->paths.calibration, &diag);
+	if (rc) {
+		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
+		ydiag_free(&diag);
+		calib_free(&cal);
+		return err_exit_status(rc);
+	}
+	printf("# every KEY of --set KEY=VALUE, with its value (-: derived by the model, "
+	       "or not given)\n");
+	calib_keys(&cal, key_line, stdout);
+	calib_free(&cal);
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* A recorded estimate: its YAML, what it was made from, its arguments. */
+struct replay {
+	struct ydoc *doc;
+	const char *calibration, *calibration_hash, *template_path, *template_hash;
+	const char *moe_reference_hash;
+	int argc;
+	char *argv[2 * (2 * CLI_LIST_MAX + 16) + 1];
+};
+
+/* Reads made_from of a --format yaml output. Returns 0 or the exit status,
+ * the error printed as file:line:column. */
+static int replay_read(struct replay *r, const char *path)
+{
+	struct ydiag diag = {0};
+	struct ydoc_node *mf = NULL, *args = NULL;
+	struct yctx c = {path, &diag};
+	int rc = ydoc_load_file(&r->doc, path, &diag);
+
+	if (!rc && !yget_node(&c, r->doc->root, "made_from", YDOC_MAP, Y_REQUIRED, &mf) && mf) {
+		yget_str(&c, mf, "calibration", Y_REQUIRED, &r->calibration);
+		yget_str(&c, mf, "calibration_hash", Y_REQUIRED, &r->calibration_hash);
+		yget_str(&c, mf, "template", Y_REQUIRED, &r->template_path);
+		yget_str(&c, mf, "template_hash", Y_REQUIRED, &r->template_hash);
+		yget_str(&c, mf, "moe_reference_hash", Y_REQUIRED, &r->moe_reference_hash);
+		if (!yget_node(&c, mf, "args", YDOC_SEQ, Y_REQUIRED, &args) && args) {
+			r->argv[r->argc++] = "estimate";
+			for (size_t i = 0; i < args->n && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1; i++)
+				if (!ynode_expect(&c, args->items[i], YDOC_SCALAR, "args"))
+					r->argv[r->argc++] = args->items[i]->str;
+		}
+	}
+	if (!rc && diag.n)
+		rc = DDT_EINPUT;
+	if (rc)
+		fprintf(stderr, "ddt estimate: --replay %s\n", diag.n ? diag.msgs[0] : err_msg());
+	ydiag_free(&diag);
+	return rc ? err_exit_status(rc) : 0;
+}
+
+/* True when a holds nothing but --replay, --format and the folders. */
+static int only_replay(const struct estimate_args *a)
+{
+	return !a->scenarios.n && !a->sets.n && !ad_hoc_given(a) && !a->curve &&
+	       !a->moe_reference && !a->samples && a->seed < 0 && !a->sensitivity && !a->grid &&
+	       !a->keys;
+}
+
+/* Turns a into the recorded estimate's arguments (format kept). Returns -1
+ * to go on, or the exit status. */
+static int replay_args(struct estimate_args *a, struct replay *r)
+{
+	const char *format = a->format, *path = a->replay;
+	int first, status;
+	if (!only_replay(a))
+		return cli_usage_error("estimate", "--replay takes every other option from %s; "
+				       "give only --format with it", path);
+	if ((status = replay_read(r, path)) != 0)
+		return status;
+	memset(a, 0, sizeof *a);
+	*a = (struct estimate_args){.format = "yaml", .seed = -1, .budget = -1};
+	paths_init(&a->paths, "default");
+	if ((status = cli_parse(&cmd_estimate_spec, a, r->argc, r->argv, &first)) >= 0)
+		return status ? status : 2;
+	snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s", r->calibration);
+	snprintf(a->paths.template_path, sizeof a->paths.template_path, "%s", r->template_path);
+	a->format = format ? format : "yaml";
+	a->replay = path;
+	return -1;
+}
+
+/* --replay: refuses inputs that changed since the record. Returns 0 or 2. */
+static int replay_check(const struct replay *r, const struct inputs *in, const char *path)
+{
+	const char *what[3] = {"calibration", "template", "--moe-reference file"};
+	const char *then[3] = {r->calibration_hash, r->template_hash, r->moe_reference_hash};
+	const char *now[3] = {in->cal.hash, in->tmpl_hash, in->ref_hash};
+	for (int i = 0; i < 3; i++)
+		if (strcmp(then[i], now[i]))
+			return cli_usage_error("estimate", "--replay %s: the %s changed since it was "
+					       "written (%s then, %s now); its numbers cannot be "
+					       "made again", path, what[i], then[i][0] ? then[i] : "none",
+					       now[i][0] ? now[i] : "none");
+	return 0;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
-	struct estimate_args a = {.format = "table", .seed = -1, .budget = -1};
+	struct estimate_args a = {.seed = -1, .budget = -1};
+	struct replay r = {0};
 	struct inputs in;
 	int first, status;
 
 	paths_init(&a.paths, "default");
 	if ((status = cli_parse(&cmd_estimate_spec, &a, argc, argv, &first)) >= 0)
 		return status;
-	if (ad_hoc_given(&a) && a.scenarios.n > 1)
-		return cli_usage_error("estimate", "ad hoc options change one --scenario, not %d",
-				       a.scenarios.n);
+	if (a.keys)
+		return keys_print(&a);
+	if (a.replay && (status = replay_args(&a, &r)) >= 0)
+		goto done;
+	if (!a.format)
+		a.format = "table";
+	if (ad_hoc_given(&a) && a.scenarios.n > 1) {
+		status = cli_usage_error("estimate", "ad hoc options change one --scenario, not %d",
+					 a.scenarios.n);
+		goto done;
+	}
 	memset(&in, 0, sizeof in);
-	if ((status = load_inputs(&in, &a)) == 0 && (status = pick_scenarios(&in, &a)) == 0)
+	if ((status = load_inputs(&in, &a)) == 0 && (!a.replay || !(status = replay_check(&r, &in, a.replay))) &&
+	    (status = pick_scenarios(&in, &a)) == 0)
 		status = estimate_print(&in, &a);
 	inputs_free(&in);
+done:
+	ydoc_free(r.doc);
 	return status;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,7 +98,7 @@ const char *dist_kind_name(enum dist_kind k)
 }
 
 static const char *const prov_names[] = {"measured", "calibration", "assumed",
-					  "override", "tonight",     "derived"};
+					  "overridden", "tonight",     "derived"};
 
 const char *provenance_name(enum provenance p)
 {
@@ -111,6 +112,10 @@ int provenance_parse(const char *s, enum provenance *out)
 			*out = (enum provenance)i;
 			return 0;
 		}
+	if (!strcmp(s, "override")) { /* its name in projection.yaml files before */
+		*out = PROV_OVERRIDE;
+		return 0;
+	}
 	return -1;
 }
 
@@ -866,11 +871,13 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		{"measured", load_measured, "", 0, 1},
 	};
 	size_t nsecs = sizeof secs / sizeof *secs, before = diag->n;
+	uint64_t h = FSX_HASH_SEED;
 	struct stat st;
 	int rc = 0;
 
 	memset(cal, 0, sizeof *cal);
 	snprintf(cal->path, sizeof cal->path, "%s", path);
+	cal->law_hold[0] = cal->law_hold[1] = NAN;
 	if (stat(path, &st) != 0) {
 		ydiag_add(diag, path, 0, 0, "no such calibration file or folder");
 		return DDT_EINPUT;
@@ -886,6 +893,9 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		for (int i = 0; i < n; i++) {
 			char *file = fsx_join(path, list[i]->d_name);
 			struct ydoc *doc = NULL;
+			h = fsx_hash(h, list[i]->d_name, strlen(list[i]->d_name) + 1);
+			if (file)
+				fsx_hash_file(&h, file, YDOC_MAX_BYTES); /* unreadable: the load says so */
 			if (file && ydoc_load_file(&doc, file, diag) == 0)
 				load_doc(cal, doc, secs, nsecs, diag);
 			ydoc_free(doc);
@@ -895,10 +905,12 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 		free(list);
 	} else {
 		struct ydoc *doc = NULL;
+		fsx_hash_file(&h, path, YDOC_MAX_BYTES);
 		if (ydoc_load_file(&doc, path, diag) == 0)
 			load_doc(cal, doc, secs, nsecs, diag);
 		ydoc_free(doc);
 	}
+	snprintf(cal->hash, sizeof cal->hash, "fnv1a64:%016llx", (unsigned long long)h);
 	for (size_t s = 0; s < nsecs; s++)
 		if (!secs[s].file[0] && !secs[s].optional)
 			ydiag_add(diag, path, 0, 0, "missing section '%s'", secs[s].name);
@@ -1050,6 +1062,12 @@ const struct gpu *calib_gpu(const struct calib *c, const char *id)
 
 /* ---------------------------------------------------------------- overrides */
 
+#define NOKEY (-1) /* set_value: no such key (calib_set names the nearest ones) */
+
+static int key_value(const struct calib *c, const char *key, char *val, size_t len);
+
+/* Sets field key of obj (one of f) to v after its checks; NOKEY when f has
+ * no such field. */
 static int set_field(void *obj, const struct field *f, size_t n, const char *key, double v,
 		     const char *full)
 {
@@ -1064,11 +1082,13 @@ static int set_field(void *obj, const struct field *f, size_t n, const char *key
 			*(double *)((char *)obj + f[i].off) = v;
 			return 0;
 		}
-	return err_set(DDT_EINPUT, "--set %s: no such key", full);
+	return NOKEY;
 }
 
 static void dist_fix(struct dist *d, double v)
 {
+	if (!d->overridden)
+		d->was = d->point;
 	d->point = v;
 	d->kind = DIST_FIXED;
 	d->overridden = 1;
@@ -1087,21 +1107,20 @@ static int set_assumption(struct calib *c, const char *name, double v, const cha
 			dist_fix(&c->asm_[a], v);
 			return 0;
 		}
-	return err_set(DDT_EINPUT, "--set %s: no such key", full);
+	return NOKEY;
 }
 
-/* moe_transfer.FROM.TO[.RANGE]: every range of the pair, or one. */
+/* moe_transfer.FROM.TO[.RANGE] (GPU ids or families): every range of the
+ * pair, or one. */
 static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 {
 	char *to = strchr(rest, '.'), *range = NULL;
 	int hits = 0;
 	if (!to)
-		return err_set(DDT_EINPUT, "--set %s: expected moe_transfer.FROM.TO[.RANGE]", full);
+		return NOKEY;
 	*to++ = '\0';
 	if ((range = strchr(to, '.')) != NULL)
 		*range++ = '\0';
-	if (!(v > 0))
-		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
 	for (int i = 0; i < c->nxfer; i++) {
 		struct xfer_entry *e = &c->xfer[i];
 		const struct gpu *gf = calib_gpu(c, e->from), *gt = calib_gpu(c, e->to);
@@ -1109,14 +1128,14 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 		int to_ok = !strcmp(e->to, to) || (gt && !strcmp(calib_family(c, gt->arch), to));
 		if (!from_ok || !to_ok || (range && strcmp(e->range, range)))
 			continue;
+		if (!(v > 0))
+			return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
 		dist_fix(&e->d, v);
 		c->asm_[ASM_COUNT + i] = e->d;
 		hits++;
 	}
-	return hits ? 0 : err_set(DDT_EINPUT, "--set %s: no such transfer factor", full);
+	return hits ? 0 : NOKEY;
 }
-
-static int set_value(struct calib *c, const char *key, double v);
 
 /* What is fitted to the values, refitted after a change (c->refit; none
  * when nothing fitted them). */
@@ -1125,31 +1144,134 @@ static int refit(struct calib *c)
 	return c->refit ? c->refit(c) : 0;
 }
 
-int calib_set(struct calib *c, const char *key, const char *value)
+/* moe_reference.GPU.mM_ms: a point of the reference curve. */
+static int set_ref_point(struct calib *c, const char *rest, double v, const char *full)
 {
-	double v;
-	int rc;
+	const char *dot = strrchr(rest, '.');
+	double m;
+	char tail[8];
+	if (!dot || sscanf(dot + 1, "m%lf_m%7s", &m, tail) != 2 || strcmp(tail, "s"))
+		return NOKEY;
+	if ((size_t)(dot - rest) != strlen(c->moe_ref.gpu) ||
+	    strncmp(rest, c->moe_ref.gpu, (size_t)(dot - rest)))
+		return NOKEY;
+	for (int i = 0; i < c->moe_ref.npoints; i++)
+		if (c->moe_ref.points[i].m == m) {
+			if (!(v > 0))
+				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
+			c->moe_ref.points[i].step_ms = v;
+			return 0;
+		}
+	return NOKEY;
+}
 
-	if (!strcmp(key, "moe_reference.gpu"))
-		return calib_reference_measured(c, value);
-	if (!strcmp(key, "moe_reference.curve")) {
-		if (moe_curve_parse(value, &c->moe_ref.curve))
-			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
-				       key, value);
-		return refit(c);
+/* moe_reference.physical.PARAM: held at v instead of fitted. */
+static int set_physical(struct calib *c, const char *name, double v, const char *full)
+{
+	struct moe_physical *ph = &c->moe_ref.phys;
+	for (int p = 0; p < MOE_P_COUNT; p++) {
+		if (strcmp(name, moe_param_names[p]))
+			continue;
+		int ok = p == MOE_P_EFFICIENCY ? v > 0 && v <= 1 : p == MOE_P_OVERLAP ? v >= 0 && v < 1
+											: v >= 0;
+		if (!ok)
+			return err_set(DDT_EINPUT, "--set %s: out of range", full);
+		ph->value[p] = v;
+		snprintf(ph->source[p], sizeof ph->source[p], "set on the command line");
+		for (int j = 0; j < ph->nfit; j++)
+			if (ph->fit[j] == (enum moe_param)p) {
+				memmove(&ph->fit[j], &ph->fit[j + 1],
+					(size_t)(ph->nfit - j - 1) * sizeof *ph->fit);
+				ph->nfit--;
+				break;
+			}
+		return 0;
 	}
-	if (ynum_parse(value, &v) != 0)
-		return err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
-	if ((rc = set_value(c, key, v)) != 0)
-		return rc;
-	/* the fit depends on the points, the geometry and the reference GPU */
-	if (!strncmp(key, "model.", 6) || !strncmp(key, "gpus.", 5) ||
-	    !strncmp(key, "moe_reference.", 14))
-		refit(c); /* a failed fit is reported by model_prepare */
+	return NOKEY;
+}
+
+static int set_moe_reference(struct calib *c, const char *rest, double v, const char *full)
+{
+	if (!strcmp(rest, "tp"))
+		return v >= 1 && v == floor(v) && v <= 2147483647.0
+			       ? (c->moe_ref.tp = v, 0)
+			       : err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
+	if (!strncmp(rest, "physical.", 9))
+		return set_physical(c, rest + 9, v, full);
+	return set_ref_point(c, rest, v, full);
+}
+
+/* allreduce.GPU.step_ms_at_mM: that GPU's latencies scaled so that the
+ * step's all-reduce at width M is v (the model applies it). */
+static int set_allreduce(struct calib *c, const char *rest, double v, const char *full)
+{
+	const char *dot = strchr(rest, '.');
+	char gpu[32];
+	double m;
+	int n = 0;
+	if (!dot || (size_t)(dot - rest) >= sizeof gpu ||
+	    sscanf(dot + 1, "step_ms_at_m%lf%n", &m, &n) != 1 || dot[1 + n] || !(m >= 1) ||
+	    m != floor(m) || m > 1e6)
+		return NOKEY;
+	memcpy(gpu, rest, (size_t)(dot - rest));
+	gpu[dot - rest] = '\0';
+	struct ar_gpu *a = (struct ar_gpu *)calib_ar(c, gpu);
+	if (!a)
+		return NOKEY;
+	if (!(v > 0))
+		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
+	a->hold_m = m;
+	a->hold_ms = v;
 	return 0;
 }
 
-/* Sets the numeric value of key (no refit). */
+static const char *const law_names[2] = {"attn_lmhead", "draft"};
+
+/* law.attn_lmhead / law.draft: the component's growth g held at v. */
+static int set_law(struct calib *c, const char *rest, double v, const char *full)
+{
+	for (int i = 0; i < 2; i++)
+		if (!strcmp(rest, law_names[i])) {
+			if (!(v >= 0 && v <= 1))
+				return err_set(DDT_EINPUT, "--set %s: a growth share must be within "
+					       "[0, 1]", full);
+			c->law_hold[i] = v;
+			return 0;
+		}
+	return NOKEY;
+}
+
+/* anchors.NAME.FIELD, anchors.sglang_limits.max_budget. */
+static int set_anchor(struct calib *c, char *rest, double v, const char *full)
+{
+	char *field = strchr(rest, '.');
+	if (!field)
+		return NOKEY;
+	*field++ = '\0';
+	if (!strcmp(rest, "sglang_limits") && !strcmp(field, "max_budget"))
+		return v >= 1 && v == floor(v) && v <= 2147483647.0
+			       ? (c->sglang_max_budget = v, 0)
+			       : err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
+	struct anchor *a = !strcmp(rest, "sglang_b8")    ? &c->sglang_b8
+			   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
+							 : NULL;
+	if (!a)
+		return NOKEY;
+	double step = a->step_ms;
+	int rc = set_field(a, anchor_fields, NFIELDS(anchor_fields), field, v, full);
+	if (rc)
+		return rc;
+	if (!a->overridden)
+		a->was_step_ms = step;
+	a->overridden = 1;
+	if (!strcmp(field, "step_ms"))
+		a->tok_s = a->accept = NAN;
+	else if (!isnan(a->tok_s) && !isnan(a->accept))
+		a->step_ms = a->concurrency * a->accept / a->tok_s * 1000.0;
+	return 0;
+}
+
+/* Sets the numeric value of key (no refit); NOKEY when there is no such key. */
 static int set_value(struct calib *c, const char *key, double v)
 {
 	char buf[256], *dot, *rest;
@@ -1162,87 +1284,288 @@ static int set_value(struct calib *c, const char *key, double v)
 		return set_assumption(c, buf, v, key);
 	*dot = '\0';
 	rest = dot + 1;
-	if (!strcmp(buf, "assumptions"))
-		return set_assumption(c, rest, v, key);
 	if (!strcmp(buf, "moe_transfer"))
 		return set_transfer(c, rest, v, key);
 	if (!strcmp(buf, "model"))
 		return set_field(&c->model, geometry_fields, NFIELDS(geometry_fields), rest, v, key);
 	if (!strcmp(buf, "drafter"))
 		return set_field(&c->drafter, drafter_fields, NFIELDS(drafter_fields), rest, v, key);
-	if (!strcmp(buf, "gpus") || !strcmp(buf, "anchors")) {
+	if (!strcmp(buf, "anchors"))
+		return set_anchor(c, rest, v, key);
+	if (!strcmp(buf, "moe_reference"))
+		return set_moe_reference(c, rest, v, key);
+	if (!strcmp(buf, "allreduce"))
+		return set_allreduce(c, rest, v, key);
+	if (!strcmp(buf, "law"))
+		return set_law(c, rest, v, key);
+	if (!strcmp(buf, "gpus")) {
 		char *field = strchr(rest, '.');
+		struct gpu *g;
 		if (!field)
-			return err_set(DDT_EINPUT, "--set %s: no such key", key);
+			return NOKEY;
 		*field++ = '\0';
-		if (!strcmp(buf, "gpus")) {
-			struct gpu *g = (struct gpu *)calib_gpu(c, rest);
-			if (!g)
-				return err_set(DDT_EINPUT, "--set %s: no GPU '%s' in the catalog", key,
-					       rest);
-			return set_field(g, gpu_fields, NFIELDS(gpu_fields), field, v, key);
+		if (!(g = (struct gpu *)calib_gpu(c, rest)))
+			return NOKEY;
+		return set_field(g, gpu_fields, NFIELDS(gpu_fields), field, v, key);
+	}
+	return NOKEY;
+}
+
+/* Applies one override without logging it; NOKEY for an unknown key. */
+static int set_one(struct calib *c, const char *key, const char *value)
+{
+	double v;
+	int rc;
+
+	if (!strcmp(key, "moe_reference.gpu"))
+		return calib_reference_measured(c, value);
+	if (!strcmp(key, "moe_reference.curve")) {
+		if (moe_curve_parse(value, &c->moe_ref.curve))
+			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
+				       key, value);
+		return refit(c);
+	}
+	if (ynum_parse(value, &v) != 0) /* an unknown key first: it says more */
+		return !key_value(c, key, NULL, 0) ? NOKEY
+			: err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
+	if ((rc = set_value(c, key, v)) != 0)
+		return rc;
+	/* the fit depends on the points, the geometry and the reference GPU */
+	if (!strncmp(key, "model.", 6) || !strncmp(key, "gpus.", 5) ||
+	    !strncmp(key, "moe_reference.", 14))
+		refit(c); /* a failed fit is reported by model_prepare */
+	return 0;
+}
+
+
+/* ---------------------------------------------------------------- keys */
+
+/* Calls fn for the fields of obj as "prefix.field". */
+static int keys_fields(const char *prefix, const void *obj, const struct field *f, size_t n,
+		       calib_key_fn fn, void *ctx)
+{
+	char key[160], val[40];
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		double v = *(const double *)((const char *)obj + f[i].off);
+		snprintf(key, sizeof key, "%s.%s", prefix, f[i].key);
+		snprintf(val, sizeof val, isnan(v) ? "" : "%.9g", v);
+		rc = fn(ctx, key, val);
+	}
+	return rc;
+}
+
+static int key_num(calib_key_fn fn, void *ctx, const char *key, double v)
+{
+	char val[40];
+	snprintf(val, sizeof val, isnan(v) ? "" : "%.9g", v);
+	return fn(ctx, key, val);
+}
+
+/* The transfer keys: every entry, every pair, every pair of families. */
+static int keys_transfer(const struct calib *c, calib_key_fn fn, void *ctx)
+{
+	char key[160], fam[CALIB_MAX_XFER][64];
+	int nfam = 0, rc = 0;
+	for (int i = 0; i < c->nxfer && !rc; i++) {
+		const struct xfer_entry *e = &c->xfer[i];
+		calib_assumption_label(c, ASM_COUNT + i, key, sizeof key);
+		rc = key_num(fn, ctx, key, c->asm_[ASM_COUNT + i].point);
+		if (!rc && (i == 0 || strcmp(e->from, e[-1].from) || strcmp(e->to, e[-1].to))) {
+			snprintf(key, sizeof key, "moe_transfer.%s.%s", e->from, e->to);
+			rc = fn(ctx, key, "");
 		}
-		struct anchor *a = !strcmp(rest, "sglang_b8")    ? &c->sglang_b8
-				   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
-								 : NULL;
-		if (!strcmp(rest, "sglang_limits") && !strcmp(field, "max_budget"))
-			return v >= 1 && v == floor(v) && v <= 2147483647.0
-				       ? (c->sglang_max_budget = v, 0)
-				       : err_set(DDT_EINPUT, "--set %s: must be a whole number", key);
-		if (!a)
-			return err_set(DDT_EINPUT, "--set %s: no anchor '%s'", key, rest);
-		int rc = set_field(a, anchor_fields, NFIELDS(anchor_fields), field, v, key);
-		if (rc)
-			return rc;
-		if (!strcmp(field, "step_ms"))
-			a->tok_s = a->accept = NAN;
-		else if (!isnan(a->tok_s) && !isnan(a->accept))
-			a->step_ms = a->concurrency * a->accept / a->tok_s * 1000.0;
+		const struct gpu *gf = calib_gpu(c, e->from), *gt = calib_gpu(c, e->to);
+		if (rc || !gf || !gt)
+			continue;
+		snprintf(fam[nfam], sizeof fam[nfam], "%s.%s", calib_family(c, gf->arch),
+			 calib_family(c, gt->arch));
+		int seen = 0;
+		for (int k = 0; k < nfam; k++)
+			seen |= !strcmp(fam[k], fam[nfam]);
+		if (!seen) {
+			snprintf(key, sizeof key, "moe_transfer.%s", fam[nfam++]);
+			rc = fn(ctx, key, "");
+		}
+	}
+	return rc;
+}
+
+static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
+{
+	const struct moe_reference *r = &c->moe_ref;
+	char key[160];
+	int rc = fn(ctx, "moe_reference.gpu", r->gpu);
+	rc = rc ? rc : fn(ctx, "moe_reference.curve", moe_curve_name(r->curve));
+	rc = rc ? rc : key_num(fn, ctx, "moe_reference.tp", r->tp);
+	for (int p = 0; p < MOE_P_COUNT && !rc; p++) {
+		snprintf(key, sizeof key, "moe_reference.physical.%s", moe_param_names[p]);
+		rc = key_num(fn, ctx, key, r->fit.ok || r->fit.held[p] ? r->fit.value[p] : r->phys.value[p]);
+	}
+	for (int i = 0; i < r->npoints && !rc; i++) {
+		snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", r->gpu, r->points[i].m);
+		rc = key_num(fn, ctx, key, r->points[i].step_ms);
+	}
+	return rc;
+}
+
+int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
+{
+	const struct anchor *a8 = &c->sglang_b8;
+	char key[160];
+	int rc = 0;
+	for (int a = 0; a < ASM_COUNT && !rc; a++)
+		rc = key_num(fn, ctx, asm_names[a], c->asm_[a].point);
+	rc = rc ? rc : keys_transfer(c, fn, ctx);
+	rc = rc ? rc : keys_fields("anchors.sglang_b8", a8, anchor_fields, NFIELDS(anchor_fields), fn, ctx);
+	rc = rc ? rc : keys_fields("anchors.sglang_b16", &c->sglang_b16, anchor_fields,
+				   NFIELDS(anchor_fields), fn, ctx);
+	rc = rc ? rc : key_num(fn, ctx, "anchors.sglang_limits.max_budget", c->sglang_max_budget);
+	rc = rc ? rc : keys_reference(c, fn, ctx);
+	/* the all-reduce per step at the b8 anchor's width, as the documents show it */
+	for (size_t i = 0; i < c->ar.n && !rc; i++) {
+		snprintf(key, sizeof key, "allreduce.%s.step_ms_at_m%g", c->ar.per_gpu[i].gpu,
+			 a8->concurrency * (a8->budget + 1));
+		rc = fn(ctx, key, "");
+	}
+	for (int i = 0; i < 2 && !rc; i++) {
+		snprintf(key, sizeof key, "law.%s", law_names[i]);
+		rc = key_num(fn, ctx, key, c->law_hold[i]);
+	}
+	for (size_t i = 0; i < c->ngpus && !rc; i++) {
+		snprintf(key, sizeof key, "gpus.%s", c->gpus[i].id);
+		rc = keys_fields(key, &c->gpus[i], gpu_fields, NFIELDS(gpu_fields), fn, ctx);
+	}
+	rc = rc ? rc : keys_fields("model", &c->model, geometry_fields, NFIELDS(geometry_fields), fn, ctx);
+	rc = rc ? rc : keys_fields("drafter", &c->drafter, drafter_fields, NFIELDS(drafter_fields), fn, ctx);
+	return rc;
+}
+
+struct key_find {
+	const char *key;
+	char *val;
+	size_t len;
+};
+
+static int key_find_fn(void *ctx, const char *key, const char *value)
+{
+	struct key_find *f = ctx;
+	if (strcmp(key, f->key))
 		return 0;
-	}
-	if (!strcmp(buf, "moe_reference")) {
-		double m;
-		char tail[8];
-		if (!strcmp(rest, "tp"))
-			return v >= 1 && v == floor(v) && v <= 2147483647.0
-				       ? (c->moe_ref.tp = v, 0)
-				       : err_set(DDT_EINPUT, "--set %s: must be a whole number", key);
-		if (!strncmp(rest, "physical.", 9)) {
-			for (int p = 0; p < MOE_P_COUNT; p++)
-				if (!strcmp(rest + 9, moe_param_names[p])) {
-					int ok = p == MOE_P_EFFICIENCY ? v > 0 && v <= 1
-						 : p == MOE_P_OVERLAP  ? v >= 0 && v < 1
-								       : v >= 0;
-					if (!ok)
-						return err_set(DDT_EINPUT, "--set %s: out of range", key);
-					/* a value given here is held, not fitted */
-					struct moe_physical *ph = &c->moe_ref.phys;
-					ph->value[p] = v;
-					snprintf(ph->source[p], sizeof ph->source[p],
-						 "set on the command line");
-					for (int j = 0; j < ph->nfit; j++)
-						if (ph->fit[j] == (enum moe_param)p) {
-							memmove(&ph->fit[j], &ph->fit[j + 1],
-								(size_t)(ph->nfit - j - 1) * sizeof *ph->fit);
-							ph->nfit--;
-							break;
-						}
-					return 0;
-				}
-		}
-		if (sscanf(rest, "m%lf_m%7s", &m, tail) == 2 && !strcmp(tail, "s")) {
-			for (int i = 0; i < c->moe_ref.npoints; i++)
-				if (c->moe_ref.points[i].m == m) {
-					if (!(v > 0))
-						return err_set(DDT_EINPUT,
-							       "--set %s: must be greater than zero", key);
-					c->moe_ref.points[i].step_ms = v;
-					return 0;
-				}
-			return err_set(DDT_EINPUT, "--set %s: no MoE reference point at m=%g", key, m);
+	if (f->val)
+		snprintf(f->val, f->len, "%s", value);
+	return 1;
+}
+
+/* True when key is one of calib_keys; its value into val[len] (may be NULL). */
+static int key_value(const struct calib *c, const char *key, char *val, size_t len)
+{
+	struct key_find f = {key, val, len};
+	if (val && len)
+		val[0] = '\0';
+	return calib_keys(c, key_find_fn, &f) == 1;
+}
+
+/* Levenshtein distance of a and b (each cut at 127 bytes). */
+static int edit_distance(const char *a, const char *b)
+{
+	int row[128], n = (int)strnlen(b, 127), m = (int)strnlen(a, 127);
+	for (int j = 0; j <= n; j++)
+		row[j] = j;
+	for (int i = 1; i <= m; i++) {
+		int diag = row[0];
+		row[0] = i;
+		for (int j = 1; j <= n; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
 		}
 	}
-	return err_set(DDT_EINPUT, "--set %s: no such key", key);
+	return row[n];
+}
+
+#define NEAR_MAX 3
+/* The nearest keys to an unknown one: by edit distance within a bound, else
+ * those ending in the same last part ("m9_ms"). */
+struct near {
+	const char *key, *last;
+	int bound, n, nlast;
+	int d[NEAR_MAX];
+	char k[NEAR_MAX][160], klast[NEAR_MAX][160];
+};
+
+static int near_fn(void *ctx, const char *key, const char *value)
+{
+	struct near *s = ctx;
+	const char *last = strrchr(key, '.');
+	int d = edit_distance(s->key, key), i;
+	(void)value;
+	if (last && !strcmp(last, s->last) && s->nlast < NEAR_MAX)
+		snprintf(s->klast[s->nlast++], sizeof s->klast[0], "%s", key);
+	if (d > s->bound)
+		return 0;
+	for (i = s->n; i > 0 && s->d[i - 1] > d; i--)
+		if (i < NEAR_MAX) {
+			s->d[i] = s->d[i - 1];
+			memcpy(s->k[i], s->k[i - 1], sizeof s->k[i]);
+		}
+	if (i < NEAR_MAX) {
+		s->d[i] = d;
+		snprintf(s->k[i], sizeof s->k[i], "%s", key);
+		if (s->n < NEAR_MAX)
+			s->n++;
+	}
+	return 0;
+}
+
+/* The error for an unknown key, naming the nearest known ones. */
+static int no_such_key(const struct calib *c, const char *key)
+{
+	const char *dot = strrchr(key, '.');
+	struct near s = {.key = key, .last = dot ? dot : "", .bound = (int)strlen(key) / 6};
+	char hint[4 * 170] = "";
+	size_t off = 0;
+	if (s.bound < 2)
+		s.bound = 2;
+	calib_keys(c, near_fn, &s);
+	int n = s.n ? s.n : dot ? s.nlast : 0;
+	for (int i = 0; i < n; i++)
+		off += (size_t)snprintf(hint + off, sizeof hint - off, "%s'%s'",
+					!i ? "; did you mean " : i + 1 < n ? ", " : " or ",
+					s.n ? s.k[i] : s.klast[i]);
+	return err_set(DDT_EINPUT, "--set: no such key '%s'%s", key,
+		       n ? strcat(hint, "?") : " (ddt estimate --keys lists every key)");
+}
+
+const struct calib_override *calib_override_of(const struct calib *c, const char *key)
+{
+	for (int i = 0; i < c->nsets; i++)
+		if (!strcmp(c->sets[i].key, key))
+			return &c->sets[i];
+	return NULL;
+}
+
+int calib_set(struct calib *c, const char *key, const char *value)
+{
+	struct calib_override o = {0};
+	int rc;
+	if (c->nsets == CALIB_MAX_SETS)
+		return err_set(DDT_EINPUT, "--set %s: at most %d overrides", key, CALIB_MAX_SETS);
+	if (strlen(key) >= sizeof o.key || strlen(value) >= sizeof o.value)
+		return err_set(DDT_EINPUT, "--set %s: key or value too long", key);
+	key_value(c, key, o.was, sizeof o.was);
+	if ((rc = set_one(c, key, value)) == NOKEY)
+		return no_such_key(c, key);
+	if (rc)
+		return rc;
+	snprintf(o.key, sizeof o.key, "%s", key);
+	snprintf(o.value, sizeof o.value, "%s", value);
+	c->sets[c->nsets++] = o;
+	return 0;
 }
 
 /* Replaces the reference points by (m, ms) measured on gpu; refits. */

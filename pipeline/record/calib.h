@@ -64,6 +64,8 @@ struct anchor {
 	double error_pct;     /* 1-sigma relative error of the measured figure (NaN: exact) */
 	char error_source[CALIB_SOURCE_LEN];
 	char source[CALIB_SOURCE_LEN];
+	int overridden;       /* a field set with --set */
+	double was_step_ms;   /* when overridden: the step before */
 };
 
 /* How the MoE time between and beyond the reference points is drawn:
@@ -137,6 +139,7 @@ struct dist {
 	char unit[96];
 	char source[CALIB_SOURCE_LEN];
 	int overridden;          /* set from the command line (--set) */
+	double was;              /* when overridden: the point before the first override */
 };
 
 /* The named assumptions the model uses, in a fixed order (names in calib.c).
@@ -240,6 +243,9 @@ struct ar_gpu {
 	int pcie;                   /* times the allreduce_pcie_factor assumption */
 	char like[32];              /* the GPU whose figures these are ("" : its own) */
 	char source[CALIB_SOURCE_LEN];
+	/* --set allreduce.GPU.step_ms_at_mM: the latencies scaled so that the
+	 * step's all-reduce at width hold_m is hold_ms (0: not set) */
+	double hold_m, hold_ms;
 };
 
 struct allreduce {
@@ -264,8 +270,25 @@ struct comp_law {
 	char what[200];         /* "tree_attn on NVIDIA H200, ctx=4096, 6 points" */
 };
 
+#define CALIB_MAX_SETS 64
+/* A value set with --set, in the order given: the key as written, the value
+ * as given, and the value it replaced as text ("" where the calibration
+ * cannot tell: a derived value, which the model knows). */
+struct calib_override {
+	char key[128];
+	char value[64];
+	char was[64];
+};
+
 struct calib {
 	char path[4096];
+	char hash[40];            /* "fnv1a64:<16 hex>" of every file loaded, names and bytes */
+	int nsets;
+	struct calib_override sets[CALIB_MAX_SETS];
+	/* --set law.attn_lmhead / law.draft: that component's growth g held
+	 * (replacing tonight's measured law or the g solved from the b16
+	 * anchor); NaN: not held */
+	double law_hold[2];
 	size_t ngpus;
 	struct gpu *gpus;
 	struct geometry model;
@@ -317,12 +340,14 @@ int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
 
 /* Overrides one value by its dotted key ("native_cut", "gpus.b300.bw_tbps",
- * "anchors.sglang_b8.tok_s", "moe_reference.m9_ms", "model.hidden",
+ * "anchors.sglang_b8.tok_s", "moe_reference.rtx_pro_6000.m9_ms",
+ * "allreduce.b300.step_ms_at_m9", "law.attn_lmhead", "model.hidden",
  * "moe_reference.curve" = linear|physical, "moe_reference.physical.overlap",
  * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this
- * way becomes fixed at that value. Returns 0, or
- * DDT_EINPUT with a message naming the key. */
+ * way becomes fixed at that value. Every success is logged in c->sets.
+ * Returns 0, or DDT_EINPUT with a message naming the key (an unknown key:
+ * the nearest known ones, by edit distance). */
 int calib_set(struct calib *c, const char *key, const char *value);
 
 /* Makes GPU gpu's measured curve of the transfer's class (measured.yaml)
@@ -336,6 +361,17 @@ int calib_reference_csv(struct calib *c, const char *path);
 
 /* Parses "KEY=VALUE" and applies it with calib_set. */
 int calib_set_arg(struct calib *c, const char *arg);
+
+/* Calls fn(ctx, key, value) for every key calib_set accepts, in a fixed
+ * order, with its current value as text ("" for a value the model derives:
+ * allreduce.GPU.step_ms_at_mM, law.*). The keys are the names every
+ * document and output uses. Stops at fn's first nonzero return and returns
+ * it; else 0. */
+typedef int (*calib_key_fn)(void *ctx, const char *key, const char *value);
+int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx);
+
+/* The first override of key (what it replaced is its was), or NULL. */
+const struct calib_override *calib_override_of(const struct calib *c, const char *key);
 
 /* The catalog entry, or NULL. */
 const struct gpu *calib_gpu(const struct calib *c, const char *id);

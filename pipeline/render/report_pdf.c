@@ -525,15 +525,15 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 /* ---------------------------------------------------------------- assumptions */
 
 static void assumption_row(struct pdf_doc *doc, const struct report_data *d, const char *name,
-			   double value, enum provenance prov, const char *source)
+			   double value, const char *basis, const char *source)
 {
 	char val[32], dist[96] = "";
 	const struct dist *ds = report_find_dist(d, name);
-	const char *cells[5] = {name, val, provenance_name(prov), dist, source};
+	const char *cells[5] = {name, val, basis, dist, source};
 	snprintf(val, sizeof val, "%.4g", value);
 	if (ds)
 		report_fmt_dist(dist, sizeof dist, ds);
-	pdf_table_row(doc, cells, prov == PROV_ASSUMED ? INK_TEXT : INK_TEXT, 0);
+	pdf_table_row(doc, cells, INK_TEXT, 0);
 }
 
 static void assumptions(struct pdf_doc *doc, const struct report_data *d)
@@ -553,23 +553,27 @@ static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 	if (d->have_proj && d->proj.ninputs) {
 		for (size_t i = 0; i < d->proj.ninputs; i++) {
 			const struct project_input *in = &d->proj.inputs[i];
-			assumption_row(doc, d, in->name, in->value, in->prov, in->source);
+			char basis[48];
+			project_input_basis(in, basis, sizeof basis);
+			assumption_row(doc, d, in->name, in->value, basis, in->source);
 		}
 	} else {
 		char key[96];
 		assumption_row(doc, d, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			       PROV_MEASURED, c->sglang_b8.source);
+			       provenance_name(PROV_MEASURED), c->sglang_b8.source);
 		assumption_row(doc, d, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			       PROV_CALIBRATION, c->sglang_b16.source);
+			       provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
 		for (int i = 0; i < c->moe_ref.npoints; i++) {
-			snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
-			assumption_row(doc, d, key, c->moe_ref.points[i].step_ms, PROV_MEASURED,
-				       c->moe_ref.points[i].source);
+			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
+				 c->moe_ref.points[i].m);
+			assumption_row(doc, d, key, c->moe_ref.points[i].step_ms,
+				       provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
 		}
 		for (int i = 0; i < calib_nassumptions(c); i++) {
 			calib_assumption_label(c, i, key, sizeof key);
 			assumption_row(doc, d, key, c->asm_[i].point,
-				       c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED,
+				       provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE
+									     : PROV_ASSUMED),
 				       c->asm_[i].source);
 		}
 	}

@@ -500,7 +500,7 @@ static void sheet_regressions(struct xw *x)
 /* ---------------------------------------------------------------- Assumptions */
 
 static void assumption(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const char *name,
-		       double v, enum provenance p, const char *source)
+		       double v, const char *basis, const char *source)
 {
 	const struct dist *ds = report_find_dist(x->d, name);
 	char dist[96] = "";
@@ -508,7 +508,7 @@ static void assumption(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const char 
 		report_fmt_dist(dist, sizeof dist, ds);
 	put_str(x, ws, r, 0, name, NULL);
 	put_num(x, ws, r, 1, v, x->f.num);
-	put_str(x, ws, r, 2, provenance_name(p), NULL);
+	put_str(x, ws, r, 2, basis, NULL);
 	put_str(x, ws, r, 3, dist, NULL);
 	put_str(x, ws, r, 4, ds ? ds->unit : "", NULL);
 	put_str(x, ws, r, 5, source, NULL);
@@ -526,23 +526,27 @@ static void sheet_assumptions(struct xw *x)
 
 	put_header(x, ws, r++, cols, 6);
 	if (d->have_proj && d->proj.ninputs) {
-		for (size_t i = 0; i < d->proj.ninputs; i++, r++)
-			assumption(x, ws, r, d->proj.inputs[i].name, d->proj.inputs[i].value,
-				   d->proj.inputs[i].prov, d->proj.inputs[i].source);
+		for (size_t i = 0; i < d->proj.ninputs; i++, r++) {
+			char basis[48];
+			project_input_basis(&d->proj.inputs[i], basis, sizeof basis);
+			assumption(x, ws, r, d->proj.inputs[i].name, d->proj.inputs[i].value, basis,
+				   d->proj.inputs[i].source);
+		}
 	} else {
 		assumption(x, ws, r++, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			   PROV_MEASURED, c->sglang_b8.source);
+			   provenance_name(PROV_MEASURED), c->sglang_b8.source);
 		assumption(x, ws, r++, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			   PROV_CALIBRATION, c->sglang_b16.source);
+			   provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
 		for (int i = 0; i < c->moe_ref.npoints; i++, r++) {
-			snprintf(key, sizeof key, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
-			assumption(x, ws, r, key, c->moe_ref.points[i].step_ms, PROV_MEASURED,
-				   c->moe_ref.points[i].source);
+			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
+				 c->moe_ref.points[i].m);
+			assumption(x, ws, r, key, c->moe_ref.points[i].step_ms,
+				   provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
 		}
 		for (int i = 0; i < calib_nassumptions(c); i++, r++) {
 			calib_assumption_label(c, i, key, sizeof key);
 			assumption(x, ws, r, key, c->asm_[i].point,
-				   c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED,
+				   provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 				   c->asm_[i].source);
 		}
 	}

@@ -97,7 +97,10 @@ static const struct project_row *band_of(const struct projection *p, size_t i)
 	return p && i < p->nrows ? &p->rows[i] : NULL;
 }
 
-void estimate_write_csv(const struct estimate *e, const struct projection *p, FILE *fp)
+static void csv_sections(const struct projection *p, const struct estimate_source *src, FILE *fp);
+
+void estimate_write_csv(const struct estimate *e, const struct projection *p,
+			const struct estimate_source *src, FILE *fp)
 {
 	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable"
 					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
@@ -127,6 +130,78 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p, FI
 			fputs(",,,", fp);
 		fprintf(fp, ",%s\n", estimator_name(r->sc.estimator));
 	}
+	csv_sections(p, src, fp);
+}
+
+static void csv_tornado(const struct projection *p, FILE *fp)
+{
+	fputs("\ntornado_scenario,accept,tok_s_point,assumption,value_point,value_p5,value_p95,"
+	      "tok_s_at_p5,tok_s_at_p95,swing\n", fp);
+	for (size_t i = 0; i < p->ntornado; i++) {
+		const struct project_tornado *t = &p->tornado[i];
+		for (int b = 0; b < t->nbars; b++) {
+			const struct project_bar *x = &t->bars[b];
+			csv_field(fp, t->scenario);
+			fprintf(fp, ",%g,%.2f,", t->accept, t->tok_s_point);
+			csv_field(fp, x->name);
+			fprintf(fp, ",%.6g,%.6g,%.6g,%.2f,%.2f,%.2f\n", x->value_point, x->value_p5,
+				x->value_p95, x->tok_s_p5, x->tok_s_p95, x->swing);
+		}
+	}
+}
+
+static void csv_grid(const struct project_grid *g, FILE *fp)
+{
+	fprintf(fp, "\ngrid_target,concurrency,budget,M,accept,accept_capped,step_ms_point,"
+		    "step_ms_p5,step_ms_p50,step_ms_p95,tok_s_point,tok_s_p5,tok_s_p50,tok_s_p95,"
+		    "p_best,best\n");
+	for (int t = 0; t < g->ntargets; t++)
+		for (int c = 0; c < g->nconc; c++)
+			for (int b = 0; b < g->nbudgets; b++) {
+				const struct project_cell *x = PROJECT_CELL(g, t, c, b);
+				csv_field(fp, g->targets[t]);
+				fprintf(fp, ",%d,%d,%g,%.4f,%s,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
+					    "%.4f,%s\n",
+					g->conc[c], g->budgets[b], x->M, x->accept,
+					x->accept_capped ? "yes" : "no", x->step_ms.point, x->step_ms.p5,
+					x->step_ms.p50, x->step_ms.p95, x->tok_s.point, x->tok_s.p5,
+					x->tok_s.p50, x->tok_s.p95, x->p_best, x->best ? "yes" : "no");
+			}
+}
+
+static void csv_pair(FILE *fp, const char *a, const char *b)
+{
+	csv_field(fp, a);
+	fputc(',', fp);
+	csv_field(fp, b);
+	fputc('\n', fp);
+}
+
+/* The sections after the rows: tornado, grid, where it came from, overrides. */
+static void csv_sections(const struct projection *p, const struct estimate_source *src, FILE *fp)
+{
+	if (p && p->ntornado)
+		csv_tornado(p, fp);
+	if (p && p->has_grid)
+		csv_grid(&p->grid, fp);
+	if (!src)
+		return;
+	fputs("\nmade_from,value\n", fp);
+	csv_pair(fp, "calibration", src->calibration);
+	csv_pair(fp, "calibration_hash", src->calibration_hash);
+	csv_pair(fp, "template", src->template_path);
+	csv_pair(fp, "template_hash", src->template_hash);
+	csv_pair(fp, "moe_reference", src->moe_reference);
+	csv_pair(fp, "moe_reference_hash", src->moe_reference_hash);
+	for (int i = 0; i < src->nargs; i++)
+		csv_pair(fp, "arg", src->args[i]);
+	fputs("\noverride,value,was\n", fp);
+	for (int i = 0; i < src->cal->nsets; i++) {
+		const struct calib_override *o = &src->cal->sets[i];
+		csv_field(fp, o->key);
+		fputc(',', fp);
+		csv_pair(fp, o->value, o->was);
+	}
 }
 
 static void yaml_band(struct yout *y, const char *key, const struct band *b)
@@ -139,11 +214,44 @@ static void yaml_band(struct yout *y, const char *key, const struct band *b)
 	yout_end(y);
 }
 
-void estimate_write_yaml(const struct estimate *e, const struct projection *p, FILE *fp)
+/* made_from and overrides: where the estimate came from. */
+static void yaml_source(struct yout *y, const struct estimate_source *src)
+{
+	yout_key(y, "made_from");
+	yout_map(y);
+	yout_kv_str(y, "calibration", src->calibration);
+	yout_kv_str(y, "calibration_hash", src->calibration_hash);
+	yout_kv_str(y, "template", src->template_path);
+	yout_kv_str(y, "template_hash", src->template_hash);
+	yout_kv_str(y, "moe_reference", src->moe_reference);
+	yout_kv_str(y, "moe_reference_hash", src->moe_reference_hash);
+	yout_key(y, "args");
+	yout_seq_flow(y);
+	for (int i = 0; i < src->nargs; i++)
+		yout_str(y, src->args[i]);
+	yout_end(y);
+	yout_end(y);
+	yout_key(y, "overrides");
+	yout_seq(y);
+	for (int i = 0; i < src->cal->nsets; i++) {
+		const struct calib_override *o = &src->cal->sets[i];
+		yout_map_flow(y);
+		yout_kv_str(y, "key", o->key);
+		yout_kv_str(y, "value", o->value);
+		yout_kv_str(y, "was", o->was);
+		yout_end(y);
+	}
+	yout_end(y);
+}
+
+void estimate_write_yaml(const struct estimate *e, const struct projection *p,
+			 const struct estimate_source *src, FILE *fp)
 {
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
+	if (src)
+		yaml_source(&y, src);
 	yout_key(&y, "estimates");
 	yout_seq(&y);
 	for (size_t i = 0; i < e->n; i++) {
@@ -182,6 +290,10 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p, F
 		yout_end(&y);
 	}
 	yout_end(&y);
+	if (p && p->ntornado)
+		project_emit_tornado(&y, p);
+	if (p && p->has_grid)
+		project_emit_grid(&y, &p->grid);
 	yout_end(&y);
 }
 
@@ -205,7 +317,8 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 	}
 	if (k == COMP_ALLREDUCE) {
 		const struct ar_gpu *a = calib_ar(c, r->target->id);
-		snprintf(buf, len, "%g x %g all-reduces of %.0f KB, %s latency of %s%s%s (FACTS §7)",
+		snprintf(buf, len, "%g x %g all-reduces of %.0f KB, %s latency of %s%s%s "
+			 "[aic-095f58a-allreduce]",
 			 c->ar.per_layer, c->model.layers, c->model.hidden * 2 * r->out.M / 1024,
 			 c->ar.impl, a && a->like[0] ? a->like : r->target->id,
 			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "");
@@ -215,47 +328,21 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 		 m->share[k - 1], c->sglang_b8.gpu);
 }
 
-static void write_inputs(const struct model *m, FILE *fp)
+/* The model's inputs under the keys --set takes, as every document lists them. */
+static void write_inputs(const struct projection *p, FILE *fp)
 {
-	const struct calib *c = m->cal;
-	char name[96];
-	fprintf(fp, "inputs\n");
-	fprintf(fp, "  %-44s %10s  %-11s %s\n", "name", "value", "basis", "source");
-	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "anchors.sglang_b8.step_ms",
-		c->sglang_b8.step_ms, provenance_name(PROV_MEASURED), c->sglang_b8.source);
-	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "anchors.sglang_b16.step_ms",
-		c->sglang_b16.step_ms, provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
-	for (int i = 0; i < c->moe_ref.npoints; i++) {
-		snprintf(name, sizeof name, "moe_reference.m%g_ms", c->moe_ref.points[i].m);
-		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, c->moe_ref.points[i].step_ms,
-			provenance_name(c->moe_ref.prov), c->moe_ref.points[i].source);
+	fprintf(fp, "inputs (each one a --set KEY)\n");
+	fprintf(fp, "  %-44s %10s  %-26s %s\n", "key", "value", "basis", "source");
+	for (size_t i = 0; i < p->ninputs; i++) {
+		const struct project_input *in = &p->inputs[i];
+		char basis[48];
+		project_input_basis(in, basis, sizeof basis);
+		fprintf(fp, "  %-44s %10.4g  %-26s %s\n", in->name, in->value, basis, in->source);
 	}
-	for (int i = 0; i < MOE_P_COUNT; i++) {
-		snprintf(name, sizeof name, "moe_reference.physical.%s",
-			 moe_param_name((enum moe_param)i));
-		fprintf(fp, "  %-44s %10.4g  %-11s %s\n", name, c->moe_ref.fit.value[i],
-			c->moe_ref.fit.held[i] ? "held" : "fitted",
-			c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
-					       : "fitted to the MoE reference points");
-	}
-	for (int a = 0; a < calib_nassumptions(c); a++) {
-		const struct dist *d = &c->asm_[a];
-		char range[64] = "";
-		calib_assumption_label(c, a, name, sizeof name);
-		if (d->kind != DIST_FIXED)
-			snprintf(range, sizeof range, "[p5 %.3g, p95 %.3g] ", dist_quantile(d, 0.05),
-				 dist_quantile(d, 0.95));
-		fprintf(fp, "  %-44s %10.4g  %-11s %s%s\n", name, m->v[a],
-			provenance_name(d->overridden ? PROV_OVERRIDE : PROV_ASSUMED), range,
-			d->overridden ? "set on the command line" : d->source);
-	}
-	fprintf(fp, "  %-44s %10.4g  %-11s %s\n", "growth (derived)", m->growth, "derived",
-		m->growth_clamped ? "CLAMPED: the sglang_b16 anchor cannot be met with these shares"
-				  : "fraction of attention/draft growing with M and block, solved "
-				    "from anchors.sglang_b16");
 }
 
-void estimate_write_table(const struct estimate *e, const struct model *m, FILE *fp)
+void estimate_write_table(const struct estimate *e, const struct model *m,
+			  const struct projection *p, FILE *fp)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
@@ -281,5 +368,5 @@ void estimate_write_table(const struct estimate *e, const struct model *m, FILE 
 			fprintf(fp, "  %-12g %9.1f\n", e->rows[j].accept, e->rows[j].out.tok_s);
 	}
 	fputc('\n', fp);
-	write_inputs(m, fp);
+	write_inputs(p, fp);
 }

@@ -39,15 +39,36 @@ void estimate_free(struct estimate *e);
 #define ESTIMATE_CSV_HEADER \
 	"scenario,target,pipeline,block,budget,concurrency,M,accept,moe_ms,nonmoe_ms,step_ms,tok_s"
 
+/* What an estimate was made from, so that its CSV and YAML say it and
+ * `ddt estimate --replay` can make it again: the files with their hashes
+ * (calib.hash; "" for a file not used), the command's arguments in a
+ * canonical order, and the calibration's --set log (cal->sets). */
+struct estimate_source {
+	const char *calibration, *calibration_hash;
+	const char *template_path, *template_hash;
+	const char *moe_reference, *moe_reference_hash; /* --moe-reference; "" when none */
+	int nargs;
+	const char *const *args;
+	const struct calib *cal;
+};
+
 /* CSV and YAML of e; with p (the projection of the same scenarios, in the
  * same order) the bands follow: CSV columns tok_s_p5, tok_s_p50, tok_s_p95,
  * step_ms_p5, step_ms_p50, step_ms_p95 after the existing ones, then
  * allreduce_ms, then moe_ms_p5, moe_ms_p50, moe_ms_p95 and estimator. p
- * may be NULL (band fields empty). */
-void estimate_write_csv(const struct estimate *e, const struct projection *p, FILE *fp);
-void estimate_write_yaml(const struct estimate *e, const struct projection *p, FILE *fp);
+ * may be NULL (band fields empty). Then what the table form adds, each in
+ * a section of its own after a blank line, with its own header: the
+ * tornado (when p has one), the whole grid (when p has one), and src (when
+ * not NULL): where the estimate came from and every override. YAML: the
+ * same under made_from, overrides, estimates, tornado and grid. */
+void estimate_write_csv(const struct estimate *e, const struct projection *p,
+			const struct estimate_source *src, FILE *fp);
+void estimate_write_yaml(const struct estimate *e, const struct projection *p,
+			 const struct estimate_source *src, FILE *fp);
 /* The human table: components with ms and share, step, tok/s per acceptance,
- * then the inputs marked measured / calibration / assumed / override. */
-void estimate_write_table(const struct estimate *e, const struct model *m, FILE *fp);
+ * then p's inputs under their --set keys, marked measured / calibration /
+ * assumed / overridden (with the value replaced) / tonight / derived. */
+void estimate_write_table(const struct estimate *e, const struct model *m,
+			  const struct projection *p, FILE *fp);
 
 #endif

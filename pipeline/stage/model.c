@@ -110,6 +110,20 @@ static void ar_one_us(const struct allreduce *ar, const struct ar_gpu *a, const 
 	*small_us = a->us[i - 1] + t * (a->us[i] - a->us[i - 1]);
 }
 
+/* The factor on a's latencies that --set allreduce.GPU.step_ms_at_mM asks
+ * for: the step's all-reduce at that width (the PCIe factor at its point)
+ * equal to the value set; 1 when none; <= 0 when the value is below the
+ * link part (model_prepare refuses it). */
+static double ar_hold_scale(const struct calib *c, const struct ar_gpu *a, const struct gpu *g)
+{
+	double s, l, count = c->ar.per_layer * c->model.layers;
+	if (!(a->hold_m > 0))
+		return 1;
+	ar_one_us(&c->ar, a, g, c->model.hidden * 2 * a->hold_m, &s, &l);
+	double pcie = a->pcie ? c->asm_[ASM_ALLREDUCE_PCIE].point : 1;
+	return (a->hold_ms - count * l / 1e3) / (count * s / 1e3 * pcie);
+}
+
 /* Per step: small and link parts in ms, and whether the PCIe factor applies. */
 static void ar_step_ms(const struct calib *c, const struct ar_gpu *a, const struct gpu *g,
 		       double M, double *small_ms, double *link_ms, int *pcie)
@@ -120,7 +134,7 @@ static void ar_step_ms(const struct calib *c, const struct ar_gpu *a, const stru
 	if (!a)
 		return; /* model_prepare refuses calibrations without one */
 	ar_one_us(&c->ar, a, g, c->model.hidden * 2 * M, &s, &l);
-	*small_ms = count * s / 1e3;
+	*small_ms = count * s / 1e3 * ar_hold_scale(c, a, g);
 	*link_ms = count * l / 1e3;
 	*pcie = a->pcie;
 }
@@ -223,10 +237,13 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->attn_x = M / m->m0;
 	k->draft_x = C * in->block / m->draft0;
 	k->tree_x = C * in->budget / m->tree0;
-	k->attn_f = c->law_attn.n ? law_at(&c->law_attn, M) / law_at(&c->law_attn, m->m0) : NAN;
-	k->draft_f = c->law_draft.n ? law_at(&c->law_draft, C * in->block) /
-					      law_at(&c->law_draft, m->draft0)
-				    : NAN;
+	/* a law held with --set law.* follows the growth law at the value held */
+	k->attn_f = c->law_attn.n && isnan(c->law_hold[0])
+			    ? law_at(&c->law_attn, M) / law_at(&c->law_attn, m->m0)
+			    : NAN;
+	k->draft_f = c->law_draft.n && isnan(c->law_hold[1])
+			     ? law_at(&c->law_draft, C * in->block) / law_at(&c->law_draft, m->draft0)
+			     : NAN;
 	k->attn_c = isnan(k->attn_f) ? 1 : k->attn_f;
 	k->attn_g = isnan(k->attn_f) ? k->attn_x - 1 : 0;
 	k->draft_c = isnan(k->draft_f) ? 1 : k->draft_f;
@@ -287,13 +304,21 @@ double model_allreduce_ms(const struct model *m, const struct gpu *target, doubl
 
 /* ---------------------------------------------------------------- prepare */
 
+/* The growth of attention (i = 0) or draft (1) when the free one is g: the
+ * value held with --set law.*, else g. */
+static double growth_of(const struct model *m, int i, double g)
+{
+	double h = m->cal->law_hold[i];
+	return isnan(h) ? g : h;
+}
+
 /* Non-MoE time of k before the native cut and without all-reduce, at growth g. */
 static double parts_sum(const struct model *m, const struct model_case *k, double g)
 {
 	double n0 = m->n0_ms, f = m->v[ASM_TREE_SCALE_FRAC];
 	return k->bwr_anchor * n0 *
-		       (m->share[0] * (k->attn_c + g * k->attn_g) +
-			m->share[1] * (k->draft_c + g * k->draft_g)) +
+		       (m->share[0] * (k->attn_c + growth_of(m, 0, g) * k->attn_g) +
+			m->share[1] * (k->draft_c + growth_of(m, 1, g) * k->draft_g)) +
 	       n0 * m->share[2] * (1 - f + f * k->tree_x) + n0 * m->share[3];
 }
 
@@ -359,10 +384,16 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 		return err_set(DDT_EINPUT, "calibration names a GPU that is not in its catalog");
 	if (a8->pipeline != PIPE_SGLANG || a16->pipeline != PIPE_SGLANG)
 		return err_set(DDT_EINPUT, "the non-MoE anchors must be SGLang pipeline steps");
-	for (size_t i = 0; i < c->ngpus; i++)
-		if (!calib_ar(c, c->gpus[i].id))
+	for (size_t i = 0; i < c->ngpus; i++) {
+		const struct ar_gpu *a = calib_ar(c, c->gpus[i].id);
+		if (!a)
 			return err_set(DDT_EINPUT, "allreduce: no latency figures for GPU '%s'",
 				       c->gpus[i].id);
+		if (!(ar_hold_scale(c, a, &c->gpus[i]) > 0))
+			return err_set(DDT_EINPUT, "allreduce.%s.step_ms_at_m%g: %g ms is no more "
+				       "than the link's share of that all-reduce", a->gpu, a->hold_m,
+				       a->hold_ms);
+	}
 	if ((rc = prepare_curve(m, c)) != 0)
 		return rc;
 	prepare_lookups(m);
@@ -377,7 +408,9 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 	m->tree0 = a8->concurrency * a8->budget;
 	anchor_case(&m->k8, m, a8, m->anchor_gpu);
 	anchor_case(&m->k16, m, a16, g16);
-	m->growth_used = isnan(m->k16.attn_f) || isnan(m->k16.draft_f);
+	/* g is solved when some component follows the growth law unheld */
+	m->growth_used = (isnan(m->k16.attn_f) && isnan(c->law_hold[0])) ||
+			 (isnan(m->k16.draft_f) && isnan(c->law_hold[1]));
 	if (asm_values)
 		return model_set_values(m, asm_values);
 	double v[CALIB_MAX_ASM];
@@ -424,9 +457,9 @@ int model_set_values(struct model *m, const double *asm_values)
 		solve_growth(m);
 	double n0 = m->n0_ms, f = m->v[ASM_TREE_SCALE_FRAC];
 	m->c_attn = n0 * m->share[0];
-	m->c_attn_g = m->c_attn * m->growth;
+	m->c_attn_g = m->c_attn * growth_of(m, 0, m->growth);
 	m->c_draft = n0 * m->share[1];
-	m->c_draft_g = m->c_draft * m->growth;
+	m->c_draft_g = m->c_draft * growth_of(m, 1, m->growth);
 	m->c_tree0 = n0 * m->share[2] * (1 - f);
 	m->c_tree1 = n0 * m->share[2] * f;
 	m->c_over = n0 * m->share[3];
@@ -436,8 +469,8 @@ int model_set_values(struct model *m, const double *asm_values)
 void model_set_growth(struct model *m, double g)
 {
 	m->growth = g;
-	m->c_attn_g = m->c_attn * g;
-	m->c_draft_g = m->c_draft * g;
+	m->c_attn_g = m->c_attn * growth_of(m, 0, g);
+	m->c_draft_g = m->c_draft * growth_of(m, 1, g);
 }
 
 /* The growth g that puts the model through the b16 anchor (b16_step_ms),

@@ -5,11 +5,14 @@
  *             (calibrated per GPU pair and M: xfer.h), at least the compute
  *             roof of the target (physical curve)
  *   allreduce = 2 per layer x latency(target, 7168 x M bf16), from measured
- *             small-message latencies, not link bandwidth (FACTS.md §7)
+ *             small-message latencies, not link bandwidth (FACTS.md §7); the
+ *             latencies scaled to a value held at one M (--set
+ *             allreduce.GPU.step_ms_at_mM)
  *   non-MoE = N0 x sum of components + allreduce, N0 anchored at the SGLang b8
  *             step minus its MoE and all-reduce; each component scaled by its
  *             own law (tonight's measured ratio when the run has one, else a
- *             growth g fixed so the model passes through the SGLang b16 step)
+ *             growth g fixed so the model passes through the SGLang b16 step;
+ *             --set law.attn_lmhead / law.draft holds a component's g)
  *   native  = non-MoE x (1 - native_cut)
  *   tok/s   = C x accept / step
  */

@@ -350,6 +350,7 @@ static int add_input(struct projection *p, const char *name, double value, enum 
 	snprintf(in->name, sizeof in->name, "%s", name);
 	in->value = value;
 	in->prov = prov;
+	in->was = NAN;
 	snprintf(in->source, sizeof in->source, "%s", source);
 	return 0;
 }
@@ -602,22 +603,22 @@ static int merge_tree(struct calib *c, const struct run_record *run, struct proj
 	return add_note(p, "tree_scale_frac %.3g measured tonight (tree_build, %d budgets)", f, n);
 }
 
-/* tonight's launch rows: listed as inputs; the model has no eager/graph switch. */
+/* tonight's launch rows: a note (the model has no eager/graph switch, so
+ * they are no input: the anchors' overhead shares carry launch cost). */
 static int merge_launch(const struct run_record *run, struct projection *p)
 {
-	int rc;
-	for (size_t i = 0; i < run->nrows; i++) {
+	char line[200] = "";
+	size_t off = 0;
+	for (size_t i = 0; i < run->nrows && off < sizeof line; i++) {
 		const struct rec_row *r = &run->rows[i];
-		char name[96];
-		if (!gpu_row(run, r, "launch"))
-			continue;
-		snprintf(name, sizeof name, "launch.%s_us", r->variant[0] ? r->variant : "default");
-		if ((rc = add_input(p, name, r->median_us, PROV_TONIGHT,
-				    "tonight: per-kernel launch; shown, not used: the anchors' "
-				    "overhead shares carry launch cost")))
-			return rc;
+		if (gpu_row(run, r, "launch"))
+			off += (size_t)snprintf(line + off, sizeof line - off, "%s%s %.3g us",
+						off ? ", " : "",
+						r->variant[0] ? r->variant : "default", r->median_us);
 	}
-	return 0;
+	return off ? add_note(p, "launch tonight: %s per kernel; not a model input (the "
+			      "anchors' overhead shares carry launch cost)", line)
+		   : 0;
 }
 
 int project_merge_fleet(struct calib *c, const struct run_record *run, struct projection *p)
@@ -1489,57 +1490,159 @@ static int backtest(struct projection *p, const struct calib *c, struct model *m
 
 /* ---------------------------------------------------------------- inputs */
 
-static int list_inputs(struct projection *p, const struct calib *c, const struct model *m)
+void project_input_basis(const struct project_input *in, char *buf, size_t len)
+{
+	if (in->prov == PROV_OVERRIDE && isfinite(in->was))
+		snprintf(buf, len, "%s (was %.4g)", provenance_name(in->prov), in->was);
+	else
+		snprintf(buf, len, "%s", provenance_name(in->prov));
+}
+
+/* Marks the last input overridden, replacing was, its source kept after. */
+static void input_overridden(struct projection *p, double was)
+{
+	struct project_input *in = &p->inputs[p->ninputs - 1];
+	char src[2 * CALIB_SOURCE_LEN];
+	snprintf(src, sizeof src, "set on the command line; before: %s", in->source);
+	in->prov = PROV_OVERRIDE;
+	in->was = was;
+	copy_str(in->source, sizeof in->source, src);
+}
+
+/* Adds an input; overridden when key was set with --set (was: what it
+ * replaced, from the log, else from `unheld`, a model without the holds). */
+static int add_key(struct projection *p, const struct calib *c, const char *key, double v,
+		   enum provenance prov, const char *source, double unheld)
+{
+	const struct calib_override *o = calib_override_of(c, key);
+	int rc = add_input(p, key, v, prov, source);
+	double was;
+	if (rc || !o)
+		return rc;
+	input_overridden(p, o->was[0] && !ynum_parse(o->was, &was) ? was : unheld);
+	return 0;
+}
+
+/* The growth a law's row shows: the held or solved g, or for tonight's
+ * measured law the g that matches it at the b16 anchor's driver. */
+static double law_growth(const struct model *m, int i)
+{
+	double f = i ? m->k16.draft_f : m->k16.attn_f, x = i ? m->k16.draft_x : m->k16.attn_x;
+	double h = m->cal->law_hold[i];
+	if (!isnan(h))
+		return h;
+	if (isnan(f))
+		return m->growth;
+	return x != 1 ? (f - 1) / (x - 1) : NAN;
+}
+
+/* A model of c without the --set holds of the derived inputs (the
+ * all-reduce and the laws), for what they replaced; *cc and *ar to free. */
+static int unheld_model(const struct calib *c, struct model *m, struct calib **cc,
+			struct ar_gpu **ar)
+{
+	*cc = malloc(sizeof **cc);
+	*ar = malloc((c->ar.n ? c->ar.n : 1) * sizeof **ar);
+	if (!*cc || !*ar)
+		return err_nomem();
+	**cc = *c;
+	memcpy(*ar, c->ar.per_gpu, c->ar.n * sizeof **ar);
+	for (size_t i = 0; i < c->ar.n; i++)
+		(*ar)[i].hold_m = (*ar)[i].hold_ms = 0;
+	(*cc)->ar.per_gpu = *ar;
+	(*cc)->law_hold[0] = (*cc)->law_hold[1] = NAN;
+	return model_prepare(m, *cc, NULL);
+}
+
+static int list_anchors(struct projection *p, const struct calib *c)
+{
+	const struct anchor *a[2] = {&c->sglang_b8, &c->sglang_b16};
+	static const char *const name[2] = {"anchors.sglang_b8.step_ms", "anchors.sglang_b16.step_ms"};
+	static const enum provenance pv[2] = {PROV_MEASURED, PROV_CALIBRATION};
+	int rc = 0;
+	for (int i = 0; i < 2 && !rc; i++)
+		if (!(rc = add_input(p, name[i], a[i]->step_ms, pv[i], a[i]->source)) &&
+		    a[i]->overridden)
+			input_overridden(p, a[i]->was_step_ms);
+	return rc;
+}
+
+static int list_assumptions(struct projection *p, const struct calib *c, const struct model *m)
 {
 	char name[96], src[CALIB_SOURCE_LEN];
 	int rc = 0;
-	rc = rc ? rc : add_input(p, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms, PROV_MEASURED,
-				 c->sglang_b8.source);
-	rc = rc ? rc : add_input(p, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-				 PROV_CALIBRATION, c->sglang_b16.source);
-	for (int i = 0; i < c->moe_ref.npoints && !rc; i++) {
-		snprintf(name, sizeof name, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
-			 c->moe_ref.points[i].m);
-		rc = add_input(p, name, c->moe_ref.points[i].step_ms, c->moe_ref.prov,
-			       c->moe_ref.points[i].source);
-	}
-	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
-		snprintf(name, sizeof name, "moe_reference.physical.%s",
-			 moe_param_name((enum moe_param)i));
-		rc = add_input(p, name, c->moe_ref.fit.value[i],
-			       c->moe_ref.fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
-			       c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
-						      : "fitted to the MoE reference points");
-	}
 	for (int i = 0; i < calib_nassumptions(c) && !rc; i++) {
 		const struct dist *d = &c->asm_[i];
 		calib_assumption_label(c, i, name, sizeof name);
-		enum provenance pv = d->overridden ? PROV_OVERRIDE
-				     : !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT
-									 : PROV_ASSUMED;
-		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED)
-			snprintf(src, sizeof src, "%s", d->overridden ? "set on the command line" : d->source);
+		enum provenance pv = !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT : PROV_ASSUMED;
+		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED || d->overridden)
+			snprintf(src, sizeof src, "%s", d->source);
 		else {
 			char full[2 * CALIB_SOURCE_LEN];
 			snprintf(full, sizeof full, "%s %g..%g: %s", dist_kind_name(d->kind),
 				 dist_quantile(d, 0.05), dist_quantile(d, 0.95), d->source);
 			copy_str(src, sizeof src, full);
 		}
-		rc = add_input(p, name, m->v[i], pv, src);
+		if (!(rc = add_input(p, name, m->v[i], pv, src)) && d->overridden)
+			input_overridden(p, d->was);
 	}
+	return rc;
+}
+
+/* The all-reduce per step at the anchor's width, and the laws. */
+static int list_derived(struct projection *p, const struct calib *c, const struct model *m)
+{
+	struct model u = {0};
+	struct calib *cc = NULL;
+	struct ar_gpu *ar = NULL;
+	char name[96];
+	int rc = c->nsets ? unheld_model(c, &u, &cc, &ar) : 0;
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
 		const struct ar_gpu *a = calib_ar(c, c->gpus[i].id);
 		snprintf(name, sizeof name, "allreduce.%s.step_ms_at_m%g", c->gpus[i].id, m->m0);
-		rc = add_input(p, name, model_allreduce_ms(m, &c->gpus[i], m->m0),
-			       a->like[0] ? PROV_ASSUMED : PROV_MEASURED, a->source);
+		rc = add_key(p, c, name, model_allreduce_ms(m, &c->gpus[i], m->m0),
+			     a->like[0] ? PROV_ASSUMED : PROV_MEASURED, a->source,
+			     cc ? model_allreduce_ms(&u, &cc->gpus[i], m->m0) : NAN);
 	}
 	const struct comp_law *laws[2] = {&c->law_attn, &c->law_draft};
-	const char *lname[2] = {"law.attn_lmhead", "law.draft"};
-	for (int i = 0; i < 2 && !rc; i++)
-		rc = laws[i]->n ? add_input(p, lname[i], laws[i]->n, PROV_TONIGHT, laws[i]->what)
-				: add_input(p, lname[i], m->growth, PROV_DERIVED,
-					    "growth g (value) solved from anchors.sglang_b16");
+	for (int i = 0; i < 2 && !rc; i++) {
+		char what[300];
+		snprintf(name, sizeof name, "law.%s", i ? "draft" : "attn_lmhead");
+		if (laws[i]->n)
+			snprintf(what, sizeof what, "%s; value: the growth g that matches it at "
+				 "anchors.sglang_b16", laws[i]->what);
+		rc = add_key(p, c, name, law_growth(m, i), laws[i]->n ? PROV_TONIGHT : PROV_DERIVED,
+			     laws[i]->n ? what : "growth g: share of the time that grows with its "
+						 "driver, solved from anchors.sglang_b16",
+			     cc ? law_growth(&u, i) : NAN);
+	}
+	free(cc);
+	free(ar);
 	return rc;
+}
+
+/* Every input of the model under the key --set takes for it. */
+static int list_inputs(struct projection *p, const struct calib *c, const struct model *m)
+{
+	char name[96];
+	int rc = list_anchors(p, c);
+	for (int i = 0; i < c->moe_ref.npoints && !rc; i++) {
+		snprintf(name, sizeof name, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
+			 c->moe_ref.points[i].m);
+		rc = add_key(p, c, name, c->moe_ref.points[i].step_ms, c->moe_ref.prov,
+			     c->moe_ref.points[i].source, NAN);
+	}
+	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
+		snprintf(name, sizeof name, "moe_reference.physical.%s",
+			 moe_param_name((enum moe_param)i));
+		rc = add_key(p, c, name, c->moe_ref.fit.value[i],
+			     c->moe_ref.fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
+			     c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
+						    : "fitted to the MoE reference points",
+			     NAN);
+	}
+	rc = rc ? rc : list_assumptions(p, c, m);
+	return rc ? rc : list_derived(p, c, m);
 }
 
 /* ---------------------------------------------------------------- the run */

@@ -221,11 +221,16 @@ struct project_xsum {
 
 /* Where an input value came from. */
 struct project_input {
-	char name[96];
+	char name[96];               /* the key --set takes */
 	double value;
 	enum provenance prov;
+	double was;                  /* PROV_OVERRIDE: the value it replaced (NaN: unknown) */
 	char source[CALIB_SOURCE_LEN];
 };
+
+/* The basis column of an input: "overridden (was 20.94)", else its
+ * provenance's name. */
+void project_input_basis(const struct project_input *in, char *buf, size_t len);
 
 struct projection {
 	int schema;
@@ -293,6 +298,9 @@ void project_emit_xback(const struct projection *p, FILE *fp);
 int project_write(const struct projection *p, const char *path);
 /* Writes p as YAML to fp (no atomicity). */
 void project_emit(const struct projection *p, FILE *fp);
+/* Its tornado and grid sections alone, into an open mapping of y. */
+void project_emit_tornado(struct yout *y, const struct projection *p);
+void project_emit_grid(struct yout *y, const struct project_grid *g);
 
 /* Reads a projection.yaml written by project_write; problems go to diag as
  * file:line:col. p is zeroed first; free with project_free even on error. */

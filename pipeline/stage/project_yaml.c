@@ -76,7 +76,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
-static void tornado_out(struct yout *y, const struct projection *p)
+void project_emit_tornado(struct yout *y, const struct projection *p)
 {
 	yout_key(y, "tornado");
 	yout_seq(y);
@@ -115,7 +115,7 @@ static void int_list_out(struct yout *y, const char *key, const int *v, int n)
 	yout_end(y);
 }
 
-static void grid_out(struct yout *y, const struct project_grid *g)
+void project_emit_grid(struct yout *y, const struct project_grid *g)
 {
 	yout_key(y, "grid");
 	yout_map(y);
@@ -283,6 +283,8 @@ static void inputs_out(struct yout *y, const struct projection *p)
 		yout_kv_str(y, "name", in->name);
 		yout_kv_num(y, "value", in->value);
 		yout_kv_str(y, "prov", provenance_name(in->prov));
+		if (in->prov == PROV_OVERRIDE)
+			yout_kv_num(y, "was", in->was);
 		yout_kv_str(y, "source", in->source);
 		yout_end(y);
 	}
@@ -314,9 +316,9 @@ void project_emit(const struct projection *p, FILE *fp)
 		yout_str(&y, p->notes[i]);
 	yout_end(&y);
 	rows_out(&y, p);
-	tornado_out(&y, p);
+	project_emit_tornado(&y, p);
 	if (p->has_grid)
-		grid_out(&y, &p->grid);
+		project_emit_grid(&y, &p->grid);
 	fit_out(&y, &p->fit);
 	backtest_out(&y, p);
 	xback_out(&y, p);
@@ -663,6 +665,8 @@ static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *
 	yget_num(c, m, "value", NUM, &in->value);
 	if (!yget_str(c, m, "prov", Y_REQUIRED, &s) && s && provenance_parse(s, &in->prov))
 		ydiag_add(c->diag, c->file, m->line, m->col, "prov: unknown provenance '%s'", s);
+	in->was = NAN;
+	yget_num(c, m, "was", Y_NULLABLE, &in->was);
 	str_in(c, m, "source", in->source, sizeof in->source);
 	ycheck_unknown(c, m);
 }
