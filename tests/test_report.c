@@ -334,6 +334,50 @@ static void test_report__pdf_headline_equals_ddt_estimate(void **state)
 	assert_non_null(strstr(text, "Fixture CPU <2 cores> & \"quotes\""));
 }
 
+/* "% of peak": the datasheet figure of a catalog GPU, else tonight's copy
+ * bandwidth, and never above 100% without saying the op ran from cache. */
+static void test_report__pct_of_peak_names_its_basis(void **state)
+{
+	(void)state;
+	struct report_data d;
+	struct ydiag diag = {0};
+	enum report_bw_basis b;
+	char cell[32], title[64], note[1200], cmd[1024], text[1 << 16];
+	const struct rec_row *w = NULL;
+
+	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	for (size_t i = 0; i < d.rec.nrows && !w; i++)
+		if (isfinite(d.rec.rows[i].gbps))
+			w = &d.rec.rows[i];
+	assert_non_null(w);
+	/* the fixture's CPU: the copy bandwidth measured tonight (20 GB/s) */
+	assert_true(fabs(report_row_pct(&d, w, &b) - w->gbps / 20 * 100) < 1e-9);
+	assert_int_equal(b, REPORT_BW_COPY);
+	report_fmt_pct(cell, sizeof cell, report_row_pct(&d, w, &b));
+	assert_non_null(strstr(cell, "% cache")); /* 74 GB/s of a 20 GB/s copy */
+	report_pct_legend(&d, title, sizeof title, note, sizeof note);
+	assert_string_equal(title, "% of copy BW measured tonight");
+	assert_non_null(strstr(note, "stayed in cache"));
+	/* a GPU of the catalog: its datasheet bandwidth (H200: 4.8 TB/s) */
+	snprintf(d.rec.devices[0].kind, sizeof d.rec.devices[0].kind, "cuda");
+	snprintf(d.rec.devices[0].name, sizeof d.rec.devices[0].name, "NVIDIA H200");
+	assert_true(fabs(report_row_pct(&d, w, &b) - w->gbps / 4800 * 100) < 1e-9);
+	assert_int_equal(b, REPORT_BW_DATASHEET);
+	report_fmt_pct(cell, sizeof cell, report_row_pct(&d, w, &b));
+	assert_string_equal(cell, "0.4%"); /* 20.4 GB/s of 4.8 TB/s */
+	report_pct_legend(&d, title, sizeof title, note, sizeof note);
+	assert_string_equal(title, "% of datasheet BW");
+	assert_non_null(strstr(note, "H200 SXM, 4.80 TB/s"));
+	report_data_free(&d);
+	ydiag_free(&diag);
+	/* the PDF's kernel table says which */
+	snprintf(cmd, sizeof cmd, "pdftotext -raw '%s/%s/report.pdf' - | tr '\n' ' '", reports, id);
+	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	assert_non_null(strstr(text, "% of copy BW measured tonight"));
+	assert_non_null(strstr(text, "% cache"));
+	assert_null(strstr(text, "% peak"));
+}
+
 static void test_report__rerender_is_byte_identical(void **state)
 {
 	(void)state;
@@ -665,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_report__pdf_has_pages_and_metadata_from_the_run),
 		cmocka_unit_test(test_report__pdf_embeds_every_font),
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
+		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
 		cmocka_unit_test(test_report__chart_png_has_its_size_and_ink),
 		cmocka_unit_test(test_report__history_needs_history),

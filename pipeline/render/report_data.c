@@ -494,3 +494,76 @@ int report_coverage_text(const struct report_data *d, char *buf, size_t len)
 	}
 	return 1;
 }
+
+/* ---------------------------------------------------------------- % of peak */
+
+/* The catalog GPU of row w's device, or NULL (a CPU, an unknown GPU). */
+static const struct gpu *row_gpu(const struct report_data *d, const struct rec_row *w)
+{
+	const struct rec_device *v;
+	if (w->device < 0 || (size_t)w->device >= d->rec.ndevices)
+		return NULL;
+	v = &d->rec.devices[w->device];
+	return strcmp(v->kind, "cuda") ? NULL : project_device_gpu(&d->cal, v->name);
+}
+
+double report_row_pct(const struct report_data *d, const struct rec_row *w,
+		      enum report_bw_basis *basis)
+{
+	const struct gpu *g = row_gpu(d, w);
+	*basis = REPORT_BW_NONE;
+	if (!isfinite(w->gbps) || w->gbps <= 0)
+		return NAN;
+	if (g && isfinite(g->bw_tbps) && g->bw_tbps > 0) {
+		*basis = REPORT_BW_DATASHEET;
+		return w->gbps / (g->bw_tbps * 1000) * 100;
+	}
+	if (!isfinite(w->pct_peak))
+		return NAN;
+	*basis = REPORT_BW_COPY;
+	return w->pct_peak;
+}
+
+void report_fmt_pct(char *buf, size_t len, double pct)
+{
+	if (!isfinite(pct))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, pct > 100 ? "%.0f%% cache" : pct < 9.95 ? "%.1f%%" : "%.0f%%", pct);
+}
+
+void report_pct_legend(const struct report_data *d, char *title, size_t tlen, char *note,
+		       size_t nlen)
+{
+	int seen[3] = {0}, over = 0;
+	size_t off = 0;
+
+	for (size_t i = 0; i < d->rec.nrows; i++) {
+		enum report_bw_basis b;
+		double p = report_row_pct(d, &d->rec.rows[i], &b);
+		seen[b] = 1;
+		over |= p > 100;
+	}
+	snprintf(title, tlen, "%s", seen[REPORT_BW_DATASHEET] && seen[REPORT_BW_COPY]
+					  ? "% of BW (see note)"
+				  : seen[REPORT_BW_DATASHEET] ? "% of datasheet BW"
+							      : "% of copy BW measured tonight");
+	note[0] = '\0';
+	for (size_t i = 0; i < d->rec.ndevices && off < nlen; i++) {
+		const struct rec_device *v = &d->rec.devices[i];
+		const struct gpu *g = strcmp(v->kind, "cuda") ? NULL : project_device_gpu(&d->cal, v->name);
+		if (g && isfinite(g->bw_tbps))
+			off += (size_t)snprintf(note + off, nlen - off, "%s%s: of the datasheet memory "
+						"bandwidth of the %s, %.2f TB/s (%s).", off ? " " : "",
+						v->name, g->name, g->bw_tbps, g->source);
+		else if (isfinite(v->copy_gbps))
+			off += (size_t)snprintf(note + off, nlen - off, "%s%s: of the copy bandwidth "
+						"measured on it tonight, %.1f GB/s (no datasheet "
+						"figure in the catalog).", off ? " " : "", v->name,
+						v->copy_gbps);
+	}
+	if (over && off < nlen)
+		snprintf(note + off, nlen - off, "%sAbove 100%% (\"cache\"): the op's working set "
+			 "stayed in cache, so it moved its bytes faster than device memory can; the "
+			 "share is not a measure of DRAM use.", off ? " " : "");
+}

@@ -93,6 +93,26 @@ double report_seed_tok(const struct report_figure *f, double *pctile);
  * the stored projection holds no backtest (buf then says so). */
 int report_coverage_text(const struct report_data *d, char *buf, size_t len);
 
+/* What a kernel row's "% of peak" is a share of. */
+enum report_bw_basis {
+	REPORT_BW_NONE,      /* no bytes, or no bandwidth to compare with */
+	REPORT_BW_DATASHEET, /* the catalog GPU's datasheet memory bandwidth (gpus.yaml) */
+	REPORT_BW_COPY,      /* the copy bandwidth measured on the device tonight */
+};
+/* Row w's achieved bandwidth as a percentage of its device's: the datasheet
+ * figure of the catalog GPU the device is, else tonight's measured copy
+ * bandwidth. NaN (basis NONE) when the row moved no measured bytes. */
+double report_row_pct(const struct report_data *d, const struct rec_row *w,
+		      enum report_bw_basis *basis);
+/* Its cell: "57%", "0.4%"; above 100%, "413% cache" (the working set ran from cache,
+ * not from device memory); "-" when NaN. */
+void report_fmt_pct(char *buf, size_t len, double pct);
+/* The column title for the rows' bases ("% of datasheet BW", "% of copy BW
+ * measured tonight", or "% of BW (see note)" when they mix) and a note
+ * naming each basis, with the cache remark when a share exceeds 100%. */
+void report_pct_legend(const struct report_data *d, char *title, size_t tlen, char *note,
+		       size_t nlen);
+
 /* Formats used by every document. */
 void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */
 void report_fmt_ms(char *buf, size_t len, double ms);       /* "9.506" or "-" */

@@ -462,15 +462,18 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 
 static void kernels(struct pdf_doc *doc, const struct report_data *d)
 {
-	static const struct pdf_col cols[] = {
-		{"op / variant", 0.135, PDF_LEFT}, {"params", 0.22, PDF_LEFT},
-		{"backend", 0.08, PDF_LEFT},      {"n", 0.06, PDF_RIGHT},
+	struct pdf_col cols[] = {
+		{"op / variant", 0.13, PDF_LEFT}, {"params", 0.18, PDF_LEFT},
+		{"backend", 0.085, PDF_LEFT},     {"n", 0.05, PDF_RIGHT},
 		{"median µs", 0.08, PDF_RIGHT},   {"p10 - p90 µs", 0.12, PDF_RIGHT},
-		{"GB/s", 0.06, PDF_RIGHT},        {"% peak", 0.065, PDF_RIGHT},
-		{"max err", 0.075, PDF_RIGHT},    {"status", 0.095, PDF_LEFT},
+		{"GB/s", 0.06, PDF_RIGHT},        {"% peak", 0.115, PDF_RIGHT},
+		{"max err", 0.07, PDF_RIGHT},     {"status", 0.09, PDF_LEFT},
 	};
 	GString *gs = g_string_new(NULL);
+	char pct_title[48], pct_note[1200];
 
+	report_pct_legend(d, pct_title, sizeof pct_title, pct_note, sizeof pct_note);
+	cols[7].title = pct_title;
 	for (size_t i = 0; i < d->rec.ndevices; i++) {
 		const struct rec_device *v = &d->rec.devices[i];
 		MARKUP(gs, "%sDevice %zu: %s (%s, %s, %d %s, %.0f GB)", i ? "\n" : "", i, v->name,
@@ -503,7 +506,8 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 		else
 			snprintf(band, sizeof band, "-");
 		snprintf(gbps, sizeof gbps, isfinite(w->gbps) ? "%.1f" : "-", w->gbps);
-		snprintf(pct, sizeof pct, isfinite(w->pct_peak) ? "%.0f%%" : "-", w->pct_peak);
+		enum report_bw_basis basis;
+		report_fmt_pct(pct, sizeof pct, report_row_pct(d, w, &basis));
 		if (!isfinite(w->max_err))
 			snprintf(err, sizeof err, "-");
 		else if (w->max_err == 0)
@@ -520,6 +524,8 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 			      0);
 	}
 	pdf_table_end(doc);
+	if (pct_note[0])
+		pdf_para(doc, pct_note, 0, 7.5, INK_MUTED);
 }
 
 /* ---------------------------------------------------------------- assumptions */
@@ -539,9 +545,9 @@ static void assumption_row(struct pdf_doc *doc, const struct report_data *d, con
 static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"input", 0.22, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
-		{"basis", 0.1, PDF_LEFT},        {"distribution", 0.16, PDF_LEFT},
-		{"source", 0.44, PDF_LEFT},
+		{"input", 0.31, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
+		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.14, PDF_LEFT},
+		{"source", 0.36, PDF_LEFT},
 	};
 	const struct calib *c = &d->cal;
 

@@ -317,14 +317,17 @@ static void sheet_kernels(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Kernels");
-	static const struct col cols[] = {
+	struct col cols[] = {
 		{"op", 14},          {"variant", 9},      {"backend", 8},     {"device", 30},
 		{"params", 34},      {"samples", 8},      {"median (µs)", 12}, {"p10 (µs)", 11},
 		{"p90 (µs)", 11},    {"min (µs)", 11},    {"max (µs)", 11},   {"stdev (µs)", 11},
 		{"bytes", 12},       {"flops", 12},       {"GB/s", 11},       {"% of peak", 10},
 		{"max error", 10},   {"SM clock (MHz)", 10}, {"status", 11},  {"reason", 50}};
+	char pct_title[48], pct_note[1200];
 	lxw_row_t r = 0;
 
+	report_pct_legend(d, pct_title, sizeof pct_title, pct_note, sizeof pct_note);
+	cols[15].title = pct_title;
 	put_header(x, ws, r++, cols, 20);
 	for (size_t i = 0; i < d->rec.nrows; i++, r++) {
 		const struct rec_row *w = &d->rec.rows[i];
@@ -346,13 +349,20 @@ static void sheet_kernels(struct xw *x)
 		put_num(x, ws, r, 12, w->bytes, x->f.sci);
 		put_num(x, ws, r, 13, w->flops, x->f.sci);
 		put_num(x, ws, r, 14, w->gbps, x->f.gbps);
-		put_num(x, ws, r, 15, w->pct_peak / 100, x->f.pct);
+		enum report_bw_basis basis;
+		double pct = report_row_pct(d, w, &basis);
+		put_num(x, ws, r, 15, pct / 100, x->f.pct);
+		if (pct > 100)
+			ck(x, worksheet_write_comment(ws, r, 15, "ran from cache: above the device "
+							       "memory's bandwidth"));
 		put_num(x, ws, r, 16, w->max_err, x->f.sci);
 		put_num(x, ws, r, 17, w->sm_clock_mhz, x->f.intg);
 		put_str(x, ws, r, 18, rec_status_name(w->status), w->status == REC_FAILED ? x->f.bad : NULL);
 		put_str(x, ws, r, 19, w->reason, NULL);
 	}
 	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 19));
+	if (pct_note[0])
+		put_str(x, ws, r + 1, 0, pct_note, x->f.note);
 }
 
 /* ---------------------------------------------------------------- History */

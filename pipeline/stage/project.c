@@ -380,6 +380,11 @@ static const struct gpu *match_gpu(const struct calib *c, const char *name)
 	return best;
 }
 
+const struct gpu *project_device_gpu(const struct calib *c, const char *device_name)
+{
+	return match_gpu(c, device_name);
+}
+
 /* A GPU row usable for calibration. */
 static int gpu_row(const struct run_record *run, const struct rec_row *r, const char *op)
 {

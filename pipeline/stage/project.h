@@ -329,4 +329,9 @@ enum {
 };
 void project_write_text(const struct projection *p, unsigned parts, FILE *fp);
 
+/* The catalog GPU a measured device is ("NVIDIA H200" -> h200): the longest
+ * catalog id inside its name, letters and digits compared without case; NULL
+ * when none (a CPU, a GPU the catalog lacks). */
+const struct gpu *project_device_gpu(const struct calib *c, const char *device_name);
+
 #endif
