@@ -218,7 +218,7 @@ endif
 # Tests run from the project folder; DDT_BIN is the binary under test.
 test: $(BUILD)/ddt $(TESTS) kern-tests $(if $(NVCC),sass-check)
 	@tools/ensure-test-tools
-	@DDT_BIN=$(abspath $(BUILD)/ddt) tools/run-tests $(TESTS) $(KERN_TESTS)
+	@DDT_BIN=$(abspath $(BUILD)/ddt) DDT_NVCC=$(NVCC) tools/run-tests $(TESTS) $(KERN_TESTS)
 
 
 bench: $(BUILD)/ddt $(BENCHES) $(if $(NVCC),$(BUILD)/bench/ddt-cuda-linked)
