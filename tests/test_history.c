@@ -9,10 +9,13 @@
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -152,6 +155,9 @@ static void test_history__skips_temp_names_and_damage_with_a_warning(void **stat
 	ydiag_print(&warn, stdout);
 	assert_int_equal(h.nruns, 2);
 	assert_int_equal(warn.n, 3);
+	/* what a night that finds fewer nights than folders says why from */
+	assert_int_equal(h.nfolders, 5);
+	assert_int_equal(h.nskipped, 3);
 	assert_non_null(strstr(warn.msgs[0], "20260304T010000Z-h/run.yaml"));
 	assert_non_null(strstr(warn.msgs[0], "damaged"));
 	assert_non_null(strstr(warn.msgs[1], "20260305T010000Z-h/run.yaml"));
@@ -179,7 +185,7 @@ static void test_history__load_until_cuts_at_a_night(void **state)
 	fsx_rm_rf(runs);
 }
 
-static void test_history__missing_folder_is_empty_and_order_is_enforced(void **state)
+static void test_history__missing_folder_is_empty_and_a_night_counts_once(void **state)
 {
 	(void)state;
 	struct history h;
@@ -192,7 +198,7 @@ static void test_history__missing_folder_is_empty_and_order_is_enforced(void **s
 	/* the same key twice in one record: the first counts */
 	assert_int_equal(h.n, 3);
 	assert_int_equal(history_add_record(&h, &r), DDT_EINPUT);
-	assert_non_null(strstr(err_msg(), "not after"));
+	assert_non_null(strstr(err_msg(), "already in the history"));
 	record_free(&r);
 	make_record(&r, 6, "cpu", "O2", 1);
 	r.rows[1] = r.rows[0];
@@ -205,13 +211,130 @@ static void test_history__missing_folder_is_empty_and_order_is_enforced(void **s
 	ydiag_free(&warn);
 }
 
+
+/* A record whose created time is not the one its id says (a host whose clock
+ * was set back and then forward, a record copied from elsewhere). */
+static void store_created(const char *runs, int day, int created_day, double us)
+{
+	struct run_record r;
+	make_record(&r, day, "cpu", "O2", us);
+	snprintf(r.created, sizeof r.created, "2026-03-%02dT01:00:00Z", created_day);
+	store(runs, &r);
+	record_free(&r);
+}
+
+static void test_history__nights_are_ordered_by_created(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX";
+	struct history h;
+	struct ydiag warn = {0};
+	assert_non_null(mkdtemp(runs));
+	store_created(runs, 1, 1, 101);
+	store_created(runs, 2, 5, 105); /* made on the 5th, filed under the 2nd */
+	store_created(runs, 3, 3, 103);
+	store_created(runs, 4, 4, 104);
+	assert_int_equal(history_load(&h, runs, &warn), 0);
+	assert_int_equal(h.nruns, 4);
+	assert_string_equal(h.runs[0].run_id, "20260301T010000Z-h");
+	assert_string_equal(h.runs[1].run_id, "20260303T010000Z-h");
+	assert_string_equal(h.runs[2].run_id, "20260304T010000Z-h");
+	assert_string_equal(h.runs[3].run_id, "20260302T010000Z-h");
+	/* every series follows: its points in the new order of the nights */
+	for (size_t i = 0; i < h.series[0].n; i++)
+		assert_int_equal(h.series[0].pts[i].run, i);
+	assert_near(h.series[0].pts[3].median_us, 105, 0);
+	assert_int_equal(history_run_index(&h, "20260302T010000Z-h"), 3);
+	history_free(&h);
+	/* up to a night: the nights created before it, whatever their names */
+	assert_int_equal(history_load_until(&h, runs, "20260304T010000Z-h", &warn), 0);
+	assert_int_equal(h.nruns, 3);
+	assert_string_equal(h.runs[2].run_id, "20260304T010000Z-h");
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+}
+
+static void test_history__a_night_behind_the_clock_is_appended_as_the_newest(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX";
+	struct history h;
+	struct ydiag warn = {0};
+	struct run_record r;
+	assert_non_null(mkdtemp(runs));
+	for (int d = 10; d <= 12; d++)
+		store_night(runs, d, "cpu", "O2", 100 + d);
+	assert_int_equal(history_load(&h, runs, &warn), 0);
+	/* tonight's clock says the 2nd: it is still tonight, the newest night */
+	make_record(&r, 2, "cpu", "O2", 200);
+	assert_int_equal(history_add_record(&h, &r), 0);
+	assert_int_equal(h.nruns, 4);
+	assert_string_equal(h.runs[3].run_id, "20260302T010000Z-h");
+	assert_int_equal(h.series[0].n, 4);
+	assert_int_equal(h.series[0].pts[3].run, 3);
+	assert_near(h.series[0].pts[3].median_us, 200, 0);
+	assert_true(h.runs[3].clock_behind);
+	assert_false(h.runs[2].clock_behind);
+	record_free(&r);
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+}
+
+/* One record of n rows, each its own series (as a fleet's merged record of
+ * many devices and shapes has). */
+static void big_record(struct run_record *r, size_t n)
+{
+	make_record(r, 1, "cpu", "O2", 1);
+	r->nrows = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct rec_row w = {.op = "moe_w4a16", .variant = "cold", .backend = "cpu",
+				    .median_us = 1 + (double)i, .status = REC_OK};
+		rec_row_param_set(&w, "M", (double)(i % 512));
+		rec_row_param_set(&w, "ctx", (double)(i / 512));
+		assert_int_equal(record_add_row(r, &w), 0);
+	}
+}
+
+static void test_history__a_100k_row_record_adds_in_linear_time(void **state)
+{
+	(void)state;
+	/* In a child with 20 s of CPU: a hashed lookup adds the 100,000 series
+	 * in well under a second (even under ASan); the linear search it
+	 * replaced needed 5e9 key comparisons, minutes, and is killed. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit cpu = {20, 30};
+		struct run_record r;
+		struct history h;
+		memset(&h, 0, sizeof h);
+		setrlimit(RLIMIT_CPU, &cpu);
+		big_record(&r, 100000);
+		int ok = history_add_record(&h, &r) == 0 && h.n == 100000 &&
+			 history_find(&h, &h.series[77777].key) == 77777;
+		history_free(&h);
+		record_free(&r);
+		_exit(ok ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("killed by signal %d (SIGXCPU %d: over 20 s of CPU)", WTERMSIG(st), SIGXCPU);
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history__series_split_by_params_device_and_build),
 		cmocka_unit_test(test_history__skips_temp_names_and_damage_with_a_warning),
 		cmocka_unit_test(test_history__load_until_cuts_at_a_night),
-		cmocka_unit_test(test_history__missing_folder_is_empty_and_order_is_enforced),
+		cmocka_unit_test(test_history__missing_folder_is_empty_and_a_night_counts_once),
+		cmocka_unit_test(test_history__nights_are_ordered_by_created),
+		cmocka_unit_test(test_history__a_night_behind_the_clock_is_appended_as_the_newest),
+		cmocka_unit_test(test_history__a_100k_row_record_adds_in_linear_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* FNV-1a of s into h. */
 static uint32_t fnv1a(uint32_t h, const char *s)
@@ -73,12 +74,52 @@ char *history_key_label(const struct hist_key *k, char *buf, size_t len)
 	return buf;
 }
 
+/* FNV-1a over every field history_key_equal compares, each with its NUL. */
+static uint64_t key_hash(const struct hist_key *k)
+{
+	const char *const f[] = {k->op,      k->variant, k->params, k->device,
+				 k->backend, k->build,   k->machine};
+	uint64_t h = 1469598103934665603u;
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+		for (const char *s = f[i];; s++) {
+			h = (h ^ (unsigned char)*s) * 1099511628211u;
+			if (!*s)
+				break;
+		}
+	return h;
+}
+
 long history_find(const struct history *h, const struct hist_key *k)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (history_key_equal(&h->series[i].key, k))
-			return (long)i;
+	size_t mask = h->index_cap - 1;
+	if (!h->index_cap)
+		return -1;
+	for (size_t i = key_hash(k) & mask; h->index[i]; i = (i + 1) & mask)
+		if (history_key_equal(&h->series[h->index[i] - 1].key, k))
+			return (long)(h->index[i] - 1);
 	return -1;
+}
+
+/* Rebuilds the series index with room for at least `want` series (half
+ * full at most). Returns 0 or DDT_ENOMEM (the old index kept). */
+static int index_rebuild(struct history *h, size_t want)
+{
+	size_t cap = 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	size_t *slot = calloc(cap, sizeof *slot);
+	if (!slot)
+		return err_nomem();
+	for (size_t s = 0; s < h->n; s++) {
+		size_t i = key_hash(&h->series[s].key) & (cap - 1);
+		while (slot[i])
+			i = (i + 1) & (cap - 1);
+		slot[i] = s + 1;
+	}
+	free(h->index);
+	h->index = slot;
+	h->index_cap = cap;
+	return 0;
 }
 
 long history_run_index(const struct history *h, const char *run_id)
@@ -126,9 +167,15 @@ static struct hist_series *series_get(struct history *h, const struct hist_key *
 		return &h->series[i];
 	if (reserve((void **)&h->series, h->n, &h->cap, sizeof *h->series))
 		return NULL;
-	struct hist_series *s = &h->series[h->n++];
+	if (2 * (h->n + 1) > h->index_cap && index_rebuild(h, h->n + 1))
+		return NULL;
+	struct hist_series *s = &h->series[h->n];
 	memset(s, 0, sizeof *s);
 	s->key = *k;
+	size_t mask = h->index_cap - 1, j = key_hash(k) & mask;
+	while (h->index[j])
+		j = (j + 1) & mask;
+	h->index[j] = ++h->n;
 	return s;
 }
 
@@ -158,11 +205,25 @@ static void point_init(struct hist_point *p, size_t run, const struct rec_row *r
 								      : NAN;
 }
 
+/* "2026-03-01T01:00:00Z" (or, given id, "20260301T010000Z-host") in seconds
+ * since the epoch; -1 when malformed. */
+static long long parse_time(const char *s, int id)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(s, id ? "%4d%2d%2dT%2d%2d%2dZ" : "%4d-%2d-%2dT%2d:%2d:%2dZ", &tm.tm_year,
+		   &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (long long)timegm(&tm);
+}
+
 int history_add_record(struct history *h, const struct run_record *r)
 {
-	if (h->nruns && strcmp(r->run_id, h->runs[h->nruns - 1].run_id) <= 0)
-		return err_set(DDT_EINPUT, "run %s: not after the history's last run %s", r->run_id,
-			       h->runs[h->nruns - 1].run_id);
+	for (size_t i = 0; i < h->nruns; i++)
+		if (!strcmp(h->runs[i].run_id, r->run_id))
+			return err_set(DDT_EINPUT, "run %s is already in the history", r->run_id);
 	if (reserve((void **)&h->runs, h->nruns, &h->cap_runs, sizeof *h->runs))
 		return DDT_ENOMEM;
 	size_t run = h->nruns++;
@@ -174,6 +235,9 @@ int history_add_record(struct history *h, const struct run_record *r)
 	snprintf(hr->git_rev, sizeof hr->git_rev, "%s", r->prov.git_rev);
 	snprintf(hr->engine_rev, sizeof hr->engine_rev, "%s", r->prov.engine_rev);
 	hr->machine = r->machine;
+	if ((hr->t = parse_time(r->created, 0)) < 0)
+		hr->t = parse_time(r->run_id, 1);
+	hr->clock_behind = run > 0 && hr->t < h->runs[run - 1].t;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct hist_key k;
 		history_key_of(&k, r, &r->rows[i]);
@@ -195,12 +259,21 @@ void history_free(struct history *h)
 		free(h->series[i].pts);
 	free(h->series);
 	free(h->runs);
+	free(h->index);
 	memset(h, 0, sizeof *h);
 }
 
 static int run_dir_entry(const struct dirent *e)
 {
 	return !fsx_is_temp_name(e->d_name);
+}
+
+/* Warns about a run folder that is not used and counts it. */
+static void skip(struct history *h, struct ydiag *warnings, const char *path, const char *fmt,
+		 const char *arg)
+{
+	ydiag_add(warnings, path, 0, 0, fmt, arg);
+	h->nskipped++;
 }
 
 /* Reads runs_dir/name/run.yaml into h, or warns and skips it. Returns 0 or
@@ -221,27 +294,21 @@ static int load_one(struct history *h, const char *runs_dir, const char *name,
 	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		goto done; /* a file beside the runs (a lock, a note): not a run */
+	h->nfolders++;
 	if (!fsx_exists(path)) {
-		ydiag_add(warnings, path, 0, 0, "skipped: no run record in this run folder");
+		skip(h, warnings, path, "skipped: no run record in this run folder%s", "");
 		goto done;
 	}
 	rc = record_read(&r, path, &diag);
 	if (rc == DDT_ENOMEM)
 		goto done;
 	if (rc) {
-		ydiag_add(warnings, path, 0, 0, "skipped, damaged: %s",
-			  diag.n ? diag.msgs[0] : err_msg());
+		skip(h, warnings, path, "skipped, damaged: %s", diag.n ? diag.msgs[0] : err_msg());
 		rc = 0;
-		goto done;
-	}
-	if (strcmp(r.run_id, name) != 0) {
-		ydiag_add(warnings, path, 0, 0, "skipped: run id %s differs from its folder",
-			  r.run_id);
-		goto done;
-	}
-	rc = history_add_record(h, &r);
-	if (rc == DDT_EINPUT) { /* cannot happen with sorted folder names; be safe */
-		ydiag_add(warnings, path, 0, 0, "skipped: %s", err_msg());
+	} else if (strcmp(r.run_id, name) != 0)
+		skip(h, warnings, path, "skipped: run id %s differs from its folder", r.run_id);
+	else if ((rc = history_add_record(h, &r)) == DDT_EINPUT) {
+		skip(h, warnings, path, "skipped: %s", err_msg()); /* cannot happen: folders differ */
 		rc = 0;
 	}
 done:
@@ -250,6 +317,133 @@ done:
 	free(path);
 	free(dir);
 	return rc;
+}
+
+/* Orders series by their first night, then by their order before (qsort). */
+struct series_pos {
+	size_t first, was;
+};
+
+static int cmp_series_pos(const void *a, const void *b)
+{
+	const struct series_pos *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->was < y->was ? -1 : x->was > y->was;
+}
+
+static int cmp_point_run(const void *a, const void *b)
+{
+	const struct hist_point *x = a, *y = b;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/* Re-numbers the nights by perm (old index -> new) and re-orders every
+ * series' points and the series (first appearance). Returns 0 or ENOMEM. */
+static int renumber(struct history *h, const size_t *perm)
+{
+	struct series_pos *pos = malloc((h->n ? h->n : 1) * sizeof *pos);
+	struct hist_series *ser = malloc((h->n ? h->n : 1) * sizeof *ser);
+	int rc = 0;
+
+	if (!pos || !ser) {
+		rc = err_nomem();
+		goto done;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		struct hist_series *s = &h->series[i];
+		for (size_t k = 0; k < s->n; k++)
+			s->pts[k].run = perm[s->pts[k].run];
+		qsort(s->pts, s->n, sizeof *s->pts, cmp_point_run);
+		pos[i] = (struct series_pos){s->n ? s->pts[0].run : SIZE_MAX, i};
+	}
+	qsort(pos, h->n, sizeof *pos, cmp_series_pos);
+	for (size_t i = 0; i < h->n; i++)
+		ser[i] = h->series[pos[i].was];
+	memcpy(h->series, ser, h->n * sizeof *ser);
+	rc = index_rebuild(h, h->n);
+done:
+	free(pos);
+	free(ser);
+	return rc;
+}
+
+static int cmp_run_time(const void *a, const void *b)
+{
+	const struct hist_run *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return strcmp(x->run_id, y->run_id);
+}
+
+/* Puts the nights of a loaded history in the order of their created time
+ * (then run id). Returns 0 or DDT_ENOMEM. */
+static int order_by_created(struct history *h)
+{
+	struct hist_run *sorted = NULL;
+	size_t *perm = NULL;
+	int in_order = 1, rc;
+
+	for (size_t i = 0; i < h->nruns; i++) {
+		h->runs[i].clock_behind = 0; /* in created order none is behind */
+		if (i && cmp_run_time(&h->runs[i - 1], &h->runs[i]) > 0)
+			in_order = 0;
+	}
+	if (in_order)
+		return 0;
+	sorted = malloc(h->nruns * sizeof *sorted);
+	perm = malloc(h->nruns * sizeof *perm);
+	if (!sorted || !perm) {
+		rc = err_nomem();
+		goto done;
+	}
+	memcpy(sorted, h->runs, h->nruns * sizeof *sorted);
+	qsort(sorted, h->nruns, sizeof *sorted, cmp_run_time);
+	for (size_t i = 0; i < h->nruns; i++) /* run ids are unique */
+		perm[history_run_index(h, sorted[i].run_id)] = i;
+	memcpy(h->runs, sorted, h->nruns * sizeof *sorted);
+	rc = renumber(h, perm);
+done:
+	free(sorted);
+	free(perm);
+	return rc;
+}
+
+/* Keeps the first k nights; series left without a point go. Returns 0 or
+ * DDT_ENOMEM. */
+static int keep_nights(struct history *h, size_t k)
+{
+	size_t out = 0;
+	if (k >= h->nruns)
+		return 0;
+	h->nruns = k;
+	for (size_t i = 0; i < h->n; i++) {
+		struct hist_series *s = &h->series[i];
+		while (s->n && s->pts[s->n - 1].run >= k)
+			s->n--;
+		if (!s->n) {
+			free(s->pts);
+			continue;
+		}
+		h->series[out++] = *s;
+	}
+	h->n = out;
+	return index_rebuild(h, h->n);
+}
+
+/* How many nights of the ordered history are up to run `until` (see
+ * history_load_until). */
+static size_t nights_until(const struct history *h, const char *until)
+{
+	long at = history_run_index(h, until);
+	long long t = parse_time(until, 1);
+	size_t k = 0;
+
+	if (at >= 0)
+		return (size_t)at + 1;
+	while (k < h->nruns && h->runs[k].t <= t)
+		k++;
+	return k;
 }
 
 int history_load_until(struct history *h, const char *runs_dir, const char *until,
@@ -267,11 +461,15 @@ int history_load_until(struct history *h, const char *runs_dir, const char *unti
 			       runs_dir, strerror(errno));
 	}
 	for (int i = 0; i < n; i++) {
-		if (!rc && (!until || strcmp(list[i]->d_name, until) <= 0))
+		if (!rc)
 			rc = load_one(h, runs_dir, list[i]->d_name, warnings);
 		free(list[i]);
 	}
 	free(list);
+	if (!rc)
+		rc = order_by_created(h);
+	if (!rc && until)
+		rc = keep_nights(h, nights_until(h, until));
 	return rc;
 }
 

@@ -46,6 +46,10 @@ struct hist_run {
 	char git_rev[48];         /* the project's revision; "" unknown */
 	char engine_rev[48];      /* the engine's own revision; "" when not recorded */
 	struct rec_machine machine; /* the machine's state (known 0: not recorded) */
+	long long t;      /* created in seconds since the epoch (the id's time
+			   * when created is malformed): the nights' order */
+	int clock_behind; /* added as the newest night while created before
+			   * the night before it (history_add_record) */
 };
 
 /* One series on one night. The analysis fields are NaN / REG_NEW until
@@ -82,27 +86,39 @@ struct hist_series {
 
 struct history {
 	size_t nruns, cap_runs;
-	struct hist_run *runs;    /* [nruns] in run-id (time) order */
+	struct hist_run *runs;    /* [nruns] in the order of their created time
+				   * (then run id); see history_add_record */
 	size_t n, cap;
 	struct hist_series *series; /* [n] in order of first appearance */
+	size_t *index;            /* hashed series lookup: [index_cap] series + 1,
+				   * 0 empty (open addressing) */
+	size_t index_cap;         /* a power of two, at least 2n; 0 while empty */
+	size_t nfolders;          /* run folders history_load saw */
+	size_t nskipped;          /* of them, skipped with a warning */
 };
 
-/* Loads every run record runs_dir/<run-id>/run.yaml in run-id order into h
- * (zeroed first). Temporary names (fsx_is_temp_name) are skipped silently;
- * a folder without run.yaml, a damaged record, or a record whose run id
- * differs from its folder is skipped with a warning in warnings naming the
- * file. A missing runs_dir is an empty history. Returns 0, or DDT_ENOMEM /
- * DDT_EIO (runs_dir unreadable). Free h with history_free even on error. */
+/* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),
+ * the nights in the order of their records' created time (ties by run id),
+ * whatever their folders' names say. Temporary names (fsx_is_temp_name) are
+ * skipped silently; a folder without run.yaml, a damaged record, or a record
+ * whose run id differs from its folder is skipped with a warning in warnings
+ * naming the file, and counted in h->nskipped. A missing runs_dir is an
+ * empty history. Returns 0, or DDT_ENOMEM / DDT_EIO (runs_dir unreadable).
+ * Free h with history_free even on error. */
 int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings);
 
-/* The same, keeping only runs whose id is <= until (the history as it stood
- * on that night; until NULL means all). */
+/* The same, keeping only the nights up to run `until` in that order (the
+ * history as it stood on that night; until NULL means all). When until is
+ * not among them, the nights created at or before its id's time. */
 int history_load_until(struct history *h, const char *runs_dir, const char *until,
 		       struct ydiag *warnings);
 
-/* Appends a run (h zeroed or loaded). Its id must sort after every run of h,
- * else DDT_EINPUT. A row whose key repeats within the record is ignored after
- * the first. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
+/* Appends a run as the newest night (h zeroed or loaded): tonight is the
+ * newest night whatever its clock says. When its created time is before the
+ * previous newest night's, the run is marked clock_behind for the caller to
+ * say so. A run id already in h is DDT_EINPUT. A row whose key repeats
+ * within the record is ignored after the first. Returns 0, DDT_EINPUT or
+ * DDT_ENOMEM. */
 int history_add_record(struct history *h, const struct run_record *r);
 
 void history_free(struct history *h);
@@ -126,7 +142,7 @@ int history_key_equal(const struct hist_key *a, const struct hist_key *b);
 /* "op/variant params [backend, device, build, machine]" into buf; returns buf. */
 char *history_key_label(const struct hist_key *k, char *buf, size_t len);
 
-/* Index of the series with key k, or -1. */
+/* Index of the series with key k, or -1 (a hashed lookup). */
 long history_find(const struct history *h, const struct hist_key *k);
 
 /* Index of the run with that id, or -1. */
