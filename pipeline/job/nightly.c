@@ -376,21 +376,40 @@ static void stage_record(struct night *n)
 	stage_end(n, ST_RECORD, rc, "%s", n->rec.run_id);
 }
 
+/* Says so when tonight's clock is behind the newest night before it. */
+static void warn_clock(struct night *n)
+{
+	const struct hist_run *t = &n->h.runs[n->h.nruns - 1];
+	if (t->clock_behind)
+		alert(n, 1,
+		      "warning: this host's clock is behind: tonight was created %s, before the "
+		      "newest night in %s (%s, created %s); tonight is judged as the newest night "
+		      "(check the clock: timedatectl)",
+		      t->created, n->paths.runs, t[-1].run_id, t[-1].created);
+}
+
+/* Every night committed before tonight, in the order of their created time,
+ * then tonight as the newest whatever its clock says. */
 static void stage_history(struct night *n)
 {
 	struct ydiag warn = {0};
+	char why[160] = "";
 	int rc;
 
 	stage_begin(n, ST_HISTORY);
-	/* runs stamped later than tonight (another host's clock) are not history */
-	rc = history_load_until(&n->h, n->paths.runs, n->rec.run_id, &warn);
+	rc = history_load(&n->h, n->paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
 		alert(n, 1, "warning: %s", warn.msgs[i]);
 	if (!rc)
 		rc = history_add_record(&n->h, &n->rec);
 	n->have_hist = rc == 0;
+	if (n->have_hist)
+		warn_clock(n);
+	if (n->h.nskipped)
+		snprintf(why, sizeof why, " (%zu of %zu run folders skipped: no or a damaged record, "
+			 "see the warnings)", n->h.nskipped, n->h.nfolders);
 	stage_end(n, ST_HISTORY, rc, "%zu night%s, %zu series%s", n->h.nruns,
-		  n->h.nruns == 1 ? "" : "s", n->h.n, warn.n ? ", damaged records skipped" : "");
+		  n->h.nruns == 1 ? "" : "s", n->h.n, why);
 	ydiag_free(&warn);
 }
 
