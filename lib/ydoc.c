@@ -156,7 +156,8 @@ struct parse {
 	const char *file;
 	struct ydiag *diag;
 	int depth;
-	size_t nodes; /* made so far, against YDOC_MAX_NODES */
+	size_t nodes; /* made so far, against max_nodes */
+	size_t max_nodes;
 };
 
 static int parse_err(struct parse *ps, const yaml_mark_t *m, const char *msg)
@@ -173,7 +174,7 @@ static int parser_fail(struct parse *ps)
 	return parse_err(ps, &ps->p.problem_mark, ps->p.problem ? ps->p.problem : "YAML syntax error");
 }
 
-/* A new node at m, counted against YDOC_MAX_NODES. Returns 0, or DDT_EINPUT
+/* A new node at m, counted against the cap. Returns 0, or DDT_EINPUT
  * (too many) / DDT_ENOMEM with *out NULL. */
 static int node_new(struct parse *ps, enum ydoc_kind kind, const yaml_mark_t *m,
 		    struct ydoc_node **out)
@@ -181,9 +182,9 @@ static int node_new(struct parse *ps, enum ydoc_kind kind, const yaml_mark_t *m,
 	struct ydoc_node *n;
 
 	*out = NULL;
-	if (++ps->nodes > YDOC_MAX_NODES) {
+	if (++ps->nodes > ps->max_nodes) {
 		ydiag_add(ps->diag, ps->file, (int)m->line + 1, (int)m->column + 1,
-			  "more than %u values in one file", YDOC_MAX_NODES);
+			  "more than %zu values in one file", ps->max_nodes);
 		return DDT_EINPUT;
 	}
 	if (!(n = calloc(1, sizeof *n)))
@@ -416,10 +417,20 @@ done:
 	return 0;
 }
 
+static const struct ydoc_caps default_caps = {YDOC_MAX_BYTES, YDOC_MAX_NODES};
+
 int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t len,
 		  struct ydiag *diag)
 {
-	struct parse ps = {.file = name, .diag = diag};
+	return ydoc_load_buf_capped(out, name, buf, len, NULL, diag);
+}
+
+int ydoc_load_buf_capped(struct ydoc **out, const char *name, const char *buf, size_t len,
+			 const struct ydoc_caps *caps, struct ydiag *diag)
+{
+	if (!caps)
+		caps = &default_caps;
+	struct parse ps = {.file = name, .diag = diag, .max_nodes = caps->values};
 	struct ydoc *doc = calloc(1, sizeof *doc);
 	yaml_event_t ev;
 	int rc = 0, docs = 0;
@@ -429,8 +440,8 @@ int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t l
 		free(doc);
 		return err_nomem();
 	}
-	if (len > YDOC_MAX_BYTES) {
-		ydiag_add(diag, name, 0, 0, "larger than %u bytes", YDOC_MAX_BYTES);
+	if (len > caps->bytes) {
+		ydiag_add(diag, name, 0, 0, "larger than %zu bytes", caps->bytes);
 		ydoc_free(doc);
 		return DDT_EINPUT;
 	}
@@ -479,9 +490,15 @@ int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t l
 
 int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag)
 {
+	return ydoc_load_file_capped(out, path, NULL, diag);
+}
+
+int ydoc_load_file_capped(struct ydoc **out, const char *path, const struct ydoc_caps *caps,
+			  struct ydiag *diag)
+{
 	char *buf;
 	size_t len;
-	int rc = fsx_read_all(path, YDOC_MAX_BYTES, &buf, &len);
+	int rc = fsx_read_all(path, caps ? caps->bytes : YDOC_MAX_BYTES, &buf, &len);
 
 	*out = NULL;
 	if (rc) {
@@ -492,7 +509,7 @@ int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag)
 		ydiag_add(diag, path, 0, 0, "%s", m);
 		return rc;
 	}
-	rc = ydoc_load_buf(out, path, buf, len, diag);
+	rc = ydoc_load_buf_capped(out, path, buf, len, caps, diag);
 	free(buf);
 	return rc;
 }

@@ -36,9 +36,17 @@ struct ydoc {
 #define YDOC_MAX_DEPTH 64
 #define YDOC_MAX_SCALAR (1u << 20)
 /* Values (scalars, lists, mappings) in one file: bounds memory at about 550 MB
- * where 60 MB of "[1,1,..." took 3.5 GB; a run record's row is about 49
- * values, so an honest record reaches it only past 85,000 rows. */
+ * where 60 MB of "[1,1,..." took 3.5 GB. Run records, which hold up to
+ * RECORD_MAX_ROWS rows, have caps of their own (record.h). */
 #define YDOC_MAX_NODES (1u << 22)
+
+/* The size caps of one file: YDOC_MAX_BYTES and YDOC_MAX_NODES unless the
+ * loader of a kind of file that legitimately holds more says how much (a
+ * run record scales them to its rows, record.h). */
+struct ydoc_caps {
+	size_t bytes;
+	size_t values;
+};
 
 /* Parses a file or a buffer. Anchors, aliases, tags, duplicate keys, non-scalar
  * keys, NUL bytes, control characters in strings (but tab and newline), and
@@ -48,6 +56,11 @@ struct ydoc {
 int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag);
 int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t len,
 		  struct ydiag *diag);
+/* The same under caps (NULL: the defaults). */
+int ydoc_load_file_capped(struct ydoc **out, const char *path, const struct ydoc_caps *caps,
+			  struct ydiag *diag);
+int ydoc_load_buf_capped(struct ydoc **out, const char *name, const char *buf, size_t len,
+			 const struct ydoc_caps *caps, struct ydiag *diag);
 void ydoc_free(struct ydoc *doc);
 
 /* Diagnostics. ydiag_add formats "file:line:col: msg" (line 0 omits the

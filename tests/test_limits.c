@@ -430,6 +430,63 @@ static void test_limits__run_records_keep_names_inside_their_folders(void **stat
 	free(dir);
 }
 
+
+/* A record of n rows as a fleet's merged record holds them: every field set,
+ * four params, a reason on the failed ones. */
+static void full_record(struct run_record *r, size_t n)
+{
+	struct rec_device d = {.kind = "cuda", .name = "NVIDIA H200", .arch = "sm_90",
+			       .cores = 132, .mem_gb = 141, .sm_clock_mhz = 1980,
+			       .mem_clock_mhz = 3201, .peak_gbps = 4800, .copy_gbps = 4000};
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "20260101T000000Z-fleet");
+	snprintf(r->created, sizeof r->created, "2026-01-01T00:00:00Z");
+	snprintf(r->template_name, sizeof r->template_name, "gpu");
+	snprintf(r->prov.build, sizeof r->prov.build, "O2-native+cuda");
+	assert_int_equal(record_add_device(r, &d), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct rec_row w = {.op = "moe_w4a16", .variant = "cold", .backend = "cuda",
+				    .samples = 100, .status = REC_OK};
+		double *f[] = {&w.median_us, &w.p10_us, &w.p90_us, &w.min_us, &w.max_us,
+			       &w.stdev_us, &w.bytes, &w.flops, &w.gbps, &w.pct_peak,
+			       &w.max_err, &w.sm_clock_mhz};
+		for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+			*f[k] = 1.2345678 + (double)(i * 13 + k);
+		rec_row_param_set(&w, "M", (double)(i % 512));
+		rec_row_param_set(&w, "ctx", (double)(i / 512));
+		rec_row_param_set(&w, "K", 7168);
+		rec_row_param_set(&w, "N", 2048);
+		if (i % 100 == 99) {
+			w.status = REC_FAILED;
+			snprintf(w.reason, sizeof w.reason, "max_err 0.5 > tol 1e-3 at row %zu", i);
+		}
+		assert_int_equal(record_add_row(r, &w), 0);
+	}
+}
+
+static void test_limits__a_run_record_of_100k_rows_loads(void **state)
+{
+	(void)state;
+	char *dir = tmpdir(), *path = fsx_join(dir, "run.yaml");
+	struct run_record r, back;
+	struct ydiag diag = {0};
+
+	full_record(&r, 100000);
+	assert_int_equal(record_write(&r, path), 0);
+	int rc = record_read(&back, path, &diag);
+	if (rc)
+		fail_msg("a 100,000-row record was refused: %s", diag.n ? diag.msgs[0] : err_msg());
+	assert_int_equal(back.nrows, 100000);
+	assert_string_equal(back.rows[99999].reason, r.rows[99999].reason);
+	record_free(&back);
+	record_free(&r);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(dir);
+	free(path);
+}
+
 /* Loads dir/name as a template; returns the code and the first problem. */
 static int load_template(const char *dir, const char *name, char *msg, size_t len)
 {
@@ -677,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_limits__numbers_are_range_checked),
 		cmocka_unit_test(test_limits__what_the_writer_writes_the_reader_reads),
 		cmocka_unit_test(test_limits__run_records_keep_names_inside_their_folders),
+		cmocka_unit_test(test_limits__a_run_record_of_100k_rows_loads),
 		cmocka_unit_test(test_limits__templates_stay_in_their_folder),
 		cmocka_unit_test(test_limits__template_strings_and_counts_are_capped),
 		cmocka_unit_test(test_limits__files_that_are_not_regular_are_refused_without_blocking),

@@ -371,7 +371,11 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 			if (record_add_device(r, &d))
 				goto nomem;
 		}
-	if (!yget_node(&c, root, "rows", YDOC_SEQ, Y_REQUIRED, &n) && n)
+	n = NULL;
+	if (!yget_node(&c, root, "rows", YDOC_SEQ, Y_REQUIRED, &n) && n && n->n > RECORD_MAX_ROWS)
+		ydiag_add(diag, path, n->line, n->col,
+			  "rows: more than %d (the most a run record holds)", RECORD_MAX_ROWS);
+	else if (n)
 		for (size_t i = 0; i < n->n; i++) {
 			struct rec_row w;
 			if (ynode_expect(&c, n->items[i], YDOC_MAP, "row"))
@@ -388,6 +392,9 @@ nomem:
 	return DDT_ENOMEM;
 }
 
+/* A record's YAML caps: the most rows it holds, not a generic file's. */
+static const struct ydoc_caps record_caps = {RECORD_MAX_BYTES, RECORD_MAX_VALUES};
+
 int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
@@ -395,7 +402,7 @@ int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
+	if ((rc = ydoc_load_file_capped(&doc, path, &record_caps, diag)) != 0)
 		return rc;
 	return read_doc(r, doc, path, diag, before);
 }
@@ -408,7 +415,7 @@ int record_read_buf(struct run_record *r, const char *name, const char *buf, siz
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	if ((rc = ydoc_load_buf(&doc, name, buf, len, diag)) != 0)
+	if ((rc = ydoc_load_buf_capped(&doc, name, buf, len, &record_caps, diag)) != 0)
 		return rc;
 	return read_doc(r, doc, name, diag, before);
 }

@@ -36,6 +36,15 @@ struct rec_machine {
 	struct rec_gpu_state gpus[RECORD_MAX_GPU_STATES];
 };
 
+/* The most rows one record holds: a fleet's merged record of 64 nodes x 8
+ * GPUs x 256 kernel shapes. The YAML reader's caps for a record scale with
+ * it: a row is at most RECORD_ROW_VALUES values (20 keys and their values,
+ * the row, its params and 12 params) and, honestly written, under 1 KiB. */
+#define RECORD_MAX_ROWS 131072
+#define RECORD_ROW_VALUES 66
+#define RECORD_MAX_BYTES ((size_t)RECORD_MAX_ROWS << 10)
+#define RECORD_MAX_VALUES ((size_t)RECORD_MAX_ROWS * RECORD_ROW_VALUES + 65536)
+
 struct run_record {
 	int schema;
 	char run_id[80];       /* YYYYMMDDTHHMMSSZ-host */
