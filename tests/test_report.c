@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+
 #include "test_report_fixture.h"
 
 #include "err.h"
@@ -401,6 +403,50 @@ static void test_report__rerender_is_byte_identical(void **state)
 	assert_same_files(a, b);
 }
 
+/* Every file of folder a (and its charts/) is in b with the same bytes. */
+static void assert_same_folder(const char *a, const char *b)
+{
+	static const char *const subs[] = {"", "charts/"};
+	for (size_t k = 0; k < sizeof subs / sizeof *subs; k++) {
+		char da[1100], fa[1400], fb[1400];
+		snprintf(da, sizeof da, "%s/%s", a, subs[k]);
+		DIR *d = opendir(da);
+		struct dirent *e;
+		assert_non_null(d);
+		while ((e = readdir(d))) {
+			snprintf(fa, sizeof fa, "%s/%s%s", a, subs[k], e->d_name);
+			struct stat st;
+			if (e->d_name[0] == '.' || stat(fa, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			snprintf(fb, sizeof fb, "%s/%s%s", b, subs[k], e->d_name);
+			assert_same_files(fa, fb);
+		}
+		closedir(d);
+	}
+}
+
+static void test_report__twenty_renders_in_fresh_processes_are_byte_identical(void **state)
+{
+	(void)state;
+	char bin[PATH_MAX], cmd[4 * PATH_MAX], a[1024], b[1024];
+	if (!ddt_bin(bin, sizeof bin))
+		skip();
+	/* two at a time, as a nightly renders beside other work: each process
+	 * starts fontconfig, pango and cairo afresh, as a re-render does */
+	for (int i = 0; i < 20; i += 2) {
+		snprintf(cmd, sizeof cmd,
+			 "for k in %d %d; do DDT_HOME='%s' '%s' report %s --runs '%s' "
+			 "--reports '%s/fresh-'$k -q & done; wait",
+			 i, i + 1, fixture_home(), bin, id, runs, root);
+		assert_int_equal(system(cmd), 0);
+	}
+	snprintf(a, sizeof a, "%s/%s", reports, id);
+	for (int i = 0; i < 20; i++) {
+		snprintf(b, sizeof b, "%s/fresh-%d/%s", root, i, id);
+		assert_same_folder(a, b);
+	}
+}
+
 static void test_report__chart_png_has_its_size_and_ink(void **state)
 {
 	(void)state;
@@ -711,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
 		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
+		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),
 		cmocka_unit_test(test_report__chart_png_has_its_size_and_ink),
 		cmocka_unit_test(test_report__history_needs_history),
 		cmocka_unit_test(test_report__missing_runs_fail_cleanly),

@@ -63,7 +63,7 @@ int chart_fonts_init(const char *fonts_conf)
 				       "fonts-dejavu-core (make deps)",
 				       want[i], got);
 	}
-	font_options(); /* made once here, before any second thread draws */
+	font_options(); /* made once here, before any text is laid out */
 	fonts_checked = 1;
 	return 0;
 }

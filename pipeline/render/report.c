@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -90,25 +89,6 @@ static int write_charts(const struct report_data *d, const char *charts)
 	return rc ? rc : fsync_path(charts);
 }
 
-/* The PNGs are drawn on a second thread while this one writes the PDF and
- * the spreadsheet: the documents do not depend on each other, and pango
- * gives each thread its own font map. */
-struct chart_job {
-	const struct report_data *d;
-	const char *charts;
-	int rc;
-	char msg[1024]; /* the worker's error message (err_msg is per thread) */
-};
-
-static void *chart_worker(void *arg)
-{
-	struct chart_job *j = arg;
-	j->rc = write_charts(j->d, j->charts);
-	if (j->rc)
-		snprintf(j->msg, sizeof j->msg, "%s", err_msg());
-	return NULL;
-}
-
 /* Puts tmp_dir in place of final_dir, which exists: the two are exchanged in
  * one step, so a reader sees the old documents or the new, never a mix; the
  * old ones (now at tmp_dir) are then removed. */
@@ -175,27 +155,23 @@ static int point_latest(const char *reports_dir)
 	return rc;
 }
 
+/* Writes every document into dir, one after the other on this thread. Text
+ * is laid out on one thread only: pango's font maps are per thread, but the
+ * fontconfig patterns and cairo's FreeType font faces under them are shared
+ * by the whole process, and a chart laid out on a second thread beside the
+ * PDF moved the PDF's line breaks (a re-render differed 1 time in 60). */
 static int render_into(const struct report_data *d, const char *dir)
 {
 	char *pdf = fsx_join(dir, "report.pdf"), *charts = fsx_join(dir, "charts");
-	struct chart_job job = {d, charts, 0, ""};
-	pthread_t th;
-	int rc = 0, threaded = 0;
+	int rc = 0;
 
 	if (!pdf || !charts)
 		rc = err_nomem();
 	else if (mkdir(charts, 0777) != 0)
 		rc = err_set(DDT_EIO, "%s: cannot create folder: %s", charts, strerror(errno));
-	if (!rc)
-		threaded = pthread_create(&th, NULL, chart_worker, &job) == 0;
-	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = write_xlsx(d, dir)) == 0)
-		rc = write_summary(d, dir);
-	if (threaded)
-		pthread_join(th, NULL);
-	else if (!rc)
-		chart_worker(&job);
-	if (!rc && job.rc)
-		rc = err_set(job.rc, "%s", job.msg);
+	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = write_xlsx(d, dir)) == 0 &&
+	    (rc = write_summary(d, dir)) == 0)
+		rc = write_charts(d, charts);
 	free(pdf);
 	free(charts);
 	return rc;
