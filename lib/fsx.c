@@ -1,4 +1,5 @@
-/* fsx.c - crash-safe file output: temp file, fsync, rename, fsync directory. */
+/* fsx.c - crash-safe file output (temp file, fsync, rename, fsync directory)
+ * that never follows a symbolic link on the way to what it writes or deletes. */
 
 #include "fsx.h"
 
@@ -7,11 +8,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Folders nested deeper than this are not removed (a hostile tree). */
+#define FSX_MAX_DEPTH 64
 
 char *fsx_join(const char *a, const char *b)
 {
@@ -21,96 +25,225 @@ char *fsx_join(const char *a, const char *b)
 	return s;
 }
 
-/* "dir/name" -> "dir/.name.tmp-PID"; malloc'd or NULL. */
-static char *tmp_name_for(const char *path)
+/* ---------------------------------------------------------------- the walk */
+
+/* Sets the error for component comp (the first n bytes of path name it) that
+ * could not be opened as a folder in fd; returns -1. */
+static int refuse_component(int fd, const char *comp, const char *path, int n, int e)
 {
-	char *copy1 = strdup(path), *copy2 = strdup(path), *s = NULL;
-	if (copy1 && copy2 &&
-	    asprintf(&s, "%s/.%s.tmp-%ld", dirname(copy1), basename(copy2), (long)getpid()) < 0)
-		s = NULL;
-	free(copy1);
-	free(copy2);
+	struct stat st;
+	if ((e == ENOTDIR || e == ELOOP) && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		err_set(DDT_EIO,
+			"%.*s: a symbolic link where ddt expects a folder of its own: not followed "
+			"(remove it, or give the folder's real path)",
+			n, path);
+	else
+		err_set(DDT_EIO, "%.*s: cannot open folder: %s", n, path, strerror(e));
+	errno = e;
+	return -1;
+}
+
+/* Opens component comp of fd as a folder without following a link, creating
+ * it first when missing and mkdir is set. The folder fd, or -1 (errno set). */
+static int open_component(int fd, const char *comp, int mkdir_missing, int oflag)
+{
+	int next = openat(fd, comp, oflag | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (next < 0 && errno == ENOENT && mkdir_missing) {
+		if (mkdirat(fd, comp, 0777) != 0 && errno != EEXIST)
+			return -1;
+		next = openat(fd, comp, oflag | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return next;
+}
+
+/* Opens the folder that holds path's last component: every folder on the way
+ * is reached from "/" (or the current folder) with openat(O_DIRECTORY |
+ * O_NOFOLLOW), created when missing if mkdir_missing. *leaf receives the last
+ * component (malloc'd; "." for "/"). Returns a descriptor open for reading
+ * (so it can be fsynced and listed), or -1 with the error set. */
+static int walk_parent(const char *path, int mkdir_missing, char **leaf)
+{
+	char *copy = strdup(path), *p, *last;
+	int fd, e;
+
+	*leaf = NULL;
+	if (!copy)
+		return err_nomem(), -1;
+	for (size_t n = strlen(copy); n > 1 && copy[n - 1] == '/'; n--)
+		copy[n - 1] = '\0';
+	last = strrchr(copy, '/');
+	fd = open(copy[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err_set(DDT_EIO, "%s: cannot open folder: %s", copy[0] == '/' ? "/" : ".",
+			strerror(errno));
+		free(copy);
+		return -1;
+	}
+	for (p = copy; last && p < last;) {
+		char *end = strchr(p, '/');
+		*end = '\0';
+		if (*p && strcmp(p, ".") != 0) {
+			int next = open_component(fd, p, mkdir_missing, O_PATH);
+			if (next < 0) {
+				e = errno;
+				refuse_component(fd, p, path, (int)(end - copy), e);
+				close(fd);
+				free(copy);
+				return -1;
+			}
+			close(fd);
+			fd = next;
+		}
+		*end = '/';
+		p = end + 1;
+	}
+	/* the holding folder itself, for reading and fsync */
+	int dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	close(fd);
+	if (dir < 0) {
+		err_set(DDT_EIO, "%.*s: cannot open folder: %s", last ? (int)(last - copy) + 1 : 1,
+			last ? copy : ".", strerror(e));
+		free(copy);
+		return -1;
+	}
+	*leaf = strdup(last ? (last[1] ? last + 1 : ".") : copy);
+	free(copy);
+	if (!*leaf) {
+		close(dir);
+		return err_nomem(), -1;
+	}
+	return dir;
+}
+
+/* "dir/.name.tmp-PID" for a name in dir; malloc'd or NULL. */
+static char *tmp_name_of(const char *name)
+{
+	char *s = NULL;
+	if (asprintf(&s, ".%s.tmp-%ld", name, (long)getpid()) < 0)
+		return NULL;
 	return s;
 }
 
-static int fsync_dir_of(const char *path)
+/* path's folder part joined to name ("a/b/c", "x" -> "a/b/x"); malloc'd. */
+static char *sibling(const char *path, const char *name)
 {
-	char *copy = strdup(path);
-	int fd, rc = 0;
-
-	if (!copy)
-		return err_nomem();
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
-	if (fd < 0 || fsync(fd) != 0)
-		rc = err_set(DDT_EIO, "%s: fsync of folder failed: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return rc;
+	const char *slash = strrchr(path, '/');
+	char *s = NULL;
+	if (!slash)
+		return strdup(name);
+	if (asprintf(&s, "%.*s/%s", (int)(slash - path), path, name) < 0)
+		return NULL;
+	return s;
 }
+
+/* An error when name in dirfd is a symbolic link: ddt writes its own file
+ * there and never replaces someone's link silently. */
+static int refuse_link_at(int dirfd, const char *name, const char *shown)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return err_set(DDT_EIO,
+			       "%s: a symbolic link where ddt writes its own file: refused (remove "
+			       "it)",
+			       shown);
+	return 0;
+}
+
+static int fsync_fd(int fd, const char *shown)
+{
+	if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: a file system without fsync */
+		return err_set(DDT_EIO, "%s: fsync failed: %s", shown, strerror(errno));
+	return 0;
+}
+
+/* ---------------------------------------------------------------- files */
 
 int fsx_open(struct fsx_file *f, const char *path)
 {
+	int fd, rc;
+
 	memset(f, 0, sizeof *f);
-	f->final_path = strdup(path);
-	f->tmp_path = tmp_name_for(path);
-	if (!f->final_path || !f->tmp_path) {
-		fsx_abort(f);
-		return err_nomem();
+	f->dirfd = -1;
+	if (!(f->final_path = strdup(path))) {
+		rc = err_nomem();
+		goto fail;
 	}
-	f->fp = fopen(f->tmp_path, "wbx");
-	if (!f->fp && errno == EEXIST) { /* left by a killed process with our pid */
-		unlink(f->tmp_path);
-		f->fp = fopen(f->tmp_path, "wbx");
+	if ((f->dirfd = walk_parent(path, 0, &f->name)) < 0) {
+		rc = DDT_EIO;
+		goto fail;
 	}
-	if (!f->fp) {
-		int rc = err_set(DDT_EIO, "%s: cannot create: %s", path, strerror(errno));
-		fsx_abort(f);
-		return rc;
+	if (!(f->tmp_name = tmp_name_of(f->name))) {
+		rc = err_nomem();
+		goto fail;
+	}
+	fd = openat(f->dirfd, f->tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0666);
+	if (fd < 0 && errno == EEXIST) { /* left by a killed process with our pid */
+		unlinkat(f->dirfd, f->tmp_name, 0);
+		fd = openat(f->dirfd, f->tmp_name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	if (fd < 0) {
+		rc = err_set(DDT_EIO, "%s: cannot create: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!(f->fp = fdopen(fd, "wb"))) {
+		close(fd);
+		unlinkat(f->dirfd, f->tmp_name, 0);
+		rc = err_nomem();
+		goto fail;
 	}
 	return 0;
+fail:
+	fsx_abort(f);
+	return rc;
 }
 
 static void fsx_free(struct fsx_file *f)
 {
+	if (f->dirfd >= 0)
+		close(f->dirfd);
 	free(f->final_path);
-	free(f->tmp_path);
-	f->final_path = f->tmp_path = NULL;
-	f->fp = NULL;
+	free(f->name);
+	free(f->tmp_name);
+	memset(f, 0, sizeof *f);
+	f->dirfd = -1;
 }
 
 void fsx_abort(struct fsx_file *f)
 {
-	if (f->fp)
+	if (f->fp) {
 		fclose(f->fp);
-	if (f->tmp_path)
-		unlink(f->tmp_path);
+		unlinkat(f->dirfd, f->tmp_name, 0);
+	}
 	fsx_free(f);
 }
 
 int fsx_commit(struct fsx_file *f)
 {
 	int bad = ferror(f->fp) || fflush(f->fp) != 0 || fsync(fileno(f->fp)) != 0;
-	int saved = errno;
-	int rc;
+	int saved = errno, rc = 0;
 
 	if (fclose(f->fp) != 0 && !bad) {
 		bad = 1;
 		saved = errno;
 	}
 	f->fp = NULL;
-	if (!bad && rename(f->tmp_path, f->final_path) != 0) {
+	if (!bad && (rc = refuse_link_at(f->dirfd, f->name, f->final_path)) != 0)
+		bad = -1;
+	else if (!bad && renameat(f->dirfd, f->tmp_name, f->dirfd, f->name) != 0) {
 		bad = 1;
 		saved = errno;
 	}
 	if (bad) {
-		rc = err_set(DDT_EIO, "%s: write failed: %s", f->final_path,
-			     strerror(saved ? saved : EIO));
-		unlink(f->tmp_path);
-		fsx_free(f);
-		return rc;
-	}
-	rc = fsync_dir_of(f->final_path);
+		if (bad > 0)
+			rc = err_set(DDT_EIO, "%s: write failed: %s", f->final_path,
+				     strerror(saved ? saved : EIO));
+		unlinkat(f->dirfd, f->tmp_name, 0);
+	} else
+		rc = fsync_fd(f->dirfd, f->final_path);
 	fsx_free(f);
 	return rc;
 }
@@ -129,6 +262,44 @@ int fsx_write_all(const char *path, const void *data, size_t len)
 	}
 	return fsx_commit(&f);
 }
+
+int fsx_open_fd(const char *path, int flags, mode_t mode)
+{
+	char *leaf;
+	int dir = walk_parent(path, 0, &leaf), fd, e;
+
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	e = errno;
+	if (fd < 0 && e == ELOOP)
+		err_set(DDT_EIO,
+			"%s: a symbolic link where ddt expects its own file: not followed (remove "
+			"it)",
+			path);
+	else if (fd < 0)
+		err_set(DDT_EIO, "%s: cannot open: %s", path, strerror(e));
+	close(dir);
+	free(leaf);
+	errno = e;
+	return fd;
+}
+
+int fsx_dir_fd(const char *path)
+{
+	char *leaf;
+	int dir = walk_parent(path, 0, &leaf), fd;
+
+	if (dir < 0)
+		return -1;
+	if ((fd = open_component(dir, leaf, 0, O_RDONLY)) < 0)
+		refuse_component(dir, leaf, path, (int)strlen(path), errno);
+	close(dir);
+	free(leaf);
+	return fd;
+}
+
+/* ---------------------------------------------------------------- reading */
 
 /* Opens path for reading when it is a regular file: a FIFO or a device named
  * where a file belongs must not block or stream forever. NULL with the error
@@ -204,113 +375,322 @@ done:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- folders */
+
 int fsx_mkdir_p(const char *path)
 {
-	char *p = strdup(path);
-	int rc = 0;
+	char *leaf;
+	int dir = walk_parent(path, 1, &leaf), fd, rc = 0;
 
-	if (!p)
-		return err_nomem();
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-				rc = err_set(DDT_EIO, "%s: cannot create folder: %s", p, strerror(errno));
-				break;
-			}
-			*s = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	free(p);
+	if (dir < 0)
+		return DDT_EIO;
+	if ((fd = open_component(dir, leaf, 1, O_PATH)) < 0)
+		rc = refuse_component(dir, leaf, path, (int)strlen(path), errno) ? DDT_EIO : 0;
+	else
+		close(fd);
+	close(dir);
+	free(leaf);
 	return rc;
 }
 
 int fsx_dir_begin(const char *final_dir, char **tmp_dir)
 {
-	*tmp_dir = tmp_name_for(final_dir);
-	if (!*tmp_dir)
-		return err_nomem();
-	fsx_rm_rf(*tmp_dir); /* a leftover of a killed process with our pid */
-	if (mkdir(*tmp_dir, 0777) != 0) {
-		int rc = err_set(DDT_EIO, "%s: cannot create folder: %s", *tmp_dir, strerror(errno));
+	char *leaf, *tmp = NULL;
+	int dir = walk_parent(final_dir, 0, &leaf), rc = 0;
+
+	*tmp_dir = NULL;
+	if (dir < 0)
+		return DDT_EIO;
+	if (!(tmp = tmp_name_of(leaf)) || !(*tmp_dir = sibling(final_dir, tmp)))
+		rc = err_nomem();
+	else {
+		fsx_rm_rf_at(dir, tmp); /* a leftover of a killed process with our pid */
+		if (mkdirat(dir, tmp, 0777) != 0)
+			rc = err_set(DDT_EIO, "%s: cannot create folder: %s", *tmp_dir,
+				     strerror(errno));
+	}
+	if (rc) {
 		free(*tmp_dir);
 		*tmp_dir = NULL;
-		return rc;
 	}
-	return 0;
+	free(tmp);
+	free(leaf);
+	close(dir);
+	return rc;
 }
 
-static int fsync_path(const char *path)
+/* fsyncs every entry of folder fd but the dot-names, then the folder. */
+static int fsync_entries(int fd, const char *shown)
 {
-	int fd = open(path, O_RDONLY);
-	int rc = fd >= 0 && fsync(fd) == 0 ? 0 : -1;
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	int dup_fd = dup(fd), rc = 0;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return err_set(DDT_EIO, "%s: cannot open folder: %s", shown, strerror(errno));
+	}
+	while (!rc && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f < 0)
+			rc = err_set(DDT_EIO, "%s/%s: cannot open: %s", shown, e->d_name,
+				     strerror(errno));
+		else
+			rc = fsync_fd(f, shown);
+		if (f >= 0)
+			close(f);
+	}
+	closedir(d);
+	return rc ? rc : fsync_fd(fd, shown);
+}
+
+/* renameat2 with flags, falling back where the file system has no flags
+ * (EINVAL): NOREPLACE by a check first, EXCHANGE not at all. */
+static int rename_at(int fd1, const char *a, int fd2, const char *b, enum fsx_rename_how how)
+{
+	static const unsigned flag[] = {[FSX_REPLACE] = 0, [FSX_NOREPLACE] = RENAME_NOREPLACE,
+					[FSX_EXCHANGE] = RENAME_EXCHANGE};
+	struct stat st;
+
+	if (how == FSX_REPLACE)
+		return renameat(fd1, a, fd2, b);
+	if (renameat2(fd1, a, fd2, b, flag[how]) == 0)
+		return 0;
+	if (errno != EINVAL || how != FSX_NOREPLACE)
+		return -1;
+	if (fstatat(fd2, b, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return renameat(fd1, a, fd2, b);
 }
 
 int fsx_dir_commit(const char *tmp_dir, const char *final_dir)
 {
-	DIR *d = opendir(tmp_dir);
-	struct dirent *e;
-	int rc = 0;
+	char *tleaf = NULL, *fleaf = NULL;
+	int tdir = walk_parent(tmp_dir, 0, &tleaf), fdir = -1, fd = -1, rc = 0;
 
-	if (!d)
-		return err_set(DDT_EIO, "%s: cannot open folder: %s", tmp_dir, strerror(errno));
-	while (!rc && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *p = fsx_join(tmp_dir, e->d_name);
-		if (!p)
-			rc = err_nomem();
-		else if (fsync_path(p) != 0)
-			rc = err_set(DDT_EIO, "%s: fsync failed: %s", p, strerror(errno));
-		free(p);
+	if (tdir < 0)
+		return DDT_EIO;
+	if ((fdir = walk_parent(final_dir, 0, &fleaf)) < 0) {
+		rc = DDT_EIO;
+		goto done;
 	}
-	closedir(d);
-	if (!rc && fsync_path(tmp_dir) != 0)
-		rc = err_set(DDT_EIO, "%s: fsync failed: %s", tmp_dir, strerror(errno));
-	if (!rc && rename(tmp_dir, final_dir) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot rename into place: %s", final_dir, strerror(errno));
-	if (!rc)
-		rc = fsync_dir_of(final_dir);
-	if (rc && fsx_exists(tmp_dir))
-		fsx_rm_rf(tmp_dir);
+	if ((fd = open_component(tdir, tleaf, 0, O_RDONLY)) < 0) {
+		refuse_component(tdir, tleaf, tmp_dir, (int)strlen(tmp_dir), errno);
+		rc = DDT_EIO;
+		goto done;
+	}
+	if ((rc = fsync_entries(fd, tmp_dir)) != 0)
+		goto done;
+	if (rename_at(tdir, tleaf, fdir, fleaf, FSX_NOREPLACE) != 0)
+		rc = err_set(DDT_EIO, "%s: cannot rename into place: %s", final_dir,
+			     strerror(errno));
+	else
+		rc = fsync_fd(fdir, final_dir);
+done:
+	if (rc && tleaf)
+		fsx_rm_rf_at(tdir, tleaf);
+	if (fd >= 0)
+		close(fd);
+	if (fdir >= 0)
+		close(fdir);
+	close(tdir);
+	free(tleaf);
+	free(fleaf);
 	return rc;
+}
+
+int fsx_rename(const char *from, const char *to, enum fsx_rename_how how)
+{
+	char *a = NULL, *b = NULL;
+	int fa = walk_parent(from, 0, &a), fb = fa >= 0 ? walk_parent(to, 0, &b) : -1, rc = 0;
+
+	if (fb < 0)
+		rc = DDT_EIO;
+	else if (rename_at(fa, a, fb, b, how) != 0) {
+		int e = errno;
+		rc = err_set(DDT_EIO, "%s -> %s: cannot rename: %s", from, to, strerror(e));
+		errno = e;
+	} else if ((rc = fsync_fd(fb, to)) == 0)
+		rc = fsync_fd(fa, from);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	free(a);
+	free(b);
+	return rc;
+}
+
+int fsx_symlink(const char *target, const char *path)
+{
+	char *leaf, *tmp = NULL;
+	int dir = walk_parent(path, 0, &leaf), rc = 0;
+
+	if (dir < 0)
+		return DDT_EIO;
+	if (!(tmp = tmp_name_of(leaf)))
+		rc = err_nomem();
+	else {
+		unlinkat(dir, tmp, 0);
+		if (symlinkat(target, dir, tmp) != 0 || renameat(dir, tmp, dir, leaf) != 0) {
+			rc = err_set(DDT_EIO, "%s: cannot point at %s: %s", path, target,
+				     strerror(errno));
+			unlinkat(dir, tmp, 0);
+		} else
+			rc = fsync_fd(dir, path);
+	}
+	free(tmp);
+	free(leaf);
+	close(dir);
+	return rc;
+}
+
+int fsx_fsync_path(const char *path)
+{
+	char *leaf;
+	int dir = walk_parent(path, 0, &leaf), fd, rc;
+
+	if (dir < 0)
+		return DDT_EIO;
+	fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	rc = fd < 0 ? err_set(DDT_EIO, "%s: fsync failed: %s", path, strerror(errno))
+		    : fsync_fd(fd, path);
+	if (fd >= 0)
+		close(fd);
+	close(dir);
+	free(leaf);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- removal */
+
+/* Removes the entry name of dirfd: a folder's contents first, through
+ * descriptors opened without following links. A folder swapped for a link
+ * between the look and the open is met as the link, and the link is what
+ * goes. */
+static int rm_at(int dirfd, const char *name, int depth)
+{
+	struct stat st;
+	int rc = 0, fd;
+	DIR *d;
+	struct dirent *e;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : err_set(DDT_EIO, "%s: %s", name, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT
+			       ? 0
+			       : err_set(DDT_EIO, "%s: cannot remove: %s", name, strerror(errno));
+	if (depth >= FSX_MAX_DEPTH)
+		return err_set(DDT_EIO, "%s: folders nested deeper than %d: not removed", name,
+			       FSX_MAX_DEPTH);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT
+			       ? 0
+			       : err_set(DDT_EIO, "%s: cannot remove: %s", name, strerror(errno));
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		rc = err_set(DDT_EIO, "%s: cannot open folder: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    rm_at(fd, e->d_name, depth + 1) && !rc)
+			rc = DDT_EIO;
+	closedir(d);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT && !rc)
+		rc = err_set(DDT_EIO, "%s: cannot remove: %s", name, strerror(errno));
+	return rc;
+}
+
+int fsx_rm_rf_at(int dirfd, const char *name)
+{
+	return rm_at(dirfd, name, 0);
 }
 
 int fsx_rm_rf(const char *path)
 {
+	char *leaf;
+	int dir = walk_parent(path, 0, &leaf), rc;
+
+	if (dir < 0) {
+		if (errno == ENOENT) { /* a folder on the way is missing: nothing to remove */
+			err_clear();
+			return 0;
+		}
+		return DDT_EIO;
+	}
+	if ((rc = rm_at(dir, leaf, 0)) != 0)
+		err_wrap(rc, "%s", path);
+	close(dir);
+	free(leaf);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- names */
+
+int fsx_lstat(const char *path, struct stat *st)
+{
+	char *leaf;
+	int dir = walk_parent(path, 0, &leaf), rc, e;
+
+	if (dir < 0) {
+		e = errno;
+		err_clear();
+		errno = e;
+		return -1;
+	}
+	rc = fstatat(dir, leaf, st, AT_SYMLINK_NOFOLLOW);
+	e = errno;
+	close(dir);
+	free(leaf);
+	errno = e;
+	return rc;
+}
+
+enum fsx_kind fsx_kind(const char *path)
+{
 	struct stat st;
-	DIR *d;
-	struct dirent *e;
+	if (fsx_lstat(path, &st) != 0)
+		return FSX_NONE;
+	return S_ISLNK(st.st_mode)   ? FSX_LINK
+	       : S_ISDIR(st.st_mode) ? FSX_DIR
+	       : S_ISREG(st.st_mode) ? FSX_FILE
+				     : FSX_OTHER;
+}
+
+int fsx_canonical(const char *path, char *out, size_t len)
+{
+	char *head = strdup(path), *real = NULL;
+	const char *rest = "";
 	int rc = 0;
 
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : err_set(DDT_EIO, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path) == 0 ? 0 : err_set(DDT_EIO, "%s: %s", path, strerror(errno));
-	d = opendir(path);
-	if (!d)
-		return err_set(DDT_EIO, "%s: %s", path, strerror(errno));
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p = fsx_join(path, e->d_name);
-		if (!p) {
-			rc = err_nomem();
+	if (!head)
+		return err_nomem();
+	/* the longest head that exists; what follows it does not exist yet */
+	for (;;) {
+		if ((real = realpath(head[0] ? head : ".", NULL)) || errno != ENOENT ||
+		    !head[0] || !strcmp(head, "/"))
 			break;
-		}
-		if (fsx_rm_rf(p) != 0)
-			rc = DDT_EIO;
-		free(p);
+		char *slash = strrchr(head, '/');
+		size_t cut = slash ? (size_t)(slash - head) : 0;
+		rest = path + cut + (slash ? 1 : 0);
+		head[slash == head ? 1 : cut] = '\0';
 	}
-	closedir(d);
-	if (rmdir(path) != 0 && !rc)
+	if (!real)
 		rc = err_set(DDT_EIO, "%s: %s", path, strerror(errno));
+	else if ((size_t)snprintf(out, len, "%s%s%s", real,
+				  *rest && strcmp(real, "/") ? "/" : "", rest) >= len)
+		rc = err_set(DDT_EINPUT, "%s: path longer than %zu bytes", path, len - 1);
+	free(real);
+	free(head);
 	return rc;
 }
 

@@ -28,6 +28,11 @@ int cli_template_arg(void *paths, const char *arg)
 	return 0;
 }
 
+int cli_folder_arg(void *field, const char *arg)
+{
+	return paths_set_folder(field, arg);
+}
+
 /* The option's name as users write it: "--long", else "-s". */
 static const char *opt_name(const struct cli_opt *o, char *buf, size_t len)
 {

@@ -81,8 +81,10 @@ int cli_template_arg(void *paths, const char *arg);
 #define CLI_OPT_TEMPLATE(T, f)                                                              \
 	CLI_OPT_TEMPLATE_AS(T, f, "job template: a name under templates/ or a path\n"       \
 				  "(default: templates/default.yaml)")
-#define CLI_OPT_RUNS(T, f) CLI_OPT_BUF(T, f.runs, "runs", "DIR", "run records folder (default: runs/)")
-#define CLI_OPT_REPORTS(T, f) CLI_OPT_BUF(T, f.reports, "reports", "DIR", "documents folder (default: reports/)")
+/* --runs and --reports: folders ddt writes, made canonical (paths_set_folder). */
+int cli_folder_arg(void *field, const char *arg);
+#define CLI_OPT_RUNS(T, f) CLI_OPT_CALL(T, f.runs, "runs", "DIR", cli_folder_arg, "run records folder (default: runs/)")
+#define CLI_OPT_REPORTS(T, f) CLI_OPT_CALL(T, f.reports, "reports", "DIR", cli_folder_arg, "documents folder (default: reports/)")
 #define CLI_OPT_PATHS(T, f) CLI_OPT_CALIBRATION(T, f), CLI_OPT_TEMPLATE(T, f), CLI_OPT_RUNS(T, f), CLI_OPT_REPORTS(T, f)
 
 /* The help of a folder option a command accepts like the others but does not use. */

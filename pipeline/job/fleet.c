@@ -4,6 +4,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "paths.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -278,6 +279,11 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	if (p->id[0] && !record_run_id_valid(p->id))
 		ydiag_add(diag, path, 0, 0, "id '%s' is not YYYYMMDDTHHMMSSZ-fleet-host", p->id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
+	/* this node may reach the shared folders through links of its own */
+	if (!rc && p->runs[0])
+		paths_set_folder(p->runs, p->runs);
+	if (!rc && p->reports[0])
+		paths_set_folder(p->reports, p->reports);
 done:
 	ydoc_free(doc);
 	return rc;

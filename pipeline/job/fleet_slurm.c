@@ -36,9 +36,12 @@ static int write_script(const char *path, const char *what, const char *const *a
 		fputc('\'', f.fp);
 	}
 	fputc('\n', f.fp);
-	if ((rc = fsx_commit(&f)) == 0 && chmod(path, 0755) != 0)
+	if (fchmod(fileno(f.fp), 0755) != 0) {
 		rc = err_set(DDT_EIO, "%s: chmod: %s", path, strerror(errno));
-	return rc;
+		fsx_abort(&f);
+		return rc;
+	}
+	return fsx_commit(&f);
 }
 
 char *fleet_dir_of(const char *runs, const char *id)
@@ -552,7 +555,7 @@ static int claim_node(const struct fleet_plan *p, const char *dir, const char *n
 		char *path = fleet_path("%s/tasks/claims/%s.%d", dir, node, k);
 		if (!path)
 			return err_nomem();
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		int fd = fsx_open_fd(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		int e = errno;
 		if (fd >= 0) {
 			dprintf(fd, "%d\n", task);
@@ -609,7 +612,7 @@ static int task_run_bench(const struct fleet_plan *p, const char *runs_dir, cons
 		return err_set(DDT_EIO, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fd = fsx_open_fd(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
@@ -690,15 +693,6 @@ static int shift_run_id(const char *id, int sec, char *out, size_t len)
 	return 0;
 }
 
-static void fsync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* Moves the finished run folder runs_dir/<id> into the shared runs/ whole (one
  * rename on one file system). Two tasks of one host that started in the same
  * second made the same id: the later one takes the next free second, and its
@@ -735,14 +729,13 @@ static int task_publish(const struct fleet_plan *p, const char *runs_dir, const 
 			rc = err_nomem();
 			break;
 		}
-		if (!fsx_exists(dst) && rename(src, dst) == 0) {
-			fsync_dir(p->runs);
+		if (fsx_rename(src, dst, FSX_NOREPLACE) == 0)
+			break;
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			rc = DDT_EIO; /* fsx_rename said which and why */
 			break;
 		}
-		if (errno != EEXIST && errno != ENOTEMPTY && !fsx_exists(dst)) {
-			rc = err_set(DDT_EIO, "%s -> %s: %s", src, dst, strerror(errno));
-			break;
-		}
+		err_clear();
 	}
 	free(src);
 	free(dst);

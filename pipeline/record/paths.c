@@ -44,6 +44,17 @@ void paths_init(struct paths *p, const char *tmpl)
 	snprintf(p->template_path, sizeof p->template_path, "%s/templates/%s.yaml", p->home, tmpl);
 	snprintf(p->runs, sizeof p->runs, "%s/runs", p->home);
 	snprintf(p->reports, sizeof p->reports, "%s/reports", p->home);
+	paths_set_folder(p->runs, p->runs); /* unchanged when it cannot be made canonical */
+	paths_set_folder(p->reports, p->reports);
+}
+
+int paths_set_folder(char *dst, const char *arg)
+{
+	char real[PATH_MAX];
+	int rc = fsx_canonical(arg, real, sizeof real);
+	if (!rc)
+		memcpy(dst, real, strlen(real) + 1);
+	return rc;
 }
 
 void paths_set_template(struct paths *p, const char *arg)

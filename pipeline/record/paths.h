@@ -18,6 +18,12 @@ struct paths {
 /* Fills p with the project's default folders; template is templates/<tmpl>.yaml. */
 void paths_init(struct paths *p, const char *tmpl);
 
+/* Sets dst (PATH_MAX bytes) to a folder ddt writes (runs/, reports/), made
+ * canonical (fsx_canonical): the operator's own links in it are resolved
+ * here, once, so that below it every write and deletion can refuse links.
+ * Returns 0 or an error code with the message set. */
+int paths_set_folder(char *dst, const char *arg);
+
 /* Sets the template: a bare name ("cpu") means templates/<name>.yaml, else a
  * path. Marks it given. Cannot fail. */
 void paths_set_template(struct paths *p, const char *arg);

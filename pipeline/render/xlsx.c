@@ -4,6 +4,7 @@
 
 #include "chart.h"
 #include "err.h"
+#include "fsx.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1077,18 +1078,24 @@ static void sheet_whatif(struct xw *x)
 
 /* ---------------------------------------------------------------- workbook */
 
-static int write_book(const struct report_data *d, const char *path, int cache)
+/* Writes the workbook into the file f holds (path names it in messages). */
+static int write_book_into(const struct report_data *d, struct fsx_file *f, const char *path,
+			   int cache)
 {
 	lxw_workbook_options opt = {.constant_memory = 0, .tmpdir = NULL, .use_zip64 = 0};
 	struct xw x = {0};
 	lxw_error e;
-	char subject[200];
+	char subject[200], by_fd[64];
 
 	x.d = d;
 	x.cache = cache;
-	x.wb = workbook_new_opt(path, &opt);
+	/* libxlsxwriter opens its output by name: it gets the temporary file
+	 * this process just created (O_EXCL, no link followed) through its
+	 * descriptor, which no name on disk can send elsewhere */
+	snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", fileno(f->fp));
+	x.wb = workbook_new_opt(by_fd, &opt);
 	if (!x.wb)
-		return err_set(DDT_EIO, "%s: cannot create the workbook", path);
+		return err_set(DDT_EIO, "%s: cannot create the workbook (through %s)", path, by_fd);
 	snprintf(subject, sizeof subject, "ddt nightly report of run %s", d->rec.run_id);
 	lxw_doc_properties props = {.title = (char *)d->spec.title,
 				    .subject = subject,
@@ -1114,6 +1121,20 @@ static int write_book(const struct report_data *d, const char *path, int cache)
 		return err_set(DDT_EIO, "%s: libxlsxwriter: %s%s%s", path, lxw_strerror(e),
 			       errno ? ": " : "", errno ? strerror(errno) : "");
 	return 0;
+}
+
+/* The workbook to path, atomically (fsx.h). */
+static int write_book(const struct report_data *d, const char *path, int cache)
+{
+	struct fsx_file f;
+	int rc = fsx_open(&f, path);
+	if (rc)
+		return rc;
+	if ((rc = write_book_into(d, &f, path, cache)) != 0) {
+		fsx_abort(&f);
+		return rc;
+	}
+	return fsx_commit(&f);
 }
 
 int xlsx_write_report(const struct report_data *d, const char *path)

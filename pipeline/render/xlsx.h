@@ -4,8 +4,9 @@
 
 #include "report_data.h"
 
-/* Writes report.xlsx to path (a temporary name; the caller renames it).
- * Returns 0 or DDT_EIO / DDT_EGENERIC with libxlsxwriter's message. */
+/* Writes report.xlsx to path atomically (temporary file, fsync, rename; no
+ * link followed, fsx.h). Returns 0 or DDT_EIO / DDT_EGENERIC with
+ * libxlsxwriter's message. */
 int xlsx_write_report(const struct report_data *d, const char *path);
 /* The same without cached formula results (every formula caches 0), so a
  * test can prove that a recalculation reproduces ddt's numbers. */
