@@ -13,48 +13,88 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-/* The pid written in a held lock file, or 0 when it cannot be read. */
-static long holder_pid(int fd)
+/* What a held lock file says: "PID SINCE". */
+static void holder_read(int fd, struct lock_holder *h)
 {
-	char buf[32];
+	char buf[64];
 	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	memset(h, 0, sizeof *h);
 	if (n <= 0)
-		return 0;
+		return;
 	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	if (sscanf(buf, "%ld %lld", &h->pid, &h->since) < 1 || h->pid < 0)
+		memset(h, 0, sizeof *h);
 }
 
-int lock_take(const char *path, int *fd)
+/* The refusal of a lock someone else holds. */
+static int held_by(const char *path, const struct lock_holder *h)
 {
-	char pid[32];
-	int len;
+	char when[32] = "";
+	struct tm tm;
+	time_t t = (time_t)h->since;
 
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (h->since > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof when, ", since %Y-%m-%dT%H:%M:%SZ", &tm);
+	if (h->pid > 0)
+		return err_set(DDT_ELOCKED, "another nightly (pid %ld%s) holds %s", h->pid, when,
+			       path);
+	return err_set(DDT_ELOCKED, "another nightly holds %s", path);
+}
+
+/* 0 when fd is a lock file ddt may write: a regular file with one name, the
+ * one at path now (not replaced since it was opened). */
+static int check_lock_file(int fd, const char *path)
+{
+	struct stat st, now;
+	if (fstat(fd, &st) != 0)
+		return err_set(DDT_EIO, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return err_set(DDT_EIO, "%s: not a lock file ddt made (%s): refused, never written "
+				       "(remove it)",
+			       path, S_ISREG(st.st_mode) ? "another name of some other file"
+							 : "not a regular file");
+	if (fsx_lstat(path, &now) != 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+		return err_set(DDT_EIO, "%s: replaced while being locked: try again", path);
+	return 0;
+}
+
+int lock_take(const char *path, int *fd, struct lock_holder *holder)
+{
+	struct lock_holder h;
+	char text[64];
+	int len, rc;
+
+	*fd = fsx_open_fd(path, O_RDWR | O_CREAT, 0666);
 	if (*fd < 0)
-		return err_set(DDT_EIO, "%s: cannot open lock file: %s", path, strerror(errno));
+		return err_wrap(DDT_EIO, "lock file");
+	if ((rc = check_lock_file(*fd, path)) != 0)
+		goto fail;
 	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
-		long holder = e == EWOULDBLOCK ? holder_pid(*fd) : 0;
-		close(*fd);
-		*fd = -1;
-		if (e != EWOULDBLOCK)
-			return err_set(DDT_EIO, "%s: cannot lock: %s", path, strerror(e));
-		if (holder > 0)
-			return err_set(DDT_ELOCKED, "another nightly (pid %ld) holds %s", holder,
-				       path);
-		return err_set(DDT_ELOCKED, "another nightly holds %s", path);
+		holder_read(*fd, &h);
+		if (holder)
+			*holder = h;
+		rc = e == EWOULDBLOCK ? held_by(path, &h)
+				      : err_set(DDT_EIO, "%s: cannot lock: %s", path, strerror(e));
+		goto fail;
 	}
+	/* locked: the file is still the one at path (no one swapped it meanwhile) */
+	if ((rc = check_lock_file(*fd, path)) != 0)
+		goto fail;
 	/* for the message of the next one that finds it held */
-	len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-	if (ftruncate(*fd, 0) != 0 || pwrite(*fd, pid, (size_t)len, 0) != len) {
-		int rc = err_set(DDT_EIO, "%s: cannot write: %s", path, strerror(errno));
-		lock_release(*fd);
-		*fd = -1;
-		return rc;
+	len = snprintf(text, sizeof text, "%ld %lld\n", (long)getpid(), (long long)time(NULL));
+	if (ftruncate(*fd, 0) != 0 || pwrite(*fd, text, (size_t)len, 0) != len) {
+		rc = err_set(DDT_EIO, "%s: cannot write: %s", path, strerror(errno));
+		goto fail;
 	}
 	return 0;
+fail:
+	close(*fd);
+	*fd = -1;
+	return rc;
 }
 
 void lock_release(int fd)
@@ -85,31 +125,34 @@ static int pid_alive(long pid)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-/* Sweeps one folder's own entries; recurse: also sweep inside its non-temp
- * subfolders (one level). */
-static int sweep(const char *dir, int recurse)
+/* Sweeps the entries of folder fd; recurse: also inside its non-temporary
+ * subfolders (one level), each opened without following a link. */
+static int sweep(int fd, int recurse)
 {
-	DIR *d = opendir(dir);
+	int dup_fd = dup(fd), removed = 0;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	struct dirent *e;
-	int removed = 0;
 
-	if (!d)
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
 		return 0;
+	}
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		long owner = lock_temp_owner(e->d_name);
-		char *p = fsx_join(dir, e->d_name);
-		struct stat st;
-		if (!p)
-			break;
 		if (owner && !pid_alive(owner)) {
-			if (fsx_rm_rf(p) == 0)
+			if (fsx_rm_rf_at(fd, e->d_name) == 0)
 				removed++;
-		} else if (!owner && recurse && !fsx_is_temp_name(e->d_name) &&
-			   lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			removed += sweep(p, 0);
-		free(p);
+		} else if (!owner && recurse && !fsx_is_temp_name(e->d_name)) {
+			int sub = openat(fd, e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				removed += sweep(sub, 0);
+				close(sub);
+			}
+		}
 	}
 	closedir(d);
 	return removed;
@@ -117,5 +160,12 @@ static int sweep(const char *dir, int recurse)
 
 int lock_sweep_temps(const char *dir)
 {
-	return sweep(dir, 1);
+	int fd = fsx_dir_fd(dir), removed;
+	if (fd < 0) {
+		err_clear();
+		return 0;
+	}
+	removed = sweep(fd, 1);
+	close(fd);
+	return removed;
 }

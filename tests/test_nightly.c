@@ -417,7 +417,7 @@ static void test_nightly__second_nightly_exits_75_and_touches_nothing(void **sta
 	int fd;
 
 	/* another nightly: this process holds the lock (flock, as a nightly does) */
-	assert_int_equal(lock_take(lockp, &fd), 0);
+	assert_int_equal(lock_take(lockp, &fd, NULL), 0);
 	char *before = snapshot_str(root);
 	int st = nightly(runs, reports, NULL, &out, &err);
 	char *after = snapshot_str(root);
@@ -630,6 +630,44 @@ static void mk(const char *dir, const char *name)
 	free(p);
 }
 
+static void test_nightly__lock_held_past_its_limit_says_the_holder_looks_hung(void **state)
+{
+	(void)state;
+	char *runs = path_in(root, "runs"), *reports = path_in(root, "reports"), *out, *err;
+	char *lockp = path_in(runs, ".nightly.lock"), text[64], want[64];
+	int fd, len;
+
+	assert_int_equal(fsx_mkdir_p(runs), 0);
+	assert_int_equal(lock_take(lockp, &fd, NULL), 0);
+	/* the holder took it three hours ago (default limit: 120 min) */
+	len = snprintf(text, sizeof text, "%ld %lld\n", (long)getpid(),
+		       (long long)time(NULL) - 3 * 3600 - 60);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, text, (size_t)len, 0), len);
+	int st = nightly(runs, reports, NULL, &out, &err);
+	printf("%s", err);
+	assert_int_equal(st, 75);
+	assert_int_equal(strchr(err, '\n') - err + 1, (long)strlen(err)); /* one line */
+	snprintf(want, sizeof want, "(pid %ld, since ", (long)getpid());
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "for 3 h 1 min"));
+	assert_non_null(strstr(err, "looks hung"));
+	free(out);
+	free(err);
+	/* a holder within the limit is named, not called hung */
+	len = snprintf(text, sizeof text, "%ld %lld\n", (long)getpid(), (long long)time(NULL) - 600);
+	assert_int_equal(pwrite(fd, text, (size_t)len, 0), len);
+	assert_int_equal(nightly(runs, reports, NULL, &out, &err), 75);
+	assert_non_null(strstr(err, want));
+	assert_null(strstr(err, "looks hung"));
+	lock_release(fd);
+	free(lockp);
+	free(out);
+	free(err);
+	free(runs);
+	free(reports);
+}
+
 static void test_nightly__prune_keeps_the_newest_documents(void **state)
 {
 	(void)state;
@@ -697,14 +735,14 @@ static void test_nightly__lock_is_exclusive_until_released(void **state)
 	(void)state;
 	char *p = path_in(root, "lockfile");
 	int a, b;
-	assert_int_equal(lock_take(p, &a), 0);
-	assert_int_equal(lock_take(p, &b), DDT_ELOCKED);
+	assert_int_equal(lock_take(p, &a, NULL), 0);
+	assert_int_equal(lock_take(p, &b, NULL), DDT_ELOCKED);
 	assert_int_equal(b, -1);
 	char want[64];
-	snprintf(want, sizeof want, "(pid %ld)", (long)getpid());
+	snprintf(want, sizeof want, "(pid %ld, since ", (long)getpid());
 	assert_non_null(strstr(err_msg(), want));
 	lock_release(a);
-	assert_int_equal(lock_take(p, &b), 0);
+	assert_int_equal(lock_take(p, &b, NULL), 0);
 	lock_release(b);
 	free(p);
 }
@@ -714,7 +752,7 @@ static void test_nightly__conf_loader_is_strict(void **state)
 	(void)state;
 	char *p = path_in(root, "templates/n.yaml");
 	const char y[] = "name: n\nextends: default.yaml\nnightly:\n  source: x\n"
-			 "  keep_documents_runs: 0\n  keep_runs: 3\n";
+			 "  keep_documents_runs: 0\n  keep_runs: 3\n  lock_hung_after_min: 120\n";
 	struct tmpl t;
 	struct nightly_conf c;
 	struct ydiag diag = {0};
@@ -793,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_nightly__regression_exits_3_and_prints_its_cost),
 		cmocka_unit_test(test_nightly__failed_stage_is_reported_and_the_rest_run),
 		cmocka_unit_test(test_nightly__bad_template_exits_2_and_writes_nothing),
+		cmocka_unit_test(test_nightly__lock_held_past_its_limit_says_the_holder_looks_hung),
 		cmocka_unit_test(test_nightly__prune_keeps_the_newest_documents),
 		cmocka_unit_test(test_nightly__sweep_removes_only_dead_writers_temps),
 		cmocka_unit_test(test_nightly__lock_is_exclusive_until_released),

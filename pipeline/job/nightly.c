@@ -45,6 +45,7 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
 	yget_int(&y, sec, "keep_documents_runs", Y_REQUIRED | Y_POSITIVE, &c->keep_documents_runs);
+	yget_int(&y, sec, "lock_hung_after_min", Y_REQUIRED | Y_POSITIVE, &c->lock_hung_after_min);
 	ycheck_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
@@ -634,6 +635,47 @@ static void night_free(struct night *n)
 	calib_free(&n->cal);
 }
 
+/* "3 h 12 min", "12 min" or "40 s" into buf. */
+static void fmt_age(char *buf, size_t len, long long s)
+{
+	if (s >= 3600)
+		snprintf(buf, len, "%lld h %lld min", s / 3600, s / 60 % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lld min", s / 60);
+	else
+		snprintf(buf, len, "%lld s", s);
+}
+
+/* Adds to the refusal of a held lock how long it has been held, and, past
+ * the template's nightly.lock_hung_after_min, that its holder looks hung:
+ * cron mails this line. */
+static int say_how_long(struct night *n, const struct lock_holder *h, int rc)
+{
+	struct ydiag diag = {0};
+	struct nightly_conf c = {0};
+	char msg[1024], age[64];
+	long long held = (long long)time(NULL) - h->since;
+
+	if (h->since <= 0 || held < 0)
+		return rc;
+	snprintf(msg, sizeof msg, "%s", err_msg());
+	fmt_age(age, sizeof age, held);
+	pick_template(n);
+	if (tmpl_load(&n->t, n->paths.template_path, &diag) == 0)
+		nightly_conf_load(&c, &n->t, &diag);
+	if (c.lock_hung_after_min > 0 && held > 60LL * c.lock_hung_after_min)
+		err_set(rc,
+			"%s, for %s: past nightly.lock_hung_after_min (%d min) of %s, so it looks "
+			"hung (ps -p %ld; kill %ld if it is stuck)",
+			msg, age, c.lock_hung_after_min, n->paths.template_path, h->pid, h->pid);
+	else
+		err_set(rc, "%s, for %s", msg, age);
+	tmpl_free(&n->t);
+	memset(&n->t, 0, sizeof n->t);
+	ydiag_free(&diag);
+	return rc;
+}
+
 /* The error that stops the night before it starts: one line, its exit status. */
 static int fail(int rc)
 {
@@ -644,6 +686,7 @@ static int fail(int rc)
 int nightly_run(const struct nightly_opts *o)
 {
 	struct night n;
+	struct lock_holder holder = {0, 0};
 	char *lock_path = NULL;
 	int lock_fd = -1, status, rc;
 
@@ -655,7 +698,9 @@ int nightly_run(const struct nightly_opts *o)
 	/* the lock first: a second nightly must touch nothing */
 	if ((rc = fsx_mkdir_p(n.paths.runs)) != 0 ||
 	    !(lock_path = fsx_join(n.paths.runs, ".nightly.lock")) ||
-	    (rc = lock_take(lock_path, &lock_fd)) != 0) {
+	    (rc = lock_take(lock_path, &lock_fd, &holder)) != 0) {
+		if (rc == DDT_ELOCKED)
+			say_how_long(&n, &holder, rc);
 		free(lock_path);
 		return fail(rc ? rc : err_nomem());
 	}

@@ -9,6 +9,7 @@
 
 struct nightly_conf {
 	int keep_documents_runs; /* documents of this many newest runs are kept */
+	int lock_hung_after_min; /* a nightly holding the lock longer looks hung */
 	char source[320];
 };
 
