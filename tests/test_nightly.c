@@ -679,7 +679,7 @@ static void test_nightly__prune_keeps_the_newest_documents(void **state)
 	mk(d, "20260104T000000Z-a");
 	mk(d, "notes");
 	mk(d, ".20260105T000000Z-a.tmp-1");
-	assert_int_equal(nightly_prune_documents(d, 2, &removed), 0);
+	assert_int_equal(nightly_prune_documents(d, NULL, NULL, 2, &removed), 0);
 	assert_int_equal(removed, 2);
 	assert_false(has(d, "20260101T000000Z-a"));
 	assert_false(has(d, "20260102T000000Z-a"));
@@ -688,9 +688,9 @@ static void test_nightly__prune_keeps_the_newest_documents(void **state)
 	assert_true(has(d, "notes"));
 	assert_true(has(d, ".20260105T000000Z-a.tmp-1"));
 	assert_int_equal(count_temps(d, 1), 1); /* the removal left no temp names */
-	assert_int_equal(nightly_prune_documents(d, 60, &removed), 0);
+	assert_int_equal(nightly_prune_documents(d, NULL, NULL, 60, &removed), 0);
 	assert_int_equal(removed, 0);
-	assert_int_equal(nightly_prune_documents("/tmp/ddt-no-such-reports", 1, &removed), 0);
+	assert_int_equal(nightly_prune_documents("/tmp/ddt-no-such-reports", NULL, NULL, 1, &removed), 0);
 	free(d);
 }
 
@@ -702,6 +702,44 @@ static long dead_pid(void)
 		_exit(0);
 	wait_status(pid);
 	return (long)pid;
+}
+
+/* Sets the modification time of dir/name to t seconds since the epoch. */
+static void set_mtime(const char *dir, const char *name, time_t t)
+{
+	char *p = path_in(dir, name);
+	struct timespec ts[2] = {{t, 0}, {t, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+	free(p);
+}
+
+static void test_nightly__prune_goes_by_commit_time_and_keeps_tonight(void **state)
+{
+	(void)state;
+	char *d = path_in(root, "prune-clock"), *runs = path_in(root, "runs-clock");
+	static const char *const id[] = {"20260101T000000Z-a", "20260102T000000Z-a",
+					 "20260103T000000Z-a"};
+	int removed = -1;
+	for (int i = 0; i < 3; i++) {
+		mk(d, id[i]);
+		mk(runs, id[i]);
+	}
+	/* committed in the order 03, 02, 01: the clock went back twice */
+	set_mtime(runs, id[2], 1000);
+	set_mtime(runs, id[1], 2000);
+	set_mtime(runs, id[0], 3000);
+	assert_int_equal(nightly_prune_documents(d, runs, NULL, 2, &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_false(has(d, id[2])); /* the oldest committed, whatever its name */
+	assert_true(has(d, id[1]));
+	assert_true(has(d, id[0]));
+	/* tonight (02) is never removed, even when it is not the newest committed */
+	assert_int_equal(nightly_prune_documents(d, runs, id[1], 1, &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_true(has(d, id[1]));
+	assert_false(has(d, id[0]));
+	free(d);
+	free(runs);
 }
 
 static void test_nightly__sweep_removes_only_dead_writers_temps(void **state)
@@ -833,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_nightly__bad_template_exits_2_and_writes_nothing),
 		cmocka_unit_test(test_nightly__lock_held_past_its_limit_says_the_holder_looks_hung),
 		cmocka_unit_test(test_nightly__prune_keeps_the_newest_documents),
+		cmocka_unit_test(test_nightly__prune_goes_by_commit_time_and_keeps_tonight),
 		cmocka_unit_test(test_nightly__sweep_removes_only_dead_writers_temps),
 		cmocka_unit_test(test_nightly__lock_is_exclusive_until_released),
 		cmocka_unit_test(test_nightly__conf_loader_is_strict),

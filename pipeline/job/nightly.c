@@ -52,12 +52,8 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
 
 /* ---------------------------------------------------------------- retention */
 
-static int doc_entry(const struct dirent *e)
-{
-	return !fsx_is_temp_name(e->d_name) && record_run_id_valid(e->d_name);
-}
-
-/* Moves dir/name out of sight under a temporary name, then removes it. */
+/* Moves dir/name out of sight under a temporary name, then removes it (no
+ * link followed: fsx.h). */
 static int remove_documents(const char *dir, const char *name)
 {
 	char *from = fsx_join(dir, name), *to = NULL;
@@ -68,34 +64,38 @@ static int remove_documents(const char *dir, const char *name)
 		return err_nomem();
 	}
 	fsx_rm_rf(to);
-	if (rename(from, to) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot remove: %s", from, strerror(errno));
-	else
+	if ((rc = fsx_rename(from, to, FSX_NOREPLACE)) == 0)
 		rc = fsx_rm_rf(to);
 	free(from);
 	free(to);
 	return rc;
 }
 
-int nightly_prune_documents(const char *reports_dir, int keep, int *removed)
+int nightly_prune_documents(const char *reports_dir, const char *runs_dir, const char *tonight,
+			    int keep, int *removed)
 {
-	struct dirent **list = NULL;
-	int n = scandir(reports_dir, &list, doc_entry, alphasort), rc = 0, gone = 0;
+	struct report_doc *docs;
+	size_t n, i, kept = 0;
+	int rc = report_documents(reports_dir, runs_dir, &docs, &n), gone = 0;
 
 	if (removed)
 		*removed = 0;
-	if (n < 0)
-		return errno == ENOENT ? 0
-				       : err_set(DDT_EIO, "%s: cannot read folder: %s", reports_dir,
-						 strerror(errno));
-	for (int i = 0; i < n; i++) {
-		if (i < n - keep && !rc) {
-			rc = remove_documents(reports_dir, list[i]->d_name);
-			gone += rc == 0;
-		}
-		free(list[i]);
+	if (rc)
+		return rc;
+	/* tonight's documents are the newest, whatever its clock says */
+	for (i = 0; tonight && i < n; i++)
+		if (!strcmp(docs[i].id, tonight))
+			kept = 1;
+	size_t room = (size_t)keep > kept ? (size_t)keep - kept : 0;
+	size_t drop = n - kept > room ? n - kept - room : 0;
+	for (i = 0; !rc && drop && i < n; i++) {
+		if (tonight && !strcmp(docs[i].id, tonight))
+			continue;
+		rc = remove_documents(reports_dir, docs[i].id); /* the oldest first */
+		gone += rc == 0;
+		drop--;
 	}
-	free(list);
+	free(docs);
 	if (removed)
 		*removed = gone;
 	return rc;
@@ -563,7 +563,8 @@ static void stage_retention(struct night *n)
 	int removed = 0, rc;
 
 	stage_begin(n, ST_RETENTION);
-	rc = nightly_prune_documents(n->paths.reports, n->nconf.keep_documents_runs, &removed);
+	rc = nightly_prune_documents(n->paths.reports, n->paths.runs, n->rec.run_id,
+				     n->nconf.keep_documents_runs, &removed);
 	stage_end(n, ST_RETENTION, rc, "documents of the newest %d runs kept, %d removed",
 		  n->nconf.keep_documents_runs, removed);
 }

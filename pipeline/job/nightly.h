@@ -19,12 +19,16 @@ struct nightly_conf {
 int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag);
 
 /* Removes the document folders reports_dir/<run-id>/ of all but the `keep`
- * newest runs (run records are never touched). Each folder is first renamed
- * to a temporary name, so a kill leaves a temporary name for the next sweep,
- * never a partial document folder. *removed (may be NULL) receives how many
- * went. Returns 0 or DDT_EIO (reports_dir unreadable or a folder that cannot
- * be removed); a missing reports_dir is nothing to do. */
-int nightly_prune_documents(const char *reports_dir, int keep, int *removed);
+ * newest runs by the time they were committed (report_documents: their run
+ * folders' times in runs_dir, not their names), and never tonight's (run id
+ * `tonight`, may be NULL), which counts as the newest. Run records are never
+ * touched. Each folder is first renamed to a temporary name, so a kill
+ * leaves a temporary name for the next sweep, never a partial document
+ * folder; nothing is reached through a link (fsx.h). *removed (may be NULL)
+ * receives how many went. Returns 0 or DDT_EIO (reports_dir unreadable or a
+ * folder that cannot be removed); a missing reports_dir is nothing to do. */
+int nightly_prune_documents(const char *reports_dir, const char *runs_dir, const char *tonight,
+			    int keep, int *removed);
 
 /* What the night is asked for. */
 struct nightly_opts {

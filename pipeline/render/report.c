@@ -25,34 +25,6 @@
 
 /* ---------------------------------------------------------------- output */
 
-/* fsyncs a file or folder. */
-static int fsync_path(const char *path)
-{
-	int fd = open(path, O_RDONLY), rc = 0;
-	if (fd < 0 || fsync(fd) != 0)
-		rc = err_set(DDT_EIO, "%s: fsync failed: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
-/* The spreadsheet under a temporary name, synced, then renamed into place
- * (libxlsxwriter writes by file name, not through a FILE). */
-static int write_xlsx(const struct report_data *d, const char *dir)
-{
-	char *tmp = fsx_join(dir, ".report.xlsx.tmp"), *fin = fsx_join(dir, "report.xlsx");
-	int rc = 0;
-	if (!tmp || !fin)
-		rc = err_nomem();
-	else if ((rc = xlsx_write_report(d, tmp)) != 0 || (rc = fsync_path(tmp)) != 0)
-		unlink(tmp);
-	else if (rename(tmp, fin) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot rename into place: %s", fin, strerror(errno));
-	free(tmp);
-	free(fin);
-	return rc;
-}
-
 static int write_summary(const struct report_data *d, const char *dir)
 {
 	char *path = fsx_join(dir, "summary.txt");
@@ -86,7 +58,7 @@ static int write_charts(const struct report_data *d, const char *charts)
 					     d->spec.png_scale, chart_report_draw, &arg);
 		free(path);
 	}
-	return rc ? rc : fsync_path(charts);
+	return rc ? rc : fsx_fsync_path(charts);
 }
 
 /* Puts tmp_dir in place of final_dir, which exists: the two are exchanged in
@@ -94,64 +66,120 @@ static int write_charts(const struct report_data *d, const char *charts)
  * old ones (now at tmp_dir) are then removed. */
 static int replace_dir(const char *tmp_dir, const char *final_dir)
 {
-	char *copy = strdup(final_dir);
-	int rc = fsync_path(tmp_dir);
-
-	if (!copy)
-		return err_nomem();
-	if (!rc && renameat2(AT_FDCWD, tmp_dir, AT_FDCWD, final_dir, RENAME_EXCHANGE) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot replace: %s", final_dir, strerror(errno));
+	int rc = fsx_fsync_path(tmp_dir);
 	if (!rc)
-		rc = fsync_path(dirname(copy));
-	free(copy);
+		rc = fsx_rename(tmp_dir, final_dir, FSX_EXCHANGE);
 	if (!rc)
 		fsx_rm_rf(tmp_dir);
 	return rc;
 }
 
-/* True for a folder name that is a rendered run. */
-static int is_run_dir(const struct dirent *e)
+/* ---------------------------------------------------------------- order */
+
+/* When run id was committed: the modification time of its run folder (the
+ * last file written as it was renamed into place, stamped by the file
+ * system that holds runs/, whatever the run id says), in runs_dir or its
+ * .fleet/; else the documents folder's own. */
+static struct timespec committed_at(int runs_fd, int reports_fd, const char *id)
 {
-	return !fsx_is_temp_name(e->d_name) && record_run_id_valid(e->d_name);
+	static const char *const where[] = {"", ".fleet/"};
+	char p[128];
+	struct stat st;
+
+	for (size_t i = 0; runs_fd >= 0 && i < sizeof where / sizeof *where; i++) {
+		snprintf(p, sizeof p, "%s%s", where[i], id);
+		if (fstatat(runs_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+			return st.st_mtim;
+	}
+	if (fstatat(reports_fd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return st.st_mtim;
+	return (struct timespec){0, 0};
 }
 
-/* The newest run id among dir's folders into id ("" when none). */
-static int newest_run(const char *dir, char *id, size_t len)
+static int cmp_doc(const void *a, const void *b)
 {
-	struct dirent **list;
-	int n = scandir(dir, &list, is_run_dir, alphasort);
-	id[0] = '\0';
-	if (n < 0)
-		return err_set(DDT_EIO, "%s: cannot read folder: %s", dir, strerror(errno));
-	if (n > 0 && strlen(list[n - 1]->d_name) < len)
-		memcpy(id, list[n - 1]->d_name, strlen(list[n - 1]->d_name) + 1);
-	for (int i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
+	const struct report_doc *x = a, *y = b;
+	if (x->committed.tv_sec != y->committed.tv_sec)
+		return x->committed.tv_sec < y->committed.tv_sec ? -1 : 1;
+	if (x->committed.tv_nsec != y->committed.tv_nsec)
+		return x->committed.tv_nsec < y->committed.tv_nsec ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* Appends entry name of reports_fd to *docs when it is a rendered run. */
+static int doc_add(struct report_doc **docs, size_t *n, size_t *cap, int runs_fd, int reports_fd,
+		   const char *name)
+{
+	struct stat st;
+	if (fsx_is_temp_name(name) || !record_run_id_valid(name) ||
+	    strlen(name) >= sizeof (*docs)->id ||
+	    fstatat(reports_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct report_doc *p = realloc(*docs, ncap * sizeof *p);
+		if (!p)
+			return err_nomem();
+		*docs = p;
+		*cap = ncap;
+	}
+	struct report_doc *d = &(*docs)[(*n)++];
+	snprintf(d->id, sizeof d->id, "%s", name);
+	d->committed = committed_at(runs_fd, reports_fd, name);
 	return 0;
 }
 
-/* Points reports_dir/latest at the newest rendered run: a new link under a
- * temporary name renamed over the old one. */
-static int point_latest(const char *reports_dir)
+int report_documents(const char *reports_dir, const char *runs_dir, struct report_doc **docs,
+		     size_t *n)
 {
-	char id[96], *link = fsx_join(reports_dir, "latest"), *tmp = NULL;
-	int rc = newest_run(reports_dir, id, sizeof id);
+	int reports_fd = fsx_dir_fd(reports_dir), runs_fd, dup_fd, rc = 0;
+	size_t cap = 0;
+	DIR *d;
+	struct dirent *e;
 
-	if (!link || asprintf(&tmp, "%s/.latest.tmp-%ld", reports_dir, (long)getpid()) < 0) {
-		free(link);
-		return err_nomem();
+	*docs = NULL;
+	*n = 0;
+	if (reports_fd < 0)
+		return errno == ENOENT ? (err_clear(), 0) : DDT_EIO;
+	runs_fd = runs_dir ? fsx_dir_fd(runs_dir) : -1;
+	err_clear(); /* no runs folder: the documents' own times */
+	if ((dup_fd = dup(reports_fd)) < 0 || !(d = fdopendir(dup_fd))) {
+		rc = err_set(DDT_EIO, "%s: cannot read folder: %s", reports_dir, strerror(errno));
+		if (dup_fd >= 0)
+			close(dup_fd);
+	} else {
+		while (!rc && (e = readdir(d)))
+			rc = doc_add(docs, n, &cap, runs_fd, reports_fd, e->d_name);
+		closedir(d);
 	}
-	if (!rc && id[0]) {
-		unlink(tmp);
-		if (symlink(id, tmp) != 0 || rename(tmp, link) != 0) {
-			rc = err_set(DDT_EIO, "%s: cannot point at %s: %s", link, id, strerror(errno));
-			unlink(tmp);
-		} else
-			rc = fsync_path(reports_dir);
+	if (!rc && *n)
+		qsort(*docs, *n, sizeof **docs, cmp_doc);
+	if (rc) {
+		free(*docs);
+		*docs = NULL;
+		*n = 0;
 	}
-	free(tmp);
+	if (runs_fd >= 0)
+		close(runs_fd);
+	close(reports_fd);
+	return rc;
+}
+
+/* Points reports_dir/latest at the newest rendered run (by the time runs
+ * were committed): a new link under a temporary name renamed over the old. */
+static int point_latest(const char *reports_dir, const char *runs_dir)
+{
+	struct report_doc *docs;
+	size_t n;
+	char *link = NULL;
+	int rc = report_documents(reports_dir, runs_dir, &docs, &n);
+
+	if (!rc && n && !(link = fsx_join(reports_dir, "latest")))
+		rc = err_nomem();
+	else if (!rc && n)
+		rc = fsx_symlink(docs[n - 1].id, link);
 	free(link);
+	free(docs);
 	return rc;
 }
 
@@ -162,19 +190,40 @@ static int point_latest(const char *reports_dir)
  * PDF moved the PDF's line breaks (a re-render differed 1 time in 60). */
 static int render_into(const struct report_data *d, const char *dir)
 {
-	char *pdf = fsx_join(dir, "report.pdf"), *charts = fsx_join(dir, "charts");
+	char *pdf = fsx_join(dir, "report.pdf"), *xlsx = fsx_join(dir, "report.xlsx"),
+	     *charts = fsx_join(dir, "charts");
 	int rc = 0;
 
-	if (!pdf || !charts)
+	if (!pdf || !xlsx || !charts)
 		rc = err_nomem();
-	else if (mkdir(charts, 0777) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot create folder: %s", charts, strerror(errno));
-	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = write_xlsx(d, dir)) == 0 &&
+	else
+		rc = fsx_mkdir_p(charts);
+	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = xlsx_write_report(d, xlsx)) == 0 &&
 	    (rc = write_summary(d, dir)) == 0)
 		rc = write_charts(d, charts);
 	free(pdf);
+	free(xlsx);
 	free(charts);
 	return rc;
+}
+
+/* Puts the rendered tmp in place of final: a folder there is exchanged,
+ * nothing there is a commit, anything else (a link someone made) is an
+ * error naming it. */
+static int put_in_place(const char *tmp, const char *final)
+{
+	switch (fsx_kind(final)) {
+	case FSX_DIR:
+		return replace_dir(tmp, final);
+	case FSX_NONE:
+		return fsx_dir_commit(tmp, final);
+	case FSX_LINK:
+		return err_set(DDT_EIO, "%s: a symbolic link where ddt keeps its documents: not "
+					"followed (remove it)",
+			       final);
+	default:
+		return err_set(DDT_EIO, "%s: not a folder: remove it", final);
+	}
 }
 
 int report_render(const struct report_ctx *ctx, const char *reports_dir, const char *run_id)
@@ -209,11 +258,10 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 		fsx_rm_rf(tmp);
 		goto done;
 	}
-	rc = fsx_exists(final) ? replace_dir(tmp, final) : fsx_dir_commit(tmp, final);
-	if (rc)
+	if ((rc = put_in_place(tmp, final)) != 0)
 		fsx_rm_rf(tmp);
 	else
-		rc = point_latest(reports_dir);
+		rc = point_latest(reports_dir, ctx->runs_dir);
 	if (!rc && !ctx->quiet)
 		printf("ddt report: %s/{report.pdf, report.xlsx, summary.txt, charts/}\n", final);
 done:
@@ -319,24 +367,38 @@ int report_stash_inputs(const char *run_dir, const char *calibration, const char
 
 /* ---------------------------------------------------------------- stored runs */
 
+/* True for a folder name that is a stored run. */
+static int is_run_dir(const struct dirent *e)
+{
+	return !fsx_is_temp_name(e->d_name) && record_run_id_valid(e->d_name);
+}
+
 int report_newest_run(const char *runs_dir, char *id, size_t len)
 {
 	struct dirent **list;
+	struct timespec best = {0, 0};
 	int n = scandir(runs_dir, &list, is_run_dir, alphasort);
+
 	id[0] = '\0';
 	if (n < 0)
 		return err_set(DDT_ENOTFOUND, "%s: cannot read folder: %s", runs_dir,
 			       strerror(errno));
-	for (int i = n - 1; i >= 0 && !id[0]; i--) {
-		char *p = NULL;
+	/* the newest committed (its folder's time), not the newest name */
+	for (int i = 0; i < n; i++) {
+		char *dir = fsx_join(runs_dir, list[i]->d_name), *rec = NULL;
+		struct stat st;
 		size_t nl = strlen(list[i]->d_name);
-		if (nl < len && asprintf(&p, "%s/%s/run.yaml", runs_dir, list[i]->d_name) >= 0 &&
-		    fsx_exists(p))
+		if (dir && (rec = fsx_join(dir, "run.yaml")) && nl < len && fsx_exists(rec) &&
+		    lstat(dir, &st) == 0 &&
+		    (st.st_mtim.tv_sec > best.tv_sec ||
+		     (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec >= best.tv_nsec))) {
+			best = st.st_mtim;
 			memcpy(id, list[i]->d_name, nl + 1);
-		free(p);
-	}
-	for (int i = 0; i < n; i++)
+		}
+		free(rec);
+		free(dir);
 		free(list[i]);
+	}
 	free(list);
 	return id[0] ? 0 : err_set(DDT_ENOTFOUND, "no runs in %s", runs_dir);
 }

@@ -4,6 +4,7 @@
 #define DDT_REPORT_H
 
 #include <stddef.h>
+#include <time.h>
 
 
 /* What report_render reads from the run folder runs/<run-id>/:
@@ -42,6 +43,24 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
  * with the one it extends into run_dir/template/. Returns 0 or DDT_EIO /
  * DDT_ENOMEM / DDT_EINPUT (the template names a parent that is missing). */
 int report_stash_inputs(const char *run_dir, const char *calibration, const char *template_path);
+
+/* A rendered run's documents folder and when the run was committed. */
+struct report_doc {
+	char id[96];
+	struct timespec committed; /* its run folder's modification time (the
+				    * time it was committed, stamped by the file
+				    * system); the documents folder's own when
+				    * the run folder is gone */
+};
+
+/* The documents folders of reports_dir (rendered runs; temporary names
+ * skipped), oldest first by the time their runs were committed in runs_dir
+ * (or runs_dir/.fleet), ties by id: not by name, so a run whose id is in
+ * the past (a clock that went back) still counts as the newest it is. *docs
+ * is malloc'd. A missing reports_dir has none. Returns 0, DDT_EIO or
+ * DDT_ENOMEM. */
+int report_documents(const char *reports_dir, const char *runs_dir, struct report_doc **docs,
+		     size_t *n);
 
 /* The newest run id under runs_dir that holds a run.yaml into id (len
  * bytes). Returns 0, or DDT_ENOTFOUND when there is none or the folder
