@@ -89,6 +89,24 @@ static void test_cli__estimate_adhoc_and_set(void **state)
 	free(out);
 }
 
+/* The table marks an overridden input with the value it replaced and lists
+ * every --set in order. */
+static void test_cli__table_labels_overrides(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(ddt(&out, "estimate --scenario seed-b8-native --samples 200 "
+				   "--set anchors.sglang_b8.tok_s=290 --set law.attn_lmhead=0.2"),
+			 0);
+	assert_non_null(strstr(out, "\n  anchors.sglang_b8.step_ms                         15.17  "
+				    "overridden (was 14.52)     set on the command line; before: "));
+	assert_non_null(strstr(out, "\n  law.attn_lmhead                                     0.2  "
+				    "overridden (was "));
+	assert_non_null(strstr(out, "\noverrides (--set, in the order given)\n"
+				    "  anchors.sglang_b8.tok_s=290  (was 303)\n  law.attn_lmhead=0.2\n"));
+	free(out);
+}
+
 static void test_cli__usage_errors_exit_2_with_one_line(void **state)
 {
 	(void)state;
@@ -393,9 +411,22 @@ static void tmp_path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/ddt-test-cli-%d-%s", t && *t ? t : "/tmp", (int)getpid(), name);
 }
 
+/* Writes a recorded estimate to a temporary file named name (its path into
+ * path) and checks that --replay of it prints the same bytes. */
+static void assert_replays(const char *record, const char *name, char *path, size_t len)
+{
+	char cmd[4200], *again;
+	tmp_path(path, len, name);
+	assert_int_equal(fsx_write_all(path, record, strlen(record)), 0);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
+	assert_int_equal(ddt(&again, cmd), 0);
+	assert_string_equal(again, record);
+	free(again);
+}
+
 /* --grid and --sensitivity survive --format csv and yaml, each section with
  * its own header; both record the calibration hash and every override; and
- * --replay of the YAML makes the same bytes again. */
+ * --replay of either makes the same bytes again. */
 static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 {
 	(void)state;
@@ -410,18 +441,28 @@ static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 	assert_non_null(strstr(csv, "\ngb300,1,"));
 	assert_non_null(strstr(csv, "\ncalibration_hash,fnv1a64:"));
 	assert_non_null(strstr(csv, "\n\noverride,value,was\nnative_cut,0.3,0.4\nlaw.draft,0.1,\n"));
+	/* what the table prints besides: notes, the fit, the backtest, the inputs */
+	assert_non_null(strstr(csv, "\n\nnote\n\"weighting: "));
+	assert_non_null(strstr(csv, "\n\nfit_param,value,se,held,unit\n"));
+	assert_non_null(strstr(csv, "\n\nbacktest,measured_ms,predicted_ms,"));
+	assert_non_null(strstr(csv, "\n\ninput,value,basis,was,source\n"));
+	assert_non_null(strstr(csv, "\nnative_cut,0.3,overridden,0.4,"));
+	assert_non_null(strstr(csv, "\nallreduce.b300.step_ms_at_m9,0.5,overridden,0.768"));
+	assert_replays(csv, "replay.csv", path, sizeof path);
+	unlink(path);
 	snprintf(cmd, sizeof cmd, "%s --format yaml", args);
 	assert_int_equal(ddt(&yaml, cmd), 0);
 	assert_non_null(strstr(yaml, "\ntornado:\n"));
 	assert_non_null(strstr(yaml, "\ngrid:\n"));
 	assert_non_null(strstr(yaml, "  calibration_hash: \"fnv1a64:"));
 	assert_non_null(strstr(yaml, "  - {key: native_cut, value: \"0.3\", was: \"0.4\"}\n"));
-	tmp_path(path, sizeof path, "replay.yaml");
-	assert_int_equal(fsx_write_all(path, yaml, strlen(yaml)), 0);
+	assert_non_null(strstr(yaml, "\nweighting: "));
+	assert_non_null(strstr(yaml, "\nfit:\n"));
+	assert_non_null(strstr(yaml, "\nbacktest:\n"));
+	assert_non_null(strstr(yaml, "\ninputs:\n"));
+	assert_non_null(strstr(yaml, "  - {name: law.draft, value: 0.1, prov: overridden, was: "));
+	assert_replays(yaml, "replay.yaml", path, sizeof path);
 	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
-	assert_int_equal(ddt(&again, cmd), 0);
-	assert_string_equal(again, yaml);
-	free(again);
 	/* a changed input: refused, naming it */
 	char *hacked = strstr(yaml, "calibration_hash: \"fnv1a64:") + 27;
 	*hacked = *hacked == '0' ? '1' : '0';
@@ -444,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_cli__estimate_adhoc_and_set),
 		cmocka_unit_test(test_cli__usage_errors_exit_2_with_one_line),
 		cmocka_unit_test(test_cli__readme_estimate_example_matches_the_output),
+		cmocka_unit_test(test_cli__table_labels_overrides),
 		cmocka_unit_test(test_cli__csv_and_yaml_carry_grid_tornado_and_replay),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
 		cmocka_unit_test(test_cli__moe_reference_csv),

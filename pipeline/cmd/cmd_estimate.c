@@ -2,6 +2,7 @@
 #include "cmd.h"
 
 #include "calib.h"
+#include "csv.h"
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
@@ -76,10 +77,11 @@ static const struct cli_opt estimate_opts[] = {
 		       "the calibration's hash, the arguments and every\n"
 		       "override"),
 	CLI_OPT_STR(A, replay, 0, "replay", "FILE",
-		    "make again the estimate a --format yaml output\n"
-		    "records (the same calibration, template and\n"
-		    "arguments; refused when a file changed since);\n"
-		    "printed as yaml unless --format says otherwise"),
+		    "make again the estimate a --format yaml or csv\n"
+		    "output records (the same calibration, template\n"
+		    "and arguments; refused when a file changed since),\n"
+		    "in the record's format unless --format says\n"
+		    "otherwise"),
 	CLI_OPT_FLAG(A, keys, 0, "keys",
 		     "list every KEY --set takes, with its value, and exit"),
 	CLI_OPT_PATHS(A, paths),
@@ -386,21 +388,70 @@ static int keys_print(const struct estimate_args *a)
 
 /* A recorded estimate: its YAML, what it was made from, its arguments. */
 struct replay {
-	struct ydoc *doc;
+	struct ydoc *doc;             /* a YAML record's */
+	char *text;                   /* a CSV record's (its fields point into it) */
+	const char *format;           /* the record's: "yaml" or "csv" */
 	const char *calibration, *calibration_hash, *template_path, *template_hash;
 	const char *moe_reference_hash;
 	int argc;
 	char *argv[2 * (2 * CLI_LIST_MAX + 16) + 1];
 };
 
-/* Reads made_from of a --format yaml output. Returns 0 or the exit status,
- * the error printed as file:line:column. */
+/* Reads the made_from section of a --format csv output (its fields point
+ * into r->text). Returns 0 or the exit status, the error printed as
+ * file:line. */
+static int replay_read_csv(struct replay *r, const char *path)
+{
+	const char **slot[] = {&r->calibration, &r->calibration_hash, &r->template_path,
+			       &r->template_hash, &r->moe_reference_hash};
+	static const char *const names[] = {"calibration", "calibration_hash", "template",
+					    "template_hash", "moe_reference_hash"};
+	char *line = strstr(r->text, "\n\nmade_from,value\n"), *f[3];
+	int ln = 1;
+	r->format = "csv";
+	if (!line)
+		return cli_usage_error("estimate", "--replay %s: no made_from section (written by "
+				       "ddt estimate --format csv?)", path);
+	for (char *c = r->text; c < line; c++)
+		ln += *c == '\n';
+	line += strlen("\n\nmade_from,value\n");
+	ln += 3;
+	r->argv[r->argc++] = "estimate";
+	for (char *next; *line && *line != '\n'; line = next, ln++) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (csv_split(line, f, 3) != 2)
+			return cli_usage_error("estimate", "--replay %s:%d: expected KEY,VALUE", path, ln);
+		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+			if (!strcmp(f[0], names[i]))
+				*slot[i] = f[1];
+		if (!strcmp(f[0], "arg") && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1)
+			r->argv[r->argc++] = f[1];
+	}
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!*slot[i])
+			return cli_usage_error("estimate", "--replay %s: made_from has no %s", path,
+					       names[i]);
+	return 0;
+}
+
+/* Reads made_from of a --format yaml or csv output. Returns 0 or the exit
+ * status, the error printed as file:line:column. */
 static int replay_read(struct replay *r, const char *path)
 {
 	struct ydiag diag = {0};
 	struct ydoc_node *mf = NULL, *args = NULL;
 	struct yctx c = {path, &diag};
-	int rc = ydoc_load_file(&r->doc, path, &diag);
+	size_t len;
+	int rc = fsx_read_all(path, 64u << 20, &r->text, &len);
+
+	if (rc)
+		return cli_fail("estimate", rc);
+	if (!strncmp(r->text, "scenario,", 9))
+		return replay_read_csv(r, path);
+	r->format = "yaml";
+	rc = ydoc_load_buf(&r->doc, path, r->text, len, &diag);
 
 	if (!rc && !yget_node(&c, r->doc->root, "made_from", YDOC_MAP, Y_REQUIRED, &mf) && mf) {
 		yget_str(&c, mf, "calibration", Y_REQUIRED, &r->calibration);
@@ -443,13 +494,13 @@ static int replay_args(struct estimate_args *a, struct replay *r)
 	if ((status = replay_read(r, path)) != 0)
 		return status;
 	memset(a, 0, sizeof *a);
-	*a = (struct estimate_args){.format = "yaml", .seed = -1, .budget = -1};
+	*a = (struct estimate_args){.seed = -1, .budget = -1};
 	paths_init(&a->paths, "default");
 	if ((status = cli_parse(&cmd_estimate_spec, a, r->argc, r->argv, &first)) >= 0)
 		return status ? status : 2;
 	snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s", r->calibration);
 	snprintf(a->paths.template_path, sizeof a->paths.template_path, "%s", r->template_path);
-	a->format = format ? format : "yaml";
+	a->format = format ? format : r->format;
 	a->replay = path;
 	return -1;
 }
@@ -497,5 +548,6 @@ int cmd_estimate(int argc, char **argv)
 	inputs_free(&in);
 done:
 	ydoc_free(r.doc);
+	free(r.text);
 	return status;
 }

@@ -99,16 +99,27 @@ static const struct project_row *band_of(const struct projection *p, size_t i)
 
 static void csv_sections(const struct projection *p, const struct estimate_source *src, FILE *fp);
 
+/* v in fmt, or "" when it is not a number (an empty CSV field). */
+static const char *num_text(char *buf, double v, const char *fmt)
+{
+	buf[0] = '\0';
+	if (isfinite(v))
+		snprintf(buf, 32, fmt, v);
+	return buf;
+}
+
 void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			const struct estimate_source *src, FILE *fp)
 {
 	fprintf(fp, ESTIMATE_CSV_HEADER ",attn_lmhead_ms,draft_ms,tree_ms,overhead_ms,runnable"
 					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
 					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
-					"moe_ms_p95,estimator\n");
+					"moe_ms_p95,estimator,other_tok_s,other_pctile,"
+					"central_tok_s,central_step_ms,xfer_cover_pct,xfer_err_pct\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
+		char n[4][32];
 		csv_field(fp, r->sc.name);
 		fputc(',', fp);
 		csv_field(fp, r->target->id);
@@ -128,7 +139,15 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			fprintf(fp, ",%.4f,%.4f,%.4f", b->moe_band.p5, b->moe_band.p50, b->moe_band.p95);
 		else
 			fputs(",,,", fp);
-		fprintf(fp, ",%s\n", estimator_name(r->sc.estimator));
+		fprintf(fp, ",%s", estimator_name(r->sc.estimator));
+		if (b)
+			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%s\n", b->other_tok_s, b->other_pctile,
+				num_text(n[0], b->central_tok_s, "%.2f"),
+				num_text(n[1], b->central_step_ms, "%.4f"),
+				num_text(n[2], b->xfer_cover_pct, "%.1f"),
+				num_text(n[3], b->xfer_err_pct, "%.2f"));
+		else
+			fputs(",,,,,,\n", fp);
 	}
 	csv_sections(p, src, fp);
 }
@@ -177,13 +196,90 @@ static void csv_pair(FILE *fp, const char *a, const char *b)
 	fputc('\n', fp);
 }
 
-/* The sections after the rows: tornado, grid, where it came from, overrides. */
+/* The notes the table prints under the rows and the fit: weighting, lean,
+ * caveats, the MoE curve. */
+static void csv_notes(const struct projection *p, FILE *fp)
+{
+	const struct project_fit *f = &p->fit;
+	char line[600];
+	fputs("\nnote\n", fp);
+	snprintf(line, sizeof line, "weighting: %s", p->weighting);
+	csv_field(fp, line);
+	snprintf(line, sizeof line, "\nlean: %s", p->lean);
+	csv_field(fp, line + 1);
+	fputc('\n', fp);
+	for (size_t i = 0; i < p->nnotes; i++) {
+		csv_field(fp, p->notes[i]);
+		fputc('\n', fp);
+	}
+	snprintf(line, sizeof line, "MoE curve: %s, points from %s (%s); %s",
+		 moe_curve_name(f->curve), f->gpu, provenance_name(f->source), f->note);
+	csv_field(fp, line);
+	fputc('\n', fp);
+}
+
+/* The MoE curve's parameters and points, and the leave-one-out backtest. */
+static void csv_fit(const struct projection *p, FILE *fp)
+{
+	const struct project_fit *f = &p->fit;
+	char n[2][32];
+	fputs("\nfit_param,value,se,held,unit\n", fp);
+	for (int i = 0; i < f->nparams; i++) {
+		const struct project_param *q = &f->params[i];
+		fprintf(fp, "%s,%.6g,%s,%s,", q->name, q->value, num_text(n[0], q->se, "%.3g"),
+			q->held ? "yes" : "no");
+		csv_field(fp, q->unit);
+		fputc('\n', fp);
+	}
+	fputs("\nfit_m,measured_ms,fit_ms,resid_pct,left_out_ms,left_out_err_pct\n", fp);
+	for (int i = 0; i < f->npoints; i++) {
+		const struct project_fit_point *q = &f->points[i];
+		fprintf(fp, "%g,%.4f,%.4f,%.3f,%s,%s\n", q->m, q->step_ms, q->fit_ms, q->resid_pct,
+			num_text(n[0], q->loo_ms, "%.4f"), num_text(n[1], q->loo_pct, "%.2f"));
+	}
+	fputs("\nbacktest,measured_ms,predicted_ms,err_pct,band_scenario,band_lo_pct,band_hi_pct,"
+	      "note\n", fp);
+	for (size_t i = 0; i < p->nbacktest; i++) {
+		const struct project_backtest *b = &p->backtest[i];
+		csv_field(fp, b->what);
+		fprintf(fp, ",%.4f,%s,%s,", b->measured, num_text(n[0], b->predicted, "%.4f"),
+			num_text(n[1], b->err_pct, "%.2f"));
+		csv_field(fp, b->band_scenario);
+		fprintf(fp, ",%.2f,%.2f,", b->band_lo_pct, b->band_hi_pct);
+		csv_field(fp, b->note);
+		fputc('\n', fp);
+	}
+}
+
+/* The inputs under their --set keys, as the table lists them. */
+static void csv_inputs(const struct projection *p, FILE *fp)
+{
+	char n[32];
+	fputs("\ninput,value,basis,was,source\n", fp);
+	for (size_t i = 0; i < p->ninputs; i++) {
+		const struct project_input *in = &p->inputs[i];
+		csv_field(fp, in->name);
+		fprintf(fp, ",%.6g,%s,%s,", in->value, provenance_name(in->prov),
+			in->prov == PROV_OVERRIDE ? num_text(n, in->was, "%.6g") : "");
+		csv_field(fp, in->source);
+		fputc('\n', fp);
+	}
+}
+
+/* The sections after the rows: what the table form shows besides them
+ * (tornado, grid, notes, fit and backtest, inputs), then where the estimate
+ * came from and its overrides. */
 static void csv_sections(const struct projection *p, const struct estimate_source *src, FILE *fp)
 {
 	if (p && p->ntornado)
 		csv_tornado(p, fp);
 	if (p && p->has_grid)
 		csv_grid(&p->grid, fp);
+	if (p) {
+		csv_notes(p, fp);
+		csv_fit(p, fp);
+		csv_inputs(p, fp);
+	}
 	if (!src)
 		return;
 	fputs("\nmade_from,value\n", fp);
@@ -252,6 +348,8 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 	yout_map(&y);
 	if (src)
 		yaml_source(&y, src);
+	if (p)
+		project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
 	yout_key(&y, "estimates");
 	yout_seq(&y);
 	for (size_t i = 0; i < e->n; i++) {
@@ -283,6 +381,12 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 				yout_kv_num(&y, "accept_lo", b->accept_lo);
 				yout_kv_num(&y, "accept_hi", b->accept_hi);
 			}
+			yout_kv_num(&y, "other_tok_s", b->other_tok_s);
+			yout_kv_num(&y, "other_pctile", b->other_pctile);
+			yout_kv_num(&y, "central_tok_s", b->central_tok_s);
+			yout_kv_num(&y, "central_step_ms", b->central_step_ms);
+			yout_kv_num(&y, "xfer_cover_pct", b->xfer_cover_pct);
+			yout_kv_num(&y, "xfer_err_pct", b->xfer_err_pct);
 		}
 		yout_key(&y, "runnable");
 		yout_bool(&y, r->runnable);
@@ -290,10 +394,10 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 		yout_end(&y);
 	}
 	yout_end(&y);
-	if (p && p->ntornado)
-		project_emit_tornado(&y, p);
-	if (p && p->has_grid)
-		project_emit_grid(&y, &p->grid);
+	if (p)
+		project_emit_sections(&y, p, (p->ntornado ? PROJECT_TEXT_TORNADO : 0) |
+						      PROJECT_TEXT_GRID | PROJECT_TEXT_FIT |
+						      PROJECT_TEXT_INPUTS);
 	yout_end(&y);
 }
 
@@ -328,8 +432,9 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 		 m->share[k - 1], c->sglang_b8.gpu);
 }
 
-/* The model's inputs under the keys --set takes, as every document lists them. */
-static void write_inputs(const struct projection *p, FILE *fp)
+/* The model's inputs under the keys --set takes, as every document lists
+ * them, then every --set in the order given. */
+static void write_inputs(const struct projection *p, const struct calib *c, FILE *fp)
 {
 	fprintf(fp, "inputs (each one a --set KEY)\n");
 	fprintf(fp, "  %-44s %10s  %-26s %s\n", "key", "value", "basis", "source");
@@ -339,6 +444,12 @@ static void write_inputs(const struct projection *p, FILE *fp)
 		project_input_basis(in, basis, sizeof basis);
 		fprintf(fp, "  %-44s %10.4g  %-26s %s\n", in->name, in->value, basis, in->source);
 	}
+	if (c->nsets)
+		fprintf(fp, "\noverrides (--set, in the order given)\n");
+	for (int i = 0; i < c->nsets; i++)
+		fprintf(fp, "  %s=%s%s%s%s\n", c->sets[i].key, c->sets[i].value,
+			c->sets[i].was[0] ? "  (was " : "", c->sets[i].was,
+			c->sets[i].was[0] ? ")" : "");
 }
 
 void estimate_write_table(const struct estimate *e, const struct model *m,
@@ -368,5 +479,5 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 			fprintf(fp, "  %-12g %9.1f\n", e->rows[j].accept, e->rows[j].out.tok_s);
 	}
 	fputc('\n', fp);
-	write_inputs(p, fp);
+	write_inputs(p, m->cal, fp);
 }

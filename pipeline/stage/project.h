@@ -298,9 +298,11 @@ void project_emit_xback(const struct projection *p, FILE *fp);
 int project_write(const struct projection *p, const char *path);
 /* Writes p as YAML to fp (no atomicity). */
 void project_emit(const struct projection *p, FILE *fp);
-/* Its tornado and grid sections alone, into an open mapping of y. */
-void project_emit_tornado(struct yout *y, const struct projection *p);
-void project_emit_grid(struct yout *y, const struct project_grid *g);
+/* Some of its sections alone, into an open mapping of y: parts of
+ * PROJECT_TEXT_* (BANDS: draws, seed, curve, weighting, lean and notes;
+ * TORNADO; GRID, when p has one; FIT: the MoE curve's fit and the backtest;
+ * XBACK; INPUTS). */
+void project_emit_sections(struct yout *y, const struct projection *p, unsigned parts);
 
 /* Reads a projection.yaml written by project_write; problems go to diag as
  * file:line:col. p is zeroed first; free with project_free even on error. */
@@ -325,7 +327,8 @@ enum {
 	PROJECT_TEXT_GRID = 1 << 2,
 	PROJECT_TEXT_FIT = 1 << 3,
 	PROJECT_TEXT_XBACK = 1 << 4,
-	PROJECT_TEXT_ALL = 0x1f
+	PROJECT_TEXT_INPUTS = 1 << 5, /* YAML only (ddt estimate's table lists them) */
+	PROJECT_TEXT_ALL = 0x3f
 };
 void project_write_text(const struct projection *p, unsigned parts, FILE *fp);
 

@@ -76,7 +76,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
-void project_emit_tornado(struct yout *y, const struct projection *p)
+static void tornado_out(struct yout *y, const struct projection *p)
 {
 	yout_key(y, "tornado");
 	yout_seq(y);
@@ -115,7 +115,7 @@ static void int_list_out(struct yout *y, const char *key, const int *v, int n)
 	yout_end(y);
 }
 
-void project_emit_grid(struct yout *y, const struct project_grid *g)
+static void grid_out(struct yout *y, const struct project_grid *g)
 {
 	yout_key(y, "grid");
 	yout_map(y);
@@ -291,6 +291,39 @@ static void inputs_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
+void project_emit_sections(struct yout *y, const struct projection *p, unsigned parts)
+{
+	if (parts & PROJECT_TEXT_BANDS) {
+		yout_kv_int(y, "samples", p->samples);
+		yout_kv_int(y, "seed", (long long)p->seed);
+		yout_kv_str(y, "curve", moe_curve_name(p->curve));
+		kv_bool(y, "recalibrated", p->recalibrated);
+		yout_kv_str(y, "measured_on", p->measured_on);
+		yout_kv_str(y, "lean", p->lean);
+		yout_kv_num(y, "ess", p->ess);
+		yout_kv_num(y, "ess_pct", p->ess_pct);
+		kv_bool(y, "conflict", p->conflict);
+		yout_kv_str(y, "weighting", p->weighting);
+		yout_key(y, "notes");
+		yout_seq(y);
+		for (size_t i = 0; i < p->nnotes; i++)
+			yout_str(y, p->notes[i]);
+		yout_end(y);
+	}
+	if (parts & PROJECT_TEXT_TORNADO)
+		tornado_out(y, p);
+	if ((parts & PROJECT_TEXT_GRID) && p->has_grid)
+		grid_out(y, &p->grid);
+	if (parts & PROJECT_TEXT_FIT) {
+		fit_out(y, &p->fit);
+		backtest_out(y, p);
+	}
+	if (parts & PROJECT_TEXT_XBACK)
+		xback_out(y, p);
+	if (parts & PROJECT_TEXT_INPUTS)
+		inputs_out(y, p);
+}
+
 void project_emit(const struct projection *p, FILE *fp)
 {
 	struct yout y;
@@ -300,29 +333,9 @@ void project_emit(const struct projection *p, FILE *fp)
 	yout_kv_str(&y, "run_id", p->run_id);
 	yout_kv_str(&y, "template", p->template_name);
 	yout_kv_str(&y, "calibration", p->calibration);
-	yout_kv_int(&y, "samples", p->samples);
-	yout_kv_int(&y, "seed", (long long)p->seed);
-	yout_kv_str(&y, "curve", moe_curve_name(p->curve));
-	kv_bool(&y, "recalibrated", p->recalibrated);
-	yout_kv_str(&y, "measured_on", p->measured_on);
-	yout_kv_str(&y, "lean", p->lean);
-	yout_kv_num(&y, "ess", p->ess);
-	yout_kv_num(&y, "ess_pct", p->ess_pct);
-	kv_bool(&y, "conflict", p->conflict);
-	yout_kv_str(&y, "weighting", p->weighting);
-	yout_key(&y, "notes");
-	yout_seq(&y);
-	for (size_t i = 0; i < p->nnotes; i++)
-		yout_str(&y, p->notes[i]);
-	yout_end(&y);
+	project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
 	rows_out(&y, p);
-	project_emit_tornado(&y, p);
-	if (p->has_grid)
-		project_emit_grid(&y, &p->grid);
-	fit_out(&y, &p->fit);
-	backtest_out(&y, p);
-	xback_out(&y, p);
-	inputs_out(&y, p);
+	project_emit_sections(&y, p, PROJECT_TEXT_ALL & ~PROJECT_TEXT_BANDS);
 	yout_end(&y);
 }
 
