@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "chart.h"
+#include "chart_report.h"
 #include "report_data.h"
 #include "xlsx.h"
 
@@ -747,6 +748,48 @@ static void test_report__stash_copies_calibration_and_template(void **state)
 			 DDT_EINPUT);
 }
 
+/* One night of one series (op x, params B=8 or B=32) on host into h. */
+static void label_night(struct history *h, const char *id, const char *host, int b)
+{
+	struct run_record r;
+	struct rec_device d = {.kind = "cpu", .name = "Test CPU", .arch = "x86_64", .cores = 4,
+			       .mem_gb = 16, .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
+			       .peak_gbps = NAN, .copy_gbps = NAN};
+	struct rec_row w = {.op = "x", .variant = "cold", .backend = "cpu", .samples = 10,
+			    .status = REC_OK, .median_us = 100};
+	memset(&r, 0, sizeof r);
+	snprintf(r.run_id, sizeof r.run_id, "%s", id);
+	snprintf(r.prov.host, sizeof r.prov.host, "%s", host);
+	assert_int_equal(rec_row_param_set(&w, "B", b), 0);
+	assert_int_equal(record_add_device(&r, &d), 0);
+	assert_int_equal(record_add_row(&r, &w), 0);
+	assert_int_equal(history_add_record(h, &r), 0);
+	record_free(&r);
+}
+
+/* A history chart's series labels: the params that tell them apart; the
+ * host too once the chart holds series of two machines (same CPU name). */
+static void test_report__history_labels_name_the_machine_when_two(void **state)
+{
+	(void)state;
+	struct history h = {0};
+	char buf[128];
+	int idx[] = {0, 1, 2};
+	label_night(&h, "20260101T020000Z-vm", "vm", 8);
+	label_night(&h, "20260102T020000Z-vm", "vm", 32);
+	chart_report_series_label(&h, idx, 2, 0, buf, sizeof buf);
+	assert_string_equal(buf, "B=8");
+	chart_report_series_label(&h, idx, 2, 1, buf, sizeof buf);
+	assert_string_equal(buf, "B=32");
+	label_night(&h, "20260103T020000Z-lab2", "lab2", 8);
+	assert_int_equal(h.n, 3);
+	chart_report_series_label(&h, idx, 3, 0, buf, sizeof buf);
+	assert_string_equal(buf, "B=8 vm");
+	chart_report_series_label(&h, idx, 3, 2, buf, sizeof buf);
+	assert_string_equal(buf, "B=8 lab2");
+	history_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -760,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),
 		cmocka_unit_test(test_report__chart_png_has_its_size_and_ink),
 		cmocka_unit_test(test_report__history_needs_history),
+		cmocka_unit_test(test_report__history_labels_name_the_machine_when_two),
 		cmocka_unit_test(test_report__missing_runs_fail_cleanly),
 		cmocka_unit_test(test_report__template_drops_reorders_and_adds_history),
 		cmocka_unit_test(test_report__template_errors_name_file_line_column),

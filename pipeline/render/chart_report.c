@@ -578,19 +578,25 @@ static void shared_params(const struct history *h, const int *idx, int n, char *
 			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", t);
 }
 
-/* The params of a series without those every shown series shares. */
-static void series_label(const struct history *h, const int *idx, int n, int k, char *buf,
-			 size_t len)
+void chart_report_series_label(const struct history *h, const int *idx, int n, int k,
+			       char *buf, size_t len)
 {
 	char own[256], *save = NULL;
+	const struct hist_key *key = &h->series[idx[k]].key;
 	size_t off = 0;
+	int machines = 1;
 	buf[0] = '\0';
-	snprintf(own, sizeof own, "%s", h->series[idx[k]].key.params);
+	snprintf(own, sizeof own, "%s", key->params);
 	for (char *t = strtok_r(own, ",", &save); t; t = strtok_r(NULL, ",", &save))
 		if ((n < 2 || !param_shared(h, idx, n, t)) && off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", t);
 	if (!buf[0])
-		snprintf(buf, len, "%s", h->series[idx[k]].key.variant);
+		off = (size_t)snprintf(buf, len, "%s", key->variant);
+	for (int j = 0; j < n; j++)
+		machines += strcmp(h->series[idx[j]].key.machine, h->series[idx[0]].key.machine) != 0;
+	if (machines > 1 && off < len) /* the host: "vm:217d975c" -> "vm" */
+		snprintf(buf + off, len - off, " %.*s", (int)strcspn(key->machine, ":"),
+			 key->machine);
 }
 
 static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
@@ -716,7 +722,7 @@ static void draw_history(struct chart *c, const struct report_data *d,
 	}
 	for (int k = 0; k < n; k++) {
 		char label[256];
-		series_label(h, idx, n, k, label, sizeof label);
+		chart_report_series_label(h, idx, n, k, label, sizeof label);
 		history_series(c, &h->series[idx[k]], nruns, day, k % 2, label);
 	}
 	free(day);

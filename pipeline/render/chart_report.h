@@ -14,6 +14,12 @@ struct report_chart {
 /* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
  * history) at w x h points; arg is a struct report_chart. */
 void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
+/* The label of shown series k of a history chart (series idx[0..n) of h):
+ * its params without those every shown series shares (else its variant),
+ * then its host when the shown series come from more than one machine
+ * ("B=8 lab2"). */
+void chart_report_series_label(const struct history *h, const int *idx, int n, int k,
+			       char *buf, size_t len);
 /* True for the section kinds drawn as charts. */
 int report_section_is_chart(enum report_section_kind k);
 /* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */
