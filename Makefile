@@ -92,7 +92,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 .PHONY: all deps FORCE test nightly bench gpu-check clean
 all: $(BUILD)/ddt
 ifeq ($(CUDA),1)
-all test bench nightly: $(CUDA_LIB)
+all test bench nightly install-cron: $(CUDA_LIB)
 endif
 
 # Installs what pkg-config cannot find (apt-get update once first), then says
