@@ -49,9 +49,16 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 OPT ?= -O2 -march=native
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Werror
-# Every layer's folder (issue: one-way layers; check-layers enforces the order).
+# The layers, lowest first (README "Layout"). A layer's objects are built
+# with the -I of its own folder and those below only, so an include that
+# points up fails to build; tests, benchmarks and fuzz targets see every
+# layer. check-layers checks every #include line the same way.
 LAYER_DIRS := lib engine pipeline/record pipeline/stage pipeline/render pipeline/job pipeline/cmd
-CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(LAYER_DIRS))
+LAYER_INC = $(addprefix -I,$(LAYER_DIRS))
+layer_upto = $(addprefix -I,$(wordlist 1,$(1),$(LAYER_DIRS)))
+$(foreach i,1 2 3 4 5 6 7,$(eval $$(BUILD)/$(word $(i),$(LAYER_DIRS))/%.o: private LAYER_INC = $$(call layer_upto,$(i))))
+$(BUILD)/sim/engine/%.o: private LAYER_INC = $(call layer_upto,2)
+CPPFLAGS += -D_GNU_SOURCE $(LAYER_INC)
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
 LDLIBS = $(PKG_LIBS) -lm -pthread
 
@@ -66,7 +73,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 LDLIBS += -ldl
 CUDA_LIB := $(BUILD)/libddt-cuda.so
 ifeq ($(CUDA),1)
-  NVCC_FLAGS := -O3 --threads 0 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -MMD -MP \
+  NVCC_FLAGS := -O3 --threads 0 -std=c++17 -Ilib -Iengine -MMD -MP \
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -Xcompiler -fPIC,-Wall,-Wextra,-Werror
   CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o) $(BUILD)/engine/cuda/backend.o
@@ -197,7 +204,7 @@ define SASS_RULE
 $(BUILD)/sass/%.sm_$(1).cubin: engine/cuda/%.cu $(wildcard engine/cuda/*.cuh) $(BUILD)/.flags | $(DEPS_OK)
 	@mkdir -p $$(dir $$@)
 	@echo "  CUBIN $$< sm_$(1)"
-	@$(NVCC) -cubin -arch=sm_$(1) -O3 -std=c++17 $(addprefix -I,$(LAYER_DIRS)) -DDDT_HAVE_CUDA -o $$@ $$<
+	@$(NVCC) -cubin -arch=sm_$(1) -O3 -std=c++17 -Ilib -Iengine -DDDT_HAVE_CUDA -o $$@ $$<
 endef
 $(foreach a,$(SASS_ARCHS),$(eval $(call SASS_RULE,$(a))))
 
@@ -216,10 +223,15 @@ sass-check:
 endif
 
 # Tests run from the project folder; DDT_BIN is the binary under test.
-test: $(BUILD)/ddt $(TESTS) kern-tests $(if $(NVCC),sass-check)
+test: check-layers $(BUILD)/ddt $(TESTS) kern-tests $(if $(NVCC),sass-check)
 	@tools/ensure-test-tools
 	@DDT_BIN=$(abspath $(BUILD)/ddt) DDT_NVCC=$(NVCC) tools/run-tests $(TESTS) $(KERN_TESTS)
 
+
+# Every #include points down the layers; no include cycle across folders.
+.PHONY: check-layers
+check-layers:
+	@tools/check_layers.py --self-test && tools/check_layers.py
 
 bench: $(BUILD)/ddt $(BENCHES) $(if $(NVCC),$(BUILD)/bench/ddt-cuda-linked)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
