@@ -886,6 +886,45 @@ done:
 /* `ddt fleet allreduce DIR`: inside an allocation of K nodes, the all-reduce
  * on 1, 2, 4, ... and K nodes, one rank per GPU (one per node without GPUs),
  * each launch's run record into DIR/allreduce/nodes-<k>.yaml. */
+/* Whether ranks start under srun (OpenMPI through PMIx) rather than mpirun:
+ * the plan's mpi_launcher, else whether srun lists the pmix plugin. */
+static int use_srun(const struct fleet_plan *p)
+{
+	char *mpi_argv[] = {"srun", "--mpi=list", NULL}, mpis[1024], errb[256];
+	int st;
+
+	if (p->mpi_launcher[0])
+		return !strcmp(p->mpi_launcher, "srun");
+	return fleet_proc_run(mpi_argv, mpis, sizeof mpis, errb, sizeof errb, 60, &st) == 0 &&
+	       strstr(mpis, "pmix") != NULL;
+}
+
+/* The launcher's part of the command that starts per_node ranks on each of
+ * k nodes, appended to a: srun's options, or mpirun's with the first k of
+ * hosts (one name a line). Returns 0 or DDT_ENOMEM. */
+static int launcher_args(struct argvec *a, int srun, int k, int per_node, const char *hosts)
+{
+	char hl[4096] = "";
+	size_t off = 0;
+	int bad;
+
+	if (srun) {
+		bad = av_add(a, "srun") || av_add(a, "--mpi=pmix") || av_add(a, "--nodes=%d", k) ||
+		      av_add(a, "--ntasks-per-node=%d", per_node) || av_add(a, "--kill-on-bad-exit=1");
+		return bad ? DDT_ENOMEM : 0;
+	}
+	for (int i = 0; i < k && *hosts; i++) {
+		size_t n = strcspn(hosts, "\n");
+		off += (size_t)snprintf(hl + off, sizeof hl - off, "%s%.*s:%d", i ? "," : "", (int)n,
+					hosts, per_node);
+		hosts += n + (hosts[n] == '\n');
+	}
+	bad = av_add(a, "mpirun") || av_add(a, "-np") || av_add(a, "%d", k * per_node) ||
+	      av_add(a, "--host") || av_add(a, "%s", hl) ||
+	      (getuid() == 0 && av_add(a, "--allow-run-as-root"));
+	return bad ? DDT_ENOMEM : 0;
+}
+
 int fleet_allreduce_run(const char *dir)
 {
 	struct fleet_plan p;
@@ -893,7 +932,7 @@ int fleet_allreduce_run(const char *dir)
 	struct fleet_conf fc;
 	struct tmpl t;
 	const char *env_n = getenv("SLURM_JOB_NUM_NODES"), *env_list = getenv("SLURM_JOB_NODELIST");
-	char *plan = fleet_path("%s/fleet.yaml", dir), *bin = NULL, reason[160], mpis[1024];
+	char *plan = fleet_path("%s/fleet.yaml", dir), *bin = NULL, reason[160];
 	static char hosts[65536];
 	int rc, gpus = 0, nodes = env_n ? atoi(env_n) : 1, failed = 0, launched = 0, skipped = 0;
 
@@ -918,15 +957,10 @@ int fleet_allreduce_run(const char *dir)
 	char *list_argv[] = {"scontrol", "show", "hostnames", (char *)(env_list ? env_list : ""), NULL};
 	if (!env_list || fleet_slurm_cmd(list_argv, hosts, sizeof hosts) != 0)
 		gethostname(hosts, 256);
-	char *mpi_argv[] = {"srun", "--mpi=list", NULL}, errb[256];
-	int st;
-	/* OpenMPI starts under srun through PMIx; without the plugin, mpirun */
-	int use_srun = p.mpi_launcher[0] ? !strcmp(p.mpi_launcher, "srun")
-					  : fleet_proc_run(mpi_argv, mpis, sizeof mpis, errb, sizeof errb, 60, &st) == 0 &&
-						    strstr(mpis, "pmix") != NULL;
+	int srun = use_srun(&p);
 	double limit_s = fc.nm * 40.0 + 120; /* per size: the harness's 15 s cap and set-up */
 	printf("ddt fleet allreduce: %d node(s), %d rank(s) per node (%s), launcher %s\n", nodes,
-	       per_node, gpus ? "one per GPU" : reason, use_srun ? "srun --mpi=pmix" : "mpirun");
+	       per_node, gpus ? "one per GPU" : reason, srun ? "srun --mpi=pmix" : "mpirun");
 	for (int k = 1; k <= nodes; k = k * 2 > nodes && k < nodes ? nodes : k * 2) {
 		struct argvec a = {0};
 		char out[8192], err[8192];
@@ -938,24 +972,7 @@ int fleet_allreduce_run(const char *dir)
 				break;
 			continue;
 		}
-		if (use_srun)
-			rc = av_add(&a, "srun") || av_add(&a, "--mpi=pmix") || av_add(&a, "--nodes=%d", k) ||
-			     av_add(&a, "--ntasks-per-node=%d", per_node) || av_add(&a, "--kill-on-bad-exit=1");
-		else {
-			char hl[4096] = "";
-			size_t off = 0;
-			const char *h = hosts;
-			for (int i = 0; i < k && *h; i++) {
-				size_t n = strcspn(h, "\n");
-				off += (size_t)snprintf(hl + off, sizeof hl - off, "%s%.*s:%d", i ? "," : "",
-							(int)n, h, per_node);
-				h += n + (h[n] == '\n');
-			}
-			rc = av_add(&a, "mpirun") || av_add(&a, "-np") || av_add(&a, "%d", k * per_node) ||
-			     av_add(&a, "--host") || av_add(&a, "%s", hl) ||
-			     (getuid() == 0 && av_add(&a, "--allow-run-as-root"));
-		}
-		if (rc || av_add(&a, "%s", bin) || av_add(&a, "--template") ||
+		if (launcher_args(&a, srun, k, per_node, hosts) || av_add(&a, "%s", bin) || av_add(&a, "--template") ||
 		    av_add(&a, "%s", p.template_path) || av_add(&a, "--record") ||
 		    av_add(&a, "%s/allreduce/nodes-%d.yaml", dir, k)) {
 			av_free(&a);

@@ -891,33 +891,31 @@ static const char *asm_source(const struct calib *c, enum assumption a)
 	return c->asm_[a].source;
 }
 
-static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
+/* The moe_tp the MoE is split over (the reference's, else the model's). */
+static double wi_moe_tp(const struct calib *c)
+{
+	return c->moe_ref.tp > 0 ? c->moe_ref.tp : c->model.tp;
+}
+
+/* The inputs, one named cell each: the assumptions, the MoE curve, the
+ * geometry, the all-reduce and the anchors (the b8 anchor's inputs row is
+ * r8, the b16's r16, 0-based). */
+static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 {
 	struct xw *x = w->x;
-	const struct report_data *d = x->d;
-	const struct calib *c = &d->cal;
+	const struct calib *c = &x->d->cal;
 	const struct geometry *g = &c->model;
-	const struct model *m = &d->model;
+	const struct model *m = &x->d->model;
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
-	static const char *const asm_names[] = {"native_cut",      "moe_transfer",
-						"share_attn",      "share_draft",
-						"share_tree",      "share_overhead",
-						"tree_scale_frac", "moe_compute_eff",
-						"allreduce_pcie_factor"};
 	int R8 = (int)r8 + 1, R16 = (int)r16 + 1;
-	double tp = c->moe_ref.tp > 0 ? c->moe_ref.tp : g->tp;
-	double wsl = 3 * g->hidden * g->moe_intermediate / tp;
-	double ebytes = wsl * g->expert_weight_bits / 8 + wsl / g->expert_group_size * g->expert_scale_bytes;
-	double sbytes = g->shared_experts * wsl * g->dense_weight_bytes;
-	double layers = g->layers - g->dense_layers;
 
 	put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
 	static const char *const head[] = {"name", "value", "basis", "unit: source"};
 	for (int k = 0; k < 4; k++)
 		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
 	w->r++;
-	for (int a = 0; a < ASM_COUNT && a < (int)(sizeof asm_names / sizeof *asm_names); a++)
-		wi_scalar(w, asm_names[a], m->v[a], c->asm_[a].unit,
+	for (int a = 0; a < ASM_COUNT; a++)
+		wi_scalar(w, calib_assumption_name((enum assumption)a), m->v[a], c->asm_[a].unit,
 			  provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			  asm_source(c, (enum assumption)a));
 	wi_text(w, "ref_gpu", c->moe_ref.gpu, "GPU id", "measured",
@@ -946,7 +944,7 @@ static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	wi_scalar(w, "expert_group_size", g->expert_group_size, "weights", "calibration", g->source);
 	wi_scalar(w, "expert_scale_bytes", g->expert_scale_bytes, "bytes", "calibration", g->source);
 	wi_scalar(w, "dense_weight_bytes", g->dense_weight_bytes, "bytes", "calibration", g->source);
-	wi_scalar(w, "moe_tp", tp, "GPUs", "calibration", c->moe_ref.source);
+	wi_scalar(w, "moe_tp", wi_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
 	wi_scalar(w, "ar_per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
 		  c->ar.source);
 	wi_scalar(w, "ar_gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
@@ -962,8 +960,22 @@ static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 			   "=F%1$d*G%1$d/anchor_b16_tok_s*1000", R16);
 	} else
 		wi_scalar(w, "anchor_b16_step_ms", a16->step_ms, "ms", "calibration", a16->source);
+}
 
-	/* derived */
+/* The values the model derives from the inputs at the b8 anchor (its
+ * inputs row r8, 0-based): the physical MoE curve's terms, the compute roof,
+ * the all-reduce count and the components' times. */
+static void wi_model(struct wi *w, lxw_row_t r8)
+{
+	const struct calib *c = &w->x->d->cal;
+	const struct geometry *g = &c->model;
+	const struct model *m = &w->x->d->model;
+	int R8 = (int)r8 + 1;
+	double wsl = 3 * g->hidden * g->moe_intermediate / wi_moe_tp(c);
+	double ebytes = wsl * g->expert_weight_bits / 8 + wsl / g->expert_group_size * g->expert_scale_bytes;
+	double sbytes = g->shared_experts * wsl * g->dense_weight_bytes;
+	double layers = g->layers - g->dense_layers;
+
 	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of ref_gpu",
 		   "=INDEX(gpu_bw,MATCH(ref_gpu,gpu_ids,0))");
 	wi_define(w, "anchor_gpu", r8, WC_TARGET);
@@ -1008,13 +1020,21 @@ static void wi_scalars(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		   "=share_attn+share_draft+share_tree+share_overhead");
 	static const char *const cn[4] = {"comp_attn_ms", "comp_draft_ms", "comp_tree_ms",
 					  "comp_overhead_ms"};
-	static const char *const sn[4] = {"share_attn", "share_draft", "share_tree",
-					  "share_overhead"};
 	for (int k = 0; k < 4; k++)
 		wi_derived(w, cn[k], m->n0_ms * m->share[k], "ms",
 			   "component at the anchor (type a number over it to try one)",
-			   "=anchor_nonmoe_ms*(%s/share_sum)", sn[k]);
-	/* the growth of attention and draft, solved from the b16 anchor */
+			   "=anchor_nonmoe_ms*(%s/share_sum)",
+			   calib_assumption_name((enum assumption)(ASM_SHARE_ATTN + k)));
+}
+
+/* The growth of attention and draft, solved from the b16 anchor (its
+ * inputs row r16, 0-based). */
+static void wi_growth(struct wi *w, lxw_row_t r16)
+{
+	const struct calib *c = &w->x->d->cal;
+	const struct model *m = &w->x->d->model;
+	const struct anchor *a16 = &c->sglang_b16;
+	int R16 = (int)r16 + 1;
 	struct model_in in16 = {calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
 				a16->concurrency, 1};
 	double bwr16 = m->anchor_gpu->bw_tbps / in16.target->bw_tbps, f = m->v[ASM_TREE_SCALE_FRAC];
@@ -1065,7 +1085,9 @@ static void sheet_whatif(struct xw *x)
 		x->f.note);
 	w.r++;
 	wi_rows(&w, &r8, &r16);
-	wi_scalars(&w, r8, r16);
+	wi_inputs(&w, r8, r16);
+	wi_model(&w, r8);
+	wi_growth(&w, r16);
 	w.r++;
 	wi_gpus(&w);
 	wi_moe_points(&w);

@@ -1950,6 +1950,94 @@ static int note_extrap(struct projection *p, const struct model *m)
 }
 
 /* Projects scs with calibration c (a private copy). */
+/* mc's assumptions from c: each one's group and point, and which the cases
+ * read (every named one, and the anchors' own transfer: their MoE moves
+ * with it). */
+static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
+{
+	mc->c = c;
+	mc->nasm = calib_nassumptions(c);
+	mc->ngroups = calib_ngroups(c);
+	for (int i = 0; i < mc->nasm; i++) {
+		mc->group[i] = calib_assumption_group(c, i);
+		mc->point[i] = c->asm_[i].point;
+		mc->need[i] = i < ASM_COUNT;
+	}
+	if (m->k8.xfer >= 0)
+		mc->need[m->k8.xfer] = 1;
+	if (m->k16.xfer >= 0)
+		mc->need[m->k16.xfer] = 1;
+}
+
+/* The grid's cells of scenario gs as cases of mc, and its races: one per
+ * (target, C), lanes the budgets, in cell order. *cell_case and *race_w
+ * are the caller's to free, even on error. Returns 0 or an error code. */
+static int grid_races(struct projection *p, const struct project_config *cfg,
+		      const struct calib *c, const struct scenario *gs, struct mc *mc,
+		      const struct model *m, long **cell_case, double **race_w)
+{
+	size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
+	int rc;
+
+	p->has_grid = 1;
+	if (!(*cell_case = calloc(ncells ? ncells : 1, sizeof **cell_case)))
+		return err_nomem();
+	if ((rc = grid_setup(p, cfg, c, gs, mc, m, *cell_case)) != 0)
+		return rc;
+	mc->nraces = cfg->ntargets * cfg->nconc;
+	mc->nlanes = cfg->nbudgets;
+	mc->race_case = *cell_case;
+	if (!(*race_w = malloc(ncells * sizeof **race_w)) ||
+	    !(mc->wins = calloc(ncells, sizeof *mc->wins)))
+		return err_nomem();
+	for (size_t i = 0; i < ncells; i++)
+		(*race_w)[i] = p->grid.cells[i].accept;
+	mc->race_w = *race_w;
+	return 0;
+}
+
+/* What follows the draws: the notes on them, the fit's report, the
+ * backtests and the list of inputs, each reading the model prepared
+ * afresh from c. Returns 0 or an error code. */
+static int finish_notes(struct projection *p, const struct calib *c, struct model *m,
+			const struct mc *mc)
+{
+	int rc;
+
+	if (mc->rejected)
+		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
+			 "its MoE and all-reduce time", mc->rejected);
+	if (p->conflict)
+		add_note(p, "%s", p->weighting);
+	lean_text(p);
+	if ((rc = model_prepare(m, c, NULL)) != 0)
+		return rc;
+	fit_report(p, c, m);
+	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
+	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
+	    (rc = backtest_xgpu(p, c)) != 0)
+		return rc;
+	if (m->growth_clamped)
+		return add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
+				"clamped to %g", m->growth);
+	return 0;
+}
+
+/* Frees what the draws of mc hold (mc itself is the caller's). */
+static void mc_free(struct mc *mc)
+{
+	free(mc->cases);
+	free(mc->step);
+	free(mc->moe);
+	free(mc->u);
+	free(mc->b16);
+	free(mc->scratch);
+	free(mc->qw);
+	free(mc->wins);
+}
+
+/* Projects scenarios scs[0..n) into p by cfg, on a copy of c0 with
+ * tonight's run folded in (run: NULL for none). Returns 0 or an error code. */
 static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
 		   size_t n, const struct run_record *run, const struct project_config *cfg)
 {
@@ -1980,43 +2068,12 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	p->curve = c->moe_ref.curve;
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;
-	mc.c = c;
-	mc.nasm = calib_nassumptions(c);
-	mc.ngroups = calib_ngroups(c);
-	for (int i = 0; i < mc.nasm; i++) {
-		mc.group[i] = calib_assumption_group(c, i);
-		mc.point[i] = c->asm_[i].point;
-		mc.need[i] = i < ASM_COUNT;
-	}
-	/* the anchors' own MoE moves with their transfer */
-	if (m->k8.xfer >= 0)
-		mc.need[m->k8.xfer] = 1;
-	if (m->k16.xfer >= 0)
-		mc.need[m->k16.xfer] = 1;
+	mc_init(&mc, c, m);
 	if ((rc = rows_setup(p, c, scs, n, &mc, m, &row_case)) != 0)
 		goto done;
-	if (cfg->grid && (gs = grid_scenario(cfg, scs, n)) != NULL) {
-		size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
-		p->has_grid = 1;
-		if (!(cell_case = calloc(ncells ? ncells : 1, sizeof *cell_case)))
-			rc = err_nomem();
-		else
-			rc = grid_setup(p, cfg, c, gs, &mc, m, cell_case);
-		if (rc)
-			goto done;
-		/* races: one per (target, C), lanes the budgets, in cell order */
-		mc.nraces = cfg->ntargets * cfg->nconc;
-		mc.nlanes = cfg->nbudgets;
-		mc.race_case = cell_case;
-		if (!(race_w = malloc(ncells * sizeof *race_w)) ||
-		    !(mc.wins = calloc(ncells, sizeof *mc.wins))) {
-			rc = err_nomem();
-			goto done;
-		}
-		for (size_t i = 0; i < ncells; i++)
-			race_w[i] = p->grid.cells[i].accept;
-		mc.race_w = race_w;
-	}
+	if (cfg->grid && (gs = grid_scenario(cfg, scs, n)) != NULL &&
+	    (rc = grid_races(p, cfg, c, gs, &mc, m, &cell_case, &race_w)) != 0)
+		goto done;
 	mc_spread(&mc, c);
 	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0 ||
 	    (rc = mc_weigh(&mc, p, cfg->seed)) != 0)
@@ -2030,31 +2087,9 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	}
 	if ((rc = rows_finish(p, &mc, m, row_case, cfg->sensitivity)) != 0)
 		goto done;
-	if (mc.rejected)
-		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
-			 "its MoE and all-reduce time", mc.rejected);
-	if (p->conflict)
-		add_note(p, "%s", p->weighting);
-	lean_text(p);
-	if ((rc = model_prepare(m, c, NULL)) != 0)
-		goto done;
-	fit_report(p, c, m);
-	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
-	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
-	    (rc = backtest_xgpu(p, c)) != 0)
-		goto done;
-	if (m->growth_clamped)
-		rc = add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
-			      "clamped to %g", m->growth);
+	rc = finish_notes(p, c, m, &mc);
 done:
-	free(mc.cases);
-	free(mc.step);
-	free(mc.moe);
-	free(mc.u);
-	free(mc.b16);
-	free(mc.scratch);
-	free(mc.qw);
-	free(mc.wins);
+	mc_free(&mc);
 	free(race_w);
 	free(row_case);
 	free(cell_case);
