@@ -114,6 +114,189 @@ __device__ __forceinline__ void ta_store2(const ta_args &a, int row, int dim, fl
 	}
 }
 
+/* This lane's pieces lane + 32 m of a cache row of DQ halves (DQ / 8
+ * pieces of 16 bytes): their byte offsets in cp_off; returns the bits of
+ * those that exist. Those past the row land as zeros in the row's 16 bytes
+ * of padding (no branch, nothing read). */
+__device__ __forceinline__ unsigned ta_pieces(int (&cp_off)[TA_PIECES], int lane, int DQ)
+{
+	const int ppr = DQ / 8;
+	unsigned cp_has = 0;
+#pragma unroll
+	for (int m = 0; m < TA_PIECES; m++) {
+		const bool has = lane + 32 * m < ppr;
+		cp_has |= (unsigned)has << m;
+		cp_off[m] = has ? (lane + 32 * m) * 16 : DQ * 2;
+	}
+	return cp_has;
+}
+
+/* This warp's Q fragments qa: row tile rt of row group row0, its quarter's
+ * k steps (KQ per quarter of KS); those past the row are zeros. */
+__device__ __forceinline__ void ta_load_q(uint32_t (&qa)[TA_KQ_MAX][4], const ta_args &a, int row0,
+					  int rt, int g, int c, int quarter, int KQ, int KS)
+{
+#pragma unroll
+	for (int i = 0; i < TA_KQ_MAX; i++) {
+		const int ks = quarter * KQ + i;
+		if (i < KQ && ks < KS) {
+			const uint16_t *qr = a.q + (size_t)(row0 + rt * 16 + g) * a.DQ + ks * 16 + 2 * c;
+			qa[i][0] = *(const uint32_t *)qr;
+			qa[i][1] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ);
+			qa[i][2] = *(const uint32_t *)(qr + 8);
+			qa[i][3] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ + 8);
+		} else {
+			qa[i][0] = qa[i][1] = qa[i][2] = qa[i][3] = 0;
+		}
+	}
+}
+
+/* QK: this warp's partial of S = Q K^T over its k quarter (kq_n steps), all
+ * 32 keys of the chunk whose ldmatrix rows start at kr, into its quarter of
+ * the partials sp ([4][32][TA_SP_LD]). */
+__device__ __forceinline__ void ta_qk(float *sp, const uint32_t (&qa)[TA_KQ_MAX][4], sptr_t kr,
+				      int kq_n, int row16, int quarter, int rt, int g, int c)
+{
+	float s[4][4];
+#pragma unroll
+	for (int nt = 0; nt < 4; nt++)
+		s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+#pragma unroll
+	for (int i = 0; i < TA_KQ_MAX; i++) {
+		if (i < kq_n) {
+#pragma unroll
+			for (int np = 0; np < 2; np++) {
+				uint32_t b[4];
+				ldsm_x4_at(b, kr + np * row16 + i * 32, false);
+				mma_f16(s[2 * np], qa[i], b[0], b[1]);
+				mma_f16(s[2 * np + 1], qa[i], b[2], b[3]);
+			}
+		}
+	}
+	float *spq = sp + (size_t)quarter * TA_ROWS * TA_SP_LD;
+#pragma unroll
+	for (int nt = 0; nt < 4; nt++) {
+		const int r = rt * 16 + g, col = nt * 8 + 2 * c;
+		*(float2 *)(spq + r * TA_SP_LD + col) = make_float2(s[nt][0], s[nt][1]);
+		*(float2 *)(spq + (r + 8) * TA_SP_LD + col) =
+			make_float2(s[nt][2], s[nt][3]);
+	}
+}
+
+/* Online softmax, log2 domain, of this thread's 4 keys (ssub) of softmax
+ * row srow (tree token s_tok) in the chunk at kbase: the four quarter
+ * partials summed, masked, the row's running max m_run and sum l_run
+ * updated, P as fp16 into ps and the row's rescale into alpha_s. */
+__device__ __forceinline__ void ta_softmax(const ta_args &a, const float *sp, uint16_t *ps,
+					   float *alpha_s, int s_tok, int kbase, int srow, int ssub,
+					   float &m_run, float &l_run)
+{
+	float v[4];
+	float cmax = -INFINITY;
+	const unsigned vis = ta_visible4(a, s_tok, kbase + ssub * 4);
+	const float4 *q4 = (const float4 *)(sp + srow * TA_SP_LD + ssub * 4);
+	const float4 s0 = q4[0], s1 = q4[TA_ROWS * TA_SP_LD / 4],
+		     s2 = q4[2 * TA_ROWS * TA_SP_LD / 4], s3 = q4[3 * TA_ROWS * TA_SP_LD / 4];
+	const float sum[4] = {s0.x + s1.x + s2.x + s3.x, s0.y + s1.y + s2.y + s3.y,
+			      s0.z + s1.z + s2.z + s3.z, s0.w + s1.w + s2.w + s3.w};
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		v[j] = (vis >> j) & 1u ? sum[j] * a.qk_mul : -INFINITY;
+		cmax = fmaxf(cmax, v[j]);
+	}
+#pragma unroll
+	for (int o2 = 1; o2 < 8; o2 <<= 1)
+		cmax = fmaxf(cmax, __shfl_xor_sync(0xffffffffu, cmax, o2));
+	const float m_new = fmaxf(m_run, cmax);
+	float alpha = 1.f, psum = 0.f, p[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		p[j] = (m_new == -INFINITY || v[j] == -INFINITY) ? 0.f
+							      : fast_exp2(v[j] - m_new);
+		psum += p[j];
+	}
+	if (m_new != -INFINITY)
+		alpha = m_run == -INFINITY ? 0.f : fast_exp2(m_run - m_new);
+#pragma unroll
+	for (int o2 = 1; o2 < 8; o2 <<= 1)
+		psum += __shfl_xor_sync(0xffffffffu, psum, o2);
+	l_run = l_run * alpha + psum;
+	m_run = m_new;
+	__half2 h01 = __floats2half2_rn(p[0], p[1]), h23 = __floats2half2_rn(p[2], p[3]);
+	uint2 pk;
+	memcpy(&pk.x, &h01, 4);
+	memcpy(&pk.y, &h23, 4);
+	*(uint2 *)(ps + srow * TA_P_LD + ssub * 4) = pk;
+	if (ssub == 0)
+		alpha_s[srow] = alpha;
+}
+
+/* PV: O (this warp's accumulators o, row tile rt, NT n tiles of its V
+ * quarter) rescaled by the rows' alpha_s, then += P V over the chunk whose
+ * V rows start at vr; P's ldmatrix rows start at pa_row. */
+__device__ __forceinline__ void ta_pv(float (&o)[TA_NT_MAX][4], const float *alpha_s, sptr_t vr,
+				      sptr_t pa_row, int row16, int rt, int g, int NT)
+{
+	const float a_lo = alpha_s[rt * 16 + g], a_hi = alpha_s[rt * 16 + g + 8];
+#pragma unroll
+	for (int nt = 0; nt < TA_NT_MAX; nt++) {
+		o[nt][0] *= a_lo;
+		o[nt][1] *= a_lo;
+		o[nt][2] *= a_hi;
+		o[nt][3] *= a_hi;
+	}
+#pragma unroll
+	for (int kstep = 0; kstep < TA_KC / 16; kstep++) {
+		uint32_t pa[4];
+		ldsm_x4_at(pa, pa_row + kstep * 32, false);
+#pragma unroll
+		for (int ntp = 0; ntp < TA_NT_MAX / 2; ntp++) {
+			if (2 * ntp < NT) {
+				uint32_t b[4];
+				ldsm_x4_at(b, vr + kstep * row16 + ntp * 32, true);
+				mma_f16(o[2 * ntp], pa, b[0], b[1]);
+				mma_f16(o[2 * ntp + 1], pa, b[2], b[3]);
+			}
+		}
+	}
+}
+
+/* The split's result: with one split, O normalized into out; otherwise the
+ * real rows' partial O and (max, sum) for ta_combine. ml_s holds each row's
+ * (max, sum). */
+__device__ __forceinline__ void ta_write(const ta_args &a, const float (&o)[TA_NT_MAX][4],
+					 const float2 *ml_s, int row0, int rt, int g, int c, int dv0,
+					 int NT, int split, int ssub, int sgrow, float m_run,
+					 float l_run)
+{
+	const float2 ml_lo = ml_s[rt * 16 + g], ml_hi = ml_s[rt * 16 + g + 8];
+	const int r_lo = row0 + rt * 16 + g, r_hi = r_lo + 8;
+	if (a.nsplit == 1) {
+		const float f_lo = ml_lo.y > 0.f ? a.v_mul / ml_lo.y : 0.f;
+		const float f_hi = ml_hi.y > 0.f ? a.v_mul / ml_hi.y : 0.f;
+#pragma unroll
+		for (int nt = 0; nt < TA_NT_MAX; nt++)
+			if (nt < NT) {
+				const int dim = dv0 + nt * 8 + 2 * c;
+				ta_store2(a, r_lo, dim, o[nt][0] * f_lo, o[nt][1] * f_lo);
+				ta_store2(a, r_hi, dim, o[nt][2] * f_hi, o[nt][3] * f_hi);
+			}
+	} else {
+		/* partials of the real rows only: padding rows would be bytes for nothing */
+		float *op = a.opart + (size_t)split * a.rows_pad * a.DV;
+#pragma unroll
+		for (int nt = 0; nt < TA_NT_MAX; nt++) {
+			const int dim = dv0 + nt * 8 + 2 * c;
+			if (nt < NT && r_lo < a.rows)
+				*(float2 *)(op + (size_t)r_lo * a.DV + dim) = make_float2(o[nt][0], o[nt][1]);
+			if (nt < NT && r_hi < a.rows)
+				*(float2 *)(op + (size_t)r_hi * a.DV + dim) = make_float2(o[nt][2], o[nt][3]);
+		}
+		if (ssub == 0 && sgrow < a.rows)
+			a.mlpart[(size_t)split * a.rows_pad + sgrow] = make_float2(m_run, l_run);
+	}
+}
+
 __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 {
 	CU_DYN_SMEM(unsigned char, ta_sm);
@@ -137,19 +320,7 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 
 	/* Q fragments of (row tile rt, k steps quarter*KQ ...) */
 	uint32_t qa[TA_KQ_MAX][4];
-#pragma unroll
-	for (int i = 0; i < TA_KQ_MAX; i++) {
-		const int ks = quarter * KQ + i;
-		if (i < KQ && ks < KS) {
-			const uint16_t *qr = a.q + (size_t)(row0 + rt * 16 + g) * a.DQ + ks * 16 + 2 * c;
-			qa[i][0] = *(const uint32_t *)qr;
-			qa[i][1] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ);
-			qa[i][2] = *(const uint32_t *)(qr + 8);
-			qa[i][3] = *(const uint32_t *)(qr + 8 * (size_t)a.DQ + 8);
-		} else {
-			qa[i][0] = qa[i][1] = qa[i][2] = qa[i][3] = 0;
-		}
-	}
+	ta_load_q(qa, a, row0, rt, g, c, quarter, KQ, KS);
 	float o[TA_NT_MAX][4];
 #pragma unroll
 	for (int nt = 0; nt < TA_NT_MAX; nt++)
@@ -162,18 +333,9 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 	/* chunk ch of the cache into its stage: warp w copies rows w, w + 8, ...,
 	 * lane l the row's 16-byte pieces l, l + 32, ...; rows past the split
 	 * land as zeros, reading nothing */
-	const int ppr = a.DQ / 8; /* 16-byte pieces per cache row */
-	/* this lane's pieces lane + 32 m of a row; those past the row land as
-	 * zeros in the row's 16 bytes of padding (no branch, nothing read) */
 	const sptr_t cp_dst = sptr(stage0);
 	int cp_off[TA_PIECES];
-	unsigned cp_has = 0;
-#pragma unroll
-	for (int m = 0; m < TA_PIECES; m++) {
-		const bool has = lane + 32 * m < ppr;
-		cp_has |= (unsigned)has << m;
-		cp_off[m] = has ? (lane + 32 * m) * 16 : a.DQ * 2;
-	}
+	const unsigned cp_has = ta_pieces(cp_off, lane, a.DQ);
 	auto issue = [&](int chunk) {
 		const sptr_t st = cp_dst + (chunk & 1) * (TA_KC * ldk * 2);
 		const int kbase = k_lo + chunk * TA_KC;
@@ -214,137 +376,20 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 		const int soff = (ch & 1) * (TA_KC * ldk * 2);
 		const int kbase = k_lo + ch * TA_KC;
 
-		/* QK partial over this warp's k quarter, all 32 keys */
-		{
-			float s[4][4];
-#pragma unroll
-			for (int nt = 0; nt < 4; nt++)
-				s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-			const sptr_t kr = qk_row + soff;
-#pragma unroll
-			for (int i = 0; i < TA_KQ_MAX; i++) {
-				if (i < kq_n) {
-#pragma unroll
-					for (int np = 0; np < 2; np++) {
-						uint32_t b[4];
-						ldsm_x4_at(b, kr + np * row16 + i * 32, false);
-						mma_f16(s[2 * np], qa[i], b[0], b[1]);
-						mma_f16(s[2 * np + 1], qa[i], b[2], b[3]);
-					}
-				}
-			}
-			float *spq = sp + (size_t)quarter * TA_ROWS * TA_SP_LD;
-#pragma unroll
-			for (int nt = 0; nt < 4; nt++) {
-				const int r = rt * 16 + g, col = nt * 8 + 2 * c;
-				*(float2 *)(spq + r * TA_SP_LD + col) = make_float2(s[nt][0], s[nt][1]);
-				*(float2 *)(spq + (r + 8) * TA_SP_LD + col) =
-					make_float2(s[nt][2], s[nt][3]);
-			}
-		}
+		ta_qk(sp, qa, qk_row + soff, kq_n, row16, quarter, rt, g, c);
 		__syncthreads();
 
-		/* online softmax, log2 domain */
-		{
-			float v[4];
-			float cmax = -INFINITY;
-			const unsigned vis = ta_visible4(a, s_tok, kbase + ssub * 4);
-			const float4 *q4 = (const float4 *)(sp + srow * TA_SP_LD + ssub * 4);
-			const float4 s0 = q4[0], s1 = q4[TA_ROWS * TA_SP_LD / 4],
-				     s2 = q4[2 * TA_ROWS * TA_SP_LD / 4], s3 = q4[3 * TA_ROWS * TA_SP_LD / 4];
-			const float sum[4] = {s0.x + s1.x + s2.x + s3.x, s0.y + s1.y + s2.y + s3.y,
-					      s0.z + s1.z + s2.z + s3.z, s0.w + s1.w + s2.w + s3.w};
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				v[j] = (vis >> j) & 1u ? sum[j] * a.qk_mul : -INFINITY;
-				cmax = fmaxf(cmax, v[j]);
-			}
-#pragma unroll
-			for (int o2 = 1; o2 < 8; o2 <<= 1)
-				cmax = fmaxf(cmax, __shfl_xor_sync(0xffffffffu, cmax, o2));
-			const float m_new = fmaxf(m_run, cmax);
-			float alpha = 1.f, psum = 0.f, p[4];
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				p[j] = (m_new == -INFINITY || v[j] == -INFINITY) ? 0.f
-									      : fast_exp2(v[j] - m_new);
-				psum += p[j];
-			}
-			if (m_new != -INFINITY)
-				alpha = m_run == -INFINITY ? 0.f : fast_exp2(m_run - m_new);
-#pragma unroll
-			for (int o2 = 1; o2 < 8; o2 <<= 1)
-				psum += __shfl_xor_sync(0xffffffffu, psum, o2);
-			l_run = l_run * alpha + psum;
-			m_run = m_new;
-			__half2 h01 = __floats2half2_rn(p[0], p[1]), h23 = __floats2half2_rn(p[2], p[3]);
-			uint2 pk;
-			memcpy(&pk.x, &h01, 4);
-			memcpy(&pk.y, &h23, 4);
-			*(uint2 *)(ps + srow * TA_P_LD + ssub * 4) = pk;
-			if (ssub == 0)
-				alpha_s[srow] = alpha;
-		}
+		ta_softmax(a, sp, ps, alpha_s, s_tok, kbase, srow, ssub, m_run, l_run);
 		__syncthreads();
 
-		/* PV over this warp's V quarter */
-		{
-			const float a_lo = alpha_s[rt * 16 + g], a_hi = alpha_s[rt * 16 + g + 8];
-#pragma unroll
-			for (int nt = 0; nt < TA_NT_MAX; nt++) {
-				o[nt][0] *= a_lo;
-				o[nt][1] *= a_lo;
-				o[nt][2] *= a_hi;
-				o[nt][3] *= a_hi;
-			}
-			const sptr_t vr = pv_row + soff;
-#pragma unroll
-			for (int kstep = 0; kstep < TA_KC / 16; kstep++) {
-				uint32_t pa[4];
-				ldsm_x4_at(pa, pa_row + kstep * 32, false);
-#pragma unroll
-				for (int ntp = 0; ntp < TA_NT_MAX / 2; ntp++) {
-					if (2 * ntp < NT) {
-						uint32_t b[4];
-						ldsm_x4_at(b, vr + kstep * row16 + ntp * 32, true);
-						mma_f16(o[2 * ntp], pa, b[0], b[1]);
-						mma_f16(o[2 * ntp + 1], pa, b[2], b[3]);
-					}
-				}
-			}
-		}
+		ta_pv(o, alpha_s, pv_row + soff, pa_row, row16, rt, g, NT);
 	}
 
 	if (ssub == 0)
 		ml_s[srow] = make_float2(m_run, l_run);
 	__syncthreads();
 
-	const float2 ml_lo = ml_s[rt * 16 + g], ml_hi = ml_s[rt * 16 + g + 8];
-	const int r_lo = row0 + rt * 16 + g, r_hi = r_lo + 8;
-	if (a.nsplit == 1) {
-		const float f_lo = ml_lo.y > 0.f ? a.v_mul / ml_lo.y : 0.f;
-		const float f_hi = ml_hi.y > 0.f ? a.v_mul / ml_hi.y : 0.f;
-#pragma unroll
-		for (int nt = 0; nt < TA_NT_MAX; nt++)
-			if (nt < NT) {
-				const int dim = dv0 + nt * 8 + 2 * c;
-				ta_store2(a, r_lo, dim, o[nt][0] * f_lo, o[nt][1] * f_lo);
-				ta_store2(a, r_hi, dim, o[nt][2] * f_hi, o[nt][3] * f_hi);
-			}
-	} else {
-		/* partials of the real rows only: padding rows would be bytes for nothing */
-		float *op = a.opart + (size_t)split * a.rows_pad * a.DV;
-#pragma unroll
-		for (int nt = 0; nt < TA_NT_MAX; nt++) {
-			const int dim = dv0 + nt * 8 + 2 * c;
-			if (nt < NT && r_lo < a.rows)
-				*(float2 *)(op + (size_t)r_lo * a.DV + dim) = make_float2(o[nt][0], o[nt][1]);
-			if (nt < NT && r_hi < a.rows)
-				*(float2 *)(op + (size_t)r_hi * a.DV + dim) = make_float2(o[nt][2], o[nt][3]);
-		}
-		if (ssub == 0 && sgrow < a.rows)
-			a.mlpart[(size_t)split * a.rows_pad + sgrow] = make_float2(m_run, l_run);
-	}
+	ta_write(a, o, ml_s, row0, rt, g, c, dv0, NT, split, ssub, sgrow, m_run, l_run);
 }
 
 /* Merges the splits of one query row over 64 latent dims: out = sum_s

@@ -352,13 +352,11 @@ __device__ tb_cand tb_warp_best(const tb_shared &t, tb_cand best, int lane)
 	return best;
 }
 
-template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(const tb_args a)
+/* The shared memory of tb_tree carved into t: nodes, frontier and, when it
+ * fits (a.table_in_smem), the [L][K] table; else the table in global. */
+__device__ __forceinline__ void tb_carve(tb_shared &t, const tb_args &a, unsigned char *p)
 {
-	CU_DYN_SMEM(unsigned char, tb_sm);
-	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int K = a.K, B = a.B;
-	tb_shared t;
-	unsigned char *p = tb_sm;
 	t.np = (int32_t *)p;
 	p += (size_t)(B + 1) * 4;
 	t.nd = (int32_t *)p;
@@ -383,12 +381,17 @@ template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(cons
 		t.lp = a.g_lp;
 		t.tok = a.g_tok;
 	}
-	__shared__ int s_n;
+}
 
-	/* 1. per position: merge the lists, logsumexp, log-probs. The lists are
-	 * sorted: the largest of their K-th entries is a floor under the merged
-	 * K-th (that list alone has K keys reaching it), and going rank by rank
-	 * the merge stops at the first rank where no list reaches the threshold. */
+/* 1. per position: merge the lists, logsumexp, log-probs into t's table
+ * (warps take positions in turn). The lists are sorted: the largest of
+ * their K-th entries is a floor under the merged K-th (that list alone has
+ * K keys reaching it), and going rank by rank the merge stops at the first
+ * rank where no list reaches the threshold. */
+template <int J>
+__device__ __forceinline__ void tb_merge(const tb_shared &t, const tb_args &a, int warp, int lane)
+{
+	const int K = a.K;
 	for (int d = warp; d < a.L; d += TB_TREE_WARPS) {
 		const unsigned long long *keys = a.part_key + (size_t)d * a.lists * K;
 		unsigned long long fl = 0;
@@ -434,70 +437,83 @@ template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(cons
 			}
 		}
 	}
-	__syncthreads();
+}
 
-	/* 2. best-first: warp 0 */
-	if (warp == 0) {
-		int F = 1, n = 1;
-		if (lane == 0) {
-			t.np[0] = -1;
-			t.nd[0] = 0;
-			t.nr[0] = 0;
-			t.nl[0] = 0.f;
-			t.fs[0] = t.lp[0];
-			t.fp[0] = 0;
-			t.fd[0] = 1;
-			t.fr[0] = 0;
-		}
-		__syncwarp();
-		while (n <= B && F > 0) {
-			tb_cand best = {0.f, 0, 0, 0, -1};
-			for (int i = lane; i < F; i += 32) {
-				const tb_cand c = {t.fs[i], t.fp[i], t.fd[i], t.fr[i], i};
-				if (tb_before(t, c, best))
-					best = c;
-			}
-			best = tb_warp_best(t, best, lane);
-			/* every lane holds the same best now */
-			if (lane == 0) {
-				const int last = F - 1;
-				t.fs[best.i] = t.fs[last];
-				t.fp[best.i] = t.fp[last];
-				t.fd[best.i] = t.fd[last];
-				t.fr[best.i] = t.fr[last];
-				const int i = n;
-				t.np[i] = best.p;
-				t.nd[i] = best.d;
-				t.nr[i] = best.r;
-				t.nl[i] = best.s;
-				int f = last;
-				if (best.r + 1 < K) {
-					t.fs[f] = t.nl[best.p] + t.lp[(size_t)(best.d - 1) * K + best.r + 1];
-					t.fp[f] = best.p;
-					t.fd[f] = best.d;
-					t.fr[f] = best.r + 1;
-					f++;
-				}
-				if (best.d < a.L) {
-					t.fs[f] = best.s + t.lp[(size_t)best.d * K];
-					t.fp[f] = i;
-					t.fd[f] = best.d + 1;
-					t.fr[f] = 0;
-					f++;
-				}
-				F = f;
-			}
-			F = __shfl_sync(0xffffffffu, F, 0);
-			n++;
-			__syncwarp();
-		}
-		if (lane == 0)
-			s_n = n;
+/* Takes candidate best (frontier slot best.i of F) into the tree as node
+ * n, and into the frontier its next sibling and its first child, where
+ * they exist. Returns the frontier's new size. */
+__device__ __forceinline__ int tb_take(const tb_shared &t, const tb_args &a, const tb_cand &best,
+				       int F, int n)
+{
+	const int K = a.K;
+	const int last = F - 1;
+	t.fs[best.i] = t.fs[last];
+	t.fp[best.i] = t.fp[last];
+	t.fd[best.i] = t.fd[last];
+	t.fr[best.i] = t.fr[last];
+	const int i = n;
+	t.np[i] = best.p;
+	t.nd[i] = best.d;
+	t.nr[i] = best.r;
+	t.nl[i] = best.s;
+	int f = last;
+	if (best.r + 1 < K) {
+		t.fs[f] = t.nl[best.p] + t.lp[(size_t)(best.d - 1) * K + best.r + 1];
+		t.fp[f] = best.p;
+		t.fd[f] = best.d;
+		t.fr[f] = best.r + 1;
+		f++;
 	}
-	__syncthreads();
+	if (best.d < a.L) {
+		t.fs[f] = best.s + t.lp[(size_t)best.d * K];
+		t.fp[f] = i;
+		t.fd[f] = best.d + 1;
+		t.fr[f] = 0;
+		f++;
+	}
+	return f;
+}
 
-	/* 3. outputs: nodes, then mask rows (each word from the ancestor chain) */
-	const int n = s_n;
+/* 2. best-first, by one warp: B nodes (fewer when the frontier runs out)
+ * from the root, each the frontier's best by tb_before. Returns the nodes. */
+__device__ __forceinline__ int tb_best_first(const tb_shared &t, const tb_args &a, int lane)
+{
+	const int B = a.B;
+	int F = 1, n = 1;
+	if (lane == 0) {
+		t.np[0] = -1;
+		t.nd[0] = 0;
+		t.nr[0] = 0;
+		t.nl[0] = 0.f;
+		t.fs[0] = t.lp[0];
+		t.fp[0] = 0;
+		t.fd[0] = 1;
+		t.fr[0] = 0;
+	}
+	__syncwarp();
+	while (n <= B && F > 0) {
+		tb_cand best = {0.f, 0, 0, 0, -1};
+		for (int i = lane; i < F; i += 32) {
+			const tb_cand c = {t.fs[i], t.fp[i], t.fd[i], t.fr[i], i};
+			if (tb_before(t, c, best))
+				best = c;
+		}
+		best = tb_warp_best(t, best, lane);
+		/* every lane holds the same best now */
+		if (lane == 0)
+			F = tb_take(t, a, best, F, n);
+		F = __shfl_sync(0xffffffffu, F, 0);
+		n++;
+		__syncwarp();
+	}
+	return n;
+}
+
+/* 3. outputs of n nodes: nodes, then mask rows (each word from the ancestor
+ * chain), by every thread of the block. */
+__device__ __forceinline__ void tb_outputs(const tb_shared &t, const tb_args &a, int n)
+{
+	const int K = a.K, B = a.B;
 	for (int i = threadIdx.x; i <= B; i += TB_TREE_THREADS) {
 		const bool ok = i < n;
 		a.parent[i] = ok ? t.np[i] : -1;
@@ -517,6 +533,26 @@ template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(cons
 					bits |= 1u << (x % 32);
 		a.mask[q] = bits;
 	}
+}
+
+template <int J> __global__ void __launch_bounds__(TB_TREE_THREADS) tb_tree(const tb_args a)
+{
+	CU_DYN_SMEM(unsigned char, tb_sm);
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	tb_shared t;
+	__shared__ int s_n;
+
+	tb_carve(t, a, tb_sm);
+	tb_merge<J>(t, a, warp, lane);
+	__syncthreads();
+	if (warp == 0) {
+		const int n = tb_best_first(t, a, lane);
+		if (lane == 0)
+			s_n = n;
+	}
+	__syncthreads();
+	const int n = s_n;
+	tb_outputs(t, a, n);
 	if (threadIdx.x == 0)
 		*a.n = n;
 }
