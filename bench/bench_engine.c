@@ -13,6 +13,7 @@
 #include "cpu/tree.h"
 #include "err.h"
 #include "harness.h"
+#include "sort.h"
 #include "tmpl.h"
 
 /* Napkin math. moe_w4a16 at small M is a stream over the touched experts'
@@ -38,15 +39,9 @@ static const struct bench_op *find_moe(const struct bench_conf *bc)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median_of(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	qsort(v, (size_t)n, sizeof *v, sort_cmp_double);
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

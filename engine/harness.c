@@ -3,6 +3,7 @@
 
 #include "cpu/cpu.h"
 #include "err.h"
+#include "sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,12 +41,6 @@ int harness_enough(const struct harness_conf *c, int n, double total_s, double r
 	if (n < c->min_samples || (total_s < c->min_time_s && elapsed_s < c->min_time_s))
 		return 0;
 	return rsd / sqrt((double)n) < c->target_rsd;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* The q-quantile of sorted s[n] with linear interpolation between ranks. */
@@ -86,7 +81,7 @@ void harness_stats(double *samples_us, int n, struct rec_row *row)
 		row->min_us = row->max_us = row->stdev_us = NAN;
 		return;
 	}
-	qsort(samples_us, (size_t)n, sizeof *samples_us, cmp_double);
+	qsort(samples_us, (size_t)n, sizeof *samples_us, sort_cmp_double);
 	row->median_us = quantile(samples_us, n, 0.5);
 	row->p10_us = quantile(samples_us, n, 0.1);
 	row->p90_us = quantile(samples_us, n, 0.9);

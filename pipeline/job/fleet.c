@@ -5,6 +5,7 @@
 #include "err.h"
 #include "fsx.h"
 #include "paths.h"
+#include "sort.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -585,16 +586,10 @@ static int same_kernel(const struct rec_row *a, const struct rec_row *b)
 	return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Median of v[0..n), n > 0; sorts v. */
 static double median_of(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
+	qsort(v, n, sizeof *v, sort_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

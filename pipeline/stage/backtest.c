@@ -2,6 +2,7 @@
 #include "backtest.h"
 
 #include "err.h"
+#include "sort.h"
 #include "xfer.h"
 
 #include <math.h>
@@ -11,18 +12,12 @@
 /* z of the 95th percentile of the standard normal */
 #define Z95 1.6448536269514722
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
 /* Median of a[n] (sorts it); NaN for n = 0. */
 static double median(double *a, int n)
 {
 	if (n == 0)
 		return NAN;
-	qsort(a, (size_t)n, sizeof *a, cmp_double);
+	qsort(a, (size_t)n, sizeof *a, sort_cmp_double);
 	return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
 }
 

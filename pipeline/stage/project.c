@@ -6,6 +6,7 @@
 #include "backtest.h"
 #include "err.h"
 #include "fit.h"
+#include "sort.h"
 #include "xfer.h"
 #include "rng.h"
 
@@ -219,12 +220,6 @@ static void swap_d(double *a, double *b)
 
 #define QBINS 4096
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
 static size_t qbin(double x, double lo, double scale)
 {
 	size_t b = (size_t)((x - lo) * scale);
@@ -287,7 +282,7 @@ static void quantiles3(const double *a, size_t n, double *scratch, struct qwork 
 	}
 	for (size_t b = 0; b < QBINS; b++)
 		if (need[b] && cnt[b] > 1)
-			qsort(scratch + first[b], cnt[b], sizeof *scratch, cmp_double);
+			qsort(scratch + first[b], cnt[b], sizeof *scratch, sort_cmp_double);
 	for (int i = 0; i < 3; i++) {
 		double h = (double)(n - 1) * q[i], x = scratch[rank[2 * i]];
 		out[i] = x + (h - (double)rank[2 * i]) * (scratch[rank[2 * i + 1]] - x);

@@ -4,6 +4,7 @@
 #include "cpoint.h"
 #include "err.h"
 #include "fsx.h"
+#include "sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,16 +126,10 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 
 /* ---------------------------------------------------------------- verdicts */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Median of v[0..n) (n > 0); sorts v. */
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
+	qsort(v, n, sizeof *v, sort_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -255,7 +250,7 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 {
 	double base = median(vals, n), sigma, lo, hi, s2;
 
-	qsort(vals, n, sizeof *vals, cmp_double);
+	qsort(vals, n, sizeof *vals, sort_cmp_double);
 	if (bimodal(c, vals, n, &lo, &hi, &s2)) {
 		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
 		sigma = s2;
@@ -497,7 +492,7 @@ static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size
 {
 	double lo, hi, sigma;
 	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
-	qsort(sc->sorted, m, sizeof *sc->sorted, cmp_double);
+	qsort(sc->sorted, m, sizeof *sc->sorted, sort_cmp_double);
 	return bimodal(c, sc->sorted, m, &lo, &hi, &sigma);
 }
 
