@@ -491,6 +491,12 @@ static void test_report__history_needs_history(void **state)
 	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", rep1, first);
 	assert_int_equal(capture(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "no history yet"));
+	/* a history of one night is a line in the PDF, not an empty chart or file */
+	assert_non_null(strstr(out, "moe_w4a16: no history yet: tonight is the first night"));
+	snprintf(cmd, sizeof cmd, "%s/%s/charts/08-history-moe_w4a16.png", rep1, first);
+	assert_false(fsx_exists(cmd));
+	snprintf(cmd, sizeof cmd, "%s/%s/charts/03-breakdown.png", rep1, first);
+	assert_true(fsx_exists(cmd));
 	snprintf(cmd, sizeof cmd, "%s/%s/summary.txt", rep1, first);
 	size_t n;
 	char *s = read_file(cmd, &n);

@@ -143,6 +143,10 @@ static const char *const ink_hex[INK_COUNT] = {
 	[INK_CALIBRATION] = "#8C564B", [INK_FIT] = "#56B4E9",
 	[INK_PROJECTED] = "#7B3294",  [INK_BASELINE] = "#9DB9D5",
 	[INK_REGRESSION] = "#C00000", [INK_IMPROVEMENT] = "#999933",
+	/* targets: Paul Tol's "bright" scheme, told apart in colour-blind vision */
+	[INK_TARGET0] = "#4477AA",    [INK_TARGET1] = "#EE6677",
+	[INK_TARGET2] = "#228833",    [INK_TARGET3] = "#CCBB44",
+	[INK_TARGET4] = "#66CCEE",    [INK_TARGET5] = "#AA3377",
 	[INK_TEXT] = "#1A1A1A",       [INK_MUTED] = "#555555",
 	[INK_GRID] = "#E3E3E3",       [INK_AXIS] = "#404040",
 };
@@ -158,6 +162,12 @@ struct chart_rgb chart_ink_rgb(enum chart_ink k)
 	struct chart_rgb c = {((v >> 16) & 255) / 255.0, ((v >> 8) & 255) / 255.0,
 			      (v & 255) / 255.0};
 	return c;
+}
+
+enum chart_ink chart_target_ink(int k)
+{
+	return (enum chart_ink)(INK_TARGET0 + (k % CHART_TARGET_INKS + CHART_TARGET_INKS) %
+						  CHART_TARGET_INKS);
 }
 
 enum chart_ink chart_comp_ink(int comp)

@@ -47,6 +47,12 @@ enum chart_ink {
 	INK_BASELINE,     /* a history's baseline band */
 	INK_REGRESSION,   /* a regression (and a suspect night, hollow) */
 	INK_IMPROVEMENT,  /* an improvement */
+	INK_TARGET0,      /* one ink per target GPU on charts that compare targets */
+	INK_TARGET1,
+	INK_TARGET2,
+	INK_TARGET3,
+	INK_TARGET4,
+	INK_TARGET5,
 	INK_TEXT,
 	INK_MUTED,        /* secondary text, axis titles */
 	INK_GRID,
@@ -63,6 +69,9 @@ struct chart_rgb chart_ink_rgb(enum chart_ink k);
 const char *chart_ink_hex(enum chart_ink k);
 /* The ink of a model component (model.h enum model_comp order). */
 enum chart_ink chart_comp_ink(int comp);
+#define CHART_TARGET_INKS 6
+/* The ink of the k-th target a chart compares (k modulo CHART_TARGET_INKS). */
+enum chart_ink chart_target_ink(int k);
 void chart_set_ink(cairo_t *cr, enum chart_ink k, double alpha);
 
 /* ---- axes ---- */

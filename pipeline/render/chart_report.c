@@ -65,6 +65,22 @@ static const char *title_or(const struct report_section *s, const char *dflt)
 
 /* ---------------------------------------------------------------- breakdown */
 
+/* The ms of a bar segment [x0, x0 + ms] of category i, centred on it when it
+ * fits inside with a margin; left out otherwise (the tables carry every one). */
+static void segment_value(struct chart *c, int i, double x0, double ms)
+{
+	char txt[24];
+	double tw, th, w = chart_px(c, x0 + ms) - chart_px(c, x0);
+	PangoLayout *l;
+
+	snprintf(txt, sizeof txt, ms < 10 ? "%.2f" : "%.1f", ms);
+	l = chart_layout(c->cr, CHART_SANS, 6, 0, txt, 0, 0);
+	chart_layout_size(l, &tw, &th);
+	g_object_unref(l);
+	if (tw + 6 <= w)
+		chart_label(c, chart_px(c, x0) + w / 2, chart_cat_y(c, i), 0.5, 0.5, txt, 6, INK_TEXT);
+}
+
 static void draw_breakdown(struct chart *c, const struct report_data *d,
 			   const struct report_section *s)
 {
@@ -81,9 +97,10 @@ static void draw_breakdown(struct chart *c, const struct report_data *d,
 			 r->runnable ? "" : " (not runnable)");
 	}
 	snprintf(c->note, sizeof c->note,
-		 "One decode step per scenario (point estimate); the label gives the step and "
-		 "the non-MoE share.");
-	chart_axis_linear(&c->x, 0, maxstep * 1.22, 8, 1, "step time (ms)");
+		 "One decode step per scenario (point estimate), each component in ms where it "
+		 "fits; at the end, the step and its non-MoE share.");
+	c->pad_right = 92; /* the end labels, outside the data */
+	chart_axis_linear(&c->x, 0, maxstep, 12, 1, "step time (ms)");
 	chart_axis_category(&c->y, n, "");
 	for (int k = 0; k < COMP_COUNT; k++)
 		chart_legend_add(c, chart_comp_ink(k), SWATCH_BOX, MARK_NONE,
@@ -93,9 +110,11 @@ static void draw_breakdown(struct chart *c, const struct report_data *d,
 		double x = 0;
 		char lab[64];
 		for (int k = 0; k < COMP_COUNT; k++) {
-			if (f[i].ms[k] > 0)
+			if (f[i].ms[k] > 0) {
 				chart_hbar(c, i, x, x + f[i].ms[k], 0.62, chart_comp_ink(k),
 					   f[i].est->runnable ? 1 : 0.45);
+				segment_value(c, i, x, f[i].ms[k]);
+			}
 			x += isfinite(f[i].ms[k]) ? f[i].ms[k] : 0;
 		}
 		snprintf(lab, sizeof lab, "%.2f ms, non-MoE %.0f%%", f[i].step_ms,
@@ -109,6 +128,38 @@ static void draw_breakdown(struct chart *c, const struct report_data *d,
 /* ---------------------------------------------------------------- acceptance */
 
 #define ACC_STEPS 61
+
+/* True when scenario rows a and b draw the same line on this chart: same
+ * pipeline, block, concurrency and runnability, steps within 0.5%. */
+static int same_acceptance_line(const struct report_data *d, size_t a, size_t b)
+{
+	const struct estimate_row *x = &d->est.rows[a], *y = &d->est.rows[b];
+	struct report_figure fa, fb;
+	if (x->sc.pipeline != y->sc.pipeline || x->sc.block != y->sc.block ||
+	    x->sc.concurrency != y->sc.concurrency || x->runnable != y->runnable)
+		return 0;
+	report_figure(d, a, &fa);
+	report_figure(d, b, &fb);
+	return fabs(fa.step_ms - fb.step_ms) <= 5e-3 * fa.step_ms;
+}
+
+/* The end label of line i: its scenario's name and those of the later lines
+ * that coincide with it ("a", then "= b" on the next line). Returns -1 when an earlier line already
+ * draws line i. */
+static int acceptance_line_label(const struct report_data *d, const size_t *rows, int n, int i,
+				 char *buf, size_t len)
+{
+	size_t off;
+	for (int j = 0; j < i; j++)
+		if (same_acceptance_line(d, rows[j], rows[i]))
+			return -1;
+	off = (size_t)snprintf(buf, len, "%s", d->est.rows[rows[i]].sc.name);
+	for (int j = i + 1; j < n && off < len; j++)
+		if (same_acceptance_line(d, rows[i], rows[j]))
+			off += (size_t)snprintf(buf + off, len - off, "\n= %s",
+						d->est.rows[rows[j]].sc.name);
+	return 0;
+}
 
 static void draw_acceptance(struct chart *c, const struct report_data *d,
 			    const struct report_section *s)
@@ -132,7 +183,7 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 	snprintf(c->note, sizeof c->note,
 		 "tok/s = C x acceptance / step; the band is the Monte Carlo p5-p95 of the step; "
 		 "markers at each scenario's acceptances.");
-	c->pad_right = 46; /* "b16 B32" at the end of each line */
+	c->pad_right = 84; /* the scenario's name at the end of each line */
 	chart_axis_linear(&c->x, 0, amax, 9, 1, "mean acceptance length (tokens per step)");
 	chart_axis_linear(&c->y, 0, tmax, 7, 1, "decode throughput (tok/s)");
 	for (int i = 0; i < n; i++) {
@@ -159,8 +210,10 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 		struct report_figure f;
 		double xs[ACC_STEPS], y[ACC_STEPS], lo[ACC_STEPS], hi[ACC_STEPS];
 		double C = r->sc.concurrency;
-		char lab[80];
+		char lab[160];
 
+		if (acceptance_line_label(d, rows, n, i, lab, sizeof lab) < 0)
+			continue; /* drawn with an earlier scenario it coincides with */
 		report_figure(d, rows[i], &f);
 		for (int k = 0; k < ACC_STEPS; k++) {
 			xs[k] = 1 + (r->sc.block - 1) * (double)k / (ACC_STEPS - 1);
@@ -175,7 +228,6 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 		     j++)
 			chart_mark(c, d->est.rows[j].accept, C * d->est.rows[j].accept / f.step_ms * 1000,
 				   MARK_CIRCLE, ink, 4);
-		snprintf(lab, sizeof lab, "b%d B%d", r->sc.block, r->sc.budget);
 		if (xs[ACC_STEPS - 1] < c->x.hi) /* ends inside: label above its end */
 			chart_text(c, chart_px(c, xs[ACC_STEPS - 1]), chart_py(c, y[ACC_STEPS - 1]) - 4,
 				   0.5, 1, lab, 6.5, ink, 0);
@@ -420,11 +472,12 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 				off += (size_t)snprintf(label + off, sizeof label - off, "%s%s",
 							off ? " ≈ " : "", gp ? gp->name : g->targets[t]);
 			}
-		chart_legend_add(c, INK_PROJECTED, k % 2 ? SWATCH_DASH : SWATCH_LINE, marks[k], label);
+		chart_legend_add(c, chart_target_ink(k), k % 2 ? SWATCH_DASH : SWATCH_LINE, marks[k],
+				 label);
 	}
 	if (g) {
-		chart_legend_add(c, INK_PROJECTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
-		chart_legend_add(c, INK_PROJECTED, SWATCH_MARK, MARK_STAR, "best budget");
+		chart_legend_add(c, INK_MUTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
+		chart_legend_add(c, INK_MUTED, SWATCH_MARK, MARK_STAR, "best budget");
 	}
 	chart_layout_frame(c);
 	if (!g) {
@@ -443,17 +496,18 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 			lo[b] = cell->tok_s.p5;
 			hi[b] = cell->tok_s.p95;
 		}
-		chart_band(c, xs, lo, hi, (size_t)g->nbudgets, INK_PROJECTED, 0.08);
-		chart_line(c, xs, y, (size_t)g->nbudgets, INK_PROJECTED, 1.4, k % 2);
+		enum chart_ink ink = chart_target_ink(k);
+		chart_band(c, xs, lo, hi, (size_t)g->nbudgets, ink, 0.1);
+		chart_line(c, xs, y, (size_t)g->nbudgets, ink, 1.4, k % 2);
 		for (int b = 0; b < g->nbudgets; b++)
-			chart_mark(c, xs[b], y[b], marks[k], INK_PROJECTED, 3.5);
+			chart_mark(c, xs[b], y[b], marks[k], ink, 3.5);
 		int best = g->best[t * g->nconc + ci];
 		if (best >= 0 && best < g->nbudgets) {
 			char lab[48];
-			chart_mark(c, xs[best], y[best], MARK_STAR, INK_PROJECTED, 6);
+			chart_mark(c, xs[best], y[best], MARK_STAR, ink, 6);
 			snprintf(lab, sizeof lab, "B=%d", g->budgets[best]);
 			chart_label(c, chart_px(c, xs[best]), chart_py(c, y[best]) - 7, 0.5, 1, lab, 6.5,
-				    INK_PROJECTED);
+				    ink);
 		}
 	}
 }
@@ -660,14 +714,48 @@ static void history_series(struct chart *c, const struct hist_series *s, size_t 
 	free(x);
 }
 
-static void draw_history(struct chart *c, const struct report_data *d,
-			 const struct report_section *sec)
+/* A change point of series s at point i: a confirmed regression, improvement
+ * or drift naming its first bad night. */
+static int change_point(const struct hist_series *s, size_t i, size_t nruns)
+{
+	const struct hist_point *p = &s->pts[i];
+	return (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT ||
+		p->verdict == REG_DRIFT) &&
+	       p->bad_run != HIST_NO_RUN && p->bad_run < nruns && p->run < nruns;
+}
+
+/* Marks the change points of s: a dashed line at the first bad night, with
+ * the commit range from the last good night's revision to the first bad's. */
+static void history_changes(struct chart *c, const struct history *h,
+			    const struct hist_series *s, size_t nruns, const double *day)
+{
+	size_t last = HIST_NO_RUN;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct hist_point *p = &s->pts[i];
+		enum chart_ink ink = p->verdict == REG_IMPROVEMENT ? INK_IMPROVEMENT : INK_REGRESSION;
+		char range[120];
+		if (!change_point(s, i, nruns) || p->bad_run == last)
+			continue;
+		last = p->bad_run;
+		chart_vline(c, day[p->bad_run], ink, 0.9, 1);
+		snprintf(range, sizeof range, "%s..%s",
+			 p->good_run < nruns && h->runs[p->good_run].git_rev[0]
+				 ? h->runs[p->good_run].git_rev : "?",
+			 h->runs[p->bad_run].git_rev[0] ? h->runs[p->bad_run].git_rev : "?");
+		chart_label(c, chart_px(c, day[p->bad_run]) - 2, c->py + 3, 1, 0, range, 6, ink);
+	}
+}
+
+/* The series a history section shows (up to HIST_SERIES, into idx), their
+ * range in µs, and the most measured nights any of them has. */
+static int history_pick(const struct report_data *d, const struct report_section *sec, int *idx,
+			int *nights, double *ymin, double *ymax)
 {
 	const struct history *h = &d->hist;
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
-	int idx[HIST_SERIES], n = 0, nights = 0;
-	double ymin = INFINITY, ymax = 0, *day = NULL;
+	int n = 0;
 
+	*nights = 0, *ymin = INFINITY, *ymax = 0;
 	for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
 		if (series_matches(&h->series[i], sec))
 			idx[n++] = (int)i;
@@ -677,17 +765,29 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		for (size_t i = 0; i < s->n && s->pts[i].run < nruns; i++) {
 			const struct hist_point *p = &s->pts[i];
 			if (isfinite(p->median_us)) {
-				ymin = fmin(ymin, p->median_us);
-				ymax = fmax(ymax, p->median_us);
+				*ymin = fmin(*ymin, p->median_us);
+				*ymax = fmax(*ymax, p->median_us);
 				m++;
 			}
 			if (isfinite(p->band_hi_us))
-				ymax = fmax(ymax, p->band_hi_us);
+				*ymax = fmax(*ymax, p->band_hi_us);
 			if (isfinite(p->band_lo_us))
-				ymin = fmin(ymin, p->band_lo_us);
+				*ymin = fmin(*ymin, p->band_lo_us);
 		}
-		nights = m > nights ? m : nights;
+		*nights = m > *nights ? m : *nights;
 	}
+	return n;
+}
+
+static void draw_history(struct chart *c, const struct report_data *d,
+			 const struct report_section *sec)
+{
+	const struct history *h = &d->hist;
+	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
+	int idx[HIST_SERIES], nights, n;
+	double ymin, ymax, *day = NULL;
+
+	n = history_pick(d, sec, idx, &nights, &ymin, &ymax);
 	char shared[256];
 	shared_params(h, idx, n, shared, sizeof shared);
 	if (nights >= 2)
@@ -710,6 +810,8 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_RING, "suspect");
 		chart_legend_add(c, INK_IMPROVEMENT, SWATCH_MARK, MARK_TRIANGLE, "improvement");
 		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CROSS, "outlier");
+		chart_legend_add(c, INK_REGRESSION, SWATCH_DASH, MARK_NONE,
+				 "change point: commits last good..first bad");
 	} else { /* an empty frame: no ticks to read */
 		chart_axis_linear(&c->x, 0, 1, 2, 0, "night (UTC)");
 		chart_axis_linear(&c->y, 0, 1, 2, 1, "median time per call (µs)");
@@ -724,11 +826,47 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		char label[256];
 		chart_report_series_label(h, idx, n, k, label, sizeof label);
 		history_series(c, &h->series[idx[k]], nruns, day, k % 2, label);
+		history_changes(c, h, &h->series[idx[k]], nruns, day);
 	}
 	free(day);
 }
 
 /* ---------------------------------------------------------------- dispatch */
+
+int chart_report_empty(const struct report_data *d, const struct report_section *s, char *msg,
+		       size_t len)
+{
+	size_t rows[MAX_BARS];
+	int idx[HIST_SERIES], nights;
+	double lo, hi;
+
+	msg[0] = '\0';
+	switch (s->kind) {
+	case RSEC_BREAKDOWN:
+	case RSEC_ACCEPTANCE:
+		if (!section_rows(d, s, rows, MAX_BARS))
+			snprintf(msg, len, "no scenario of the template is in this section");
+		break;
+	case RSEC_TORNADO:
+		if (!d->have_proj || !pick_tornado(d, s))
+			snprintf(msg, len, "no tornado is stored with this run");
+		break;
+	case RSEC_BUDGET:
+		if (!d->have_proj || !d->proj.has_grid)
+			snprintf(msg, len, "no budget grid is stored with this run");
+		break;
+	case RSEC_HISTORY:
+		if (!history_pick(d, s, idx, &nights, &lo, &hi))
+			snprintf(msg, len, "no history yet: no night has measured %s", s->op);
+		else if (nights < 2)
+			snprintf(msg, len, "no history yet: tonight is the first night %s was "
+				 "measured", s->op);
+		break;
+	default:
+		break;
+	}
+	return msg[0] != '\0';
+}
 
 void chart_report_draw(cairo_t *cr, double w, double h, const void *arg)
 {

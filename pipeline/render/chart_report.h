@@ -20,6 +20,11 @@ void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
  * ("B=8 lab2"). */
 void chart_report_series_label(const struct history *h, const int *idx, int n, int k,
 			       char *buf, size_t len);
+/* True when chart section s would have nothing to draw (a history of one
+ * night, no stored grid or tornado); msg then says why in a line, which the
+ * documents print instead of an empty chart. */
+int chart_report_empty(const struct report_data *d, const struct report_section *s, char *msg,
+		       size_t len);
 /* True for the section kinds drawn as charts. */
 int report_section_is_chart(enum report_section_kind k);
 /* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */

@@ -47,9 +47,9 @@ static int write_charts(const struct report_data *d, const char *charts)
 	for (int i = 0; !rc && i < d->spec.nsections; i++) {
 		const struct report_section *s = &d->spec.sections[i];
 		struct report_chart arg = {d, s};
-		char name[96], *path;
-		if (!report_section_is_chart(s->kind))
-			continue;
+		char name[96], why[200], *path;
+		if (!report_section_is_chart(s->kind) || chart_report_empty(d, s, why, sizeof why))
+			continue; /* an empty chart is a line in the documents, no file */
 		report_chart_name(&d->spec, i, name, sizeof name);
 		if (!(path = fsx_join(charts, name)))
 			rc = err_nomem();

@@ -222,7 +222,8 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 	report_regress_status(d, status, sizeof status);
 	MARKUP(gs, "<b>Kernel history: %s</b>", status);
 	if (d->have_night)
-		MARKUP(gs, " (%zu kernel series, %zu nights).", d->night.n, d->night.nruns);
+		MARKUP(gs, " (%zu kernel series, %zu night%s).", d->night.n, d->night.nruns,
+		       d->night.nruns == 1 ? "" : "s");
 	pdf_para(doc, gs->str, 1, BODY_PT,
 		 d->have_night && d->night.count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
 	g_string_free(gs, TRUE);
@@ -331,9 +332,6 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 			MARKUP(gs, " residuals %.2f%% rms.", fit->rms_pct);
 		if (fit->note[0])
 			MARKUP(gs, " %s", fit->note);
-	} else if (s->kind == RSEC_HISTORY && d->hist_run < 0) {
-		MARKUP(gs, "No history yet: the nightly stage has not recorded %s on earlier nights.",
-		       s->op);
 	}
 	if (gs->len)
 		pdf_para(doc, gs->str, 1, 7.5, INK_MUTED);
@@ -344,12 +342,20 @@ static void chart_section(struct pdf_doc *doc, const struct report_data *d,
 			  const struct report_section *s)
 {
 	struct report_chart arg = {d, s};
-	char title[160];
+	char title[160], empty[200];
 	if (s->kind == RSEC_HISTORY && !s->title[0])
 		snprintf(title, sizeof title, "Kernel history: %s%s%s", s->op, s->variant[0] ? "/" : "",
 			 s->variant);
 	else
 		snprintf(title, sizeof title, "%s", section_title(s));
+	if (chart_report_empty(d, s, empty, sizeof empty)) { /* a line, not an empty frame */
+		char line[400];
+		snprintf(line, sizeof line, "%s: %s.", title, empty);
+		pdf_space(doc, 4);
+		pdf_outline(doc, title);
+		pdf_para(doc, line, 0, BODY_PT, INK_MUTED);
+		return;
+	}
 	/* the chart carries its own title: a bookmark, no heading */
 	pdf_keep(doc, d->spec.chart_height_pt + 30);
 	pdf_space(doc, 6);
