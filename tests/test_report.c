@@ -697,7 +697,10 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	snprintf(csv, sizeof csv, "%s/uncached-What-if.csv", dir);
 	size_t len;
 	char *text = read_file(csv, &len), *save = NULL;
-	int tok_col = -1, name_col = 0, acc_col = -1;
+	struct projection proj;
+	snprintf(out, sizeof out, "%s/projection.yaml", rdir);
+	assert_int_equal(project_read(&proj, out, &diag), 0);
+	int tok_col = -1, name_col = 0, acc_col = -1, p50_col = -1, banded = 0;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[64];
 		int nf = csv_split(line, f, 64);
@@ -705,6 +708,7 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 			for (int i = 0; i < nf; i++) {
 				tok_col = !strcmp(f[i], "tok/s") ? i : tok_col;
 				acc_col = !strcmp(f[i], "accept") ? i : acc_col;
+				p50_col = !strcmp(f[i], "p50 tok/s (stored draws)") ? i : p50_col;
 			}
 			continue;
 		}
@@ -715,6 +719,16 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 			    fabs(atof(f[acc_col]) - rows[i].accept) > 1e-9)
 				continue;
 			double got = atof(f[tok_col]);
+			/* beside the live point, the stored band's median */
+			assert_true(p50_col > tok_col && nf > p50_col);
+			const struct project_row *pr =
+				project_find_row(&proj, rows[i].scenario, rows[i].accept);
+			if (pr && isfinite(pr->tok_s.p50)) {
+				if (fabs(atof(f[p50_col]) - pr->tok_s.p50) > 0.006)
+					fail_msg("What-if %s @ %g: p50 %s, stored %.6f", f[name_col],
+						 rows[i].accept, f[p50_col], pr->tok_s.p50);
+				banded++;
+			}
 			/* ddt estimate prints 2 decimals; the sheet carries 15 digits */
 			if (fabs(got - rows[i].tok_s) > 0.006)
 				fail_msg("What-if %s @ %g: %.6f tok/s, ddt estimate %.2f", f[name_col],
@@ -724,6 +738,8 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	}
 	free(text);
 	assert_int_equal(matched, n);
+	assert_true(banded > 0);
+	project_free(&proj);
 	/* non-finite values are blanks, never NaN text */
 	snprintf(csv, sizeof csv, "%s/uncached-Projections.csv", dir);
 	text = read_file(csv, &len);

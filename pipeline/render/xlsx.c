@@ -16,8 +16,8 @@
 /* Formats shared by the sheets. */
 struct xfmt {
 	lxw_format *title, *note, *head, *text, *bold, *bad, *good;
-	lxw_format *ms, *tok, *us, *num, *pct, *intg, *gbps, *sci;
-	lxw_format *in_num, *in_text, *calc, *calc_ms, *calc_tok, *calc_int, *check;
+	lxw_format *ms, *tok, *us, *num, *pct, *pct1, *intg, *gbps, *sci;
+	lxw_format *in_num, *in_text, *calc, *calc_big, *calc_ms, *calc_tok, *calc_int, *check;
 };
 
 struct xw {
@@ -123,6 +123,8 @@ static void formats(struct xw *x)
 	format_set_num_format(f->num, "General");
 	NEWF(pct);
 	format_set_num_format(f->pct, "0.0%");
+	NEWF(pct1); /* a percentage stored in percent: 12.3 */
+	format_set_num_format(f->pct1, "0.0");
 	NEWF(intg);
 	format_set_num_format(f->intg, "0");
 	NEWF(gbps);
@@ -138,6 +140,8 @@ static void formats(struct xw *x)
 	format_set_bg_color(f->in_text, 0xFFF8DC);
 	NEWF(calc);
 	format_set_num_format(f->calc, "0.000000");
+	NEWF(calc_big);
+	format_set_num_format(f->calc_big, "#,##0");
 	NEWF(calc_ms);
 	format_set_num_format(f->calc_ms, "0.000\" ms\"");
 	NEWF(calc_tok);
@@ -222,10 +226,51 @@ static void sheet_summary(struct xw *x)
 
 /* ---------------------------------------------------------------- Projections */
 
+/* A native chart of rows 1..last of the Projections sheet: per scenario and
+ * acceptance its p5, p50 and p95 tok/s joined by a high-low line, and the
+ * point estimate beside them. */
+static void projections_chart(struct xw *x, lxw_worksheet *ws, lxw_row_t last)
+{
+	static const struct {
+		lxw_col_t col;
+		uint8_t marker;
+		enum chart_ink ink;
+	} ser[] = {{15, LXW_CHART_MARKER_LONG_DASH, INK_PROJECTED},
+		   {16, LXW_CHART_MARKER_CIRCLE, INK_PROJECTED},
+		   {17, LXW_CHART_MARKER_LONG_DASH, INK_PROJECTED},
+		   {14, LXW_CHART_MARKER_DIAMOND, INK_MEASURED}};
+	lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_LINE);
+	lxw_chart_line none = {.none = LXW_TRUE}, hl = {.color = 0x7B3294, .width = 1.5};
+	lxw_chart_options opt = {.x_scale = 2.2, .y_scale = 1.7};
+
+	for (size_t i = 0; i < sizeof ser / sizeof *ser; i++) {
+		lxw_chart_series *s = chart_add_series(ch, NULL, NULL);
+		lxw_chart_fill fill = {.color = (lxw_color_t)strtoul(chart_ink_hex(ser[i].ink) + 1,
+								    NULL, 16)};
+		chart_series_set_categories(s, "Projections", 1, 21, last, 21);
+		chart_series_set_values(s, "Projections", 1, ser[i].col, last, ser[i].col);
+		chart_series_set_name_range(s, "Projections", 0, ser[i].col);
+		chart_series_set_line(s, &none);
+		chart_series_set_marker_type(s, ser[i].marker);
+		chart_series_set_marker_size(s, 7);
+		chart_series_set_marker_fill(s, &fill);
+		chart_series_set_marker_line(s, &none);
+	}
+	chart_set_high_low_lines(ch, &hl);
+	chart_title_set_name(ch, "tok/s per scenario: p5-p95 band, median and point estimate");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "decode throughput (tok/s)");
+	chart_axis_set_num_font(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X),
+				&(lxw_chart_font){.rotation = -45});
+	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
+	chart_show_blanks_as(ch, LXW_CHART_BLANKS_AS_GAP);
+	ck(x, worksheet_insert_chart_opt(ws, last + 3, 0, ch, &opt));
+}
+
 static void sheet_projections(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Projections");
+	char label[96];
 	static const struct col cols[] = {
 		{"scenario", 20},       {"target", 10},      {"pipeline", 9},
 		{"block b", 8},         {"budget B", 8},     {"C", 5},
@@ -233,10 +278,11 @@ static void sheet_projections(struct xw *x)
 		{"MoE (ms)", 11},       {"non-MoE (ms)", 12}, {"step (ms)", 11},
 		{"step p5 (ms)", 12},   {"step p95 (ms)", 12}, {"tok/s", 12},
 		{"p5 tok/s", 12},       {"p50 tok/s", 12},   {"p95 tok/s", 12},
-		{"lean (%)", 9},        {"lean by", 22},     {"note", 50}};
+		{"lean (%)", 9},        {"lean by", 34},     {"note", 50},
+		{"chart label", 22}};
 	lxw_row_t r = 0;
 
-	put_header(x, ws, r++, cols, 21);
+	put_header(x, ws, r++, cols, 22);
 	for (size_t i = 0; i < d->est.n; i++, r++) {
 		const struct estimate_row *e = &d->est.rows[i];
 		struct report_figure f;
@@ -259,11 +305,16 @@ static void sheet_projections(struct xw *x)
 		put_num(x, ws, r, 15, f.tok_p5, x->f.tok);
 		put_num(x, ws, r, 16, f.tok_p50, x->f.tok);
 		put_num(x, ws, r, 17, f.tok_p95, x->f.tok);
-		put_num(x, ws, r, 18, f.proj ? f.proj->lean_pct : NAN, x->f.num);
+		put_num(x, ws, r, 18, f.proj ? round(f.proj->lean_pct * 10) / 10 + 0.0 : NAN,
+			x->f.pct1);
 		put_str(x, ws, r, 19, f.proj ? f.proj->lean_by : "", NULL);
 		put_str(x, ws, r, 20, e->note, NULL);
+		snprintf(label, sizeof label, "%s @%g", e->sc.name, e->accept);
+		put_str(x, ws, r, 21, label, NULL);
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 20));
+	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 21));
+	if (r > 1)
+		projections_chart(x, ws, r - 1);
 }
 
 /* ---------------------------------------------------------------- Breakdown */
@@ -638,7 +689,9 @@ static void wi_derived(struct wi *w, const char *name, double cached, const char
 	vsnprintf(formula, sizeof formula, fmt, ap);
 	va_end(ap);
 	put_str(x, w->ws, w->r, 0, name, NULL);
-	put_formula(x, w->ws, w->r, 1, formula, x->f.calc, cached);
+	/* byte and flop counts in whole units: six decimals of 3.6E9 do not fit */
+	put_formula(x, w->ws, w->r, 1, formula, fabs(cached) >= 1e5 ? x->f.calc_big : x->f.calc,
+		    cached);
 	wi_about(w, unit, "derived", what);
 	wi_define(w, name, w->r, 1);
 	w->r++;
@@ -662,7 +715,8 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 enum {
 	WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_M, WC_BW,
 	WC_GPUROW, WC_SEG, WC_MOEREF, WC_MOE, WC_ARB, WC_ARSEG, WC_AR, WC_CUT, WC_ATTN, WC_DRAFT,
-	WC_TREE, WC_OVER, WC_ARC, WC_NONMOE, WC_STEP, WC_TOK, WC_DDT, WC_DIFF, WC_XNAME, WC_N
+	WC_TREE, WC_OVER, WC_ARC, WC_NONMOE, WC_STEP, WC_TOK, WC_P5, WC_P50, WC_P95, WC_DDT,
+	WC_DIFF, WC_XNAME, WC_N
 };
 
 /* One configuration of the model, for a row and its cached values. */
@@ -682,6 +736,21 @@ static double seg_of(const double *xs, int n, double x)
 	for (int i = 0; i < n; i++)
 		k += xs[i] < x;
 	return k < 1 ? 1 : k > n - 1 ? n - 1 : k;
+}
+
+/* The stored projection's p5 / p50 / p95 tok/s of the row's scenario at its
+ * acceptance, beside the live point: numbers from the draws, which no edit
+ * of the sheet moves. Blank where the projection has no such row. */
+static void wi_band(struct wi *w, lxw_row_t r, const struct wi_row *row)
+{
+	const struct report_data *d = w->x->d;
+	struct report_figure f = {.tok_p5 = NAN, .tok_p50 = NAN, .tok_p95 = NAN};
+	for (size_t i = 0; i < d->est.n && !row->is_anchor; i++)
+		if (!strcmp(d->est.rows[i].sc.name, row->name) && d->est.rows[i].accept == row->accept)
+			report_figure(d, i, &f);
+	put_num(w->x, w->ws, r, WC_P5, f.tok_p5, w->x->f.tok);
+	put_num(w->x, w->ws, r, WC_P50, f.tok_p50, w->x->f.tok);
+	put_num(w->x, w->ws, r, WC_P95, f.tok_p95, w->x->f.tok);
 }
 
 static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
@@ -764,9 +833,11 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		wi_cell(w, r, WC_TOK, f->calc_tok, out.tok_s, "=F%1$d*G%1$d/Y%1$d*1000", R);
 	else
 		put_str(x, w->ws, r, WC_TOK, "", NULL);
+	wi_band(w, r, row);
 	put_num(x, w->ws, r, WC_DDT, row->ddt_tok_s, f->tok);
-	if (isfinite(row->ddt_tok_s))
-		wi_cell(w, r, WC_DIFF, f->check, out.tok_s - row->ddt_tok_s, "=Z%1$d-AA%1$d", R);
+	if (isfinite(row->ddt_tok_s)) /* rounded: a difference of 1E-13 is agreement */
+		wi_cell(w, r, WC_DIFF, f->check, round((out.tok_s - row->ddt_tok_s) * 1e6) / 1e6,
+			"=ROUND(Z%1$d-AD%1$d,6)", R);
 }
 
 static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
@@ -780,7 +851,9 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 		{"all-reduce seg", 7},    {"all-reduce before cut (ms)", 12}, {"cut factor", 8},
 		{"attn_lmhead (ms)", 11}, {"draft (ms)", 11},       {"tree (ms)", 11},
 		{"overhead (ms)", 11},    {"allreduce (ms)", 11},   {"non-MoE (ms)", 11},
-		{"step (ms)", 11},        {"tok/s", 12},            {"ddt tok/s", 12},
+		{"step (ms)", 11},        {"tok/s", 13},
+		{"p5 tok/s (stored draws)", 13}, {"p50 tok/s (stored draws)", 13},
+		{"p95 tok/s (stored draws)", 13}, {"ddt tok/s", 12},
 		{"tok/s - ddt", 11},      {"transfer entry", 44}};
 	struct xw *x = w->x;
 	const struct report_data *d = x->d;
@@ -788,6 +861,11 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 
 	put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
+	put_str(x, w->ws, w->r++, 0,
+		"tok/s is the live point of these formulas; p5 / p50 / p95 beside it are the "
+		"stored projection's Monte Carlo band for the same scenario and acceptance (the "
+		"quantiles of its draws): they stay as stored when you edit an input.",
+		x->f.note);
 	for (int i = 0; i < WC_N; i++) {
 		put_str(x, w->ws, w->r, (lxw_col_t)i, cols[i].title, x->f.head);
 		if (i)
