@@ -45,6 +45,9 @@ const struct cuda_case cuda_cases[] = {
 	 "odd latent width (the last output column pair is half outside)", 1},
 	{"tree_attn", "B=40,ctx=0,L=7,heads=2,tp=1", 20, "tree only (no context), two mask words",
 	 1},
+	{"tree_attn", "B=1,ctx=31,L=1", 31,
+	 "two tree rows across a chunk edge: keys past the last are cut by the bound, not the mask",
+	 1},
 	{"tree_attn", "B=32,ctx=3000,L=15", 18, "block 16 tree, budget 32", 0},
 	{"tree_attn", "B=8,ctx=20000,L=7", 21, "long context: many splits", 0},
 	/* accept */
@@ -54,6 +57,8 @@ const struct cuda_case cuda_cases[] = {
 	 "rows no multiple of 16 bytes, full acceptance", 1},
 	{"accept", "B=50,L=9,layers=5,accept_p=0", 25, "nothing accepted", 1},
 	{"accept", "B=300,L=40,layers=4,accept_p=1,tree_seed=7", 26, "deep tree", 1},
+	{"accept", "B=40,L=2,layers=2,accept_p=1", 32,
+	 "a walk down to depth L (a shallow bushy tree, full acceptance)", 1},
 	{"accept", "B=4010,L=15,layers=2", 28, "4011 nodes: the tree fills 48 KB of shared memory", 1},
 	{"accept", "B=4095,L=15,layers=2", 29, "4096 nodes: the last size walked in shared memory",
 	 1},
