@@ -115,11 +115,11 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
 					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
 					"moe_ms_p95,estimator,other_tok_s,other_pctile,"
-					"central_tok_s,central_step_ms,xfer_cover_pct,xfer_err_pct\n");
+					"xfer_cover_pct,xfer_err_pct\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
-		char n[4][32];
+		char n[2][32];
 		csv_field(fp, r->sc.name);
 		fputc(',', fp);
 		csv_field(fp, r->target->id);
@@ -141,13 +141,11 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			fputs(",,,", fp);
 		fprintf(fp, ",%s", estimator_name(r->sc.estimator));
 		if (b)
-			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%s\n", b->other_tok_s, b->other_pctile,
-				num_text(n[0], b->central_tok_s, "%.2f"),
-				num_text(n[1], b->central_step_ms, "%.4f"),
-				num_text(n[2], b->xfer_cover_pct, "%.1f"),
-				num_text(n[3], b->xfer_err_pct, "%.2f"));
+			fprintf(fp, ",%.2f,%.1f,%s,%s\n", b->other_tok_s, b->other_pctile,
+				num_text(n[0], b->xfer_cover_pct, "%.1f"),
+				num_text(n[1], b->xfer_err_pct, "%.2f"));
 		else
-			fputs(",,,,,,\n", fp);
+			fputs(",,,,\n", fp);
 	}
 	csv_sections(p, src, fp);
 }
@@ -383,8 +381,6 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 			}
 			yout_kv_num(&y, "other_tok_s", b->other_tok_s);
 			yout_kv_num(&y, "other_pctile", b->other_pctile);
-			yout_kv_num(&y, "central_tok_s", b->central_tok_s);
-			yout_kv_num(&y, "central_step_ms", b->central_step_ms);
 			yout_kv_num(&y, "xfer_cover_pct", b->xfer_cover_pct);
 			yout_kv_num(&y, "xfer_err_pct", b->xfer_err_pct);
 		}

@@ -1157,13 +1157,14 @@ static int mc_cal_point(struct mc *mc, struct model *m)
 	return 0;
 }
 
-/* Step quantiles of case k; point: the seed's (cal: ddt's headline, the
- * median). */
+/* Step quantiles of case k from its draws; point: the row's estimator's own
+ * evaluation (seed: every assumption at its seed point; cal: the model at the
+ * calibrated central inputs, which lands on the draws' median). */
 static void mc_band(struct mc *mc, size_t k, int cal, struct band *step)
 {
 	double q[3];
 	quantiles3(mc->step + k * mc->nsamples, mc->nsamples, mc->scratch, mc->qw, q);
-	step->point = cal ? q[1] : mc->cases[k].point_step;
+	step->point = cal ? mc->cases[k].cal_step : mc->cases[k].point_step;
 	step->p5 = q[0];
 	step->p50 = q[1];
 	step->p95 = q[2];
@@ -1817,7 +1818,7 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 }
 
 /* The MoE band of case k from its kept draws; point: the row's estimator
- * (calibrated: the median). */
+ * (calibrated: the model at the central inputs). */
 static void moe_band(struct mc *mc, struct model *m, size_t k, int cal, struct band *b)
 {
 	double v[CALIB_MAX_ASM], q[3];
@@ -1829,18 +1830,16 @@ static void moe_band(struct mc *mc, struct model *m, size_t k, int cal, struct b
 		b->p5 = q[0], b->p50 = q[1], b->p95 = q[2];
 	}
 	use_estimator(mc, m, cal, v);
-	if (cal)
-		b->point = b->p50;
-	else if (model_set_values(m, v) == 0) {
+	if (model_set_values(m, v) == 0) {
 		model_case_eval(m, &mc->cases[k].k, &o);
 		b->point = o.ms[COMP_MOE];
 	}
 }
 
 /* Row r's bands from the draws of case k, its point from its estimator
- * (calibrated: the median; beside it the model at the central inputs, the
- * acceptance at its geometric mean) and the other estimator's figure beside
- * it (a seed row: ddt's median). */
+ * (calibrated: the model at the central inputs, the acceptance at its
+ * geometric mean over the draws) and the other estimator's figure beside it
+ * (a seed row: ddt's median). */
 static void row_band(struct project_row *r, struct mc *mc, struct model *m, size_t k)
 {
 	int cal = r->estimator == EST_CALIBRATED;
@@ -1852,12 +1851,9 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 	r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
 	moe_band(mc, m, k, cal, &r->moe_band);
 	r->extrap_pct = 100 * (exp(mc->cases[k].k.moe_x_sig) - 1);
-	r->central_step_ms = r->central_tok_s = NAN;
-	if (cal) {
-		r->central_step_ms = mc->cases[k].cal_step;
-		r->central_tok_s = r->concurrency * central_accept(mc, r->accept_lo, r->accept_hi) *
-				   1000.0 / r->central_step_ms;
-	}
+	if (cal)
+		r->tok_s.point = r->concurrency * central_accept(mc, r->accept_lo, r->accept_hi) *
+				 1000.0 / r->step_ms.point;
 	/* the row's components at its own point (calibrated: the central one) */
 	double v[CALIB_MAX_ASM];
 	use_estimator(mc, m, cal, v);
@@ -1877,8 +1873,6 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 		r->tok_s.p5 = q[0];
 		r->tok_s.p50 = q[1];
 		r->tok_s.p95 = q[2];
-		if (cal)
-			r->tok_s.point = q[1];
 	}
 	r->point_pctile = pctile_of(tok, mc->nsamples, r->tok_s.point);
 	r->other_tok_s = cal ? K / mc->cases[k].point_step : r->tok_s.p50;

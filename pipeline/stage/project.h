@@ -29,7 +29,7 @@
 #include "record.h"
 #include "tmpl.h"
 
-#define PROJECT_SCHEMA 3
+#define PROJECT_SCHEMA 4
 #define PROJECT_MAX_GRID_TARGETS 16
 #define PROJECT_MAX_GRID_CONC 16
 #define PROJECT_MAX_GRID_BUDGETS 24
@@ -68,10 +68,12 @@ void project_config_default(struct project_config *cfg);
 
 /* ---- results ---- */
 
-/* A value and its Monte Carlo band. point: the row's estimator's headline
- * (the seed's: every assumption at its seed point; calibrated: the band's
- * median); p5/p50/p95: quantiles over the draws, weighted by the anchors'
- * likelihood. */
+/* A value and its Monte Carlo band. point: the row's estimator's headline,
+ * one evaluation of the model (the seed's: every assumption at its seed
+ * point; calibrated: each sampled input at its posterior centre on the scale
+ * it enters, the growth through the b16 anchor's posterior median, which
+ * lands within 1% of the band's median); p5/p50/p95: quantiles over the
+ * draws, weighted by the anchors' likelihood. */
 struct band {
 	double point, p5, p50, p95;
 };
@@ -100,11 +102,6 @@ struct project_row {
 	/* the other estimator, beside: the seed's figure and where it falls in
 	 * this band (a seed row: ddt's calibrated median and its percentile, 50) */
 	double other_tok_s, other_pctile;
-	/* a calibrated row: the model at the calibrated central inputs (each
-	 * sampled input at its posterior mean on the scale it enters, the growth
-	 * through the b16 anchor's posterior median), whose components ms[] are;
-	 * within 1% of the median. NaN for a seed row. */
-	double central_step_ms, central_tok_s;
 	double extrap_pct;        /* M beyond the measured points: 1-sigma extrapolation error, % (0: inside) */
 	/* the backtest of the transfer this row's MoE takes (reference GPU ->
 	 * target, measured pairs held out): share of measured points inside

@@ -65,8 +65,6 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "point_pctile", r->point_pctile);
 		kv_bool(y, "moe_xfer", r->moe_xfer);
 		yout_kv_num(y, "other_tok_s", r->other_tok_s);
-		yout_kv_num(y, "central_step_ms", r->central_step_ms);
-		yout_kv_num(y, "central_tok_s", r->central_tok_s);
 		yout_kv_num(y, "other_pctile", r->other_pctile);
 		yout_kv_num(y, "extrap_pct", r->extrap_pct);
 		yout_kv_num(y, "xfer_cover_pct", r->xfer_cover_pct);
@@ -445,8 +443,6 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "point_pctile", NUM, &r->point_pctile);
 	yget_bool(c, m, "moe_xfer", Y_REQUIRED, &r->moe_xfer);
 	yget_num(c, m, "other_tok_s", NUM, &r->other_tok_s);
-	yget_num(c, m, "central_step_ms", NUM, &r->central_step_ms);
-	yget_num(c, m, "central_tok_s", NUM, &r->central_tok_s);
 	yget_num(c, m, "other_pctile", NUM, &r->other_pctile);
 	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
 	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
@@ -861,17 +857,10 @@ static void text_rows(const struct projection *p, FILE *fp)
 			other, bt, r->runnable ? "" : "  [not runnable]");
 	}
 	fprintf(fp, "(seed: the seed's estimator, its point and where it falls in ddt's band; "
-		    "calibrated: ddt's, point = median; backtest: the transfer's cross-GPU "
+		    "calibrated: ddt's, point = the model at the calibrated central inputs, "
+		    "within 1%% of the median; backtest: the transfer's cross-GPU "
 		    "backtest for this target, share of held-out measurements inside p5-p95 and "
 		    "median |error|)\n");
-	for (size_t i = 0; i < p->nrows; i++) {
-		const struct project_row *r = &p->rows[i];
-		if (r->estimator == EST_CALIBRATED && isfinite(r->central_tok_s))
-			fprintf(fp, "%s: the model at the calibrated central inputs gives %.1f tok/s "
-				    "(step %.3f ms), %+.1f%% from the median\n",
-				r->scenario, r->central_tok_s, r->central_step_ms,
-				100 * (r->central_tok_s / r->tok_s.p50 - 1));
-	}
 }
 
 static void text_tornado(const struct projection *p, FILE *fp)
