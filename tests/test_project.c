@@ -446,11 +446,18 @@ static int load_section(const char *text, struct project_config *cfg, struct ydi
 	char dir[] = "/tmp/ddt-ptmpl-XXXXXX";
 	struct tmpl t;
 	assert_non_null(mkdtemp(dir));
-	char *path = fsx_join(dir, "t.yaml");
-	char buf[4096];
-	snprintf(buf, sizeof buf,
-		 "name: t\nscenarios:\n  - {name: s, target: b300, pipeline: native, block: 16, "
-		 "budget: 32, accept: [12]}\n%s",
+	char *path = fsx_join(dir, "t.yaml"), *dflt = fsx_join(dir, "default.yaml");
+	char buf[4096], *shipped = NULL;
+	size_t n = 0;
+	/* the shipped default beside it, for text that extends it */
+	assert_int_equal(fsx_read_all("templates/default.yaml", 1 << 20, &shipped, &n), 0);
+	assert_int_equal(fsx_write_all(dflt, shipped, n), 0);
+	free(shipped);
+	/* text that extends the default keeps its scenarios */
+	snprintf(buf, sizeof buf, "name: t\n%s%s",
+		 strncmp(text, "extends:", 8) ? "scenarios:\n  - {name: s, target: b300, pipeline: "
+						"native, block: 16, budget: 32, accept: [12]}\n"
+					      : "",
 		 text);
 	assert_int_equal(fsx_write_all(path, buf, strlen(buf)), 0);
 	int rc = tmpl_load(&t, path, diag);
@@ -458,8 +465,10 @@ static int load_section(const char *text, struct project_config *cfg, struct ydi
 		rc = project_config_load(cfg, &t, diag);
 	tmpl_free(&t);
 	unlink(path);
+	unlink(dflt);
 	rmdir(dir);
 	free(path);
+	free(dflt);
 	return rc;
 }
 
@@ -468,20 +477,47 @@ static void test_project__settings_loader_is_strict(void **state)
 	(void)state;
 	struct project_config cfg;
 	struct ydiag diag = {0};
-	assert_int_equal(load_section("projection:\n  samples: 5000\n  seed: 7\n  grid:\n    "
-				      "scenario: s\n    budgets: [16, 64]\n",
-				      &cfg, &diag),
-			 0);
+	static const char curve[] = "  acceptance_curve:\n    source: x\n    points:\n"
+				    "      - {budget: 16, accept: 8}\n"
+				    "      - {budget: 32, accept: 9}\n";
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "projection:\n  samples: 5000\n  seed: 7\n  sensitivity: false\n  ad_hoc: s\n"
+		 "  grid:\n    scenario: s\n    targets: [b300]\n    concurrency: [1]\n"
+		 "    budgets: [16, 64]\n%s",
+		 curve);
+	assert_int_equal(load_section(text, &cfg, &diag), 0);
 	assert_int_equal(cfg.samples, 5000);
 	assert_true(cfg.seed == 7);
 	assert_int_equal(cfg.nbudgets, 2);
-	assert_int_equal(cfg.ntargets, 5); /* the defaults stay where not given */
-	assert_int_equal(load_section("projection:\n  samples: 5\n  sed: 1\n  grid:\n    "
-				      "scenario: nope\n    budgets: [64, 16]\n",
+	assert_int_equal(cfg.ntargets, 1);
+	assert_string_equal(cfg.ad_hoc, "s");
+	assert_int_equal(cfg.ncurve, 2);
+	/* a template that extends another overrides the keys it gives */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  samples: 300\n"
+				      "  grid: {budgets: [8, 16]}\n",
 				      &cfg, &diag),
-			 DDT_EINPUT);
+			 0);
+	assert_int_equal(cfg.samples, 300);
+	assert_true(cfg.seed == 1);
+	assert_int_equal(cfg.nbudgets, 2);
+	assert_int_equal(cfg.ntargets, 5);
+	assert_string_equal(cfg.grid_scenario, "b300-b16-native");
+	assert_string_equal(cfg.ad_hoc, "b300-b8-native");
+	assert_int_equal(cfg.ncurve, 7);
+	/* every value lives in the template: nothing is filled in */
+	assert_int_equal(load_section("projection:\n  samples: 5000\n", &cfg, &diag), DDT_EINPUT);
+	assert_int_equal(load_section("", &cfg, &diag), DDT_EINPUT);
+	snprintf(text, sizeof text,
+		 "projection:\n  samples: 5\n  sed: 1\n  ad_hoc: none\n  grid:\n    "
+		 "scenario: nope\n    budgets: [64, 16]\n%s",
+		 curve);
+	assert_int_equal(load_section(text, &cfg, &diag), DDT_EINPUT);
 	const char *want[] = {":5:12: samples: expected 100 to 10000000", ":6:3: unknown key 'sed'",
-			      "scenario: no scenario 'nope'", "budgets: values must increase"};
+			      "scenario: no scenario 'nope'", "budgets: values must increase",
+			      "ad_hoc: no scenario 'none'", "missing required key 'seed'",
+			      "missing required key 'targets'", "missing required key 'grid'",
+			      "missing required section 'projection'"};
 	for (size_t w = 0; w < sizeof want / sizeof *want; w++) {
 		int found = 0;
 		for (size_t i = 0; i < diag.n; i++)

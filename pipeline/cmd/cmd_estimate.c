@@ -32,19 +32,21 @@ typedef struct estimate_args A;
 static const struct cli_opt estimate_opts[] = {
 	CLI_OPT_LIST(A, scenarios, "scenario", "NAME", "a scenario of the template (repeatable)"),
 	CLI_OPT_STR(A, target, 0, "target", "GPU",
-		    "ad hoc: target GPU from the catalog (default b300)"),
+		    "ad hoc: target GPU from the catalog"),
 	CLI_OPT_CHOICE(A, pipeline, "pipeline", "P", "sglang|native",
-		       "ad hoc: sglang or native (default native)"),
-	CLI_OPT_INT(A, block, "block", "N", 1, 1e6, "ad hoc: drafter block size (default 8)"),
+		       "ad hoc: sglang or native"),
+	CLI_OPT_INT(A, block, "block", "N", 1, 1e6, "ad hoc: drafter block size"),
 	CLI_OPT_INT(A, budget, "budget", "N", 0, 1e6,
-		    "ad hoc: tree node budget, root excluded (default 8);\n"
+		    "ad hoc: tree node budget, root excluded;\n"
 		    "0: no speculation, the autoregressive baseline (M = C,\n"
 		    "accept 1)"),
 	CLI_OPT_STR(A, accept, 0, "accept", "LIST", "ad hoc: mean acceptance lengths, e.g. 12,14,16"),
 	CLI_OPT_INT(A, concurrency, "concurrency", "N", 1, 1e6,
-		    "ad hoc: sequences decoded at once (default 1)"),
+		    "ad hoc: sequences decoded at once (what an ad hoc\n"
+		    "option leaves out comes from the template's\n"
+		    "projection.ad_hoc scenario)"),
 	CLI_OPT_CHOICE(A, estimator, "estimator", "E", "calibrated|seed",
-		       "ad hoc: calibrated (default: ddt's, headline the\n"
+		       "ad hoc: calibrated (ddt's, its point on the band's\n"
 		       "median) or seed (the seed's assumptions)\n"
 		       "(with one --scenario, ad hoc options change that\n"
 		       "scenario)"),
@@ -64,7 +66,7 @@ static const struct cli_opt estimate_opts[] = {
 		    "step, every MoE layer)"),
 	CLI_OPT_INT(A, samples, "samples", "N", 100, 1e6,
 		    "Monte Carlo draws for the bands (default: the\n"
-		    "template's, 20000)"),
+		    "template's)"),
 	CLI_OPT_WHOLE(A, seed, "seed", "S", 0, 9007199254740992.0,
 		      "their seed (default: the template's); same inputs,\n"
 		      "same output"),
@@ -222,14 +224,12 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 	return 0;
 }
 
-/* The scenarios to estimate: those named, one of them (or the defaults)
- * changed by the ad hoc options, else all of the template's. Returns 0 or
- * the exit status, the error printed. */
+/* The scenarios to estimate: those named, one of them (or the template's
+ * projection.ad_hoc scenario, its acceptances dropped) changed by the ad hoc
+ * options, else all of the template's. Returns 0 or the exit status, the
+ * error printed. */
 static int pick_scenarios(struct inputs *in, const struct estimate_args *a)
 {
-	static const struct scenario ad_hoc = {.name = "adhoc", .target = "b300",
-					       .pipeline = PIPE_NATIVE, .block = 8, .budget = 8,
-					       .concurrency = 1, .runnable = 1};
 	if (!(in->scs = calloc((size_t)a->scenarios.n + 1 + in->t.nscenarios, sizeof *in->scs)))
 		return cli_fail("estimate", err_nomem());
 	for (int i = 0; i < a->scenarios.n; i++) {
@@ -240,8 +240,14 @@ static int pick_scenarios(struct inputs *in, const struct estimate_args *a)
 		in->scs[in->nscs++] = *s;
 	}
 	if (ad_hoc_given(a)) {
-		if (!in->nscs)
-			in->scs[in->nscs++] = ad_hoc;
+		if (!in->nscs) {
+			struct scenario *s = &in->scs[in->nscs++];
+			*s = *tmpl_scenario(&in->t, in->cfg.ad_hoc); /* checked by the loader */
+			snprintf(s->name, sizeof s->name, "adhoc");
+			s->naccept = 0;
+			s->runnable = 1;
+			s->note[0] = '\0';
+		}
 		return apply_ad_hoc(a, &in->scs[0]);
 	}
 	if (!in->nscs)

@@ -28,45 +28,12 @@ static void copy_str(char *dst, size_t len, const char *src)
 
 /* ---------------------------------------------------------------- config */
 
-/* DDTree acceptance vs budget, FACTS.md §2 (the paper's Figure 3). */
-static const double default_curve[][2] = {{16, 8.61},  {32, 9.27},   {64, 9.75},  {128, 10.20},
-					  {256, 10.43}, {512, 10.73}, {1024, 10.98}};
-
-void project_config_default(struct project_config *cfg)
-{
-	static const char *const targets[] = {"b300", "b200", "gb300", "h200", "rtx_pro_6000"};
-	memset(cfg, 0, sizeof *cfg);
-	cfg->samples = 20000;
-	cfg->seed = 1;
-	cfg->sensitivity = 1;
-	cfg->grid = 1;
-	cfg->moe_curve = -1;
-	cfg->ntargets = 5;
-	for (int i = 0; i < 5; i++)
-		snprintf(cfg->targets[i], sizeof cfg->targets[i], "%s", targets[i]);
-	cfg->nconc = 5;
-	for (int i = 0; i < 5; i++)
-		cfg->conc[i] = 1 << i;
-	cfg->nbudgets = 7;
-	for (int i = 0; i < 7; i++)
-		cfg->budgets[i] = 8 << i;
-	snprintf(cfg->grid_scenario, sizeof cfg->grid_scenario, "seed-b16-native");
-	cfg->ncurve = 7;
-	for (int i = 0; i < 7; i++) {
-		cfg->curve_budget[i] = default_curve[i][0];
-		cfg->curve_accept[i] = default_curve[i][1];
-	}
-	snprintf(cfg->curve_source, sizeof cfg->curve_source,
-		 "FACTS.md §2: DDTree acceptance vs budget (MATH-500, Qwen3-8B, T=0, 8x H200, "
-		 "batch 1; the paper's Figure 3)");
-}
-
 /* A sequence of positive whole numbers, increasing, into out[max]. */
-static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key, int *out,
-			  int *n, int max)
+static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key, unsigned req,
+			  int *out, int *n, int max)
 {
 	struct ydoc_node *seq = NULL;
-	if (yget_node(c, map, key, YDOC_SEQ, 0, &seq) || !seq)
+	if (yget_node(c, map, key, YDOC_SEQ, req, &seq) || !seq)
 		return;
 	if (seq->n < 1 || (int)seq->n > max) {
 		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: give 1 to %d values", key, max);
@@ -89,19 +56,16 @@ static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key
 	}
 }
 
+static void load_scenario_name(struct yctx *c, struct ydoc_node *map, const char *key,
+			       unsigned req, const struct tmpl *t, char *out, size_t len);
+
+/* The grid map g; req: Y_REQUIRED (every key) or 0 (those given). */
 static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_node *g,
-		      const struct tmpl *t)
+		      unsigned req, const struct tmpl *t)
 {
 	struct ydoc_node *seq = NULL;
-	const char *sc = NULL;
-	if (!yget_str(c, g, "scenario", 0, &sc) && sc) {
-		snprintf(cfg->grid_scenario, sizeof cfg->grid_scenario, "%s", sc);
-		if (!tmpl_scenario(t, sc)) {
-			struct ydoc_node *n = ydoc_get(g, "scenario");
-			ydiag_add(c->diag, c->file, n->line, n->col, "scenario: no scenario '%s'", sc);
-		}
-	}
-	if (!yget_node(c, g, "targets", YDOC_SEQ, 0, &seq) && seq) {
+	load_scenario_name(c, g, "scenario", req, t, cfg->grid_scenario, sizeof cfg->grid_scenario);
+	if (!yget_node(c, g, "targets", YDOC_SEQ, req, &seq) && seq) {
 		if (seq->n < 1 || seq->n > PROJECT_MAX_GRID_TARGETS)
 			ydiag_add(c->diag, c->file, seq->line, seq->col, "targets: give 1 to %d GPUs",
 				  PROJECT_MAX_GRID_TARGETS);
@@ -113,8 +77,8 @@ static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_no
 				 seq->items[i]->str);
 		}
 	}
-	load_int_list(c, g, "concurrency", cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
-	load_int_list(c, g, "budgets", cfg->budgets, &cfg->nbudgets, PROJECT_MAX_GRID_BUDGETS);
+	load_int_list(c, g, "concurrency", req, cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
+	load_int_list(c, g, "budgets", req, cfg->budgets, &cfg->nbudgets, PROJECT_MAX_GRID_BUDGETS);
 	ycheck_unknown(c, g);
 }
 
@@ -148,51 +112,89 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 	ycheck_unknown(c, m);
 }
 
-int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag)
+/* The scenario named by key in map, which must exist in t, into out[len]. */
+static void load_scenario_name(struct yctx *c, struct ydoc_node *map, const char *key,
+			       unsigned req, const struct tmpl *t, char *out, size_t len)
 {
-	const char *file = NULL, *curve = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "projection", &file), *n = NULL;
-	size_t before = diag->n;
-	double v;
+	const char *sc = NULL;
+	if (yget_str(c, map, key, req, &sc) || !sc)
+		return;
+	snprintf(out, len, "%s", sc);
+	if (!tmpl_scenario(t, sc)) {
+		struct ydoc_node *n = ydoc_get(map, key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: no scenario '%s'", key, sc);
+	}
+}
 
-	project_config_default(cfg);
-	if (!sec)
-		return 0;
-	struct yctx c = {file, diag};
-	if (ynode_expect(&c, sec, YDOC_MAP, "projection"))
-		return DDT_EINPUT;
-	v = NAN;
-	if (!yget_num(&c, sec, "samples", Y_POSITIVE | Y_INTEGER, &v) && !isnan(v)) {
+/* One `projection:` map sec into cfg; req: Y_REQUIRED (every key: the
+ * section that holds the values) or 0 (a template's own section over the
+ * one it extends: the keys it gives). */
+static void load_settings(struct project_config *cfg, struct yctx *c, struct ydoc_node *sec,
+			  unsigned req, const struct tmpl *t)
+{
+	struct ydoc_node *n = NULL;
+	const char *curve = NULL;
+	double v = NAN;
+	if (!yget_num(c, sec, "samples", req | Y_POSITIVE | Y_INTEGER, &v) && !isnan(v)) {
 		if (v < 100 || v > 10000000)
-			ydiag_add(diag, file, ydoc_get(sec, "samples")->line,
+			ydiag_add(c->diag, c->file, ydoc_get(sec, "samples")->line,
 				  ydoc_get(sec, "samples")->col, "samples: expected 100 to 10000000");
 		else
 			cfg->samples = (int)v;
 	}
 	v = NAN;
-	if (!yget_num(&c, sec, "seed", Y_NONNEG | Y_INTEGER, &v) && !isnan(v)) {
+	if (!yget_num(c, sec, "seed", req | Y_NONNEG | Y_INTEGER, &v) && !isnan(v)) {
 		if (v > 9007199254740992.0)
-			ydiag_add(diag, file, ydoc_get(sec, "seed")->line, ydoc_get(sec, "seed")->col,
-				  "seed: at most 2^53");
+			ydiag_add(c->diag, c->file, ydoc_get(sec, "seed")->line,
+				  ydoc_get(sec, "seed")->col, "seed: at most 2^53");
 		else
 			cfg->seed = (uint64_t)v;
 	}
-	yget_bool(&c, sec, "sensitivity", 0, &cfg->sensitivity);
-	if (!yget_str(&c, sec, "moe_curve", 0, &curve) && curve) {
+	yget_bool(c, sec, "sensitivity", req, &cfg->sensitivity);
+	load_scenario_name(c, sec, "ad_hoc", req, t, cfg->ad_hoc, sizeof cfg->ad_hoc);
+	if (!yget_str(c, sec, "moe_curve", 0, &curve) && curve) {
 		enum moe_curve_kind k;
 		if (moe_curve_parse(curve, &k)) {
 			n = ydoc_get(sec, "moe_curve");
-			ydiag_add(diag, file, n->line, n->col,
+			ydiag_add(c->diag, c->file, n->line, n->col,
 				  "moe_curve: expected linear or physical, got '%s'", curve);
 		} else
 			cfg->moe_curve = (int)k;
 	}
-	if (!yget_node(&c, sec, "grid", YDOC_MAP, 0, &n) && n)
-		load_grid(cfg, &c, n, t);
+	if (!yget_node(c, sec, "grid", YDOC_MAP, req, &n) && n)
+		load_grid(cfg, c, n, req, t);
 	n = NULL;
-	if (!yget_node(&c, sec, "acceptance_curve", YDOC_MAP, 0, &n) && n)
-		load_curve(cfg, &c, n);
-	ycheck_unknown(&c, sec);
+	if (!yget_node(c, sec, "acceptance_curve", YDOC_MAP, req, &n) && n)
+		load_curve(cfg, c, n);
+	ycheck_unknown(c, sec);
+}
+
+int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag)
+{
+	struct ydoc_node *own = t->doc ? ydoc_get(t->doc->root, "projection") : NULL;
+	struct ydoc_node *base = t->parent ? ydoc_get(t->parent->root, "projection") : NULL;
+	size_t before = diag->n;
+
+	memset(cfg, 0, sizeof *cfg);
+	cfg->moe_curve = -1;
+	cfg->grid = 1;
+	if (!own && !base) {
+		ydiag_add(diag, t->path, 0, 0,
+			  "missing required section 'projection' (extend default.yaml, which has it)");
+		return DDT_EINPUT;
+	}
+	if (base) {
+		struct yctx c = {t->parent->file, diag};
+		if (ynode_expect(&c, base, YDOC_MAP, "projection"))
+			return DDT_EINPUT;
+		load_settings(cfg, &c, base, Y_REQUIRED, t);
+	}
+	if (own) {
+		struct yctx c = {t->doc->file, diag};
+		if (ynode_expect(&c, own, YDOC_MAP, "projection"))
+			return DDT_EINPUT;
+		load_settings(cfg, &c, own, base ? 0 : Y_REQUIRED, t);
+	}
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 
@@ -2090,12 +2092,7 @@ done:
 int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
 		      size_t n, const struct run_record *run, const struct project_config *cfg)
 {
-	struct project_config dflt;
 	memset(p, 0, sizeof *p);
-	if (!cfg) {
-		project_config_default(&dflt);
-		cfg = &dflt;
-	}
 	int rc = compute(p, c, scs, n, run, cfg);
 	return rc ? rc : project_normalize(p);
 }

@@ -40,17 +40,18 @@
 /* ---- settings: the template's `projection:` section ---- */
 
 struct project_config {
-	int samples;            /* Monte Carlo draws (20000) */
+	int samples;            /* Monte Carlo draws */
 	uint64_t seed;          /* PRNG seed; same inputs + seed = same output */
-	int sensitivity;        /* compute the tornado (1) */
-	int grid;               /* compute the budget grid (1) */
+	int sensitivity;        /* compute the tornado */
+	int grid;               /* compute the budget grid */
 	/* the grid: targets x concurrency x budget */
 	int ntargets, nconc, nbudgets;
 	char targets[PROJECT_MAX_GRID_TARGETS][32]; /* GPU catalog ids */
 	int conc[PROJECT_MAX_GRID_CONC];
 	int budgets[PROJECT_MAX_GRID_BUDGETS];
 	char grid_scenario[48]; /* block, pipeline and acceptances come from it */
-	/* acceptance vs budget (DDTree, FACTS.md §2), scaled per scenario */
+	char ad_hoc[48];        /* the scenario `ddt estimate`'s ad hoc options change */
+	/* acceptance vs budget (DDTree), scaled per scenario */
 	int ncurve;
 	double curve_budget[PROJECT_MAX_CURVE], curve_accept[PROJECT_MAX_CURVE];
 	char curve_source[CALIB_SOURCE_LEN];
@@ -58,13 +59,15 @@ struct project_config {
 	int moe_curve;
 };
 
-/* Loads and checks the `projection:` section of t into cfg (defaults for
- * what it leaves out: 20000 samples, seed 1, the grid of the issue). Every
+/* Loads and checks the `projection:` section into cfg: every key of the
+ * section that holds the values (the template's, or the one of the template
+ * it extends: templates/default.yaml has the project's) is required, none
+ * is filled in by the code; a template that extends another and has its own
+ * section overrides the keys it gives (a whole acceptance_curve, grid keys
+ * one by one). moe_curve alone is optional (the calibration's). Every
  * problem goes to diag as file:line:col; returns 0 or DDT_EINPUT. Called by
  * `ddt check` for every template. */
 int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag);
-/* The defaults alone (no template). Cannot fail. */
-void project_config_default(struct project_config *cfg);
 
 /* ---- results ---- */
 
@@ -277,7 +280,8 @@ struct projection {
 int project_run(struct projection *p, const struct calib *c, const struct tmpl *t,
 		const struct run_record *run, const struct project_config *cfg);
 
-/* The same for a list of scenarios (ddt estimate's ad hoc ones). */
+/* The same for a list of scenarios (ddt estimate's ad hoc ones), with the
+ * settings cfg (project_config_load's; not NULL). */
 int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
 		      size_t n, const struct run_record *run, const struct project_config *cfg);
 
