@@ -711,6 +711,9 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 	put_formula(w->x, w->ws, r, c, formula, f, cached);
 }
 
+/* The name of the autoregressive baseline's row. */
+#define WI_AUTOREGRESSIVE "autoregressive (budget 0)"
+
 /* Columns of the model rows. */
 enum {
 	WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_M, WC_BW,
@@ -794,10 +797,10 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	wi_cell(w, r, WC_SEG, f->calc_int, seg_of(pm, c->moe_ref.npoints, M),
 		"=MIN(MAX(COUNTIF(moe_pts_m,\"<\"&I%d),1),COUNT(moe_pts_m)-1)", R);
 	wi_cell(w, r, WC_MOEREF, f->calc_ms, model_moe_ref_ms(m, M),
-		"=IF(moe_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+(I%1$d-1)*(1-moe_overlap)))-1)"
-		"+phys_b,MAX(0,INDEX(moe_pts_ms,L%1$d)+(I%1$d-INDEX(moe_pts_m,L%1$d))*"
-		"(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
-		"(INDEX(moe_pts_m,L%1$d+1)-INDEX(moe_pts_m,L%1$d))))",
+		"=MAX(moe_floor_ms,IF(moe_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+(I%1$d-1)*"
+		"(1-moe_overlap)))-1)+phys_b,MAX(0,INDEX(moe_pts_ms,L%1$d)+(I%1$d-INDEX(moe_pts_m,"
+		"L%1$d))*(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
+		"(INDEX(moe_pts_m,L%1$d+1)-INDEX(moe_pts_m,L%1$d)))))",
 		R);
 	wi_cell(w, r, WC_MOE, f->calc_ms, out.ms[COMP_MOE],
 		"=IF(moe_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*"
@@ -820,10 +823,12 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	wi_cell(w, r, WC_ATTN, f->calc_ms, out.ms[COMP_ATTN],
 		"=comp_attn_ms*(1-growth+growth*I%1$d/anchor_m0)*anchor_bw/J%1$d*R%1$d", R);
 	wi_cell(w, r, WC_DRAFT, f->calc_ms, out.ms[COMP_DRAFT],
-		"=comp_draft_ms*(1-growth+growth*F%1$d*D%1$d/anchor_draft0)*anchor_bw/J%1$d*R%1$d",
+		"=IF(E%1$d=0,0,comp_draft_ms*(1-growth+growth*F%1$d*D%1$d/anchor_draft0)*anchor_bw/"
+		"J%1$d*R%1$d)",
 		R);
 	wi_cell(w, r, WC_TREE, f->calc_ms, out.ms[COMP_TREE],
-		"=comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/anchor_tree0)*R%1$d",
+		"=IF(E%1$d=0,0,comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/"
+		"anchor_tree0)*R%1$d)",
 		R);
 	wi_cell(w, r, WC_OVER, f->calc_ms, out.ms[COMP_OVERHEAD], "=comp_overhead_ms*R%d", R);
 	wi_cell(w, r, WC_ARC, f->calc_ms, out.ms[COMP_ALLREDUCE], "=Q%1$d*R%1$d", R);
@@ -893,6 +898,14 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0};
 		wi_model_row(w, w->r++, &row);
 	}
+	/* the autoregressive baseline on the anchor's GPU (`ddt estimate
+	 * --budget 0 --estimator seed`): M = C, no drafter, no tree, the MoE
+	 * on its per-call floor */
+	struct model_in in0 = {calib_gpu(c, a8->gpu), PIPE_NATIVE, 1, 0, 1, 1};
+	struct model_out o0;
+	model_eval(&d->model, &in0, &o0);
+	struct wi_row r0 = {WI_AUTOREGRESSIVE, in0.target, PIPE_NATIVE, 1, 0, 1, 1, o0.tok_s, 0};
+	wi_model_row(w, w->r++, &r0);
 	w->r++;
 }
 
@@ -1011,6 +1024,10 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 				  c->moe_ref.fit.held[k] ? c->moe_ref.phys.source[k]
 							 : c->moe_ref.fit.note);
 	}
+	wi_scalar(w, "moe_floor_us", isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us,
+		  "µs per layer", "measured",
+		  isnan(c->moe_ref.floor_us) ? "no per-call floor in the calibration"
+					     : c->moe_ref.floor_source);
 	wi_scalar(w, "layers", g->layers, "layers", "calibration", g->source);
 	wi_scalar(w, "dense_layers", g->dense_layers, "layers", "calibration", g->source);
 	wi_scalar(w, "hidden", g->hidden, "", "calibration", g->source);
@@ -1078,6 +1095,9 @@ static void wi_model(struct wi *w, lxw_row_t r8)
 	wi_derived(w, "phys_b", m->phys_b, "ms", "shared expert and fixed cost, all MoE layers",
 		   "=moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_efficiency)+moe_layers*"
 		   "moe_fixed_us/1000");
+	wi_derived(w, "moe_floor_ms", m->floor_ms, "ms",
+		   "the curve's per-call floor, all MoE layers (one token: launch, routing)",
+		   "=moe_floor_us*moe_layers/1000");
 	wi_derived(w, "phys_lnq", log1p(-g->experts_per_token / g->experts), "",
 		   "ln(1 - k/E): distinct experts E(1 - (1 - k/E)^M_eff)",
 		   "=LN(1-experts_per_token/experts)");
@@ -1150,13 +1170,18 @@ static void sheet_whatif(struct xw *x)
 	put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
 	put_str(x, w.ws, w.r++, 0,
 		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
-		"component time) and every tok/s follows. At the inputs as written, tok/s equals "
-		"ddt's own point estimate (column 'ddt tok/s'; the difference is in 'tok/s - ddt'). "
-		"The rows are the seed estimator's scenarios: ddt's calibrated headline is the median "
-		"of a Monte Carlo band (sheet Projections), which no formula reproduces.",
+		"component time) and every tok/s follows. These formulas are the SEED estimator "
+		"(every assumption at its seed point, one transfer factor per GPU pair and M range, "
+		"1.0 unless you type one): at the inputs as written, tok/s equals ddt's seed "
+		"figure (column 'ddt tok/s'; the difference in 'tok/s - ddt'), for the seed-* "
+		"scenarios and the autoregressive baseline (budget 0: M = C, no drafter or tree). "
+		"ddt's calibrated scenarios are the same model at the calibrated central inputs, "
+		"with the curve-form mix and the fit and extrapolation errors besides: their point "
+		"and band are in sheet Projections, not here.",
 		x->f.note);
 	put_str(x, w.ws, w.r++, 0,
-		"step = MoE + non-MoE; MoE = reference curve at M x (ref bw / target bw) x transfer, "
+		"step = MoE + non-MoE; MoE = reference curve at M (at least its per-call floor) x "
+		"(ref bw / target bw) x transfer, "
 		"at least the compute roof (physical curve); non-MoE = components anchored at the "
 		"measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
 		"engine; tok/s = C x accept / step.",
