@@ -203,8 +203,9 @@ static void csv_notes(const struct projection *p, FILE *fp)
 	fputs("\nnote\n", fp);
 	snprintf(line, sizeof line, "weighting: %s", p->weighting);
 	csv_field(fp, line);
-	snprintf(line, sizeof line, "\nlean: %s", p->lean);
-	csv_field(fp, line + 1);
+	fputc('\n', fp);
+	snprintf(line, sizeof line, "lean: %s", p->lean);
+	csv_field(fp, line);
 	fputc('\n', fp);
 	for (size_t i = 0; i < p->nnotes; i++) {
 		csv_field(fp, p->notes[i]);
