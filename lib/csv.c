@@ -4,13 +4,26 @@
 #include <math.h>
 #include <string.h>
 
+int csv_formula_like(const char *s)
+{
+	return *s && strchr("=+-@\t\r", *s) != NULL;
+}
+
+char *csv_text(char *field)
+{
+	return field[0] == '\'' && csv_formula_like(field + 1) ? field + 1 : field;
+}
+
 void csv_field(FILE *fp, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
+	int formula = csv_formula_like(s);
+	if (!formula && !strpbrk(s, ",\"\r\n")) {
 		fputs(s, fp);
 		return;
 	}
 	fputc('"', fp);
+	if (formula)
+		fputc('\'', fp);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', fp);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csv.h"
 #include "err.h"
 #include "fleet.h"
 #include "fsx.h"
@@ -143,6 +144,41 @@ static void test_fleet__xtable_pairs_take_medians_over_kernels(void **state)
 	assert_int_equal(p->n, 3);
 	assert_true(fabs(p->median_abs_err_pct - 25) < 1e-9);
 	assert_true(fabs(p->median_factor - 1.0) < 1e-9); /* factors 1, 0.8, 2 */
+	fleet_xtable_free(&x);
+	record_free(&r);
+}
+
+static void test_fleet__devices_csv_holds_hostile_names_as_text(void **state)
+{
+	(void)state;
+	struct run_record r;
+	struct fleet_xtable x;
+	char *buf = NULL, *line, *save = NULL, *f[32];
+	size_t len = 0;
+	int hostile = 0;
+
+	record_init(&r, "20260101T020000Z-fleet-login", "login", "O2");
+	add_device(&r, "=cmd|' /C calc'!A1", 1000);
+	add_device(&r, "@SUM(1)", 2000);
+	add_row(&r, "+k", "cuda", 0, 1, 100, 1, REC_OK);
+	add_row(&r, "+k", "cuda", 1, 1, 50, 1, REC_OK);
+	assert_int_equal(fleet_xtable_build(&x, &r), 0);
+	assert_int_equal(x.n, 2);
+	FILE *m = open_memstream(&buf, &len);
+	fleet_write_devices_csv(m, &r, &x);
+	fclose(m);
+	/* every field a spreadsheet reads as text: none starts a formula */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int n = csv_split(line, f, 32);
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			assert_false(csv_formula_like(f[i]));
+			hostile += !strcmp(f[i], "'=cmd|' /C calc'!A1") + !strcmp(f[i], "'@SUM(1)") +
+				   !strcmp(f[i], "'+k");
+		}
+	}
+	assert_int_equal(hostile, 2 * 3); /* each row: target, source, op */
+	free(buf);
 	fleet_xtable_free(&x);
 	record_free(&r);
 }
@@ -532,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_fleet__xtable_projects_by_copy_bandwidth),
 		cmocka_unit_test(test_fleet__xtable_pairs_take_medians_over_kernels),
 		cmocka_unit_test(test_fleet__xtable_leaves_out_what_cannot_transfer),
+		cmocka_unit_test(test_fleet__devices_csv_holds_hostile_names_as_text),
 		cmocka_unit_test(test_fleet__merge_records_keeps_nodes_apart_and_names_failures),
 		cmocka_unit_test(test_fleet__every_fault_is_a_named_node),
 		cmocka_unit_test(test_fleet__node_listed_twice_takes_two_tasks),

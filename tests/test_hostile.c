@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "csv.h"
 #include "test_report_fixture.h"
 
 #define MARKUP_TEXT "<b>bold</b> & <span foreground='red'>x</span> &amp; </i>"
@@ -342,10 +343,121 @@ static void test_hostile__documents_show_hostile_strings_as_text(void **state)
 	free(dir);
 }
 
+/* ---------------------------------------------------------------- CSV */
+
+/* A night whose record has formula-like text where CSV columns come from:
+ * the device name, the build, the host (the machine column), the revision
+ * and a failed row's reason. */
+static void csv_record(const char *runs, int night, char *id, size_t len)
+{
+	struct run_record r;
+	struct rec_device dev = {.kind = "cpu", .arch = "x86_64", .cores = 2, .mem_gb = 16,
+				 .sm_clock_mhz = NAN, .mem_clock_mhz = NAN, .peak_gbps = NAN,
+				 .copy_gbps = 20};
+	char created[24], *dir, *path;
+
+	memset(&r, 0, sizeof r);
+	r.schema = RECORD_SCHEMA;
+	fixture_id(night, r.run_id, sizeof r.run_id, created, sizeof created);
+	snprintf(r.created, sizeof r.created, "%s", created);
+	snprintf(r.template_name, sizeof r.template_name, "default");
+	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", LINK_TEXT);
+	snprintf(r.prov.build, sizeof r.prov.build, "%s", PLUS_TEXT);
+	snprintf(r.prov.host, sizeof r.prov.host, "-host");
+	snprintf(dev.name, sizeof dev.name, "%s", FORMULA_TEXT);
+	assert_int_equal(record_add_device(&r, &dev), 0);
+	assert_int_equal(fixture_row(&r, "moe_w4a16", 9, 121, 1, night), 0);
+	struct rec_row w;
+	memset(&w, 0, sizeof w);
+	snprintf(w.op, sizeof w.op, "tree_attn");
+	snprintf(w.variant, sizeof w.variant, "cold");
+	snprintf(w.backend, sizeof w.backend, "cpu");
+	w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
+	w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
+	w.status = REC_FAILED;
+	snprintf(w.reason, sizeof w.reason, "%s", AT_TEXT);
+	rec_row_param_set(&w, "M", 9);
+	assert_int_equal(record_add_row(&r, &w), 0);
+	dir = fsx_join(runs, r.run_id);
+	assert_int_equal(fsx_mkdir_p(dir), 0);
+	path = fsx_join(dir, "run.yaml");
+	assert_int_equal(record_write(&r, path), 0);
+	snprintf(id, len, "%s", r.run_id);
+	free(path);
+	free(dir);
+	record_free(&r);
+}
+
+/* Runs `ddt ARGS` and checks its CSV output: no text field a spreadsheet
+ * would read as a formula. Returns how many fields hold one of the hostile texts
+ * neutralised (with the leading apostrophe). */
+static int csv_of(const char *args)
+{
+	const char *bin = getenv("DDT_BIN");
+	char cmd[1024], line[8192], *f[64];
+	int rows = 0, hostile = 0;
+	static const char *const texts[] = {FORMULA_TEXT, LINK_TEXT, PLUS_TEXT, AT_TEXT};
+	snprintf(cmd, sizeof cmd, "'%s' %s", bin && *bin ? bin : "build/ddt", args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof line, p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0]) /* the blank line between sections */
+			continue;
+		int n = csv_split(line, f, 64);
+		assert_true(n > 0);
+		rows++;
+		for (int i = 0; i < n; i++) {
+			char *end;
+			strtod(f[i], &end);
+			if (csv_formula_like(f[i]) && *end) /* a number such as -0.5 is a number */
+				fail_msg("ddt %s: field '%s' reads as a formula", args, f[i]);
+			for (size_t t = 0; t < sizeof texts / sizeof *texts; t++)
+				hostile += f[i][0] == '\'' && !strncmp(f[i] + 1, texts[t], strlen(texts[t]));
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(rows > 1);
+	printf("ddt %.40s...: %d rows, %d hostile fields held as text\n", args, rows, hostile);
+	return hostile;
+}
+
+static void test_hostile__every_csv_holds_formula_like_names_as_text(void **state)
+{
+	(void)state;
+	char runs[128], a[96], b[96], args[512], tpath[256];
+
+	snprintf(runs, sizeof runs, "%s/csv-runs", home);
+	csv_record(runs, 40, a, sizeof a);
+	csv_record(runs, 41, b, sizeof b);
+	snprintf(args, sizeof args, "history --runs %s --format csv", runs);
+	assert_true(csv_of(args) >= 2 * 3); /* device, build, reason (+ revision, machine) */
+	snprintf(args, sizeof args, "compare %s %s --runs %s --format csv", a, b, runs);
+	assert_true(csv_of(args) >= 2); /* device, build */
+	/* the default template with one scenario (named nowhere else) renamed */
+	char *def = NULL, *t = NULL, *at;
+	size_t len;
+	snprintf(tpath, sizeof tpath, "%s/templates/default.yaml", home);
+	assert_int_equal(fsx_read_all(tpath, 1 << 20, &def, &len), 0);
+	assert_non_null(at = strstr(def, "name: seed-b16-sglang\n"));
+	assert_true(asprintf(&t, "%.*s%s%s", (int)(at - def),
+			     def, "name: \"=HYPERLINK(\\\"http://example.invalid\\\",\\\"click\\\")\"\n",
+			     at + strlen("name: seed-b16-sglang\n")) > 0);
+	assert_non_null(at = strstr(t, "name: default\n"));
+	memcpy(at, "name: hostil\n", strlen("name: hostil\n"));
+	snprintf(tpath, sizeof tpath, "%s/templates/hostil.yaml", home);
+	assert_int_equal(fsx_write_all(tpath, t, strlen(t)), 0);
+	free(def);
+	free(t);
+	snprintf(args, sizeof args, "estimate --template hostil --format csv --samples 100");
+	assert_true(csv_of(args) >= 1); /* the scenario's name */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile__documents_show_hostile_strings_as_text),
+		cmocka_unit_test(test_hostile__every_csv_holds_formula_like_names_as_text),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

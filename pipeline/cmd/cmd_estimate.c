@@ -429,11 +429,12 @@ static int replay_read_csv(struct replay *r, const char *path)
 			*next++ = '\0';
 		if (csv_split(line, f, 3) != 2)
 			return cli_usage_error("estimate", "--replay %s:%d: expected KEY,VALUE", path, ln);
+		char *value = csv_text(f[1]); /* "'--set" was written for "--set" */
 		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 			if (!strcmp(f[0], names[i]))
-				*slot[i] = f[1];
+				*slot[i] = value;
 		if (!strcmp(f[0], "arg") && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1)
-			r->argv[r->argc++] = f[1];
+			r->argv[r->argc++] = value;
 	}
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!*slot[i])
