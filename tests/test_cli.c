@@ -127,6 +127,40 @@ static void test_cli__usage_errors_exit_2_with_one_line(void **state)
 	free(out);
 }
 
+static void test_cli__accept_is_between_1_and_the_block(void **state)
+{
+	(void)state;
+	char *out, dir[] = "/tmp/ddt-cli-accept-XXXXXX", path[64], cmd[256], *def = NULL;
+	size_t len;
+	assert_int_equal(ddt(&out, "estimate --block 8 --accept 0.5"), 2);
+	assert_non_null(strstr(out, "--accept: 0.5 is below 1"));
+	free(out);
+	assert_int_equal(ddt(&out, "estimate --block 8 --accept 9"), 2);
+	assert_non_null(strstr(out, "acceptance 9 exceeds the block size 8"));
+	free(out);
+	assert_int_equal(ddt(&out, "estimate --block 8 --accept 1,8 --format csv"), 0);
+	free(out);
+	/* a template's scenario: the same floor, at its file:line:column */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/default.yaml", dir);
+	assert_int_equal(fsx_read_all("templates/default.yaml", 1 << 20, &def, &len), 0);
+	assert_int_equal(fsx_write_all(path, def, len), 0);
+	free(def);
+	snprintf(path, sizeof path, "%s/low.yaml", dir);
+	const char y[] = "name: t\nextends: default.yaml\nscenarios:\n  - name: low\n"
+			 "    estimator: seed\n    target: b300\n    pipeline: native\n"
+			 "    block: 8\n    budget: 8\n    concurrency: 1\n    accept: [2, 0.9]\n";
+	assert_int_equal(fsx_write_all(path, y, sizeof y - 1), 0);
+	snprintf(cmd, sizeof cmd, "estimate --template %s", path);
+	assert_int_equal(ddt(&out, cmd), 2);
+	char want[128];
+	snprintf(want, sizeof want, "%s:11:17: accept: 0.9 is below 1", path);
+	if (!strstr(out, want))
+		fail_msg("want '%s' in: %s", want, out);
+	free(out);
+	assert_int_equal(fsx_rm_rf(dir), 0);
+}
+
 static void test_cli__bad_calibration_exits_2_naming_file_line_column(void **state)
 {
 	(void)state;
@@ -487,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_cli__readme_estimate_example_matches_the_output),
 		cmocka_unit_test(test_cli__table_labels_overrides),
 		cmocka_unit_test(test_cli__csv_and_yaml_carry_grid_tornado_and_replay),
+		cmocka_unit_test(test_cli__accept_is_between_1_and_the_block),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
 		cmocka_unit_test(test_cli__moe_reference_csv),
 		cmocka_unit_test(test_cli__check_lists_every_problem),

@@ -146,6 +146,11 @@ static int parse_accept(const char *list, struct scenario *s)
 			return cli_usage_error("estimate",
 					       "--accept: expected up to %d positive numbers, got '%s'",
 					       TMPL_MAX_ACCEPT, list);
+		if (v < 1) /* every step keeps at least the token the target model adds */
+			return cli_usage_error("estimate",
+					       "--accept: %g is below 1 (a mean acceptance length "
+					       "counts the token every step keeps: 1 to the block size)",
+					       v);
 		s->accept[s->naccept++] = v;
 	}
 	return s->naccept ? 0 : cli_usage_error("estimate", "--accept: empty list");

@@ -28,6 +28,22 @@ int pipeline_parse(const char *s, enum pipeline_kind *out)
 	return 0;
 }
 
+/* Reads one mean acceptance length of node n into *v: a number of at least
+ * 1 (every step keeps the token the target model adds). 0 or -1. */
+static int accept_num(struct yctx *c, struct ydoc_node *n, double *v)
+{
+	if (ynode_num(c, n, "accept", Y_POSITIVE, v))
+		return -1;
+	if (*v < 1) {
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "accept: %g is below 1 (a mean acceptance length counts the token every "
+			  "step keeps)",
+			  *v);
+		return -1;
+	}
+	return 0;
+}
+
 static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
 	struct ydoc_node *n = ydoc_get(m, "accept");
@@ -36,7 +52,7 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 		return;
 	}
 	if (n->kind == YDOC_SCALAR) {
-		if (!ynode_num(c, n, "accept", Y_POSITIVE, &s->accept[0]))
+		if (!accept_num(c, n, &s->accept[0]))
 			s->naccept = 1;
 		return;
 	}
@@ -48,7 +64,7 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 		return;
 	}
 	for (size_t i = 0; i < n->n; i++)
-		if (!ynode_num(c, n->items[i], "accept", Y_POSITIVE, &s->accept[s->naccept]))
+		if (!accept_num(c, n->items[i], &s->accept[s->naccept]))
 			s->naccept++;
 }
 
