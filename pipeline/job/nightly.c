@@ -13,6 +13,7 @@
 #include "project.h"
 #include "record.h"
 #include "regress.h"
+#include "repair.h"
 #include "report.h"
 #include "report_spec.h"
 
@@ -111,12 +112,14 @@ enum stage {
 	ST_PROJECT,
 	ST_COMMIT,
 	ST_DOCUMENTS,
+	ST_REPAIR,
 	ST_RETENTION,
 	ST_COUNT
 };
 
 static const char *const stage_names[ST_COUNT] = {"bench",   "record", "history",   "regress",
-						  "project", "commit", "documents", "retention"};
+						  "project", "commit", "documents", "repair",
+						  "retention"};
 
 enum stage_state { SS_PENDING, SS_OK, SS_FAILED, SS_SKIPPED };
 
@@ -558,6 +561,29 @@ static void stage_documents(struct night *n)
 	stage_end(n, ST_DOCUMENTS, rc, "%s/%s/", n->paths.reports, n->rec.run_id);
 }
 
+/* Makes whole the earlier runs whose documents retention keeps but that
+ * lack their projection or documents (a killed night, a full disk); the
+ * summary names them. */
+static void stage_repair(struct night *n)
+{
+	struct repair_result res;
+	int rc;
+
+	stage_begin(n, ST_REPAIR);
+	rc = repair_runs(n->paths.runs, n->paths.reports, n->paths.home, n->rec.run_id,
+			 n->nconf.keep_documents_runs, &res);
+	if (res.runs)
+		logf_(n, "repaired: %s", res.ids);
+	if (rc)
+		stage_end(n, ST_REPAIR, rc, "%d run%s repaired, %d could not be", res.runs,
+			  res.runs == 1 ? "" : "s", res.failed);
+	else if (res.runs)
+		stage_end(n, ST_REPAIR, 0, "%d run%s repaired: %s", res.runs,
+			  res.runs == 1 ? "" : "s", res.ids);
+	else
+		stage_end(n, ST_REPAIR, 0, "nothing to repair");
+}
+
 static void stage_retention(struct night *n)
 {
 	int removed = 0, rc;
@@ -600,6 +626,7 @@ static void run_stages(struct night *n)
 		stage_documents(n);
 	else
 		stage_skip(n, ST_DOCUMENTS, "no run folder");
+	stage_repair(n);
 	stage_retention(n);
 }
 

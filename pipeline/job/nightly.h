@@ -19,8 +19,8 @@ struct nightly_conf {
 int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag);
 
 /* Removes the document folders reports_dir/<run-id>/ of all but the `keep`
- * newest runs by the time they were committed (report_documents: their run
- * folders' times in runs_dir, not their names), and never tonight's (run id
+ * newest runs by the time they were committed (report_documents: their
+ * run.yaml's times in runs_dir, not their names), and never tonight's (run id
  * `tonight`, may be NULL), which counts as the newest. Run records are never
  * touched. Each folder is first renamed to a temporary name, so a kill
  * leaves a temporary name for the next sweep, never a partial document

@@ -76,19 +76,20 @@ static int replace_dir(const char *tmp_dir, const char *final_dir)
 
 /* ---------------------------------------------------------------- order */
 
-/* When run id was committed: the modification time of its run folder (the
- * last file written as it was renamed into place, stamped by the file
- * system that holds runs/, whatever the run id says), in runs_dir or its
- * .fleet/; else the documents folder's own. */
+/* When run id was committed: the modification time of its run.yaml in
+ * runs_dir or its .fleet/ (written once, just before the run folder is put
+ * in place, and never again: later writes in the folder, such as a
+ * repaired projection, do not move it; stamped by the file system that
+ * holds runs/, whatever the run id says); else the documents folder's own. */
 static struct timespec committed_at(int runs_fd, int reports_fd, const char *id)
 {
 	static const char *const where[] = {"", ".fleet/"};
-	char p[128];
+	char p[300];
 	struct stat st;
 
 	for (size_t i = 0; runs_fd >= 0 && i < sizeof where / sizeof *where; i++) {
-		snprintf(p, sizeof p, "%s%s", where[i], id);
-		if (fstatat(runs_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		snprintf(p, sizeof p, "%s%s/run.yaml", where[i], id);
+		if (fstatat(runs_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
 			return st.st_mtim;
 	}
 	if (fstatat(reports_fd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -107,14 +108,10 @@ static int cmp_doc(const void *a, const void *b)
 }
 
 /* Appends entry name of reports_fd to *docs when it is a rendered run. */
-static int doc_add(struct report_doc **docs, size_t *n, size_t *cap, int runs_fd, int reports_fd,
-		   const char *name)
+/* Appends {id, t} to *docs. */
+static int doc_push(struct report_doc **docs, size_t *n, size_t *cap, const char *id,
+		    struct timespec t)
 {
-	struct stat st;
-	if (fsx_is_temp_name(name) || !record_run_id_valid(name) ||
-	    strlen(name) >= sizeof (*docs)->id ||
-	    fstatat(reports_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-		return 0;
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
 		struct report_doc *p = realloc(*docs, ncap * sizeof *p);
@@ -124,9 +121,35 @@ static int doc_add(struct report_doc **docs, size_t *n, size_t *cap, int runs_fd
 		*cap = ncap;
 	}
 	struct report_doc *d = &(*docs)[(*n)++];
-	snprintf(d->id, sizeof d->id, "%s", name);
-	d->committed = committed_at(runs_fd, reports_fd, name);
+	snprintf(d->id, sizeof d->id, "%s", id);
+	d->committed = t;
 	return 0;
+}
+
+/* True when name in fd is a run's folder: a run id, not a temporary, a
+ * folder (not a link); and, with file, holding that regular file, whose
+ * stat is then *st (the folder's otherwise). */
+static int run_folder_at(int fd, const char *name, const char *file, struct stat *st)
+{
+	char p[300];
+	if (fsx_is_temp_name(name) || !record_run_id_valid(name) ||
+	    strlen(name) >= sizeof ((struct report_doc *)0)->id ||
+	    fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st->st_mode))
+		return 0;
+	if (!file)
+		return 1;
+	snprintf(p, sizeof p, "%s/%s", name, file);
+	return fstatat(fd, p, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
+}
+
+/* Appends entry name of reports_fd to *docs when it is a rendered run. */
+static int doc_add(struct report_doc **docs, size_t *n, size_t *cap, int runs_fd, int reports_fd,
+		   const char *name)
+{
+	struct stat st;
+	if (!run_folder_at(reports_fd, name, NULL, &st))
+		return 0;
+	return doc_push(docs, n, cap, name, committed_at(runs_fd, reports_fd, name));
 }
 
 int report_documents(const char *reports_dir, const char *runs_dir, struct report_doc **docs,
@@ -367,38 +390,50 @@ int report_stash_inputs(const char *run_dir, const char *calibration, const char
 
 /* ---------------------------------------------------------------- stored runs */
 
-/* True for a folder name that is a stored run. */
-static int is_run_dir(const struct dirent *e)
+
+int report_runs(const char *runs_dir, struct report_doc **runs, size_t *n)
 {
-	return !fsx_is_temp_name(e->d_name) && record_run_id_valid(e->d_name);
+	int fd = fsx_dir_fd(runs_dir), dup_fd, rc = 0;
+	size_t cap = 0;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+
+	*runs = NULL;
+	*n = 0;
+	if (fd < 0)
+		return errno == ENOENT ? (err_clear(), 0) : DDT_EIO;
+	if ((dup_fd = dup(fd)) < 0 || !(d = fdopendir(dup_fd))) {
+		rc = err_set(DDT_EIO, "%s: cannot read folder: %s", runs_dir, strerror(errno));
+		if (dup_fd >= 0)
+			close(dup_fd);
+	} else {
+		while (!rc && (e = readdir(d)))
+			if (run_folder_at(fd, e->d_name, "run.yaml", &st))
+				rc = doc_push(runs, n, &cap, e->d_name, st.st_mtim);
+		closedir(d);
+	}
+	close(fd);
+	if (rc) {
+		free(*runs);
+		*runs = NULL;
+		*n = 0;
+	} else if (*n)
+		qsort(*runs, *n, sizeof **runs, cmp_doc);
+	return rc;
 }
 
 int report_newest_run(const char *runs_dir, char *id, size_t len)
 {
-	struct dirent **list;
-	struct timespec best = {0, 0};
-	int n = scandir(runs_dir, &list, is_run_dir, alphasort);
+	struct report_doc *runs;
+	size_t n;
+	int rc = report_runs(runs_dir, &runs, &n);
 
 	id[0] = '\0';
-	if (n < 0)
-		return err_set(DDT_ENOTFOUND, "%s: cannot read folder: %s", runs_dir,
-			       strerror(errno));
-	/* the newest committed (its folder's time), not the newest name */
-	for (int i = 0; i < n; i++) {
-		char *dir = fsx_join(runs_dir, list[i]->d_name), *rec = NULL;
-		struct stat st;
-		size_t nl = strlen(list[i]->d_name);
-		if (dir && (rec = fsx_join(dir, "run.yaml")) && nl < len && fsx_exists(rec) &&
-		    lstat(dir, &st) == 0 &&
-		    (st.st_mtim.tv_sec > best.tv_sec ||
-		     (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec >= best.tv_nsec))) {
-			best = st.st_mtim;
-			memcpy(id, list[i]->d_name, nl + 1);
-		}
-		free(rec);
-		free(dir);
-		free(list[i]);
-	}
-	free(list);
+	if (rc)
+		return err_set(DDT_ENOTFOUND, "%s", err_msg());
+	if (n && strlen(runs[n - 1].id) < len)
+		memcpy(id, runs[n - 1].id, strlen(runs[n - 1].id) + 1);
+	free(runs);
 	return id[0] ? 0 : err_set(DDT_ENOTFOUND, "no runs in %s", runs_dir);
 }

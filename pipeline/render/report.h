@@ -47,10 +47,10 @@ int report_stash_inputs(const char *run_dir, const char *calibration, const char
 /* A rendered run's documents folder and when the run was committed. */
 struct report_doc {
 	char id[96];
-	struct timespec committed; /* its run folder's modification time (the
-				    * time it was committed, stamped by the file
-				    * system); the documents folder's own when
-				    * the run folder is gone */
+	struct timespec committed; /* its run.yaml's modification time (written
+				    * once as the run was committed, stamped by
+				    * the file system); the documents folder's
+				    * own when the run is gone */
 };
 
 /* The documents folders of reports_dir (rendered runs; temporary names
@@ -62,7 +62,14 @@ struct report_doc {
 int report_documents(const char *reports_dir, const char *runs_dir, struct report_doc **docs,
 		     size_t *n);
 
-/* The newest run id under runs_dir that holds a run.yaml into id (len
+/* The committed runs of runs_dir (folders named by a run id that hold a
+ * run.yaml; temporary names and links skipped), oldest first by the time
+ * they were committed (their run.yaml's modification time), ties by id.
+ * *runs is malloc'd. A missing runs_dir has none. Returns 0, DDT_EIO or
+ * DDT_ENOMEM. */
+int report_runs(const char *runs_dir, struct report_doc **runs, size_t *n);
+
+/* The newest committed run id under runs_dir (report_runs) into id (len
  * bytes). Returns 0, or DDT_ENOTFOUND when there is none or the folder
  * cannot be read. */
 int report_newest_run(const char *runs_dir, char *id, size_t len);
