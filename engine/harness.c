@@ -12,7 +12,7 @@
 
 void harness_conf_default(struct harness_conf *c)
 {
-	/* nvbench's defaults (FACTS.md section 5); templates override them. */
+	/* nvbench's defaults ([nvbench] in calibration/SOURCES.md); templates override them. */
 	c->warmup = 1;
 	c->min_samples = 10;
 	c->max_samples = 10000;

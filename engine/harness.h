@@ -5,7 +5,7 @@
 #include "result.h"
 
 /* How to sample one measurement (the template's bench.timing section;
- * defaults from FACTS.md section 5, nvbench's). */
+ * defaults from nvbench's, [nvbench] in calibration/SOURCES.md). */
 struct harness_conf {
 	int warmup;          /* untimed runs first */
 	int min_samples;     /* at least this many samples (10) */

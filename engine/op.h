@@ -38,7 +38,7 @@ struct op_cuda {
 };
 
 /* One size parameter an op's setup reads: its name, the value it takes when
- * the template leaves it out (Kimi K2.x geometry, FACTS.md section 3), and a
+ * the template leaves it out (Kimi K2.x geometry, [kimi-k2-config]), and a
  * line for --help. */
 struct op_param_spec {
 	const char *key;

@@ -1,4 +1,4 @@
-/* test_model.c - the step model reproduces the seed estimator (FACTS.md §1) and
+/* test_model.c - the step model reproduces the seed estimator ([seed-estimator]) and
  * every override path changes what it should. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -194,7 +194,7 @@ static void walk_sources(const char *file, const struct ydoc_node *node, const c
 }
 
 /* Every source: of calibration/ and templates/ cites an id that
- * calibration/SOURCES.md lists; no file cites FACTS.md, which is not part
+ * calibration/SOURCES.md lists, and none cites FACTS.md, which is not part
  * of the project. */
 static void test_yaml__every_source_cites_a_listed_id(void **state)
 {

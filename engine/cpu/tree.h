@@ -19,7 +19,7 @@ int tree_topk_scratch_len(int K);
 
 /* Stage 2, the best-first heap over per-position top-K lists logp[L][K] and
  * tok[L][K] (each sorted best first): fills out (n, parent, depth, rank,
- * token, logp, mask rows) per FACTS.md section 2. heap holds 2 * B + 2
+ * token, logp, mask rows) per [ddtree-2604.12989] (calibration/SOURCES.md). heap holds 2 * B + 2
  * entries of TREE_HEAP_ENTRY bytes. Cannot fail. */
 #define TREE_HEAP_ENTRY 16
 void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,

@@ -165,7 +165,7 @@ struct ref_cand {
 };
 
 /* The best-first process with a plain frontier list scanned in full at
- * every pop: slow, and plainly the rule of FACTS.md section 2. */
+ * every pop: slow, and plainly the rule of [ddtree-2604.12989]. */
 static void ref_tree(const float *logp, const int32_t *tok, const struct tree_build_inst *in,
 		     struct ref_cand *fr, struct tree_build_out *out)
 {

@@ -9,7 +9,7 @@
  * against the exact sum (small integers, exact in bf16).
  *
  * Napkin math (Kimi K2.x decode): 7168 x M bf16 = 14 KB at M = 1, 129 KB at
- * M = 9, 473 KB at M = 33, 3.7 MB at M = 257; FACTS.md section 7: NCCL on 8
+ * M = 9, 473 KB at M = 33, 3.7 MB at M = 257; [aic-095f58a-allreduce]: NCCL on 8
  * H200 ~18-26 us up to 1 MB (latency bound, not bandwidth bound).
  */
 #include "timing.cuh"

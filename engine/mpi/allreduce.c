@@ -7,8 +7,8 @@
  *        srun -N 2 --ntasks-per-node=8 --mpi=pmix build/ddt-allreduce
  *
  * It all-reduces (sum) M x hidden bf16 for every M of the template's
- * fleet.allreduce_m (the decode step's two all-reduces per layer: FACTS.md
- * section 7) into one result row per M, op "allreduce", variant "mpi_ranks",
+ * fleet.allreduce_m (the decode step's two all-reduces per layer:
+ * [aic-095f58a-allreduce]) into one result row per M, op "allreduce", variant "mpi_ranks",
  * backend "nccl" or "mpi", params M, hidden, ranks and nodes, the
  * median/p10/p90 latency in µs, gbps = algbw = bytes / median, which the
  * command (pipeline/cmd/allreduce_main.c) writes as rank 0's run record;

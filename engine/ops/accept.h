@@ -7,7 +7,7 @@
 #include "ops/bf16.h"
 
 /*
- * What it computes (FACTS.md section 2):
+ * What it computes ([ddtree-2604.12989]):
  *
  *   node = 0 (the root); path[0] = 0
  *   loop: want = target[node]; if some child c of node has token[c] == want,

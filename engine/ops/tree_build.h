@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /*
- * What it computes (FACTS.md section 2):
+ * What it computes ([ddtree-2604.12989]):
  *
  * 1. For each position d < L: the K = min(B, V) largest logits (ties: smaller
  *    token id first) and lse[d] = logsumexp over all V logits in float32 with

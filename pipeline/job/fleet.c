@@ -789,7 +789,7 @@ static void write_xtable(FILE *fp, const struct run_record *r, const struct flee
 		    "   target projected from the source's time by the ratio of the devices'\n"
 		    "   copy bandwidth measured tonight (projected = source_us x source GB/s /\n"
 		    "   target GB/s), beside what the target measured. error = projected /\n"
-		    "   measured - 1; factor = measured / projected (FACTS.md section 7: above 1,\n"
+		    "   measured - 1; factor = measured / projected ([aic-095f58a-moe]: above 1,\n"
 		    "   the faster device gains less than its bandwidth promises).\n");
 	if (!x->n) {
 		fprintf(fp, "   (no kernel was measured on two devices with a copy bandwidth)\n");

@@ -178,7 +178,7 @@ struct fleet_xrow {
 	double source_us;         /* on source */
 	double projected_us;      /* source_us x source copy_gbps / target copy_gbps */
 	double err_pct;           /* (projected - measured) / measured x 100 */
-	double factor;            /* measured / projected: FACTS.md section 7's transfer factor */
+	double factor;            /* measured / projected: the transfer factor of [aic-095f58a-moe] */
 };
 
 /* One (target, source) pair over every kernel both measured. */

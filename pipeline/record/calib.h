@@ -234,8 +234,7 @@ struct mem_kind {
 };
 
 #define CALIB_AR_SIZES 8
-/* Small all-reduce latency of one GPU: measured per message size (FACTS.md
- * §7), not from link bandwidth; above the largest size the link's bandwidth
+/* Small all-reduce latency of one GPU: measured per message size ([aic-095f58a-allreduce]), not from link bandwidth; above the largest size the link's bandwidth
  * carries the rest. */
 struct ar_gpu {
 	char gpu[32];

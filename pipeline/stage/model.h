@@ -5,7 +5,7 @@
  *             (calibrated per GPU pair and M: xfer.h), at least the compute
  *             roof of the target (physical curve)
  *   allreduce = 2 per layer x latency(target, 7168 x M bf16), from measured
- *             small-message latencies, not link bandwidth (FACTS.md §7); the
+ *             small-message latencies, not link bandwidth ([aic-095f58a-allreduce]); the
  *             latencies scaled to a value held at one M (--set
  *             allreduce.GPU.step_ms_at_mM)
  *   non-MoE = N0 x sum of components + allreduce, N0 anchored at the SGLang b8
