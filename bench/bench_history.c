@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "fsx.h"
 #include "history.h"
 #include "record.h"
@@ -179,27 +180,17 @@ static int rows_table(void)
 	return 0;
 }
 
-/* The shipped regress: settings (make bench runs in the project folder). */
-static int load_conf(struct regress_conf *c)
-{
-	struct tmpl t;
-	struct ydiag diag = {0};
-	int rc = tmpl_load(&t, "templates/default.yaml", &diag);
-	if (!rc)
-		rc = regress_conf_load(c, &t, &diag);
-	ydiag_print(&diag, stderr);
-	ydiag_free(&diag);
-	tmpl_free(&t);
-	return rc;
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/ddt-bench-history-XXXXXX";
 	int sizes[] = {30, 90, 365};
 	struct regress_conf conf;
 
-	if (load_conf(&conf) || !mkdtemp(dir))
+	if (regress_conf_load_file(&conf, "templates/default.yaml")) {
+		fprintf(stderr, "bench_history: %s\n", err_msg());
+		return 1;
+	}
+	if (!mkdtemp(dir))
 		return 1;
 	printf("CPU time of this process (a shared machine's other jobs stretch wall time\n"
 	       "unevenly: a 20 ms read and a 2 s load are not stretched alike)\n");

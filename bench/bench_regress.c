@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "fsx.h"
 #include "history.h"
 #include "record.h"
@@ -230,19 +231,6 @@ static void score(const struct dets *d, struct score *sc, int *nights_total)
 
 /* ---- ddt ---- */
 
-static int load_conf(struct regress_conf *c)
-{
-	struct tmpl t;
-	struct ydiag diag = {0};
-	int rc = tmpl_load(&t, "templates/default.yaml", &diag);
-	if (!rc)
-		rc = regress_conf_load(c, &t, &diag);
-	ydiag_print(&diag, stderr);
-	ydiag_free(&diag);
-	tmpl_free(&t);
-	return rc;
-}
-
 /* ddt's detections on series s: each night's own confirmed verdicts. */
 static int ddt_series(const struct regress_conf *c, int s, struct dets *d)
 {
@@ -364,8 +352,10 @@ int main(void)
 	char why[256];
 	int nights;
 
-	if (load_conf(&c))
+	if (regress_conf_load_file(&c, "templates/default.yaml")) {
+		fprintf(stderr, "bench_regress: %s\n", err_msg());
 		return 1;
+	}
 	gen_all();
 	for (int s = 0; s < nall; s++)
 		if (ddt_series(&c, s, &dd))
