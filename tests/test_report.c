@@ -80,15 +80,16 @@ static int ddt_bin(char *buf, size_t len)
 /* One row of `ddt estimate --format csv` for the run's stored inputs. */
 struct est {
 	char scenario[48];
-	double accept, tok_s;
+	double accept, tok_s, tok_p50;
 };
 
-/* args: more options (an ad hoc scenario), "" for none. */
-static int ddt_estimate(struct est *rows, int max, const char *args)
+/* args: more options (an ad hoc scenario), "" for none; with calibrated, the
+ * calibrated estimator's rows too (else the seed's only, as the What-if). */
+static int ddt_estimate_rows(struct est *rows, int max, const char *args, int calibrated)
 {
 	enum { OUT_MAX = 1 << 20 }; /* the CSV's later sections (grid, inputs) are long */
 	char bin[PATH_MAX], cmd[PATH_MAX + 2048], *save = NULL;
-	int n = 0, ci_s = -1, ci_a = -1, ci_t = -1, ci_e = -1;
+	int n = 0, ci_s = -1, ci_a = -1, ci_t = -1, ci_e = -1, ci_m = -1;
 	if (!ddt_bin(bin, sizeof bin))
 		return -1;
 	snprintf(cmd, sizeof cmd,
@@ -114,6 +115,7 @@ static int ddt_estimate(struct est *rows, int max, const char *args)
 				ci_a = !strcmp(f[i], "accept") ? i : ci_a;
 				ci_t = !strcmp(f[i], "tok_s") ? i : ci_t;
 				ci_e = !strcmp(f[i], "estimator") ? i : ci_e;
+				ci_m = !strcmp(f[i], "tok_s_p50") ? i : ci_m;
 			}
 			if (ci_s < 0 || ci_a < 0 || ci_t < 0)
 				fail_msg("%s: no scenario, accept and tok_s columns", cmd);
@@ -123,15 +125,21 @@ static int ddt_estimate(struct est *rows, int max, const char *args)
 			break;
 		/* the What-if's formulas are the seed estimator; ddt's calibrated
 		 * rows are in sheet Projections */
-		if (ci_e >= 0 && nf > ci_e && !strcmp(f[ci_e], "calibrated"))
+		if (!calibrated && ci_e >= 0 && nf > ci_e && !strcmp(f[ci_e], "calibrated"))
 			continue;
 		snprintf(rows[n].scenario, sizeof rows[n].scenario, "%s", f[ci_s]);
 		rows[n].accept = atof(f[ci_a]);
 		rows[n].tok_s = atof(f[ci_t]);
+		rows[n].tok_p50 = ci_m >= 0 && nf > ci_m ? atof(f[ci_m]) : NAN;
 		n++;
 	}
 	free(out);
 	return n;
+}
+
+static int ddt_estimate(struct est *rows, int max, const char *args)
+{
+	return ddt_estimate_rows(rows, max, args, 0);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -244,13 +252,13 @@ static void test_report__summary_is_page_one_in_order(void **state)
 	at = find_after(s, at, "moe_w4a16/cold");
 	/* 2. each headline scenario's median and p5-p95 beside the seed's estimate */
 	at = find_after(s, at, "projection, B300 (HGX) at C=1");
-	const struct project_row *r = project_find_row(&proj, "seed-b8-native", 4.4);
+	const struct project_row *r = project_find_row(&proj, "b300-b8-native", 4.4);
 	assert_non_null(r);
-	at = find_after(s, at, "seed-b8-native");
+	at = find_after(s, at, "b300-b8-native");
 	snprintf(want, sizeof want, "median %7.1f tok/s  p5-p95 %.1f-%.1f  seed %.1f (at p%.0f)",
-		 r->tok_s.p50, r->tok_s.p5, r->tok_s.p95, r->tok_s.point, r->point_pctile);
+		 r->tok_s.p50, r->tok_s.p5, r->tok_s.p95, r->other_tok_s, r->other_pctile);
 	at = find_after(s, at, want);
-	r = project_find_row(&proj, "seed-b16-native", 16);
+	r = project_find_row(&proj, "b300-b16-native", 14);
 	assert_non_null(r);
 	snprintf(want, sizeof want, "median %7.1f tok/s  p5-p95 %.1f-%.1f", r->tok_s.p50,
 		 r->tok_s.p5, r->tok_s.p95);
@@ -263,7 +271,7 @@ static void test_report__summary_is_page_one_in_order(void **state)
 	at = find_after(s, at, "caveats tonight:");
 	const char *reg = find_after(s, at, "1. regression moe_w4a16/cold M=9,tp=8");
 	find_after(s, reg, "commits abc1234..abc1234");
-	find_after(s, reg, "cost: seed-b8-native -");
+	find_after(s, reg, "cost: b300-b8-native -");
 	find_after(s, at, "CPU run: tonight's measurements do not recalibrate");
 	find_after(s, at, proj.weighting);
 	find_after(s, at, "regressions: 1 regression");
@@ -321,23 +329,39 @@ static void test_report__pdf_headline_equals_ddt_estimate(void **state)
 {
 	(void)state;
 	struct est rows[32];
-	int n = ddt_estimate(rows, 32, ""), checked = 0;
-	char cmd[1024], text[1 << 16], want[64];
+	int n = ddt_estimate_rows(rows, 32, "", 1), checked = 0;
+	char cmd[1024], text[1 << 16], want[128];
 	if (n < 0) {
 		print_message("ddt binary not found (DDT_BIN): cannot compare with ddt estimate\n");
 		skip();
 	}
 	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s/%s/report.pdf' -", reports, id);
 	assert_int_equal(capture(cmd, text, sizeof text), 0);
-	for (int i = 0; i < n; i++) {
-		if (strcmp(rows[i].scenario, "seed-b8-native") && strcmp(rows[i].scenario, "seed-b16-native"))
-			continue;
-		snprintf(want, sizeof want, "%.1f", rows[i].tok_s);
+	/* the headline is the calibrated band's median (the run's own draws) */
+	struct projection proj;
+	struct ydiag diag = {0};
+	snprintf(cmd, sizeof cmd, "%s/projection.yaml", rdir);
+	assert_int_equal(project_read(&proj, cmd, &diag), 0);
+	static const char *const head[] = {"b300-b8-native", "b300-b16-native"};
+	static const double head_accept[] = {4.4, 14}; /* b16: one row for 12-16 */
+	for (int h = 0; h < 2; h++) {
+		const struct project_row *r = project_find_row(&proj, head[h], head_accept[h]);
+		assert_non_null(r);
+		snprintf(want, sizeof want, "%.1f tok/s %s", r->tok_s.p50, head[h]);
 		if (!strstr(text, want))
-			fail_msg("page one lacks %s's %s tok/s (ddt estimate)", rows[i].scenario, want);
+			fail_msg("page one lacks \"%s\" (the band's median)", want);
 		checked++;
 	}
-	assert_int_equal(checked, 4); /* b8 at 4.4, b16 at 12, 14, 16 */
+	project_free(&proj);
+	ydiag_free(&diag);
+	assert_int_equal(checked, 2);
+	/* beside it the seed's estimate, as ddt estimate prints it */
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].scenario, "seed-b8-native")) {
+			snprintf(want, sizeof want, "seed's estimate %.1f", rows[i].tok_s);
+			if (!strstr(text, want))
+				fail_msg("page one lacks \"%s\"", want);
+		}
 	assert_non_null(strstr(text, "303.0 tok/s")); /* the measured baseline */
 	assert_non_null(strstr(text, "1 regression"));
 	/* data strings reach pango markup escaped */

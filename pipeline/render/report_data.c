@@ -219,6 +219,14 @@ int report_data_load(struct report_data *d, const char *runs_dir, const char *ru
 	    (rc = load_optional(d->run_dir, "verdicts.yaml", &d->have_night, read_night,
 				&d->night, diag)) != 0)
 		return rc;
+	/* with a projection, the rows are its rows, as `ddt estimate` prints
+	 * them: a calibrated scenario is one row at its acceptance range's
+	 * middle, carrying the band, not the seed model at each end */
+	if (d->have_proj) {
+		estimate_free(&d->est);
+		if ((rc = estimate_from_projection(&d->est, &d->proj, &d->cal)) != 0)
+			return err_wrap(rc, "run %s", run_id);
+	}
 	if (tmpl_section(&d->tmpl, "regress", NULL)) {
 		if ((rc = regress_conf_load(&d->rconf, &d->tmpl, diag)) != 0)
 			return diag->n ? err_set(rc, "%s", diag->msgs[0]) : rc;

@@ -319,19 +319,23 @@ static double curve_at(const struct project_config *cfg, double B)
 
 /* ---------------------------------------------------------------- tonight */
 
-/* Adds a note (truncated to fit). */
+/* Adds a note; one longer than PROJECT_NOTE_LEN is refused, never cut. */
 static int add_note(struct projection *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static int add_note(struct projection *p, const char *fmt, ...)
 {
-	char (*n)[240] = realloc(p->notes, (p->nnotes + 1) * sizeof *p->notes);
+	char (*n)[PROJECT_NOTE_LEN] = realloc(p->notes, (p->nnotes + 1) * sizeof *p->notes);
 	va_list ap;
 	if (!n)
 		return err_nomem();
 	p->notes = n;
 	va_start(ap, fmt);
-	vsnprintf(p->notes[p->nnotes++], sizeof *p->notes, fmt, ap);
+	int len = vsnprintf(p->notes[p->nnotes], sizeof *p->notes, fmt, ap);
 	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof *p->notes)
+		return err_set(DDT_EGENERIC, "projection note of %d bytes exceeds %d: '%.60s...'",
+			       len, PROJECT_NOTE_LEN, p->notes[p->nnotes]);
+	p->nnotes++;
 	return 0;
 }
 

@@ -232,6 +232,10 @@ struct project_input {
  * provenance's name. */
 void project_input_basis(const struct project_input *in, char *buf, size_t len);
 
+/* The longest caveat a projection holds, with its NUL (a longer one is a
+ * bug: add_note refuses it rather than cut a sentence short). */
+#define PROJECT_NOTE_LEN 1024
+
 struct projection {
 	int schema;
 	char run_id[80];             /* the run the projection belongs to ("" for none) */
@@ -268,7 +272,7 @@ struct projection {
 	size_t ninputs;
 	struct project_input *inputs;
 	size_t nnotes;
-	char (*notes)[240];          /* caveats in order: "CPU run: ..." */
+	char (*notes)[PROJECT_NOTE_LEN]; /* caveats in order: "CPU run: ..." */
 };
 
 /* Projects every scenario of t (and the grid, and the tornado, as cfg says)
