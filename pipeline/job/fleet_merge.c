@@ -1,4 +1,4 @@
-/* fleet_merge.c - the fleet's merge stage: what each node gave, folded into one record, its verdicts, projection and documents. */
+/* fleet_merge.c - the fleet's merge stage: what each node gave, folded into one record, then the night after the bench that every night runs. */
 #include "fleet.h"
 #include "fleet_sys.h"
 
@@ -7,10 +7,8 @@
 #include "err.h"
 #include "fsx.h"
 #include "history.h"
-#include "model.h"
-#include "project.h"
+#include "nightly.h"
 #include "regress.h"
-#include "report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -226,102 +224,125 @@ static int node_history(struct history *h, const char *runs, const char *run_id)
 	return rc;
 }
 
-/* Appends node's night to the fleet's, device names relabelled. */
-static int night_fold(struct regress_night *all, const struct regress_night *one, const char *label)
+/* The stages after the fold report into the merge's notes. */
+static void merge_night_skip(void *ctx, enum nightly_stage s, const char *why)
 {
-	size_t ne = all->n + one->n, nr = all->nrev + one->nrev, ni = all->impacts.n + one->impacts.n;
-	void *e = realloc(all->entries, (ne ? ne : 1) * sizeof *all->entries);
-	if (e)
-		all->entries = e;
-	void *r = e ? realloc(all->revs, (nr ? nr : 1) * sizeof *all->revs) : NULL;
-	if (r)
-		all->revs = r;
-	void *im = r ? realloc(all->impacts.v, (ni ? ni : 1) * sizeof *all->impacts.v) : NULL;
-	if (!im)
-		return err_nomem();
-	all->impacts.v = im;
-#define RELABEL(k)                                                                  \
-	do {                                                                        \
-		size_t l_ = strnlen((k).device, sizeof (k).device);                 \
-		snprintf((k).device + l_, sizeof (k).device - l_, " @%s", label);   \
-	} while (0)
-	for (size_t i = 0; i < one->n; i++) {
-		all->entries[all->n] = one->entries[i];
-		RELABEL(all->entries[all->n].key);
-		all->n++;
-	}
-	for (size_t i = 0; i < one->nrev; i++) {
-		all->revs[all->nrev] = one->revs[i];
-		RELABEL(all->revs[all->nrev].key);
-		all->nrev++;
-	}
-	for (size_t i = 0; i < one->impacts.n; i++) {
-		all->impacts.v[all->impacts.n] = one->impacts.v[i];
-		RELABEL(all->impacts.v[all->impacts.n].key);
-		all->impacts.n++;
-	}
-#undef RELABEL
-	for (int v = 0; v < REG_COUNT; v++)
-		all->count[v] += one->count[v];
-	if (one->nruns > all->nruns)
-		all->nruns = one->nruns;
-	return 0;
+	/* no why: the regress settings' error is noted; the documents are
+	 * skipped when the commit failed, noted there */
+	if (s == NIGHTLY_REGRESS && why)
+		stage_note(ctx, 0, "verdicts: %s", why);
 }
 
-/* History and verdicts of every measured node, each against its own nights;
- * each node's verdicts.yaml goes into its run folder, and all of them into
- * the fleet's. Without a `regress:` section in the template, none. */
-static int merge_verdicts(struct merge *m, const struct tmpl *t, const struct calib *cal)
+static void merge_night_end(void *ctx, enum nightly_stage s, int rc, const struct nightly_after *a)
 {
-	struct regress_conf rc_conf;
-	struct ydiag diag = {0};
-	struct model model;
-	int rc = 0, have_model;
+	struct merge *m = ctx;
 
-	if (!tmpl_section(t, "regress", NULL)) {
-		stage_note(m, 0, "verdicts: the template has no regress section");
-		return 0;
-	}
-	if ((rc = regress_conf_load(&rc_conf, t, &diag)) != 0) {
-		stage_note(m, 1, "verdicts: %s", diag.n ? diag.msgs[0] : err_msg());
-		ydiag_free(&diag);
-		return 0;
-	}
-	ydiag_free(&diag);
-	have_model = cal && model_prepare(&model, cal, NULL) == 0;
-	snprintf(m->night.run_id, sizeof m->night.run_id, "%s", m->plan.id);
-	m->have_night = 1;
+	if (s == NIGHTLY_REGRESS && rc)
+		stage_note(m, 1, "verdicts: %s", err_msg());
+	else if (s == NIGHTLY_PROJECT)
+		stage_note(m, rc != 0, "projection: %s%s", rc ? err_msg() : a->dir,
+			   rc ? "" : "/projection.yaml");
+	else if (s == NIGHTLY_COMMIT && rc)
+		stage_note(m, 1, "documents: storing the inputs: %s", err_msg());
+	else if (s == NIGHTLY_DOCUMENTS && rc)
+		stage_note(m, 1, "documents: %s", err_msg());
+	else if (s == NIGHTLY_DOCUMENTS)
+		stage_note(m, 0, "documents: %s/%s", m->plan.reports, m->plan.id);
+}
+
+static void merge_night_begin(void *ctx, enum nightly_stage s)
+{
+	(void)ctx;
+	(void)s;
+}
+
+/* Each measured node's history up to its night (the all-reduce records are
+ * no node's night) into hosts[*nhosts]: hs[i] holds host i's history and
+ * paths[i] its verdicts.yaml (malloc'd). */
+static int merge_hosts(struct merge *m, struct history *hs, struct nightly_host *hosts,
+		       char **paths, size_t *nhosts)
+{
+	int rc = 0;
+
+	*nhosts = 0;
 	for (size_t i = 0; i < m->nrecs && !rc; i++) {
 		const struct run_record *r = &m->recs[i];
-		struct history h;
-		struct regress_impacts imp = {0};
-		struct regress_night night = {0};
+		struct history *h = &hs[*nhosts];
 		if (!strncmp(m->rec_label[i], "all-reduce ", 11))
-			continue; /* not a night of a node */
-		if ((rc = node_history(&h, m->plan.runs, r->run_id)) == 0) {
-			regress_history(&rc_conf, &h);
-			long run = history_run_index(&h, r->run_id);
-			if (run < 0)
-				stage_note(m, 1, "verdicts: %s is not in its own history", r->run_id);
-			else if ((!have_model || (rc = regress_impact(&imp, &rc_conf, &h, (size_t)run, &model,
-								       t->scenarios, t->nscenarios)) == 0) &&
-				 (rc = regress_night_build(&night, &h, (size_t)run, &imp)) == 0) {
-				char *path = fleet_path("%s/%s/verdicts.yaml", m->plan.runs, r->run_id);
-				if (!path)
-					rc = err_nomem();
-				else if (regress_night_write(&night, path) != 0)
-					stage_note(m, 1, "verdicts: %s", err_msg());
-				free(path);
-				if (!rc)
-					rc = night_fold(&m->night, &night, m->rec_label[i]);
-			}
+			continue;
+		if ((rc = node_history(h, m->plan.runs, r->run_id)) != 0) {
+			history_free(h);
+			break;
 		}
-		regress_night_free(&night);
-		regress_impacts_free(&imp);
-		history_free(&h);
+		long run = history_run_index(h, r->run_id);
+		if (run < 0) {
+			stage_note(m, 1, "verdicts: %s is not in its own history", r->run_id);
+			history_free(h);
+			continue;
+		}
+		if (!(paths[*nhosts] = fleet_path("%s/%s/verdicts.yaml", m->plan.runs, r->run_id))) {
+			history_free(h);
+			rc = err_nomem();
+			break;
+		}
+		hosts[*nhosts] = (struct nightly_host){h, (size_t)run, m->rec_label[i], paths[*nhosts]};
+		++*nhosts;
 	}
-	if (rc)
+	return rc;
+}
+
+/* The night after the fold, as the single-host nightly runs it: every
+ * measured node judged against its own nights (its verdicts.yaml into its
+ * run folder, all of them into the fleet's), the projection from every
+ * device measured tonight, the inputs stored and the documents. Without a
+ * `regress:` section in the template, no verdicts. */
+static int merge_night(struct merge *m, const struct tmpl *t, const struct calib *cal)
+{
+	struct regress_conf rconf;
+	struct ydiag diag = {0};
+	struct history *hs = calloc(m->nrecs + 1, sizeof *hs);
+	struct nightly_host *hosts = calloc(m->nrecs + 1, sizeof *hosts);
+	char **paths = calloc(m->nrecs + 1, sizeof *paths);
+	char *runs_fleet = fleet_path("%s/.fleet", m->plan.runs);
+	size_t nhosts = 0;
+	int rc = hs && hosts && paths && runs_fleet ? 0 : err_nomem();
+	/* the projection reads what was measured: the failed nodes' devices and
+	 * rows, which fleet_merge_records puts last, are left out of its view */
+	struct run_record measured = m->merged;
+	while (measured.ndevices && !strcmp(measured.devices[measured.ndevices - 1].kind, "node"))
+		measured.ndevices--;
+	while (measured.nrows && !strcmp(measured.rows[measured.nrows - 1].backend, "slurm"))
+		measured.nrows--;
+	struct nightly_after a = {
+		.cal = cal, .t = t, .rconf = &rconf, .measured = &measured, .dir = m->dir,
+		.calibration = m->plan.calibration, .template_path = m->plan.template_path,
+		.runs = runs_fleet, .home = m->plan.home, .reports = m->plan.reports, .id = m->plan.id};
+	struct nightly_hooks k = {m, merge_night_begin, merge_night_end, merge_night_skip, NULL};
+
+	if (!rc && !tmpl_section(t, "regress", NULL)) {
+		a.rconf = NULL;
+		a.regress_skip = "the template has no regress section";
+	} else if (!rc && regress_conf_load(&rconf, t, &diag) != 0) {
+		stage_note(m, 1, "verdicts: %s", diag.n ? diag.msgs[0] : err_msg());
+		a.rconf = NULL;
+	} else if (!rc && (rc = merge_hosts(m, hs, hosts, paths, &nhosts)) != 0)
 		stage_note(m, 1, "verdicts: %s", err_msg());
+	if (rc != DDT_ENOMEM) {
+		a.hosts = hosts;
+		a.nhosts = nhosts;
+		nightly_after_bench(&a, &k);
+		m->night = a.verdicts;
+		m->have_night = a.judged;
+	}
+	for (size_t i = 0; i < nhosts; i++) {
+		history_free(&hs[i]);
+		free(paths[i]);
+	}
+	ydiag_free(&diag);
+	free(hs);
+	free(hosts);
+	free(paths);
+	free(runs_fleet);
 	return rc == DDT_ENOMEM ? rc : 0;
 }
 
@@ -362,44 +383,6 @@ static int merge_write_devices(struct merge *m, const char *folder)
 	free(txt);
 	free(csv);
 	return rc;
-}
-
-/* The projection from every device measured tonight, then the documents. */
-static void merge_documents(struct merge *m, const struct tmpl *t, const struct calib *cal)
-{
-	struct projection proj;
-	char *path = fleet_path("%s/projection.yaml", m->dir), *runs_fleet = fleet_path("%s/.fleet", m->plan.runs);
-	struct report_ctx ctx = {runs_fleet, m->plan.home, 1};
-	/* the projection reads what was measured: the failed nodes' devices and
-	 * rows, which fleet_merge_records puts last, are left out of its view */
-	struct run_record measured = m->merged;
-	while (measured.ndevices && !strcmp(measured.devices[measured.ndevices - 1].kind, "node"))
-		measured.ndevices--;
-	while (measured.nrows && !strcmp(measured.rows[measured.nrows - 1].backend, "slurm"))
-		measured.nrows--;
-
-	if (!path || !runs_fleet) {
-		stage_note(m, 1, "documents: out of memory");
-		goto done;
-	}
-	if (report_stash_inputs(m->dir, m->plan.calibration, m->plan.template_path) != 0) {
-		stage_note(m, 1, "documents: storing the inputs: %s", err_msg());
-		goto done;
-	}
-	if (!cal)
-		stage_note(m, 1, "projection: no calibration");
-	else if (project_run(&proj, cal, t, &measured, NULL) != 0 || project_write(&proj, path) != 0)
-		stage_note(m, 1, "projection: %s", err_msg());
-	else
-		stage_note(m, 0, "projection: %s", path);
-	project_free(&proj);
-	if (report_render(&ctx, m->plan.reports, m->plan.id) != 0)
-		stage_note(m, 1, "documents: %s", err_msg());
-	else
-		stage_note(m, 0, "documents: %s/%s", m->plan.reports, m->plan.id);
-done:
-	free(path);
-	free(runs_fleet);
 }
 
 /* 1: a node failed or a stage did; 4: a kernel failed; 3: a regression
@@ -589,20 +572,21 @@ static int merge_fold(struct merge *m)
 	return 0;
 }
 
-/* The stages after the fold: verdicts, the merged record, projection and
- * documents, the devices table. Each stage's failure is noted and the rest go
- * on; returns an error only when the merged record cannot be written. */
+/* The stages after the fold: the merged record, then the night as every
+ * night runs it (verdicts, projection, inputs, documents), then the devices
+ * table. Each stage's failure is noted and the rest go on; returns an error
+ * only when the merged record cannot be written. */
 static int merge_stages(struct merge *m, struct ydiag *diag)
 {
 	struct tmpl t;
 	struct calib cal;
 	int rc = 0, have_cal = 0, have_tmpl;
-	char *rec = fleet_path("%s/run.yaml", m->dir), *vp = fleet_path("%s/verdicts.yaml", m->dir);
+	char *rec = fleet_path("%s/run.yaml", m->dir);
 	char *rep = fleet_path("%s/%s", m->plan.reports, m->plan.id);
 
 	memset(&cal, 0, sizeof cal);
 	memset(&t, 0, sizeof t);
-	if (!rec || !vp || !rep) {
+	if (!rec || !rep) {
 		rc = err_nomem();
 		goto done;
 	}
@@ -611,14 +595,10 @@ static int merge_stages(struct merge *m, struct ydiag *diag)
 		stage_note(m, 1, "template: %s", diag->n ? diag->msgs[0] : err_msg());
 	else if (!(have_cal = fit_calib_load(&cal, m->plan.calibration, diag) == 0))
 		stage_note(m, 1, "calibration: %s", diag->n ? diag->msgs[diag->n - 1] : err_msg());
-	if (have_tmpl && (rc = merge_verdicts(m, &t, have_cal ? &cal : NULL)) != 0)
-		goto done;
 	if ((rc = record_write(&m->merged, rec)) != 0)
 		goto done;
-	if (m->have_night && regress_night_write(&m->night, vp) != 0)
-		stage_note(m, 1, "verdicts: %s", err_msg());
-	if (have_tmpl)
-		merge_documents(m, &t, have_cal ? &cal : NULL);
+	if (have_tmpl && (rc = merge_night(m, &t, have_cal ? &cal : NULL)) != 0)
+		goto done;
 	if ((rc = merge_write_devices(m, m->dir)) != 0)
 		goto done;
 	if (fsx_mkdir_p(rep) != 0 || merge_write_devices(m, rep) != 0)
@@ -627,7 +607,6 @@ done:
 	calib_free(&cal);
 	tmpl_free(&t);
 	free(rec);
-	free(vp);
 	free(rep);
 	return rc;
 }

@@ -6,7 +6,7 @@
 #include "cuda_api.h"
 #include "err.h"
 #include "fit.h"
-#include "fleet.h"
+#include "model.h"
 #include "fsx.h"
 #include "history.h"
 #include "lock.h"
@@ -100,6 +100,163 @@ int nightly_prune_documents(const char *reports_dir, const char *runs_dir, const
 	if (removed)
 		*removed = gone;
 	return rc;
+}
+
+/* ---------------------------------------------------------------- after the bench */
+
+/* Appends one host's verdicts to the night's, its device names suffixed
+ * " @label" (label NULL: as they are). */
+static int night_fold(struct regress_night *all, const struct regress_night *one, const char *label)
+{
+	size_t ne = all->n + one->n, nr = all->nrev + one->nrev, ni = all->impacts.n + one->impacts.n;
+	void *e = realloc(all->entries, (ne ? ne : 1) * sizeof *all->entries);
+	if (e)
+		all->entries = e;
+	void *r = e ? realloc(all->revs, (nr ? nr : 1) * sizeof *all->revs) : NULL;
+	if (r)
+		all->revs = r;
+	void *im = r ? realloc(all->impacts.v, (ni ? ni : 1) * sizeof *all->impacts.v) : NULL;
+	if (!im)
+		return err_nomem();
+	all->impacts.v = im;
+#define RELABEL(k)                                                                  \
+	do {                                                                        \
+		size_t l_ = strnlen((k).device, sizeof (k).device);                 \
+		if (label)                                                          \
+			snprintf((k).device + l_, sizeof (k).device - l_, " @%s", label); \
+	} while (0)
+	for (size_t i = 0; i < one->n; i++) {
+		all->entries[all->n] = one->entries[i];
+		RELABEL(all->entries[all->n].key);
+		all->n++;
+	}
+	for (size_t i = 0; i < one->nrev; i++) {
+		all->revs[all->nrev] = one->revs[i];
+		RELABEL(all->revs[all->nrev].key);
+		all->nrev++;
+	}
+	for (size_t i = 0; i < one->impacts.n; i++) {
+		all->impacts.v[all->impacts.n] = one->impacts.v[i];
+		RELABEL(all->impacts.v[all->impacts.n].key);
+		all->impacts.n++;
+	}
+#undef RELABEL
+	for (int v = 0; v < REG_COUNT; v++)
+		all->count[v] += one->count[v];
+	if (one->nruns > all->nruns)
+		all->nruns = one->nruns;
+	return 0;
+}
+
+/* Judges one host against its own nights: its history analysed, the tok/s
+ * impact of tonight's changes under model (NULL: none), its verdicts into
+ * its own file when it has one, and folded into the night's. A file that
+ * cannot be written is returned after the fold. */
+static int judge_host(struct nightly_after *a, const struct nightly_host *host,
+		      const struct model *model)
+{
+	struct regress_impacts imp = {0};
+	struct regress_night one = {0};
+	int rc, wrc = 0;
+
+	regress_history(a->rconf, host->h);
+	rc = regress_impact(&imp, a->rconf, host->h, host->run, model, a->t->scenarios,
+			    a->t->nscenarios);
+	if (!rc && (rc = regress_night_build(&one, host->h, host->run, &imp)) == 0) {
+		if (host->verdicts)
+			wrc = regress_night_write(&one, host->verdicts);
+		rc = night_fold(&a->verdicts, &one, host->label);
+	}
+	regress_night_free(&one);
+	regress_impacts_free(&imp);
+	return rc ? rc : wrc;
+}
+
+/* Every host's verdicts and their tok/s impact on the template's
+ * scenarios; the night's into dir/verdicts.yaml. */
+static void after_regress(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	struct model model;
+	char *path = NULL;
+	int rc = 0, have_model;
+
+	if (!a->rconf) {
+		k->skip(k->ctx, NIGHTLY_REGRESS, a->regress_skip);
+		return;
+	}
+	k->begin(k->ctx, NIGHTLY_REGRESS);
+	have_model = a->cal && model_prepare(&model, a->cal, NULL) == 0;
+	if (!have_model)
+		snprintf(a->no_impact, sizeof a->no_impact, "%s",
+			 a->cal ? err_msg() : "no calibration");
+	snprintf(a->verdicts.run_id, sizeof a->verdicts.run_id, "%s", a->id);
+	a->judged = 1;
+	for (size_t i = 0; i < a->nhosts && rc != DDT_ENOMEM; i++) {
+		int hrc = judge_host(a, &a->hosts[i], have_model ? &model : NULL);
+		rc = rc ? rc : hrc;
+	}
+	if (rc != DDT_ENOMEM) {
+		int wrc = (path = fsx_join(a->dir, "verdicts.yaml")) ? regress_night_write(&a->verdicts, path)
+								     : err_nomem();
+		rc = rc ? rc : wrc;
+	}
+	free(path);
+	k->end(k->ctx, NIGHTLY_REGRESS, rc, a);
+}
+
+/* The projection from the measured rows: dir/projection.yaml. */
+static void after_project(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	struct projection p;
+	char *path = NULL;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	k->begin(k->ctx, NIGHTLY_PROJECT);
+	if (!a->cal)
+		rc = err_set(DDT_EINPUT, "no calibration");
+	else if ((rc = project_run(&p, a->cal, a->t, a->measured, NULL)) == 0)
+		rc = (path = fsx_join(a->dir, "projection.yaml")) ? project_write(&p, path)
+								   : err_nomem();
+	a->projected_rows = p.nrows;
+	project_free(&p);
+	free(path);
+	k->end(k->ctx, NIGHTLY_PROJECT, rc, a);
+}
+
+/* The calibration and template stored into dir, then the folder put in place. */
+static void after_commit(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	int rc;
+
+	k->begin(k->ctx, NIGHTLY_COMMIT);
+	rc = report_stash_inputs(a->dir, a->calibration, a->template_path);
+	if (!rc && k->commit)
+		rc = k->commit(k->ctx);
+	a->committed = rc == 0;
+	k->end(k->ctx, NIGHTLY_COMMIT, rc, a);
+}
+
+static void after_documents(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	struct report_ctx ctx = {a->runs, a->home, 1};
+	int rc;
+
+	if (!a->committed) {
+		k->skip(k->ctx, NIGHTLY_DOCUMENTS, "no run folder");
+		return;
+	}
+	k->begin(k->ctx, NIGHTLY_DOCUMENTS);
+	rc = report_render(&ctx, a->reports, a->id);
+	k->end(k->ctx, NIGHTLY_DOCUMENTS, rc, a);
+}
+
+void nightly_after_bench(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	after_regress(a, k);
+	after_project(a, k);
+	after_commit(a, k);
+	after_documents(a, k);
 }
 
 /* ---------------------------------------------------------------- the night */
@@ -417,32 +574,11 @@ static void stage_history(struct night *n)
 	ydiag_free(&warn);
 }
 
-/* Writes a file of the run into its temporary folder with writer. */
-static int write_run_file(struct night *n, const char *name,
-			  int (*writer)(const void *obj, const char *path), const void *obj)
-{
-	char *path = fsx_join(n->tmp_dir, name);
-	int rc = path ? writer(obj, path) : err_nomem();
-	free(path);
-	return rc;
-}
-
-static int write_verdicts(const void *obj, const char *path)
-{
-	return regress_night_write(obj, path);
-}
-
-static int write_projection(const void *obj, const char *path)
-{
-	return project_write(obj, path);
-}
-
 /* Prints the night's regressions and slower drifts with their commits and
  * cost in projected tok/s; environment changes once per machine, nights not
  * judgeable once. */
-static void report_regressions(struct night *n)
+static void report_regressions(struct night *n, const struct regress_night *v)
 {
-	const struct regress_night *v = &n->verdicts;
 	char label[512], line[1024];
 	int unjudged = 0;
 	const char *why = "";
@@ -483,61 +619,57 @@ static void report_regressions(struct night *n)
 		     regress_verdict_name(v->revs[i].from), regress_verdict_name(v->revs[i].to));
 }
 
-/* Verdicts of tonight, their impact on the template's scenarios, verdicts.yaml. */
-static void stage_regress(struct night *n)
+/* The stages after the bench report through these: the summary's notes,
+ * the alerts and the progress line. */
+static void night_begin(void *ctx, enum nightly_stage s)
 {
-	struct regress_impacts imp = {0};
-	struct model m;
-	int rc, have_model;
-	size_t run;
+	stage_begin(ctx, (enum stage)(ST_REGRESS + s));
+}
 
-	stage_begin(n, ST_REGRESS);
-	regress_history(&n->rconf, &n->h);
-	run = n->h.nruns - 1;
-	have_model = model_prepare(&m, &n->cal, NULL) == 0;
-	if (!have_model)
-		alert(n, 1, "warning: no tok/s impact: %s", err_msg());
-	rc = regress_impact(&imp, &n->rconf, &n->h, run, have_model ? &m : NULL, n->t.scenarios,
-			    n->t.nscenarios);
-	if (!rc && (rc = regress_night_build(&n->verdicts, &n->h, run, &imp)) == 0) {
-		report_regressions(n);
-		rc = write_run_file(n, "verdicts.yaml", write_verdicts, &n->verdicts);
+static void night_skip(void *ctx, enum nightly_stage s, const char *why)
+{
+	stage_skip(ctx, (enum stage)(ST_REGRESS + s), why);
+}
+
+static void night_end(void *ctx, enum nightly_stage s, int rc, const struct nightly_after *a)
+{
+	struct night *n = ctx;
+	const int *c = a->verdicts.count;
+
+	switch (s) {
+	case NIGHTLY_REGRESS:
+		if (a->no_impact[0])
+			alert(n, 1, "warning: no tok/s impact: %s", a->no_impact);
+		report_regressions(n, &a->verdicts);
+		stage_end(n, ST_REGRESS, rc,
+			  "%d ok, %d regression, %d drift, %d suspect, %d improvement, %d outlier, "
+			  "%d new, %d not enough history, %d environment changed, %d not judgeable, "
+			  "%d failed, %d skipped",
+			  c[REG_OK], c[REG_REGRESSION], c[REG_DRIFT], c[REG_SUSPECT], c[REG_IMPROVEMENT],
+			  c[REG_OUTLIER], c[REG_NEW], c[REG_SHORT], c[REG_ENV], c[REG_UNJUDGED],
+			  c[REG_FAILED], c[REG_SKIPPED]);
+		break;
+	case NIGHTLY_PROJECT:
+		stage_end(n, ST_PROJECT, rc, "%zu scenario rows", a->projected_rows);
+		break;
+	case NIGHTLY_COMMIT:
+		stage_end(n, ST_COMMIT, rc, "%s", n->run_dir);
+		break;
+	default:
+		stage_end(n, ST_DOCUMENTS, rc, "%s/%s/", n->paths.reports, n->rec.run_id);
 	}
-	regress_impacts_free(&imp);
-	const int *c = n->verdicts.count;
-	stage_end(n, ST_REGRESS, rc,
-		  "%d ok, %d regression, %d drift, %d suspect, %d improvement, %d outlier, "
-		  "%d new, %d not enough history, %d environment changed, %d not judgeable, "
-		  "%d failed, %d skipped",
-		  c[REG_OK], c[REG_REGRESSION], c[REG_DRIFT], c[REG_SUSPECT], c[REG_IMPROVEMENT],
-		  c[REG_OUTLIER], c[REG_NEW], c[REG_SHORT], c[REG_ENV], c[REG_UNJUDGED],
-		  c[REG_FAILED], c[REG_SKIPPED]);
 }
 
-static void stage_project(struct night *n)
+/* Stores the log so far beside the run's files and puts the run folder in
+ * place. */
+static int night_commit(void *ctx)
 {
-	struct projection p;
-	int rc;
-
-	stage_begin(n, ST_PROJECT);
-	rc = project_run(&p, &n->cal, &n->t, &n->rec, NULL);
-	if (!rc)
-		rc = write_run_file(n, "projection.yaml", write_projection, &p);
-	stage_end(n, ST_PROJECT, rc, "%zu scenario rows", p.nrows);
-	project_free(&p);
-}
-
-/* Stores the inputs the documents are made from, the log so far, and puts
- * the run folder in place. */
-static void stage_commit(struct night *n)
-{
+	struct night *n = ctx;
 	char *log = NULL;
-	int rc;
+	int rc = 0;
 
-	stage_begin(n, ST_COMMIT);
-	rc = report_stash_inputs(n->tmp_dir, n->paths.calibration, n->paths.template_path);
 	fflush(n->log);
-	if (!rc && !(log = fsx_join(n->tmp_dir, "nightly.log")))
+	if (!(log = fsx_join(n->tmp_dir, "nightly.log")))
 		rc = err_nomem();
 	if (!rc)
 		rc = fsx_write_all(log, n->log_buf, n->log_len);
@@ -548,17 +680,24 @@ static void stage_commit(struct night *n)
 	free(n->tmp_dir);
 	n->tmp_dir = NULL;
 	free(log);
-	stage_end(n, ST_COMMIT, rc, "%s", n->run_dir);
+	return rc;
 }
 
-static void stage_documents(struct night *n)
+/* Verdicts, projection, commit and documents: the night after the bench,
+ * as every night runs it, for this one host. */
+static void stage_after_bench(struct night *n)
 {
-	struct report_ctx ctx = {n->paths.runs, n->paths.home, 1};
-	int rc;
+	struct nightly_host host = {&n->h, n->h.nruns - 1, NULL, NULL};
+	struct nightly_after a = {
+		.cal = &n->cal, .t = &n->t, .rconf = n->have_hist ? &n->rconf : NULL,
+		.regress_skip = "no history", .hosts = &host, .nhosts = n->have_hist,
+		.measured = &n->rec, .dir = n->tmp_dir, .calibration = n->paths.calibration,
+		.template_path = n->paths.template_path, .runs = n->paths.runs,
+		.home = n->paths.home, .reports = n->paths.reports, .id = n->rec.run_id};
+	struct nightly_hooks k = {n, night_begin, night_end, night_skip, night_commit};
 
-	stage_begin(n, ST_DOCUMENTS);
-	rc = report_render(&ctx, n->paths.reports, n->rec.run_id);
-	stage_end(n, ST_DOCUMENTS, rc, "%s/%s/", n->paths.reports, n->rec.run_id);
+	nightly_after_bench(&a, &k);
+	n->verdicts = a.verdicts;
 }
 
 /* Makes whole the earlier runs whose documents retention keeps but that
@@ -616,16 +755,7 @@ static void run_stages(struct night *n)
 		return;
 	}
 	stage_history(n);
-	if (n->have_hist)
-		stage_regress(n);
-	else
-		stage_skip(n, ST_REGRESS, "no history");
-	stage_project(n);
-	stage_commit(n);
-	if (n->st[ST_COMMIT] == SS_OK)
-		stage_documents(n);
-	else
-		stage_skip(n, ST_DOCUMENTS, "no run folder");
+	stage_after_bench(n);
 	stage_repair(n);
 	stage_retention(n);
 }

@@ -3,7 +3,11 @@
 #ifndef DDT_NIGHTLY_H
 #define DDT_NIGHTLY_H
 
+#include "calib.h"
+#include "history.h"
 #include "paths.h"
+#include "record.h"
+#include "regress.h"
 #include "tmpl.h"
 #include "ydoc.h"
 
@@ -44,5 +48,62 @@ struct nightly_opts {
  * regression confirmed tonight; 4 a kernel failed validation; 75 another
  * nightly holds the lock (when several apply: 2, 1, 4, then 3). */
 int nightly_run(const struct nightly_opts *o);
+
+/* ---- the night after its bench: one host's or a fleet's ---- */
+
+/* The stages every night runs once its rows are measured and recorded,
+ * whether one host measured them (nightly_run) or a fleet (the merge). */
+enum nightly_stage {
+	NIGHTLY_REGRESS,   /* every host judged against its own nights: verdicts.yaml */
+	NIGHTLY_PROJECT,   /* the projection from the measured rows: projection.yaml */
+	NIGHTLY_COMMIT,    /* the inputs stored beside them, the run folder put in place */
+	NIGHTLY_DOCUMENTS, /* reports/<id>/ rendered from the committed folder */
+	NIGHTLY_NSTAGES
+};
+
+/* One host measured tonight. */
+struct nightly_host {
+	struct history *h;     /* its nights, tonight's included (analysed here) */
+	size_t run;            /* tonight's index in h */
+	const char *label;     /* its device names get " @label" in the night's verdicts; NULL: none */
+	const char *verdicts;  /* its own verdicts.yaml beside its run record; NULL: none */
+};
+
+/* What the stages read, where they write, and what they leave. */
+struct nightly_after {
+	const struct calib *cal;          /* NULL: no tok/s impact and no projection */
+	const struct tmpl *t;             /* its scenarios: the impact of a change */
+	const struct regress_conf *rconf; /* NULL: no verdicts (regress_skip says why) */
+	const char *regress_skip;
+	struct nightly_host *hosts;
+	size_t nhosts;
+	const struct run_record *measured; /* the rows the projection reads */
+	const char *dir;                   /* the run folder being written (may be temporary) */
+	const char *calibration, *template_path; /* stored into dir */
+	const char *runs, *home, *reports; /* the documents of runs/<id>/ into reports/<id>/ */
+	const char *id;                    /* the night's run id */
+	/* what the stages leave (free verdicts with regress_night_free) */
+	struct regress_night verdicts;     /* every host's, folded; judged: they were made */
+	int judged, committed;
+	char no_impact[256];               /* why verdicts carry no tok/s impact; "" when they do */
+	size_t projected_rows;
+};
+
+/* How the caller reports the stages and puts its run folder in place. */
+struct nightly_hooks {
+	void *ctx;
+	void (*begin)(void *ctx, enum nightly_stage s);
+	/* rc: 0 ok, else the error (message set) */
+	void (*end)(void *ctx, enum nightly_stage s, int rc, const struct nightly_after *a);
+	void (*skip)(void *ctx, enum nightly_stage s, const char *why);
+	/* after the inputs are stored into a->dir: puts the folder in place
+	 * (NULL: it is in place). Nothing after it reads a->dir. */
+	int (*commit)(void *ctx);
+};
+
+/* Runs the stages in order, each reported through k and each going on
+ * whatever became of the one before, except the documents, which need a
+ * committed folder. Every failure is reported, none returned. */
+void nightly_after_bench(struct nightly_after *a, const struct nightly_hooks *k);
 
 #endif
