@@ -13,6 +13,7 @@
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
+#include "formula.h"
 #include "model.h"
 #include "tmpl.h"
 
@@ -221,6 +222,50 @@ static void test_model__tok_s_scales_with_concurrency_and_accept(void **state)
 	assert_true(b.step_ms > a.step_ms); /* more verify tokens cost more */
 }
 
+static int names_xy(void *ctx, const char *name, size_t len, double *out)
+{
+	(void)ctx;
+	if (len == 1 && (*name == 'x' || *name == 'y'))
+		return *out = *name == 'x' ? 3 : 0.1, 0;
+	return -1;
+}
+
+/* The spreadsheet's order of operations, so C and a workbook agree. */
+static void test_model__formulas_evaluate_as_a_spreadsheet_does(void **state)
+{
+	(void)state;
+	double v;
+	assert_int_equal(formula_eval("2+x*4-8/2/2", names_xy, NULL, &v), 0);
+	assert_true(v == 2 + 3 * 4 - 8 / 2 / 2);
+	assert_int_equal(formula_eval("-x*(1-y)+LN(EXP(2))*1E3", names_xy, NULL, &v), 0);
+	assert_true(v == -3 * (1 - 0.1) + log(exp(2)) * 1e3);
+	assert_int_equal(formula_eval("x*z", names_xy, NULL, &v), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "unknown name at offset 2"));
+	assert_int_equal(formula_eval("(x+1", names_xy, NULL, &v), DDT_EINPUT);
+	assert_int_equal(formula_eval("x y", names_xy, NULL, &v), DDT_EINPUT);
+}
+
+/* Every term of the model's description evaluates, and the MoE geometry
+ * terms are what the geometry says (Kimi K2: 3 x 7168 x 2048 / tp weights
+ * per expert slice). */
+static void test_model__terms_are_the_geometry(void **state)
+{
+	struct fixture *f = *state;
+	const struct geometry *g = &f->cal.model;
+	double t[MT_COUNT], w = 3 * g->hidden * g->moe_intermediate / model_moe_tp(&f->cal);
+
+	model_terms_eval(&f->cal, f->m.ref_gpu, f->cal.moe_ref.fit.value, t);
+	for (int k = 0; k < MT_COUNT; k++)
+		assert_true(isfinite(t[k]));
+	assert_true(t[MT_MOE_LAYERS] == g->layers - g->dense_layers);
+	assert_true(t[MT_EXPERT_SLICE] == w);
+	assert_true(fabs(t[MT_EXPERT_BYTES] / (w * g->expert_weight_bits / 8 +
+					      w / g->expert_group_size * g->expert_scale_bytes) - 1) < 1e-15);
+	assert_true(t[MT_AR_COUNT] == f->cal.ar.per_layer * g->layers);
+	assert_true(t[MT_FLOPS_PER_M] == f->m.flops_per_m);
+	assert_true(t[MT_PHYS_A] > 0 && t[MT_PHYS_B] > 0 && t[MT_PHYS_LNQ] < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +281,8 @@ int main(void)
 		cmocka_unit_test(test_model__bad_overrides_name_the_key),
 		cmocka_unit_test(test_model__sglang_beyond_its_budget_is_not_runnable),
 		cmocka_unit_test(test_model__tok_s_scales_with_concurrency_and_accept),
+		cmocka_unit_test(test_model__formulas_evaluate_as_a_spreadsheet_does),
+		cmocka_unit_test(test_model__terms_are_the_geometry),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -982,12 +982,6 @@ static const char *asm_source(const struct calib *c, enum assumption a)
 	return c->asm_[a].source;
 }
 
-/* The moe_tp the MoE is split over (the reference's, else the model's). */
-static double wi_moe_tp(const struct calib *c)
-{
-	return c->moe_ref.tp > 0 ? c->moe_ref.tp : c->model.tp;
-}
-
 /* The inputs, one named cell each: the assumptions, the MoE curve, the
  * geometry, the all-reduce and the anchors (the b8 anchor's inputs row is
  * r8, the b16's r16, 0-based). */
@@ -1014,12 +1008,10 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	wi_text(w, "moe_curve", moe_curve_name(m->curve), "physical or linear", "calibration",
 		"how the MoE time between and beyond the reference points is drawn");
 	{
-		static const char *const pn[MOE_P_COUNT] = {"moe_efficiency", "moe_overlap",
-							    "moe_fixed_us"};
 		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",
 							    "µs per layer"};
 		for (int k = 0; k < MOE_P_COUNT; k++)
-			wi_scalar(w, pn[k], c->moe_ref.fit.value[k], pu[k],
+			wi_scalar(w, model_moe_param_names[k], c->moe_ref.fit.value[k], pu[k],
 				  c->moe_ref.fit.held[k] ? "calibration" : "derived (fit)",
 				  c->moe_ref.fit.held[k] ? c->moe_ref.phys.source[k]
 							 : c->moe_ref.fit.note);
@@ -1028,18 +1020,13 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		  "µs per layer", "measured",
 		  isnan(c->moe_ref.floor_us) ? "no per-call floor in the calibration"
 					     : c->moe_ref.floor_source);
-	wi_scalar(w, "layers", g->layers, "layers", "calibration", g->source);
-	wi_scalar(w, "dense_layers", g->dense_layers, "layers", "calibration", g->source);
-	wi_scalar(w, "hidden", g->hidden, "", "calibration", g->source);
-	wi_scalar(w, "moe_intermediate", g->moe_intermediate, "", "calibration", g->source);
-	wi_scalar(w, "experts", g->experts, "", "calibration", g->source);
-	wi_scalar(w, "experts_per_token", g->experts_per_token, "", "calibration", g->source);
-	wi_scalar(w, "shared_experts", g->shared_experts, "", "calibration", g->source);
-	wi_scalar(w, "expert_weight_bits", g->expert_weight_bits, "bits", "calibration", g->source);
-	wi_scalar(w, "expert_group_size", g->expert_group_size, "weights", "calibration", g->source);
-	wi_scalar(w, "expert_scale_bytes", g->expert_scale_bytes, "bytes", "calibration", g->source);
-	wi_scalar(w, "dense_weight_bytes", g->dense_weight_bytes, "bytes", "calibration", g->source);
-	wi_scalar(w, "moe_tp", wi_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
+	for (int k = 0; k < MODEL_NGEOMETRY_INPUTS; k++) {
+		const struct model_geometry_input *in = &model_geometry_inputs[k];
+		double v;
+		memcpy(&v, (const char *)g + in->offset, sizeof v);
+		wi_scalar(w, in->name, v, in->unit, "calibration", g->source);
+	}
+	wi_scalar(w, "moe_tp", model_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
 	wi_scalar(w, "ar_per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
 		  c->ar.source);
 	wi_scalar(w, "ar_gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
@@ -1063,13 +1050,9 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 static void wi_model(struct wi *w, lxw_row_t r8)
 {
 	const struct calib *c = &w->x->d->cal;
-	const struct geometry *g = &c->model;
 	const struct model *m = &w->x->d->model;
 	int R8 = (int)r8 + 1;
-	double wsl = 3 * g->hidden * g->moe_intermediate / wi_moe_tp(c);
-	double ebytes = wsl * g->expert_weight_bits / 8 + wsl / g->expert_group_size * g->expert_scale_bytes;
-	double sbytes = g->shared_experts * wsl * g->dense_weight_bytes;
-	double layers = g->layers - g->dense_layers;
+	double t[MT_COUNT];
 
 	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of ref_gpu",
 		   "=INDEX(gpu_bw,MATCH(ref_gpu,gpu_ids,0))");
@@ -1081,41 +1064,24 @@ static void wi_model(struct wi *w, lxw_row_t r8)
 		   R8);
 	wi_derived(w, "anchor_tree0", m->tree0, "nodes", "the anchor's C x budget", "=F%1$d*E%1$d",
 		   R8);
-	wi_derived(w, "moe_layers", layers, "layers", "layers - dense_layers",
-		   "=layers-dense_layers");
-	wi_derived(w, "expert_slice", wsl, "weights", "3 hidden moe_intermediate / moe_tp",
-		   "=3*hidden*moe_intermediate/moe_tp");
-	wi_derived(w, "expert_bytes", ebytes, "bytes", "one expert slice with its scales",
-		   "=expert_slice*expert_weight_bits/8+expert_slice/expert_group_size*"
-		   "expert_scale_bytes");
-	wi_derived(w, "shared_bytes", sbytes, "bytes", "the shared expert slice",
-		   "=shared_experts*expert_slice*dense_weight_bytes");
-	wi_derived(w, "phys_a", m->phys_a, "ms", "every expert read once, all MoE layers",
-		   "=moe_layers*experts*expert_bytes*1000/(ref_bw*1E12*moe_efficiency)");
-	wi_derived(w, "phys_b", m->phys_b, "ms", "shared expert and fixed cost, all MoE layers",
-		   "=moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_efficiency)+moe_layers*"
-		   "moe_fixed_us/1000");
-	wi_derived(w, "moe_floor_ms", m->floor_ms, "ms",
-		   "the curve's per-call floor, all MoE layers (one token: launch, routing)",
-		   "=moe_floor_us*moe_layers/1000");
-	wi_derived(w, "phys_lnq", log1p(-g->experts_per_token / g->experts), "",
-		   "ln(1 - k/E): distinct experts E(1 - (1 - k/E)^M_eff)",
-		   "=LN(1-experts_per_token/experts)");
-	wi_derived(w, "flops_per_m", m->flops_per_m, "flop per token",
-		   "MoE flops per step per GPU and verify token (compute roof)",
-		   "=moe_layers*2*expert_slice*(experts_per_token+shared_experts)");
-	wi_derived(w, "ar_count", c->ar.per_layer * g->layers, "per step", "ar_per_layer x layers",
-		   "=ar_per_layer*layers");
+	/* the model's own terms, as model.c computes them */
+	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, t);
+	for (int k = 0; k < MT_COUNT; k++)
+		wi_derived(w, model_terms[k].name, t[k], model_terms[k].unit, model_terms[k].what, "=%s",
+			   model_terms[k].formula);
 	wi_derived(w, "ar_nsizes", c->ar.nsizes, "sizes", "message sizes in the table",
 		   "=COUNT(ar_bytes)");
 	wi_derived(w, "anchor_nonmoe_ms", m->n0_ms, "ms",
 		   "the anchor's step minus its MoE and all-reduce", "=anchor_step_ms-N%1$d-Q%1$d",
 		   R8);
 	double ssum = 0;
-	for (int k = 0; k < 4; k++)
+	char sum[160] = "=";
+	for (int k = 0; k < 4; k++) {
 		ssum += m->v[ASM_SHARE_ATTN + k];
-	wi_derived(w, "share_sum", ssum, "", "the shares are normalized by their sum",
-		   "=share_attn+share_draft+share_tree+share_overhead");
+		snprintf(sum + strlen(sum), sizeof sum - strlen(sum), "%s%s", k ? "+" : "",
+			 calib_assumption_name((enum assumption)(ASM_SHARE_ATTN + k)));
+	}
+	wi_derived(w, "share_sum", ssum, "", "the shares are normalized by their sum", "%s", sum);
 	static const char *const cn[4] = {"comp_attn_ms", "comp_draft_ms", "comp_tree_ms",
 					  "comp_overhead_ms"};
 	for (int k = 0; k < 4; k++)

@@ -3,6 +3,9 @@
 
 #include "err.h"
 #include "fit.h"
+#include "formula.h"
+
+#include <stddef.h>
 
 #include <math.h>
 #include <string.h>
@@ -16,35 +19,111 @@ const char *model_comp_name(enum model_comp k)
 
 /* ---------------------------------------------------------------- MoE curve */
 
-/* Bytes and flops of the MoE of one step on one GPU, from the geometry. */
-struct moe_geo {
-	double layers, experts, topk, expert_bytes, shared_bytes, flops_per_m;
+const struct model_term_def model_terms[MT_COUNT] = {
+	[MT_MOE_LAYERS] = {"moe_layers", "layers", "layers - dense_layers", "layers-dense_layers"},
+	[MT_EXPERT_SLICE] = {"expert_slice", "weights", "3 hidden moe_intermediate / moe_tp",
+			     "3*hidden*moe_intermediate/moe_tp"},
+	[MT_EXPERT_BYTES] = {"expert_bytes", "bytes", "one expert slice with its scales",
+			     "expert_slice*expert_weight_bits/8+expert_slice/expert_group_size*"
+			     "expert_scale_bytes"},
+	[MT_SHARED_BYTES] = {"shared_bytes", "bytes", "the shared expert slice",
+			     "shared_experts*expert_slice*dense_weight_bytes"},
+	[MT_PHYS_A] = {"phys_a", "ms", "every expert read once, all MoE layers",
+		       "moe_layers*experts*expert_bytes*1000/(ref_bw*1E12*moe_efficiency)"},
+	[MT_PHYS_B] = {"phys_b", "ms", "shared expert and fixed cost, all MoE layers",
+		       "moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_efficiency)+moe_layers*"
+		       "moe_fixed_us/1000"},
+	[MT_MOE_FLOOR_MS] = {"moe_floor_ms", "ms",
+			     "the curve's per-call floor, all MoE layers (one token: launch, routing)",
+			     "moe_floor_us*moe_layers/1000"},
+	[MT_PHYS_LNQ] = {"phys_lnq", "", "ln(1 - k/E): distinct experts E(1 - (1 - k/E)^M_eff)",
+			 "LN(1-experts_per_token/experts)"},
+	[MT_FLOPS_PER_M] = {"flops_per_m", "flop per token",
+			    "MoE flops per step per GPU and verify token (compute roof)",
+			    "moe_layers*2*expert_slice*(experts_per_token+shared_experts)"},
+	[MT_AR_COUNT] = {"ar_count", "per step", "ar_per_layer x layers", "ar_per_layer*layers"},
 };
 
-static struct moe_geo moe_geo(const struct calib *c)
+#define GEO(f, unit) {#f, unit, offsetof(struct geometry, f)}
+const struct model_geometry_input model_geometry_inputs[MODEL_NGEOMETRY_INPUTS] = {
+	GEO(layers, "layers"),
+	GEO(dense_layers, "layers"),
+	GEO(hidden, ""),
+	GEO(moe_intermediate, ""),
+	GEO(experts, ""),
+	GEO(experts_per_token, ""),
+	GEO(shared_experts, ""),
+	GEO(expert_weight_bits, "bits"),
+	GEO(expert_group_size, "weights"),
+	GEO(expert_scale_bytes, "bytes"),
+	GEO(dense_weight_bytes, "bytes"),
+};
+#undef GEO
+
+const char *const model_moe_param_names[MOE_P_COUNT] = {"moe_efficiency", "moe_overlap",
+							 "moe_fixed_us"};
+
+double model_moe_tp(const struct calib *c)
 {
-	const struct geometry *g = &c->model;
-	double tp = c->moe_ref.tp > 0 ? c->moe_ref.tp : g->tp;
-	double w = 3 * g->hidden * g->moe_intermediate / tp; /* weights of one expert slice */
-	struct moe_geo o;
-	o.layers = g->layers - g->dense_layers;
-	o.experts = g->experts;
-	o.topk = g->experts_per_token;
-	o.expert_bytes = w * g->expert_weight_bits / 8 + w / g->expert_group_size * g->expert_scale_bytes;
-	o.shared_bytes = g->shared_experts * w * g->dense_weight_bytes;
-	o.flops_per_m = o.layers * 2 * w * (g->experts_per_token + g->shared_experts);
-	return o;
+	return c->moe_ref.tp > 0 ? c->moe_ref.tp : c->model.tp;
+}
+
+/* What the formulas of model_terms read: the inputs, the terms before. */
+struct term_env {
+	const struct calib *c;
+	const struct gpu *ref;
+	const double *p, *t;
+	int nt;
+};
+
+static int name_is(const char *name, size_t len, const char *s)
+{
+	return strlen(s) == len && !memcmp(name, s, len);
+}
+
+static int term_lookup(void *ctx, const char *name, size_t len, double *out)
+{
+	const struct term_env *e = ctx;
+	const struct calib *c = e->c;
+	for (int i = 0; i < MODEL_NGEOMETRY_INPUTS; i++)
+		if (name_is(name, len, model_geometry_inputs[i].name)) {
+			memcpy(out, (const char *)&c->model + model_geometry_inputs[i].offset, sizeof *out);
+			return 0;
+		}
+	for (int i = 0; i < e->nt; i++)
+		if (name_is(name, len, model_terms[i].name))
+			return *out = e->t[i], 0;
+	for (int i = 0; i < MOE_P_COUNT; i++)
+		if (name_is(name, len, model_moe_param_names[i]))
+			return *out = e->p[i], 0;
+	if (name_is(name, len, "moe_tp"))
+		return *out = model_moe_tp(c), 0;
+	if (name_is(name, len, "ar_per_layer"))
+		return *out = c->ar.per_layer, 0;
+	if (name_is(name, len, "moe_floor_us"))
+		return *out = isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us, 0;
+	if (name_is(name, len, "ref_bw"))
+		return *out = e->ref->bw_tbps, 0;
+	return -1;
+}
+
+void model_terms_eval(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
+		      double t[MT_COUNT])
+{
+	struct term_env e = {c, ref, p, t, 0};
+	for (e.nt = 0; e.nt < MT_COUNT; e.nt++)
+		formula_eval(model_terms[e.nt].formula, term_lookup, &e, &t[e.nt]);
 }
 
 /* Coefficients of the physical curve on ref: ms = a (1 - exp(lnq M_eff)) + b. */
 static void phys_coef(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
 		      double *a, double *b, double *lnq)
 {
-	struct moe_geo g = moe_geo(c);
-	double per_byte_ms = 1e3 / (ref->bw_tbps * 1e12 * p[MOE_P_EFFICIENCY]);
-	*a = g.layers * g.experts * g.expert_bytes * per_byte_ms;
-	*b = g.layers * g.shared_bytes * per_byte_ms + g.layers * p[MOE_P_FIXED_US] / 1e3;
-	*lnq = log1p(-g.topk / g.experts);
+	double t[MT_COUNT];
+	model_terms_eval(c, ref, p, t);
+	*a = t[MT_PHYS_A];
+	*b = t[MT_PHYS_B];
+	*lnq = t[MT_PHYS_LNQ];
 }
 
 static double phys_eval(double a, double b, double lnq, double overlap, double M)
@@ -332,15 +411,16 @@ static void anchor_case(struct model_case *k, const struct model *m, const struc
 /* The curve of c in m: the linear points or the physical coefficients. */
 static int prepare_curve(struct model *m, const struct calib *c)
 {
-	struct moe_geo g = moe_geo(c);
+	double t[MT_COUNT];
+	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, t);
 	m->curve = c->moe_ref.curve;
 	m->npoints = c->moe_ref.npoints;
 	for (int i = 0; i < m->npoints; i++) {
 		m->pm[i] = c->moe_ref.points[i].m;
 		m->pms[i] = c->moe_ref.points[i].step_ms;
 	}
-	m->flops_per_m = g.flops_per_m;
-	m->floor_ms = isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us * g.layers / 1e3;
+	m->flops_per_m = t[MT_FLOPS_PER_M];
+	m->floor_ms = t[MT_MOE_FLOOR_MS];
 	m->m_lo = m->npoints ? m->pm[0] : 1;
 	m->m_hi = m->npoints ? m->pm[m->npoints - 1] : 1;
 	m->xsig_lo = m->xsig_hi = 0;

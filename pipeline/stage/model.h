@@ -193,4 +193,51 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 
 const char *model_comp_name(enum model_comp k);
 
+/* ---- the model's one description of its derived terms ---- */
+
+/* Each term is one formula (formula.h) over the inputs below and the terms
+ * before it: model.c computes with these formulas, and the spreadsheet writes
+ * the same text as its live formulas. */
+enum model_term {
+	MT_MOE_LAYERS,   /* layers with experts */
+	MT_EXPERT_SLICE, /* weights of one expert's slice on one GPU */
+	MT_EXPERT_BYTES, /* its bytes, scales included */
+	MT_SHARED_BYTES, /* the shared experts' slice */
+	MT_PHYS_A,       /* physical curve: every expert read once, ms */
+	MT_PHYS_B,       /* physical curve: shared experts and fixed cost, ms */
+	MT_MOE_FLOOR_MS, /* the per-call floor, all MoE layers */
+	MT_PHYS_LNQ,     /* ln(1 - k/E) */
+	MT_FLOPS_PER_M,  /* MoE flops per step per GPU and verify token */
+	MT_AR_COUNT,     /* all-reduces per step */
+	MT_COUNT
+};
+
+struct model_term_def {
+	const char *name, *unit, *what;
+	const char *formula; /* spreadsheet syntax, without the leading '=' */
+};
+
+extern const struct model_term_def model_terms[MT_COUNT];
+
+/* The inputs the formulas name: the geometry's (in the order documents list
+ * them; offset: of the double in struct geometry), the MoE curve's
+ * parameters (model_moe_param_names), moe_tp, ar_per_layer, moe_floor_us (0
+ * when the calibration has none) and ref_bw (the reference GPU's TB/s). */
+struct model_geometry_input {
+	const char *name, *unit;
+	size_t offset;
+};
+
+#define MODEL_NGEOMETRY_INPUTS 11
+extern const struct model_geometry_input model_geometry_inputs[MODEL_NGEOMETRY_INPUTS];
+extern const char *const model_moe_param_names[MOE_P_COUNT];
+
+/* The moe_tp the MoE is split over: the reference's, else the model's. */
+double model_moe_tp(const struct calib *c);
+
+/* Every term of c, the MoE curve's parameters p measured on ref, into
+ * t[MT_COUNT]. Pure; cannot fail (the formulas are checked by the tests). */
+void model_terms_eval(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
+		      double t[MT_COUNT]);
+
 #endif
