@@ -16,10 +16,10 @@ ifeq ($(filter -j%,$(MAKEFLAGS))$(filter-out 0,$(MAKELEVEL)),)
 endif
 
 # Debian packages ddt builds against, as pkg-config names and package names.
-PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig zlib
+PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig zlib sqlite3
 APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-dev \
             libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf \
-            zlib1g-dev
+            zlib1g-dev libsqlite3-dev
 
 # The CUDA backend, build/libddt-cuda.so: the kernels (engine/cuda/) with
 # cudart, cuBLAS and NCCL behind them. ddt links none of it: it opens the

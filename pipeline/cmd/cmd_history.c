@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "csv.h"
 #include "err.h"
+#include "hindex.h"
 #include "history.h"
 #include "regress.h"
 
@@ -150,7 +151,7 @@ static void write_table(const struct history *h, const struct filter *f, FILE *f
 
 struct history_args {
 	struct paths paths;
-	const char *op, *variant, *format;
+	const char *op, *variant, *format, *sql;
 	double last;
 };
 
@@ -160,6 +161,10 @@ static const struct cli_opt history_opts[] = {
 	CLI_OPT_STR(A, variant, 0, "variant", "NAME", "only series of this variant"),
 	CLI_OPT_WHOLE(A, last, "last", "N", 0, 1e9, "only the last N nights (default 14; 0: all)"),
 	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
+	CLI_OPT_STR(A, sql, 0, "sql", "SELECT",
+		    "one read-only SQL statement on the history index\n"
+		    "(runs/.index.sqlite; tables in README \"History index\"),\n"
+		    "its rows printed as CSV"),
 	CLI_OPT_TEMPLATE_AS(A, paths,
 			    "where the regress: settings come from (default:\n"
 			    "templates/default.yaml)"),
@@ -180,7 +185,9 @@ const struct cli_spec cmd_history_spec = {
 		 "commits, last good..first bad night (a1b2c3d..e4f5a6b), ready for `git log`\n"
 		 "or `git bisect`; the CSV adds machine, git_rev, commits, last_good_run and\n"
 		 "first_bad_run after reason. Damaged run records are skipped with a warning\n"
-		 "naming the file.",
+		 "naming the file. --sql queries the index the history is loaded through:\n"
+		 "  ddt history --sql \"SELECT op, params, count(*), min(median_us) FROM history\n"
+		 "                     WHERE status = 'ok' GROUP BY op, params\"",
 	.opts = history_opts,
 };
 
@@ -205,6 +212,11 @@ int cmd_history(int argc, char **argv)
 	if (rc) {
 		history_free(&h);
 		return cli_fail("history", rc);
+	}
+	if (a.sql) {
+		history_free(&h);
+		rc = hindex_query(a.paths.runs, a.sql, stdout);
+		return rc ? cli_fail("history", rc) : fflush(stdout) == 0 ? 0 : 1;
 	}
 	regress_history(&conf, &h);
 	f.first_run = a.last > 0 && h.nruns > (size_t)a.last ? h.nruns - (size_t)a.last : 0;

@@ -3,6 +3,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "hindex.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -159,16 +160,15 @@ static int reserve(void **arr, size_t n, size_t *cap, size_t elem)
 	return 0;
 }
 
-/* The series of key k, created empty when absent; NULL on allocation failure. */
-static struct hist_series *series_get(struct history *h, const struct hist_key *k)
+long history_series_of(struct history *h, const struct hist_key *k)
 {
 	long i = history_find(h, k);
 	if (i >= 0)
-		return &h->series[i];
+		return i;
 	if (reserve((void **)&h->series, h->n, &h->cap, sizeof *h->series))
-		return NULL;
+		return -1;
 	if (2 * (h->n + 1) > h->index_cap && index_rebuild(h, h->n + 1))
-		return NULL;
+		return -1;
 	struct hist_series *s = &h->series[h->n];
 	memset(s, 0, sizeof *s);
 	s->key = *k;
@@ -176,9 +176,33 @@ static struct hist_series *series_get(struct history *h, const struct hist_key *
 	while (h->index[j])
 		j = (j + 1) & mask;
 	h->index[j] = ++h->n;
-	return s;
+	return (long)h->n - 1;
 }
 
+/* The analysis fields of p as regress_history expects them before it runs. */
+static void point_clear_analysis(struct hist_point *p)
+{
+	p->baseline_us = p->noise_frac = p->delta_frac = p->z = NAN;
+	p->band_lo_us = p->band_hi_us = NAN;
+	p->verdict = p->verdict_night = REG_NEW;
+	p->in_baseline = 0;
+	p->good_run = p->bad_run = HIST_NO_RUN;
+	p->change_nights = 0;
+}
+
+int history_push_point(struct history *h, size_t si, const struct hist_point *p)
+{
+	struct hist_series *s = &h->series[si];
+	if (s->n && s->pts[s->n - 1].run == p->run)
+		return 0; /* the same key twice in one record: the first counts */
+	if (reserve((void **)&s->pts, s->n, &s->cap, sizeof *s->pts))
+		return DDT_ENOMEM;
+	s->pts[s->n] = *p;
+	point_clear_analysis(&s->pts[s->n++]);
+	return 0;
+}
+
+/* The measured fields of row's point on night run. */
 static void point_init(struct hist_point *p, size_t run, const struct rec_row *row)
 {
 	memset(p, 0, sizeof *p);
@@ -193,10 +217,6 @@ static void point_init(struct hist_point *p, size_t run, const struct rec_row *r
 		snprintf(p->reason, sizeof p->reason, "no usable median");
 	} else
 		snprintf(p->reason, sizeof p->reason, "%s", row->reason);
-	p->baseline_us = p->noise_frac = p->delta_frac = p->z = NAN;
-	p->band_lo_us = p->band_hi_us = NAN;
-	p->verdict = p->verdict_night = REG_NEW;
-	p->good_run = p->bad_run = HIST_NO_RUN;
 	p->samples = row->samples;
 	/* p10..p90 spans 2.563 sigmas of normal noise; robust to a few slow samples */
 	p->spread_us = isfinite(row->p90_us) && isfinite(row->p10_us) && row->p90_us > row->p10_us
@@ -219,7 +239,7 @@ static long long parse_time(const char *s, int id)
 	return (long long)timegm(&tm);
 }
 
-int history_add_record(struct history *h, const struct run_record *r)
+int history_add_run(struct history *h, const struct hist_run *r)
 {
 	for (size_t i = 0; i < h->nruns; i++)
 		if (!strcmp(h->runs[i].run_id, r->run_id))
@@ -228,29 +248,53 @@ int history_add_record(struct history *h, const struct run_record *r)
 		return DDT_ENOMEM;
 	size_t run = h->nruns++;
 	struct hist_run *hr = &h->runs[run];
-	memset(hr, 0, sizeof *hr);
-	snprintf(hr->run_id, sizeof hr->run_id, "%s", r->run_id);
-	snprintf(hr->created, sizeof hr->created, "%s", r->created);
-	snprintf(hr->template_name, sizeof hr->template_name, "%s", r->template_name);
-	snprintf(hr->git_rev, sizeof hr->git_rev, "%s", r->prov.git_rev);
-	snprintf(hr->engine_rev, sizeof hr->engine_rev, "%s", r->prov.engine_rev);
-	hr->machine = r->machine;
-	if ((hr->t = parse_time(r->created, 0)) < 0)
-		hr->t = parse_time(r->run_id, 1);
+	*hr = *r;
+	if ((hr->t = parse_time(hr->created, 0)) < 0)
+		hr->t = parse_time(hr->run_id, 1);
 	hr->clock_behind = run > 0 && hr->t < h->runs[run - 1].t;
+	return 0;
+}
+
+int history_add_record_series(struct history *h, const struct run_record *r, size_t *series,
+			      size_t *nseries)
+{
+	struct hist_run hr;
+	int rc;
+
+	memset(&hr, 0, sizeof hr);
+	snprintf(hr.run_id, sizeof hr.run_id, "%s", r->run_id);
+	snprintf(hr.created, sizeof hr.created, "%s", r->created);
+	snprintf(hr.template_name, sizeof hr.template_name, "%s", r->template_name);
+	snprintf(hr.git_rev, sizeof hr.git_rev, "%s", r->prov.git_rev);
+	snprintf(hr.engine_rev, sizeof hr.engine_rev, "%s", r->prov.engine_rev);
+	hr.machine = r->machine;
+	if ((rc = history_add_run(h, &hr)) != 0)
+		return rc;
+	size_t run = h->nruns - 1, n = 0;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct hist_key k;
+		struct hist_point p;
 		history_key_of(&k, r, &r->rows[i]);
-		struct hist_series *s = series_get(h, &k);
-		if (!s)
+		long s = history_series_of(h, &k);
+		if (s < 0)
 			return DDT_ENOMEM;
-		if (s->n && s->pts[s->n - 1].run == run)
+		const struct hist_series *hs = &h->series[s];
+		if (hs->n && hs->pts[hs->n - 1].run == run)
 			continue; /* the same key twice in one record: the first counts */
-		if (reserve((void **)&s->pts, s->n, &s->cap, sizeof *s->pts))
+		point_init(&p, run, &r->rows[i]);
+		if (history_push_point(h, (size_t)s, &p))
 			return DDT_ENOMEM;
-		point_init(&s->pts[s->n++], run, &r->rows[i]);
+		if (series)
+			series[n++] = (size_t)s;
 	}
+	if (nseries)
+		*nseries = n;
 	return 0;
+}
+
+int history_add_record(struct history *h, const struct run_record *r)
+{
+	return history_add_record_series(h, r, NULL, NULL);
 }
 
 void history_free(struct history *h)
@@ -276,18 +320,52 @@ static void skip(struct history *h, struct ydiag *warnings, const char *path, co
 	h->nskipped++;
 }
 
-/* Reads runs_dir/name/run.yaml into h, or warns and skips it. Returns 0 or
- * DDT_ENOMEM. */
-static int load_one(struct history *h, const char *runs_dir, const char *name,
-		    struct ydiag *warnings)
+/* Parses runs_dir/name/run.yaml (path) into h, or warns and skips it;
+ * tells ix (when not NULL) either way. Returns 0 or DDT_ENOMEM. */
+static int parse_one(struct history *h, const char *path, const char *name,
+		     const struct stat *st, struct hindex *ix, struct ydiag *warnings)
 {
-	char *dir = fsx_join(runs_dir, name), *path = dir ? fsx_join(dir, "run.yaml") : NULL;
 	struct run_record r;
 	struct ydiag diag = {0};
+	char why[640] = "";
+	size_t *series = NULL, nseries = 0;
+	int rc = record_read(&r, path, &diag);
+
+	if (rc == DDT_ENOMEM)
+		goto done;
+	if (rc)
+		snprintf(why, sizeof why, "skipped, damaged: %s", diag.n ? diag.msgs[0] : err_msg());
+	else if (strcmp(r.run_id, name) != 0)
+		snprintf(why, sizeof why, "skipped: run id %s differs from its folder", r.run_id);
+	else if (!(series = malloc((r.nrows ? r.nrows : 1) * sizeof *series)))
+		rc = err_nomem();
+	else if ((rc = history_add_record_series(h, &r, series, &nseries)) == DDT_EINPUT)
+		snprintf(why, sizeof why, "skipped: %s", err_msg()); /* cannot happen: folders differ */
+	if (rc == DDT_ENOMEM)
+		goto done;
+	rc = 0;
+	if (why[0])
+		skip(h, warnings, path, "%s", why);
+	if (ix)
+		rc = hindex_note(ix, name, st, h->nruns - 1, series, nseries, why[0] ? why : NULL);
+done:
+	free(series);
+	record_free(&r);
+	ydiag_free(&diag);
+	return rc;
+}
+
+/* Reads runs_dir/name/run.yaml into h, from the index ix when it holds the
+ * record as it is, or warns and skips it. Returns 0, DDT_ENOMEM or
+ * HINDEX_BROKEN. */
+static int load_one(struct history *h, const char *runs_dir, const char *name,
+		    struct hindex *ix, struct ydiag *warnings)
+{
+	char *dir = fsx_join(runs_dir, name), *path = dir ? fsx_join(dir, "run.yaml") : NULL;
+	const char *why = NULL;
 	struct stat st;
 	int rc = 0;
 
-	memset(&r, 0, sizeof r);
 	if (!path) {
 		rc = err_nomem();
 		goto done;
@@ -295,25 +373,18 @@ static int load_one(struct history *h, const char *runs_dir, const char *name,
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		goto done; /* a file beside the runs (a lock, a note): not a run */
 	h->nfolders++;
-	if (!fsx_exists(path)) {
+	if (stat(path, &st) != 0) {
 		skip(h, warnings, path, "skipped: no run record in this run folder%s", "");
 		goto done;
 	}
-	rc = record_read(&r, path, &diag);
-	if (rc == DDT_ENOMEM)
-		goto done;
-	if (rc) {
-		skip(h, warnings, path, "skipped, damaged: %s", diag.n ? diag.msgs[0] : err_msg());
+	rc = ix ? hindex_take(ix, h, name, &st, &why, warnings) : HINDEX_MISS;
+	if (rc == HINDEX_SKIPPED)
+		skip(h, warnings, path, "%s", why);
+	if (rc == HINDEX_MISS)
+		rc = parse_one(h, path, name, &st, ix, warnings);
+	else if (rc == HINDEX_ADDED || rc == HINDEX_SKIPPED)
 		rc = 0;
-	} else if (strcmp(r.run_id, name) != 0)
-		skip(h, warnings, path, "skipped: run id %s differs from its folder", r.run_id);
-	else if ((rc = history_add_record(h, &r)) == DDT_EINPUT) {
-		skip(h, warnings, path, "skipped: %s", err_msg()); /* cannot happen: folders differ */
-		rc = 0;
-	}
 done:
-	record_free(&r);
-	ydiag_free(&diag);
 	free(path);
 	free(dir);
 	return rc;
@@ -446,8 +517,54 @@ static size_t nights_until(const struct history *h, const char *until)
 	return k;
 }
 
-int history_load_until(struct history *h, const char *runs_dir, const char *until,
-		       struct ydiag *warnings)
+/* Loads the folders list[0..n) of runs_dir into h (zeroed first) through
+ * ix (may be NULL). Returns 0, DDT_ENOMEM or HINDEX_BROKEN. */
+static int load_folders(struct history *h, const char *runs_dir, struct dirent **list, int n,
+			struct hindex *ix, struct ydiag *warnings)
+{
+	int rc = 0;
+	memset(h, 0, sizeof *h);
+	for (int i = 0; i < n && !rc; i++)
+		rc = load_one(h, runs_dir, list[i]->d_name, ix, warnings);
+	if (!rc && ix)
+		rc = hindex_flush(ix, h, warnings);
+	return rc;
+}
+
+/* Drops the warnings after the first n. */
+static void warnings_cut(struct ydiag *w, size_t n)
+{
+	while (w && w->n > n)
+		free(w->msgs[--w->n]);
+}
+
+/* Loads through the index, once again from the records (rebuilding the
+ * index) when it turns out damaged midway. Returns 0 or DDT_ENOMEM. */
+static int load_indexed(struct history *h, const char *runs_dir, struct dirent **list, int n,
+			struct ydiag *warnings)
+{
+	struct hindex *ix = NULL;
+	int rc = hindex_open(&ix, runs_dir, warnings);
+
+	for (int tries = 0; !rc; tries++) {
+		size_t keep = warnings ? warnings->n : 0;
+		if ((rc = load_folders(h, runs_dir, list, n, ix, warnings)) != HINDEX_BROKEN)
+			break;
+		history_free(h);
+		warnings_cut(warnings, keep);
+		if (tries) { /* damaged again: the records alone */
+			hindex_close(ix);
+			ix = NULL;
+			rc = 0;
+		} else
+			rc = hindex_rebuild(&ix, warnings);
+	}
+	hindex_close(ix);
+	return rc;
+}
+
+int history_load_with(struct history *h, const char *runs_dir, const char *until,
+		      enum history_source src, struct ydiag *warnings)
 {
 	struct dirent **list = NULL;
 	int n, rc = 0;
@@ -460,11 +577,12 @@ int history_load_until(struct history *h, const char *runs_dir, const char *unti
 		return err_set(errno == ENOMEM ? DDT_ENOMEM : DDT_EIO, "%s: cannot read folder: %s",
 			       runs_dir, strerror(errno));
 	}
-	for (int i = 0; i < n; i++) {
-		if (!rc)
-			rc = load_one(h, runs_dir, list[i]->d_name, warnings);
+	if (src == HISTORY_INDEXED)
+		rc = load_indexed(h, runs_dir, list, n, warnings);
+	else
+		rc = load_folders(h, runs_dir, list, n, NULL, warnings);
+	for (int i = 0; i < n; i++)
 		free(list[i]);
-	}
 	free(list);
 	if (!rc)
 		rc = order_by_created(h);
@@ -473,7 +591,13 @@ int history_load_until(struct history *h, const char *runs_dir, const char *unti
 	return rc;
 }
 
+int history_load_until(struct history *h, const char *runs_dir, const char *until,
+		       struct ydiag *warnings)
+{
+	return history_load_with(h, runs_dir, until, HISTORY_INDEXED, warnings);
+}
+
 int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
 {
-	return history_load_until(h, runs_dir, NULL, warnings);
+	return history_load_with(h, runs_dir, NULL, HISTORY_INDEXED, warnings);
 }

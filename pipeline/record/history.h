@@ -98,6 +98,8 @@ struct history {
 };
 
 /* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),
+ * through the index runs_dir/.index.sqlite (hindex.h: only new or changed
+ * records are parsed; the history is the same as from the records alone),
  * the nights in the order of their records' created time (ties by run id),
  * whatever their folders' names say. Temporary names (fsx_is_temp_name) are
  * skipped silently; a folder without run.yaml, a damaged record, or a record
@@ -113,6 +115,14 @@ int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings
 int history_load_until(struct history *h, const char *runs_dir, const char *until,
 		       struct ydiag *warnings);
 
+/* Where history_load_with reads the nights from. */
+enum history_source {
+	HISTORY_INDEXED,      /* the index, parsing records it lacks (history_load) */
+	HISTORY_RECORDS_ONLY, /* every record parsed; the index neither read nor written */
+};
+int history_load_with(struct history *h, const char *runs_dir, const char *until,
+		      enum history_source src, struct ydiag *warnings);
+
 /* Appends a run as the newest night (h zeroed or loaded): tonight is the
  * newest night whatever its clock says. When its created time is before the
  * previous newest night's, the run is marked clock_behind for the caller to
@@ -120,6 +130,26 @@ int history_load_until(struct history *h, const char *runs_dir, const char *unti
  * within the record is ignored after the first. Returns 0, DDT_EINPUT or
  * DDT_ENOMEM. */
 int history_add_record(struct history *h, const struct run_record *r);
+
+/* The same, writing the series index of each row that made a point, in
+ * row order, to series (r->nrows of room) and their count to *nseries. */
+int history_add_record_series(struct history *h, const struct run_record *r, size_t *series,
+			      size_t *nseries);
+
+/* Appends night r (its run_id, created, template_name, git_rev, engine_rev
+ * and machine; t and clock_behind are set here) without points, as
+ * history_add_record does. Returns 0, DDT_EINPUT (run id already there) or
+ * DDT_ENOMEM. */
+int history_add_run(struct history *h, const struct hist_run *r);
+
+/* Index of the series of key k, made (empty) when absent; -1 on allocation
+ * failure. */
+long history_series_of(struct history *h, const struct hist_key *k);
+
+/* Appends p (its run, status, median_us, spread_us, samples and reason; the
+ * analysis fields are set here) to series s, unless s already has a point on
+ * p->run, which must be its newest. Returns 0 or DDT_ENOMEM. */
+int history_push_point(struct history *h, size_t s, const struct hist_point *p);
 
 void history_free(struct history *h);
 
