@@ -266,6 +266,23 @@ static void test_model__terms_are_the_geometry(void **state)
 	assert_true(t[MT_PHYS_A] > 0 && t[MT_PHYS_B] > 0 && t[MT_PHYS_LNQ] < 0);
 }
 
+/* --set refuses what the loader refuses: one range per value. */
+static void test_model__set_keeps_the_loaders_ranges(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bad[] = {
+		"native_cut=1.5",        "share_tree=-0.1",
+		"moe_transfer=0",        "moe_compute_eff=0",
+		"moe_compute_eff=1.2",   "allreduce_pcie_factor=-1",
+		"moe_reference.physical.efficiency=0", "moe_reference.physical.overlap=1",
+		"moe_reference.physical.fixed_us=-1",  "moe_reference.tp=1.5",
+		"anchors.sglang_limits.max_budget=0"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(calib_set_arg(&f->cal, bad[i]), DDT_EINPUT);
+		assert_non_null(strstr(err_msg(), "must be"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_model__tok_s_scales_with_concurrency_and_accept),
 		cmocka_unit_test(test_model__formulas_evaluate_as_a_spreadsheet_does),
 		cmocka_unit_test(test_model__terms_are_the_geometry),
+		cmocka_unit_test(test_model__set_keeps_the_loaders_ranges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

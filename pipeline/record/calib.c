@@ -85,6 +85,41 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_ALLREDUCE_PCIE] = "allreduce_pcie_factor",
 };
 
+/* The range a value keeps, whether the calibration's YAML or --set gives it:
+ * lo and hi, each end open or closed; says completes "must be ...". */
+struct range {
+	double lo, hi;
+	unsigned char lo_open, hi_open;
+	const char *says;
+};
+
+#define RANGE_FRACTION {0, 1, 0, 0, "within [0, 1]"}
+#define RANGE_POSITIVE {0, INFINITY, 1, 0, "greater than zero"}
+
+static const struct range asm_ranges[ASM_COUNT] = {
+	[ASM_NATIVE_CUT] = RANGE_FRACTION,
+	[ASM_MOE_TRANSFER] = RANGE_POSITIVE,
+	[ASM_SHARE_ATTN] = RANGE_FRACTION,
+	[ASM_SHARE_DRAFT] = RANGE_FRACTION,
+	[ASM_SHARE_TREE] = RANGE_FRACTION,
+	[ASM_SHARE_OVERHEAD] = RANGE_FRACTION,
+	[ASM_TREE_SCALE_FRAC] = RANGE_FRACTION,
+	[ASM_MOE_COMPUTE_EFF] = {0, 1, 1, 0, "within (0, 1]"},
+	[ASM_ALLREDUCE_PCIE] = RANGE_POSITIVE,
+};
+
+static const struct range moe_param_ranges[MOE_P_COUNT] = {
+	[MOE_P_EFFICIENCY] = {0, 1, 1, 0, "within (0, 1]"},
+	[MOE_P_OVERLAP] = {0, 1, 0, 1, "within [0, 1)"},
+	[MOE_P_FIXED_US] = {0, INFINITY, 0, 0, "zero or more"},
+};
+
+/* Whether v lies in r (NaN never does). */
+static int range_holds(const struct range *r, double v)
+{
+	return (r->lo_open ? v > r->lo : v >= r->lo) && (r->hi_open ? v < r->hi : v <= r->hi);
+}
+
 static const char *const dist_names[] = {"fixed", "uniform", "triangular", "normal", "lognormal"};
 
 const char *calib_assumption_name(enum assumption a)
@@ -265,18 +300,15 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 
 	for (int p = 0; p < MOE_P_COUNT; p++) {
 		struct ydoc_node *m = NULL;
-		unsigned flags = p == MOE_P_FIXED_US ? Y_REQUIRED | Y_NONNEG : Y_REQUIRED;
 		ph->value[p] = NAN;
 		if (yget_node(c, sec, moe_param_names[p], YDOC_MAP, Y_REQUIRED, &m) || !m)
 			continue;
-		yget_num(c, m, "value", flags, &ph->value[p]);
+		yget_num(c, m, "value", Y_REQUIRED, &ph->value[p]);
 		yget_strcpy(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
 		ycheck_unknown(c, m);
-		if ((p == MOE_P_EFFICIENCY && !(ph->value[p] > 0 && ph->value[p] <= 1)) ||
-		    (p == MOE_P_OVERLAP && !(ph->value[p] >= 0 && ph->value[p] < 1)))
-			if (!isnan(ph->value[p]))
-				ydiag_add(c->diag, c->file, m->line, m->col, "%s: expected a value in %s",
-					  moe_param_names[p], p == MOE_P_EFFICIENCY ? "(0, 1]" : "[0, 1)");
+		if (!isnan(ph->value[p]) && !range_holds(&moe_param_ranges[p], ph->value[p]))
+			ydiag_add(c->diag, c->file, m->line, m->col, "%s: must be %s, got %g",
+				  moe_param_names[p], moe_param_ranges[p].says, ph->value[p]);
 	}
 	if (yget_node(c, sec, "fit", YDOC_SEQ, Y_REQUIRED, &fit) || !fit)
 		return;
@@ -441,28 +473,15 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 			load_dist(&cal->asm_[a], c, m, asm_names[a]);
 	}
 	ycheck_unknown(c, sec);
-	/* fractions must be fractions */
-	static const enum assumption fracs[] = {ASM_NATIVE_CUT,      ASM_SHARE_ATTN,
-						ASM_SHARE_DRAFT,     ASM_SHARE_TREE,
-						ASM_SHARE_OVERHEAD,  ASM_TREE_SCALE_FRAC,
-						ASM_MOE_COMPUTE_EFF};
-	for (size_t i = 0; i < sizeof fracs / sizeof *fracs; i++) {
-		const struct dist *d = &cal->asm_[fracs[i]];
-		struct ydoc_node *m = ydoc_get(sec, asm_names[fracs[i]]);
-		if (m && (d->point < 0 || d->point > 1 ||
-			  (!isnan(d->min) && d->min < 0) || (!isnan(d->max) && d->max > 1)))
-			ydiag_add(c->diag, c->file, m->line, m->col,
-				  "%s: a fraction must stay within [0, 1]", asm_names[fracs[i]]);
-	}
-	/* factors must stay positive */
-	static const enum assumption pos[] = {ASM_MOE_TRANSFER, ASM_MOE_COMPUTE_EFF,
-					      ASM_ALLREDUCE_PCIE};
-	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++) {
-		const struct dist *d = &cal->asm_[pos[i]];
-		struct ydoc_node *m = ydoc_get(sec, asm_names[pos[i]]);
-		if (m && (!(d->point > 0) || (!isnan(d->min) && !(d->min > 0))))
-			ydiag_add(c->diag, c->file, m->line, m->col,
-				  "%s: must stay greater than zero", asm_names[pos[i]]);
+	/* the point and the bounds of the draws keep the assumption's range */
+	for (int a = 0; a < ASM_COUNT; a++) {
+		const struct dist *d = &cal->asm_[a];
+		const struct range *r = &asm_ranges[a];
+		struct ydoc_node *m = ydoc_get(sec, asm_names[a]);
+		if (m && (!range_holds(r, d->point) || (!isnan(d->min) && !range_holds(r, d->min)) ||
+			  (!isnan(d->max) && !range_holds(r, d->max))))
+			ydiag_add(c->diag, c->file, m->line, m->col, "%s: must stay %s", asm_names[a],
+				  r->says);
 	}
 }
 
@@ -1066,22 +1085,28 @@ const struct gpu *calib_gpu(const struct calib *c, const char *id)
 
 static int key_value(const struct calib *c, const char *key, char *val, size_t len);
 
+/* Sets *dst to v when v keeps the rules the loader reads the value with
+ * (flags: Y_POSITIVE, Y_NONNEG, Y_INTEGER, as given to yget_num). */
+static int set_checked(double *dst, unsigned flags, double v, const char *full)
+{
+	if ((flags & Y_POSITIVE) && !(v > 0))
+		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
+	if ((flags & Y_NONNEG) && v < 0)
+		return err_set(DDT_EINPUT, "--set %s: must not be negative", full);
+	if ((flags & Y_INTEGER) && (v != floor(v) || fabs(v) > 2147483647.0))
+		return err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
+	*dst = v;
+	return 0;
+}
+
 /* Sets field key of obj (one of f) to v after its checks; NOKEY when f has
  * no such field. */
 static int set_field(void *obj, const struct field *f, size_t n, const char *key, double v,
 		     const char *full)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(f[i].key, key)) {
-			if ((f[i].flags & Y_POSITIVE) && !(v > 0))
-				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
-			if ((f[i].flags & Y_NONNEG) && v < 0)
-				return err_set(DDT_EINPUT, "--set %s: must not be negative", full);
-			if ((f[i].flags & Y_INTEGER) && (v != floor(v) || fabs(v) > 2147483647.0))
-				return err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
-			*(double *)((char *)obj + f[i].off) = v;
-			return 0;
-		}
+		if (!strcmp(f[i].key, key))
+			return set_checked((double *)((char *)obj + f[i].off), f[i].flags, v, full);
 	return NOKEY;
 }
 
@@ -1098,12 +1123,9 @@ static int set_assumption(struct calib *c, const char *name, double v, const cha
 {
 	for (int a = 0; a < ASM_COUNT; a++)
 		if (!strcmp(asm_names[a], name)) {
-			int factor = a == ASM_MOE_TRANSFER || a == ASM_ALLREDUCE_PCIE;
-			if (!factor && (v < 0 || v > 1))
-				return err_set(DDT_EINPUT, "--set %s: a fraction must be within [0, 1]",
-					       full);
-			if ((factor || a == ASM_MOE_COMPUTE_EFF) && !(v > 0))
-				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
+			if (!range_holds(&asm_ranges[a], v))
+				return err_set(DDT_EINPUT, "--set %s: must be %s", full,
+					       asm_ranges[a].says);
 			dist_fix(&c->asm_[a], v);
 			return 0;
 		}
@@ -1172,10 +1194,9 @@ static int set_physical(struct calib *c, const char *name, double v, const char 
 	for (int p = 0; p < MOE_P_COUNT; p++) {
 		if (strcmp(name, moe_param_names[p]))
 			continue;
-		int ok = p == MOE_P_EFFICIENCY ? v > 0 && v <= 1 : p == MOE_P_OVERLAP ? v >= 0 && v < 1
-											: v >= 0;
-		if (!ok)
-			return err_set(DDT_EINPUT, "--set %s: out of range", full);
+		if (!range_holds(&moe_param_ranges[p], v))
+			return err_set(DDT_EINPUT, "--set %s: must be %s", full,
+				       moe_param_ranges[p].says);
 		ph->value[p] = v;
 		snprintf(ph->source[p], sizeof ph->source[p], "set on the command line");
 		for (int j = 0; j < ph->nfit; j++)
@@ -1193,9 +1214,7 @@ static int set_physical(struct calib *c, const char *name, double v, const char 
 static int set_moe_reference(struct calib *c, const char *rest, double v, const char *full)
 {
 	if (!strcmp(rest, "tp"))
-		return v >= 1 && v == floor(v) && v <= 2147483647.0
-			       ? (c->moe_ref.tp = v, 0)
-			       : err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
+		return set_checked(&c->moe_ref.tp, REQ_INT, v, full);
 	if (!strncmp(rest, "physical.", 9))
 		return set_physical(c, rest + 9, v, full);
 	return set_ref_point(c, rest, v, full);
@@ -1249,9 +1268,7 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 		return NOKEY;
 	*field++ = '\0';
 	if (!strcmp(rest, "sglang_limits") && !strcmp(field, "max_budget"))
-		return v >= 1 && v == floor(v) && v <= 2147483647.0
-			       ? (c->sglang_max_budget = v, 0)
-			       : err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
+		return set_checked(&c->sglang_max_budget, REQ_INT, v, full);
 	struct anchor *a = !strcmp(rest, "sglang_b8")    ? &c->sglang_b8
 			   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
 							 : NULL;
