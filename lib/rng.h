@@ -46,6 +46,13 @@ static inline float rng_unit(struct rng *r)
 	return (float)(rng_next(r) >> 40) * (1.0f / 16777216.0f);
 }
 
+/* Uniform in (0, 1) with 53 bits, never 0 or 1 (inverse CDFs are infinite
+ * there). */
+static inline double rng_open01(struct rng *r)
+{
+	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
 /* Uniform in [lo, hi). */
 static inline float rng_uniform(struct rng *r, float lo, float hi)
 {

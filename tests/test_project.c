@@ -218,7 +218,12 @@ static void test_project__best_budget_on_a_constructed_curve(void **state)
 	const struct project_grid *g = &p.grid;
 	assert_true(p.has_grid);
 	assert_int_equal(g->ntargets, 5);
-	assert_int_equal(g->nbudgets, 7);
+	/* the template's 7 and the midpoints beside the optimum (45 and 91 around 64) */
+	assert_int_equal(g->nbudgets, 7 + g->nadded);
+	assert_int_equal(g->nadded, 2);
+	assert_int_equal(g->budgets[3], 45);
+	assert_int_equal(g->budgets[4], 64);
+	assert_int_equal(g->budgets[5], 91);
 	for (int t = 0; t < g->ntargets; t++) {
 		int best = g->best[t * g->nconc + 0]; /* C = 1 */
 		assert_int_equal(g->budgets[best], 64);
@@ -233,7 +238,7 @@ static void test_project__best_budget_on_a_constructed_curve(void **state)
 		assert_true(PROJECT_CELL(g, t, 0, best)->p_best > 0.5);
 	}
 	/* acceptance is the scenario's, scaled along the curve, capped by the tree */
-	assert_near(PROJECT_CELL(g, 0, 0, 3)->accept, 2.2 * 12 / 2.2, 1e-9); /* B=64 */
+	assert_near(PROJECT_CELL(g, 0, 0, 4)->accept, 2.2 * 12 / 2.2, 1e-9); /* B=64 */
 	for (int k = 0; k < g->nbudgets; k++)
 		assert_true(PROJECT_CELL(g, 0, 0, k)->accept <= fmin(16, g->budgets[k] + 1));
 	project_free(&p);
@@ -246,7 +251,8 @@ static void test_project__grid_of_the_template(void **state)
 	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
 	const struct project_grid *g = &p.grid;
 	assert_string_equal(g->scenario, "b300-b16-native");
-	assert_int_equal(g->ntargets * g->nconc * g->nbudgets, 175);
+	assert_int_equal(g->ntargets * g->nconc * g->nbudgets, 25 * (7 + g->nadded));
+	assert_true(g->nadded >= 1);
 	for (int t = 0; t < g->ntargets; t++)
 		for (int c = 0; c < g->nconc; c++) {
 			const struct project_cell *x = PROJECT_CELL(g, t, c, g->best[t * g->nconc + c]);
@@ -259,6 +265,163 @@ static void test_project__grid_of_the_template(void **state)
 	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	assert_true(model_moe_ms(&m, b300, 2 * 1040) < 1.1 * model_moe_ms(&m, b300, 1040));
+	project_free(&p);
+}
+
+
+/* ---------------------------------------------------------------- acceptance source */
+
+/* cfg with the shipped trace as its acceptance source. */
+static void use_trace(struct project_config *cfg)
+{
+	cfg->accept_kind = ACCEPT_TRACE;
+	snprintf(cfg->accept_trace, sizeof cfg->accept_trace,
+		 "%s/tests/fixtures/acceptance/kjv-ngram.jsonl.gz", home());
+}
+
+/* A scenario of `accept: curve` takes the trace's replayed mean and its
+ * bootstrap interval at its block and budget (the shipped curve, block 16,
+ * B=32: 2.152 in 2.092-2.206), says so, and its tok/s band carries the
+ * interval; the published curve refuses it (another model and task). */
+static void test_project__scenario_takes_its_acceptance_from_a_trace(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	struct scenario s[2] = {
+		{.name = "mine", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16, .budget = 32,
+		 .concurrency = 1, .accept_curve = 1, .runnable = 1},
+		{.name = "typed", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16, .budget = 32,
+		 .concurrency = 1, .naccept = 1, .accept = {2.152}, .runnable = 1},
+	};
+	cfg.grid = cfg.sensitivity = 0;
+	cfg.samples = 4000;
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, NULL, &cfg), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "another model and task"));
+	project_free(&p);
+	use_trace(&cfg);
+	/* a bad line of the trace stops the projection, named with its line */
+	char bad[] = "/tmp/ddt-acc-XXXXXX";
+	int fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	static const char text[] = "{\"topk_ids\": [[1, 2]], \"topk_logprobs\": [[-0.1, -3]], "
+				   "\"target\": [1]}\n{\"topk_ids\": [[1, 2]]}\n";
+	assert_true(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+	close(fd);
+	struct project_config bc = cfg;
+	bc.accept_kind = ACCEPT_TRACE;
+	snprintf(bc.accept_trace, sizeof bc.accept_trace, "%s", bad);
+	s[0].block = 2;
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 1, NULL, &bc), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "projection.acceptance_curve.trace: "));
+	assert_non_null(strstr(err_msg(), ":2:"));
+	project_free(&p);
+	unlink(bad);
+	s[0].block = 16;
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, NULL, &cfg), 0);
+	assert_int_equal(p.nrows, 2);
+	const struct project_row *r = &p.rows[0], *t = &p.rows[1];
+	assert_string_equal(r->accept_from, "trace");
+	assert_string_equal(t->accept_from, "typed");
+	assert_string_equal(p.accept_kind, "trace");
+	assert_non_null(strstr(p.accept_source, "500 steps"));
+	assert_near(r->accept, 2.152, 1e-9);
+	assert_near(r->accept_lo, 2.092, 1e-9);
+	assert_near(r->accept_hi, 2.20605, 1e-9);
+	/* the same step, wider tok/s: the acceptance's own doubt is in the band */
+	assert_near(r->step_ms.p50, t->step_ms.p50, 1e-12);
+	assert_true(r->tok_s.p95 - r->tok_s.p5 > t->tok_s.p95 - t->tok_s.p5);
+	assert_near(r->tok_s.p50, t->tok_s.p50, 0.02 * t->tok_s.p50);
+	project_free(&p);
+}
+
+/* The grid on a trace: each cell's acceptance is the replayed mean at its
+ * budget (never above B + 1), P(best) sums to one per (target, C), the best
+ * budget has the least expected regret and the runner-up the next least,
+ * and a budget that is not a power of two lies next to some optimum. */
+static void test_project__grid_on_a_trace_knows_its_doubt(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	const struct scenario *gs = tmpl_scenario(&f->t, cfg.grid_scenario);
+	cfg.sensitivity = 0;
+	cfg.samples = 2000;
+	use_trace(&cfg);
+	assert_non_null(gs);
+	assert_int_equal(project_scenarios(&p, &f->cal, gs, 1, NULL, &cfg), 0);
+	const struct project_grid *g = &p.grid;
+	assert_string_equal(g->accept_kind, "trace");
+	assert_true(g->nadded >= 1 && g->nbudgets == cfg.nbudgets + g->nadded);
+	for (int b = 0; b < g->nbudgets; b++) {
+		assert_true(g->curve_accept[b] <= g->budgets[b] + 1);
+		assert_true(b == 0 || g->curve_accept[b] >= g->curve_accept[b - 1] - 0.05);
+	}
+	int odd_next_to_best = 0;
+	for (int t = 0; t < g->ntargets; t++)
+		for (int c = 0; c < g->nconc; c++) {
+			int best = g->best[t * g->nconc + c], run = g->runner[t * g->nconc + c];
+			double tot = 0;
+			assert_int_not_equal(best, run);
+			assert_true(PROJECT_CELL(g, t, c, best)->best && PROJECT_CELL(g, t, c, run)->runner);
+			for (int b = 0; b < g->nbudgets; b++) {
+				const struct project_cell *x = PROJECT_CELL(g, t, c, b);
+				tot += x->p_best;
+				assert_true(x->regret >= 0);
+				assert_true(x->regret >= PROJECT_CELL(g, t, c, best)->regret);
+				if (b != best)
+					assert_true(x->regret >= PROJECT_CELL(g, t, c, run)->regret);
+				assert_true(x->tok_s.p5 < x->tok_s.p95);
+			}
+			assert_near(tot, 1, 1e-9);
+			for (int d = -1; d <= 1; d += 2) {
+				int b = best + d;
+				if (b >= 0 && b < g->nbudgets && (g->budgets[b] & (g->budgets[b] - 1)))
+					odd_next_to_best = 1;
+				if (g->budgets[best] & (g->budgets[best] - 1))
+					odd_next_to_best = 1;
+			}
+		}
+	assert_true(odd_next_to_best);
+	project_free(&p);
+}
+
+/* The published curve is another model and task: its gain over budget is
+ * drawn (the shape's prior), so the template's grid is no longer "best in
+ * 100% of draws" at every (target, C), and says whose curve it used. */
+static void test_project__published_curve_grid_is_not_certain(void **state)
+{
+	struct fixture *f = *state;
+	struct projection p;
+	struct project_config cfg = f->cfg;
+	int unsure = 0;
+	cfg.sensitivity = 0;
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	const struct project_grid *g = &p.grid;
+	assert_string_equal(g->accept_kind, "published");
+	assert_non_null(strstr(g->accept_source, "another model and task"));
+	for (int r = 0; r < g->ntargets * g->nconc; r++)
+		unsure += g->cells[(size_t)r * g->nbudgets + g->best[r]].p_best < 0.95;
+	assert_true(unsure >= g->ntargets * g->nconc / 2);
+	project_free(&p);
+}
+
+/* With the seed's line declared, the draws still mix in the other form
+ * (the physical fit) while the fit is exactly determined: on the reference
+ * GPU itself (no transfer) the MoE band is not a single value. */
+static void test_project__linear_curve_draws_the_other_form(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	struct scenario s = {.name = "ref", .target = "rtx_pro_6000", .pipeline = PIPE_NATIVE,
+			     .block = 16, .budget = 15, .concurrency = 1, .naccept = 1,
+			     .accept = {10}, .runnable = 1};
+	cfg.grid = cfg.sensitivity = 0;
+	cfg.moe_curve = MOE_CURVE_LINEAR;
+	assert_int_equal(project_scenarios(&p, &f->cal, &s, 1, NULL, &cfg), 0);
+	const struct band *b = &p.rows[0].moe_band;
+	assert_true(b->p95 > 1.02 * b->p5);
 	project_free(&p);
 }
 
@@ -477,9 +640,11 @@ static void test_project__settings_loader_is_strict(void **state)
 	(void)state;
 	struct project_config cfg;
 	struct ydiag diag = {0};
-	static const char curve[] = "  acceptance_curve:\n    source: x\n    points:\n"
+	static const char curve[] = "  acceptance_curve:\n    source: x\n    label: y\n    points:\n"
 				    "      - {budget: 16, accept: 8}\n"
-				    "      - {budget: 32, accept: 9}\n";
+				    "      - {budget: 32, accept: 9}\n"
+				    "    shape: {point: 1, dist: lognormal, median: 1, sigma: 0.5, "
+				    "source: z}\n";
 	char text[1024];
 	snprintf(text, sizeof text,
 		 "projection:\n  samples: 5000\n  seed: 7\n  sensitivity: false\n  ad_hoc: s\n"
@@ -493,6 +658,28 @@ static void test_project__settings_loader_is_strict(void **state)
 	assert_int_equal(cfg.ntargets, 1);
 	assert_string_equal(cfg.ad_hoc, "s");
 	assert_int_equal(cfg.ncurve, 2);
+	assert_int_equal(cfg.accept_kind, ACCEPT_PUBLISHED);
+	assert_near(cfg.accept_shape.sigma, 0.5, 0);
+	/* a trace is its own curve: the published curve's keys beside it are refused */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  acceptance_curve:\n"
+				      "    trace: t.jsonl.gz\n",
+				      &cfg, &diag),
+			 0);
+	assert_int_equal(cfg.accept_kind, ACCEPT_TRACE);
+	assert_string_equal(cfg.accept_trace, "t.jsonl.gz");
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  acceptance_curve:\n"
+				      "    trace: t.jsonl.gz\n    label: x\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[diag.n - 1], ":6:12: label: a trace is its own curve"));
+	/* a published curve needs whose it is and the prior on its gain */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  acceptance_curve:\n"
+				      "    source: x\n    points: [{budget: 8, accept: 4}, "
+				      "{budget: 16, accept: 5}]\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[diag.n - 2], "missing required key 'label'"));
+	assert_non_null(strstr(diag.msgs[diag.n - 1], "missing required key 'shape'"));
 	/* a template that extends another overrides the keys it gives */
 	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  samples: 300\n"
 				      "  grid: {budgets: [8, 16]}\n",
@@ -1105,6 +1292,10 @@ int main(void)
 		cmocka_unit_test(test_project__tornado_orders_by_swing),
 		cmocka_unit_test(test_project__best_budget_on_a_constructed_curve),
 		cmocka_unit_test(test_project__grid_of_the_template),
+		cmocka_unit_test(test_project__scenario_takes_its_acceptance_from_a_trace),
+		cmocka_unit_test(test_project__grid_on_a_trace_knows_its_doubt),
+		cmocka_unit_test(test_project__published_curve_grid_is_not_certain),
+		cmocka_unit_test(test_project__linear_curve_draws_the_other_form),
 		cmocka_unit_test(test_project__cpu_run_never_recalibrates),
 		cmocka_unit_test(test_project__gpu_run_recalibrates_the_moe_curve_and_laws),
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),

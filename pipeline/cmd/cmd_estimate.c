@@ -20,7 +20,7 @@
 struct estimate_args {
 	struct paths paths;
 	struct cli_list scenarios, sets;
-	const char *format, *curve, *moe_reference, *replay;
+	const char *format, *curve, *moe_reference, *replay, *acceptance;
 	int samples, sensitivity, grid, keys;
 	double seed; /* -1: the template's */
 	/* ad hoc: a scenario from the options (NULL, 0, budget -1: not given) */
@@ -40,7 +40,10 @@ static const struct cli_opt estimate_opts[] = {
 		    "ad hoc: tree node budget, root excluded;\n"
 		    "0: no speculation, the autoregressive baseline (M = C,\n"
 		    "accept 1)"),
-	CLI_OPT_STR(A, accept, 0, "accept", "LIST", "ad hoc: mean acceptance lengths, e.g. 12,14,16"),
+	CLI_OPT_STR(A, accept, 0, "accept", "LIST",
+		    "ad hoc: mean acceptance lengths, e.g. 12,14,16, or\n"
+		    "curve: the acceptance source's (a trace, --acceptance)\n"
+		    "at the block and budget"),
 	CLI_OPT_INT(A, concurrency, "concurrency", "N", 1, 1e6,
 		    "ad hoc: sequences decoded at once (what an ad hoc\n"
 		    "option leaves out comes from the template's\n"
@@ -60,6 +63,11 @@ static const struct cli_opt estimate_opts[] = {
 		     "(repeatable, applied in order; --keys lists them)"),
 	CLI_OPT_CHOICE(A, curve, "moe-curve", "C", "linear|physical",
 		       "linear (the seed's line) or physical (the fitted curve)"),
+	CLI_OPT_STR(A, acceptance, 0, "acceptance", "TRACE",
+		    "the acceptance source: a drafter trace (the format\n"
+		    "of ddt acceptance) replayed at every budget, its\n"
+		    "bootstrap interval sampled, instead of the template's\n"
+		    "projection.acceptance_curve"),
 	CLI_OPT_STR(A, moe_reference, 0, "moe-reference", "F",
 		    "the MoE reference curve from a CSV:\n"
 		    "gpu,m,step_ms[,source] (one GPU; step_ms per decode\n"
@@ -140,6 +148,9 @@ static int parse_accept(const char *list, struct scenario *s)
 	char buf[256], *save = NULL;
 	snprintf(buf, sizeof buf, "%s", list);
 	s->naccept = 0;
+	s->accept_curve = !strcmp(list, "curve");
+	if (s->accept_curve)
+		return 0;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double v;
 		if (s->naccept == TMPL_MAX_ACCEPT || ynum_parse(tok, &v) || !(v > 0))
@@ -183,8 +194,9 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 						       s->accept[i]);
 		s->naccept = 1;
 		s->accept[0] = 1;
+		s->accept_curve = 0;
 	}
-	if (!s->naccept)
+	if (!s->naccept && !s->accept_curve)
 		return cli_usage_error("estimate", "--accept is required for an ad hoc scenario");
 	for (int i = 0; i < s->naccept; i++)
 		if (s->accept[i] > s->block)
@@ -226,6 +238,13 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 		in->cfg.seed = (uint64_t)a->seed;
 	in->cfg.sensitivity = a->sensitivity;
 	in->cfg.grid = a->grid;
+	if (a->acceptance) {
+		if (strlen(a->acceptance) >= sizeof in->cfg.accept_trace)
+			return cli_usage_error("estimate", "--acceptance: the path is longer than %zu "
+					       "bytes", sizeof in->cfg.accept_trace - 1);
+		in->cfg.accept_kind = ACCEPT_TRACE;
+		snprintf(in->cfg.accept_trace, sizeof in->cfg.accept_trace, "%s", a->acceptance);
+	}
 	return 0;
 }
 
@@ -250,6 +269,7 @@ static int pick_scenarios(struct inputs *in, const struct estimate_args *a)
 			*s = *tmpl_scenario(&in->t, in->cfg.ad_hoc); /* checked by the loader */
 			snprintf(s->name, sizeof s->name, "adhoc");
 			s->naccept = 0;
+			s->accept_curve = 0;
 			s->runnable = 1;
 			s->note[0] = '\0';
 		}
@@ -318,6 +338,8 @@ static void canon_args(struct canon *c, const struct estimate_args *a, const str
 		canon_add(c, "--moe-curve", a->curve);
 	if (a->moe_reference)
 		canon_add(c, "--moe-reference", a->moe_reference);
+	if (a->acceptance)
+		canon_add(c, "--acceptance", a->acceptance);
 	canon_add(c, "--samples", canon_num(c, 3, (unsigned)in->cfg.samples));
 	canon_add(c, "--seed", canon_num(c, 4, (unsigned long long)in->cfg.seed));
 	if (a->sensitivity)

@@ -463,6 +463,11 @@ static void load_dist(struct dist *d, struct yctx *c, struct ydoc_node *m, const
 	ycheck_unknown(c, m);
 }
 
+void calib_dist_load(struct dist *d, struct yctx *c, struct ydoc_node *m, const char *name)
+{
+	load_dist(d, c, m, name);
+}
+
 static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	if (map_expect(c, sec, "assumptions"))

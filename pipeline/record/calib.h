@@ -411,6 +411,11 @@ int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct
 const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id);
 
 
+/* Loads the distribution in map m (point, dist and its parameters, unit,
+ * source), as calibration/assumptions.yaml writes one; problems go to
+ * c->diag, naming it name. */
+void calib_dist_load(struct dist *d, struct yctx *c, struct ydoc_node *m, const char *name);
+
 /* The q-quantile (0 < q < 1) of a distribution (fixed: its point). */
 double dist_quantile(const struct dist *d, double q);
 const char *dist_kind_name(enum dist_kind k);

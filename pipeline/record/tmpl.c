@@ -51,6 +51,10 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key 'accept'");
 		return;
 	}
+	if (n->kind == YDOC_SCALAR && n->str && !strcmp(n->str, "curve")) {
+		s->accept_curve = 1; /* the projection's acceptance source at block, budget */
+		return;
+	}
 	if (n->kind == YDOC_SCALAR) {
 		if (!accept_num(c, n, &s->accept[0]))
 			s->naccept = 1;

@@ -25,6 +25,9 @@ struct scenario {
 	int concurrency;        /* C */
 	int naccept;
 	double accept[TMPL_MAX_ACCEPT]; /* mean acceptance length(s), root included */
+	int accept_curve;       /* `accept: curve`: from the projection's acceptance
+				 * source (a drafter trace) at this block and budget;
+				 * naccept is then 0 */
 	int runnable;           /* 0: the pipeline cannot run it (shown, marked) */
 	enum estimator_kind estimator;
 	char note[200];         /* why not runnable, or other caveat */

@@ -313,14 +313,18 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 		for (int k = 0; k < g->nconc; k++) /* the chart's concurrency: C=1 */
 			if (g->conc[k] == 1)
 				ci = k;
-		MARKUP(gs, "Best budget per target (C=%d, highest point tok/s):", g->conc[ci]);
+		MARKUP(gs, "Best budget per target (C=%d, least expected regret over the draws):",
+		       g->conc[ci]);
 		for (int t = 0; t < g->ntargets; t++) {
-			int best = g->best[t * g->nconc + ci];
+			int best = g->best[t * g->nconc + ci], run = g->runner[t * g->nconc + ci];
 			if (best >= 0 && best < g->nbudgets)
-				MARKUP(gs, " %s B=%d (%.0f tok/s, best in %.0f%% of draws);", g->targets[t],
-				       g->budgets[best], PROJECT_CELL(g, t, ci, best)->tok_s.point,
-				       100 * PROJECT_CELL(g, t, ci, best)->p_best);
+				MARKUP(gs, " %s B=%d (%.0f tok/s, best in %.0f%% of draws, regret %.1f tok/s; "
+					   "runner-up B=%d);", g->targets[t], g->budgets[best],
+				       PROJECT_CELL(g, t, ci, best)->tok_s.point,
+				       100 * PROJECT_CELL(g, t, ci, best)->p_best,
+				       PROJECT_CELL(g, t, ci, best)->regret, g->budgets[run]);
 		}
+		MARKUP(gs, " Acceptance: %s.", g->accept_source);
 	} else if (s->kind == RSEC_MOE_CURVE && d->have_proj && d->proj.fit.nparams) {
 		const struct project_fit *fit = &d->proj.fit;
 		MARKUP(gs, "Fit (%s curve, points from %s):", moe_curve_name(fit->curve),

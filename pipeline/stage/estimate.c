@@ -115,7 +115,8 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 					",tok_s_p5,tok_s_p50,tok_s_p95,step_ms_p5,step_ms_p50,"
 					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
 					"moe_ms_p95,estimator,other_tok_s,other_pctile,"
-					"xfer_cover_pct,xfer_err_pct\n");
+					"xfer_cover_pct,xfer_err_pct,accept_from,accept_lo,"
+					"accept_hi\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
@@ -141,11 +142,12 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			fputs(",,,", fp);
 		fprintf(fp, ",%s", estimator_name(r->sc.estimator));
 		if (b)
-			fprintf(fp, ",%.2f,%.1f,%s,%s\n", b->other_tok_s, b->other_pctile,
+			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%.4g,%.4g\n", b->other_tok_s, b->other_pctile,
 				num_text(n[0], b->xfer_cover_pct, "%.1f"),
-				num_text(n[1], b->xfer_err_pct, "%.2f"));
+				num_text(n[1], b->xfer_err_pct, "%.2f"), b->accept_from, b->accept_lo,
+				b->accept_hi);
 		else
-			fputs(",,,,\n", fp);
+			fputs(",,,,,,,\n", fp);
 	}
 	csv_sections(p, src, fp);
 }
@@ -171,18 +173,19 @@ static void csv_grid(const struct project_grid *g, FILE *fp)
 {
 	fprintf(fp, "\ngrid_target,concurrency,budget,M,accept,accept_capped,step_ms_point,"
 		    "step_ms_p5,step_ms_p50,step_ms_p95,tok_s_point,tok_s_p5,tok_s_p50,tok_s_p95,"
-		    "p_best,best\n");
+		    "p_best,best,regret,runner_up\n");
 	for (int t = 0; t < g->ntargets; t++)
 		for (int c = 0; c < g->nconc; c++)
 			for (int b = 0; b < g->nbudgets; b++) {
 				const struct project_cell *x = PROJECT_CELL(g, t, c, b);
 				csv_field(fp, g->targets[t]);
 				fprintf(fp, ",%d,%d,%g,%.4f,%s,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
-					    "%.4f,%s\n",
+					    "%.4f,%s,%.2f,%s\n",
 					g->conc[c], g->budgets[b], x->M, x->accept,
 					x->accept_capped ? "yes" : "no", x->step_ms.point, x->step_ms.p5,
 					x->step_ms.p50, x->step_ms.p95, x->tok_s.point, x->tok_s.p5,
-					x->tok_s.p50, x->tok_s.p95, x->p_best, x->best ? "yes" : "no");
+					x->tok_s.p50, x->tok_s.p95, x->p_best, x->best ? "yes" : "no",
+					x->regret, x->runner ? "yes" : "no");
 			}
 }
 
@@ -205,6 +208,9 @@ static void csv_notes(const struct projection *p, FILE *fp)
 	csv_field(fp, line);
 	fputc('\n', fp);
 	snprintf(line, sizeof line, "lean: %s", p->lean);
+	csv_field(fp, line);
+	fputc('\n', fp);
+	snprintf(line, sizeof line, "acceptance: %s", p->accept_source);
 	csv_field(fp, line);
 	fputc('\n', fp);
 	for (size_t i = 0; i < p->nnotes; i++) {
@@ -376,6 +382,7 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 			yaml_band(&y, "step_ms_band", &b->step_ms);
 			yaml_band(&y, "tok_s_band", &b->tok_s);
 			yaml_band(&y, "moe_ms_band", &b->moe_band);
+			yout_kv_str(&y, "accept_from", b->accept_from);
 			if (b->accept_hi > b->accept_lo) {
 				yout_kv_num(&y, "accept_lo", b->accept_lo);
 				yout_kv_num(&y, "accept_hi", b->accept_hi);
@@ -449,6 +456,20 @@ static void write_inputs(const struct projection *p, const struct calib *c, FILE
 			c->sets[i].was[0] ? ")" : "");
 }
 
+/* Where row i's acceptance comes from, in words. */
+static void accept_line(const struct projection *p, size_t i, FILE *fp)
+{
+	const struct project_row *b = band_of(p, i);
+	if (!b)
+		return;
+	if (!strcmp(b->accept_from, "trace"))
+		fprintf(fp, "  acceptance: %.3g (%.3g-%.3g) from the %s\n", b->accept, b->accept_lo,
+			b->accept_hi, p->accept_source);
+	else
+		fprintf(fp, "  acceptance: typed in (the scenario's accept%s)\n",
+			b->accept_hi > b->accept_lo ? ", a range sampled uniformly" : "");
+}
+
 void estimate_write_table(const struct estimate *e, const struct model *m,
 			  const struct projection *p, FILE *fp)
 {
@@ -463,6 +484,7 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 			r->runnable ? "" : "  [NOT RUNNABLE]");
 		if (r->note[0])
 			fprintf(fp, "  note: %s\n", r->note);
+		accept_line(p, i, fp);
 		fprintf(fp, "  %-12s %9s %7s  %s\n", "component", "ms", "share", "basis");
 		for (int k = 0; k < COMP_COUNT; k++) {
 			char basis[200];

@@ -143,7 +143,7 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 double model_moe_ref_form_ms(const struct model *m, enum moe_curve_kind k, double M)
 {
 	double y;
-	if (k == MOE_CURVE_PHYSICAL && m->curve == MOE_CURVE_PHYSICAL)
+	if (k == MOE_CURVE_PHYSICAL && m->has_phys)
 		y = phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
 	else if (m->npoints < 2)
 		y = m->npoints ? m->pms[0] : 0;
@@ -299,8 +299,10 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	double inv_bw = 1 / in->target->bw_tbps;
 	k->bwr_anchor = m->anchor_gpu->bw_tbps * inv_bw;
 	k->moe_mem_ms = model_moe_ref_ms(m, M) * m->ref_gpu->bw_tbps * inv_bw;
-	k->moe_lin_ms = model_moe_ref_form_ms(m, MOE_CURVE_LINEAR, M) * m->ref_gpu->bw_tbps * inv_bw;
-	k->moe_lr = k->moe_mem_ms > 0 && k->moe_lin_ms > 0 ? log(k->moe_lin_ms / k->moe_mem_ms) : 0;
+	k->moe_alt_ms = model_moe_ref_form_ms(m, m->curve == MOE_CURVE_PHYSICAL ? MOE_CURVE_LINEAR
+										 : MOE_CURVE_PHYSICAL, M) *
+			m->ref_gpu->bw_tbps * inv_bw;
+	k->moe_lr = k->moe_mem_ms > 0 && k->moe_alt_ms > 0 ? log(k->moe_alt_ms / k->moe_mem_ms) : 0;
 	k->moe_x_sig = M > m->m_hi   ? m->xsig_hi * log(M / m->m_hi)
 		       : M < m->m_lo ? m->xsig_lo * log(m->m_lo / M)
 				     : 0;
@@ -437,6 +439,12 @@ static int prepare_curve(struct model *m, const struct calib *c)
 		if (isfinite(lo) && lo > 0 && span_lo > 0)
 			m->xsig_lo = fabs(log(lo / m->pms[0])) / span_lo;
 	}
+	if (c->moe_ref.fit.ok) {
+		/* the other form of a linear curve, for the Monte Carlo's mix */
+		phys_coef(c, m->ref_gpu, c->moe_ref.fit.value, &m->phys_a, &m->phys_b, &m->lnq);
+		m->overlap = c->moe_ref.fit.value[MOE_P_OVERLAP];
+		m->has_phys = 1;
+	}
 	if (m->curve != MOE_CURVE_PHYSICAL)
 		return m->npoints >= 2 ? 0
 				       : err_set(DDT_EINPUT, "moe_reference: the linear curve needs "
@@ -444,8 +452,6 @@ static int prepare_curve(struct model *m, const struct calib *c)
 	if (!c->moe_ref.fit.ok)
 		return err_set(DDT_EINPUT, "moe_reference: the physical curve has no fit: %s",
 			       c->moe_ref.fit.note);
-	phys_coef(c, m->ref_gpu, c->moe_ref.fit.value, &m->phys_a, &m->phys_b, &m->lnq);
-	m->overlap = c->moe_ref.fit.value[MOE_P_OVERLAP];
 	return 0;
 }
 

@@ -54,8 +54,9 @@ struct model_case {
 	double C, block, budget, M;
 	double bwr_anchor;        /* anchor bw / target bw */
 	double moe_mem_ms;        /* reference curve x bw ratio (before transfer) */
-	double moe_lin_ms;        /* the same with the seed's line (the other curve form) */
-	double moe_lr;            /* log(moe_lin_ms / moe_mem_ms): the form's geometric mix */
+	double moe_alt_ms;        /* the same in the other curve form (physical: the seed's
+				   * line; linear: the physical fit) */
+	double moe_lr;            /* log(moe_alt_ms / moe_mem_ms): the form's geometric mix */
 	double moe_x_sig;         /* sigma of the log extrapolation error (0: inside the points) */
 	int xfer;                 /* index into v of the transfer factor; -1: none */
 	double xfer_adj;          /* the pair's median at M over its range's (calib_xfer_adj) */
@@ -81,14 +82,16 @@ struct model {
 	enum moe_curve_kind curve;
 	int npoints;
 	double pm[CALIB_MAX_MOE_POINTS], pms[CALIB_MAX_MOE_POINTS]; /* linear: m, ms */
-	/* physical, on the reference GPU, ms: a (1 - exp(lnq M_eff)) + b */
+	/* physical, on the reference GPU, ms: a (1 - exp(lnq M_eff)) + b; set
+	 * whenever the fit is (has_phys), whichever form is declared */
 	double phys_a, phys_b, lnq, overlap;
+	int has_phys;
 	double floor_ms;               /* per-call floor x MoE layers (0: none) */
 	/* beyond the points: sigma of the log error per e-fold of M, from
 	 * leaving out the largest (smallest) point and predicting it */
 	double m_lo, m_hi, xsig_lo, xsig_hi;
 	/* Monte Carlo knobs (point: 0, 1, 0, the anchor's step, NaN) */
-	double form;                   /* the MoE curve's form: 0 declared, 1 the line, between: geometric mix */
+	double form;                   /* the MoE curve's form: 0 declared, 1 the other, between: geometric mix */
 	double moe_scale;              /* the curve's fit error, a factor */
 	double z_x;                    /* standard normal of the extrapolation error */
 	double a8_step_ms;             /* the b8 anchor's step in use (its error sampled) */

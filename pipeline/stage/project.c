@@ -6,6 +6,7 @@
 #include "backtest.h"
 #include "err.h"
 #include "fit.h"
+#include "project_accept.h"
 #include "sort.h"
 #include "xfer.h"
 #include "rng.h"
@@ -78,20 +79,13 @@ static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_no
 		}
 	}
 	load_int_list(c, g, "concurrency", req, cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
-	load_int_list(c, g, "budgets", req, cfg->budgets, &cfg->nbudgets, PROJECT_MAX_GRID_BUDGETS);
+	load_int_list(c, g, "budgets", req, cfg->budgets, &cfg->nbudgets, PROJECT_MAX_CONF_BUDGETS);
 	ycheck_unknown(c, g);
 }
 
-static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_node *m)
+/* The published curve's points into cfg. */
+static void load_points(struct project_config *cfg, struct yctx *c, struct ydoc_node *pts)
 {
-	struct ydoc_node *pts = NULL;
-	const char *src = NULL;
-	if (!yget_str(c, m, "source", Y_REQUIRED, &src) && src)
-		snprintf(cfg->curve_source, sizeof cfg->curve_source, "%s", src);
-	if (yget_node(c, m, "points", YDOC_SEQ, Y_REQUIRED, &pts) || !pts) {
-		ycheck_unknown(c, m);
-		return;
-	}
 	if (pts->n < 2 || pts->n > PROJECT_MAX_CURVE)
 		ydiag_add(c->diag, c->file, pts->line, pts->col, "points: give 2 to %d points",
 			  PROJECT_MAX_CURVE);
@@ -109,6 +103,41 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 		cfg->curve_budget[cfg->ncurve] = b;
 		cfg->curve_accept[cfg->ncurve++] = a;
 	}
+}
+
+/* The acceptance source m: `trace: PATH` (a drafter trace, replayed), or a
+ * published curve (label, source, points and the shape's prior: another
+ * model and task). The whole map replaces the one it overrides. */
+static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_node *m)
+{
+	struct ydoc_node *pts = NULL, *shape = NULL;
+	const char *trace = NULL;
+	cfg->accept_kind = ACCEPT_PUBLISHED;
+	cfg->accept_trace[0] = '\0';
+	cfg->ncurve = 0;
+	if (!yget_str(c, m, "trace", 0, &trace) && trace) {
+		struct ydoc_node *n = ydoc_get(m, "trace");
+		cfg->accept_kind = ACCEPT_TRACE;
+		if (strlen(trace) >= sizeof cfg->accept_trace || !*trace)
+			ydiag_add(c->diag, c->file, n->line, n->col,
+				  "trace: give a path of 1 to %zu bytes", sizeof cfg->accept_trace - 1);
+		else
+			snprintf(cfg->accept_trace, sizeof cfg->accept_trace, "%s", trace);
+		static const char *const other[] = {"points", "label", "source", "shape"};
+		for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+			if ((n = ydoc_get(m, other[i])) != NULL)
+				ydiag_add(c->diag, c->file, n->line, n->col,
+					  "%s: a trace is its own curve and source (drop '%s', or "
+					  "the trace for a published curve)", other[i], other[i]);
+		ycheck_unknown(c, m);
+		return;
+	}
+	yget_strcpy(c, m, "source", Y_REQUIRED, cfg->curve_source, sizeof cfg->curve_source);
+	yget_strcpy(c, m, "label", Y_REQUIRED, cfg->curve_label, sizeof cfg->curve_label);
+	if (!yget_node(c, m, "points", YDOC_SEQ, Y_REQUIRED, &pts) && pts)
+		load_points(cfg, c, pts);
+	if (!yget_node(c, m, "shape", YDOC_MAP, Y_REQUIRED, &shape) && shape)
+		calib_dist_load(&cfg->accept_shape, c, shape, "shape");
 	ycheck_unknown(c, m);
 }
 
@@ -200,17 +229,11 @@ int project_config_load(struct project_config *cfg, const struct tmpl *t, struct
 
 /* ---------------------------------------------------------------- numbers */
 
-/* Uniform in (0, 1) with 53 bits, never 0 or 1 (inverse CDFs are infinite
- * there), from lib/rng.h's stream. */
-static double unit_open(struct rng *r)
-{
-	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
 
 /* Standard normal by its inverse CDF (one uniform a value). */
 static double normal_std(struct rng *r)
 {
-	return gsl_cdf_ugaussian_Pinv(unit_open(r));
+	return gsl_cdf_ugaussian_Pinv(rng_open01(r));
 }
 
 static void swap_d(double *a, double *b)
@@ -289,32 +312,6 @@ static void quantiles3(const double *a, size_t n, double *scratch, struct qwork 
 		double h = (double)(n - 1) * q[i], x = scratch[rank[2 * i]];
 		out[i] = x + (h - (double)rank[2 * i]) * (scratch[rank[2 * i + 1]] - x);
 	}
-}
-
-/* ---------------------------------------------------------------- acceptance */
-
-/* The acceptance curve at budget B: linear in log2(B) between its points;
- * beyond them, the least-squares slope per doubling over all points. */
-static double curve_at(const struct project_config *cfg, double B)
-{
-	int n = cfg->ncurve;
-	double lb = log2(B);
-	if (B >= cfg->curve_budget[0] && B <= cfg->curve_budget[n - 1]) {
-		int i = 1;
-		while (i < n - 1 && B > cfg->curve_budget[i])
-			i++;
-		double x0 = log2(cfg->curve_budget[i - 1]), x1 = log2(cfg->curve_budget[i]);
-		return cfg->curve_accept[i - 1] +
-		       (lb - x0) * (cfg->curve_accept[i] - cfg->curve_accept[i - 1]) / (x1 - x0);
-	}
-	double sx = 0, sy = 0, sxx = 0, sxy = 0;
-	for (int i = 0; i < n; i++) {
-		double x = log2(cfg->curve_budget[i]);
-		sx += x, sy += cfg->curve_accept[i], sxx += x * x, sxy += x * cfg->curve_accept[i];
-	}
-	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-	int end = B < cfg->curve_budget[0] ? 0 : n - 1;
-	return cfg->curve_accept[end] + slope * (lb - log2(cfg->curve_budget[end]));
 }
 
 /* ---------------------------------------------------------------- tonight */
@@ -765,13 +762,18 @@ struct mc {
 	/* how the draws vary beyond the assumptions */
 	double a8_sig;         /* sigma of the log b8 anchor step (0: exact) */
 	double b16_sig;        /* sigma of the log b16 anchor step (0: not weighted) */
-	int mix_forms;         /* the curve is exactly determined: mix physical and linear */
+	int mix_forms;         /* the fit is exactly determined: mix the declared form and the other */
 	double fit_sig;        /* sigma of the log fit error (residuals, parameters) */
+	/* the acceptance source's draws (after the weighting) */
+	const struct pacc *acc;
+	const long *row_lane;  /* [nrows]: a row's acceptance lane, -1: typed */
 	/* the grid's races: per (target, C), which budget wins each draw */
 	int nraces, nlanes;    /* races, budgets per race */
 	const long *race_case; /* [nraces][nlanes] case of each lane */
-	const double *race_w;  /* [nraces][nlanes] tok/s per 1/step (accept) */
+	const long *race_acc;  /* [nraces][nlanes] acceptance lane (pacc) of each */
+	const int *race_c;     /* [nraces] concurrency */
 	int *wins;             /* [nraces][nlanes] */
+	double *regret;        /* [nraces][nlanes]: mean tok/s below the draw's best */
 };
 
 #define MC_U(mc, j) ((mc)->u + (size_t)(j) * (mc)->nsamples)
@@ -851,13 +853,13 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 {
 	double *kn = u + mc->ngroups;
 	for (int g = 0; g < mc->ngroups; g++)
-		u[g] = unit_open(r);
+		u[g] = rng_open01(r);
 	kn[KN_A8] = normal_std(r);
-	kn[KN_GROWTH] = unit_open(r);
-	kn[KN_FORM] = unit_open(r);
+	kn[KN_GROWTH] = rng_open01(r);
+	kn[KN_FORM] = rng_open01(r);
 	kn[KN_SCALE] = normal_std(r);
 	kn[KN_ZX] = normal_std(r);
-	kn[KN_ACCEPT] = unit_open(r);
+	kn[KN_ACCEPT] = rng_open01(r);
 }
 
 #define MC_BLOCK 64
@@ -1019,7 +1021,7 @@ static int mc_weigh(struct mc *mc, struct projection *p, uint64_t seed)
 	/* systematic resampling, its offset from the seed's own stream */
 	struct rng r;
 	rng_seed(&r, seed ^ 0x5bd1e995u);
-	double step = sw / (double)n, t = unit_open(&r) * step, acc = w[0];
+	double step = sw / (double)n, t = rng_open01(&r) * step, acc = w[0];
 	for (size_t s = 0, i = 0; s < n; s++, t += step) {
 		while (acc < t && i + 1 < n)
 			acc += w[++i];
@@ -1031,22 +1033,28 @@ static int mc_weigh(struct mc *mc, struct projection *p, uint64_t seed)
 	return rc;
 }
 
-/* Counts, for each race, the lane of highest tok/s in each draw. */
+/* For each race and draw, every lane's tok/s (its acceptance and step
+ * drawn): the lane of highest tok/s wins; each lane's regret grows by how
+ * far it falls short of the winner. */
 static void run_races(struct mc *mc)
 {
 	size_t n = mc->nsamples;
+	double tok[PROJECT_MAX_GRID_BUDGETS];
 	for (size_t s = 0; s < n; s++)
 		for (int r = 0; r < mc->nraces; r++) {
 			const long *k = mc->race_case + (size_t)r * mc->nlanes;
-			const double *w = mc->race_w + (size_t)r * mc->nlanes;
+			const long *a = mc->race_acc + (size_t)r * mc->nlanes;
+			double K = mc->race_c[r] * 1000.0;
 			int best = 0;
-			double bv = w[0] / mc->step[(size_t)k[0] * n + s];
-			for (int b = 1; b < mc->nlanes; b++) {
-				double v = w[b] / mc->step[(size_t)k[b] * n + s];
-				if (v > bv)
-					bv = v, best = b;
+			for (int b = 0; b < mc->nlanes; b++) {
+				tok[b] = K * pacc_draws(mc->acc, (size_t)a[b])[s] /
+					 mc->step[(size_t)k[b] * n + s];
+				if (tok[b] > tok[best])
+					best = b;
 			}
 			mc->wins[(size_t)r * mc->nlanes + best]++;
+			for (int b = 0; b < mc->nlanes; b++)
+				mc->regret[(size_t)r * mc->nlanes + b] += (tok[best] - tok[b]) / (double)n;
 		}
 }
 
@@ -1185,13 +1193,15 @@ static struct band tok_band(const struct band *step, double C, double accept)
 }
 
 /* The tok/s draws of a row of case k into out[nsamples]: its acceptance
- * uniform over [lo, hi] in each draw (lo = hi: fixed). */
+ * the source's lane's draws (lane >= 0), else uniform over [lo, hi] in
+ * each draw (lo = hi: fixed). */
 static void row_tok_draws(const struct mc *mc, size_t k, double C, double lo, double hi,
-			  double *out)
+			  long lane, double *out)
 {
 	const double *st = mc->step + k * mc->nsamples, *ua = MC_U(mc, mc->ngroups + KN_ACCEPT);
+	const double *la = lane >= 0 ? pacc_draws(mc->acc, (size_t)lane) : NULL;
 	for (size_t s = 0; s < mc->nsamples; s++)
-		out[s] = C * (lo + ua[s] * (hi - lo)) * 1000.0 / st[s];
+		out[s] = C * (la ? la[s] : lo + ua[s] * (hi - lo)) * 1000.0 / st[s];
 }
 
 /* Share of draws at or below x (0-100); draws equal to it count half. */
@@ -1667,92 +1677,180 @@ static const struct scenario *grid_scenario(const struct project_config *cfg,
 	return n ? &scs[0] : NULL;
 }
 
-/* Grid set-up: cells, their cases and acceptances. */
+/* The budgets the grid may add around an optimum, one per gap of cfg's
+ * list (gap i lies below budgets[i]; gap n above the last): the geometric
+ * midpoint of two neighbours, half a step beyond an end; 0 where no whole
+ * number lies strictly between. */
+static void grid_gaps(const struct project_config *cfg, int gap[PROJECT_MAX_GRID_BUDGETS + 1])
+{
+	int n = cfg->nbudgets;
+	const int *b = cfg->budgets;
+	/* half a step beyond an end: the square root of the end's step */
+	double r_lo = n > 1 ? sqrt((double)b[1] / b[0]) : sqrt(2);
+	double r_hi = n > 1 ? sqrt((double)b[n - 1] / b[n - 2]) : sqrt(2);
+	for (int i = 0; i <= n; i++) {
+		double v = i == 0   ? b[0] / r_lo
+			   : i == n ? b[n - 1] * r_hi
+				    : sqrt((double)b[i - 1] * b[i]);
+		long w = lround(v);
+		gap[i] = w >= 1 && w <= (1 << 20) && (i == 0 || w > b[i - 1]) && (i == n || w < b[i])
+				 ? (int)w
+				 : 0;
+	}
+}
+
+/* Asks acc for every acceptance the grid of scenario s may need: its
+ * block at cfg's budgets, every gap's and s's own. Returns 0 or an error. */
+static int grid_want(struct pacc *acc, const struct project_config *cfg, const struct scenario *s)
+{
+	int gap[PROJECT_MAX_GRID_BUDGETS + 1], rc = pacc_want(acc, s->block, s->budget);
+	grid_gaps(cfg, gap);
+	for (int i = 0; i < cfg->nbudgets && !rc; i++)
+		rc = pacc_want(acc, s->block, cfg->budgets[i]);
+	for (int i = 0; i <= cfg->nbudgets && !rc; i++)
+		rc = gap[i] ? pacc_want(acc, s->block, gap[i]) : 0;
+	return rc;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+/* g's budgets: cfg's, and the gaps beside each (target, C)'s point
+ * optimum over them (the model at its seed point values, the source's
+ * point acceptance). Returns 0 or an error code. */
+static int grid_budgets(struct project_grid *g, const struct project_config *cfg,
+			const struct calib *c, struct mc *mc, const struct model *m, struct pacc *acc)
+{
+	int gap[PROJECT_MAX_GRID_BUDGETS + 1], add[PROJECT_MAX_GRID_BUDGETS + 1] = {0};
+	grid_gaps(cfg, gap);
+	g->nbudgets = cfg->nbudgets;
+	memcpy(g->budgets, cfg->budgets, sizeof g->budgets);
+	for (int t = 0; t < g->ntargets; t++)
+		for (int ci = 0; ci < g->nconc; ci++) {
+			int best = 0;
+			double bv = -1;
+			for (int b = 0; b < cfg->nbudgets; b++) {
+				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
+						      cfg->budgets[b], g->conc[ci], 1};
+				long k = mc_case_of(mc, m, &in, 0), l = pacc_lane(acc, g->block, cfg->budgets[b]);
+				if (k < 0 || l < 0)
+					return (int)(k < 0 ? k : l);
+				double v = acc->lanes[l].point / mc->cases[k].point_step;
+				if (v > bv)
+					bv = v, best = b;
+			}
+			add[best] = add[best + 1] = 1;
+		}
+	for (int i = 0; i <= cfg->nbudgets; i++)
+		if (add[i] && gap[i] && g->nbudgets < PROJECT_MAX_GRID_BUDGETS)
+			g->budgets[g->nbudgets++] = gap[i];
+	g->nadded = g->nbudgets - cfg->nbudgets;
+	qsort(g->budgets, (size_t)g->nbudgets, sizeof *g->budgets, cmp_int);
+	return 0;
+}
+
+/* Grid set-up: its budgets (grid_budgets), cells, their cases and
+ * acceptance lanes. */
 static int grid_setup(struct projection *p, const struct project_config *cfg, const struct calib *c,
-		      const struct scenario *s, struct mc *mc, const struct model *m, long *case_of)
+		      const struct scenario *s, struct mc *mc, const struct model *m,
+		      struct pacc *acc, long **case_of, long **lane_of)
 {
 	struct project_grid *g = &p->grid;
-	size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
+	int rc;
 
 	snprintf(g->scenario, sizeof g->scenario, "%s", s->name);
 	g->pipeline = s->pipeline;
 	g->block = s->block;
 	g->ref_budget = s->budget;
-	g->ref_accept = s->accept[(s->naccept - 1) / 2];
 	g->ntargets = cfg->ntargets;
 	g->nconc = cfg->nconc;
-	g->nbudgets = cfg->nbudgets;
 	memcpy(g->targets, cfg->targets, sizeof g->targets);
 	memcpy(g->conc, cfg->conc, sizeof g->conc);
-	memcpy(g->budgets, cfg->budgets, sizeof g->budgets);
-	g->cells = calloc(ncells, sizeof *g->cells);
-	g->best = calloc((size_t)cfg->ntargets * cfg->nconc, sizeof *g->best);
-	if (!g->cells || !g->best)
-		return err_nomem();
-	double ref = curve_at(cfg, g->ref_budget);
-	for (int b = 0; b < g->nbudgets; b++)
-		g->curve_accept[b] = curve_at(cfg, g->budgets[b]);
-	for (int t = 0; t < g->ntargets; t++) {
-		const struct gpu *gpu = calib_gpu(c, g->targets[t]);
-		if (!gpu)
+	for (int t = 0; t < g->ntargets; t++)
+		if (!calib_gpu(c, g->targets[t]))
 			return err_set(DDT_EINPUT, "projection.grid: target '%s' is not in the GPU "
 				       "catalog", g->targets[t]);
+	if ((rc = grid_budgets(g, cfg, c, mc, m, acc)) != 0)
+		return rc;
+	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	g->cells = calloc(ncells, sizeof *g->cells);
+	g->best = calloc((size_t)g->ntargets * g->nconc, sizeof *g->best);
+	g->runner = calloc((size_t)g->ntargets * g->nconc, sizeof *g->runner);
+	*case_of = calloc(ncells, sizeof **case_of);
+	*lane_of = calloc(ncells, sizeof **lane_of);
+	if (!g->cells || !g->best || !g->runner || !*case_of || !*lane_of)
+		return err_nomem();
+	for (int t = 0; t < g->ntargets; t++)
 		for (int ci = 0; ci < g->nconc; ci++)
 			for (int b = 0; b < g->nbudgets; b++) {
 				struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
-				/* a tree of B nodes accepts at most B + 1 tokens, a block b */
-				double a = g->ref_accept * g->curve_accept[b] / ref;
-				double cap = g->budgets[b] + 1 < g->block ? g->budgets[b] + 1 : g->block;
-				struct model_in in = {gpu, g->pipeline, g->block, g->budgets[b],
-						      g->conc[ci], 1};
+				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
+						      g->budgets[b], g->conc[ci], 1};
+				size_t i = (size_t)(cell - g->cells);
 				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
-				cell->accept_capped = a > cap;
-				cell->accept = a > cap ? cap : a < 1 ? 1 : a; /* the root is always kept */
-				long k = mc_case_of(mc, m, &in, 0);
-				if (k < 0)
-					return (int)k;
-				case_of[(size_t)(cell - g->cells)] = k;
+				(*case_of)[i] = mc_case_of(mc, m, &in, 0);
+				(*lane_of)[i] = pacc_lane(acc, g->block, g->budgets[b]);
+				if ((*case_of)[i] < 0 || (*lane_of)[i] < 0)
+					return (int)((*case_of)[i] < 0 ? (*case_of)[i] : (*lane_of)[i]);
+				g->curve_accept[b] = pacc_curve(acc, (size_t)(*lane_of)[i]);
 			}
-	}
 	return 0;
 }
 
-/* Grid results: bands, the best budget, how often each budget wins. */
-static void grid_finish(struct projection *p, struct mc *mc, const long *case_of, int cal)
+/* The (target, C) race r's best and runner-up: least and next least regret. */
+static void grid_choose(struct project_grid *g, int r)
+{
+	struct project_cell *x = g->cells + (size_t)r * g->nbudgets;
+	int best = 0, next = g->nbudgets > 1 ? 1 : 0;
+	for (int b = 1; b < g->nbudgets; b++)
+		if (x[b].regret < x[best].regret)
+			best = b;
+	if (next == best)
+		next = 0;
+	for (int b = 0; b < g->nbudgets; b++)
+		if (b != best && x[b].regret < x[next].regret)
+			next = b;
+	g->best[r] = best;
+	g->runner[r] = next;
+	x[best].best = 1;
+	x[next].runner = next != best;
+}
+
+/* Grid results: each cell's bands (its acceptance and step drawn
+ * together), how often it wins, its regret; the best budget and the
+ * runner-up per (target, C). */
+static void grid_finish(struct projection *p, struct mc *mc, const long *case_of,
+			const long *lane_of, int cal)
 {
 	struct project_grid *g = &p->grid;
-	for (int t = 0; t < g->ntargets; t++)
-		for (int ci = 0; ci < g->nconc; ci++)
-			for (int b = 0; b < g->nbudgets; b++)
-				PROJECT_CELL(g, t, ci, b)->p_best =
-					(double)mc->wins[((size_t)t * g->nconc + ci) * g->nbudgets + b] /
-					(double)mc->nsamples;
-	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	size_t n = mc->nsamples, ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	double *tok = malloc(n * sizeof *tok), q[3];
 	for (size_t i = 0; i < ncells; i++) {
 		struct project_cell *cell = &g->cells[i];
-		size_t k = (size_t)case_of[i];
+		const struct pacc_lane *l = &mc->acc->lanes[lane_of[i]];
+		const double *a = pacc_draws(mc->acc, (size_t)lane_of[i]);
+		const double *st = mc->step + (size_t)case_of[i] * n;
 		int ci = (int)(i / g->nbudgets % g->nconc);
-		/* a case shared by two cells: its band is computed once and copied */
-		long first = -1;
-		for (size_t j = 0; j < i && first < 0; j++)
-			if (case_of[j] == case_of[i])
-				first = (long)j;
-		if (first >= 0)
-			cell->step_ms = g->cells[first].step_ms;
-		else
-			mc_band(mc, k, cal, &cell->step_ms);
-		cell->tok_s = tok_band(&cell->step_ms, g->conc[ci], cell->accept);
+		double C = g->conc[ci], cap = fmin(g->block, l->budget + 1);
+		cell->p_best = (double)mc->wins[i] / (double)n;
+		cell->regret = mc->regret[i];
+		cell->accept = l->point;
+		cell->accept_capped = l->point >= cap - 1e-9;
+		mc_band(mc, (size_t)case_of[i], cal, &cell->step_ms);
+		cell->tok_s = tok_band(&cell->step_ms, C, cell->accept);
+		if (!tok)
+			continue;
+		for (size_t s = 0; s < n; s++)
+			tok[s] = C * a[s] * 1000.0 / st[s];
+		quantiles3(tok, n, mc->scratch, mc->qw, q);
+		cell->tok_s.p5 = q[0], cell->tok_s.p50 = q[1], cell->tok_s.p95 = q[2];
 	}
-	for (int t = 0; t < g->ntargets; t++)
-		for (int ci = 0; ci < g->nconc; ci++) {
-			int best = 0;
-			for (int b = 1; b < g->nbudgets; b++)
-				if (PROJECT_CELL(g, t, ci, b)->tok_s.point >
-				    PROJECT_CELL(g, t, ci, best)->tok_s.point)
-					best = b;
-			g->best[t * g->nconc + ci] = best;
-			PROJECT_CELL(g, t, ci, best)->best = 1;
-		}
+	free(tok);
+	for (int r = 0; r < g->ntargets * g->nconc; r++)
+		grid_choose(g, r);
 }
 
 /* Fills row r of scenario s at acceptance [lo, hi] (its point components
@@ -1789,34 +1887,58 @@ static void row_fill(struct project_row *r, const struct calib *c, const struct 
 	r->xfer_cover_pct = r->xfer_err_pct = NAN;
 }
 
+/* A row's acceptance from the source: lane l of acc. Returns its index or
+ * a negative error code. */
+static long row_lane(struct pacc *acc, const struct scenario *s)
+{
+	if (acc->kind != ACCEPT_TRACE)
+		return err_set(DDT_EINPUT, "scenario %s: accept: curve takes the acceptance from a "
+			       "drafter trace (projection.acceptance_curve.trace); the published "
+			       "curve is another model and task: type the acceptance", s->name);
+	return pacc_lane(acc, s->block, s->budget);
+}
+
 /* The point rows (before any band): the seed's scenarios one per
- * acceptance, ddt's one per scenario (a list of acceptances is a range). */
+ * acceptance, ddt's one per scenario (a list of acceptances is a range),
+ * one per scenario of `accept: curve` (the source's lane: its mean, its
+ * interval). */
 static int rows_setup(struct projection *p, const struct calib *c, const struct scenario *scs,
-		      size_t n, struct mc *mc, const struct model *m, long **case_of)
+		      size_t n, struct mc *mc, const struct model *m, struct pacc *acc,
+		      long **case_of, long **lane_of)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		total += (size_t)scs[i].naccept;
+		total += scs[i].accept_curve ? 1 : (size_t)scs[i].naccept;
 	p->rows = calloc(total ? total : 1, sizeof *p->rows);
 	*case_of = calloc(total ? total : 1, sizeof **case_of);
-	if (!p->rows || !*case_of)
+	*lane_of = calloc(total ? total : 1, sizeof **lane_of);
+	if (!p->rows || !*case_of || !*lane_of)
 		return err_nomem();
 	for (size_t i = 0; i < n; i++) {
 		const struct scenario *s = &scs[i];
 		const struct gpu *g = calib_gpu(c, s->target);
 		int range = s->estimator == EST_CALIBRATED && s->naccept > 1;
+		long lane = -1;
 		if (!g)
 			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
 				       s->name, s->target);
-		for (int a = 0; a < (range ? 1 : s->naccept); a++) {
-			double lo = s->accept[a], hi = s->accept[a];
+		if (s->accept_curve && (lane = row_lane(acc, s)) < 0)
+			return (int)lane;
+		for (int a = 0; a < (range || lane >= 0 ? 1 : s->naccept); a++) {
+			const struct pacc_lane *l = lane >= 0 ? &acc->lanes[lane] : NULL;
+			double lo = l ? l->lo : s->accept[a], hi = l ? l->hi : s->accept[a];
 			for (int j = 0; range && j < s->naccept; j++)
 				lo = fmin(lo, s->accept[j]), hi = fmax(hi, s->accept[j]);
 			row_fill(&p->rows[p->nrows], c, m, s, g, lo, hi);
+			if (l)
+				p->rows[p->nrows].accept = l->point;
+			snprintf(p->rows[p->nrows].accept_from, sizeof p->rows[0].accept_from, "%s",
+				 l ? "trace" : "typed");
 			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, 1};
 			long k = mc_case_of(mc, m, &in, 1);
 			if (k < 0)
 				return (int)k;
+			(*lane_of)[p->nrows] = lane;
 			(*case_of)[p->nrows++] = k;
 		}
 	}
@@ -1846,7 +1968,7 @@ static void moe_band(struct mc *mc, struct model *m, size_t k, int cal, struct b
  * (calibrated: the model at the central inputs, the acceptance at its
  * geometric mean over the draws) and the other estimator's figure beside it
  * (a seed row: ddt's median). */
-static void row_band(struct project_row *r, struct mc *mc, struct model *m, size_t k)
+static void row_band(struct project_row *r, struct mc *mc, struct model *m, size_t k, long lane)
 {
 	int cal = r->estimator == EST_CALIBRATED;
 	double q[3], *tok = malloc(mc->nsamples * sizeof *tok);
@@ -1857,7 +1979,7 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 	r->tok_s = tok_band(&r->step_ms, r->concurrency, r->accept);
 	moe_band(mc, m, k, cal, &r->moe_band);
 	r->extrap_pct = 100 * (exp(mc->cases[k].k.moe_x_sig) - 1);
-	if (cal)
+	if (cal && lane < 0)
 		r->tok_s.point = r->concurrency * central_accept(mc, r->accept_lo, r->accept_hi) *
 				 1000.0 / r->step_ms.point;
 	/* the row's components at its own point (calibrated: the central one) */
@@ -1873,7 +1995,7 @@ static void row_band(struct project_row *r, struct mc *mc, struct model *m, size
 		r->point_pctile = r->other_pctile = r->other_tok_s = NAN;
 		return;
 	}
-	row_tok_draws(mc, k, r->concurrency, r->accept_lo, r->accept_hi, tok);
+	row_tok_draws(mc, k, r->concurrency, r->accept_lo, r->accept_hi, lane, tok);
 	if (r->accept_hi > r->accept_lo) {
 		quantiles3(tok, mc->nsamples, mc->scratch, mc->qw, q);
 		r->tok_s.p5 = q[0];
@@ -1890,7 +2012,7 @@ static int rows_finish(struct projection *p, struct mc *mc, struct model *m, con
 		       int sensitivity)
 {
 	for (size_t i = 0; i < p->nrows; i++) {
-		row_band(&p->rows[i], mc, m, (size_t)case_of[i]);
+		row_band(&p->rows[i], mc, m, (size_t)case_of[i], mc->row_lane[i]);
 		lean_row(mc, m, &p->rows[i], (size_t)case_of[i]);
 	}
 	if (!sensitivity)
@@ -1918,7 +2040,7 @@ static void mc_spread(struct mc *mc, const struct calib *c)
 	/* exactly determined: the residuals say nothing, so the form is sampled;
 	 * more points than parameters: the residuals' scatter, grown for the
 	 * parameters' own uncertainty */
-	mc->mix_forms = c->moe_ref.curve == MOE_CURVE_PHYSICAL && f->ok && f->npoints <= nfree;
+	mc->mix_forms = f->ok && f->npoints <= nfree; /* either form declared: mix the other in */
 	mc->fit_sig = f->ok && f->npoints > nfree
 			      ? f->rms_pct / 100 * sqrt((double)f->npoints / (f->npoints - nfree))
 			      : 0;
@@ -1965,29 +2087,32 @@ static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
 }
 
 /* The grid's cells of scenario gs as cases of mc, and its races: one per
- * (target, C), lanes the budgets, in cell order. *cell_case and *race_w
- * are the caller's to free, even on error. Returns 0 or an error code. */
+ * (target, C), lanes the budgets, in cell order. *cell_case, *cell_lane
+ * and *race_c are the caller's to free, even on error. Returns 0 or an
+ * error code. */
 static int grid_races(struct projection *p, const struct project_config *cfg,
 		      const struct calib *c, const struct scenario *gs, struct mc *mc,
-		      const struct model *m, long **cell_case, double **race_w)
+		      const struct model *m, struct pacc *acc, long **cell_case, long **cell_lane,
+		      int **race_c)
 {
-	size_t ncells = (size_t)cfg->ntargets * cfg->nconc * cfg->nbudgets;
+	struct project_grid *g = &p->grid;
 	int rc;
 
 	p->has_grid = 1;
-	if (!(*cell_case = calloc(ncells ? ncells : 1, sizeof **cell_case)))
-		return err_nomem();
-	if ((rc = grid_setup(p, cfg, c, gs, mc, m, *cell_case)) != 0)
+	if ((rc = grid_setup(p, cfg, c, gs, mc, m, acc, cell_case, cell_lane)) != 0)
 		return rc;
-	mc->nraces = cfg->ntargets * cfg->nconc;
-	mc->nlanes = cfg->nbudgets;
+	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	mc->nraces = g->ntargets * g->nconc;
+	mc->nlanes = g->nbudgets;
 	mc->race_case = *cell_case;
-	if (!(*race_w = malloc(ncells * sizeof **race_w)) ||
-	    !(mc->wins = calloc(ncells, sizeof *mc->wins)))
+	mc->race_acc = *cell_lane;
+	if (!(*race_c = malloc((size_t)mc->nraces * sizeof **race_c)) ||
+	    !(mc->wins = calloc(ncells, sizeof *mc->wins)) ||
+	    !(mc->regret = calloc(ncells, sizeof *mc->regret)))
 		return err_nomem();
-	for (size_t i = 0; i < ncells; i++)
-		(*race_w)[i] = p->grid.cells[i].accept;
-	mc->race_w = *race_w;
+	for (int r = 0; r < mc->nraces; r++)
+		(*race_c)[r] = g->conc[r % g->nconc];
+	mc->race_c = *race_c;
 	return 0;
 }
 
@@ -2029,6 +2154,51 @@ static void mc_free(struct mc *mc)
 	free(mc->scratch);
 	free(mc->qw);
 	free(mc->wins);
+	free(mc->regret);
+}
+
+/* The acceptance source for scenarios scs[0..n) and the grid of scenario
+ * gs (NULL: none): every (block, budget) asked for, a trace replayed.
+ * Returns 0 or an error code. */
+static int accept_prepare(struct pacc *acc, const struct project_config *cfg,
+			  const struct scenario *scs, size_t n, const struct scenario *gs)
+{
+	int rc = 0;
+	pacc_init(acc, cfg, gs && !gs->accept_curve ? gs : NULL);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (scs[i].accept_curve)
+			rc = pacc_want(acc, scs[i].block, scs[i].budget);
+	if (!rc && gs)
+		rc = grid_want(acc, cfg, gs);
+	return rc ? rc : pacc_replay(acc);
+}
+
+/* After the model's draws: the source's level point (a published curve's:
+ * the grid scenario's acceptance at its geometric mean over the draws, as
+ * its row's point), its draws (a published level: the same uniform as the
+ * grid scenario's row), and the source in words. Returns 0 or DDT_ENOMEM. */
+static int accept_draw(struct projection *p, struct mc *mc, struct pacc *acc,
+		       const struct scenario *gs, const struct project_config *cfg)
+{
+	int rc;
+	if (gs && gs->estimator == EST_CALIBRATED && acc->level_hi > acc->level_lo)
+		pacc_set_level_point(acc, central_accept(mc, acc->level_lo, acc->level_hi));
+	if ((rc = pacc_draw(acc, mc->nsamples, MC_U(mc, mc->ngroups + KN_ACCEPT), cfg->seed)) != 0)
+		return rc;
+	mc->acc = acc;
+	copy_str(p->accept_kind, sizeof p->accept_kind,
+		 acc->kind == ACCEPT_TRACE ? "trace" : "published");
+	pacc_describe(acc, gs ? gs->name : "the grid scenario", p->accept_source,
+		      sizeof p->accept_source);
+	if (!p->has_grid)
+		return 0;
+	struct project_grid *g = &p->grid;
+	long l = pacc_lane(acc, g->block, (int)g->ref_budget);
+	g->ref_accept = acc->kind == ACCEPT_PUBLISHED ? acc->level_point
+			: l >= 0 ? acc->lanes[l].point : NAN;
+	copy_str(g->accept_kind, sizeof g->accept_kind, p->accept_kind);
+	copy_str(g->accept_source, sizeof g->accept_source, p->accept_source);
+	return 0;
 }
 
 /* Projects scenarios scs[0..n) into p by cfg, on a copy of c0 with
@@ -2039,8 +2209,9 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	struct calib *c = malloc(sizeof *c);
 	struct model *m = malloc(sizeof *m);
 	struct mc mc = {0};
-	long *row_case = NULL, *cell_case = NULL;
-	double *race_w = NULL;
+	struct pacc acc = {0};
+	long *row_case = NULL, *cell_case = NULL, *row_lane = NULL, *cell_lane = NULL;
+	int *race_c = NULL;
 	const struct scenario *gs = NULL;
 	int rc = 0;
 
@@ -2064,30 +2235,35 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;
 	mc_init(&mc, c, m);
-	if ((rc = rows_setup(p, c, scs, n, &mc, m, &row_case)) != 0)
+	gs = cfg->grid ? grid_scenario(cfg, scs, n) : NULL;
+	if ((rc = accept_prepare(&acc, cfg, scs, n, gs)) != 0 ||
+	    (rc = rows_setup(p, c, scs, n, &mc, m, &acc, &row_case, &row_lane)) != 0)
 		goto done;
-	if (cfg->grid && (gs = grid_scenario(cfg, scs, n)) != NULL &&
-	    (rc = grid_races(p, cfg, c, gs, &mc, m, &cell_case, &race_w)) != 0)
+	mc.row_lane = row_lane;
+	if (gs && (rc = grid_races(p, cfg, c, gs, &mc, m, &acc, &cell_case, &cell_lane, &race_c)))
 		goto done;
 	mc_spread(&mc, c);
 	if ((rc = mc_run(&mc, m, cfg->samples, cfg->seed)) != 0 ||
 	    (rc = mc_weigh(&mc, p, cfg->seed)) != 0)
 		goto done;
 	mc_central(&mc);
-	if ((rc = mc_cal_point(&mc, m)) != 0)
+	if ((rc = mc_cal_point(&mc, m)) != 0 || (rc = accept_draw(p, &mc, &acc, gs, cfg)) != 0)
 		goto done;
 	if (p->has_grid) {
 		run_races(&mc);
-		grid_finish(p, &mc, cell_case, gs->estimator == EST_CALIBRATED);
+		grid_finish(p, &mc, cell_case, cell_lane, gs->estimator == EST_CALIBRATED);
 	}
 	if ((rc = rows_finish(p, &mc, m, row_case, cfg->sensitivity)) != 0)
 		goto done;
 	rc = finish_notes(p, c, m, &mc);
 done:
 	mc_free(&mc);
-	free(race_w);
+	pacc_free(&acc);
+	free(race_c);
 	free(row_case);
+	free(row_lane);
 	free(cell_case);
+	free(cell_lane);
 	free(m);
 	free(c);
 	return rc;
@@ -2140,6 +2316,7 @@ void project_free(struct projection *p)
 	free(p->rows);
 	free(p->grid.cells);
 	free(p->grid.best);
+	free(p->grid.runner);
 	free(p->backtest);
 	free(p->xback);
 	free(p->xsum);

@@ -29,13 +29,18 @@
 #include "record.h"
 #include "tmpl.h"
 
-#define PROJECT_SCHEMA 4
+#define PROJECT_SCHEMA 5
 #define PROJECT_MAX_GRID_TARGETS 16
 #define PROJECT_MAX_GRID_CONC 16
-#define PROJECT_MAX_GRID_BUDGETS 24
+#define PROJECT_MAX_GRID_BUDGETS 32 /* the template's, and those added around optima */
+#define PROJECT_MAX_CONF_BUDGETS 24  /* the template's */
 #define PROJECT_MAX_CURVE 32
 #define PROJECT_MAX_FIT_PARAMS 4
 #define PROJECT_MAX_FIT_POINTS 64
+
+/* Where acceptance comes from: a drafter trace replayed (ddt acceptance),
+ * or a published curve of another model and task. */
+enum accept_kind { ACCEPT_PUBLISHED, ACCEPT_TRACE };
 
 /* ---- settings: the template's `projection:` section ---- */
 
@@ -51,10 +56,18 @@ struct project_config {
 	int budgets[PROJECT_MAX_GRID_BUDGETS];
 	char grid_scenario[48]; /* block, pipeline and acceptances come from it */
 	char ad_hoc[48];        /* the scenario `ddt estimate`'s ad hoc options change */
-	/* acceptance vs budget (DDTree), scaled per scenario */
+	/* the acceptance source (acceptance_curve): the grid's acceptance at
+	 * every budget, and the scenarios' that say `accept: curve` */
+	enum accept_kind accept_kind;
+	char accept_trace[512];  /* ACCEPT_TRACE: the drafter trace replayed */
+	/* ACCEPT_PUBLISHED: acceptance vs budget from elsewhere, its level taken
+	 * from the grid scenario's acceptance, its gain doubted by accept_shape */
 	int ncurve;
 	double curve_budget[PROJECT_MAX_CURVE], curve_accept[PROJECT_MAX_CURVE];
 	char curve_source[CALIB_SOURCE_LEN];
+	char curve_label[96];    /* whose curve it is: "another model and task: ..." */
+	struct dist accept_shape; /* exponent on the curve's ratio to its value at the
+				   * grid scenario's budget (1: the published gain) */
 	/* -1: the calibration's moe_reference.curve; else enum moe_curve_kind */
 	int moe_curve;
 };
@@ -91,7 +104,9 @@ struct project_row {
 	int runnable;
 	char note[200];
 	enum estimator_kind estimator;
-	double accept_lo, accept_hi; /* a calibrated scenario's acceptance range (lo = hi: one value) */
+	double accept_lo, accept_hi; /* a calibrated scenario's acceptance range (lo = hi: one
+				      * value); from the trace: its bootstrap interval */
+	char accept_from[16];     /* "typed" (the scenario's accept) or "trace" (accept: curve) */
 	double ms[COMP_COUNT];    /* components at the point values */
 	double moe_ms, nonmoe_ms;
 	struct band step_ms, tok_s;
@@ -138,7 +153,10 @@ struct project_cell {
 	int accept_capped;        /* the scaled curve passed the block size */
 	struct band step_ms, tok_s;
 	double p_best;            /* share of draws in which this budget is the best */
-	int best;                 /* the budget of highest point tok/s for (target, C) */
+	double regret;            /* expected loss of choosing it: mean over the draws of
+				   * (the draw's best tok/s - its tok/s) */
+	int best;                 /* the budget of least regret for (target, C) */
+	int runner;               /* the one of next least regret */
 };
 
 struct project_grid {
@@ -150,9 +168,14 @@ struct project_grid {
 	char targets[PROJECT_MAX_GRID_TARGETS][32];
 	int conc[PROJECT_MAX_GRID_CONC];
 	int budgets[PROJECT_MAX_GRID_BUDGETS];
-	double curve_accept[PROJECT_MAX_GRID_BUDGETS]; /* the unscaled curve at each budget */
+	double curve_accept[PROJECT_MAX_GRID_BUDGETS]; /* the source's curve at each budget
+							* (published: unscaled) */
+	int nadded;               /* budgets added around the optimum (non-powers of two) */
+	char accept_kind[16];     /* "published" or "trace" */
+	char accept_source[400];  /* where the acceptance came from and how it is doubted */
 	struct project_cell *cells; /* [ntargets][nconc][nbudgets] */
 	int *best;                  /* [ntargets][nconc]: index into budgets */
+	int *runner;                /* [ntargets][nconc]: the runner-up's index */
 };
 
 /* The cell of (target t, concurrency c, budget b) by index. */
@@ -247,6 +270,9 @@ struct projection {
 	int recalibrated;            /* tonight's GPU measurements replaced calibration laws */
 	char measured_on[128];       /* tonight's device (GPU name, or the CPU's) */
 	char lean[400];              /* one paragraph: how far, which way, which assumption */
+	char accept_kind[16];        /* the acceptance source: "published" or "trace" */
+	char accept_source[400];     /* it in words: the trace (steps, block, top-K) or the
+				      * published curve, labelled, and its prior */
 	size_t nrows;
 	struct project_row *rows;
 	size_t ntornado;

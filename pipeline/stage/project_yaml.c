@@ -46,6 +46,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "accept", r->accept);
 		yout_kv_num(y, "accept_lo", r->accept_lo);
 		yout_kv_num(y, "accept_hi", r->accept_hi);
+		yout_kv_str(y, "accept_from", r->accept_from);
 		yout_kv_str(y, "estimator", estimator_name(r->estimator));
 		kv_bool(y, "runnable", r->runnable);
 		yout_kv_str(y, "note", r->note);
@@ -122,6 +123,9 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 	yout_kv_int(y, "block", g->block);
 	yout_kv_num(y, "ref_budget", g->ref_budget);
 	yout_kv_num(y, "ref_accept", g->ref_accept);
+	yout_kv_str(y, "accept_kind", g->accept_kind);
+	yout_kv_str(y, "accept_source", g->accept_source);
+	yout_kv_int(y, "nadded", g->nadded);
 	yout_key(y, "targets");
 	yout_seq(y);
 	for (int t = 0; t < g->ntargets; t++)
@@ -156,7 +160,9 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 				yout_kv_num(y, "tok_p50", x->tok_s.p50);
 				yout_kv_num(y, "tok_p95", x->tok_s.p95);
 				yout_kv_num(y, "p_best", x->p_best);
+				yout_kv_num(y, "regret", x->regret);
 				kv_bool(y, "best", x->best);
+				kv_bool(y, "runner", x->runner);
 				yout_end(y);
 			}
 	yout_end(y);
@@ -302,6 +308,8 @@ void project_emit_sections(struct yout *y, const struct projection *p, unsigned 
 		yout_kv_num(y, "ess_pct", p->ess_pct);
 		kv_bool(y, "conflict", p->conflict);
 		yout_kv_str(y, "weighting", p->weighting);
+		yout_kv_str(y, "accept_kind", p->accept_kind);
+		yout_kv_str(y, "accept_source", p->accept_source);
 		yout_key(y, "notes");
 		yout_seq(y);
 		for (size_t i = 0; i < p->nnotes; i++)
@@ -418,6 +426,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "accept", NUM, &r->accept);
 	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
 	yget_num(c, m, "accept_hi", NUM, &r->accept_hi);
+	str_in(c, m, "accept_from", r->accept_from, sizeof r->accept_from);
 	{
 		const char *e = NULL;
 		if (!yget_str(c, m, "estimator", Y_REQUIRED, &e) && e &&
@@ -518,10 +527,14 @@ static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g,
 	yget_num(c, m, "tok_p50", NUM, &x->tok_s.p50);
 	yget_num(c, m, "tok_p95", NUM, &x->tok_s.p95);
 	yget_num(c, m, "p_best", NUM, &x->p_best);
+	yget_num(c, m, "regret", NUM, &x->regret);
 	yget_bool(c, m, "best", Y_REQUIRED, &x->best);
+	yget_bool(c, m, "runner", Y_REQUIRED, &x->runner);
 	ycheck_unknown(c, m);
 	if (x->best)
 		g->best[t * g->nconc + ci] = b;
+	if (x->runner)
+		g->runner[t * g->nconc + ci] = b;
 }
 
 static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
@@ -532,6 +545,9 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 	int_in(c, m, "block", &g->block);
 	yget_num(c, m, "ref_budget", NUM, &g->ref_budget);
 	yget_num(c, m, "ref_accept", NUM, &g->ref_accept);
+	str_in(c, m, "accept_kind", g->accept_kind, sizeof g->accept_kind);
+	str_in(c, m, "accept_source", g->accept_source, sizeof g->accept_source);
+	int_in(c, m, "nadded", &g->nadded);
 	if ((s = seq_in(c, m, "targets", PROJECT_MAX_GRID_TARGETS)) != NULL)
 		for (size_t i = 0; i < s->n; i++)
 			if (!ynode_expect(c, s->items[i], YDOC_SCALAR, "targets"))
@@ -548,7 +564,8 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 	size_t n = (size_t)g->ntargets * g->nconc * g->nbudgets;
 	g->cells = calloc(n ? n : 1, sizeof *g->cells);
 	g->best = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->best);
-	if (!g->cells || !g->best)
+	g->runner = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->runner);
+	if (!g->cells || !g->best || !g->runner)
 		return err_nomem();
 	if ((cells = seq_in(c, m, "cells", n)) != NULL) {
 		if (cells->n != n)
@@ -718,6 +735,8 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 	yget_num(c, root, "ess_pct", NUM, &p->ess_pct);
 	yget_bool(c, root, "conflict", Y_REQUIRED, &p->conflict);
 	str_in(c, root, "weighting", p->weighting, sizeof p->weighting);
+	str_in(c, root, "accept_kind", p->accept_kind, sizeof p->accept_kind);
+	str_in(c, root, "accept_source", p->accept_source, sizeof p->accept_source);
 	if ((s = seq_in(c, root, "notes", 1000)) != NULL) {
 		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
 			return rc;
@@ -836,13 +855,15 @@ int project_normalize(struct projection *p)
 
 static void text_rows(const struct projection *p, FILE *fp)
 {
-	fprintf(fp, "%-18s %-10s %-7s %5s %7s %8s %8s %8s %8s %8s  %-18s %s\n", "scenario",
-		"estimator", "target", "M", "accept", "step_ms", "tok/s", "p5", "p50", "p95",
+	fprintf(fp, "%-18s %-10s %-7s %5s %7s %-5s %8s %8s %8s %8s %8s  %-18s %s\n", "scenario",
+		"estimator", "target", "M", "accept", "from", "step_ms", "tok/s", "p5", "p50", "p95",
 		"other estimator", "backtest");
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct project_row *r = &p->rows[i];
 		char acc[48], other[48], bt[48] = "-";
-		if (r->accept_hi > r->accept_lo)
+		if (!strcmp(r->accept_from, "trace"))
+			snprintf(acc, sizeof acc, "%.3g", r->accept);
+		else if (r->accept_hi > r->accept_lo)
 			snprintf(acc, sizeof acc, "%g-%g", r->accept_lo, r->accept_hi);
 		else
 			snprintf(acc, sizeof acc, "%g", r->accept);
@@ -851,14 +872,15 @@ static void text_rows(const struct projection *p, FILE *fp)
 		if (!isnan(r->xfer_cover_pct))
 			snprintf(bt, sizeof bt, "%.0f%% in, %.1f%% err", r->xfer_cover_pct,
 				 r->xfer_err_pct);
-		fprintf(fp, "%-18s %-10s %-7s %5g %7s %8.3f %8.1f %8.1f %8.1f %8.1f  %-18s %s%s\n",
-			r->scenario, estimator_name(r->estimator), r->target, r->M, acc,
+		fprintf(fp, "%-18s %-10s %-7s %5g %7s %-5s %8.3f %8.1f %8.1f %8.1f %8.1f  %-18s %s%s\n",
+			r->scenario, estimator_name(r->estimator), r->target, r->M, acc, r->accept_from,
 			r->step_ms.point, r->tok_s.point, r->tok_s.p5, r->tok_s.p50, r->tok_s.p95,
 			other, bt, r->runnable ? "" : "  [not runnable]");
 	}
 	fprintf(fp, "(seed: the seed's estimator, its point and where it falls in ddt's band; "
 		    "calibrated: ddt's, point = the model at the calibrated central inputs, "
-		    "within 1%% of the median; backtest: the transfer's cross-GPU "
+		    "within 1%% of the median; from: typed (the scenario's accept) or trace (its "
+		    "mean, the bootstrap interval drawn); backtest: the transfer's cross-GPU "
 		    "backtest for this target, share of held-out measurements inside p5-p95 and "
 		    "median |error|)\n");
 }
@@ -889,19 +911,34 @@ static void text_grid(const struct projection *p, FILE *fp)
 	const struct project_grid *g = &p->grid;
 	if (!p->has_grid)
 		return;
-	fprintf(fp, "\nbest budget per target and concurrency (%s pipeline, block %d; acceptance "
-		    "%g at B=%g scaled along the DDTree curve)\n",
-		pipeline_name(g->pipeline), g->block, g->ref_accept, g->ref_budget);
-	fprintf(fp, "  %-13s %4s %6s %7s %9s %9s %9s %7s\n", "target", "C", "B", "accept",
-		"tok/s", "p5", "p95", "P(best)");
+	fprintf(fp, "\nbest budget per target and concurrency (%s pipeline, block %d; the budget "
+		    "of least expected regret over the draws)\nacceptance: %s\n",
+		pipeline_name(g->pipeline), g->block, g->accept_source);
+	fprintf(fp, "  %-13s %4s %6s %7s %9s %9s %9s %7s %8s   %s\n", "target", "C", "B", "accept",
+		"tok/s", "p5", "p95", "P(best)", "regret", "runner-up: B, P(best), regret");
 	for (int t = 0; t < g->ntargets; t++)
 		for (int c = 0; c < g->nconc; c++) {
-			int b = g->best[t * g->nconc + c];
+			int b = g->best[t * g->nconc + c], r = g->runner[t * g->nconc + c];
 			const struct project_cell *x = PROJECT_CELL(g, t, c, b);
-			fprintf(fp, "  %-13s %4d %6d %7.2f %9.1f %9.1f %9.1f %6.0f%%\n",
+			const struct project_cell *y = PROJECT_CELL(g, t, c, r);
+			fprintf(fp, "  %-13s %4d %6d %7.2f %9.1f %9.1f %9.1f %6.0f%% %8.1f   ",
 				g->targets[t], g->conc[c], g->budgets[b], x->accept, x->tok_s.point,
-				x->tok_s.p5, x->tok_s.p95, 100 * x->p_best);
+				x->tok_s.p5, x->tok_s.p95, 100 * x->p_best, x->regret);
+			if (r != b)
+				fprintf(fp, "%d, %.0f%%, %.1f\n", g->budgets[r], 100 * y->p_best,
+					y->regret);
+			else
+				fprintf(fp, "-\n");
 		}
+	fprintf(fp, "(regret: mean over the draws of the draw's best tok/s minus this budget's; "
+		    "budgets: the template's");
+	if (g->nadded) {
+		fprintf(fp, " and %d added around the optima:", g->nadded);
+		for (int b = 0; b < g->nbudgets; b++)
+			if (g->budgets[b] & (g->budgets[b] - 1))
+				fprintf(fp, " %d", g->budgets[b]);
+	}
+	fprintf(fp, ")\n");
 }
 
 static void text_fit(const struct projection *p, FILE *fp)
@@ -948,7 +985,8 @@ void project_write_text(const struct projection *p, unsigned parts, FILE *fp)
 			(unsigned long long)p->seed, moe_curve_name(p->curve),
 			p->recalibrated ? ", recalibrated from tonight's GPU run" : "");
 		text_rows(p, fp);
-		fprintf(fp, "\nweighting: %s\n", p->weighting);
+		fprintf(fp, "\nacceptance: %s\n", p->accept_source);
+		fprintf(fp, "weighting: %s\n", p->weighting);
 		fprintf(fp, "lean: %s\n", p->lean);
 		for (size_t i = 0; i < p->nnotes; i++)
 			fprintf(fp, "note: %s\n", p->notes[i]);

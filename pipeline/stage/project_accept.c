@@ -1,0 +1,294 @@
+/* project_accept.c - the projection's acceptance source: a drafter trace replayed through acceptance.h, or a published curve with a prior on its gain; point values and draws per (block, budget). */
+#include "project_accept.h"
+
+#include "err.h"
+#include "rng.h"
+
+#include <gsl/gsl_cdf.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pacc_init(struct pacc *a, const struct project_config *cfg, const struct scenario *s)
+{
+	memset(a, 0, sizeof *a);
+	a->cfg = cfg;
+	a->kind = cfg->accept_kind;
+	a->level_budget = a->level_lo = a->level_hi = a->level_point = NAN;
+	if (!s || s->naccept < 1)
+		return;
+	int range = s->estimator == EST_CALIBRATED && s->naccept > 1;
+	a->level_budget = s->budget;
+	a->level_lo = a->level_hi = s->accept[(s->naccept - 1) / 2];
+	for (int i = 0; range && i < s->naccept; i++) {
+		a->level_lo = i ? fmin(a->level_lo, s->accept[i]) : s->accept[i];
+		a->level_hi = i ? fmax(a->level_hi, s->accept[i]) : s->accept[i];
+	}
+	a->level_point = (a->level_lo + a->level_hi) / 2;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+int pacc_want(struct pacc *a, int block, int budget)
+{
+	int have = 0;
+	if (a->kind != ACCEPT_TRACE)
+		return 0;
+	for (int i = 0; i < a->nbudgets; i++)
+		have |= a->budgets[i] == budget;
+	if (!have) {
+		if (a->nbudgets == ACCEPTANCE_MAX_BUDGETS || budget > ACCEPTANCE_MAX_BUDGET)
+			return err_set(DDT_EINPUT, "projection.acceptance_curve.trace: budget %d is "
+				       "beyond a replay (at most %d budgets up to %d)", budget,
+				       ACCEPTANCE_MAX_BUDGETS, ACCEPTANCE_MAX_BUDGET);
+		a->budgets[a->nbudgets++] = budget;
+		qsort(a->budgets, (size_t)a->nbudgets, sizeof *a->budgets, cmp_int);
+	}
+	for (int i = 0; i < a->nrep; i++)
+		if (a->rep_block[i] == block)
+			return 0;
+	if (a->nrep == PACC_MAX_BLOCKS)
+		return err_set(DDT_EINPUT, "projection.acceptance_curve.trace: more than %d blocks",
+			       PACC_MAX_BLOCKS);
+	a->rep_block[a->nrep++] = block;
+	return 0;
+}
+
+/* The lower factor L of the n x n covariance c (L L' = c), a semi-definite
+ * one too: a pivot at rounding level makes its column zero (two budgets
+ * whose means move together exactly). Returns L (malloc'd) or NULL. */
+static double *chol(const double *c, int n)
+{
+	double *L = calloc((size_t)n * n, sizeof *L);
+	if (!L)
+		return NULL;
+	for (int j = 0; j < n; j++) {
+		double d = c[j * n + j];
+		for (int k = 0; k < j; k++)
+			d -= L[j * n + k] * L[j * n + k];
+		if (!(d > 1e-12 * c[j * n + j]) || !(d > 0))
+			continue;
+		L[j * n + j] = sqrt(d);
+		for (int i = j + 1; i < n; i++) {
+			double v = c[i * n + j];
+			for (int k = 0; k < j; k++)
+				v -= L[i * n + k] * L[j * n + k];
+			L[i * n + j] = v / L[j * n + j];
+		}
+	}
+	return L;
+}
+
+int pacc_replay(struct pacc *a)
+{
+	struct acceptance_opts o;
+	if (a->kind != ACCEPT_TRACE)
+		return 0;
+	acceptance_opts_default(&o);
+	o.nbudgets = a->nbudgets;
+	memcpy(o.budgets, a->budgets, sizeof o.budgets);
+	for (int i = 0; i < a->nrep; i++) {
+		o.block = a->rep_block[i];
+		int rc = acceptance_replay(&a->rep[i], a->cfg->accept_trace, &o);
+		if (rc) {
+			char why[512];
+			snprintf(why, sizeof why, "%s", err_msg()); /* err_set writes where it reads */
+			return err_set(rc, "projection.acceptance_curve.trace: %s", why);
+		}
+		if (!(a->chol[i] = chol(a->rep[i].cov, a->rep[i].nb)))
+			return err_nomem();
+	}
+	return 0;
+}
+
+/* The published curve at budget B: linear in log2(B) between its points;
+ * beyond them, the least-squares slope per doubling over all points. */
+static double curve_at(const struct project_config *cfg, double B)
+{
+	int n = cfg->ncurve;
+	double lb = log2(B);
+	if (B >= cfg->curve_budget[0] && B <= cfg->curve_budget[n - 1]) {
+		int i = 1;
+		while (i < n - 1 && B > cfg->curve_budget[i])
+			i++;
+		double x0 = log2(cfg->curve_budget[i - 1]), x1 = log2(cfg->curve_budget[i]);
+		return cfg->curve_accept[i - 1] +
+		       (lb - x0) * (cfg->curve_accept[i] - cfg->curve_accept[i - 1]) / (x1 - x0);
+	}
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (int i = 0; i < n; i++) {
+		double x = log2(cfg->curve_budget[i]);
+		sx += x, sy += cfg->curve_accept[i], sxx += x * x, sxy += x * cfg->curve_accept[i];
+	}
+	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	int end = B < cfg->curve_budget[0] ? 0 : n - 1;
+	return cfg->curve_accept[end] + slope * (lb - log2(cfg->curve_budget[end]));
+}
+
+/* v within what a tree of budget B in a block can accept: the root at
+ * least, B + 1 nodes and the block at most. */
+static double clamp_accept(double v, int block, int budget)
+{
+	double cap = budget + 1 < block ? budget + 1 : block;
+	return v > cap ? cap : v < 1 ? 1 : v;
+}
+
+/* Lane l's published value at level lv and exponent e. */
+static double published_at(const struct pacc_lane *l, double lv, double e)
+{
+	/* a curve extended below its first point may fall to zero: the root alone */
+	return clamp_accept(l->ratio > 0 ? lv * pow(l->ratio, e) : 1, l->block, l->budget);
+}
+
+/* Fills lane l's source figures. Returns 0 or DDT_EINPUT. */
+static int lane_fill(struct pacc *a, struct pacc_lane *l)
+{
+	if (a->kind == ACCEPT_PUBLISHED) {
+		l->ratio = curve_at(a->cfg, l->budget) / curve_at(a->cfg, a->level_budget);
+		l->point = l->lo = l->hi =
+			published_at(l, a->level_point, a->cfg->accept_shape.point);
+		return 0;
+	}
+	for (l->rep = 0; l->rep < a->nrep && a->rep_block[l->rep] != l->block; l->rep++)
+		;
+	const struct acceptance_result *r = l->rep < a->nrep ? &a->rep[l->rep] : NULL;
+	for (l->bi = 0; r && l->bi < r->nb && r->b[l->bi].budget != l->budget; l->bi++)
+		;
+	if (!r || l->bi == r->nb)
+		return err_set(DDT_EINPUT, "projection.acceptance_curve.trace: block %d budget %d "
+			       "was not replayed", l->block, l->budget);
+	l->point = r->b[l->bi].mean;
+	l->lo = r->b[l->bi].lo;
+	l->hi = r->b[l->bi].hi;
+	return 0;
+}
+
+long pacc_lane(struct pacc *a, int block, int budget)
+{
+	for (size_t i = 0; i < a->nlanes; i++)
+		if (a->lanes[i].block == block && a->lanes[i].budget == budget)
+			return (long)i;
+	if (a->kind == ACCEPT_PUBLISHED && !(a->level_budget > 0))
+		return err_set(DDT_EINPUT, "the published acceptance curve takes its level from a "
+			       "scenario's acceptance: type it, or name a trace");
+	if (a->nlanes == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 32;
+		struct pacc_lane *n = realloc(a->lanes, cap * sizeof *n);
+		if (!n)
+			return err_nomem();
+		a->lanes = n;
+		a->cap = cap;
+	}
+	struct pacc_lane *l = &a->lanes[a->nlanes];
+	memset(l, 0, sizeof *l);
+	l->block = block;
+	l->budget = budget;
+	int rc = lane_fill(a, l);
+	return rc ? rc : (long)a->nlanes++;
+}
+
+double pacc_curve(const struct pacc *a, size_t i)
+{
+	const struct pacc_lane *l = &a->lanes[i];
+	return a->kind == ACCEPT_PUBLISHED ? curve_at(a->cfg, l->budget) : l->point;
+}
+
+void pacc_set_level_point(struct pacc *a, double level)
+{
+	if (a->kind != ACCEPT_PUBLISHED)
+		return;
+	a->level_point = level;
+	for (size_t i = 0; i < a->nlanes; i++) {
+		struct pacc_lane *l = &a->lanes[i];
+		l->point = l->lo = l->hi = published_at(l, level, a->cfg->accept_shape.point);
+	}
+}
+
+/* One draw s of every trace lane: per replay, its means moved by L z. */
+static void draw_trace(struct pacc *a, struct rng *r, size_t s)
+{
+	double z[ACCEPTANCE_MAX_BUDGETS], x[PACC_MAX_BLOCKS][ACCEPTANCE_MAX_BUDGETS];
+	for (int i = 0; i < a->nrep; i++) {
+		int n = a->rep[i].nb;
+		const double *L = a->chol[i];
+		for (int j = 0; j < n; j++)
+			z[j] = gsl_cdf_ugaussian_Pinv(rng_open01(r));
+		for (int j = 0; j < n; j++) {
+			double v = a->rep[i].b[j].mean;
+			for (int k = 0; k <= j; k++)
+				v += L[j * n + k] * z[k];
+			x[i][j] = v;
+		}
+	}
+	for (size_t l = 0; l < a->nlanes; l++) {
+		const struct pacc_lane *ln = &a->lanes[l];
+		a->draws[l * a->nsamples + s] = clamp_accept(x[ln->rep][ln->bi], ln->block, ln->budget);
+	}
+}
+
+int pacc_draw(struct pacc *a, size_t n, const double *u_level, uint64_t seed)
+{
+	struct rng r;
+	free(a->draws);
+	a->nsamples = n;
+	if (!(a->draws = malloc((a->nlanes ? a->nlanes : 1) * n * sizeof *a->draws)))
+		return err_nomem();
+	rng_seed(&r, seed ^ 0x9e3779b97f4a7c15u);
+	for (size_t s = 0; s < n; s++) {
+		if (a->kind == ACCEPT_TRACE) {
+			draw_trace(a, &r, s);
+			continue;
+		}
+		double lv = u_level ? a->level_lo + u_level[s] * (a->level_hi - a->level_lo)
+				    : a->level_point;
+		double e = dist_quantile(&a->cfg->accept_shape, rng_open01(&r));
+		for (size_t l = 0; l < a->nlanes; l++)
+			a->draws[l * n + s] = published_at(&a->lanes[l], lv, e);
+	}
+	return 0;
+}
+
+void pacc_describe(const struct pacc *a, const char *level_name, char *buf, size_t len)
+{
+	const struct project_config *cfg = a->cfg;
+	if (a->kind == ACCEPT_TRACE) {
+		const struct acceptance_result *r = a->nrep ? &a->rep[0] : NULL;
+		snprintf(buf, len, "trace %s (%lld steps, block %d, top-%d..%d): the engine's heap "
+			 "and walk replayed at each budget, the bootstrap interval of the means "
+			 "(%d resamples, their covariance across budgets) sampled",
+			 cfg->accept_trace, r ? r->steps : 0LL, r ? r->trace_block : 0,
+			 r ? r->k_min : 0, r ? r->k_max : 0, r ? r->resamples : 0);
+		return;
+	}
+	const struct dist *d = &cfg->accept_shape;
+	char range[64];
+	if (!(a->level_budget > 0)) {
+		snprintf(buf, len, "published curve (%s), the grid's source (no grid computed here); "
+			 "every scenario's acceptance is typed", cfg->curve_label);
+		return;
+	}
+	if (a->level_hi > a->level_lo)
+		snprintf(range, sizeof range, "%g-%g (uniform)", a->level_lo, a->level_hi);
+	else
+		snprintf(range, sizeof range, "%g", a->level_lo);
+	snprintf(buf, len, "published curve (%s), level from %s's acceptance %s at B=%g, its gain "
+		 "over budget to the power of a %s exponent (point %g, p5-p95 %.2g-%.2g)",
+		 cfg->curve_label, level_name, range, a->level_budget, dist_kind_name(d->kind),
+		 d->point, dist_quantile(d, 0.05), dist_quantile(d, 0.95));
+}
+
+void pacc_free(struct pacc *a)
+{
+	for (int i = 0; i < a->nrep; i++) {
+		acceptance_free(&a->rep[i]);
+		free(a->chol[i]);
+	}
+	free(a->lanes);
+	free(a->draws);
+	memset(a, 0, sizeof *a);
+}
