@@ -143,7 +143,7 @@ $(CUDA_LIB): $(CUDA_OBJ) engine/cuda/backend.map $(BUILD)/.cuflags
 	@$(CXX) -shared -o $@ $(CUDA_OBJ) -Wl,--version-script=engine/cuda/backend.map \
 		-Wl,-Bsymbolic -Wl,--no-undefined $(CUDA_LIBS) -ldl -lm -pthread
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/helpers.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "helpers.h"
 #include "acceptance.h"
 #include "cpu/cpu.h"
 #include "cpu/tree.h"
@@ -489,24 +490,6 @@ static void test_acceptance__same_figures_on_any_thread_count(void **state)
 	acceptance_free(&b);
 }
 
-/* Runs "$DDT_BIN args" with stderr joined to stdout; returns the exit status. */
-static int ddt(char **out, const char *args)
-{
-	const char *bin = getenv("DDT_BIN");
-	char cmd[4096], *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len), *p;
-	int c;
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin ? bin : "build/ddt", args);
-	assert_non_null(p = popen(cmd, "r"));
-	while ((c = fgetc(p)) != EOF)
-		fputc(c, mem);
-	int st = pclose(p);
-	fclose(mem);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
 static void test_acceptance__command(void **state)
 {
@@ -514,7 +497,7 @@ static void test_acceptance__command(void **state)
 	char *out, args[1024], *yaml = tmp_path("curve.yaml"), *csv = tmp_path("curve.csv");
 	snprintf(args, sizeof args, "acceptance " FIXTURE ".jsonl --budgets 1,2,4 --yaml %s --csv %s",
 		 yaml, csv);
-	assert_int_equal(ddt(&out, args), 0);
+	assert_int_equal(helpers_ddt(&out, args), 0);
 	assert_non_null(strstr(out, "400 steps, block 6"));
 	assert_non_null(strstr(out, "100 of 100 steps"));
 	free(out);
@@ -528,16 +511,16 @@ static void test_acceptance__command(void **state)
 	assert_non_null(strstr(text, "  budgets: [1, 2, 4]\n  mean: [1.5375, 1.8225, 2.19]\n"));
 	free(text);
 
-	assert_int_equal(ddt(&out, "acceptance tests/fixtures/acceptance/none.jsonl"), 1);
+	assert_int_equal(helpers_ddt(&out, "acceptance tests/fixtures/acceptance/none.jsonl"), 1);
 	assert_non_null(strstr(out, "cannot open"));
 	free(out);
-	assert_int_equal(ddt(&out, "acceptance tests/test_acceptance.c"), 2);
+	assert_int_equal(helpers_ddt(&out, "acceptance tests/test_acceptance.c"), 2);
 	assert_non_null(strstr(out, "tests/test_acceptance.c:1:1: a line must be one JSON object"));
 	assert_null(strchr(out, '\n') + 1 == out + strlen(out) ? NULL : "more than one line");
 	free(out);
-	assert_int_equal(ddt(&out, "acceptance " FIXTURE ".jsonl --budgets 1,x"), 2);
+	assert_int_equal(helpers_ddt(&out, "acceptance " FIXTURE ".jsonl --budgets 1,x"), 2);
 	free(out);
-	assert_int_equal(ddt(&out, "acceptance --help"), 0);
+	assert_int_equal(helpers_ddt(&out, "acceptance --help"), 0);
 	assert_non_null(strstr(out, "--budgets"));
 	free(out);
 	free(yaml);

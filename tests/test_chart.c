@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "chart.h"
 #include "err.h"
 #include "fsx.h"
@@ -207,23 +208,6 @@ static void test_chart__pdf_write_errors_are_reported(void **state)
 	assert_non_null(strstr(err_msg(), "small.pdf: write failed"));
 }
 
-/* The output of a shell command into buf; returns its exit status. */
-static int capture(const char *cmd, char *buf, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	if (!p)
-		return -1;
-	while (n + 1 < len && !feof(p)) {
-		size_t got = fread(buf + n, 1, len - n - 1, p);
-		if (!got)
-			break;
-		n += got;
-	}
-	buf[n] = '\0';
-	return pclose(p);
-}
-
 static void test_chart__pdf_numbers_its_pages(void **state)
 {
 	(void)state;
@@ -234,14 +218,14 @@ static void test_chart__pdf_numbers_its_pages(void **state)
 	path = fsx_join(dir, "p.pdf");
 	assert_int_equal(pdf_write(path, &m, render_pages, NULL), 0);
 	snprintf(cmd, sizeof cmd, "pdfinfo '%s'", path);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "Pages:"));
 	pages = atoi(strstr(out, "Pages:") + 6);
 	assert_true(pages >= 2);
 	assert_non_null(strstr(out, "CreationDate:    Thu Jan  2 03:04:05 2025 UTC"));
 	/* "page N of M" knows M on page one already */
 	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s' -", path);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	snprintf(want, sizeof want, "page 1 of %d", pages);
 	assert_non_null(strstr(out, want));
 	free(path);

@@ -10,30 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "cmd.h"
 #include "err.h"
 #include "fsx.h"
-
-/* Runs "$DDT_BIN args" with stderr joined to stdout; returns the exit status
- * and the output (malloc'd) in *out. */
-static int ddt(char **out, const char *args)
-{
-	const char *bin = getenv("DDT_BIN");
-	char cmd[4096], *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len), *p;
-	int c;
-
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin ? bin : "build/ddt", args);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while ((c = fgetc(p)) != EOF)
-		fputc(c, mem);
-	int st = pclose(p);
-	fclose(mem);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 /* Finds the CSV row of scenario at acceptance accept; returns its fields. */
 static int csv_row(const char *csv, const char *prefix, char fields[][32], int max)
@@ -57,7 +37,7 @@ static void test_cli__estimate_csv_reproduces_the_seed(void **state)
 {
 	(void)state;
 	char *out, f[32][32];
-	assert_int_equal(ddt(&out, "estimate --scenario seed-b8-sglang --format csv"), 0);
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario seed-b8-sglang --format csv"), 0);
 	assert_memory_equal(out, "scenario,target,pipeline,block,budget,concurrency,M,accept,moe_ms,"
 				 "nonmoe_ms,step_ms,tok_s",
 			    strlen("scenario,target,pipeline,block,budget,concurrency,M,accept,"
@@ -66,7 +46,7 @@ static void test_cli__estimate_csv_reproduces_the_seed(void **state)
 	assert_true(atof(f[10]) > 14.5 * 0.99 && atof(f[10]) < 14.5 * 1.01);
 	assert_true(atof(f[11]) > 303 * 0.99 && atof(f[11]) < 303 * 1.01);
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --scenario seed-b8-native --format csv"), 0);
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario seed-b8-native --format csv"), 0);
 	assert_true(csv_row(out, "seed-b8-native,", f, 32) >= 12);
 	assert_true(atof(f[11]) > 460 * 0.99 && atof(f[11]) < 460 * 1.01);
 	free(out);
@@ -76,14 +56,14 @@ static void test_cli__estimate_adhoc_and_set(void **state)
 {
 	(void)state;
 	char *out, f[32][32];
-	assert_int_equal(ddt(&out, "estimate --target b300 --pipeline native --block 16 --budget 32 "
+	assert_int_equal(helpers_ddt(&out, "estimate --target b300 --pipeline native --block 16 --budget 32 "
 				   "--accept 12,14,16 --estimator seed --format csv --set native_cut=0.4"),
 			 0);
 	assert_true(csv_row(out, "adhoc,b300,native,16,32,1,33,14,", f, 32) >= 12);
 	assert_true(atof(f[10]) > 14.7 * 0.99 && atof(f[10]) < 14.7 * 1.01);
 	free(out);
 	/* a lower cut leaves more non-MoE time: slower */
-	assert_int_equal(ddt(&out, "estimate --scenario seed-b8-native --set native_cut=0.2 --format csv"), 0);
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario seed-b8-native --set native_cut=0.2 --format csv"), 0);
 	assert_true(csv_row(out, "seed-b8-native,", f, 32) >= 12);
 	assert_true(atof(f[11]) < 440);
 	free(out);
@@ -95,7 +75,7 @@ static void test_cli__table_labels_overrides(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(ddt(&out, "estimate --scenario seed-b8-native --samples 200 "
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario seed-b8-native --samples 200 "
 				   "--set anchors.sglang_b8.tok_s=290 --set law.attn_lmhead=0.2"),
 			 0);
 	assert_non_null(strstr(out, "\n  anchors.sglang_b8.step_ms                         15.17  "
@@ -111,19 +91,19 @@ static void test_cli__usage_errors_exit_2_with_one_line(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(ddt(&out, "estimate --set native_cutt=0.3"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --set native_cutt=0.3"), 2);
 	assert_string_equal(out, "ddt estimate: --set: no such key 'native_cutt'; did you mean "
 				 "'native_cut'?\n");
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --scenario nope"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario nope"), 2);
 	assert_non_null(strstr(out, "no scenario 'nope'"));
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --format xml"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --format xml"), 2);
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --block 16"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --block 16"), 2);
 	assert_non_null(strstr(out, "--accept is required"));
 	free(out);
-	assert_int_equal(ddt(&out, "frobnicate"), 2);
+	assert_int_equal(helpers_ddt(&out, "frobnicate"), 2);
 	free(out);
 }
 
@@ -132,13 +112,13 @@ static void test_cli__accept_is_between_1_and_the_block(void **state)
 	(void)state;
 	char *out, dir[] = "/tmp/ddt-cli-accept-XXXXXX", path[64], cmd[256], *def = NULL;
 	size_t len;
-	assert_int_equal(ddt(&out, "estimate --block 8 --accept 0.5"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --block 8 --accept 0.5"), 2);
 	assert_non_null(strstr(out, "--accept: 0.5 is below 1"));
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --block 8 --accept 9"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --block 8 --accept 9"), 2);
 	assert_non_null(strstr(out, "acceptance 9 exceeds the block size 8"));
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --block 8 --accept 1,8 --format csv"), 0);
+	assert_int_equal(helpers_ddt(&out, "estimate --block 8 --accept 1,8 --format csv"), 0);
 	free(out);
 	/* a template's scenario: the same floor, at its file:line:column */
 	assert_non_null(mkdtemp(dir));
@@ -152,7 +132,7 @@ static void test_cli__accept_is_between_1_and_the_block(void **state)
 			 "    block: 8\n    budget: 8\n    concurrency: 1\n    accept: [2, 0.9]\n";
 	assert_int_equal(fsx_write_all(path, y, sizeof y - 1), 0);
 	snprintf(cmd, sizeof cmd, "estimate --template %s", path);
-	assert_int_equal(ddt(&out, cmd), 2);
+	assert_int_equal(helpers_ddt(&out, cmd), 2);
 	char want[128];
 	snprintf(want, sizeof want, "%s:11:17: accept: 0.9 is below 1", path);
 	if (!strstr(out, want))
@@ -165,7 +145,7 @@ static void test_cli__bad_calibration_exits_2_naming_file_line_column(void **sta
 {
 	(void)state;
 	char *out;
-	assert_int_equal(ddt(&out, "estimate --calibration tests/fixtures/bad/nan.yaml"), 2);
+	assert_int_equal(helpers_ddt(&out, "estimate --calibration tests/fixtures/bad/nan.yaml"), 2);
 	assert_non_null(strstr(out, "tests/fixtures/bad/nan.yaml:6:14: bw_tbps: must be a finite number"));
 	assert_ptr_equal(strchr(out, '\n'), out + strlen(out) - 1); /* one line */
 	free(out);
@@ -177,13 +157,13 @@ static void test_cli__moe_reference_csv(void **state)
 {
 	(void)state;
 	char *out, f[32][32];
-	assert_int_equal(ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/good.csv "
+	assert_int_equal(helpers_ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/good.csv "
 				   "--budget 0 --format csv"),
 			 0);
 	assert_non_null(strstr(out, "moe_ms_p5,moe_ms_p50,moe_ms_p95"));
 	assert_true(csv_row(out, "adhoc,b300,native,8,0,1,1,1,", f, 32) >= 12);
 	free(out);
-	assert_int_equal(ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/two_gpus.csv"),
+	assert_int_equal(helpers_ddt(&out, "estimate --moe-reference tests/fixtures/moe_reference/two_gpus.csv"),
 			 2);
 	assert_string_equal(out, "ddt estimate: tests/fixtures/moe_reference/two_gpus.csv:4: one GPU "
 				 "per reference curve: 'b300' after 'h200'\n");
@@ -194,10 +174,10 @@ static void test_cli__check_lists_every_problem(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(ddt(&out, "check"), 0);
+	assert_int_equal(helpers_ddt(&out, "check"), 0);
 	assert_non_null(strstr(out, "ok"));
 	free(out);
-	assert_int_equal(ddt(&out, "check --calibration tests/fixtures/bad/unknown_key.yaml"), 2);
+	assert_int_equal(helpers_ddt(&out, "check --calibration tests/fixtures/bad/unknown_key.yaml"), 2);
 	assert_non_null(strstr(out, "6:5: unknown key 'bw_tbsp'"));
 	assert_non_null(strstr(out, "missing section 'model'"));
 	assert_non_null(strstr(out, "missing section 'assumptions'"));
@@ -221,10 +201,10 @@ static int fits_80_columns(const char *text)
 static void test_cli__ddt_links_no_cuda_library(void **state)
 {
 	(void)state;
-	const char *bin = getenv("DDT_BIN");
+	const char *bin = helpers_bin();
 	char cmd[4200], line[512];
 	int lines = 0;
-	snprintf(cmd, sizeof cmd, "ldd %s 2>&1", bin ? bin : "build/ddt");
+	snprintf(cmd, sizeof cmd, "ldd %s 2>&1", bin);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof line, p)) {
@@ -242,7 +222,7 @@ static void assert_help(const char *name, const struct cli_spec *spec)
 {
 	char *out, args[96], word[80];
 	snprintf(args, sizeof args, "%s --help", name);
-	assert_int_equal(ddt(&out, args), 0);
+	assert_int_equal(helpers_ddt(&out, args), 0);
 	assert_non_null(strstr(out, "usage: ddt"));
 	assert_true(fits_80_columns(out));
 	for (const struct cli_opt *o = spec ? spec->opts : NULL; o && o->kind != CLI_END; o++) {
@@ -260,7 +240,7 @@ static void test_cli__every_command_answers_help(void **state)
 {
 	(void)state;
 	char *out;
-	assert_int_equal(ddt(&out, "--help"), 0);
+	assert_int_equal(helpers_ddt(&out, "--help"), 0);
 	for (size_t i = 0; i < cmd_count; i++) {
 		assert_non_null(strstr(out, cmd_list[i].name));
 		assert_help(cmd_list[i].name, NULL);
@@ -375,7 +355,7 @@ static void test_cli__positional_arguments_follow_the_options(void **state)
 	assert_int_equal(first, 2); /* argv permuted: test --flag A B */
 	assert_int_equal(a.flag, 1);
 	char *out;
-	assert_int_equal(ddt(&out, "check extra"), 2); /* check takes none */
+	assert_int_equal(helpers_ddt(&out, "check extra"), 2); /* check takes none */
 	assert_non_null(strstr(out, "unexpected argument 'extra'"));
 	free(out);
 }
@@ -430,7 +410,7 @@ static void test_cli__readme_estimate_example_matches_the_output(void **state)
 	*eol = '\0';
 	end[1] = '\0';
 	assert_non_null(strstr(cmd, "estimate"));
-	assert_int_equal(ddt(&out, cmd), 0);
+	assert_int_equal(helpers_ddt(&out, cmd), 0);
 	const char *bad = block_mismatch(eol + 1, out);
 	if (bad)
 		fail_msg("README.md's example of 'ddt %s' differs from its output at:\n%s", cmd, bad);
@@ -453,7 +433,7 @@ static void assert_replays(const char *record, const char *name, char *path, siz
 	tmp_path(path, len, name);
 	assert_int_equal(fsx_write_all(path, record, strlen(record)), 0);
 	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
-	assert_int_equal(ddt(&again, cmd), 0);
+	assert_int_equal(helpers_ddt(&again, cmd), 0);
 	assert_string_equal(again, record);
 	free(again);
 }
@@ -469,7 +449,7 @@ static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 			   "--set law.draft=0.1 --set allreduce.b300.step_ms_at_m9=0.5 --samples 500 "
 			   "--grid --sensitivity";
 	snprintf(cmd, sizeof cmd, "%s --format csv", args);
-	assert_int_equal(ddt(&csv, cmd), 0);
+	assert_int_equal(helpers_ddt(&csv, cmd), 0);
 	assert_non_null(strstr(csv, "\n\ntornado_scenario,accept,tok_s_point,assumption,"));
 	assert_non_null(strstr(csv, "\n\ngrid_target,concurrency,budget,M,accept,"));
 	assert_non_null(strstr(csv, "\ngb300,1,"));
@@ -485,7 +465,7 @@ static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 	assert_replays(csv, "replay.csv", path, sizeof path);
 	unlink(path);
 	snprintf(cmd, sizeof cmd, "%s --format yaml", args);
-	assert_int_equal(ddt(&yaml, cmd), 0);
+	assert_int_equal(helpers_ddt(&yaml, cmd), 0);
 	assert_non_null(strstr(yaml, "\ntornado:\n"));
 	assert_non_null(strstr(yaml, "\ngrid:\n"));
 	assert_non_null(strstr(yaml, "  calibration_hash: \"fnv1a64:"));
@@ -501,11 +481,11 @@ static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 	char *hacked = strstr(yaml, "calibration_hash: \"fnv1a64:") + 27;
 	*hacked = *hacked == '0' ? '1' : '0';
 	assert_int_equal(fsx_write_all(path, yaml, strlen(yaml)), 0);
-	assert_int_equal(ddt(&again, cmd), 2);
+	assert_int_equal(helpers_ddt(&again, cmd), 2);
 	assert_non_null(strstr(again, "the calibration changed since it was written"));
 	free(again);
 	snprintf(cmd, sizeof cmd, "estimate --replay %s --set native_cut=0.2", path);
-	assert_int_equal(ddt(&again, cmd), 2);
+	assert_int_equal(helpers_ddt(&again, cmd), 2);
 	free(again);
 	unlink(path);
 	free(csv);

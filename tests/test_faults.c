@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "err.h"
 #include "fsx.h"
 #include "lock.h"
@@ -36,26 +37,6 @@
 static char root[64];   /* this test's folder */
 static char proj[2048]; /* the project folder: calibration, templates, fonts */
 static char tmpl_path[4096], cal_path[4096];
-
-/* The tiny CPU job of test_nightly: a night takes a second or two. */
-static const char tiny_yaml[] =
-	"name: tiny\n"
-	"extends: default.yaml\n"
-	"bench:\n"
-	"  seed: 1\n"
-	"  backends: [cpu]\n"
-	"  variants: [cold]\n"
-	"  source: \"test_faults: tiny sizes so a nightly takes about a second\"\n"
-	"  timing: {warmup: 1, min_samples: 3, max_samples: 20, min_time_s: 0.001,\n"
-	"           target_rsd: 0.5, timeout_s: 0.2, min_clock_frac: 0.75, source: \"test\"}\n"
-	"  cpu: {threads: 1, flush_mib: 1, copy_mib: 4}\n"
-	"  ops:\n"
-	"    - op: dense_gemv\n"
-	"      params: {M: 1, K: 256, N: 256}\n"
-	"    - op: tree_build\n"
-	"      params: {L: 3, V: 512, B: 4}\n"
-	"projection:\n"
-	"  samples: 200\n";
 
 /* Checks inside a forked child, where cmocka cannot assert: print and fail. */
 #define CHECK(cond, ...)                                                        \
@@ -69,12 +50,6 @@ static const char tiny_yaml[] =
 	} while (0)
 
 /* ---------------------------------------------------------------- processes */
-
-static const char *bin(void)
-{
-	const char *b = getenv("DDT_BIN");
-	return b && *b ? b : "build/ddt";
-}
 
 /* Runs ddt with args (NULL-terminated) under a file-size limit (fsize bytes;
  * RLIM_INFINITY: none) with SIGXFSZ ignored, stdout to out_path when given
@@ -94,7 +69,7 @@ static int ddt_run(const char *const *args, rlim_t fsize, const char *out_path, 
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		const char *argv[40] = {bin()};
+		const char *argv[40] = {helpers_bin()};
 		struct rlimit rl = {fsize, fsize};
 		int i;
 		for (i = 0; args[i] && i < 38; i++)
@@ -1002,7 +977,7 @@ static int setup(void **state)
 	dst = join(tdir, "default.yaml");
 	int rc = fsx_mkdir_p(tdir) || fsx_read_all(src, 1 << 20, &buf, &len) ||
 		 fsx_write_all(dst, buf, len) ||
-		 fsx_write_all(tmpl_path, tiny_yaml, strlen(tiny_yaml));
+		 fsx_write_all(tmpl_path, helpers_tiny_yaml, strlen(helpers_tiny_yaml));
 	free(buf);
 	free(dst);
 	free(tdir);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "err.h"
 #include "fsx.h"
 #include "lock.h"
@@ -43,15 +44,6 @@ static void put(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-static char *slurp(const char *path)
-{
-	char *buf = NULL;
-	size_t len;
-	if (fsx_read_all(path, 1 << 20, &buf, &len) != 0)
-		return strdup("");
-	return buf;
-}
-
 /* The number of files in outside/ that still hold VICTIM_TEXT. */
 static int outside_intact(void)
 {
@@ -59,7 +51,7 @@ static int outside_intact(void)
 	for (int i = 0; i < OUTSIDE_FILES; i++) {
 		char name[PATH_MAX];
 		snprintf(name, sizeof name, "%s/outside/f%03d", root, i);
-		char *t = slurp(name);
+		char *t = helpers_slurp(name);
 		n += !strcmp(t, VICTIM_TEXT);
 		free(t);
 	}

@@ -10,25 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Runs cmd (stderr joined to stdout); returns the exit status and the output
- * (malloc'd) in *out. */
-static int run(char **out, const char *cmd)
-{
-	char full[4096], *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len), *p;
-	int c;
-
-	snprintf(full, sizeof full, "%s 2>&1", cmd);
-	p = popen(full, "r");
-	assert_non_null(p);
-	while ((c = fgetc(p)) != EOF)
-		fputc(c, mem);
-	int st = pclose(p);
-	fclose(mem);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
+#include "helpers.h"
 
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -72,7 +54,7 @@ static int table(char **out, const char *dir)
 {
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "python3 tools/gpu_check.py table %s", dir);
-	return run(out, cmd);
+	return helpers_run(out, cmd);
 }
 
 static void cleanup(char *dir)
@@ -153,19 +135,19 @@ static void test_gpu_check__table_fails_what_did_not_pass(void **state)
 static void test_gpu_check__dry_run_builds_and_plans_within_nine_minutes(void **state)
 {
 	(void)state;
-	const char *nvcc = getenv("DDT_NVCC"), *bin = getenv("DDT_BIN");
+	const char *nvcc = getenv("DDT_NVCC"), *bin = helpers_bin();
 	char cmd[1024], dir[512], *out, *total;
 	int secs = 0;
 
 	if (!nvcc || !nvcc[0])
 		skip(); /* built without nvcc: nothing to build for sm_90 */
-	snprintf(dir, sizeof dir, "%s", bin ? bin : "build/ddt");
+	snprintf(dir, sizeof dir, "%s", bin);
 	*(strrchr(dir, '/') ? strrchr(dir, '/') : dir) = '\0';
 	snprintf(cmd, sizeof cmd,
 		 "PATH=\"$(dirname %s):$PATH\" GPU_CHECK_ARCH=90 GPU_CHECK_BUILD=%s/gpu-check-sm90 "
 		 "tools/gpu-check --dry-run",
 		 nvcc, dir[0] ? dir : ".");
-	int rc = run(&out, cmd);
+	int rc = helpers_run(&out, cmd);
 	if (rc)
 		fprintf(stderr, "%s", out);
 	assert_int_equal(rc, 0);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "helpers.h"
 #include "csv.h"
 #include "test_report_fixture.h"
 
@@ -393,11 +394,11 @@ static void csv_record(const char *runs, int night, char *id, size_t len)
  * neutralised (with the leading apostrophe). */
 static int csv_of(const char *args)
 {
-	const char *bin = getenv("DDT_BIN");
+	const char *bin = helpers_bin();
 	char cmd[1024], line[8192], *f[64];
 	int rows = 0, hostile = 0;
 	static const char *const texts[] = {FORMULA_TEXT, LINK_TEXT, PLUS_TEXT, AT_TEXT};
-	snprintf(cmd, sizeof cmd, "'%s' %s", bin && *bin ? bin : "build/ddt", args);
+	snprintf(cmd, sizeof cmd, "'%s' %s", bin, args);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof line, p)) {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "err.h"
 #include "fsx.h"
 #include "lock.h"
@@ -30,33 +31,7 @@ static char root[64];            /* the test's folder */
 static char proj[2048];          /* the project folder (calibration, fonts) */
 static char tmpl_path[4096], cal_path[4096];
 
-/* A tiny CPU job: two small ops, a short stopping rule, a small projection. */
-static const char tiny_yaml[] =
-	"name: tiny\n"
-	"extends: default.yaml\n"
-	"bench:\n"
-	"  seed: 1\n"
-	"  backends: [cpu]\n"
-	"  variants: [cold]\n"
-	"  source: \"test_nightly: tiny sizes so a nightly takes about a second\"\n"
-	"  timing: {warmup: 1, min_samples: 3, max_samples: 20, min_time_s: 0.001,\n"
-	"           target_rsd: 0.5, timeout_s: 0.2, min_clock_frac: 0.75, source: \"test\"}\n"
-	"  cpu: {threads: 1, flush_mib: 1, copy_mib: 4}\n"
-	"  ops:\n"
-	"    - op: dense_gemv\n"
-	"      params: {M: 1, K: 256, N: 256}\n"
-	"    - op: tree_build\n"
-	"      params: {L: 3, V: 512, B: 4}\n"
-	"projection:\n"
-	"  samples: 200\n";
-
 /* ---------------------------------------------------------------- helpers */
-
-static const char *bin(void)
-{
-	const char *b = getenv("DDT_BIN");
-	return b && *b ? b : "build/ddt";
-}
 
 static char *path_in(const char *a, const char *b)
 {
@@ -72,7 +47,7 @@ static pid_t spawn(const char *const *args, const char *out, const char *err)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *argv[32] = {bin()};
+		const char *argv[32] = {helpers_bin()};
 		int i = 0;
 		while (args[i] && i < 30) {
 			argv[i + 1] = args[i];
@@ -98,15 +73,6 @@ static int wait_status(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static char *slurp(const char *path)
-{
-	char *buf = NULL;
-	size_t len;
-	if (fsx_read_all(path, 1 << 24, &buf, &len) != 0)
-		return strdup("");
-	return buf;
-}
-
 /* Runs `ddt nightly` on runs/reports under root with extra args; returns the
  * exit status, stdout and stderr (malloc'd) when out/err are non-NULL. */
 static int nightly(const char *runs, const char *reports, const char *extra, char **out,
@@ -117,11 +83,11 @@ static int nightly(const char *runs, const char *reports, const char *extra, cha
 			      tmpl_path, "--calibration", cal_path, extra, NULL};
 	int st = wait_status(spawn(args, fo, fe));
 	if (out)
-		*out = slurp(fo);
+		*out = helpers_slurp(fo);
 	if (err)
-		*err = slurp(fe);
+		*err = helpers_slurp(fe);
 	if (st != 0 && st != 3 && (!out || !err)) { /* say why before failing */
-		char *o = slurp(fo), *e = slurp(fe);
+		char *o = helpers_slurp(fo), *e = helpers_slurp(fe);
 		fprintf(stderr, "ddt nightly exited %d\n%s%s", st, o, e);
 		free(o);
 		free(e);
@@ -351,9 +317,9 @@ static int setup(void **state)
 	    !(once = lift_contention(buf, &once_len, 1)) ||
 	    !(lifted = lift_contention(buf, &len, 0)) || fsx_mkdir_p(dst) || rmdir(dst) ||
 	    fsx_write_all(dst, lifted, len) ||
-	    fsx_write_all(tmpl_path, tiny_yaml, strlen(tiny_yaml)) || fsx_mkdir_p(once_dst) ||
+	    fsx_write_all(tmpl_path, helpers_tiny_yaml, strlen(helpers_tiny_yaml)) || fsx_mkdir_p(once_dst) ||
 	    rmdir(once_dst) || fsx_write_all(once_dst, once, once_len) ||
-	    fsx_write_all(once_tiny, tiny_yaml, strlen(tiny_yaml)))
+	    fsx_write_all(once_tiny, helpers_tiny_yaml, strlen(helpers_tiny_yaml)))
 		return -1;
 	free(buf);
 	free(lifted);
@@ -394,7 +360,7 @@ static void test_nightly__runs_every_stage_and_writes_the_run_whole(void **state
 			fail_msg("stage %s not ok in:\n%s", s, out);
 	}
 	/* the log of the run, in the run's folder */
-	char *dir = path_in(runs, ids[0]), *logp = path_in(dir, "nightly.log"), *log = slurp(logp);
+	char *dir = path_in(runs, ids[0]), *logp = path_in(dir, "nightly.log"), *log = helpers_slurp(logp);
 	assert_non_null(strstr(log, "documents: ok"));
 	assert_non_null(strstr(log, "exit status 0"));
 	free(log);
@@ -563,7 +529,7 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 	const char *hargs[] = {"history", "--runs", runs, "--template", tmpl_path, "--op",
 			       "dense_gemv", NULL};
 	assert_int_equal(wait_status(spawn(hargs, fo, NULL)), 0);
-	char *h = slurp(fo);
+	char *h = helpers_slurp(fo);
 	printf("%s", h);
 	assert_non_null(strstr(h, "dense_gemv/cold K=256,M=1,"));
 	assert_non_null(strstr(h, "regression"));
@@ -572,7 +538,7 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 	const char *cargs[] = {"compare", "--runs", runs, "--template", tmpl_path,
 			       "20200106T000000Z-fake", ids[n - 1], NULL};
 	assert_int_equal(wait_status(spawn(cargs, fo, NULL)), 0);
-	h = slurp(fo);
+	h = helpers_slurp(fo);
 	printf("%s", h);
 	assert_non_null(strstr(h, "slower"));
 	assert_non_null(strstr(h, "regression"));
@@ -580,7 +546,7 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 	const char *csvargs[] = {"history", "--runs", runs, "--template", tmpl_path, "--format",
 				 "csv", "--last", "0", NULL};
 	assert_int_equal(wait_status(spawn(csvargs, fo, NULL)), 0);
-	h = slurp(fo);
+	h = helpers_slurp(fo);
 	/* the columns of before, in their order, then machine and the commit range */
 	const char head[] = "op,variant,params,device,backend,build,run_id,created,status,"
 			    "median_us,baseline_us,noise_pct,delta_pct,z,band_lo_us,band_hi_us,"

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "calib.h"
 #include "err.h"
 #include "fsx.h"
@@ -1156,39 +1157,20 @@ static void test_project__transfer_and_allreduce_loaders_are_strict(void **state
 
 /* ---------------------------------------------------------------- ddt estimate */
 
-/* Runs "$DDT_BIN args" (stderr joined); returns the exit status, output in *out. */
-static int ddt(char **out, const char *args)
-{
-	const char *bin = getenv("DDT_BIN");
-	char cmd[4096], *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len), *p;
-	int c;
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin ? bin : "build/ddt", args);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while ((c = fgetc(p)) != EOF)
-		fputc(c, mem);
-	int st = pclose(p);
-	fclose(mem);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 static void test_project__estimate_prints_bands_reproducibly(void **state)
 {
 	(void)state;
 	char *a, *b;
-	assert_int_equal(ddt(&a, "estimate --format csv --samples 2000 --seed 3"), 0);
-	assert_int_equal(ddt(&b, "estimate --format csv --samples 2000 --seed 3"), 0);
+	assert_int_equal(helpers_ddt(&a, "estimate --format csv --samples 2000 --seed 3"), 0);
+	assert_int_equal(helpers_ddt(&b, "estimate --format csv --samples 2000 --seed 3"), 0);
 	assert_string_equal(a, b);
 	assert_non_null(strstr(a, ",runnable,tok_s_p5,tok_s_p50,tok_s_p95,"));
 	free(b);
-	assert_int_equal(ddt(&b, "estimate --format csv --samples 2000 --seed 4"), 0);
+	assert_int_equal(helpers_ddt(&b, "estimate --format csv --samples 2000 --seed 4"), 0);
 	assert_true(strcmp(a, b) != 0);
 	free(a);
 	free(b);
-	assert_int_equal(ddt(&a, "estimate --scenario seed-b16-native --sensitivity --grid "
+	assert_int_equal(helpers_ddt(&a, "estimate --scenario seed-b16-native --sensitivity --grid "
 				 "--samples 1000"),
 			 0);
 	assert_non_null(strstr(a, "tornado seed-b16-native accept 14"));
@@ -1196,9 +1178,9 @@ static void test_project__estimate_prints_bands_reproducibly(void **state)
 	assert_non_null(strstr(a, "lean: "));
 	assert_non_null(strstr(a, "backtest"));
 	free(a);
-	assert_int_equal(ddt(&a, "estimate --moe-curve cubic"), 2);
+	assert_int_equal(helpers_ddt(&a, "estimate --moe-curve cubic"), 2);
 	free(a);
-	assert_int_equal(ddt(&a, "estimate --samples 10"), 2);
+	assert_int_equal(helpers_ddt(&a, "estimate --samples 10"), 2);
 	free(a);
 }
 

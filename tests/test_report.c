@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 
+#include "helpers.h"
 #include "test_report_fixture.h"
 
 #include "err.h"
@@ -29,28 +30,11 @@ static char root[64], runs[256], reports[256], id[96], rdir[512];
 
 /* ---------------------------------------------------------------- helpers */
 
-/* The output of a shell command into buf; returns its exit status. */
-static int capture(const char *cmd, char *buf, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t got = fread(buf + n, 1, len - n - 1, p);
-		if (!got)
-			break;
-		n += got;
-	}
-	buf[n] = '\0';
-	return pclose(p);
-}
-
 static int have_tool(const char *name)
 {
 	char cmd[256], out[512];
 	snprintf(cmd, sizeof cmd, "command -v %s", name);
-	return capture(cmd, out, sizeof out) == 0;
+	return helpers_capture(cmd, out, sizeof out) == 0;
 }
 
 static struct report_ctx ctx(void)
@@ -98,7 +82,7 @@ static int ddt_estimate_rows(struct est *rows, int max, const char *args, int ca
 		 bin, rdir, rdir, args);
 	char *out = malloc(OUT_MAX);
 	assert_non_null(out);
-	if (capture(cmd, out, OUT_MAX) != 0)
+	if (helpers_capture(cmd, out, OUT_MAX) != 0)
 		fail_msg("%s: failed or printed more than %d bytes", cmd, OUT_MAX);
 	/* the first section, up to its blank line, is the estimate's rows */
 	char *end = strstr(out, "\n\n");
@@ -214,7 +198,7 @@ static void test_report__renders_every_document_and_points_latest(void **state)
 	/* no temporary names left behind */
 	snprintf(path, sizeof path, "ls -A '%s' '%s/%s' | grep -c '\\.tmp'", reports, reports, id);
 	char out[64];
-	capture(path, out, sizeof out);
+	helpers_capture(path, out, sizeof out);
 	assert_int_equal(atoi(out), 0);
 }
 
@@ -285,7 +269,7 @@ static void test_report__pdf_has_pages_and_metadata_from_the_run(void **state)
 	(void)state;
 	char cmd[1024], out[8192];
 	snprintf(cmd, sizeof cmd, "pdfinfo '%s/%s/report.pdf'", reports, id);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "Title:           Kimi K2.6 DDTree decode"));
 	assert_non_null(strstr(out, "Author:          ddt"));
 	assert_non_null(strstr(out, "Subject:         ddt nightly report of run 20250108T020000Z-fixture"));
@@ -295,7 +279,7 @@ static void test_report__pdf_has_pages_and_metadata_from_the_run(void **state)
 	int pages = atoi(strstr(out, "Pages:") + 6);
 	assert_true(pages >= 6 && pages <= 14);
 	snprintf(cmd, sizeof cmd, "qpdf --check '%s/%s/report.pdf'", reports, id);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "No syntax or stream encoding errors"));
 }
 
@@ -305,7 +289,7 @@ static void test_report__pdf_embeds_every_font(void **state)
 	char cmd[1024], out[8192], *save = NULL;
 	int fonts = 0;
 	snprintf(cmd, sizeof cmd, "pdffonts '%s/%s/report.pdf'", reports, id);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char name[128], type[64], enc[64], emb[8];
 		if (!strncmp(l, "name", 4) || !strncmp(l, "----", 4))
@@ -336,7 +320,7 @@ static void test_report__pdf_headline_equals_ddt_estimate(void **state)
 		skip();
 	}
 	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s/%s/report.pdf' -", reports, id);
-	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	assert_int_equal(helpers_capture(cmd, text, sizeof text), 0);
 	/* the headline is the calibrated band's median (the run's own draws) */
 	struct projection proj;
 	struct ydiag diag = {0};
@@ -366,7 +350,7 @@ static void test_report__pdf_headline_equals_ddt_estimate(void **state)
 	assert_non_null(strstr(text, "1 regression"));
 	/* data strings reach pango markup escaped */
 	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", reports, id);
-	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	assert_int_equal(helpers_capture(cmd, text, sizeof text), 0);
 	assert_non_null(strstr(text, "Fixture CPU <2 cores> & \"quotes\""));
 }
 
@@ -408,7 +392,7 @@ static void test_report__pct_of_peak_names_its_basis(void **state)
 	ydiag_free(&diag);
 	/* the PDF's kernel table says which */
 	snprintf(cmd, sizeof cmd, "pdftotext -raw '%s/%s/report.pdf' - | tr '\n' ' '", reports, id);
-	assert_int_equal(capture(cmd, text, sizeof text), 0);
+	assert_int_equal(helpers_capture(cmd, text, sizeof text), 0);
 	assert_non_null(strstr(text, "% of copy BW measured tonight"));
 	assert_non_null(strstr(text, "% cache"));
 	assert_null(strstr(text, "% peak"));
@@ -522,7 +506,7 @@ static void test_report__history_needs_history(void **state)
 	c.runs_dir = r1;
 	assert_int_equal(report_render(&c, rep1, first), 0);
 	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", rep1, first);
-	assert_int_equal(capture(cmd, out, sizeof out), 0);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "no history yet"));
 	/* a history of one night is a line in the PDF, not an empty chart or file */
 	assert_non_null(strstr(out, "moe_w4a16: no history yet: tonight is the first night"));
@@ -730,7 +714,7 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 		 "--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,"
 		 "false,false,-1' --outdir '%s' '%s' 2>&1",
 		 dir, dir, dir, dir, xlsx);
-	int rc = capture(cmd, out, sizeof out);
+	int rc = helpers_capture(cmd, out, sizeof out);
 	if (rc != 0)
 		fail_msg("soffice failed (%d): %s", rc, out);
 	snprintf(csv, sizeof csv, "%s/uncached-What-if.csv", dir);
