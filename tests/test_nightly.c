@@ -523,6 +523,17 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 	assert_int_equal(v.nruns, 8);
 	regress_night_free(&v);
 	assert_true(docs_complete(reports, ids[n - 1]));
+	/* the documents took the nightly's own history: what `ddt report`
+	 * renders from runs/ alone has the same bytes */
+	char *again = path_in(root, "reports-reg-again");
+	const char *rargs[] = {"report", "--runs", runs, "--reports", again, "-q", ids[n - 1],
+			       NULL};
+	assert_int_equal(wait_status(spawn(rargs, NULL, NULL)), 0);
+	char cmd[2400];
+	snprintf(cmd, sizeof cmd, "diff -r '%s/%s' '%s/%s' >&2", reports, ids[n - 1], again,
+		 ids[n - 1]);
+	assert_int_equal(system(cmd), 0); /* every document and chart */
+	free(again);
 
 	/* history and compare read the same runs */
 	char *fo = path_in(root, "h.txt");

@@ -39,7 +39,7 @@ static int have_tool(const char *name)
 
 static struct report_ctx ctx(void)
 {
-	struct report_ctx c = {runs, fixture_home(), 1};
+	struct report_ctx c = {runs, fixture_home(), 1, NULL};
 	return c;
 }
 
@@ -365,7 +365,7 @@ static void test_report__pct_of_peak_names_its_basis(void **state)
 	char cell[32], title[64], note[1200], cmd[1024], text[1 << 16];
 	const struct rec_row *w = NULL;
 
-	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
 	for (size_t i = 0; i < d.rec.nrows && !w; i++)
 		if (isfinite(d.rec.rows[i].gbps))
 			w = &d.rec.rows[i];
@@ -705,7 +705,7 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	fsx_mkdir_p(dir);
 	lo_profile(dir);
 	/* every formula caches 0: only a recalculation can give ddt's numbers */
-	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
 	snprintf(xlsx, sizeof xlsx, "%s/uncached.xlsx", dir);
 	assert_int_equal(xlsx_write_report_uncached(&d, xlsx), 0);
 	report_data_free(&d);

@@ -195,6 +195,7 @@ static void after_regress(struct nightly_after *a, const struct nightly_hooks *k
 		int hrc = judge_host(a, &a->hosts[i], have_model ? &model : NULL);
 		rc = rc ? rc : hrc;
 	}
+	a->judged_ok = rc == 0;
 	if (rc != DDT_ENOMEM) {
 		int wrc = (path = fsx_join(a->dir, "verdicts.yaml")) ? regress_night_write(&a->verdicts, path)
 								     : err_nomem();
@@ -239,7 +240,8 @@ static void after_commit(struct nightly_after *a, const struct nightly_hooks *k)
 
 static void after_documents(struct nightly_after *a, const struct nightly_hooks *k)
 {
-	struct report_ctx ctx = {a->runs, a->home, 1};
+	/* the history the verdicts were given on, when every host was judged */
+	struct report_ctx ctx = {a->runs, a->home, 1, a->judged_ok ? a->docs_hist : NULL};
 	int rc;
 
 	if (!a->committed) {
@@ -301,6 +303,7 @@ struct night {
 	struct run_record rec;
 	struct history h;
 	int have_hist;
+	int stored_tonight;  /* tonight's night in h was read back from its run.yaml */
 	struct regress_night verdicts;
 	int failed_kernels, regressions;
 	int alerts;                /* lines printed in quiet mode */
@@ -549,6 +552,24 @@ static void warn_clock(struct night *n)
 		      t->created, n->paths.runs, t[-1].run_id, t[-1].created);
 }
 
+/* Adds tonight to the history as its run.yaml stores it (numbers rounded as
+ * every later reader sees them), else as measured. */
+static int add_tonight(struct night *n)
+{
+	struct run_record stored;
+	struct ydiag diag = {0};
+	char *path = fsx_join(n->tmp_dir, "run.yaml");
+	int rc = path ? record_read(&stored, path, &diag) : err_nomem();
+
+	n->stored_tonight = rc == 0;
+	rc = history_add_record(&n->h, n->stored_tonight ? &stored : &n->rec);
+	if (path)
+		record_free(&stored);
+	ydiag_free(&diag);
+	free(path);
+	return rc;
+}
+
 /* Every night committed before tonight, in the order of their created time,
  * then tonight as the newest whatever its clock says. */
 static void stage_history(struct night *n)
@@ -562,7 +583,7 @@ static void stage_history(struct night *n)
 	for (size_t i = 0; i < warn.n; i++)
 		alert(n, 1, "warning: %s", warn.msgs[i]);
 	if (!rc)
-		rc = history_add_record(&n->h, &n->rec);
+		rc = add_tonight(n);
 	n->have_hist = rc == 0;
 	if (n->have_hist)
 		warn_clock(n);
@@ -683,6 +704,21 @@ static int night_commit(void *ctx)
 	return rc;
 }
 
+/* Tonight's history when it is the one `ddt report` would load: tonight
+ * read back from its stored record and the newest in created order too.
+ * The documents take it (judged by the regress stage) instead of loading
+ * runs/ again. */
+static const struct history *documents_history(const struct night *n)
+{
+	const struct hist_run *t = n->have_hist ? &n->h.runs[n->h.nruns - 1] : NULL;
+	if (!t || !n->stored_tonight)
+		return NULL;
+	if (n->h.nruns > 1 &&
+	    (t[-1].t > t->t || (t[-1].t == t->t && strcmp(t[-1].run_id, t->run_id) > 0)))
+		return NULL;
+	return &n->h;
+}
+
 /* Verdicts, projection, commit and documents: the night after the bench,
  * as every night runs it, for this one host. */
 static void stage_after_bench(struct night *n)
@@ -693,7 +729,8 @@ static void stage_after_bench(struct night *n)
 		.regress_skip = "no history", .hosts = &host, .nhosts = n->have_hist,
 		.measured = &n->rec, .dir = n->tmp_dir, .calibration = n->paths.calibration,
 		.template_path = n->paths.template_path, .runs = n->paths.runs,
-		.home = n->paths.home, .reports = n->paths.reports, .id = n->rec.run_id};
+		.home = n->paths.home, .reports = n->paths.reports, .id = n->rec.run_id,
+		.docs_hist = documents_history(n)};
 	struct nightly_hooks k = {n, night_begin, night_end, night_skip, night_commit};
 
 	nightly_after_bench(&a, &k);

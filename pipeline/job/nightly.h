@@ -82,9 +82,14 @@ struct nightly_after {
 	const char *calibration, *template_path; /* stored into dir */
 	const char *runs, *home, *reports; /* the documents of runs/<id>/ into reports/<id>/ */
 	const char *id;                    /* the night's run id */
+	const struct history *docs_hist;   /* the runs up to tonight as `ddt report` loads
+					    * them (report_ctx.hist), the history
+					    * hosts[0] judges; NULL: the documents load
+					    * runs/ themselves */
 	/* what the stages leave (free verdicts with regress_night_free) */
 	struct regress_night verdicts;     /* every host's, folded; judged: they were made */
 	int judged, committed;
+	int judged_ok;                     /* every host judged without an error */
 	char no_impact[256];               /* why verdicts carry no tok/s impact; "" when they do */
 	size_t projected_rows;
 };

@@ -69,7 +69,7 @@ static void say(struct repair_result *res, const char *id, int proj, int docs)
 static int repair_one(const char *runs_dir, const char *reports_dir, const char *home,
 		      const char *id, int *proj, int *docs)
 {
-	struct report_ctx ctx = {runs_dir, home, 1};
+	struct report_ctx ctx = {runs_dir, home, 1, NULL};
 	char run_dir[4200], path[4300];
 	int rc = 0;
 

@@ -217,12 +217,15 @@ static int path_refused(const char *path, struct ydiag *warnings)
  * all this user may) and checks its schema. Returns an SQLite code. */
 static int open_db(struct hindex *ix)
 {
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW;
+	/* one thread uses a connection: no mutexes (SQLITE_OPEN_NOMUTEX) */
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+		    SQLITE_OPEN_NOMUTEX;
 	int rc = sqlite3_open_v2(ix->path, &ix->db, flags, NULL);
 	if (rc == SQLITE_CANTOPEN && fsx_exists(ix->path)) {
 		sqlite3_close(ix->db);
 		ix->readonly = 1;
-		rc = sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW,
+		rc = sqlite3_open_v2(ix->path, &ix->db,
+				     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 				     NULL);
 	}
 	if (rc != SQLITE_OK)
@@ -230,6 +233,8 @@ static int open_db(struct hindex *ix)
 	ix->readonly |= sqlite3_db_readonly(ix->db, "main") == 1;
 	sqlite3_busy_timeout(ix->db, HINDEX_BUSY_MS);
 	sqlite3_extended_result_codes(ix->db, 0);
+	/* pages read through a mapping, not copied by read(2) */
+	sqlite3_exec(ix->db, "PRAGMA mmap_size = 268435456", NULL, NULL, NULL);
 	if ((rc = ensure_schema(ix->db)) == SQLITE_OK && (rc = list_runs(ix)) == SQLITE_OK)
 		rc = prepare_reads(ix);
 	return rc;
@@ -377,7 +382,11 @@ static int grow(void **arr, size_t *n, size_t i, size_t elem, int fill)
 static void copy_col(char *buf, size_t len, sqlite3_stmt *st, int col)
 {
 	const unsigned char *s = sqlite3_column_text(st, col);
-	snprintf(buf, len, "%s", s ? (const char *)s : "");
+	size_t n = s ? (size_t)sqlite3_column_bytes(st, col) : 0;
+	n = n < len ? n : len - 1;
+	if (n)
+		memcpy(buf, s, n);
+	buf[n] = '\0';
 }
 
 static double col_num(sqlite3_stmt *st, int col)

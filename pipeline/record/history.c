@@ -370,13 +370,15 @@ static int load_one(struct history *h, const char *runs_dir, const char *name,
 		rc = err_nomem();
 		goto done;
 	}
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		goto done; /* a file beside the runs (a lock, a note): not a run */
-	h->nfolders++;
+	/* run.yaml found: its folder is one (one stat a run, not two) */
 	if (stat(path, &st) != 0) {
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			goto done; /* a file beside the runs (a lock, a note): not a run */
+		h->nfolders++;
 		skip(h, warnings, path, "skipped: no run record in this run folder%s", "");
 		goto done;
 	}
+	h->nfolders++;
 	rc = ix ? hindex_take(ix, h, name, &st, &why, warnings) : HINDEX_MISS;
 	if (rc == HINDEX_SKIPPED)
 		skip(h, warnings, path, "%s", why);

@@ -267,7 +267,7 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 	free(conf);
 	if (rc)
 		return rc;
-	if ((rc = report_data_load(&d, ctx->runs_dir, run_id, &diag)) != 0)
+	if ((rc = report_data_load(&d, ctx->runs_dir, run_id, ctx->hist, &diag)) != 0)
 		goto done;
 	if ((rc = fsx_mkdir_p(reports_dir)) != 0)
 		goto done;

@@ -27,6 +27,10 @@ struct report_ctx {
 	const char *runs_dir; /* folder holding <run-id>/ */
 	const char *home;     /* project folder: fonts/fonts.conf is read from here */
 	int quiet;            /* 0: print one line per document written on stdout */
+	const struct history *hist; /* the runs up to this one as history_load_until
+				     * gives them, analysed with the run's stored
+				     * regress: settings (the nightly's own, read
+				     * once); NULL: loaded from runs_dir */
 };
 
 /* Renders reports_dir/<run-id>/ {report.pdf, report.xlsx, charts/<n>.png,

@@ -188,7 +188,7 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 }
 
 int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
-		     struct ydiag *diag)
+		     const struct history *hist, struct ydiag *diag)
 {
 	struct tm tm;
 	int rc;
@@ -232,7 +232,11 @@ int report_data_load(struct report_data *d, const char *runs_dir, const char *ru
 			return diag->n ? err_set(rc, "%s", diag->msgs[0]) : rc;
 		d->have_rconf = 1;
 	}
-	if (d->have_rconf && spec_wants_history(&d->spec))
+	if (d->have_rconf && spec_wants_history(&d->spec) && hist) {
+		d->hist = *hist; /* read only, never freed here */
+		d->hist_borrowed = 1;
+		d->hist_run = history_run_index(&d->hist, d->rec.run_id);
+	} else if (d->have_rconf && spec_wants_history(&d->spec))
 		return load_history(d, runs_dir);
 	return 0;
 }
@@ -245,7 +249,8 @@ void report_data_free(struct report_data *d)
 	estimate_free(&d->est);
 	project_free(&d->proj);
 	regress_night_free(&d->night);
-	history_free(&d->hist);
+	if (!d->hist_borrowed)
+		history_free(&d->hist);
 	memset(d, 0, sizeof *d);
 }
 

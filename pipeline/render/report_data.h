@@ -32,6 +32,7 @@ struct report_data {
 	int have_rconf;            /* the template has a `regress:` section */
 	struct regress_conf rconf;
 	struct history hist;       /* the runs up to this one, analysed (may be empty) */
+	int hist_borrowed;         /* hist is the caller's: not freed here */
 	long hist_run;             /* this run's index in hist, or -1 */
 	time_t created;            /* the run's time: every document's date */
 	char created_iso[24];      /* 2025-12-02T15:42:00Z */
@@ -39,11 +40,12 @@ struct report_data {
 };
 
 /* Loads runs_dir/run_id/ (see report.h for what it holds) and the history of
- * runs_dir up to run_id. Problems with stored files go to diag. Returns 0,
- * DDT_ENOTFOUND, DDT_EINPUT, DDT_EIO or DDT_ENOMEM; free d with
+ * runs_dir up to run_id, or borrows hist (report_ctx.hist) when not NULL: d
+ * then reads it and never frees it. Problems with stored files go to diag.
+ * Returns 0, DDT_ENOTFOUND, DDT_EINPUT, DDT_EIO or DDT_ENOMEM; free d with
  * report_data_free even on error. */
 int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
-		     struct ydiag *diag);
+		     const struct history *hist, struct ydiag *diag);
 void report_data_free(struct report_data *d);
 
 /* Point estimate and band of (scenario, acceptance): from the stored
