@@ -34,7 +34,7 @@ static double median_us(double *s, int n)
 static const struct bench_op *find_moe(const struct bench_conf *bc)
 {
 	for (int i = 0; i < bc->nops; i++)
-		if (!strcmp(bc->ops[i].op, "moe_w4a16") && bench_op_points(&bc->ops[i]) > 1)
+		if (!strcmp(bc->ops[i].op, "moe_w4a16") && bench_conf_op_points(&bc->ops[i]) > 1)
 			return &bc->ops[i];
 	return NULL;
 }
@@ -129,10 +129,10 @@ static int bench_moe(const struct bench_conf *bc, struct harness_flush *fl)
 	       "%%copy the median of the pairs' ratios:\n", cpu_threads(), bc->copy_mib);
 	printf("  %4s %8s %12s %10s %10s %10s %8s %6s\n", "M", "experts", "weights_MB", "median_us",
 	       "GB/s", "copy_GB/s", "%copy", "pairs");
-	for (int k = 0; k < bench_op_points(e); k++) {
+	for (int k = 0; k < bench_conf_op_points(e); k++) {
 		struct op_params given, p;
 		struct moe_point pt = {0};
-		bench_op_point(e, k, &given);
+		bench_conf_op_point(e, k, &given);
 		if ((rc = op_params_complete(op, &given, &p)) ||
 		    (rc = moe_paired(op, &p, bc, fl, copy, mc->bytes(&cpar), &pt)))
 			goto done;

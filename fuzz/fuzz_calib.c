@@ -23,9 +23,9 @@ static void exercise(const struct calib *cal)
 
 	for (int a = 0; a < calib_nassumptions(cal); a++) {
 		const struct dist *d = &cal->asm_[a];
-		(void)dist_quantile(d, 0.05);
-		(void)dist_quantile(d, 0.5);
-		(void)dist_quantile(d, 0.95);
+		(void)calib_dist_quantile(d, 0.05);
+		(void)calib_dist_quantile(d, 0.5);
+		(void)calib_dist_quantile(d, 0.95);
 	}
 	if (model_prepare(&m, cal, NULL) != 0)
 		return;

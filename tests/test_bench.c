@@ -106,16 +106,16 @@ static void test_bench__conf_reads_every_setting(void **state)
 	assert_int_equal(bc.ops[1].backends, BENCH_CPU | BENCH_CUDA);
 	assert_int_equal(bc.ops[2].backends, 0); /* CUDA-only, and the section says cpu */
 	/* sweeps: every combination, the last key fastest */
-	assert_int_equal(bench_op_points(&bc.ops[0]), 6);
+	assert_int_equal(bench_conf_op_points(&bc.ops[0]), 6);
 	struct op_params p;
-	bench_op_point(&bc.ops[0], 1, &p);
+	bench_conf_op_point(&bc.ops[0], 1, &p);
 	assert_float_equal(op_param(&p, "M", 0), 1, 0);
 	assert_float_equal(op_param(&p, "experts", 0), 32, 0);
 	assert_float_equal(op_param(&p, "hidden", 0), 256, 0);
-	bench_op_point(&bc.ops[0], 4, &p);
+	bench_conf_op_point(&bc.ops[0], 4, &p);
 	assert_float_equal(op_param(&p, "M", 0), 33, 0);
 	assert_float_equal(op_param(&p, "experts", 0), 16, 0);
-	assert_int_equal(bench_op_points(&bc.ops[1]), 1);
+	assert_int_equal(bench_conf_op_points(&bc.ops[1]), 1);
 	ydiag_free(&diag);
 }
 
@@ -174,7 +174,7 @@ static void test_bench__shipped_cpu_template_loads(void **state)
 		if (!strcmp(bc.ops[i].op, "moe_w4a16"))
 			moe = i;
 	assert_true(moe >= 0);
-	assert_int_equal(bench_op_points(&bc.ops[moe]), 3); /* M = 1, 9, 33 */
+	assert_int_equal(bench_conf_op_points(&bc.ops[moe]), 3); /* M = 1, 9, 33 */
 	tmpl_free(&t);
 	ydiag_free(&diag);
 }

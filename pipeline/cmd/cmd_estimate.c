@@ -174,9 +174,9 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 	if (a->target)
 		snprintf(s->target, sizeof s->target, "%s", a->target);
 	if (a->pipeline)
-		pipeline_parse(a->pipeline, &s->pipeline); /* one of its choices */
+		tmpl_pipeline_parse(a->pipeline, &s->pipeline); /* one of its choices */
 	if (a->estimator)
-		estimator_parse(a->estimator, &s->estimator);
+		tmpl_estimator_parse(a->estimator, &s->estimator);
 	if (a->block)
 		s->block = a->block;
 	if (a->budget >= 0)

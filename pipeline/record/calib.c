@@ -127,7 +127,7 @@ const char *calib_assumption_name(enum assumption a)
 	return asm_names[a];
 }
 
-const char *dist_kind_name(enum dist_kind k)
+const char *calib_dist_kind_name(enum dist_kind k)
 {
 	return dist_names[k];
 }
@@ -135,12 +135,12 @@ const char *dist_kind_name(enum dist_kind k)
 static const char *const prov_names[] = {"measured", "calibration", "assumed",
 					  "overridden", "tonight",     "derived"};
 
-const char *provenance_name(enum provenance p)
+const char *calib_provenance_name(enum provenance p)
 {
 	return prov_names[p];
 }
 
-int provenance_parse(const char *s, enum provenance *out)
+int calib_provenance_parse(const char *s, enum provenance *out)
 {
 	for (int i = 0; i < (int)(sizeof prov_names / sizeof *prov_names); i++)
 		if (!strcmp(s, prov_names[i])) {
@@ -157,12 +157,12 @@ int provenance_parse(const char *s, enum provenance *out)
 static const char *const curve_names[] = {"linear", "physical"};
 static const char *const moe_param_names[MOE_P_COUNT] = {"efficiency", "overlap", "fixed_us"};
 
-const char *moe_curve_name(enum moe_curve_kind k)
+const char *calib_moe_curve_name(enum moe_curve_kind k)
 {
 	return curve_names[k];
 }
 
-int moe_curve_parse(const char *s, enum moe_curve_kind *out)
+int calib_moe_curve_parse(const char *s, enum moe_curve_kind *out)
 {
 	for (int i = 0; i < 2; i++)
 		if (!strcmp(s, curve_names[i])) {
@@ -172,7 +172,7 @@ int moe_curve_parse(const char *s, enum moe_curve_kind *out)
 	return -1;
 }
 
-const char *moe_param_name(enum moe_param p)
+const char *calib_moe_param_name(enum moe_param p)
 {
 	return moe_param_names[p];
 }
@@ -251,7 +251,7 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 	yget_strcpy(c, m, "gpu", Y_REQUIRED, a->gpu, sizeof a->gpu);
 	yget_strcpy(c, m, "source", Y_REQUIRED, a->source, sizeof a->source);
 	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &pipe) && pipe &&
-	    pipeline_parse(pipe, &a->pipeline)) {
+	    tmpl_pipeline_parse(pipe, &a->pipeline)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "pipeline: expected sglang or native, got '%s'", pipe);
@@ -347,7 +347,7 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 	yget_num(c, sec, "tp", REQ_INT, &r->tp);
 	yget_str(c, sec, "efficiency_note", 0, &note);
 	if (!yget_str(c, sec, "curve", Y_REQUIRED, &curve) && curve &&
-	    moe_curve_parse(curve, &r->curve)) {
+	    calib_moe_curve_parse(curve, &r->curve)) {
 		struct ydoc_node *n = ydoc_get(sec, "curve");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "curve: expected linear or physical, got '%s'", curve);
@@ -1342,7 +1342,7 @@ static int set_one(struct calib *c, const char *key, const char *value)
 	if (!strcmp(key, "moe_reference.gpu"))
 		return calib_reference_measured(c, value);
 	if (!strcmp(key, "moe_reference.curve")) {
-		if (moe_curve_parse(value, &c->moe_ref.curve))
+		if (calib_moe_curve_parse(value, &c->moe_ref.curve))
 			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
 				       key, value);
 		return refit(c);
@@ -1418,7 +1418,7 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	const struct moe_reference *r = &c->moe_ref;
 	char key[160];
 	int rc = fn(ctx, "moe_reference.gpu", r->gpu);
-	rc = rc ? rc : fn(ctx, "moe_reference.curve", moe_curve_name(r->curve));
+	rc = rc ? rc : fn(ctx, "moe_reference.curve", calib_moe_curve_name(r->curve));
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.tp", r->tp);
 	for (int p = 0; p < MOE_P_COUNT && !rc; p++) {
 		snprintf(key, sizeof key, "moe_reference.physical.%s", moe_param_names[p]);
@@ -1717,7 +1717,7 @@ int calib_set_arg(struct calib *c, const char *arg)
 
 /* ---------------------------------------------------------------- quantiles */
 
-double dist_quantile(const struct dist *d, double q)
+double calib_dist_quantile(const struct dist *d, double q)
 {
 	switch (d->kind) {
 	case DIST_FIXED:

@@ -20,9 +20,9 @@ enum provenance {
 	PROV_TONIGHT,     /* measured tonight on this run's GPU */
 	PROV_DERIVED      /* computed from the others (fits, solved growth) */
 };
-const char *provenance_name(enum provenance p);
+const char *calib_provenance_name(enum provenance p);
 /* Parses a provenance name; returns 0 or -1. */
-int provenance_parse(const char *s, enum provenance *out);
+int calib_provenance_parse(const char *s, enum provenance *out);
 
 
 struct gpu {
@@ -75,15 +75,15 @@ struct anchor {
  *            + a fixed cost per layer, fitted to the points (fit.h), with a
  *            compute roof on the target; it plateaus once every expert is read. */
 enum moe_curve_kind { MOE_CURVE_LINEAR, MOE_CURVE_PHYSICAL };
-const char *moe_curve_name(enum moe_curve_kind k);
+const char *calib_moe_curve_name(enum moe_curve_kind k);
 /* Parses "linear" or "physical"; returns 0 or -1. */
-int moe_curve_parse(const char *s, enum moe_curve_kind *out);
+int calib_moe_curve_parse(const char *s, enum moe_curve_kind *out);
 
 /* Parameters of the physical curve, per MoE layer on one GPU:
  *   t = D(M_eff) x expert_bytes + shared_bytes) / (bw x efficiency) + fixed_us
  *   D(x) = E (1 - (1 - k/E)^x),  M_eff = 1 + (M - 1)(1 - overlap)          */
 enum moe_param { MOE_P_EFFICIENCY, MOE_P_OVERLAP, MOE_P_FIXED_US, MOE_P_COUNT };
-const char *moe_param_name(enum moe_param p);
+const char *calib_moe_param_name(enum moe_param p);
 
 /* The calibration's physical-curve settings: start or held values, and which
  * parameters the fit frees, in priority order (n points free at most n). */
@@ -417,7 +417,7 @@ const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id);
 void calib_dist_load(struct dist *d, struct yctx *c, struct ydoc_node *m, const char *name);
 
 /* The q-quantile (0 < q < 1) of a distribution (fixed: its point). */
-double dist_quantile(const struct dist *d, double q);
-const char *dist_kind_name(enum dist_kind k);
+double calib_dist_quantile(const struct dist *d, double q);
+const char *calib_dist_kind_name(enum dist_kind k);
 
 #endif

@@ -12,12 +12,12 @@
 static const char *const sections[] = {"name", "description", "extends", "scenarios",
 				       "bench", "projection", "report", "regress", "nightly", "fleet"};
 
-const char *pipeline_name(enum pipeline_kind p)
+const char *tmpl_pipeline_name(enum pipeline_kind p)
 {
 	return p == PIPE_NATIVE ? "native" : "sglang";
 }
 
-int pipeline_parse(const char *s, enum pipeline_kind *out)
+int tmpl_pipeline_parse(const char *s, enum pipeline_kind *out)
 {
 	if (!strcmp(s, "sglang"))
 		*out = PIPE_SGLANG;
@@ -72,12 +72,12 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 			s->naccept++;
 }
 
-const char *estimator_name(enum estimator_kind e)
+const char *tmpl_estimator_name(enum estimator_kind e)
 {
 	return e == EST_SEED ? "seed" : "calibrated";
 }
 
-int estimator_parse(const char *s, enum estimator_kind *out)
+int tmpl_estimator_parse(const char *s, enum estimator_kind *out)
 {
 	if (!strcmp(s, "seed"))
 		*out = EST_SEED;
@@ -98,7 +98,7 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_strcpy(c, m, "name", Y_REQUIRED, s->name, sizeof s->name);
 	yget_strcpy(c, m, "target", Y_REQUIRED, s->target, sizeof s->target);
 	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &str) && str &&
-	    pipeline_parse(str, &s->pipeline)) {
+	    tmpl_pipeline_parse(str, &s->pipeline)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "pipeline: expected sglang or native, got '%s'", str);
@@ -108,7 +108,7 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
 	load_accept(c, m, s);
 	str = NULL;
-	if (!yget_str(c, m, "estimator", 0, &str) && str && estimator_parse(str, &s->estimator)) {
+	if (!yget_str(c, m, "estimator", 0, &str) && str && tmpl_estimator_parse(str, &s->estimator)) {
 		struct ydoc_node *n = ydoc_get(m, "estimator");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "estimator: expected seed or calibrated, got '%s'", str);

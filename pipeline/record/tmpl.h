@@ -60,9 +60,9 @@ struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const cha
 /* The scenario of that name, or NULL. */
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
 
-const char *pipeline_name(enum pipeline_kind p);
-const char *estimator_name(enum estimator_kind e);
-int estimator_parse(const char *s, enum estimator_kind *out);
-int pipeline_parse(const char *s, enum pipeline_kind *out);
+const char *tmpl_pipeline_name(enum pipeline_kind p);
+const char *tmpl_estimator_name(enum estimator_kind e);
+int tmpl_estimator_parse(const char *s, enum estimator_kind *out);
+int tmpl_pipeline_parse(const char *s, enum pipeline_kind *out);
 
 #endif

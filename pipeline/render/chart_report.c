@@ -10,20 +10,20 @@
 
 #define MAX_BARS 24
 
-int report_section_is_chart(enum report_section_kind k)
+int chart_report_is_chart(enum report_section_kind k)
 {
 	return k == RSEC_BREAKDOWN || k == RSEC_ACCEPTANCE || k == RSEC_MOE_CURVE ||
 	       k == RSEC_TORNADO || k == RSEC_BUDGET || k == RSEC_HISTORY;
 }
 
-void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len)
+void chart_report_name(const struct report_spec *spec, int i, char *buf, size_t len)
 {
 	const struct report_section *s = &spec->sections[i];
 	if (s->kind == RSEC_HISTORY)
 		snprintf(buf, len, "%02d-history-%s%s%s.png", i + 1, s->op, s->variant[0] ? "-" : "",
 			 s->variant);
 	else
-		snprintf(buf, len, "%02d-%s.png", i + 1, report_section_name(s->kind));
+		snprintf(buf, len, "%02d-%s.png", i + 1, report_spec_section_name(s->kind));
 	/* op and variant names are [A-Za-z0-9_]; anything else becomes '_' */
 	for (char *p = buf; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -251,7 +251,7 @@ static int fit_params(const struct project_fit *fit, double p[MOE_P_COUNT])
 	int found = 0;
 	for (int k = 0; k < MOE_P_COUNT; k++)
 		for (int i = 0; i < fit->nparams; i++)
-			if (!strcmp(fit->params[i].name, moe_param_name((enum moe_param)k))) {
+			if (!strcmp(fit->params[i].name, calib_moe_param_name((enum moe_param)k))) {
 				p[k] = fit->params[i].value;
 				found++;
 			}
@@ -295,7 +295,7 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 	for (size_t i = 0; !tonight && i < d->rec.nrows; i++)
 		cpu_sweep |= !strcmp(d->rec.rows[i].op, "moe_w4a16") && d->rec.rows[i].status == REC_OK;
 	snprintf(c->note, sizeof c->note, "MoE forward of all MoE layers per decode step, TP-%g; "
-		 "%s curve; log x.%s", ref->tp, moe_curve_name(d->model.curve),
+		 "%s curve; log x.%s", ref->tp, calib_moe_curve_name(d->model.curve),
 		 cpu_sweep ? " Tonight's sweep ran off-GPU: not on this scale." : "");
 	chart_axis_log(&c->x, 1, mmax, "verify width M = C (B + 1) (tokens)");
 	chart_axis_linear(&c->y, 0, ymax * 1.05, 7, 1, "MoE time per step (ms)");
@@ -448,7 +448,7 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 			}
 		snprintf(c->note, sizeof c->note,
 			 "%s pipeline, block %d, C=%d; acceptance follows the DDTree budget curve. "
-			 "Star: best budget.", pipeline_name(g->pipeline), g->block, g->conc[ci]);
+			 "Star: best budget.", tmpl_pipeline_name(g->pipeline), g->block, g->conc[ci]);
 		chart_axis_log2(&c->x, g->budgets[0], g->budgets[g->nbudgets - 1],
 				"node budget B (tree nodes, root excluded)");
 		/* one line per distinct curve; targets that coincide share it */

@@ -26,8 +26,8 @@ void chart_report_series_label(const struct history *h, const int *idx, int n, i
 int chart_report_empty(const struct report_data *d, const struct report_section *s, char *msg,
 		       size_t len);
 /* True for the section kinds drawn as charts. */
-int report_section_is_chart(enum report_section_kind k);
+int chart_report_is_chart(enum report_section_kind k);
 /* The file name of chart section i: "03-breakdown.png", "08-history-moe_w4a16.png". */
-void report_chart_name(const struct report_spec *spec, int i, char *buf, size_t len);
+void chart_report_name(const struct report_spec *spec, int i, char *buf, size_t len);
 
 #endif

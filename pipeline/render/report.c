@@ -33,7 +33,7 @@ static int write_summary(const struct report_data *d, const char *dir)
 	if (!path)
 		return err_nomem();
 	if ((rc = fsx_open(&f, path)) == 0) {
-		report_write_summary(d, f.fp);
+		report_summary_write(d, f.fp);
 		rc = fsx_commit(&f);
 	}
 	free(path);
@@ -48,9 +48,9 @@ static int write_charts(const struct report_data *d, const char *charts)
 		const struct report_section *s = &d->spec.sections[i];
 		struct report_chart arg = {d, s};
 		char name[96], why[200], *path;
-		if (!report_section_is_chart(s->kind) || chart_report_empty(d, s, why, sizeof why))
+		if (!chart_report_is_chart(s->kind) || chart_report_empty(d, s, why, sizeof why))
 			continue; /* an empty chart is a line in the documents, no file */
-		report_chart_name(&d->spec, i, name, sizeof name);
+		chart_report_name(&d->spec, i, name, sizeof name);
 		if (!(path = fsx_join(charts, name)))
 			rc = err_nomem();
 		else
@@ -221,7 +221,7 @@ static int render_into(const struct report_data *d, const char *dir)
 		rc = err_nomem();
 	else
 		rc = fsx_mkdir_p(charts);
-	if (!rc && (rc = pdf_write_report(d, pdf)) == 0 && (rc = xlsx_write_report(d, xlsx)) == 0 &&
+	if (!rc && (rc = report_pdf_write(d, pdf)) == 0 && (rc = xlsx_write_report(d, xlsx)) == 0 &&
 	    (rc = write_summary(d, dir)) == 0)
 		rc = write_charts(d, charts);
 	free(pdf);

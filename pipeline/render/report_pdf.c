@@ -273,7 +273,7 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 				 fabs(f.proj->lean_pct) < 0.05 ? 0.0 : f.proj->lean_pct);
 		else
 			snprintf(lean, sizeof lean, "-");
-		cells[0] = r->sc.name, cells[1] = r->target->id, cells[2] = pipeline_name(r->sc.pipeline);
+		cells[0] = r->sc.name, cells[1] = r->target->id, cells[2] = tmpl_pipeline_name(r->sc.pipeline);
 		cells[3] = bbc, cells[4] = M, cells[5] = acc, cells[6] = moe, cells[7] = non;
 		cells[8] = step, cells[9] = tok, cells[10] = band, cells[11] = lean;
 		pdf_table_row(doc, cells, r->runnable ? INK_TEXT : INK_MUTED, 0);
@@ -327,8 +327,8 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 		MARKUP(gs, " Acceptance: %s.", g->accept_source);
 	} else if (s->kind == RSEC_MOE_CURVE && d->have_proj && d->proj.fit.nparams) {
 		const struct project_fit *fit = &d->proj.fit;
-		MARKUP(gs, "Fit (%s curve, points from %s):", moe_curve_name(fit->curve),
-		       provenance_name(fit->source));
+		MARKUP(gs, "Fit (%s curve, points from %s):", calib_moe_curve_name(fit->curve),
+		       calib_provenance_name(fit->source));
 		for (int i = 0; i < fit->nparams; i++)
 			MARKUP(gs, " %s %.4g %s%s;", fit->params[i].name, fit->params[i].value,
 			       fit->params[i].unit, fit->params[i].held ? " (held)" : "");
@@ -576,19 +576,19 @@ static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 	} else {
 		char key[96];
 		assumption_row(doc, d, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			       provenance_name(PROV_MEASURED), c->sglang_b8.source);
+			       calib_provenance_name(PROV_MEASURED), c->sglang_b8.source);
 		assumption_row(doc, d, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			       provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
+			       calib_provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
 		for (int i = 0; i < c->moe_ref.npoints; i++) {
 			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
 				 c->moe_ref.points[i].m);
 			assumption_row(doc, d, key, c->moe_ref.points[i].step_ms,
-				       provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
+				       calib_provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
 		}
 		for (int i = 0; i < calib_nassumptions(c); i++) {
 			calib_assumption_label(c, i, key, sizeof key);
 			assumption_row(doc, d, key, c->asm_[i].point,
-				       provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE
+				       calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE
 									     : PROV_ASSUMED),
 				       c->asm_[i].source);
 		}
@@ -695,7 +695,7 @@ static void render(struct pdf_doc *doc, const void *arg)
 	const struct report_data *d = arg;
 	for (int i = 0; i < d->spec.nsections; i++) {
 		const struct report_section *s = &d->spec.sections[i];
-		if (report_section_is_chart(s->kind)) {
+		if (chart_report_is_chart(s->kind)) {
 			chart_section(doc, d, s);
 			continue;
 		}
@@ -726,7 +726,7 @@ static void render(struct pdf_doc *doc, const void *arg)
 	}
 }
 
-int pdf_write_report(const struct report_data *d, const char *path)
+int report_pdf_write(const struct report_data *d, const char *path)
 {
 	char subject[200], head[240], foot[200];
 	struct pdf_meta m = {0};

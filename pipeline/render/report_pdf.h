@@ -6,6 +6,6 @@
 
 /* Writes report.pdf to path atomically through cairo's stream API. Returns 0
  * or DDT_EIO / DDT_ENOMEM / DDT_EGENERIC (cairo failed; the message says). */
-int pdf_write_report(const struct report_data *d, const char *path);
+int report_pdf_write(const struct report_data *d, const char *path);
 
 #endif

@@ -16,7 +16,7 @@ static const char *const section_names[RSEC_COUNT] = {
 	[RSEC_ASSUMPTIONS] = "assumptions", [RSEC_CAVEATS] = "caveats",
 };
 
-const char *report_section_name(enum report_section_kind k)
+const char *report_spec_section_name(enum report_section_kind k)
 {
 	return (unsigned)k < RSEC_COUNT ? section_names[k] : "?";
 }

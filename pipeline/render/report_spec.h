@@ -49,6 +49,6 @@ struct report_spec {
  * in t. Returns 0 or DDT_EINPUT; without a `report:` section, DDT_EINPUT. */
 int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydiag *diag);
 
-const char *report_section_name(enum report_section_kind k);
+const char *report_spec_section_name(enum report_section_kind k);
 
 #endif

@@ -116,7 +116,7 @@ static void summary_caveat(void *arg, const char *line)
 	fprintf(o->fp, "  %d. %s\n", ++o->k, line);
 }
 
-void report_write_summary(const struct report_data *d, FILE *fp)
+void report_summary_write(const struct report_data *d, FILE *fp)
 {
 	struct caveat_out o = {fp, 0};
 	char status[512];

@@ -7,6 +7,6 @@
 #include "report_data.h"
 
 /* The short summary: headline, baseline, bands, regression status. */
-void report_write_summary(const struct report_data *d, FILE *fp);
+void report_summary_write(const struct report_data *d, FILE *fp);
 
 #endif

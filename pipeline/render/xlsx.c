@@ -202,7 +202,7 @@ static void sheet_summary(struct xw *x)
 				put_num(x, ws, r, 4, f.tok_p50, x->f.tok);
 				put_num(x, ws, r, 5, f.tok_p95, x->f.tok);
 				put_num(x, ws, r, 6, f.step_ms, x->f.ms);
-				put_str(x, ws, r, 7, pipeline_name(e->sc.pipeline), NULL);
+				put_str(x, ws, r, 7, tmpl_pipeline_name(e->sc.pipeline), NULL);
 				put_str(x, ws, r, 8, e->target->name, NULL);
 				r++;
 			}
@@ -215,7 +215,7 @@ static void sheet_summary(struct xw *x)
 	const struct anchor *a = &d->cal.sglang_b8;
 	char line[600];
 	snprintf(line, sizeof line, "Measured: %s pipeline on %s, block %g, budget %g, C=%g: %s",
-		 pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
+		 tmpl_pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
 	put_str(x, ws, r++, 0, line, x->f.note);
 	put_str(x, ws, r++, 0,
 		"Sheets: Projections (every scenario with bands), Breakdown, Kernels, History, "
@@ -289,7 +289,7 @@ static void sheet_projections(struct xw *x)
 		report_figure(d, i, &f);
 		put_str(x, ws, r, 0, e->sc.name, NULL);
 		put_str(x, ws, r, 1, e->target->id, NULL);
-		put_str(x, ws, r, 2, pipeline_name(e->sc.pipeline), NULL);
+		put_str(x, ws, r, 2, tmpl_pipeline_name(e->sc.pipeline), NULL);
 		put_num(x, ws, r, 3, e->sc.block, x->f.intg);
 		put_num(x, ws, r, 4, e->sc.budget, x->f.intg);
 		put_num(x, ws, r, 5, e->sc.concurrency, x->f.intg);
@@ -596,19 +596,19 @@ static void sheet_assumptions(struct xw *x)
 		}
 	} else {
 		assumption(x, ws, r++, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			   provenance_name(PROV_MEASURED), c->sglang_b8.source);
+			   calib_provenance_name(PROV_MEASURED), c->sglang_b8.source);
 		assumption(x, ws, r++, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			   provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
+			   calib_provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
 		for (int i = 0; i < c->moe_ref.npoints; i++, r++) {
 			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
 				 c->moe_ref.points[i].m);
 			assumption(x, ws, r, key, c->moe_ref.points[i].step_ms,
-				   provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
+				   calib_provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
 		}
 		for (int i = 0; i < calib_nassumptions(c); i++, r++) {
 			calib_assumption_label(c, i, key, sizeof key);
 			assumption(x, ws, r, key, c->asm_[i].point,
-				   provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+				   calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 				   c->asm_[i].source);
 		}
 	}
@@ -782,7 +782,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 
 	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
 	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
-	put_str(x, w->ws, r, WC_PIPE, pipeline_name(row->pipeline), f->in_text);
+	put_str(x, w->ws, r, WC_PIPE, tmpl_pipeline_name(row->pipeline), f->in_text);
 	put_num(x, w->ws, r, WC_BLOCK, row->block, f->in_num);
 	put_num(x, w->ws, r, WC_BUDGET, row->budget, f->in_num);
 	put_num(x, w->ws, r, WC_C, row->C, f->in_num);
@@ -1001,11 +1001,11 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	w->r++;
 	for (int a = 0; a < ASM_COUNT; a++)
 		wi_scalar(w, calib_assumption_name((enum assumption)a), m->v[a], c->asm_[a].unit,
-			  provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+			  calib_provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			  asm_source(c, (enum assumption)a));
 	wi_text(w, "ref_gpu", c->moe_ref.gpu, "GPU id", "measured",
 		"the GPU the MoE reference curve was measured on");
-	wi_text(w, "moe_curve", moe_curve_name(m->curve), "physical or linear", "calibration",
+	wi_text(w, "moe_curve", calib_moe_curve_name(m->curve), "physical or linear", "calibration",
 		"how the MoE time between and beyond the reference points is drawn");
 	{
 		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",

@@ -188,7 +188,7 @@ int bench_check_only(const char *only)
 	for (const char *s = only; s && *s;) {
 		size_t len = strcspn(s, ",");
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-		if (!op_find(name) && !bench_is_cuda_only(name))
+		if (!op_find(name) && !bench_conf_is_cuda_only(name))
 			return err_set(DDT_EINPUT, "--ops: unknown op '%s'", name);
 		s += len + (s[len] == ',');
 	}
@@ -260,19 +260,19 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 	int dev = st->ncuda ? 1 : 0, rc = 0;
 
 	hc.cold = 0;
-	bench_op_point(e, 0, &p);
+	bench_conf_op_point(e, 0, &p);
 	bench_progress(st, e->op, &p, "cuda");
 	if (!strcmp(e->op, "allreduce")) {
 		int ms[BENCH_MAX_POINTS], nm = 0, hidden = 7168;
-		for (int i = 0; i < bench_op_points(e); i++) {
-			bench_op_point(e, i, &p);
+		for (int i = 0; i < bench_conf_op_points(e); i++) {
+			bench_conf_op_point(e, i, &p);
 			ms[nm++] = (int)op_param(&p, "M", 9);
 			hidden = (int)op_param(&p, "hidden", hidden);
 		}
 		rc = cuda_bench_allreduce(&rows, ms, nm, hidden, &hc, dev);
 	} else {
-		for (int i = 0; i < bench_op_points(e) && !rc; i++) {
-			bench_op_point(e, i, &p);
+		for (int i = 0; i < bench_conf_op_points(e) && !rc; i++) {
+			bench_conf_op_point(e, i, &p);
 			rc = cuda_bench_launch(&rows, &p, &hc, dev);
 		}
 	}
@@ -324,22 +324,22 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 		goto done;
 	for (int i = 0; i < bc->nops; i++)
 		if (bench_selected(o->only, bc->ops[i].op))
-			st.total += bench_is_cuda_only(bc->ops[i].op)
+			st.total += bench_conf_is_cuda_only(bc->ops[i].op)
 					    ? 1
-					    : bench_op_points(&bc->ops[i]) *
+					    : bench_conf_op_points(&bc->ops[i]) *
 						      (!!(bc->ops[i].backends & BENCH_CPU) +
 						       !!(bc->ops[i].backends & BENCH_CUDA));
 	for (int i = 0; i < bc->nops && !rc; i++) {
 		const struct bench_op *e = &bc->ops[i];
 		if (!bench_selected(o->only, e->op) || !e->backends)
 			continue;
-		if (bench_is_cuda_only(e->op)) {
+		if (bench_conf_is_cuda_only(e->op)) {
 			rc = bench_cuda_only(&st, e);
 			continue;
 		}
-		for (int k = 0; k < bench_op_points(e) && !rc; k++) {
+		for (int k = 0; k < bench_conf_op_points(e) && !rc; k++) {
 			struct op_params p;
-			bench_op_point(e, k, &p);
+			bench_conf_op_point(e, k, &p);
 			rc = bench_point(&st, e, op_find(e->op), &p);
 		}
 	}

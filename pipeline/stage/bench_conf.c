@@ -13,7 +13,7 @@ static const char *const launch_keys[] = {"layers", "M",   "ctx",   "hidden", "i
 					  "topk",   "group", "heads", "V",      "L",     "B",
 					  NULL};
 
-int bench_is_cuda_only(const char *op)
+int bench_conf_is_cuda_only(const char *op)
 {
 	return !strcmp(op, "allreduce") || !strcmp(op, "launch");
 }
@@ -160,7 +160,7 @@ static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
 	o->variants = variants;
 	if (yget_str(c, m, "op", Y_REQUIRED, &name))
 		rc = DDT_EINPUT;
-	else if (!op_find(name) && !bench_is_cuda_only(name)) {
+	else if (!op_find(name) && !bench_conf_is_cuda_only(name)) {
 		struct ydoc_node *n = ydoc_get(m, "op");
 		ydiag_add(c->diag, c->file, n->line, n->col, "unknown op '%s'", name);
 		rc = DDT_EINPUT;
@@ -176,11 +176,11 @@ static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
 			rc |= bench_param(c, o, params->keys[i], params->items[i]);
 		}
 	rc |= ycheck_unknown(c, m);
-	if (!rc && bench_is_cuda_only(o->op))
+	if (!rc && bench_conf_is_cuda_only(o->op))
 		o->backends &= BENCH_CUDA;
-	if (!rc && bench_op_points(o) > BENCH_MAX_POINTS) {
+	if (!rc && bench_conf_op_points(o) > BENCH_MAX_POINTS) {
 		ydiag_add(c->diag, c->file, m->line, m->col, "%s: %d size points (at most %d)",
-			  o->op, bench_op_points(o), BENCH_MAX_POINTS);
+			  o->op, bench_conf_op_points(o), BENCH_MAX_POINTS);
 		rc = DDT_EINPUT;
 	}
 	return rc ? DDT_EINPUT : 0;
@@ -230,7 +230,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 	return rc ? DDT_EINPUT : 0;
 }
 
-int bench_op_points(const struct bench_op *o)
+int bench_conf_op_points(const struct bench_op *o)
 {
 	int n = 1;
 	for (int i = 0; i < o->nparams; i++)
@@ -238,7 +238,7 @@ int bench_op_points(const struct bench_op *o)
 	return n;
 }
 
-void bench_op_point(const struct bench_op *o, int i, struct op_params *p)
+void bench_conf_op_point(const struct bench_op *o, int i, struct op_params *p)
 {
 	p->n = 0;
 	for (int k = o->nparams - 1; k >= 0; k--) {

@@ -55,13 +55,13 @@ struct bench_conf {
 int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *diag);
 
 /* How many size points an entry sweeps (the product of its list lengths). */
-int bench_op_points(const struct bench_op *o);
+int bench_conf_op_points(const struct bench_op *o);
 
-/* The params of point i < bench_op_points(o), the last key varying fastest;
+/* The params of point i < bench_conf_op_points(o), the last key varying fastest;
  * keys point into o, which must outlive p. */
-void bench_op_point(const struct bench_op *o, int i, struct op_params *p);
+void bench_conf_op_point(const struct bench_op *o, int i, struct op_params *p);
 
 /* True for the names of the CUDA-only benchmarks. */
-int bench_is_cuda_only(const char *op);
+int bench_conf_is_cuda_only(const char *op);
 
 #endif

@@ -125,7 +125,7 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 		fputc(',', fp);
 		csv_field(fp, r->target->id);
 		fprintf(fp, ",%s,%d,%d,%d,%g,%g,%.4f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,%.4f,%s",
-			pipeline_name(r->sc.pipeline), r->sc.block, r->sc.budget,
+			tmpl_pipeline_name(r->sc.pipeline), r->sc.block, r->sc.budget,
 			r->sc.concurrency, r->out.M, r->accept, r->out.ms[COMP_MOE],
 			r->out.nonmoe_ms, r->out.step_ms, r->out.tok_s, r->out.ms[COMP_ATTN],
 			r->out.ms[COMP_DRAFT], r->out.ms[COMP_TREE], r->out.ms[COMP_OVERHEAD],
@@ -140,7 +140,7 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			fprintf(fp, ",%.4f,%.4f,%.4f", b->moe_band.p5, b->moe_band.p50, b->moe_band.p95);
 		else
 			fputs(",,,", fp);
-		fprintf(fp, ",%s", estimator_name(r->sc.estimator));
+		fprintf(fp, ",%s", tmpl_estimator_name(r->sc.estimator));
 		if (b)
 			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%.4g,%.4g\n", b->other_tok_s, b->other_pctile,
 				num_text(n[0], b->xfer_cover_pct, "%.1f"),
@@ -218,7 +218,7 @@ static void csv_notes(const struct projection *p, FILE *fp)
 		fputc('\n', fp);
 	}
 	snprintf(line, sizeof line, "MoE curve: %s, points from %s (%s); %s",
-		 moe_curve_name(f->curve), f->gpu, provenance_name(f->source), f->note);
+		 calib_moe_curve_name(f->curve), f->gpu, calib_provenance_name(f->source), f->note);
 	csv_field(fp, line);
 	fputc('\n', fp);
 }
@@ -264,7 +264,7 @@ static void csv_inputs(const struct projection *p, FILE *fp)
 	for (size_t i = 0; i < p->ninputs; i++) {
 		const struct project_input *in = &p->inputs[i];
 		csv_field(fp, in->name);
-		fprintf(fp, ",%.6g,%s,%s,", in->value, provenance_name(in->prov),
+		fprintf(fp, ",%.6g,%s,%s,", in->value, calib_provenance_name(in->prov),
 			in->prov == PROV_OVERRIDE ? num_text(n, in->was, "%.6g") : "");
 		csv_field(fp, in->source);
 		fputc('\n', fp);
@@ -362,7 +362,7 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 		yout_map(&y);
 		yout_kv_str(&y, "scenario", r->sc.name);
 		yout_kv_str(&y, "target", r->target->id);
-		yout_kv_str(&y, "pipeline", pipeline_name(r->sc.pipeline));
+		yout_kv_str(&y, "pipeline", tmpl_pipeline_name(r->sc.pipeline));
 		yout_kv_int(&y, "block", r->sc.block);
 		yout_kv_int(&y, "budget", r->sc.budget);
 		yout_kv_int(&y, "concurrency", r->sc.concurrency);
@@ -376,7 +376,7 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 		yout_kv_num(&y, "nonmoe_ms", r->out.nonmoe_ms);
 		yout_kv_num(&y, "step_ms", r->out.step_ms);
 		yout_kv_num(&y, "tok_s", r->out.tok_s);
-		yout_kv_str(&y, "estimator", estimator_name(r->sc.estimator));
+		yout_kv_str(&y, "estimator", tmpl_estimator_name(r->sc.estimator));
 		if (band_of(p, i)) {
 			const struct project_row *b = band_of(p, i);
 			yaml_band(&y, "step_ms_band", &b->step_ms);
@@ -419,7 +419,7 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 			snprintf(pair, sizeof pair, " x transfer %s->%s %s (assumed)", c->xfer[x].from,
 				 c->xfer[x].to, c->xfer[x].range);
 		snprintf(buf, len, "%s %s curve at M=%g (%s) x bw %.3g/%.3g%s", m->ref_gpu->id,
-			 moe_curve_name(m->curve), r->out.M, provenance_name(c->moe_ref.prov),
+			 calib_moe_curve_name(m->curve), r->out.M, calib_provenance_name(c->moe_ref.prov),
 			 m->ref_gpu->bw_tbps, r->target->bw_tbps, pair);
 		return;
 	}
@@ -479,7 +479,7 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 		if (!first)
 			continue;
 		fprintf(fp, "%s%s: %s, %s pipeline, block %d, budget %d, C=%d, M=%g%s\n",
-			i ? "\n" : "", r->sc.name, r->target->name, pipeline_name(r->sc.pipeline),
+			i ? "\n" : "", r->sc.name, r->target->name, tmpl_pipeline_name(r->sc.pipeline),
 			r->sc.block, r->sc.budget, r->sc.concurrency, r->out.M,
 			r->runnable ? "" : "  [NOT RUNNABLE]");
 		if (r->note[0])

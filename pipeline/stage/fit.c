@@ -215,7 +215,7 @@ static void note_held(struct moe_fit *f, const struct moe_physical *ph)
 	for (int p = 0; p < MOE_P_COUNT; p++)
 		if (f->held[p]) {
 			len += (size_t)snprintf(f->note + len, sizeof f->note - len, "%s%s=%g (%s)", sep,
-						moe_param_name((enum moe_param)p), f->value[p],
+						calib_moe_param_name((enum moe_param)p), f->value[p],
 						ph->source[p]);
 			sep = ", ";
 			if (len >= sizeof f->note)

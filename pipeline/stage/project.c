@@ -183,7 +183,7 @@ static void load_settings(struct project_config *cfg, struct yctx *c, struct ydo
 	load_scenario_name(c, sec, "ad_hoc", req, t, cfg->ad_hoc, sizeof cfg->ad_hoc);
 	if (!yget_str(c, sec, "moe_curve", 0, &curve) && curve) {
 		enum moe_curve_kind k;
-		if (moe_curve_parse(curve, &k)) {
+		if (calib_moe_curve_parse(curve, &k)) {
 			n = ydoc_get(sec, "moe_curve");
 			ydiag_add(c->diag, c->file, n->line, n->col,
 				  "moe_curve: expected linear or physical, got '%s'", curve);
@@ -830,7 +830,7 @@ static void values_at(const struct mc *mc, const double *u, double *v)
 				z[g] = gsl_cdf_ugaussian_Pinv(u[g]), zg = g;
 			v[i] = d->median * exp(d->sigma * z[g]);
 		} else
-			v[i] = dist_quantile(d, u[g]);
+			v[i] = calib_dist_quantile(d, u[g]);
 	}
 }
 
@@ -1064,7 +1064,7 @@ static double mean_value(const struct mc *mc, int i, int j)
 	const double *u = MC_U(mc, j);
 	double sum = 0;
 	for (size_t s = 0; s < mc->nsamples; s++)
-		sum += dist_quantile(&mc->c->asm_[i], u[s]);
+		sum += calib_dist_quantile(&mc->c->asm_[i], u[s]);
 	return sum / (double)mc->nsamples;
 }
 
@@ -1244,7 +1244,7 @@ static double step_with(const struct mc *mc, struct model *m, size_t k, int g, d
 	for (int i = 0; i < mc->nasm; i++)
 		if (mc->group[i] == g) {
 			const struct dist *d = &mc->c->asm_[i];
-			v[i] = d->kind == DIST_FIXED ? d->point : dist_quantile(d, q);
+			v[i] = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, q);
 		}
 	if (model_set_values(m, v) != 0)
 		return NAN;
@@ -1291,8 +1291,8 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
 					continue;
 				b->value_point = base[i];
-				b->value_p5 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.05);
-				b->value_p95 = d->kind == DIST_FIXED ? d->point : dist_quantile(d, 0.95);
+				b->value_p5 = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, 0.05);
+				b->value_p95 = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, 0.95);
 			}
 		b->tok_s_p5 = K / lo;
 		b->tok_s_p95 = K / hi;
@@ -1389,7 +1389,7 @@ static void fit_report(struct projection *p, const struct calib *c, const struct
 	f->nparams = MOE_P_COUNT;
 	for (int i = 0; i < MOE_P_COUNT; i++) {
 		struct project_param *q = &f->params[i];
-		snprintf(q->name, sizeof q->name, "%s", moe_param_name((enum moe_param)i));
+		snprintf(q->name, sizeof q->name, "%s", calib_moe_param_name((enum moe_param)i));
 		snprintf(q->unit, sizeof q->unit, "%s",
 			 i == MOE_P_EFFICIENCY ? "of bandwidth"
 			 : i == MOE_P_OVERLAP  ? "of routing shared"
@@ -1475,7 +1475,7 @@ static int backtest(struct projection *p, const struct calib *c, struct model *m
 		beside_band(b, r);
 		if (isnan(b->predicted))
 			snprintf(b->note, sizeof b->note, "the %s curve cannot be drawn from the other "
-				 "point%s", moe_curve_name(f->curve), f->npoints == 2 ? "" : "s");
+				 "point%s", calib_moe_curve_name(f->curve), f->npoints == 2 ? "" : "s");
 		else if (r)
 			snprintf(b->note, sizeof b->note,
 				 "MoE is %.0f%% of %s's step: this error moves that step by %+.1f%%",
@@ -1510,9 +1510,9 @@ static int backtest(struct projection *p, const struct calib *c, struct model *m
 void project_input_basis(const struct project_input *in, char *buf, size_t len)
 {
 	if (in->prov == PROV_OVERRIDE && isfinite(in->was))
-		snprintf(buf, len, "%s (was %.4g)", provenance_name(in->prov), in->was);
+		snprintf(buf, len, "%s (was %.4g)", calib_provenance_name(in->prov), in->was);
 	else
-		snprintf(buf, len, "%s", provenance_name(in->prov));
+		snprintf(buf, len, "%s", calib_provenance_name(in->prov));
 }
 
 /* Marks the last input overridden, replacing was, its source kept after. */
@@ -1596,8 +1596,8 @@ static int list_assumptions(struct projection *p, const struct calib *c, const s
 			snprintf(src, sizeof src, "%s", d->source);
 		else {
 			char full[2 * CALIB_SOURCE_LEN];
-			snprintf(full, sizeof full, "%s %g..%g: %s", dist_kind_name(d->kind),
-				 dist_quantile(d, 0.05), dist_quantile(d, 0.95), d->source);
+			snprintf(full, sizeof full, "%s %g..%g: %s", calib_dist_kind_name(d->kind),
+				 calib_dist_quantile(d, 0.05), calib_dist_quantile(d, 0.95), d->source);
 			copy_str(src, sizeof src, full);
 		}
 		if (!(rc = add_input(p, name, m->v[i], pv, src)) && d->overridden)
@@ -1651,7 +1651,7 @@ static int list_inputs(struct projection *p, const struct calib *c, const struct
 	}
 	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
 		snprintf(name, sizeof name, "moe_reference.physical.%s",
-			 moe_param_name((enum moe_param)i));
+			 calib_moe_param_name((enum moe_param)i));
 		rc = add_key(p, c, name, c->moe_ref.fit.value[i],
 			     c->moe_ref.fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
 			     c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]

@@ -246,7 +246,7 @@ int pacc_draw(struct pacc *a, size_t n, const double *u_level, uint64_t seed)
 		}
 		double lv = u_level ? a->level_lo + u_level[s] * (a->level_hi - a->level_lo)
 				    : a->level_point;
-		double e = dist_quantile(&a->cfg->accept_shape, rng_open01(&r));
+		double e = calib_dist_quantile(&a->cfg->accept_shape, rng_open01(&r));
 		for (size_t l = 0; l < a->nlanes; l++)
 			a->draws[l * n + s] = published_at(&a->lanes[l], lv, e);
 	}
@@ -278,8 +278,8 @@ void pacc_describe(const struct pacc *a, const char *level_name, char *buf, size
 		snprintf(range, sizeof range, "%g", a->level_lo);
 	snprintf(buf, len, "published curve (%s), level from %s's acceptance %s at B=%g, its gain "
 		 "over budget to the power of a %s exponent (point %g, p5-p95 %.2g-%.2g)",
-		 cfg->curve_label, level_name, range, a->level_budget, dist_kind_name(d->kind),
-		 d->point, dist_quantile(d, 0.05), dist_quantile(d, 0.95));
+		 cfg->curve_label, level_name, range, a->level_budget, calib_dist_kind_name(d->kind),
+		 d->point, calib_dist_quantile(d, 0.05), calib_dist_quantile(d, 0.95));
 }
 
 void pacc_free(struct pacc *a)

@@ -38,7 +38,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_map(y);
 		yout_kv_str(y, "scenario", r->scenario);
 		yout_kv_str(y, "target", r->target);
-		yout_kv_str(y, "pipeline", pipeline_name(r->pipeline));
+		yout_kv_str(y, "pipeline", tmpl_pipeline_name(r->pipeline));
 		yout_kv_int(y, "block", r->block);
 		yout_kv_int(y, "budget", r->budget);
 		yout_kv_int(y, "concurrency", r->concurrency);
@@ -47,7 +47,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "accept_lo", r->accept_lo);
 		yout_kv_num(y, "accept_hi", r->accept_hi);
 		yout_kv_str(y, "accept_from", r->accept_from);
-		yout_kv_str(y, "estimator", estimator_name(r->estimator));
+		yout_kv_str(y, "estimator", tmpl_estimator_name(r->estimator));
 		kv_bool(y, "runnable", r->runnable);
 		yout_kv_str(y, "note", r->note);
 		yout_key(y, "ms");
@@ -119,7 +119,7 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 	yout_key(y, "grid");
 	yout_map(y);
 	yout_kv_str(y, "scenario", g->scenario);
-	yout_kv_str(y, "pipeline", pipeline_name(g->pipeline));
+	yout_kv_str(y, "pipeline", tmpl_pipeline_name(g->pipeline));
 	yout_kv_int(y, "block", g->block);
 	yout_kv_num(y, "ref_budget", g->ref_budget);
 	yout_kv_num(y, "ref_accept", g->ref_accept);
@@ -173,9 +173,9 @@ static void fit_out(struct yout *y, const struct project_fit *f)
 {
 	yout_key(y, "fit");
 	yout_map(y);
-	yout_kv_str(y, "curve", moe_curve_name(f->curve));
+	yout_kv_str(y, "curve", calib_moe_curve_name(f->curve));
 	yout_kv_str(y, "gpu", f->gpu);
-	yout_kv_str(y, "source", provenance_name(f->source));
+	yout_kv_str(y, "source", calib_provenance_name(f->source));
 	yout_kv_num(y, "rms_pct", f->rms_pct);
 	yout_kv_num(y, "plateau_ms", f->plateau_ms);
 	yout_kv_num(y, "m_plateau", f->m_plateau);
@@ -286,7 +286,7 @@ static void inputs_out(struct yout *y, const struct projection *p)
 		yout_map_flow(y);
 		yout_kv_str(y, "name", in->name);
 		yout_kv_num(y, "value", in->value);
-		yout_kv_str(y, "prov", provenance_name(in->prov));
+		yout_kv_str(y, "prov", calib_provenance_name(in->prov));
 		if (in->prov == PROV_OVERRIDE)
 			yout_kv_num(y, "was", in->was);
 		yout_kv_str(y, "source", in->source);
@@ -300,7 +300,7 @@ void project_emit_sections(struct yout *y, const struct projection *p, unsigned 
 	if (parts & PROJECT_TEXT_BANDS) {
 		yout_kv_int(y, "samples", p->samples);
 		yout_kv_int(y, "seed", (long long)p->seed);
-		yout_kv_str(y, "curve", moe_curve_name(p->curve));
+		yout_kv_str(y, "curve", calib_moe_curve_name(p->curve));
 		kv_bool(y, "recalibrated", p->recalibrated);
 		yout_kv_str(y, "measured_on", p->measured_on);
 		yout_kv_str(y, "lean", p->lean);
@@ -393,7 +393,7 @@ static void band_in(struct yctx *c, struct ydoc_node *m, const char *key, struct
 static void pipeline_in(struct yctx *c, struct ydoc_node *m, enum pipeline_kind *out)
 {
 	const char *s = NULL;
-	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &s) && s && pipeline_parse(s, out)) {
+	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &s) && s && tmpl_pipeline_parse(s, out)) {
 		struct ydoc_node *n = ydoc_get(m, "pipeline");
 		ydiag_add(c->diag, c->file, n->line, n->col,
 			  "pipeline: expected sglang or native, got '%s'", s);
@@ -430,7 +430,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	{
 		const char *e = NULL;
 		if (!yget_str(c, m, "estimator", Y_REQUIRED, &e) && e &&
-		    estimator_parse(e, &r->estimator))
+		    tmpl_estimator_parse(e, &r->estimator))
 			ydiag_add(c->diag, c->file, m->line, m->col,
 				  "estimator: expected seed or calibrated, got '%s'", e);
 	}
@@ -585,11 +585,11 @@ static void fit_in(struct yctx *c, struct ydoc_node *m, struct project_fit *f)
 {
 	struct ydoc_node *s;
 	const char *str = NULL;
-	if (!yget_str(c, m, "curve", Y_REQUIRED, &str) && str && moe_curve_parse(str, &f->curve))
+	if (!yget_str(c, m, "curve", Y_REQUIRED, &str) && str && calib_moe_curve_parse(str, &f->curve))
 		ydiag_add(c->diag, c->file, m->line, m->col, "curve: expected linear or physical");
 	str_in(c, m, "gpu", f->gpu, sizeof f->gpu);
 	str = NULL;
-	if (!yget_str(c, m, "source", Y_REQUIRED, &str) && str && provenance_parse(str, &f->source))
+	if (!yget_str(c, m, "source", Y_REQUIRED, &str) && str && calib_provenance_parse(str, &f->source))
 		ydiag_add(c->diag, c->file, m->line, m->col, "source: unknown provenance '%s'", str);
 	yget_num(c, m, "rms_pct", NUM, &f->rms_pct);
 	yget_num(c, m, "plateau_ms", NUM, &f->plateau_ms);
@@ -689,7 +689,7 @@ static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *
 	const char *s = NULL;
 	str_in(c, m, "name", in->name, sizeof in->name);
 	yget_num(c, m, "value", NUM, &in->value);
-	if (!yget_str(c, m, "prov", Y_REQUIRED, &s) && s && provenance_parse(s, &in->prov))
+	if (!yget_str(c, m, "prov", Y_REQUIRED, &s) && s && calib_provenance_parse(s, &in->prov))
 		ydiag_add(c->diag, c->file, m->line, m->col, "prov: unknown provenance '%s'", s);
 	in->was = NAN;
 	yget_num(c, m, "was", Y_NULLABLE, &in->was);
@@ -726,7 +726,7 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 	if (!yget_num(c, root, "seed", Y_REQUIRED | Y_NONNEG | Y_INTEGER, &seed) && !isnan(seed))
 		p->seed = (uint64_t)seed;
 	if (!yget_str(c, root, "curve", Y_REQUIRED, &curve) && curve &&
-	    moe_curve_parse(curve, &p->curve))
+	    calib_moe_curve_parse(curve, &p->curve))
 		ydiag_add(c->diag, c->file, root->line, root->col, "curve: expected linear or physical");
 	yget_bool(c, root, "recalibrated", Y_REQUIRED, &p->recalibrated);
 	str_in(c, root, "measured_on", p->measured_on, sizeof p->measured_on);
@@ -873,7 +873,7 @@ static void text_rows(const struct projection *p, FILE *fp)
 			snprintf(bt, sizeof bt, "%.0f%% in, %.1f%% err", r->xfer_cover_pct,
 				 r->xfer_err_pct);
 		fprintf(fp, "%-18s %-10s %-7s %5g %7s %-5s %8.3f %8.1f %8.1f %8.1f %8.1f  %-18s %s%s\n",
-			r->scenario, estimator_name(r->estimator), r->target, r->M, acc, r->accept_from,
+			r->scenario, tmpl_estimator_name(r->estimator), r->target, r->M, acc, r->accept_from,
 			r->step_ms.point, r->tok_s.point, r->tok_s.p5, r->tok_s.p50, r->tok_s.p95,
 			other, bt, r->runnable ? "" : "  [not runnable]");
 	}
@@ -913,7 +913,7 @@ static void text_grid(const struct projection *p, FILE *fp)
 		return;
 	fprintf(fp, "\nbest budget per target and concurrency (%s pipeline, block %d; the budget "
 		    "of least expected regret over the draws)\nacceptance: %s\n",
-		pipeline_name(g->pipeline), g->block, g->accept_source);
+		tmpl_pipeline_name(g->pipeline), g->block, g->accept_source);
 	fprintf(fp, "  %-13s %4s %6s %7s %9s %9s %9s %7s %8s   %s\n", "target", "C", "B", "accept",
 		"tok/s", "p5", "p95", "P(best)", "regret", "runner-up: B, P(best), regret");
 	for (int t = 0; t < g->ntargets; t++)
@@ -944,8 +944,8 @@ static void text_grid(const struct projection *p, FILE *fp)
 static void text_fit(const struct projection *p, FILE *fp)
 {
 	const struct project_fit *f = &p->fit;
-	fprintf(fp, "\nMoE curve: %s, points from %s (%s)\n", moe_curve_name(f->curve), f->gpu,
-		provenance_name(f->source));
+	fprintf(fp, "\nMoE curve: %s, points from %s (%s)\n", calib_moe_curve_name(f->curve), f->gpu,
+		calib_provenance_name(f->source));
 	for (int i = 0; i < f->nparams; i++) {
 		const struct project_param *q = &f->params[i];
 		fprintf(fp, "  %-11s %10.4g %s", q->name, q->value, q->unit);
@@ -982,7 +982,7 @@ void project_write_text(const struct projection *p, unsigned parts, FILE *fp)
 {
 	if (parts & PROJECT_TEXT_BANDS) {
 		fprintf(fp, "bands: %d draws, seed %llu, MoE curve %s%s\n", p->samples,
-			(unsigned long long)p->seed, moe_curve_name(p->curve),
+			(unsigned long long)p->seed, calib_moe_curve_name(p->curve),
 			p->recalibrated ? ", recalibrated from tonight's GPU run" : "");
 		text_rows(p, fp);
 		fprintf(fp, "\nacceptance: %s\n", p->accept_source);
