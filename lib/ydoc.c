@@ -158,6 +158,8 @@ struct parse {
 	int depth;
 	size_t nodes; /* made so far, against max_nodes */
 	size_t max_nodes;
+	const unsigned char *buf; /* the input, for the reader's byte offsets */
+	size_t len;
 };
 
 static int parse_err(struct parse *ps, const yaml_mark_t *m, const char *msg)
@@ -166,11 +168,60 @@ static int parse_err(struct parse *ps, const yaml_mark_t *m, const char *msg)
 	return DDT_EINPUT;
 }
 
+/* The position of byte off of a UTF-8 buffer, as libyaml counts marks: the
+ * line, and the column in characters. A byte inside a sequence cut short
+ * (libyaml blames the first bad trailing byte) is placed at the sequence's
+ * leading byte, where the bad character starts. */
+static yaml_mark_t utf8_mark(const unsigned char *buf, size_t off)
+{
+	yaml_mark_t m = {.index = off};
+	size_t line0 = 0, start = off;
+
+	for (size_t i = 0; i < off; i++)
+		if (buf[i] == '\n') {
+			m.line++;
+			line0 = i + 1;
+		}
+	for (size_t k = 1; k <= 3 && k <= off - line0; k++) {
+		unsigned char b = buf[off - k];
+		if ((b & 0xc0) == 0x80)
+			continue;
+		int width = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+		if (width > (int)k)
+			start = off - k;
+		break;
+	}
+	for (size_t i = line0; i < start; i++)
+		m.column += (buf[i] & 0xc0) != 0x80;
+	return m;
+}
+
+/* libyaml's reader refused a byte (not UTF-8, a control character): it gives
+ * the byte's offset, not a mark, so the mark is counted here. */
+static int reader_fail(struct parse *ps)
+{
+	char msg[160];
+	size_t off = ps->p.problem_offset;
+	int v = ps->p.problem_value;
+
+	snprintf(msg, sizeof msg, v >= 0 ? "%s (0x%X): ddt reads UTF-8 text; save the file as UTF-8"
+					 : "%s: ddt reads UTF-8 text; save the file as UTF-8",
+		 ps->p.problem ? ps->p.problem : "unreadable byte", v);
+	if (ps->p.encoding != YAML_UTF8_ENCODING || off > ps->len) {
+		ydiag_add(ps->diag, ps->file, 0, 0, "byte %zu: %s", off, msg);
+		return DDT_EINPUT;
+	}
+	yaml_mark_t m = utf8_mark(ps->buf, off);
+	return parse_err(ps, &m, msg);
+}
+
 /* libyaml refused to go on: out of memory, or a problem with the input. */
 static int parser_fail(struct parse *ps)
 {
 	if (ps->p.error == YAML_MEMORY_ERROR)
 		return err_nomem();
+	if (ps->p.error == YAML_READER_ERROR)
+		return reader_fail(ps);
 	return parse_err(ps, &ps->p.problem_mark, ps->p.problem ? ps->p.problem : "YAML syntax error");
 }
 
@@ -430,7 +481,8 @@ int ydoc_load_buf_capped(struct ydoc **out, const char *name, const char *buf, s
 {
 	if (!caps)
 		caps = &default_caps;
-	struct parse ps = {.file = name, .diag = diag, .max_nodes = caps->values};
+	struct parse ps = {.file = name, .diag = diag, .max_nodes = caps->values,
+			   .buf = (const unsigned char *)buf, .len = len};
 	struct ydoc *doc = calloc(1, sizeof *doc);
 	yaml_event_t ev;
 	int rc = 0, docs = 0;

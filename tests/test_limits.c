@@ -231,6 +231,57 @@ static void test_limits__invalid_utf8_is_refused(void **state)
 	}
 }
 
+/* Invalid UTF-8 is blamed on the byte where it starts: its line, and its
+ * column in characters (a two-byte é before it is one column), in every kind
+ * of file ddt reads, as one line. */
+static void test_limits__invalid_utf8_names_its_line_and_column(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"a: 1\nb: 2\nname: \"ok \xff bad\"\n", "t.yaml:3:11: "},
+		{"a: 1\nc: \"caf\xc3\xa9 \xc3\x28\"\n", "t.yaml:2:10: "},
+		{"\xed\xa0\x80: 1\n", "t.yaml:1:1: "},
+		{"a:\n  - x\n  - y\xc0\xaf\n", "t.yaml:3:6: "},
+	};
+	char msg[256];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		assert_int_equal(parse(cases[i].text, strlen(cases[i].text), msg, sizeof msg),
+				 DDT_EINPUT);
+		if (strncmp(msg, cases[i].want, strlen(cases[i].want)) || strchr(msg, '\n'))
+			fail_msg("case %zu: wanted '%s...', got '%s'", i, cases[i].want, msg);
+		assert_non_null(strstr(msg, "UTF-8"));
+	}
+
+	/* the loaders of templates, calibration files and run records */
+	char *dir = tmpdir(), *path = fsx_join(dir, "x.yaml"), want[4200];
+	struct ydiag diag = {0};
+	struct tmpl t;
+	struct calib cal;
+	struct run_record r;
+	snprintf(want, sizeof want, "%s:2:16: ", path);
+	write_file(path, "name: x\ndescription: \"b\xff\"\n");
+	assert_int_not_equal(tmpl_load(&t, path, &diag), 0);
+	tmpl_free(&t);
+	assert_true(diag.n >= 1);
+	assert_memory_equal(diag.msgs[0], want, strlen(want));
+	ydiag_free(&diag);
+	assert_int_not_equal(calib_load(&cal, path, &diag), 0);
+	calib_free(&cal);
+	assert_true(diag.n >= 1);
+	assert_memory_equal(diag.msgs[0], want, strlen(want));
+	ydiag_free(&diag);
+	assert_int_not_equal(record_read(&r, path, &diag), 0);
+	record_free(&r);
+	assert_true(diag.n >= 1);
+	assert_memory_equal(diag.msgs[0], want, strlen(want));
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
 #define LOCALE_DIR "/tmp/ddt-test-locales"
 
 /* Puts de_DE.UTF-8 (decimal comma) in force from LOCALE_DIR, building it
@@ -730,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_limits__control_characters_in_strings_are_refused),
 		cmocka_unit_test(test_limits__string_length_cap),
 		cmocka_unit_test(test_limits__invalid_utf8_is_refused),
+		cmocka_unit_test(test_limits__invalid_utf8_names_its_line_and_column),
 		cmocka_unit_test(test_limits__numbers_read_and_write_in_the_c_locale),
 		cmocka_unit_test(test_limits__numbers_are_range_checked),
 		cmocka_unit_test(test_limits__what_the_writer_writes_the_reader_reads),
