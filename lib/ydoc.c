@@ -55,7 +55,9 @@ void ydiag_add(struct ydiag *d, const char *file, int line, int col, const char 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (line > 0)
+	if (!file)
+		len = asprintf(&full, "%s", msg);
+	else if (line > 0)
 		len = asprintf(&full, "%s:%d:%d: %s", file, line, col, msg);
 	else
 		len = asprintf(&full, "%s: %s", file, msg);

@@ -64,7 +64,8 @@ int ydoc_load_buf_capped(struct ydoc **out, const char *name, const char *buf, s
 void ydoc_free(struct ydoc *doc);
 
 /* Diagnostics. ydiag_add formats "file:line:col: msg" (line 0 omits the
- * position) and also sets err_msg() to the first problem recorded. */
+ * position; file NULL: msg names its own place) and also sets err_msg() to
+ * the first problem recorded. */
 void ydiag_add(struct ydiag *d, const char *file, int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void ydiag_free(struct ydiag *d);

@@ -15,6 +15,7 @@
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
+#include "model.h"
 #include "ydoc.h"
 
 #define BAD_DIR "tests/fixtures/bad"
@@ -59,6 +60,52 @@ static void test_yaml__every_bad_fixture_reports_its_message_and_position(void *
 	free(list);
 	assert_int_equal(wrong, 0);
 	assert_true(checked >= 12);
+}
+
+/* A figure the model refuses once the calibration has loaded (an anchor's
+ * step shorter than the MoE and all-reduce time the model gives it) is blamed
+ * on the figure's own file:line:column, not on the calibration folder. */
+static void test_yaml__a_figure_the_model_refuses_names_its_line(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-yaml-XXXXXX", *text = NULL, *at, want[256];
+	static const char *const files[] = {"anchors.yaml", "assumptions.yaml", "gpus.yaml",
+					    "kimi_k2.yaml", "measured.yaml", "transfer.yaml"};
+	struct ydiag diag = {0};
+	struct calib cal;
+	struct model m;
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *src = fsx_join("calibration", files[i]), *dst = fsx_join(dir, files[i]);
+		assert_int_equal(fsx_read_all(src, 1 << 20, &text, &len), 0);
+		if (!strcmp(files[i], "anchors.yaml")) {
+			/* "    tok_s: 303" -> "    tok_s: 303000" (0.0145 ms a step) */
+			assert_non_null(at = strstr(text, "    tok_s: 303\n"));
+			char *t2 = NULL;
+			assert_true(asprintf(&t2, "%.*s    tok_s: 303000\n%s", (int)(at - text), text,
+					     at + strlen("    tok_s: 303\n")) > 0);
+			int line = 1;
+			for (const char *p = text; p < at; p++)
+				line += *p == '\n';
+			snprintf(want, sizeof want, "%s:%d:12: anchor sglang_b8: its step", dst, line);
+			free(text);
+			text = t2;
+			len = strlen(t2);
+		}
+		assert_int_equal(fsx_write_all(dst, text, len), 0);
+		free(text);
+		free(src);
+		free(dst);
+	}
+	assert_int_equal(fit_calib_load(&cal, dir, &diag), 0);
+	assert_int_equal(model_prepare(&m, &cal, NULL), DDT_EINPUT);
+	if (strncmp(err_msg(), want, strlen(want)))
+		fail_msg("wanted '%s...', got '%s'", want, err_msg());
+	calib_free(&cal);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
 }
 
 static void test_yaml__first_problem_becomes_the_error_message(void **state)
@@ -239,6 +286,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_yaml__every_bad_fixture_reports_its_message_and_position),
+		cmocka_unit_test(test_yaml__a_figure_the_model_refuses_names_its_line),
 		cmocka_unit_test(test_yaml__first_problem_becomes_the_error_message),
 		cmocka_unit_test(test_yaml__nesting_deeper_than_the_cap_is_refused),
 		cmocka_unit_test(test_yaml__numbers_parse_strictly),

@@ -90,6 +90,19 @@ static int yaml_entry(const struct dirent *e)
 	return !fsx_is_temp_name(e->d_name) && n > 5 && !strcmp(e->d_name + n - 5, ".yaml");
 }
 
+/* The model's problem with a calibration that loaded: as it is when it names
+ * its own file:line:column (a value out of range), else on the calibration. */
+static void check_model_problem(struct ydiag *diag, const struct calib *cal, const char *path)
+{
+	const char *msg = err_msg(), *at = cal->anchors_at.file;
+	size_t n = strlen(at);
+
+	if (n && !strncmp(msg, at, n) && msg[n] == ':')
+		ydiag_add(diag, NULL, 0, 0, "%s", msg);
+	else
+		ydiag_add(diag, path, 0, 0, "%s", msg);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = {0};
@@ -108,7 +121,7 @@ int cmd_check(int argc, char **argv)
 
 	int cal_ok = fit_calib_load(&cal, a.paths.calibration, &diag) == 0;
 	if (cal_ok && model_prepare(&m, &cal, NULL) != 0)
-		ydiag_add(&diag, a.paths.calibration, 0, 0, "%s", err_msg());
+		check_model_problem(&diag, &cal, a.paths.calibration);
 	files++;
 	if (stat(templates, &st) == 0 && S_ISDIR(st.st_mode)) {
 		struct dirent **list;

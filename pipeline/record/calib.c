@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,23 @@ static int map_expect(struct yctx *c, struct ydoc_node *n, const char *what)
 	return ynode_expect(c, n, YDOC_MAP, what);
 }
 
+/* Records a problem at the value of key in map (at map when key is absent):
+ * a value out of range is blamed on its own line and column. */
+static void __attribute__((format(printf, 4, 5)))
+blame_key(struct yctx *c, struct ydoc_node *map, const char *key, const char *fmt, ...)
+{
+	struct ydoc_node *n = ydoc_get(map, key);
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!n)
+		n = map;
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s", msg);
+}
+
 /* ---------------------------------------------------------------- sections */
 
 static void load_gpus(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
@@ -259,6 +277,13 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 	load_fields(c, m, a, anchor_fields, NFIELDS(anchor_fields));
 	yget_strcpy(c, m, "error_source", isnan(a->error_pct) ? 0 : Y_REQUIRED, a->error_source,
 		    sizeof a->error_source);
+	struct ydoc_node *gpu = ydoc_get(m, "gpu"), *fig = ydoc_get(m, "tok_s");
+	if (!fig)
+		fig = ydoc_get(m, "step_ms");
+	a->gpu_line = gpu ? gpu->line : m->line;
+	a->gpu_col = gpu ? gpu->col : m->col;
+	a->step_line = fig ? fig->line : m->line;
+	a->step_col = fig ? fig->col : m->col;
 	int rate = !isnan(a->tok_s) || !isnan(a->accept), step = !isnan(a->step_ms);
 	if (rate == step || (rate && (isnan(a->tok_s) || isnan(a->accept))))
 		ydiag_add(c->diag, c->file, m->line, m->col,
@@ -307,8 +332,8 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 		yget_strcpy(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
 		ycheck_unknown(c, m);
 		if (!isnan(ph->value[p]) && !range_holds(&moe_param_ranges[p], ph->value[p]))
-			ydiag_add(c->diag, c->file, m->line, m->col, "%s: must be %s, got %g",
-				  moe_param_names[p], moe_param_ranges[p].says, ph->value[p]);
+			blame_key(c, m, "value", "%s: must be %s, got %g", moe_param_names[p],
+				  moe_param_ranges[p].says, ph->value[p]);
 	}
 	if (yget_node(c, sec, "fit", YDOC_SEQ, Y_REQUIRED, &fit) || !fit)
 		return;
@@ -343,6 +368,11 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 		return;
 	r->prov = PROV_MEASURED;
 	yget_strcpy(c, sec, "gpu", Y_REQUIRED, r->gpu, sizeof r->gpu);
+	{
+		struct ydoc_node *g = ydoc_get(sec, "gpu");
+		r->gpu_line = g ? g->line : sec->line;
+		r->gpu_col = g ? g->col : sec->col;
+	}
 	yget_strcpy(c, sec, "source", Y_REQUIRED, r->source, sizeof r->source);
 	yget_num(c, sec, "tp", REQ_INT, &r->tp);
 	yget_str(c, sec, "efficiency_note", 0, &note);
@@ -434,8 +464,8 @@ static void load_dist(struct dist *d, struct yctx *c, struct ydoc_node *m, const
 		yget_num(c, m, "mode", Y_REQUIRED, &d->mode);
 		yget_num(c, m, "max", Y_REQUIRED, &d->max);
 		if (d->mode < d->min || d->mode > d->max)
-			ydiag_add(c->diag, c->file, m->line, m->col,
-				  "%s: mode must lie within [min, max]", name);
+			blame_key(c, m, "mode", "%s: mode %g must lie within [min, max] = [%g, %g]",
+				  name, d->mode, d->min, d->max);
 		break;
 	case DIST_NORMAL:
 		yget_num(c, m, "mean", Y_REQUIRED, &d->mean);
@@ -447,16 +477,17 @@ static void load_dist(struct dist *d, struct yctx *c, struct ydoc_node *m, const
 		yget_num(c, m, "median", REQ_POS, &d->median);
 		yget_num(c, m, "sigma", REQ_POS, &d->sigma);
 		if (!(d->point > 0))
-			ydiag_add(c->diag, c->file, m->line, m->col,
-				  "%s: a lognormal's point must be greater than zero", name);
+			blame_key(c, m, "point",
+				  "%s: a lognormal's point must be greater than zero, got %g", name,
+				  d->point);
 		break;
 	}
 	if (k >= 0)
 		d->kind = (enum dist_kind)k;
 	if ((k == DIST_UNIFORM || k == DIST_TRIANGULAR) && !isnan(d->min) && !isnan(d->max)) {
 		if (!(d->min < d->max))
-			ydiag_add(c->diag, c->file, m->line, m->col, "%s: min must be below max",
-				  name);
+			blame_key(c, m, "min", "%s: min %g must be below max %g", name, d->min,
+				  d->max);
 		else
 			dist_check_point(c, m, name, d, d->min, d->max);
 	}
@@ -478,15 +509,17 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 			load_dist(&cal->asm_[a], c, m, asm_names[a]);
 	}
 	ycheck_unknown(c, sec);
-	/* the point and the bounds of the draws keep the assumption's range */
+	/* the point and the bounds of the draws keep the assumption's range; the
+	 * first that does not is blamed on its own line */
 	for (int a = 0; a < ASM_COUNT; a++) {
 		const struct dist *d = &cal->asm_[a];
 		const struct range *r = &asm_ranges[a];
 		struct ydoc_node *m = ydoc_get(sec, asm_names[a]);
-		if (m && (!range_holds(r, d->point) || (!isnan(d->min) && !range_holds(r, d->min)) ||
-			  (!isnan(d->max) && !range_holds(r, d->max))))
-			ydiag_add(c->diag, c->file, m->line, m->col, "%s: must stay %s", asm_names[a],
-				  r->says);
+		int pt = !range_holds(r, d->point), lo = !isnan(d->min) && !range_holds(r, d->min);
+		if (m && (pt || lo || (!isnan(d->max) && !range_holds(r, d->max))))
+			blame_key(c, m, pt ? "point" : lo ? "min" : "max", "%s: %s %g: must stay %s",
+				  asm_names[a], pt ? "point" : lo ? "min" : "max",
+				  pt ? d->point : lo ? d->min : d->max, r->says);
 	}
 }
 
@@ -763,6 +796,8 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 			if (map_expect(c, m, lat->keys[i]->str))
 				continue;
 			snprintf(g->gpu, sizeof g->gpu, "%s", lat->keys[i]->str);
+			g->line = lat->keys[i]->line;
+			g->col = lat->keys[i]->col;
 			yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
 			yget_bool(c, m, "pcie", 0, &g->pcie);
 			if (!yget_str(c, m, "like", 0, &like) && like)
@@ -837,13 +872,13 @@ static void check_allreduce(struct calib *cal, struct ydiag *diag, const struct 
 	for (size_t i = 0; i < ar->n; i++) {
 		struct ar_gpu *g = &ar->per_gpu[i];
 		if (!calib_gpu(cal, g->gpu))
-			ydiag_add(diag, sec->file, sec->line, 1,
+			ydiag_add(diag, sec->file, g->line, g->col,
 				  "allreduce.latency_us.%s: not in the GPU catalog", g->gpu);
 		if (!g->like[0])
 			continue;
 		const struct ar_gpu *o = calib_ar(cal, g->like);
 		if (!o || o->like[0])
-			ydiag_add(diag, sec->file, sec->line, 1,
+			ydiag_add(diag, sec->file, g->line, g->col,
 				  "allreduce.latency_us.%s: like '%s' must name a GPU with its own "
 				  "figures",
 				  g->gpu, g->like);
@@ -865,13 +900,16 @@ static void cross_check(struct calib *cal, struct ydiag *diag, struct section *s
 {
 	struct {
 		const char *gpu, *what;
-		int sec;
-	} refs[] = {{cal->sglang_b8.gpu, "anchors.sglang_b8.gpu", 3},
-		    {cal->sglang_b16.gpu, "anchors.sglang_b16.gpu", 3},
-		    {cal->moe_ref.gpu, "moe_reference.gpu", 4}};
+		int sec, line, col;
+	} refs[] = {{cal->sglang_b8.gpu, "anchors.sglang_b8.gpu", 3, cal->sglang_b8.gpu_line,
+		     cal->sglang_b8.gpu_col},
+		    {cal->sglang_b16.gpu, "anchors.sglang_b16.gpu", 3, cal->sglang_b16.gpu_line,
+		     cal->sglang_b16.gpu_col},
+		    {cal->moe_ref.gpu, "moe_reference.gpu", 4, cal->moe_ref.gpu_line,
+		     cal->moe_ref.gpu_col}};
 	for (size_t i = 0; i < 3; i++)
 		if (refs[i].gpu[0] && secs[0].file[0] && !calib_gpu(cal, refs[i].gpu))
-			ydiag_add(diag, secs[refs[i].sec].file, secs[refs[i].sec].line, 1,
+			ydiag_add(diag, secs[refs[i].sec].file, refs[i].line, refs[i].col,
 				  "%s: '%s' is not in the GPU catalog", refs[i].what, refs[i].gpu);
 	if (secs[0].file[0] && secs[7].file[0])
 		check_allreduce(cal, diag, &secs[7]);
@@ -943,6 +981,8 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 	cal->moe_ref_at.line = secs[4].line;
 	snprintf(cal->xfer_at.file, sizeof cal->xfer_at.file, "%s", secs[6].file);
 	cal->xfer_at.line = secs[6].line;
+	snprintf(cal->anchors_at.file, sizeof cal->anchors_at.file, "%s", secs[3].file);
+	cal->anchors_at.line = secs[3].line;
 	if (diag->n > before)
 		rc = DDT_EINPUT;
 	return rc;

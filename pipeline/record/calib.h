@@ -66,6 +66,9 @@ struct anchor {
 	char source[CALIB_SOURCE_LEN];
 	int overridden;       /* a field set with --set */
 	double was_step_ms;   /* when overridden: the step before */
+	/* where gpu and the step figure (tok_s or step_ms) were read, in
+	 * anchors_at's file; line 0 when not from a file */
+	int gpu_line, gpu_col, step_line, step_col;
 };
 
 /* How the MoE time between and beyond the reference points is drawn:
@@ -119,6 +122,7 @@ struct moe_reference {
 	struct moe_point points[CALIB_MAX_MOE_POINTS]; /* sorted by m */
 	char source[CALIB_SOURCE_LEN];
 	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
+	int gpu_line, gpu_col;         /* where gpu was read (in moe_ref_at's file) */
 	struct moe_physical phys;
 	struct moe_fit fit;            /* of phys to points; fit.h: fit_calib_moe */
 	double floor_us;               /* per-call floor of one layer (NaN: none) */
@@ -245,6 +249,7 @@ struct ar_gpu {
 	/* --set allreduce.GPU.step_ms_at_mM: the latencies scaled so that the
 	 * step's all-reduce at width hold_m is hold_ms (0: not set) */
 	double hold_m, hold_ms;
+	int line, col; /* of its key under latency_us */
 };
 
 struct allreduce {
@@ -322,11 +327,12 @@ struct calib {
 	 * set by the stage that fitted them (fit.h: fit_calib_load); NULL: the
 	 * values change, nothing is refitted. Returns 0 or an error code. */
 	int (*refit)(struct calib *c);
-	/* where moe_reference and moe_transfer were read, for the fits' errors */
+	/* where moe_reference, moe_transfer and anchors were read, for the fits'
+	 * and the model's errors */
 	struct {
 		char file[4096];
 		int line;
-	} moe_ref_at, xfer_at;
+	} moe_ref_at, xfer_at, anchors_at;
 };
 
 /* Loads a calibration folder (every *.yaml in it, each top-level section in

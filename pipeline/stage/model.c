@@ -527,6 +527,12 @@ int model_set_values(struct model *m, const double *asm_values)
 	m->c_cut[1] = 1 - m->v[ASM_NATIVE_CUT];
 	m->ar0_ms = case_ar(m, &m->k8);
 	m->n0_ms = m->a8_step_ms - case_moe(m, &m->k8) - m->ar0_ms;
+	if (!(m->n0_ms > 0) && c->anchors_at.file[0] && a8->step_line > 0 && !a8->overridden)
+		return err_set(DDT_EINPUT,
+			       "%s:%d:%d: anchor sglang_b8: its step (%.3g ms) is shorter than its "
+			       "MoE and all-reduce time (%.3g ms)",
+			       c->anchors_at.file, a8->step_line, a8->step_col, m->a8_step_ms,
+			       m->a8_step_ms - m->n0_ms);
 	if (!(m->n0_ms > 0))
 		return err_set(DDT_EINPUT,
 			       "anchor sglang_b8: its step (%.3g ms) is shorter than its MoE and "
