@@ -167,6 +167,107 @@ static void test_history__skips_temp_names_and_damage_with_a_warning(void **stat
 	fsx_rm_rf(runs);
 }
 
+/* Loads runs as the user nobody when run as root (permissions bind root
+ * nowhere), in a child; returns how many of want[] the warnings held, or -1. */
+static int unreadable_as_nobody(const char *runs, const char *const *want, int nwant)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct history h;
+		struct ydiag warn = {0};
+		int found = 0;
+		if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(100);
+		if (history_load(&h, runs, &warn) != 0)
+			_exit(101);
+		ydiag_print(&warn, stdout);
+		printf("note: %s\n", h.skipped_note);
+		for (int i = 0; i < nwant; i++)
+			for (size_t k = 0; k < warn.n; k++)
+				if (strstr(warn.msgs[k], want[i])) {
+					found++;
+					break;
+				}
+		found += h.nruns == 1 && h.nskipped == 2 && strstr(h.skipped_note, "(unreadable)");
+		fflush(stdout);
+		_exit(found);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A run folder ddt cannot read is named with the reason, and counted: a
+ * file where the folder should be, a run.yaml that is a folder, a damaged
+ * record; then, as a user the permissions bind, a folder and a record it
+ * may not read. A note beside the runs is no run at all. */
+static void test_history__unreadable_run_folders_are_named_with_why(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hist-XXXXXX", *p, *f;
+	struct history h;
+	struct ydiag warn = {0};
+
+	assert_non_null(mkdtemp(runs));
+	store_night(runs, 1, "cpu", "O2", 100);
+	p = fsx_join(runs, "20260302T010000Z-h");
+	assert_int_equal(fsx_write_all(p, "x\n", 2), 0);
+	free(p);
+	p = fsx_join(runs, "notes.txt");
+	assert_int_equal(fsx_write_all(p, "x\n", 2), 0);
+	free(p);
+	p = fsx_join(runs, "20260303T010000Z-h/run.yaml");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	free(p);
+	p = fsx_join(runs, "20260304T010000Z-h");
+	f = fsx_join(p, "run.yaml");
+	assert_int_equal(fsx_mkdir_p(p), 0);
+	assert_int_equal(fsx_write_all(f, "schema: [\n", 10), 0);
+	free(f);
+	free(p);
+
+	assert_int_equal(history_load(&h, runs, &warn), 0);
+	ydiag_print(&warn, stdout);
+	assert_int_equal(h.nruns, 1);
+	assert_int_equal(h.nfolders, 4);
+	assert_int_equal(h.nskipped, 3);
+	assert_int_equal(warn.n, 3);
+	assert_non_null(strstr(warn.msgs[0], "20260302T010000Z-h: skipped, not a folder: a file"));
+	assert_non_null(strstr(warn.msgs[1], "20260303T010000Z-h/run.yaml: skipped, unreadable: "
+					     "run.yaml is not a regular file"));
+	assert_non_null(strstr(warn.msgs[2], "20260304T010000Z-h/run.yaml: skipped, damaged record: "));
+	assert_string_equal(h.skipped_note, "20260302T010000Z-h (not a folder), 20260303T010000Z-h "
+					    "(unreadable), 20260304T010000Z-h (damaged record)");
+	history_free(&h);
+	ydiag_free(&warn);
+	fsx_rm_rf(runs);
+
+	/* permissions: a folder that cannot be entered, a record that cannot be read */
+	char runs2[] = "/tmp/ddt-hist-XXXXXX";
+	static const char *const want[] = {"20260305T010000Z-h/run.yaml: skipped, unreadable: "
+					   "Permission denied",
+					   "20260306T010000Z-h/run.yaml: skipped, unreadable: cannot open: "
+					   "Permission denied"};
+	assert_non_null(mkdtemp(runs2));
+	assert_int_equal(chmod(runs2, 0755), 0);
+	store_night(runs2, 1, "cpu", "O2", 100);
+	store_night(runs2, 5, "cpu", "O2", 100);
+	store_night(runs2, 6, "cpu", "O2", 100);
+	p = fsx_join(runs2, "20260305T010000Z-h");
+	assert_int_equal(chmod(p, 0), 0);
+	free(p);
+	p = fsx_join(runs2, "20260306T010000Z-h/run.yaml");
+	assert_int_equal(chmod(p, 0), 0);
+	free(p);
+	assert_int_equal(unreadable_as_nobody(runs2, want, 2), 3);
+	p = fsx_join(runs2, "20260305T010000Z-h");
+	assert_int_equal(chmod(p, 0755), 0);
+	free(p);
+	fsx_rm_rf(runs2);
+}
+
 static void test_history__load_until_cuts_at_a_night(void **state)
 {
 	(void)state;
@@ -330,6 +431,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history__series_split_by_params_device_and_build),
 		cmocka_unit_test(test_history__skips_temp_names_and_damage_with_a_warning),
+		cmocka_unit_test(test_history__unreadable_run_folders_are_named_with_why),
 		cmocka_unit_test(test_history__load_until_cuts_at_a_night),
 		cmocka_unit_test(test_history__missing_folder_is_empty_and_a_night_counts_once),
 		cmocka_unit_test(test_history__nights_are_ordered_by_created),

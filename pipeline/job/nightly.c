@@ -291,7 +291,7 @@ struct night {
 	char *log_buf;
 	size_t log_len;
 	enum stage_state st[ST_COUNT];
-	char st_note[ST_COUNT][200];
+	char st_note[ST_COUNT][320];
 	double st_s[ST_COUNT];
 	int worst;                 /* exit status of the worst failure (1 or 2), else 0 */
 	char *run_dir, *tmp_dir;   /* runs/<id> and its temporary name */
@@ -575,7 +575,7 @@ static int add_tonight(struct night *n)
 static void stage_history(struct night *n)
 {
 	struct ydiag warn = {0};
-	char why[160] = "";
+	char why[256] = "";
 	int rc;
 
 	stage_begin(n, ST_HISTORY);
@@ -588,8 +588,8 @@ static void stage_history(struct night *n)
 	if (n->have_hist)
 		warn_clock(n);
 	if (n->h.nskipped)
-		snprintf(why, sizeof why, " (%zu of %zu run folders skipped: no or a damaged record, "
-			 "see the warnings)", n->h.nskipped, n->h.nfolders);
+		snprintf(why, sizeof why, " (found %zu nights, %zu unreadable: %s; see the warnings)",
+			 n->h.nfolders, n->h.nskipped, n->h.skipped_note);
 	stage_end(n, ST_HISTORY, rc, "%zu night%s, %zu series%s", n->h.nruns,
 		  n->h.nruns == 1 ? "" : "s", n->h.n, why);
 	ydiag_free(&warn);

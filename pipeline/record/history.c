@@ -312,16 +312,32 @@ static int run_dir_entry(const struct dirent *e)
 	return !fsx_is_temp_name(e->d_name);
 }
 
-/* Warns about a run folder that is not used and counts it. */
-static void skip(struct history *h, struct ydiag *warnings, const char *path, const char *fmt,
-		 const char *arg)
+/* Warns about a run folder that is not used (text: "skipped, REASON[:
+ * detail]", the warning after the path, as the index keeps it), counts it,
+ * and names it with its REASON in h->skipped_note while there is room. */
+static void skip(struct history *h, struct ydiag *warnings, const char *path, const char *name,
+		 const char *text)
 {
-	ydiag_add(warnings, path, 0, 0, fmt, arg);
+	size_t used = strlen(h->skipped_note);
+	const char *why = text;
+	char item[160];
+
+	ydiag_add(warnings, path, 0, 0, "%s", text);
 	h->nskipped++;
+	if (!strncmp(why, "skipped, ", 9) || !strncmp(why, "skipped: ", 9))
+		why += 9;
+	snprintf(item, sizeof item, "%s%s (%.*s)", used ? ", " : "", name,
+		 (int)strcspn(why, ":"), why);
+	if (used + strlen(item) + 16 < sizeof h->skipped_note)
+		memcpy(h->skipped_note + used, item, strlen(item) + 1);
+	else if (!strstr(h->skipped_note, ", ..."))
+		snprintf(h->skipped_note + used, sizeof h->skipped_note - used, ", ...");
 }
 
-/* Parses runs_dir/name/run.yaml (path) into h, or warns and skips it;
- * tells ix (when not NULL) either way. Returns 0 or DDT_ENOMEM. */
+/* Parses runs_dir/name/run.yaml (path) into h, or warns and skips it,
+ * naming why (unreadable, damaged, another run's record); tells ix (when
+ * not NULL) either way, but of a record that could not be read (it may be
+ * readable next time with the same size and time). Returns 0 or DDT_ENOMEM. */
 static int parse_one(struct history *h, const char *path, const char *name,
 		     const struct stat *st, struct hindex *ix, struct ydiag *warnings)
 {
@@ -329,24 +345,31 @@ static int parse_one(struct history *h, const char *path, const char *name,
 	struct ydiag diag = {0};
 	char why[640] = "";
 	size_t *series = NULL, nseries = 0;
-	int rc = record_read(&r, path, &diag);
+	int rc = record_read(&r, path, &diag), unread = rc && rc != DDT_EINPUT;
 
 	if (rc == DDT_ENOMEM)
 		goto done;
-	if (rc)
-		snprintf(why, sizeof why, "skipped, damaged: %s", diag.n ? diag.msgs[0] : err_msg());
-	else if (strcmp(r.run_id, name) != 0)
-		snprintf(why, sizeof why, "skipped: run id %s differs from its folder", r.run_id);
+	if (rc) {
+		const char *m = diag.n ? diag.msgs[0] : err_msg();
+		size_t plen = strlen(path);
+		if (!strncmp(m, path, plen) && !strncmp(m + plen, ": ", 2))
+			m += plen + 2; /* the warning names the file itself */
+		snprintf(why, sizeof why, "skipped, %s: %s", unread ? "unreadable" : "damaged record",
+			 m);
+	} else if (strcmp(r.run_id, name) != 0)
+		snprintf(why, sizeof why,
+			 "skipped, another run's record: its run id %s differs from its folder",
+			 r.run_id);
 	else if (!(series = malloc((r.nrows ? r.nrows : 1) * sizeof *series)))
 		rc = err_nomem();
 	else if ((rc = history_add_record_series(h, &r, series, &nseries)) == DDT_EINPUT)
-		snprintf(why, sizeof why, "skipped: %s", err_msg()); /* cannot happen: folders differ */
+		snprintf(why, sizeof why, "skipped, not added: %s", err_msg()); /* cannot happen */
 	if (rc == DDT_ENOMEM)
 		goto done;
 	rc = 0;
 	if (why[0])
-		skip(h, warnings, path, "%s", why);
-	if (ix)
+		skip(h, warnings, path, name, why);
+	if (ix && !unread)
 		rc = hindex_note(ix, name, st, h->nruns - 1, series, nseries, why[0] ? why : NULL);
 done:
 	free(series);
@@ -355,33 +378,66 @@ done:
 	return rc;
 }
 
+/* Why runs_dir/name is not a run ddt can read, as "skipped, REASON[:
+ * detail]" in why (len bytes), or "" when it is one to read: dir a folder,
+ * path its run.yaml, a regular file (its stat in *st). *at is the one of
+ * them to name. Names that are not run ids and are not folders (a lock, a
+ * note) are no runs at all: *is_run 0. */
+static void unreadable_why(const char *name, const char *dir, const char *path, int *is_run,
+			   const char **at, struct stat *st, char *why, size_t len)
+{
+	int e;
+
+	*is_run = 1;
+	*at = path;
+	why[0] = '\0';
+	if (stat(path, st) == 0) { /* run.yaml found: its folder is one (one stat a run) */
+		if (!S_ISREG(st->st_mode))
+			snprintf(why, len, "skipped, unreadable: run.yaml is not a regular file");
+		return;
+	}
+	e = errno;
+	if (stat(dir, st) != 0) {
+		*at = dir;
+		*is_run = record_run_id_valid(name);
+		snprintf(why, len, "skipped, unreadable: %s", strerror(errno));
+	} else if (!S_ISDIR(st->st_mode)) {
+		*at = dir;
+		*is_run = record_run_id_valid(name);
+		snprintf(why, len, "skipped, not a folder: a file where the run's folder should be");
+	} else
+		snprintf(why, len, e == ENOENT ? "skipped, no run.yaml" : "skipped, unreadable: %s",
+			 strerror(e));
+}
+
 /* Reads runs_dir/name/run.yaml into h, from the index ix when it holds the
- * record as it is, or warns and skips it. Returns 0, DDT_ENOMEM or
- * HINDEX_BROKEN. */
+ * record as it is, or warns and skips it, naming why (unreadable, not a
+ * folder, no record, damaged, another run's record). Returns 0, DDT_ENOMEM
+ * or HINDEX_BROKEN. */
 static int load_one(struct history *h, const char *runs_dir, const char *name,
 		    struct hindex *ix, struct ydiag *warnings)
 {
 	char *dir = fsx_join(runs_dir, name), *path = dir ? fsx_join(dir, "run.yaml") : NULL;
-	const char *why = NULL;
+	const char *cached = NULL, *at;
+	char why[256];
 	struct stat st;
-	int rc = 0;
+	int rc = 0, is_run;
 
 	if (!path) {
 		rc = err_nomem();
 		goto done;
 	}
-	/* run.yaml found: its folder is one (one stat a run, not two) */
-	if (stat(path, &st) != 0) {
-		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-			goto done; /* a file beside the runs (a lock, a note): not a run */
-		h->nfolders++;
-		skip(h, warnings, path, "skipped: no run record in this run folder%s", "");
+	unreadable_why(name, dir, path, &is_run, &at, &st, why, sizeof why);
+	if (!is_run)
+		goto done; /* a file beside the runs (a lock, a note): not a run */
+	h->nfolders++;
+	if (why[0]) {
+		skip(h, warnings, at, name, why);
 		goto done;
 	}
-	h->nfolders++;
-	rc = ix ? hindex_take(ix, h, name, &st, &why, warnings) : HINDEX_MISS;
+	rc = ix ? hindex_take(ix, h, name, &st, &cached, warnings) : HINDEX_MISS;
 	if (rc == HINDEX_SKIPPED)
-		skip(h, warnings, path, "%s", why);
+		skip(h, warnings, path, name, cached);
 	if (rc == HINDEX_MISS)
 		rc = parse_one(h, path, name, &st, ix, warnings);
 	else if (rc == HINDEX_ADDED || rc == HINDEX_SKIPPED)

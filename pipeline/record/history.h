@@ -95,16 +95,19 @@ struct history {
 	size_t index_cap;         /* a power of two, at least 2n; 0 while empty */
 	size_t nfolders;          /* run folders history_load saw */
 	size_t nskipped;          /* of them, skipped with a warning */
+	char skipped_note[160];   /* the first skipped, "ID (why), ..." */
 };
 
 /* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),
  * through the index runs_dir/.index.sqlite (hindex.h: only new or changed
  * records are parsed; the history is the same as from the records alone),
  * the nights in the order of their records' created time (ties by run id),
- * whatever their folders' names say. Temporary names (fsx_is_temp_name) are
- * skipped silently; a folder without run.yaml, a damaged record, or a record
- * whose run id differs from its folder is skipped with a warning in warnings
- * naming the file, and counted in h->nskipped. A missing runs_dir is an
+ * whatever their folders' names say. Temporary names (fsx_is_temp_name) and
+ * files that are not named like a run (a lock) are skipped silently; a run
+ * folder ddt cannot read (permissions, a file where the folder should be, no
+ * run.yaml, a damaged record, a record whose run id differs from its folder)
+ * is skipped with a warning in warnings naming it and why, counted in
+ * h->nskipped and named in h->skipped_note. A missing runs_dir is an
  * empty history. Returns 0, or DDT_ENOMEM / DDT_EIO (runs_dir unreadable).
  * Free h with history_free even on error. */
 int history_load(struct history *h, const char *runs_dir, struct ydiag *warnings);
