@@ -139,7 +139,9 @@ static void flush_part(void *ctx, int tid, int nthreads)
 void harness_flush_run(struct harness_flush *f)
 {
 	if (f && f->buf) {
+		int ran = cpu_threads_ran_reset(); /* the op's threads, not the flush's */
 		cpu_parallel(flush_part, f);
+		cpu_threads_ran_restore(ran);
 		f->runs++;
 	}
 }

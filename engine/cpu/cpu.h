@@ -13,6 +13,17 @@
  * it between runs. */
 void cpu_threads_set(int n);
 int cpu_threads(void);
+/* The machine's online cores (sysconf), at most CPU_MAX_THREADS. */
+int cpu_online_cores(void);
+/* The most threads a cpu_parallel call ran on since cpu_threads_ran_reset
+ * (fewer than cpu_threads() when workers could not be started; 1 when no
+ * call ran: the caller alone). What a record says ran. */
+int cpu_threads_ran(void);
+/* Starts the count afresh and returns the one it had (0: no call), which
+ * work that is not to count (the cold flush between samples) gives back
+ * with cpu_threads_ran_restore. */
+int cpu_threads_ran_reset(void);
+void cpu_threads_ran_restore(int raw);
 
 /* Runs fn(ctx, tid, nthreads) for tid = 0..cpu_threads()-1 on the pool (the
  * caller runs tid 0) and returns when every call has returned. fn must not

@@ -36,13 +36,30 @@ struct pool {
 static struct pool pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t call_mu = PTHREAD_MUTEX_INITIALIZER;
 static int threads_wanted;
+static atomic_int threads_ran; /* most threads a cpu_parallel call used */
 static atomic_int pool_quit; /* set at exit: workers return */
 static pid_t pool_pid;       /* the process whose threads these are */
 
-static int online_cores(void)
+int cpu_online_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > CPU_MAX_THREADS ? CPU_MAX_THREADS : (int)n;
+}
+
+int cpu_threads_ran(void)
+{
+	int n = atomic_load(&threads_ran);
+	return n ? n : 1;
+}
+
+int cpu_threads_ran_reset(void)
+{
+	return atomic_exchange(&threads_ran, 0);
+}
+
+void cpu_threads_ran_restore(int raw)
+{
+	atomic_store(&threads_ran, raw);
 }
 
 void cpu_threads_set(int n)
@@ -52,7 +69,7 @@ void cpu_threads_set(int n)
 
 int cpu_threads(void)
 {
-	return threads_wanted ? threads_wanted : online_cores();
+	return threads_wanted ? threads_wanted : cpu_online_cores();
 }
 
 static void *worker(void *arg)
@@ -124,6 +141,8 @@ void cpu_parallel(void (*fn)(void *ctx, int tid, int nthreads), void *ctx)
 	pool_grow(n);
 	if (n > pool.nworkers + 1)
 		n = pool.nworkers + 1;
+	if (n > atomic_load(&threads_ran))
+		atomic_store(&threads_ran, n);
 	if (n == 1) {
 		fn(ctx, 0, 1);
 		pthread_mutex_unlock(&call_mu);

@@ -44,30 +44,37 @@ static const char *variant_name(int cold)
 
 /* ---- the CPU backend ---- */
 
-double bench_cpu_copy_gbps(double mib, const struct harness_conf *hc)
+int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps)
 {
 	const struct op_desc *op = op_find("memcpy");
 	struct op_params p = {0};
 	struct harness_conf c = *hc;
 	void *inst = NULL;
-	double gbps = NAN, *s = NULL;
-	int n = 0;
+	double *s = NULL;
+	int n = 0, rc;
 
+	*gbps = NAN;
 	op_param_set(&p, "mib", mib);
 	c.cold = 0; /* the buffers dwarf the caches anyway */
-	s = malloc((size_t)c.max_samples * sizeof *s);
-	if (!s || op->setup(&inst, &p, 1))
+	if (!(s = malloc((size_t)c.max_samples * sizeof *s))) {
+		rc = err_nomem();
 		goto done;
-	if (harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n) == 0 && n > 0) {
+	}
+	if ((rc = op->setup(&inst, &p, 1)) ||
+	    (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n)))
+		goto done;
+	if (n > 0) {
 		struct rec_row row;
 		harness_stats(s, n, &row);
-		gbps = op->bytes(&p) / (row.median_us * 1e3);
+		*gbps = op->bytes(&p) / (row.median_us * 1e3);
 	}
+	if (!(*gbps > 0))
+		rc = err_set(DDT_EGENERIC, "no sample of the copy");
 done:
 	if (inst)
 		op->teardown(inst);
 	free(s);
-	return gbps;
+	return rc;
 }
 
 /* Validates a fresh instance: reference, poison, fast path, compare. Fills
@@ -125,7 +132,9 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 		int n = 0;
 		c.cold = !strcmp(row->variant, "cold");
 		row->max_err = err;
+		cpu_threads_ran_reset();
 		rc = harness_time_cpu(&c, op->run_cpu, inst, flush, s, c.max_samples, &n);
+		rec_row_param_set(row, "threads", cpu_threads_ran());
 		harness_stats(s, n, row);
 		row->gbps = row->bytes / (row->median_us * 1e3);
 		row->pct_peak = row->gbps / copy_gbps * 100;
@@ -283,6 +292,19 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 	return rc;
 }
 
+/* Sets the pool's threads: want (0: the online cores), at most the online
+ * cores; more is said on stderr and capped (the rows record what ran). */
+static void bench_set_threads(int want)
+{
+	int online = cpu_online_cores();
+	if (want > online) {
+		fprintf(stderr, "ddt bench: cpu.threads %d is more than the %d online cores: %d "
+			"threads run\n", want, online, online);
+		want = online;
+	}
+	cpu_threads_set(want);
+}
+
 /* The CPU as device 0 and each CUDA device after it. */
 static int bench_devices(struct bench_state *st)
 {
@@ -290,7 +312,12 @@ static int bench_devices(struct bench_state *st)
 	int rc;
 
 	cpu_device_detect(&d);
-	d.copy_gbps = st->copy_gbps = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing);
+	/* every CPU row's %copy is a share of it: no figure, no run */
+	if ((rc = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing, &d.copy_gbps)))
+		return err_wrap(rc, "cpu.copy_mib: the %g MiB copy that measures the CPU's "
+			       "bandwidth failed (a smaller cpu.copy_mib, %g to %g MiB, may fit)",
+			       st->bc->copy_mib, BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX);
+	st->copy_gbps = d.copy_gbps;
 	if ((rc = record_add_device(st->r, &d)))
 		return rc;
 	cuda_devices(&st->ncuda, st->no_cuda, sizeof st->no_cuda);
@@ -316,7 +343,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 
 	if ((rc = bench_check_only(o->only)))
 		return rc;
-	cpu_threads_set(o->threads > 0 ? o->threads : bc->cpu_threads);
+	bench_set_threads(o->threads > 0 ? o->threads : bc->cpu_threads);
 	bench_machine_begin(&probe);
 	if ((rc = harness_flush_init(&st.flush, (size_t)(bc->flush_mib * 1048576.0))))
 		return rc;

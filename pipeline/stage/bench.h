@@ -43,10 +43,11 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
 		      double copy_gbps, struct rec_row *rows, int *nrows);
 
-/* The CPU's copy bandwidth in GB/s (bytes read + written per second),
- * measured with the memcpy op over mib MiB: the median of hot samples under
- * hc. NaN when the buffers cannot be had. */
-double bench_cpu_copy_gbps(double mib, const struct harness_conf *hc);
+/* The CPU's copy bandwidth in GB/s (bytes read + written per second) into
+ * *gbps, measured with the memcpy op over mib MiB: the median of hot samples
+ * under hc. Returns 0, or an error code with the message set (the buffers
+ * cannot be had, no sample) and *gbps NaN. */
+int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps);
 
 /* The fixed-width table of r's rows (op, device/variant, params, median,
  * p10, p90 in µs, GB/s, % of copy bandwidth, max error, status) with the

@@ -105,7 +105,15 @@ static int bench_cpu(struct yctx *c, struct ydoc_node *sec, struct bench_conf *b
 		return rc;
 	r2 |= yget_int(c, m, "threads", Y_NONNEG, &b->cpu_threads);
 	r2 |= yget_num(c, m, "flush_mib", Y_NONNEG, &b->flush_mib);
-	r2 |= yget_num(c, m, "copy_mib", Y_POSITIVE, &b->copy_mib);
+	int rc_copy = yget_num(c, m, "copy_mib", Y_POSITIVE, &b->copy_mib);
+	r2 |= rc_copy;
+	if (!rc_copy && !(b->copy_mib >= BENCH_COPY_MIB_MIN && b->copy_mib <= BENCH_COPY_MIB_MAX)) {
+		struct ydoc_node *n = ydoc_get(m, "copy_mib");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "copy_mib: %g MiB; give between %g and %g MiB", b->copy_mib,
+			  BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX);
+		r2 = DDT_EINPUT;
+	}
 	const char *src;
 	r2 |= yget_str(c, m, "source", 0, &src);
 	r2 |= ycheck_unknown(c, m);

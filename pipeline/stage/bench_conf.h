@@ -35,12 +35,18 @@ struct bench_op {
 	int line;            /* position in the template, for messages */
 };
 
+/* Bounds of cpu.copy_mib, in MiB: a copy under 1 MiB sits in the caches, and
+ * one over 64 GiB (twice that with its destination) is no bandwidth probe. */
+#define BENCH_COPY_MIB_MIN 1.0
+#define BENCH_COPY_MIB_MAX 65536.0
+
 struct bench_conf {
 	struct harness_conf timing; /* cold is set per variant by the runner */
 	uint64_t seed;       /* inputs of every op come from this seed */
 	int cpu_threads;     /* pool threads for the CPU fast paths; 0 = online cores */
 	double flush_mib;    /* cold-sample cache flush buffer; 0 = twice the last-level cache */
-	double copy_mib;     /* the copy that measures the CPU's bandwidth */
+	double copy_mib;     /* the copy that measures the CPU's bandwidth, within
+			      * [BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX] */
 	int nops;
 	struct bench_op ops[BENCH_MAX_OPS];
 };
