@@ -268,6 +268,39 @@ static const char *scalar_problem(const yaml_event_t *ev)
 	return NULL;
 }
 
+/* The length of the Unicode bidi control (Bidi_Control: U+061C, U+200E-200F,
+ * U+202A-202E, U+2066-2069) at p, or 0. They reorder how text is shown: an
+ * RLO makes "gnp.exe" show as "exe.png" in a PDF, a spreadsheet or a
+ * terminal. */
+static size_t bidi_len(const unsigned char *p)
+{
+	if (p[0] == 0xd8 && p[1] == 0x9c)
+		return 2;
+	if (p[0] != 0xe2 || !p[1])
+		return 0;
+	if (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae)))
+		return 3;
+	if (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+		return 3;
+	return 0;
+}
+
+/* Removes every bidi control from s in place: every string ddt reads, and so
+ * every name that reaches a document (PDF, spreadsheet, CSV, summary), is
+ * shown in the order it was written. */
+static void strip_bidi(char *s)
+{
+	unsigned char *r = (unsigned char *)s, *w = r;
+	while (*r) {
+		size_t n = bidi_len(r);
+		if (n)
+			r += n;
+		else
+			*w++ = *r++;
+	}
+	*w = '\0';
+}
+
 /* Duplicate-key lookup for one mapping: open addressing over the indexes of
  * its keys, so a wide mapping costs linear time, not quadratic. */
 struct keyset {
@@ -436,6 +469,7 @@ static int parse_node(struct parse *ps, yaml_event_t *ev, struct ydoc_node **out
 			rc = err_nomem();
 			break;
 		}
+		strip_bidi(n->str);
 		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		break;
 	case YAML_SEQUENCE_START_EVENT:

@@ -50,7 +50,9 @@ struct ydoc_caps {
 
 /* Parses a file or a buffer. Anchors, aliases, tags, duplicate keys, non-scalar
  * keys, NUL bytes, control characters in strings (but tab and newline), and
- * input over the limits are errors. Returns 0 with *out set, or
+ * input over the limits are errors. Unicode bidi controls (U+061C,
+ * U+200E-200F, U+202A-202E, U+2066-2069) are removed from every scalar: no
+ * name read here reorders the text it is shown in. Returns 0 with *out set, or
  * DDT_EINPUT with the problem added to diag (and to err_msg()), or
  * DDT_ENOMEM/DDT_EIO/DDT_ENOTFOUND. An empty document gives a NULL root. */
 int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag);

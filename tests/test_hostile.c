@@ -22,6 +22,11 @@
 #define LINK_TEXT "=HYPERLINK(\"http://example.invalid\",\"click\")"
 #define PLUS_TEXT "+1+1"
 #define AT_TEXT "@SUM(1)"
+/* Unicode bidi controls: RLO ... PDF makes "gnp.exe" show as "exe.png";
+ * LRI/PDI, RLE, LRM and RLM around other words. */
+#define BIDI_TEXT "\xe2\x80\xaegnp.exe\xe2\x80\xac \xe2\x81\xa6lr\xe2\x81\xa9 " \
+		  "\xe2\x80\xabrle\xe2\x80\xac\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c end"
+#define BIDI_SHOWN "gnp.exe lr rle end"
 
 static char home[64]; /* a project folder with a hostile calibration */
 static char real_home[2048];
@@ -344,6 +349,127 @@ static void test_hostile__documents_show_hostile_strings_as_text(void **state)
 	free(dir);
 }
 
+/* Where a bidi control (U+061C, U+200E-200F, U+202A-202E, U+2066-2069)
+ * starts in s, or NULL. */
+static const char *find_bidi(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (p[i] == 0xd8 && p[i + 1] == 0x9c)
+			return s + i;
+		if (i + 2 < len && p[i] == 0xe2 &&
+		    ((p[i + 1] == 0x80 && (p[i + 2] == 0x8e || p[i + 2] == 0x8f ||
+					   (p[i + 2] >= 0xaa && p[i + 2] <= 0xae))) ||
+		     (p[i + 1] == 0x81 && p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9)))
+			return s + i;
+	}
+	return NULL;
+}
+
+static void assert_no_bidi(const char *what, const char *s, size_t len)
+{
+	const char *at = find_bidi(s, len);
+	if (at)
+		fail_msg("%s holds a bidi control at byte %zu: '%.40s'", what, (size_t)(at - s),
+			 at > s + 20 ? at - 20 : s);
+}
+
+/* Names with bidi controls (a device, a build, a host, a reason) reach no
+ * document: the PDF shows them in the order written, the spreadsheet,
+ * summary.txt and the history CSV hold none of the controls. */
+static void test_hostile__bidi_controls_never_reach_a_document(void **state)
+{
+	(void)state;
+	char runs[128], reports[128], last[96], *dir, *p, *text = NULL, cmd[512];
+	struct rec_device dev = {.kind = "cpu", .arch = "x86_64", .cores = 2, .mem_gb = 16,
+				 .sm_clock_mhz = NAN, .mem_clock_mhz = NAN, .peak_gbps = NAN,
+				 .copy_gbps = 20};
+	struct run_record r;
+	struct report_ctx ctx;
+	char created[24];
+	size_t len;
+
+	snprintf(runs, sizeof runs, "%s/bidi-runs", home);
+	snprintf(reports, sizeof reports, "%s/bidi-reports", home);
+	assert_int_equal(fixture_runs(runs, 2, 200, last, sizeof last), 0);
+	memset(&r, 0, sizeof r);
+	r.schema = RECORD_SCHEMA;
+	fixture_id(31, r.run_id, sizeof r.run_id, created, sizeof created);
+	snprintf(r.created, sizeof r.created, "%s", created);
+	snprintf(r.template_name, sizeof r.template_name, "default");
+	snprintf(r.prov.build, sizeof r.prov.build, "%s", BIDI_TEXT);
+	snprintf(r.prov.host, sizeof r.prov.host, "%s", BIDI_TEXT);
+	snprintf(dev.name, sizeof dev.name, "%s", BIDI_TEXT);
+	assert_int_equal(record_add_device(&r, &dev), 0);
+	static const double ms[] = {1, 9, 17, 33, 65, 129};
+	for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+		assert_int_equal(fixture_row(&r, "moe_w4a16", ms[i], 40 + 9 * ms[i], 1, 31), 0);
+	struct rec_row w;
+	memset(&w, 0, sizeof w);
+	snprintf(w.op, sizeof w.op, "tree_attn");
+	snprintf(w.variant, sizeof w.variant, "cold");
+	snprintf(w.backend, sizeof w.backend, "cpu");
+	w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
+	w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
+	w.status = REC_FAILED;
+	snprintf(w.reason, sizeof w.reason, "%s", BIDI_TEXT);
+	rec_row_param_set(&w, "M", 9);
+	assert_int_equal(record_add_row(&r, &w), 0);
+	dir = fsx_join(runs, r.run_id);
+	assert_int_equal(fsx_mkdir_p(dir), 0);
+	p = fsx_join(dir, "run.yaml");
+	assert_int_equal(record_write(&r, p), 0);
+	free(p);
+	free(dir);
+	assert_int_equal(fixture_finish(runs, r.run_id, 200), 0);
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.runs_dir = runs;
+	ctx.home = home;
+	ctx.quiet = 1;
+	assert_int_equal(report_render(&ctx, reports, r.run_id), 0);
+	dir = fsx_join(reports, r.run_id);
+	p = fsx_join(dir, "summary.txt");
+	assert_int_equal(fsx_read_all(p, 1 << 24, &text, &len), 0);
+	assert_no_bidi("summary.txt", text, len);
+	free(text);
+	free(p);
+	p = fsx_join(dir, "report.xlsx");
+	text = zip_members(p, "xl/");
+	assert_non_null(text);
+	assert_non_null(strstr(text, BIDI_SHOWN));
+	assert_no_bidi("report.xlsx", text, strlen(text));
+	free(text);
+	free(p);
+	p = fsx_join(dir, "report.pdf");
+	text = pdf_text(p);
+	assert_non_null(text);
+	if (text[0]) { /* pdftotext is here */
+		assert_no_bidi("report.pdf's text", text, strlen(text));
+		if (!has_text(text, BIDI_SHOWN))
+			fail_msg("the PDF does not show '%s' in the order written", BIDI_SHOWN);
+	}
+	free(text);
+	free(p);
+	free(dir);
+
+	/* the history CSV */
+	const char *bin = getenv("DDT_BIN");
+	snprintf(cmd, sizeof cmd, "'%s' history --runs %s --format csv",
+		 bin && *bin ? bin : "build/ddt", runs);
+	FILE *pp = popen(cmd, "r"), *m = open_memstream(&text, &len);
+	int c;
+	assert_non_null(pp);
+	while ((c = fgetc(pp)) != EOF)
+		fputc(c, m);
+	assert_int_equal(pclose(pp), 0);
+	fclose(m);
+	assert_non_null(strstr(text, BIDI_SHOWN));
+	assert_no_bidi("history --format csv", text, len);
+	free(text);
+	record_free(&r);
+}
+
 /* ---------------------------------------------------------------- CSV */
 
 /* A night whose record has formula-like text where CSV columns come from:
@@ -459,6 +585,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile__documents_show_hostile_strings_as_text),
 		cmocka_unit_test(test_hostile__every_csv_holds_formula_like_names_as_text),
+		cmocka_unit_test(test_hostile__bidi_controls_never_reach_a_document),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -282,6 +282,23 @@ static void test_limits__invalid_utf8_names_its_line_and_column(void **state)
 	free(dir);
 }
 
+/* Bidi controls leave every string the reader gives, keys included; other
+ * characters of the same bytes' neighbourhood (U+2010, U+2065, U+206A) stay. */
+static void test_limits__bidi_controls_are_removed_from_strings(void **state)
+{
+	(void)state;
+	const char *text = "\xe2\x80\xaek\xe2\x81\xa6" "ey: \"\xe2\x80\xae" "abc\xe2\x80\xac"
+			   "\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa9\xd8\x9c\xe2\x80\x90\xe2\x81\xa5"
+			   "\xe2\x81\xaa\xe2\x80\xaa\xe2\x80\xad\"\n";
+	struct ydiag diag = {0};
+	struct ydoc *doc = NULL;
+	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", text, strlen(text), &diag), 0);
+	assert_string_equal(doc->root->keys[0]->str, "key");
+	assert_string_equal(doc->root->items[0]->str, "abc\xe2\x80\x90\xe2\x81\xa5\xe2\x81\xaa");
+	ydoc_free(doc);
+	ydiag_free(&diag);
+}
+
 #define LOCALE_DIR "/tmp/ddt-test-locales"
 
 /* Puts de_DE.UTF-8 (decimal comma) in force from LOCALE_DIR, building it
@@ -782,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_limits__string_length_cap),
 		cmocka_unit_test(test_limits__invalid_utf8_is_refused),
 		cmocka_unit_test(test_limits__invalid_utf8_names_its_line_and_column),
+		cmocka_unit_test(test_limits__bidi_controls_are_removed_from_strings),
 		cmocka_unit_test(test_limits__numbers_read_and_write_in_the_c_locale),
 		cmocka_unit_test(test_limits__numbers_are_range_checked),
 		cmocka_unit_test(test_limits__what_the_writer_writes_the_reader_reads),
