@@ -599,6 +599,33 @@ static void test_nightly__failed_stage_is_reported_and_the_rest_run(void **state
 	free(reports);
 }
 
+/* Run folders the night cannot read are counted and named with why on the
+ * history line, and each gets its warning. */
+static void test_nightly__unreadable_run_folders_are_counted_and_named(void **state)
+{
+	(void)state;
+	char *runs = path_in(root, "runs-unreadable"), *reports = path_in(root, "reports-unreadable");
+	char *file = path_in(runs, "20260101T000000Z-x"), *bad = path_in(runs, "20260102T000000Z-x");
+	char *rec = path_in(bad, "run.yaml"), *out, *err;
+	assert_int_equal(fsx_mkdir_p(bad), 0);
+	assert_int_equal(fsx_write_all(file, "x\n", 2), 0);
+	assert_int_equal(fsx_write_all(rec, "schema: [\n", 10), 0);
+	int st = nightly(runs, reports, NULL, &out, &err);
+	printf("%s%s", out, err);
+	assert_true(st == 0 || st == 3);
+	assert_non_null(strstr(out, "(found 2 nights, 2 unreadable: 20260101T000000Z-x (not a "
+				    "folder), 20260102T000000Z-x (damaged record); see the warnings)"));
+	assert_non_null(strstr(err, "20260101T000000Z-x: skipped, not a folder"));
+	assert_non_null(strstr(err, "20260102T000000Z-x/run.yaml: skipped, damaged record"));
+	free(out);
+	free(err);
+	free(rec);
+	free(bad);
+	free(file);
+	free(runs);
+	free(reports);
+}
+
 static void test_nightly__next_night_repairs_runs_left_without_projection_or_documents(void **state)
 {
 	(void)state;
@@ -915,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_nightly__sigkill_at_any_stage_leaves_nothing_partial),
 		cmocka_unit_test(test_nightly__regression_exits_3_and_prints_its_cost),
 		cmocka_unit_test(test_nightly__failed_stage_is_reported_and_the_rest_run),
+		cmocka_unit_test(test_nightly__unreadable_run_folders_are_counted_and_named),
 		cmocka_unit_test(test_nightly__next_night_repairs_runs_left_without_projection_or_documents),
 		cmocka_unit_test(test_nightly__bad_template_exits_2_and_writes_nothing),
 		cmocka_unit_test(test_nightly__lock_held_past_its_limit_says_the_holder_looks_hung),
