@@ -179,6 +179,22 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Adds a failed tree_attn row at M=9 whose reason is reason. */
+static int failed_row(struct run_record *r, const char *reason)
+{
+	struct rec_row w;
+	memset(&w, 0, sizeof w);
+	snprintf(w.op, sizeof w.op, "tree_attn");
+	snprintf(w.variant, sizeof w.variant, "cold");
+	snprintf(w.backend, sizeof w.backend, "cpu");
+	w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
+	w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
+	w.status = REC_FAILED;
+	snprintf(w.reason, sizeof w.reason, "%s", reason);
+	rec_row_param_set(&w, "M", 9);
+	return record_add_row(r, &w);
+}
+
 /* A night whose record carries hostile strings in every free-text field. */
 static int hostile_record(const char *runs, char *id, size_t len)
 {
@@ -205,19 +221,8 @@ static int hostile_record(const char *runs, char *id, size_t len)
 	static const double ms[] = {1, 9, 17, 33, 65, 129};
 	for (size_t i = 0; !rc && i < sizeof ms / sizeof *ms; i++)
 		rc = fixture_row(&r, "moe_w4a16", ms[i], 40 + 9 * ms[i], 1, 30);
-	if (!rc) {
-		struct rec_row w;
-		memset(&w, 0, sizeof w);
-		snprintf(w.op, sizeof w.op, "tree_attn");
-		snprintf(w.variant, sizeof w.variant, "cold");
-		snprintf(w.backend, sizeof w.backend, "cpu");
-		w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
-		w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
-		w.status = REC_FAILED;
-		snprintf(w.reason, sizeof w.reason, "%s %s", FORMULA_TEXT, MARKUP_TEXT);
-		rec_row_param_set(&w, "M", 9);
-		rc = record_add_row(&r, &w);
-	}
+	if (!rc)
+		rc = failed_row(&r, FORMULA_TEXT " " MARKUP_TEXT);
 	if (!rc && (dir = fsx_join(runs, r.run_id)) != NULL) {
 		fsx_mkdir_p(dir);
 		path = fsx_join(dir, "run.yaml");
@@ -404,17 +409,7 @@ static void test_hostile__bidi_controls_never_reach_a_document(void **state)
 	static const double ms[] = {1, 9, 17, 33, 65, 129};
 	for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
 		assert_int_equal(fixture_row(&r, "moe_w4a16", ms[i], 40 + 9 * ms[i], 1, 31), 0);
-	struct rec_row w;
-	memset(&w, 0, sizeof w);
-	snprintf(w.op, sizeof w.op, "tree_attn");
-	snprintf(w.variant, sizeof w.variant, "cold");
-	snprintf(w.backend, sizeof w.backend, "cpu");
-	w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
-	w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
-	w.status = REC_FAILED;
-	snprintf(w.reason, sizeof w.reason, "%s", BIDI_TEXT);
-	rec_row_param_set(&w, "M", 9);
-	assert_int_equal(record_add_row(&r, &w), 0);
+	assert_int_equal(failed_row(&r, BIDI_TEXT), 0);
 	dir = fsx_join(runs, r.run_id);
 	assert_int_equal(fsx_mkdir_p(dir), 0);
 	p = fsx_join(dir, "run.yaml");
@@ -494,17 +489,7 @@ static void csv_record(const char *runs, int night, char *id, size_t len)
 	snprintf(dev.name, sizeof dev.name, "%s", FORMULA_TEXT);
 	assert_int_equal(record_add_device(&r, &dev), 0);
 	assert_int_equal(fixture_row(&r, "moe_w4a16", 9, 121, 1, night), 0);
-	struct rec_row w;
-	memset(&w, 0, sizeof w);
-	snprintf(w.op, sizeof w.op, "tree_attn");
-	snprintf(w.variant, sizeof w.variant, "cold");
-	snprintf(w.backend, sizeof w.backend, "cpu");
-	w.median_us = w.p10_us = w.p90_us = w.min_us = w.max_us = w.stdev_us = NAN;
-	w.bytes = w.flops = w.gbps = w.pct_peak = w.max_err = w.sm_clock_mhz = NAN;
-	w.status = REC_FAILED;
-	snprintf(w.reason, sizeof w.reason, "%s", AT_TEXT);
-	rec_row_param_set(&w, "M", 9);
-	assert_int_equal(record_add_row(&r, &w), 0);
+	assert_int_equal(failed_row(&r, AT_TEXT), 0);
 	dir = fsx_join(runs, r.run_id);
 	assert_int_equal(fsx_mkdir_p(dir), 0);
 	path = fsx_join(dir, "run.yaml");
