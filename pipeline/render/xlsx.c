@@ -711,6 +711,9 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 	put_formula(w->x, w->ws, r, c, formula, f, cached);
 }
 
+/* An assumption's name as the sheet's named cell and the calibration call it. */
+#define ASM_NAME(a) calib_assumption_name(a)
+
 /* The name of the autoregressive baseline's row. */
 #define WI_AUTOREGRESSIVE "autoregressive (budget 0)"
 
@@ -804,9 +807,9 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		R);
 	wi_cell(w, r, WC_MOE, f->calc_ms, out.ms[COMP_MOE],
 		"=IF(moe_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*"
-		"moe_transfer),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
-		"moe_compute_eff),M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*moe_transfer))",
-		R);
+		"%2$s),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
+		"%3$s),M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*%2$s))",
+		R, ASM_NAME(ASM_MOE_TRANSFER), ASM_NAME(ASM_MOE_COMPUTE_EFF));
 	wi_cell(w, r, WC_ARB, f->calc_int, arb, "=hidden*2*I%d", R);
 	wi_cell(w, r, WC_ARSEG, f->calc_int, seg_of(c->ar.bytes, c->ar.nsizes, arb),
 		"=MIN(MAX(COUNTIF(ar_bytes,\"<\"&O%d),1),ar_nsizes-1)", R);
@@ -815,11 +818,12 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		"ar_bytes,ar_nsizes),INDEX(ar_us,K%1$d,ar_nsizes),INDEX(ar_us,K%1$d,P%1$d)+"
 		"LN(O%1$d/INDEX(ar_bytes,P%1$d))/LN(INDEX(ar_bytes,P%1$d+1)/INDEX(ar_bytes,P%1$d))*"
 		"(INDEX(ar_us,K%1$d,P%1$d+1)-INDEX(ar_us,K%1$d,P%1$d))))/1000*IF(INDEX(gpu_pcie,"
-		"K%1$d)=1,allreduce_pcie_factor,1)+ar_count*IF(O%1$d>=INDEX(ar_bytes,ar_nsizes),"
+		"K%1$d)=1,%2$s,1)+ar_count*IF(O%1$d>=INDEX(ar_bytes,ar_nsizes),"
 		"2*(ar_gpus-1)/ar_gpus*(O%1$d-INDEX(ar_bytes,ar_nsizes))/(INDEX(gpu_link,K%1$d)*"
 		"1E9/2)*1E6,0)/1000",
-		R);
-	wi_cell(w, r, WC_CUT, f->calc, cut, "=IF(C%d=\"native\",1-native_cut,1)", R);
+		R, ASM_NAME(ASM_ALLREDUCE_PCIE));
+	wi_cell(w, r, WC_CUT, f->calc, cut, "=IF(C%1$d=\"native\",1-%2$s,1)", R,
+		ASM_NAME(ASM_NATIVE_CUT));
 	wi_cell(w, r, WC_ATTN, f->calc_ms, out.ms[COMP_ATTN],
 		"=comp_attn_ms*(1-growth+growth*I%1$d/anchor_m0)*anchor_bw/J%1$d*R%1$d", R);
 	wi_cell(w, r, WC_DRAFT, f->calc_ms, out.ms[COMP_DRAFT],
@@ -827,9 +831,8 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		"J%1$d*R%1$d)",
 		R);
 	wi_cell(w, r, WC_TREE, f->calc_ms, out.ms[COMP_TREE],
-		"=IF(E%1$d=0,0,comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/"
-		"anchor_tree0)*R%1$d)",
-		R);
+		"=IF(E%1$d=0,0,comp_tree_ms*(1-%2$s+%2$s*F%1$d*E%1$d/anchor_tree0)*R%1$d)", R,
+		ASM_NAME(ASM_TREE_SCALE_FRAC));
 	wi_cell(w, r, WC_OVER, f->calc_ms, out.ms[COMP_OVERHEAD], "=comp_overhead_ms*R%d", R);
 	wi_cell(w, r, WC_ARC, f->calc_ms, out.ms[COMP_ALLREDUCE], "=Q%1$d*R%1$d", R);
 	wi_cell(w, r, WC_NONMOE, f->calc_ms, out.nonmoe_ms, "=SUM(S%1$d:W%1$d)", R);
@@ -1112,7 +1115,8 @@ static void wi_growth(struct wi *w, lxw_row_t r16)
 	wi_derived(w, "growth_want_ms", want, "ms", "the b16 anchor's non-MoE time to meet",
 		   "=anchor_b16_step_ms-N%1$d-Q%1$d", R16);
 	wi_derived(w, "growth_tree_ms", t16, "ms", "tree time at the b16 anchor",
-		   "=comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*F%1$d*E%1$d/anchor_tree0)", R16);
+		   "=comp_tree_ms*(1-%2$s+%2$s*F%1$d*E%1$d/anchor_tree0)", R16,
+		   ASM_NAME(ASM_TREE_SCALE_FRAC));
 	wi_derived(w, "growth_f0_ms", f0, "ms", "b16 non-MoE with growth 0",
 		   "=comp_attn_ms*anchor_bw/J%1$d+comp_draft_ms*anchor_bw/J%1$d+growth_tree_ms+"
 		   "comp_overhead_ms",
