@@ -81,6 +81,14 @@ static char *emit(const struct projection *p)
 	return buf;
 }
 
+static const struct project_input *input_named(const struct projection *p, const char *name)
+{
+	for (size_t i = 0; i < p->ninputs; i++)
+		if (!strcmp(p->inputs[i].name, name))
+			return &p->inputs[i];
+	return NULL;
+}
+
 static const struct project_row *row(const struct projection *p, const char *sc, double accept)
 {
 	const struct project_row *r = project_find_row(p, sc, accept);
@@ -269,6 +277,30 @@ static void test_project__grid_of_the_template(void **state)
 	project_free(&p);
 }
 
+
+/* The native engine's tree is its kernels' time (tree_build + accept, the
+ * calibration's microseconds when no run measured them: native_tree_us at
+ * the b8 anchor's C x B, its growing part tree_scale_frac), not the SGLang
+ * step's tree share less native_cut; the seed's rows keep the seed's. */
+static void test_project__native_tree_costs_its_kernels(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	cfg.grid = cfg.sensitivity = 0;
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	const struct project_row *b8 = row(&p, "b300-b8-native", 4.4);
+	const struct project_row *b16 = row(&p, "b300-b16-native", 14);
+	const struct project_input *us = input_named(&p, "native_tree_us");
+	assert_non_null(us);
+	assert_int_equal(us->prov, PROV_ASSUMED);
+	/* at the anchor's C x B the whole of it; at 4x the nodes, the growing part x 4 */
+	assert_true(b8->ms[COMP_TREE] > 0 && b8->ms[COMP_TREE] < 0.1);
+	assert_true(b16->ms[COMP_TREE] > b8->ms[COMP_TREE] && b16->ms[COMP_TREE] < 4 * b8->ms[COMP_TREE]);
+	/* the seed's estimate is the seed's: 0.706 ms at b8 native */
+	assert_near(row(&p, "seed-b8-native", 4.4)->ms[COMP_TREE], 0.706, 0.001);
+	project_free(&p);
+}
 
 /* ---------------------------------------------------------------- acceptance source */
 
@@ -503,6 +535,7 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	for (int M = 9; M <= 129; M = 2 * M - 1)
 		add_row(&r, "tree_attn", "cuda", 0, 20 + M, "M", M, "ctx", 4096);
 	add_row(&r, "launch", "cuda", 0, 2.5, NULL, 0, NULL, 0);
+	add_row(&r, "accept", "cuda", 0, 3, "B", 32, "L", 15);
 	for (int M = 8; M <= 64; M *= 2) { /* the drafter's MLP: K hidden, N intermediate */
 		struct rec_row *w;
 		add_row(&r, "dense_gemv", "cuda", 0, 30 + 0.2 * M, "M", M, "K", 7168);
@@ -539,6 +572,12 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	for (size_t i = 0; i < p.nnotes; i++)
 		launch_note += strstr(p.notes[i], "launch tonight: ") && strstr(p.notes[i], " 2.5 us");
 	assert_int_equal(launch_note, 1);
+	/* the native tree is its kernels tonight: tree_build at B plus accept at
+	 * the nearest budget measured (32 here: 3 us), per sequence */
+	assert_near(row(&p, "b300-b8-native", 4.4)->ms[COMP_TREE], (40 + 0.5 * 8 + 3) / 1000, 1e-9);
+	assert_near(row(&p, "b300-b16-native", 14)->ms[COMP_TREE], (40 + 0.5 * 32 + 3) / 1000, 1e-9);
+	/* the seed's native rows keep the seed's share-based tree */
+	assert_true(row(&p, "seed-b8-native", 4.4)->ms[COMP_TREE] > 0.3);
 	/* tree time 40 + 0.5 B: the share growing with B at B=8 is 4 / 44 */
 	for (size_t i = 0; i < p.ninputs; i++)
 		if (!strcmp(p.inputs[i].name, "tree_scale_frac"))
@@ -1200,13 +1239,6 @@ static int key_collect(void *ctx, const char *key, const char *value)
 	return 0;
 }
 
-static const struct project_input *input_named(const struct projection *p, const char *name)
-{
-	for (size_t i = 0; i < p->ninputs; i++)
-		if (!strcmp(p->inputs[i].name, name))
-			return &p->inputs[i];
-	return NULL;
-}
 
 /* Every input the documents list (the Assumptions sheet and table, ddt
  * estimate's inputs) is a key --set takes: set to the value shown, it comes
@@ -1274,6 +1306,7 @@ int main(void)
 		cmocka_unit_test(test_project__tornado_orders_by_swing),
 		cmocka_unit_test(test_project__best_budget_on_a_constructed_curve),
 		cmocka_unit_test(test_project__grid_of_the_template),
+		cmocka_unit_test(test_project__native_tree_costs_its_kernels),
 		cmocka_unit_test(test_project__scenario_takes_its_acceptance_from_a_trace),
 		cmocka_unit_test(test_project__grid_on_a_trace_knows_its_doubt),
 		cmocka_unit_test(test_project__published_curve_grid_is_not_certain),

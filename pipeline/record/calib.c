@@ -84,6 +84,7 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_TREE_SCALE_FRAC] = "tree_scale_frac",
 	[ASM_MOE_COMPUTE_EFF] = "moe_compute_eff",
 	[ASM_ALLREDUCE_PCIE] = "allreduce_pcie_factor",
+	[ASM_NATIVE_TREE_US] = "native_tree_us",
 };
 
 /* The range a value keeps, whether the calibration's YAML or --set gives it:
@@ -107,6 +108,7 @@ static const struct range asm_ranges[ASM_COUNT] = {
 	[ASM_TREE_SCALE_FRAC] = RANGE_FRACTION,
 	[ASM_MOE_COMPUTE_EFF] = {0, 1, 1, 0, "within (0, 1]"},
 	[ASM_ALLREDUCE_PCIE] = RANGE_POSITIVE,
+	[ASM_NATIVE_TREE_US] = RANGE_POSITIVE,
 };
 
 static const struct range moe_param_ranges[MOE_P_COUNT] = {

@@ -159,6 +159,7 @@ enum assumption {
 	ASM_TREE_SCALE_FRAC,
 	ASM_MOE_COMPUTE_EFF,     /* share of bf16 peak the MoE reaches once compute bound */
 	ASM_ALLREDUCE_PCIE,      /* all-reduce latency over PCIe vs the NVLink part it is "like" */
+	ASM_NATIVE_TREE_US,      /* the native engine's tree kernels, us, at the b8 anchor's C x B */
 	ASM_COUNT
 };
 
@@ -322,6 +323,8 @@ struct calib {
 	struct measured meas;     /* cross-GPU tables (optional section) */
 	struct allreduce ar;
 	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
+	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
+				   * accept (us) against the budget B */
 	/* Refits what is fitted to the values (the physical MoE curve, the
 	 * transfer entries) after calib_set and calib_reference_* change them:
 	 * set by the stage that fitted them (fit.h: fit_calib_load); NULL: the

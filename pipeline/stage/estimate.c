@@ -432,6 +432,15 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "");
 		return;
 	}
+	if (k == COMP_TREE && r->sc.pipeline == PIPE_NATIVE && r->sc.estimator == EST_CALIBRATED) {
+		if (c->law_tree.n)
+			snprintf(buf, len, "native tree kernels: tree_build + accept measured tonight "
+				 "at B, x C sequences");
+		else
+			snprintf(buf, len, "native tree kernels: native_tree_us at C x B = %g (assumed), "
+				 "tree_scale_frac of it growing with C x B", m->tree0);
+		return;
+	}
 	snprintf(buf, len, "%s: share %.2f of the %s step (measured), split assumed", what[k],
 		 m->share[k - 1], c->sglang_b8.gpu);
 }

@@ -318,6 +318,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->attn_x = M / m->m0;
 	k->draft_x = C * in->block / m->draft0;
 	k->tree_x = C * in->budget / m->tree0;
+	k->tree_meas_ms = c->law_tree.n ? C * law_at(&c->law_tree, in->budget) / 1e3 : NAN;
 	/* a law held with --set law.* follows the growth law at the value held */
 	k->attn_f = c->law_attn.n && isnan(c->law_hold[0])
 			    ? law_at(&c->law_attn, M) / law_at(&c->law_attn, m->m0)
@@ -349,7 +350,9 @@ void model_case_eval(const struct model *m, const struct model_case *k, struct m
 	out->ms[COMP_ATTN] = cut * k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g);
 	out->ms[COMP_DRAFT] = cut * k->spec * k->bwr_anchor *
 			      (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g);
-	out->ms[COMP_TREE] = cut * k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
+	out->ms[COMP_TREE] = k->pipeline == PIPE_NATIVE && m->tree_kernels
+				     ? k->spec * model_case_tree_kernels(m, k)
+				     : cut * k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
 	out->ms[COMP_OVERHEAD] = cut * m->c_over;
 	out->ms[COMP_ALLREDUCE] = cut * case_ar(m, k);
 	out->nonmoe_ms = out->ms[COMP_ATTN] + out->ms[COMP_DRAFT] + out->ms[COMP_TREE] +
@@ -555,6 +558,8 @@ int model_set_values(struct model *m, const double *asm_values)
 	m->c_tree0 = n0 * m->share[2] * (1 - f);
 	m->c_tree1 = n0 * m->share[2] * f;
 	m->c_over = n0 * m->share[3];
+	m->c_tn0 = m->v[ASM_NATIVE_TREE_US] / 1e3 * (1 - f);
+	m->c_tn1 = m->v[ASM_NATIVE_TREE_US] / 1e3 * f;
 	return 0;
 }
 

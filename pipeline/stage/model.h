@@ -66,6 +66,8 @@ struct model_case {
 	double attn_f, draft_f;   /* law value when measured; NaN: growth law */
 	double attn_x, draft_x;   /* growth drivers M/m0, C b/draft0 */
 	double tree_x;            /* C B / tree0 */
+	double tree_meas_ms;      /* the native tree from tonight's kernels: C x law_tree(B);
+				   * NaN: none measured (native_tree_us) */
 	double spec;              /* 1: speculative decoding; 0: budget 0, the autoregressive
 				   * baseline (no drafter, no tree) */
 	/* the laws as law = c + g x gl: growth (1, x - 1), measured (f, 0) */
@@ -118,6 +120,11 @@ struct model {
 	double c_tree0, c_tree1;       /* n0 share_tree (1 - f), n0 share_tree f */
 	double c_over;                 /* n0 share_overhead */
 	double c_cut[2];               /* by pipeline: 1, 1 - native_cut */
+	/* 1: the native tree is its kernels' time (tonight's law_tree, else
+	 * native_tree_us (c_tn0 + c_tn1 tree_x)); 0: the seed's, the SGLang
+	 * tree share less native_cut (model_prepare's default: the seed point) */
+	int tree_kernels;
+	double c_tn0, c_tn1;
 	double c_pcie, c_xfer, c_inv_ceff;
 	/* 1: the transfer follows each pair's calibrated curve within its range
 	 * (xfer_adj); 0: the range's value alone (the seed's 1.0 at every M) */
@@ -159,14 +166,26 @@ static inline double model_case_moe(const struct model *m, const struct model_ca
 	return moe > roof ? moe : roof;
 }
 
+/* The native engine's tree kernels of a compiled case, ms: tonight's
+ * measured law, else native_tree_us at the case's C x B. Pure. */
+static inline double model_case_tree_kernels(const struct model *m, const struct model_case *k)
+{
+	return k->tree_meas_ms == k->tree_meas_ms ? k->tree_meas_ms
+						  : m->c_tn0 + m->c_tn1 * k->tree_x;
+}
+
 /* The rest of a compiled case's step (the non-MoE components, the native
- * cut applied). Pure; cannot fail. */
+ * cut applied; the native tree, when it is its kernels', uncut). Pure;
+ * cannot fail. */
 static inline double model_case_rest(const struct model *m, const struct model_case *k)
 {
 	double ar = k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
 	double nonmoe = k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g +
 					 k->spec * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g)) +
-			k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x) + m->c_over + ar;
+			m->c_over + ar;
+	if (k->pipeline == PIPE_NATIVE && m->tree_kernels)
+		return m->c_cut[1] * nonmoe + k->spec * model_case_tree_kernels(m, k);
+	nonmoe += k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
 	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
 }
 

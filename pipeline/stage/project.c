@@ -580,11 +580,49 @@ static void merge_draft(struct calib *c, const struct run_record *run)
 	c->law_draft = l;
 }
 
-/* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0). */
+/* The native tree per sequence from tonight's rows: tree_build at each
+ * budget plus accept at the nearest budget measured. Returns the note's
+ * length (0: no tree_build rows, the calibration's native_tree_us stands). */
+static int merge_tree_law(struct calib *c, const struct run_record *run, char *note, size_t len)
+{
+	struct comp_law l = {0};
+	double ab[64], at[64];
+	int na = 0;
+	for (size_t i = 0; i < run->nrows && na < 64; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN);
+		if (gpu_row(run, r, "accept") && !isnan(b))
+			ab[na] = b, at[na++] = r->median_us;
+	}
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN), acc = 0;
+		if (!gpu_row(run, r, "tree_build") || isnan(b))
+			continue;
+		for (int j = 0, near = -1; j < na; j++)
+			if (near < 0 || fabs(ab[j] - b) < fabs(ab[near] - b))
+				near = j, acc = at[j];
+		law_add(&l, b, r->median_us + acc);
+	}
+	if (!l.n)
+		return 0;
+	law_sort(&l);
+	c->law_tree = l;
+	return snprintf(note, len, "native tree tonight: tree_build + accept per sequence, %d "
+			"budgets (%g-%g us at B=%g-%g)%s; native_tree_us unused", l.n, l.t_us[0],
+			l.t_us[l.n - 1], l.x[0], l.x[l.n - 1],
+			na ? "" : ", no accept rows: tree_build alone");
+}
+
+/* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0)
+ * and the native tree's law (merge_tree_law). */
 static int merge_tree(struct calib *c, const struct run_record *run, struct projection *p)
 {
 	double B[64], t[64], f;
-	int n = 0;
+	char note[200];
+	int n = 0, rc;
+	if (merge_tree_law(c, run, note, sizeof note) > 0 && (rc = add_note(p, "%s", note)) != 0)
+		return rc;
 	for (size_t i = 0; i < run->nrows && n < 64; i++) {
 		const struct rec_row *r = &run->rows[i];
 		double b = rec_row_param(r, "B", NAN);
@@ -717,7 +755,8 @@ static int merge_tonight(struct calib *c, const struct run_record *run, struct p
 	merge_draft(c, run);
 	if ((rc = project_merge_fleet(c, run, p)) != 0)
 		return rc;
-	if (c->law_attn.n || c->law_draft.n || c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
+	if (c->law_attn.n || c->law_draft.n || c->law_tree.n ||
+	    c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
 		p->recalibrated = 1;
 	if (!p->recalibrated)
 		return add_note(p, "tonight's GPU rows hold nothing the model uses; the "
@@ -846,6 +885,7 @@ static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 	m->moe_scale = exp(mc->fit_sig * kn[KN_SCALE]);
 	m->z_x = kn[KN_ZX];
 	m->xfer_curve = 1;
+	m->tree_kernels = 1;
 }
 
 /* Draws one sample's quantiles and knobs into u[ngroups + KN_COUNT]. */
@@ -1232,6 +1272,7 @@ static void use_estimator(const struct mc *mc, struct model *m, int cal, double 
 	m->moe_scale = 1;
 	m->z_x = 0;
 	m->xfer_curve = 0;
+	m->tree_kernels = 0;
 }
 
 /* The step of case k with group g at quantile q, the rest at the row's
