@@ -782,7 +782,8 @@ static void test_report__stash_copies_calibration_and_template(void **state)
 	(void)state;
 	char path[1024];
 	static const char *const files[] = {"calibration/gpus.yaml", "calibration/anchors.yaml",
-					    "calibration/transfer.yaml", "template/template.yaml"};
+					    "calibration/transfer.yaml", "calibration/SOURCES.md",
+					    "template/template.yaml"};
 	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
 		snprintf(path, sizeof path, "%s/%s", rdir, files[i]);
 		if (!fsx_exists(path))
@@ -791,6 +792,104 @@ static void test_report__stash_copies_calibration_and_template(void **state)
 	snprintf(path, sizeof path, "%s/x", root);
 	assert_int_equal(report_stash_inputs(path, "/nonexistent/calibration", "templates/default.yaml"),
 			 DDT_EINPUT);
+}
+
+struct cites {
+	const struct sources *src;
+	int ids, unknown, unlinked;
+	const struct source *seen[128];
+	size_t nseen;
+};
+
+/* The ids a source text cites: each one listed, each with a public
+ * address unless it is ddt's own or the seed document's. */
+static void cite_row(void *arg, const char *key, double value, const char *basis,
+		     const char *source)
+{
+	static const char *const own[] = {"ddt-assumed", "ddt-derived", "ddt-setting",
+					  "seed-estimator"};
+	struct cites *c = arg;
+	size_t pos = 0, start, len;
+	(void)value, (void)basis;
+	while (sources_next_id(source, &pos, &start, &len)) {
+		const struct source *e = sources_find(c->src, source + start, len);
+		int is_own = 0;
+		c->ids++;
+		if (!e) {
+			fprintf(stderr, "%s cites [%.*s], not in SOURCES.md\n", key, (int)len,
+				source + start);
+			c->unknown++;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+			is_own |= !strcmp(e->id, own[k]);
+		if (!is_own && strncmp(e->url, "https://", 8)) {
+			fprintf(stderr, "%s cites [%s], which has no public address\n", key, e->id);
+			c->unlinked++;
+		}
+		int dup = 0;
+		for (size_t k = 0; k < c->nseen; k++)
+			dup |= c->seen[k] == e;
+		if (!dup && c->nseen < 128)
+			c->seen[c->nseen++] = e;
+	}
+}
+
+/* Every id the Assumptions rows cite resolves: to its public address, a
+ * link in the PDF and on the sheet, or (ddt's own, the seed document) to
+ * its entry in the PDF's Sources list and the Sources sheet. */
+static void test_report__every_cited_source_is_a_link(void **state)
+{
+	(void)state;
+	struct report_data d;
+	struct ydiag diag = {0};
+	struct cites c = {0};
+	char cmd[2048], qdf[600], *pdf, *rels, dests[16384];
+	size_t n;
+
+	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	assert_true(d.sources.n >= 30);
+	c.src = &d.sources;
+	report_each_input(&d, cite_row, &c);
+	assert_true(c.ids >= 20);
+	assert_int_equal(c.unknown, 0);
+	assert_int_equal(c.unlinked, 0);
+
+	snprintf(qdf, sizeof qdf, "%s/qdf.pdf", root);
+	snprintf(cmd, sizeof cmd, "qpdf --qdf --object-streams=disable '%s/%s/report.pdf' '%s'",
+		 reports, id, qdf);
+	assert_int_equal(capture(cmd, dests, sizeof dests), 0);
+	pdf = read_file(qdf, &n);
+	snprintf(cmd, sizeof cmd, "pdfinfo -dests '%s/%s/report.pdf'", reports, id);
+	assert_int_equal(capture(cmd, dests, sizeof dests), 0);
+	snprintf(cmd, sizeof cmd, "unzip -p '%s/%s/report.xlsx' xl/worksheets/_rels/sheet7.xml.rels",
+		 reports, id);
+	rels = malloc(1 << 20);
+	assert_non_null(rels);
+	assert_int_equal(capture(cmd, rels, 1 << 20), 0);
+	for (size_t i = 0; i < c.nseen; i++) {
+		const struct source *e = c.seen[i];
+		char want[400];
+		if (e->url[0]) {
+			snprintf(want, sizeof want, "/URI (%s)", e->url);
+			if (!memmem(pdf, n, want, strlen(want)))
+				fail_msg("report.pdf has no link to %s ([%s])", e->url, e->id);
+		} else {
+			snprintf(want, sizeof want, "\"%s\"", e->id);
+			if (!strstr(dests, want))
+				fail_msg("report.pdf has no destination for [%s]", e->id);
+			snprintf(want, sizeof want, "/Dest (%s)", e->id);
+			if (!memmem(pdf, n, want, strlen(want)))
+				fail_msg("report.pdf has no link to its entry of [%s]", e->id);
+		}
+	}
+	/* the sheet: the first cited public address of a row is its link */
+	assert_non_null(strstr(rels, "https://github.com/ai-dynamo/aiconfigurator"));
+	assert_non_null(strstr(rels, "https://huggingface.co/moonshotai/Kimi-K2.5"));
+	free(rels);
+	free(pdf);
+	ydiag_free(&diag);
+	report_data_free(&d);
 }
 
 /* One night of one series (op x, params B=8 or B=32) on host into h. */
@@ -853,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_report__template_drops_reorders_and_adds_history),
 		cmocka_unit_test(test_report__template_errors_name_file_line_column),
 		cmocka_unit_test(test_report__stash_copies_calibration_and_template),
+		cmocka_unit_test(test_report__every_cited_source_is_a_link),
 		cmocka_unit_test(test_report__whatif_recalculates_to_ddt_estimate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

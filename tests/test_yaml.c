@@ -1,5 +1,6 @@
 /* test_yaml.c - strict YAML: every bad-input class gives its message at its position;
- * every source of the calibration and templates cites calibration/SOURCES.md. */
+ * every source of the calibration and templates cites calibration/SOURCES.md,
+ * whose entries read back with their ids and public addresses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "err.h"
 #include "fsx.h"
 #include "model.h"
+#include "sources.h"
 #include "ydoc.h"
 
 #define BAD_DIR "tests/fixtures/bad"
@@ -198,21 +200,14 @@ static void test_yaml__emitter_output_reads_back(void **state)
 
 /* Checks every [id] of one source text against SOURCES.md; returns the
  * number of ids cited (0: none), or -1 after printing an unknown one. */
-static int cited_ids(const char *where, int line, const char *text, const char *sources)
+static int cited_ids(const char *where, int line, const char *text, const struct sources *src)
 {
+	size_t pos = 0, start, len;
 	int n = 0;
-	for (const char *p = strchr(text, '['); p; p = strchr(p + 1, '[')) {
-		const char *e = p + 1;
-		while (*e && (islower((unsigned char)*e) || isdigit((unsigned char)*e) || *e == '-' ||
-			      *e == '.'))
-			e++;
-		if (*e != ']' || e == p + 1)
-			continue;
-		char want[80];
-		snprintf(want, sizeof want, "**%.*s**", (int)(e - p + 1), p);
-		if (!strstr(sources, want)) {
-			fprintf(stderr, "%s:%d: %.*s is not in calibration/SOURCES.md\n", where, line,
-				(int)(e - p + 1), p);
+	while (sources_next_id(text, &pos, &start, &len)) {
+		if (!sources_find(src, text + start, len)) {
+			fprintf(stderr, "%s:%d: [%.*s] is not in calibration/SOURCES.md\n", where, line,
+				(int)len, text + start);
 			return -1;
 		}
 		n++;
@@ -222,21 +217,21 @@ static int cited_ids(const char *where, int line, const char *text, const char *
 
 /* Walks node for keys source and error_source; counts the fields and the
  * bad ones (no id, or an id SOURCES.md does not list). */
-static void walk_sources(const char *file, const struct ydoc_node *node, const char *sources,
-			 int *fields, int *bad)
+static void walk_sources(const char *file, const struct ydoc_node *node,
+			 const struct sources *src, int *fields, int *bad)
 {
 	for (size_t i = 0; node->kind != YDOC_SCALAR && i < node->n; i++) {
 		const struct ydoc_node *v = node->items[i];
 		const char *key = node->keys ? node->keys[i]->str : "";
 		if ((!strcmp(key, "source") || !strcmp(key, "error_source")) && v->kind == YDOC_SCALAR) {
-			int n = cited_ids(file, v->line, v->str, sources);
+			int n = cited_ids(file, v->line, v->str, src);
 			(*fields)++;
 			if (n == 0)
 				fprintf(stderr, "%s:%d: %s cites no id of calibration/SOURCES.md\n", file,
 					v->line, key);
 			*bad += n <= 0;
 		} else
-			walk_sources(file, v, sources, fields, bad);
+			walk_sources(file, v, src, fields, bad);
 	}
 }
 
@@ -247,9 +242,10 @@ static void test_yaml__every_source_cites_a_listed_id(void **state)
 {
 	(void)state;
 	static const char *const dirs[] = {"calibration", "templates"};
-	char *sources = NULL;
+	struct sources src;
 	int fields = 0, bad = 0;
-	assert_int_equal(fsx_read_all("calibration/SOURCES.md", 1 << 20, &sources, NULL), 0);
+	assert_int_equal(sources_load(&src, "calibration/" SOURCES_FILE), 0);
+	assert_true(src.n >= 30);
 	for (size_t d = 0; d < 2; d++) {
 		struct dirent **list;
 		int n = scandir(dirs[d], &list, NULL, alphasort);
@@ -266,7 +262,7 @@ static void test_yaml__every_source_cites_a_listed_id(void **state)
 					bad++;
 				}
 				assert_int_equal(ydoc_load_file(&doc, path, &diag), 0);
-				walk_sources(path, doc->root, sources, &fields, &bad);
+				walk_sources(path, doc->root, &src, &fields, &bad);
 			}
 			ydoc_free(doc);
 			ydiag_free(&diag);
@@ -276,10 +272,75 @@ static void test_yaml__every_source_cites_a_listed_id(void **state)
 		}
 		free(list);
 	}
-	free(sources);
+	sources_free(&src);
 	printf("%d source fields, %d without a listed id\n", fields, bad);
 	assert_true(fields >= 80);
 	assert_int_equal(bad, 0);
+}
+
+/* Every entry of SOURCES.md has a public https:// address, except ddt's
+ * own choices and the seed document, which have none to give. */
+static void test_yaml__every_public_source_has_an_address(void **state)
+{
+	(void)state;
+	static const char *const own[] = {"ddt-assumed", "ddt-derived", "ddt-setting",
+					  "seed-estimator", "mad-sigma"};
+	struct sources src;
+	int missing = 0;
+	assert_int_equal(sources_load(&src, "calibration/" SOURCES_FILE), 0);
+	for (size_t i = 0; i < src.n; i++) {
+		int is_own = 0;
+		for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+			is_own |= !strcmp(src.v[i].id, own[k]);
+		if (!is_own && strncmp(src.v[i].url, "https://", 8)) {
+			fprintf(stderr, "calibration/SOURCES.md:%d: [%s] has no https:// address\n",
+				src.v[i].line, src.v[i].id);
+			missing++;
+		}
+	}
+	sources_free(&src);
+	assert_int_equal(missing, 0);
+}
+
+/* An entry reads back as its id, its first address without the sentence's
+ * punctuation, and its text before "Facts:"; continuation lines join it; a
+ * line that starts no entry is not one; an id listed twice is refused with
+ * both lines. */
+static void test_yaml__sources_entries_read_back(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"# Sources\n\nIntro [not-an-entry] text.\n\n## Papers\n\n"
+		"- **[paper-1]** A. Author, \"Title\", `code/x.c`,\n"
+		"  https://example.org/abs/1. Facts: a fact,\n  https://example.org/other.\n"
+		"- **[own]** ddt's own choice, no address.\n"
+		"not an entry\n"
+		"- **[repo-2]** A repository (https://github.com/a/b), commit 1234567.\n";
+	struct sources s;
+	assert_int_equal(sources_parse(&s, text, "S.md"), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.v[0].id, "paper-1");
+	assert_int_equal(s.v[0].line, 7);
+	assert_string_equal(s.v[0].url, "https://example.org/abs/1");
+	assert_string_equal(s.v[0].about, "A. Author, \"Title\", code/x.c, https://example.org/abs/1.");
+	assert_string_equal(s.v[1].url, "");
+	assert_string_equal(s.v[1].about, "ddt's own choice, no address.");
+	assert_string_equal(s.v[2].url, "https://github.com/a/b");
+	assert_ptr_equal(sources_find(&s, "own", 3), &s.v[1]);
+	assert_null(sources_find(&s, "ow", 2));
+	sources_free(&s);
+
+	static const char twice[] = "- **[a]** one\n- **[b]** two\n- **[a]** three\n";
+	assert_int_equal(sources_parse(&s, twice, "S.md"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "S.md:3: [a] is listed twice, first at line 1");
+	sources_free(&s);
+
+	size_t pos = 0, start, len;
+	const char *cite = "x [Not] [a-1.b] [] [c";
+	assert_true(sources_next_id(cite, &pos, &start, &len));
+	assert_int_equal(start, 9);
+	assert_int_equal(len, 5);
+	assert_false(sources_next_id(cite, &pos, &start, &len));
 }
 
 int main(void)
@@ -292,6 +353,8 @@ int main(void)
 		cmocka_unit_test(test_yaml__numbers_parse_strictly),
 		cmocka_unit_test(test_yaml__emitter_output_reads_back),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
+		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
+		cmocka_unit_test(test_yaml__sources_entries_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,8 +188,94 @@ static double col_x(const struct pdf_doc *doc, int i, double *w)
 
 struct row_layout {
 	PangoLayout *l[PDF_MAX_COLS];
+	const char *text[PDF_MAX_COLS];
 	double h;
 };
+
+/* The link colour of the spans doc's link function finds in cell text. */
+static void link_colour(struct pdf_doc *doc, PangoLayout *l, const char *text)
+{
+	size_t pos = 0, start, len;
+	const char *target;
+	int internal;
+	PangoAttrList *attrs = pango_attr_list_new();
+	while (doc->link_fn(text, &pos, &start, &len, &target, &internal, doc->link_arg)) {
+		PangoAttribute *a = pango_attr_foreground_new(0x1f1f, 0x4d4d, 0xa8a8);
+		if (!target) {
+			pango_attribute_destroy(a);
+			continue;
+		}
+		a->start_index = (guint)start;
+		a->end_index = (guint)(start + len);
+		pango_attr_list_insert(attrs, a);
+	}
+	pango_layout_set_attributes(l, attrs);
+	pango_attr_list_unref(attrs);
+}
+
+/* Appends the rectangles (points, page space) that bytes [a, b) of layout l
+ * drawn at (x0, y0) cover, one per line they run over, to buf at *off. */
+static void span_rects(PangoLayout *l, double x0, double y0, int a, int b, char *buf,
+		       size_t size, size_t *off)
+{
+	PangoLayoutIter *it = pango_layout_get_iter(l);
+	do {
+		PangoLayoutLine *line = pango_layout_iter_get_line_readonly(it);
+		int la = a > line->start_index ? a : line->start_index;
+		int lb = b < line->start_index + line->length ? b : line->start_index + line->length;
+		PangoRectangle lr;
+		int *ranges = NULL, n = 0;
+		if (la >= lb)
+			continue;
+		pango_layout_iter_get_line_extents(it, NULL, &lr);
+		pango_layout_line_get_x_ranges(line, la, lb, &ranges, &n);
+		for (int k = 0; k < n && *off < size; k++)
+			*off += (size_t)snprintf(buf + *off, size - *off, "%.2f %.2f %.2f %.2f ",
+						 x0 + (double)ranges[2 * k] / PANGO_SCALE,
+						 y0 + (double)lr.y / PANGO_SCALE,
+						 (double)(ranges[2 * k + 1] - ranges[2 * k]) / PANGO_SCALE,
+						 (double)lr.height / PANGO_SCALE);
+		g_free(ranges);
+	} while (pango_layout_iter_next_line(it));
+	pango_layout_iter_free(it);
+}
+
+/* A cairo string attribute value: ' and \ escaped. */
+static void tag_string(char *buf, size_t size, size_t *off, const char *s)
+{
+	for (; *s && *off + 3 < size; s++) {
+		if (*s == '\'' || *s == '\\')
+			buf[(*off)++] = '\\';
+		buf[(*off)++] = *s;
+	}
+	buf[*off] = '\0';
+}
+
+/* The link annotations of the spans in cell text, laid out as l at (x0, y0). */
+static void cell_links(struct pdf_doc *doc, PangoLayout *l, double x0, double y0,
+		       const char *text)
+{
+	size_t pos = 0, start, len;
+	const char *target;
+	int internal;
+	while (doc->link_fn(text, &pos, &start, &len, &target, &internal, doc->link_arg)) {
+		char attrs[2048];
+		size_t off = 0, mark;
+		if (!target || !target[0])
+			continue;
+		off = (size_t)snprintf(attrs, sizeof attrs, "rect=[");
+		mark = off;
+		span_rects(l, x0, y0, (int)start, (int)(start + len), attrs, sizeof attrs, &off);
+		if (off == mark || off + 16 >= sizeof attrs)
+			continue; /* not shown (or too many pieces to name) */
+		off += (size_t)snprintf(attrs + off, sizeof attrs - off, "] %s='",
+					internal ? "dest" : "uri");
+		tag_string(attrs, sizeof attrs - 2, &off, target);
+		snprintf(attrs + off, sizeof attrs - off, "'");
+		cairo_tag_begin(doc->cr, CAIRO_TAG_LINK, attrs);
+		cairo_tag_end(doc->cr, CAIRO_TAG_LINK);
+	}
+}
 
 /* Lays out one row; the caller draws it (row_draw) and frees it (row_free). */
 static void row_layout(struct pdf_doc *doc, const char *const *cells, int bold,
@@ -199,8 +285,11 @@ static void row_layout(struct pdf_doc *doc, const char *const *cells, int bold,
 	for (int i = 0; i < doc->ncols; i++) {
 		double w, h;
 		col_x(doc, i, &w);
-		rl->l[i] = chart_layout(doc->cr, CHART_SANS, CELL_PT, bold, cells[i] ? cells[i] : "",
-					0, w - 2 * CELL_PAD);
+		rl->text[i] = cells[i] ? cells[i] : "";
+		rl->l[i] = chart_layout(doc->cr, CHART_SANS, CELL_PT, bold, rl->text[i], 0,
+					w - 2 * CELL_PAD);
+		if (i == doc->link_col && doc->link_fn)
+			link_colour(doc, rl->l[i], rl->text[i]);
 		pango_layout_set_alignment(rl->l[i],
 					   doc->cols[i].align == PDF_RIGHT    ? PANGO_ALIGN_RIGHT
 					   : doc->cols[i].align == PDF_CENTER ? PANGO_ALIGN_CENTER
@@ -237,6 +326,8 @@ static void row_draw(struct pdf_doc *doc, const struct row_layout *rl, enum char
 		double w, x = col_x(doc, i, &w);
 		cairo_move_to(cr, x + CELL_PAD, doc->y + CELL_PAD);
 		pango_cairo_show_layout(cr, rl->l[i]);
+		if (i == doc->link_col && doc->link_fn && shade != 2)
+			cell_links(doc, rl->l[i], x + CELL_PAD, doc->y + CELL_PAD, rl->text[i]);
 	}
 }
 
@@ -270,7 +361,9 @@ void pdf_table_begin(struct pdf_doc *doc, const struct pdf_col *cols, int n)
 	table_header(doc);
 }
 
-void pdf_table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink, int bold)
+/* A row; dest, when not NULL, names it as a destination. */
+static void table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink,
+		      int bold, const char *dest)
 {
 	struct row_layout rl;
 	row_layout(doc, cells, bold, &rl);
@@ -278,9 +371,35 @@ void pdf_table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink
 		pdf_new_page(doc);
 		table_header(doc);
 	}
+	if (dest && !doc->measuring) {
+		char attrs[160];
+		size_t off = (size_t)snprintf(attrs, sizeof attrs, "name='");
+		tag_string(attrs, sizeof attrs - 2, &off, dest);
+		snprintf(attrs + off, sizeof attrs - off, "' x=%.1f y=%.1f", doc->left, doc->y);
+		cairo_tag_begin(doc->cr, CAIRO_TAG_DEST, attrs);
+		cairo_tag_end(doc->cr, CAIRO_TAG_DEST);
+	}
 	row_draw(doc, &rl, ink, doc->zebra++ % 2);
 	doc->y += rl.h;
 	row_free(doc, &rl);
+}
+
+void pdf_table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink, int bold)
+{
+	table_row(doc, cells, ink, bold, NULL);
+}
+
+void pdf_table_row_dest(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink,
+			const char *name)
+{
+	table_row(doc, cells, ink, 0, name);
+}
+
+void pdf_table_links(struct pdf_doc *doc, int col, pdf_link_fn fn, const void *arg)
+{
+	doc->link_col = col;
+	doc->link_fn = fn;
+	doc->link_arg = arg;
 }
 
 void pdf_table_end(struct pdf_doc *doc)
@@ -293,6 +412,8 @@ void pdf_table_end(struct pdf_doc *doc)
 		cairo_stroke(doc->cr);
 	}
 	doc->ncols = 0;
+	doc->link_col = -1;
+	doc->link_fn = NULL;
 	doc->y += 10;
 }
 
@@ -319,6 +440,7 @@ static void doc_init(struct pdf_doc *doc, const struct pdf_meta *meta)
 	doc->right = A4_W - MARGIN;
 	doc->top = MARGIN;
 	doc->bottom = A4_H - MARGIN;
+	doc->link_col = -1;
 	doc->meta = *meta;
 	snprintf(doc->head_left, sizeof doc->head_left, "%s", meta->head_left ? meta->head_left : "");
 	snprintf(doc->head_right, sizeof doc->head_right, "%s",
@@ -373,8 +495,13 @@ int pdf_write_fp(FILE *fp, const char *name, const struct pdf_meta *meta,
 	cairo_pdf_surface_restrict_to_version(doc.surf, CAIRO_PDF_VERSION_1_5);
 	set_metadata(doc.surf, meta);
 	doc.cr = cairo_create(doc.surf);
+	/* the document as one structure element: cairo 1.16 writes a link's
+	 * entry of the structure tree only inside one, and the file's cross
+	 * reference table is broken without it */
+	cairo_tag_begin(doc.cr, "Document", "");
 	pdf_new_page(&doc);
 	render(&doc, arg);
+	cairo_tag_end(doc.cr, "Document");
 	st = cairo_status(doc.cr);
 	cairo_destroy(doc.cr);
 	cairo_surface_finish(doc.surf);

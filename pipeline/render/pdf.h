@@ -29,6 +29,13 @@ struct pdf_meta {
 	const char *foot;                   /* footer before "page N of M" */
 };
 
+/* The next link in a table cell's text at or after byte *pos: sets *start
+ * and *len to the span that is clickable, *target to where it leads (a URI,
+ * or with *internal set, the name of a destination in this document; NULL:
+ * the span is no link), *pos past it, and returns 1; 0 when there is none. */
+typedef int (*pdf_link_fn)(const char *text, size_t *pos, size_t *start, size_t *len,
+			   const char **target, int *internal, const void *arg);
+
 struct pdf_doc {
 	cairo_surface_t *surf;
 	cairo_t *cr;
@@ -43,6 +50,9 @@ struct pdf_doc {
 	int ncols, zebra;
 	struct pdf_col cols[PDF_MAX_COLS];
 	char col_titles[PDF_MAX_COLS][48];
+	int link_col;             /* the column whose spans link (-1: none) */
+	pdf_link_fn link_fn;
+	const void *link_arg;
 	/* the sink */
 	FILE *fp;
 	int write_errno;          /* first write error of the stream (0: none) */
@@ -83,6 +93,12 @@ void pdf_chart(struct pdf_doc *doc, chart_draw_fn draw, const void *arg, double 
 void pdf_table_begin(struct pdf_doc *doc, const struct pdf_col *cols, int n);
 void pdf_table_row(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink, int bold);
 void pdf_table_end(struct pdf_doc *doc);
+/* Makes the spans fn finds in column col of the open table's rows links, set
+ * in the link colour (until pdf_table_end). */
+void pdf_table_links(struct pdf_doc *doc, int col, pdf_link_fn fn, const void *arg);
+/* A row that is also the destination name ("#name" links lead to it). */
+void pdf_table_row_dest(struct pdf_doc *doc, const char *const *cells, enum chart_ink ink,
+			const char *name);
 
 /* Starts a new page unless h points fit below the cursor (keeps a heading
  * with the chart after it). */

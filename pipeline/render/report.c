@@ -347,6 +347,13 @@ static int stash_calibration(const char *dir, const char *calibration)
 		free(list[i]);
 	}
 	free(list);
+	/* the sources the calibration cites, which the documents link */
+	char *src = rc ? NULL : fsx_join(calibration, SOURCES_FILE);
+	if (!rc && !src)
+		rc = err_nomem();
+	else if (!rc && fsx_exists(src))
+		rc = copy_into(src, dir, NULL);
+	free(src);
 	return rc;
 }
 

@@ -184,6 +184,11 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 	free(p);
 	if (!rc && (rc = report_spec_load(&d->spec, &d->tmpl, diag)) != 0 && diag->n)
 		err_set(rc, "%s", diag->msgs[0]);
+	if (!rc && !(p = fsx_join(d->run_dir, "calibration/" SOURCES_FILE)))
+		return err_nomem();
+	if (!rc && fsx_exists(p)) /* runs stored before it was kept have none */
+		rc = sources_load(&d->sources, p);
+	free(p);
 	return rc;
 }
 
@@ -246,12 +251,74 @@ void report_data_free(struct report_data *d)
 	record_free(&d->rec);
 	calib_free(&d->cal);
 	tmpl_free(&d->tmpl);
+	sources_free(&d->sources);
 	estimate_free(&d->est);
 	project_free(&d->proj);
 	regress_night_free(&d->night);
 	if (!d->hist_borrowed)
 		history_free(&d->hist);
 	memset(d, 0, sizeof *d);
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+void report_each_input(const struct report_data *d, report_input_fn fn, void *arg)
+{
+	const struct calib *c = &d->cal;
+	char key[160], basis[48];
+
+	if (d->have_proj && d->proj.ninputs) {
+		for (size_t i = 0; i < d->proj.ninputs; i++) {
+			const struct project_input *in = &d->proj.inputs[i];
+			project_input_basis(in, basis, sizeof basis);
+			fn(arg, in->name, in->value, basis, in->source);
+		}
+		return;
+	}
+	fn(arg, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
+	   calib_provenance_name(PROV_MEASURED), c->sglang_b8.source);
+	fn(arg, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
+	   calib_provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
+	for (int i = 0; i < c->moe_ref.npoints; i++) {
+		snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
+			 c->moe_ref.points[i].m);
+		fn(arg, key, c->moe_ref.points[i].step_ms, calib_provenance_name(PROV_MEASURED),
+		   c->moe_ref.points[i].source);
+	}
+	for (int i = 0; i < calib_nassumptions(c); i++) {
+		calib_assumption_label(c, i, key, sizeof key);
+		fn(arg, key, c->asm_[i].point,
+		   calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+		   c->asm_[i].source);
+	}
+}
+
+struct cited {
+	const struct sources *src;
+	const struct source **v;
+	size_t n, max;
+};
+
+static void cite(void *arg, const char *key, double value, const char *basis, const char *source)
+{
+	struct cited *c = arg;
+	size_t pos = 0, start, len;
+	(void)key, (void)value, (void)basis;
+	while (sources_next_id(source, &pos, &start, &len)) {
+		const struct source *e = sources_find(c->src, source + start, len);
+		int seen = !e;
+		for (size_t k = 0; k < c->n && !seen; k++)
+			seen = c->v[k] == e;
+		if (!seen && c->n < c->max)
+			c->v[c->n++] = e;
+	}
+}
+
+size_t report_cited_sources(const struct report_data *d, const struct source **v, size_t max)
+{
+	struct cited c = {&d->sources, v, 0, max};
+	report_each_input(d, cite, &c);
+	return c.n;
 }
 
 /* ---------------------------------------------------------------- figures */

@@ -15,6 +15,7 @@
 #include "record.h"
 #include "regress.h"
 #include "report_spec.h"
+#include "sources.h"
 #include "tmpl.h"
 
 struct report_data {
@@ -22,6 +23,7 @@ struct report_data {
 	struct run_record rec;
 	struct calib cal;          /* the calibration stored with the run */
 	struct tmpl tmpl;          /* the template stored with the run */
+	struct sources sources;    /* calibration/SOURCES.md stored with it (n 0: none) */
 	struct report_spec spec;
 	struct model model;        /* point values of cal */
 	struct estimate est;       /* every scenario of tmpl, point estimates */
@@ -114,6 +116,21 @@ void report_fmt_pct(char *buf, size_t len, double pct);
  * naming each basis, with the cache remark when a share exceeds 100%. */
 void report_pct_legend(const struct report_data *d, char *title, size_t tlen, char *note,
 		       size_t nlen);
+
+/* One row of the Assumptions table and sheet: the key --set takes, the
+ * value, its basis ("measured", "overridden (was 20.94)") and its source
+ * text, which cites calibration/SOURCES.md ids in brackets. */
+typedef void (*report_input_fn)(void *arg, const char *key, double value, const char *basis,
+				const char *source);
+/* Calls fn for every input, in the documents' order: the stored
+ * projection's inputs, else the calibration's anchors, MoE reference points
+ * and assumptions. */
+void report_each_input(const struct report_data *d, report_input_fn fn, void *arg);
+
+/* The SOURCES.md entries the inputs cite, each once, in order of first
+ * citation; ids the stored SOURCES.md lacks are left out. Returns how many
+ * were written to v (at most max). */
+size_t report_cited_sources(const struct report_data *d, const struct source **v, size_t max);
 
 /* Formats used by every document. */
 void report_fmt_tok(char *buf, size_t len, double tok_s);   /* "462.9" or "-" */

@@ -540,60 +540,113 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 
 /* ---------------------------------------------------------------- assumptions */
 
-static void assumption_row(struct pdf_doc *doc, const struct report_data *d, const char *name,
-			   double value, const char *basis, const char *source)
+struct asm_rows {
+	struct pdf_doc *doc;
+	const struct report_data *d;
+};
+
+static void assumption_row(void *arg, const char *key, double value, const char *basis,
+			   const char *source)
 {
+	struct asm_rows *a = arg;
 	char val[32], dist[96] = "";
-	const struct dist *ds = report_find_dist(d, name);
-	const char *cells[5] = {name, val, basis, dist, source};
+	const struct dist *ds = report_find_dist(a->d, key);
+	const char *cells[5] = {key, val, basis, dist, source};
 	snprintf(val, sizeof val, "%.4g", value);
 	if (ds)
 		report_fmt_dist(dist, sizeof dist, ds);
-	pdf_table_row(doc, cells, INK_TEXT, 0);
+	pdf_table_row(a->doc, cells, INK_TEXT, 0);
+}
+
+/* The links of a source text: each cited id leads to its public address,
+ * or to its entry in the Sources list when it has none. */
+static int source_link(const char *text, size_t *pos, size_t *start, size_t *len,
+		       const char **target, int *internal, const void *arg)
+{
+	const struct sources *src = arg;
+	size_t s, n;
+	if (!sources_next_id(text, pos, &s, &n))
+		return 0;
+	const struct source *e = sources_find(src, text + s, n);
+	*start = s - 1, *len = n + 2; /* with its brackets */
+	*internal = e && !e->url[0];
+	*target = !e ? NULL : e->url[0] ? e->url : e->id;
+	return 1;
+}
+
+struct cited_list {
+	const struct source **v;
+	size_t n;
+};
+
+/* The link of a Sources entry's text (the entry's about, by address): its
+ * primary address, where the text gives it. */
+static int url_link(const char *text, size_t *pos, size_t *start, size_t *len,
+		    const char **target, int *internal, const void *arg)
+{
+	const struct cited_list *c = arg;
+	for (size_t i = 0; i < c->n && *pos == 0; i++) {
+		const char *p = c->v[i]->url[0] ? strstr(text, c->v[i]->url) : NULL;
+		if (text != c->v[i]->about || !p)
+			continue;
+		*start = (size_t)(p - text);
+		*len = strlen(c->v[i]->url);
+		*pos = *start + *len;
+		*target = c->v[i]->url;
+		*internal = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Every SOURCES.md entry the Assumptions table cites, as calibration/SOURCES.md
+ * has it (without its list of facts); each is the destination of its id's
+ * links, and its address a link. */
+static void sources_list(struct pdf_doc *doc, const struct report_data *d)
+{
+	static const struct pdf_col cols[] = {{"id", 0.2, PDF_LEFT}, {"source", 0.8, PDF_LEFT}};
+	const struct source *v[128];
+	size_t n = report_cited_sources(d, v, sizeof v / sizeof *v);
+	struct cited_list c = {v, n};
+
+	if (!n)
+		return;
+	pdf_heading(doc, 2, "Sources");
+	pdf_para(doc, "The entries of calibration/SOURCES.md the table cites. An id in the table "
+		      "links to its source's public address; one without (ddt's own choices, the "
+		      "seed document) links here.",
+		 0, 7.5, INK_MUTED);
+	pdf_table_begin(doc, cols, 2);
+	pdf_table_links(doc, 1, url_link, &c);
+	for (size_t i = 0; i < n; i++) {
+		char id[64];
+		const char *cells[2] = {id, v[i]->about};
+		snprintf(id, sizeof id, "[%s]", v[i]->id);
+		pdf_table_row_dest(doc, cells, INK_TEXT, v[i]->id);
+	}
+	pdf_table_end(doc);
 }
 
 static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"input", 0.31, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
-		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.14, PDF_LEFT},
+		{"input", 0.35, PDF_LEFT},       {"value", 0.07, PDF_RIGHT},
+		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.13, PDF_LEFT},
 		{"source", 0.36, PDF_LEFT},
 	};
-	const struct calib *c = &d->cal;
+	struct asm_rows a = {doc, d};
 
 	pdf_para(doc, "measured: a stored measurement; tonight: measured in this run; "
 		      "calibration: a stored value estimated or derived; assumed: taken on faith, "
-		      "drawn from its distribution in the Monte Carlo.",
+		      "drawn from its distribution in the Monte Carlo. Each [id] cites "
+		      "calibration/SOURCES.md and links to its source.",
 		 0, 7.5, INK_MUTED);
 	pdf_table_begin(doc, cols, 5);
-	if (d->have_proj && d->proj.ninputs) {
-		for (size_t i = 0; i < d->proj.ninputs; i++) {
-			const struct project_input *in = &d->proj.inputs[i];
-			char basis[48];
-			project_input_basis(in, basis, sizeof basis);
-			assumption_row(doc, d, in->name, in->value, basis, in->source);
-		}
-	} else {
-		char key[96];
-		assumption_row(doc, d, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			       calib_provenance_name(PROV_MEASURED), c->sglang_b8.source);
-		assumption_row(doc, d, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			       calib_provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
-		for (int i = 0; i < c->moe_ref.npoints; i++) {
-			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
-				 c->moe_ref.points[i].m);
-			assumption_row(doc, d, key, c->moe_ref.points[i].step_ms,
-				       calib_provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
-		}
-		for (int i = 0; i < calib_nassumptions(c); i++) {
-			calib_assumption_label(c, i, key, sizeof key);
-			assumption_row(doc, d, key, c->asm_[i].point,
-				       calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE
-									     : PROV_ASSUMED),
-				       c->asm_[i].source);
-		}
-	}
+	if (d->sources.n)
+		pdf_table_links(doc, 4, source_link, &d->sources);
+	report_each_input(d, assumption_row, &a);
 	pdf_table_end(doc);
+	sources_list(doc, d);
 }
 
 /* ---------------------------------------------------------------- caveats */

@@ -1,5 +1,5 @@
 /* xlsx.c - report.xlsx: Summary, Projections, Breakdown, Kernels, History,
- * Regressions, Assumptions, and What-if (the step model as live formulas). */
+ * Regressions, Assumptions, What-if (the step model as live formulas), Sources. */
 #include "xlsx.h"
 
 #include "chart.h"
@@ -219,7 +219,8 @@ static void sheet_summary(struct xw *x)
 	put_str(x, ws, r++, 0, line, x->f.note);
 	put_str(x, ws, r++, 0,
 		"Sheets: Projections (every scenario with bands), Breakdown, Kernels, History, "
-		"Regressions, Assumptions, What-if (the model as live formulas).",
+		"Regressions, Assumptions, What-if (the model as live formulas), Sources (every "
+		"cited fact's public source).",
 		x->f.note);
 	worksheet_activate(ws);
 }
@@ -561,58 +562,112 @@ static void sheet_regressions(struct xw *x)
 
 /* ---------------------------------------------------------------- Assumptions */
 
-static void assumption(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const char *name,
-		       double v, const char *basis, const char *source)
+struct asm_sheet {
+	struct xw *x;
+	lxw_worksheet *ws;
+	lxw_row_t r;
+	const struct source *cited[128]; /* the Sources sheet's rows, in order */
+	size_t ncited;
+};
+
+/* The Sources sheet's row (0-based) of entry e, or -1. */
+static long cited_row(const struct asm_sheet *a, const struct source *e)
 {
-	const struct dist *ds = report_find_dist(x->d, name);
+	for (size_t i = 0; i < a->ncited; i++)
+		if (a->cited[i] == e)
+			return (long)i + 1;
+	return -1;
+}
+
+/* The source columns of an Assumptions row: every id it cites, and a link
+ * to the first one with a public address, else to the first one's entry on
+ * the Sources sheet. */
+static void assumption_links(struct asm_sheet *a, const char *source)
+{
+	struct xw *x = a->x;
+	const struct source *first = NULL, *pub = NULL;
+	size_t pos = 0, start, len, off = 0;
+	char ids[512] = "", text[600], url[64];
+
+	while (sources_next_id(source, &pos, &start, &len)) {
+		const struct source *e = sources_find(&x->d->sources, source + start, len);
+		if (off < sizeof ids)
+			off += (size_t)snprintf(ids + off, sizeof ids - off, "%s[%.*s]", off ? " " : "",
+						(int)len, source + start);
+		if (e && !first)
+			first = e;
+		if (e && !pub && e->url[0])
+			pub = e;
+	}
+	put_str(x, a->ws, a->r, 6, ids, NULL);
+	if (pub) {
+		snprintf(text, sizeof text, "[%s] %s", pub->id, pub->url);
+		ck(x, worksheet_write_url_opt(a->ws, a->r, 7, pub->url, NULL, text, NULL));
+	} else if (first && cited_row(a, first) >= 0) {
+		snprintf(url, sizeof url, "internal:Sources!A%ld", cited_row(a, first) + 1);
+		snprintf(text, sizeof text, "[%s]: no public source, see sheet Sources", first->id);
+		ck(x, worksheet_write_url_opt(a->ws, a->r, 7, url, NULL, text, NULL));
+	}
+}
+
+static void assumption(void *arg, const char *key, double v, const char *basis,
+		       const char *source)
+{
+	struct asm_sheet *a = arg;
+	struct xw *x = a->x;
+	const struct dist *ds = report_find_dist(x->d, key);
 	char dist[96] = "";
 	if (ds)
 		report_fmt_dist(dist, sizeof dist, ds);
-	put_str(x, ws, r, 0, name, NULL);
-	put_num(x, ws, r, 1, v, x->f.num);
-	put_str(x, ws, r, 2, basis, NULL);
-	put_str(x, ws, r, 3, dist, NULL);
-	put_str(x, ws, r, 4, ds ? ds->unit : "", NULL);
-	put_str(x, ws, r, 5, source, NULL);
+	put_str(x, a->ws, a->r, 0, key, NULL);
+	put_num(x, a->ws, a->r, 1, v, x->f.num);
+	put_str(x, a->ws, a->r, 2, basis, NULL);
+	put_str(x, a->ws, a->r, 3, dist, NULL);
+	put_str(x, a->ws, a->r, 4, ds ? ds->unit : "", NULL);
+	put_str(x, a->ws, a->r, 5, source, NULL);
+	assumption_links(a, source);
+	a->r++;
 }
 
-static void sheet_assumptions(struct xw *x)
+/* Every input under the key --set takes, with its sources linked. */
+static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 {
-	const struct report_data *d = x->d;
-	const struct calib *c = &d->cal;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Assumptions");
 	static const struct col cols[] = {{"input", 34},       {"value", 10}, {"basis", 12},
-					  {"distribution", 26}, {"unit", 40}, {"source", 90}};
-	lxw_row_t r = 0;
-	char key[160];
+					  {"distribution", 26}, {"unit", 40}, {"source", 90},
+					  {"cites", 30},        {"public source", 60}};
 
-	put_header(x, ws, r++, cols, 6);
-	if (d->have_proj && d->proj.ninputs) {
-		for (size_t i = 0; i < d->proj.ninputs; i++, r++) {
-			char basis[48];
-			project_input_basis(&d->proj.inputs[i], basis, sizeof basis);
-			assumption(x, ws, r, d->proj.inputs[i].name, d->proj.inputs[i].value, basis,
-				   d->proj.inputs[i].source);
-		}
-	} else {
-		assumption(x, ws, r++, "anchors.sglang_b8.step_ms", c->sglang_b8.step_ms,
-			   calib_provenance_name(PROV_MEASURED), c->sglang_b8.source);
-		assumption(x, ws, r++, "anchors.sglang_b16.step_ms", c->sglang_b16.step_ms,
-			   calib_provenance_name(PROV_CALIBRATION), c->sglang_b16.source);
-		for (int i = 0; i < c->moe_ref.npoints; i++, r++) {
-			snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
-				 c->moe_ref.points[i].m);
-			assumption(x, ws, r, key, c->moe_ref.points[i].step_ms,
-				   calib_provenance_name(PROV_MEASURED), c->moe_ref.points[i].source);
-		}
-		for (int i = 0; i < calib_nassumptions(c); i++, r++) {
-			calib_assumption_label(c, i, key, sizeof key);
-			assumption(x, ws, r, key, c->asm_[i].point,
-				   calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
-				   c->asm_[i].source);
-		}
+	a->x = x;
+	a->ws = workbook_add_worksheet(x->wb, "Assumptions");
+	a->r = 0;
+	put_header(x, a->ws, a->r++, cols, 8);
+	report_each_input(x->d, assumption, a);
+	ck(x, worksheet_autofilter(a->ws, 0, 0, a->r - 1, 7));
+}
+
+/* The SOURCES.md entries the Assumptions sheet cites (as the PDF's Sources
+ * list): id, public address (a link), what it is. */
+static void sheet_sources(struct xw *x, const struct asm_sheet *a)
+{
+	static const struct col cols[] = {{"id", 24}, {"public source", 60}, {"what it is", 120}};
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Sources");
+	lxw_row_t r = 0;
+
+	put_header(x, ws, r++, cols, 3);
+	for (size_t i = 0; i < a->ncited; i++, r++) {
+		char id[64];
+		snprintf(id, sizeof id, "[%s]", a->cited[i]->id);
+		put_str(x, ws, r, 0, id, x->f.bold);
+		if (a->cited[i]->url[0])
+			ck(x, worksheet_write_url(ws, r, 1, a->cited[i]->url, NULL));
+		else
+			put_str(x, ws, r, 1, "no public source", x->f.note);
+		put_str(x, ws, r, 2, a->cited[i]->about, NULL);
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 5));
+	r++;
+	put_str(x, ws, r, 0,
+		x->d->sources.n ? "Every fact with its primary source: calibration/SOURCES.md."
+				: "No calibration/SOURCES.md was stored with this run.",
+		x->f.note);
 }
 
 /* ---------------------------------------------------------------- What-if */
@@ -1206,8 +1261,11 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 	sheet_kernels(&x);
 	sheet_history(&x);
 	sheet_regressions(&x);
-	sheet_assumptions(&x);
+	struct asm_sheet a = {0};
+	a.ncited = report_cited_sources(d, a.cited, sizeof a.cited / sizeof *a.cited);
+	sheet_assumptions(&x, &a);
 	sheet_whatif(&x);
+	sheet_sources(&x, &a);
 	errno = 0; /* what the zip writer's failed write leaves says why (disk full) */
 	e = workbook_close(x.wb);
 	if (x.err != LXW_NO_ERROR)
