@@ -693,6 +693,24 @@ void chart_band(struct chart *c, const double *xs, const double *lo, const doubl
 	cairo_restore(cr);
 }
 
+void chart_polygon(struct chart *c, const double *xs, const double *ys, size_t n,
+		   enum chart_ink ink, double alpha)
+{
+	cairo_t *cr = c->cr;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(chart_px(c, xs[i])) || !isfinite(chart_py(c, ys[i])))
+			return;
+	if (n < 3)
+		return;
+	clip_on(c);
+	chart_set_ink(cr, ink, alpha);
+	for (size_t i = 0; i < n; i++)
+		cairo_line_to(cr, chart_px(c, xs[i]), chart_py(c, ys[i]));
+	cairo_close_path(cr);
+	cairo_fill(cr);
+	cairo_restore(cr);
+}
+
 /* A marker centred at chart coordinates (cx, cy). */
 static void mark_at(cairo_t *cr, double cx, double cy, enum chart_mark m, enum chart_ink ink,
 		    double size)

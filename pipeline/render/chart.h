@@ -155,6 +155,10 @@ void chart_line(struct chart *c, const double *xs, const double *ys, size_t n,
 		enum chart_ink ink, double width, int dashed);
 void chart_band(struct chart *c, const double *xs, const double *lo, const double *hi,
 		size_t n, enum chart_ink ink, double alpha);
+/* A filled polygon through n points (data coordinates); nothing when a
+ * point is not finite. */
+void chart_polygon(struct chart *c, const double *xs, const double *ys, size_t n,
+		   enum chart_ink ink, double alpha);
 void chart_mark(struct chart *c, double x, double y, enum chart_mark m, enum chart_ink ink,
 		double size);
 /* A horizontal bar in category slot i from x0 to x1 (data x). */

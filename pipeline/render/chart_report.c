@@ -13,7 +13,7 @@
 int chart_report_is_chart(enum report_section_kind k)
 {
 	return k == RSEC_BREAKDOWN || k == RSEC_ACCEPTANCE || k == RSEC_MOE_CURVE ||
-	       k == RSEC_TORNADO || k == RSEC_BUDGET || k == RSEC_HISTORY;
+	       k == RSEC_TORNADO || k == RSEC_BUDGET || k == RSEC_PARETO || k == RSEC_HISTORY;
 }
 
 void chart_report_name(const struct report_spec *spec, int i, char *buf, size_t len)
@@ -512,6 +512,159 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 	}
 }
 
+/* ---------------------------------------------------------------- pareto */
+
+double chart_report_gpus(const struct report_data *d)
+{
+	return d->cal.model.tp >= 1 ? d->cal.model.tp : 1;
+}
+
+void chart_report_pareto_curve(const struct report_data *d, int t, struct pareto_curve *pc)
+{
+	const struct project_grid *g = &d->proj.grid;
+	double gpus = chart_report_gpus(d);
+	pc->n = 0;
+	for (int ci = 0; ci < g->nconc; ci++) {
+		int b = g->best[t * g->nconc + ci];
+		if (b < 0 || b >= g->nbudgets)
+			continue;
+		const struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
+		int k = pc->n++;
+		pc->conc[k] = g->conc[ci];
+		pc->budget[k] = g->budgets[b];
+		pc->user[k] = cell->tok_s.p50 / g->conc[ci];
+		pc->gpu[k] = cell->tok_s.p50 / gpus;
+		pc->lo[k] = cell->tok_s.p5;
+		pc->hi[k] = cell->tok_s.p95;
+	}
+}
+
+/* True when two targets' curves agree within 1% at every point. */
+static int pareto_same(const struct pareto_curve *a, const struct pareto_curve *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (int k = 0; k < a->n; k++)
+		if (!(fabs(a->gpu[k] - b->gpu[k]) <= 1e-2 * fabs(a->gpu[k])))
+			return 0;
+	return 1;
+}
+
+/* The p5-p95 band of a curve: each concurrency's draws scale per user and
+ * per GPU together, so its band runs along the ray through the origin; the
+ * polygon joins the p5 ends and the p95 ends. */
+static void pareto_band(struct chart *c, const struct pareto_curve *pc, double gpus,
+			enum chart_ink ink)
+{
+	double xs[2 * PROJECT_MAX_GRID_CONC], ys[2 * PROJECT_MAX_GRID_CONC];
+	int m = 0;
+	for (int k = 0; k < pc->n; k++, m++)
+		xs[m] = pc->lo[k] / pc->conc[k], ys[m] = pc->lo[k] / gpus;
+	for (int k = pc->n; k-- > 0; m++)
+		xs[m] = pc->hi[k] / pc->conc[k], ys[m] = pc->hi[k] / gpus;
+	if (pc->n >= 2)
+		chart_polygon(c, xs, ys, (size_t)m, ink, 0.13);
+	for (int k = 0; k < pc->n; k++) { /* each point's own band */
+		double bx[2] = {pc->lo[k] / pc->conc[k], pc->hi[k] / pc->conc[k]};
+		double by[2] = {pc->lo[k] / gpus, pc->hi[k] / gpus};
+		chart_line(c, bx, by, 2, ink, 0.8, 0);
+	}
+}
+
+int chart_report_pareto_groups(const struct report_data *d, int *group)
+{
+	const struct project_grid *g = &d->proj.grid;
+	struct pareto_curve first[PROJECT_MAX_GRID_TARGETS];
+	int n = 0;
+	for (int t = 0; t < g->ntargets; t++) {
+		struct pareto_curve pc;
+		chart_report_pareto_curve(d, t, &pc);
+		group[t] = -1;
+		for (int k = 0; k < n && group[t] < 0; k++)
+			if (pareto_same(&first[k], &pc))
+				group[t] = k;
+		if (group[t] < 0 && pc.n) {
+			first[n] = pc;
+			group[t] = n++;
+		}
+	}
+	return n;
+}
+
+/* The legend label of group k: its targets' names joined by "≈". */
+static void pareto_label(const struct report_data *d, const int *group, int k, char *label,
+			 size_t len)
+{
+	const struct project_grid *g = &d->proj.grid;
+	size_t off = 0;
+	label[0] = '\0';
+	for (int t = 0; t < g->ntargets && off < len; t++)
+		if (group[t] == k) {
+			const struct gpu *gp = calib_gpu(&d->cal, g->targets[t]);
+			off += (size_t)snprintf(label + off, len - off, "%s%s", off ? " ≈ " : "",
+						gp ? gp->name : g->targets[t]);
+		}
+}
+
+static void draw_pareto(struct chart *c, const struct report_data *d)
+{
+	static const enum chart_mark marks[] = {MARK_CIRCLE, MARK_SQUARE, MARK_TRIANGLE,
+						MARK_DIAMOND, MARK_CROSS, MARK_RING};
+	const struct project_grid *g = d->have_proj && d->proj.has_grid ? &d->proj.grid : NULL;
+	struct pareto_curve curves[BUDGET_LINES];
+	int group[PROJECT_MAX_GRID_TARGETS], nlines = 0;
+	double gpus = chart_report_gpus(d), xmax = 0, ymax = 0;
+
+	if (g)
+		nlines = chart_report_pareto_groups(d, group);
+	nlines = nlines < BUDGET_LINES ? nlines : BUDGET_LINES;
+	for (int k = 0; k < nlines; k++) {
+		int t = 0;
+		while (group[t] != k)
+			t++;
+		chart_report_pareto_curve(d, t, &curves[k]);
+		for (int i = 0; i < curves[k].n; i++) {
+			xmax = fmax(xmax, fmax(curves[k].hi[i] / curves[k].conc[i], curves[k].user[i]));
+			ymax = fmax(ymax, fmax(curves[k].hi[i] / gpus, curves[k].gpu[i]));
+		}
+	}
+	if (g)
+		snprintf(c->note, sizeof c->note,
+			 "%s pipeline, block %d, %g GPUs per replica (TP-%g). Each point: one "
+			 "concurrency C at its best node budget; line: the median of the draws, "
+			 "shaded: p5-p95. Up and to the right is better.",
+			 tmpl_pipeline_name(g->pipeline), g->block, gpus, gpus);
+	chart_axis_linear(&c->x, 0, xmax > 0 ? xmax : 1, 8, 1, "speed per user (tok/s per user)");
+	chart_axis_linear(&c->y, 0, ymax > 0 ? ymax : 1, 7, 1, "throughput per GPU (tok/s per GPU)");
+	for (int k = 0; k < nlines; k++) {
+		char label[80];
+		pareto_label(d, group, k, label, sizeof label);
+		chart_legend_add(c, chart_target_ink(k), k % 2 ? SWATCH_DASH : SWATCH_LINE, marks[k],
+				 label);
+	}
+	if (nlines)
+		chart_legend_add(c, INK_MUTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
+	chart_layout_frame(c);
+	if (!nlines) {
+		chart_empty(c, "no budget grid stored with this run");
+		return;
+	}
+	for (int k = 0; k < nlines; k++)
+		pareto_band(c, &curves[k], gpus, chart_target_ink(k));
+	for (int k = 0; k < nlines; k++) {
+		const struct pareto_curve *pc = &curves[k];
+		chart_line(c, pc->user, pc->gpu, (size_t)pc->n, chart_target_ink(k), 1.4, k % 2);
+		for (int i = 0; i < pc->n; i++)
+			chart_mark(c, pc->user[i], pc->gpu[i], marks[k], chart_target_ink(k), 3.5);
+	}
+	for (int i = 0; i < curves[0].n; i++) { /* the concurrencies, on the first curve */
+		char lab[32];
+		snprintf(lab, sizeof lab, "C=%d", curves[0].conc[i]);
+		chart_label(c, chart_px(c, curves[0].user[i]) + 5, chart_py(c, curves[0].gpu[i]) - 5, 0,
+			    1, lab, 6.5, chart_target_ink(0));
+	}
+}
+
 /* ---------------------------------------------------------------- history */
 
 #define HIST_SERIES 6
@@ -852,6 +1005,7 @@ int chart_report_empty(const struct report_data *d, const struct report_section 
 			snprintf(msg, len, "no tornado is stored with this run");
 		break;
 	case RSEC_BUDGET:
+	case RSEC_PARETO:
 		if (!d->have_proj || !d->proj.has_grid)
 			snprintf(msg, len, "no budget grid is stored with this run");
 		break;
@@ -896,6 +1050,11 @@ void chart_report_draw(cairo_t *cr, double w, double h, const void *arg)
 	case RSEC_BUDGET:
 		chart_begin(&c, cr, w, h, title_or(s, "tok/s vs node budget, per target"));
 		draw_budget(&c, d, s);
+		break;
+	case RSEC_PARETO:
+		chart_begin(&c, cr, w, h,
+			    title_or(s, "Throughput per GPU vs speed per user, per target"));
+		draw_pareto(&c, d);
 		break;
 	case RSEC_HISTORY:
 		snprintf(title, sizeof title, "History of %s%s%s", s->op, s->variant[0] ? "/" : "",

@@ -11,8 +11,27 @@ struct report_chart {
 	const struct report_section *sec;
 };
 
+/* One target's curve on the throughput-per-GPU vs speed-per-user chart: at
+ * each concurrency of the stored grid, its best budget's tok/s (the median
+ * of the draws, and p5 / p95) per user (/ C) and per GPU (/ the replica's
+ * GPUs). */
+struct pareto_curve {
+	int n;
+	int conc[PROJECT_MAX_GRID_CONC], budget[PROJECT_MAX_GRID_CONC];
+	double user[PROJECT_MAX_GRID_CONC], gpu[PROJECT_MAX_GRID_CONC]; /* median, per user / GPU */
+	double lo[PROJECT_MAX_GRID_CONC], hi[PROJECT_MAX_GRID_CONC];     /* tok/s p5, p95 */
+};
+/* The curve of grid target t (d must hold a projection with a grid). */
+void chart_report_pareto_curve(const struct report_data *d, int t, struct pareto_curve *pc);
+/* Groups the grid's targets whose curves agree within 1% at every point
+ * (one line and one ink: group k draws in chart_target_ink(k)): group[t] for
+ * each target (-1: no curve). Returns the number of groups. */
+int chart_report_pareto_groups(const struct report_data *d, int *group);
+/* The GPUs one replica runs on: the model's tensor parallelism (at least 1). */
+double chart_report_gpus(const struct report_data *d);
+
 /* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
- * history) at w x h points; arg is a struct report_chart. */
+ * pareto, history) at w x h points; arg is a struct report_chart. */
 void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
 /* The label of shown series k of a history chart (series idx[0..n) of h):
  * its params without those every shown series shares (else its variant),

@@ -221,9 +221,11 @@ static int render_into(const struct report_data *d, const char *dir)
 		rc = err_nomem();
 	else
 		rc = fsx_mkdir_p(charts);
-	if (!rc && (rc = report_pdf_write(d, pdf)) == 0 && (rc = xlsx_write_report(d, xlsx)) == 0 &&
-	    (rc = write_summary(d, dir)) == 0)
-		rc = write_charts(d, charts);
+	/* the charts first: the PDF (every source linked) is the largest file,
+	 * and a file size limit below it meets a chart first */
+	if (!rc && (rc = write_charts(d, charts)) == 0 && (rc = report_pdf_write(d, pdf)) == 0 &&
+	    (rc = xlsx_write_report(d, xlsx)) == 0)
+		rc = write_summary(d, dir);
 	free(pdf);
 	free(xlsx);
 	free(charts);

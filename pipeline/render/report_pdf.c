@@ -38,6 +38,7 @@ static const char *section_title(const struct report_section *s)
 		[RSEC_MOE_CURVE] = "MoE time vs verify width",
 		[RSEC_TORNADO] = "Sensitivity (tornado)",
 		[RSEC_BUDGET] = "Best node budget",
+		[RSEC_PARETO] = "Throughput per GPU vs speed per user",
 		[RSEC_HISTORY] = "Kernel history",
 		[RSEC_REGRESSIONS] = "Regressions",
 		[RSEC_KERNELS] = "Tonight's kernels",
@@ -325,6 +326,20 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 				       PROJECT_CELL(g, t, ci, best)->regret, g->budgets[run]);
 		}
 		MARKUP(gs, " Acceptance: %s.", g->accept_source);
+	} else if (s->kind == RSEC_PARETO && d->have_proj && d->proj.has_grid) {
+		const struct project_grid *g = &d->proj.grid;
+		MARKUP(gs, "Medians at the best budget, from the lowest to the highest concurrency:");
+		for (int t = 0; t < g->ntargets; t++) {
+			struct pareto_curve pc;
+			chart_report_pareto_curve(d, t, &pc);
+			if (pc.n)
+				MARKUP(gs, " %s C=%d (B=%d) %.0f tok/s per user at %.0f per GPU, C=%d (B=%d) "
+					   "%.0f at %.0f;",
+				       g->targets[t], pc.conc[0], pc.budget[0], pc.user[0], pc.gpu[0],
+				       pc.conc[pc.n - 1], pc.budget[pc.n - 1], pc.user[pc.n - 1],
+				       pc.gpu[pc.n - 1]);
+		}
+		MARKUP(gs, " a higher concurrency trades speed per user for throughput per GPU.");
 	} else if (s->kind == RSEC_MOE_CURVE && d->have_proj && d->proj.fit.nparams) {
 		const struct project_fit *fit = &d->proj.fit;
 		MARKUP(gs, "Fit (%s curve, points from %s):", calib_moe_curve_name(fit->curve),

@@ -11,7 +11,8 @@ static const char *const section_names[RSEC_COUNT] = {
 	[RSEC_SUMMARY] = "summary",         [RSEC_PROJECTIONS] = "projections",
 	[RSEC_BREAKDOWN] = "breakdown",     [RSEC_ACCEPTANCE] = "acceptance",
 	[RSEC_MOE_CURVE] = "moe_curve",     [RSEC_TORNADO] = "tornado",
-	[RSEC_BUDGET] = "budget",           [RSEC_HISTORY] = "history",
+	[RSEC_BUDGET] = "budget",           [RSEC_PARETO] = "pareto",
+	[RSEC_HISTORY] = "history",
 	[RSEC_REGRESSIONS] = "regressions", [RSEC_KERNELS] = "kernels",
 	[RSEC_ASSUMPTIONS] = "assumptions", [RSEC_CAVEATS] = "caveats",
 };
@@ -91,8 +92,8 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 	if (k < 0) {
 		ydiag_add(c->diag, c->file, kn->line, kn->col,
 			  "section: unknown section '%s' (summary, projections, breakdown, "
-			  "acceptance, moe_curve, tornado, budget, history, regressions, kernels, "
-			  "assumptions, caveats)",
+			  "acceptance, moe_curve, tornado, budget, pareto, history, regressions, "
+			  "kernels, assumptions, caveats)",
 			  kn->str);
 		return;
 	}

@@ -13,6 +13,7 @@ enum report_section_kind {
 	RSEC_MOE_CURVE,    /* chart: MoE time vs M (log x) */
 	RSEC_TORNADO,      /* chart: sensitivity of tok/s to each assumption */
 	RSEC_BUDGET,       /* chart: tok/s vs budget per target, best budget marked */
+	RSEC_PARETO,       /* chart: tok/s per GPU vs tok/s per user over concurrency, per target */
 	RSEC_HISTORY,      /* chart: one op's median over the nights */
 	RSEC_REGRESSIONS,  /* table: verdict per kernel series */
 	RSEC_KERNELS,      /* table: tonight's measurements */

@@ -1,8 +1,9 @@
-/* xlsx.c - report.xlsx: Summary, Projections, Breakdown, Kernels, History,
+/* xlsx.c - report.xlsx: Summary, Projections, Throughput, Breakdown, Kernels, History,
  * Regressions, Assumptions, What-if (the step model as live formulas), Sources. */
 #include "xlsx.h"
 
 #include "chart.h"
+#include "chart_report.h"
 #include "err.h"
 #include "fsx.h"
 
@@ -68,6 +69,18 @@ struct col {
 	const char *title;
 	double width;
 };
+
+/* A new sheet that prints landscape, one page wide, its charts whole. */
+static lxw_worksheet *new_sheet(struct xw *x, const char *name)
+{
+	lxw_worksheet *ws = workbook_add_worksheet(x->wb, name);
+	if (ws) {
+		worksheet_set_landscape(ws);
+		worksheet_set_paper(ws, 9); /* A4 */
+		worksheet_fit_to_pages(ws, 1, 0);
+	}
+	return ws;
+}
 
 /* A header row, and the column widths. */
 static void put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
@@ -160,7 +173,7 @@ static void formats(struct xw *x)
 static void sheet_summary(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Summary");
+	lxw_worksheet *ws = new_sheet(x, "Summary");
 	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"tok/s", 12},
 					  {"p5 tok/s", 12}, {"p50 tok/s", 12}, {"p95 tok/s", 12},
 					  {"step", 12},    {"pipeline", 10}, {"target", 16}};
@@ -218,7 +231,8 @@ static void sheet_summary(struct xw *x)
 		 tmpl_pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
 	put_str(x, ws, r++, 0, line, x->f.note);
 	put_str(x, ws, r++, 0,
-		"Sheets: Projections (every scenario with bands), Breakdown, Kernels, History, "
+		"Sheets: Projections (every scenario with bands), Throughput (per GPU vs per "
+		"user), Breakdown, Kernels, History, "
 		"Regressions, Assumptions, What-if (the model as live formulas), Sources (every "
 		"cited fact's public source).",
 		x->f.note);
@@ -227,38 +241,45 @@ static void sheet_summary(struct xw *x)
 
 /* ---------------------------------------------------------------- Projections */
 
+/* An ink's colour for a native chart, tint of the way toward white (0: the ink). */
+static lxw_color_t ink_tint(enum chart_ink k, double tint)
+{
+	struct chart_rgb c = chart_ink_rgb(k);
+	long r = lround(255 * (c.r + (1 - c.r) * tint)), g = lround(255 * (c.g + (1 - c.g) * tint)),
+	     b = lround(255 * (c.b + (1 - c.b) * tint));
+	return (lxw_color_t)(r << 16 | g << 8 | b);
+}
+
 /* A native chart of rows 1..last of the Projections sheet: per scenario and
- * acceptance its p5, p50 and p95 tok/s joined by a high-low line, and the
- * point estimate beside them. */
+ * acceptance its p5-p95 band as a floating bar split at the median (a
+ * stacked column on an invisible p5 base: LibreOffice draws a line chart's
+ * high-low lines only in a stock chart, which libxlsxwriter does not write,
+ * and stacked columns render the same in both). */
 static void projections_chart(struct xw *x, lxw_worksheet *ws, lxw_row_t last)
 {
 	static const struct {
 		lxw_col_t col;
-		uint8_t marker;
-		enum chart_ink ink;
-	} ser[] = {{15, LXW_CHART_MARKER_LONG_DASH, INK_PROJECTED},
-		   {16, LXW_CHART_MARKER_CIRCLE, INK_PROJECTED},
-		   {17, LXW_CHART_MARKER_LONG_DASH, INK_PROJECTED},
-		   {14, LXW_CHART_MARKER_DIAMOND, INK_MEASURED}};
-	lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_LINE);
-	lxw_chart_line none = {.none = LXW_TRUE}, hl = {.color = 0x7B3294, .width = 1.5};
+		double shade; /* of INK_PROJECTED toward white; < 0: invisible */
+	} ser[] = {{15, -1}, {22, 0.55}, {23, 0.25}};
+	lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_COLUMN_STACKED);
+	lxw_chart_line none = {.none = LXW_TRUE};
 	lxw_chart_options opt = {.x_scale = 2.2, .y_scale = 1.7};
 
 	for (size_t i = 0; i < sizeof ser / sizeof *ser; i++) {
 		lxw_chart_series *s = chart_add_series(ch, NULL, NULL);
-		lxw_chart_fill fill = {.color = (lxw_color_t)strtoul(chart_ink_hex(ser[i].ink) + 1,
-								    NULL, 16)};
+		double k = ser[i].shade;
+		lxw_chart_fill fill = {.none = k < 0 ? LXW_TRUE : LXW_FALSE,
+				       .color = ink_tint(INK_PROJECTED, k < 0 ? 0 : k)};
 		chart_series_set_categories(s, "Projections", 1, 21, last, 21);
 		chart_series_set_values(s, "Projections", 1, ser[i].col, last, ser[i].col);
 		chart_series_set_name_range(s, "Projections", 0, ser[i].col);
-		chart_series_set_line(s, &none);
-		chart_series_set_marker_type(s, ser[i].marker);
-		chart_series_set_marker_size(s, 7);
-		chart_series_set_marker_fill(s, &fill);
-		chart_series_set_marker_line(s, &none);
+		chart_series_set_fill(s, &fill);
+		if (k < 0)
+			chart_series_set_line(s, &none);
 	}
-	chart_set_high_low_lines(ch, &hl);
-	chart_title_set_name(ch, "tok/s per scenario: p5-p95 band, median and point estimate");
+	chart_set_series_gap(ch, 60);
+	ck(x, chart_legend_delete_series(ch, (int16_t[]){0, -1}));
+	chart_title_set_name(ch, "tok/s per scenario: the p5-p95 band, split at the median");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "decode throughput (tok/s)");
 	chart_axis_set_num_font(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X),
 				&(lxw_chart_font){.rotation = -45});
@@ -270,7 +291,7 @@ static void projections_chart(struct xw *x, lxw_worksheet *ws, lxw_row_t last)
 static void sheet_projections(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Projections");
+	lxw_worksheet *ws = new_sheet(x, "Projections");
 	char label[96];
 	static const struct col cols[] = {
 		{"scenario", 20},       {"target", 10},      {"pipeline", 9},
@@ -280,10 +301,10 @@ static void sheet_projections(struct xw *x)
 		{"step p5 (ms)", 12},   {"step p95 (ms)", 12}, {"tok/s", 12},
 		{"p5 tok/s", 12},       {"p50 tok/s", 12},   {"p95 tok/s", 12},
 		{"lean (%)", 9},        {"lean by", 34},     {"note", 50},
-		{"chart label", 22}};
+		{"chart label", 22},    {"p5 to p50 (tok/s)", 12}, {"p50 to p95 (tok/s)", 12}};
 	lxw_row_t r = 0;
 
-	put_header(x, ws, r++, cols, 22);
+	put_header(x, ws, r++, cols, 24);
 	for (size_t i = 0; i < d->est.n; i++, r++) {
 		const struct estimate_row *e = &d->est.rows[i];
 		struct report_figure f;
@@ -312,10 +333,111 @@ static void sheet_projections(struct xw *x)
 		put_str(x, ws, r, 20, e->note, NULL);
 		snprintf(label, sizeof label, "%s @%g", e->sc.name, e->accept);
 		put_str(x, ws, r, 21, label, NULL);
+		/* the chart's band segments, live from the band's columns */
+		char formula[64];
+		snprintf(formula, sizeof formula, "=Q%1$u-P%1$u", (unsigned)r + 1);
+		put_formula(x, ws, r, 22, formula, x->f.tok, f.tok_p50 - f.tok_p5);
+		snprintf(formula, sizeof formula, "=R%1$u-Q%1$u", (unsigned)r + 1);
+		put_formula(x, ws, r, 23, formula, x->f.tok, f.tok_p95 - f.tok_p50);
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 21));
+	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 23));
 	if (r > 1)
 		projections_chart(x, ws, r - 1);
+}
+
+/* ---------------------------------------------------------------- Throughput */
+
+/* A scatter series of one target: rows r0..r1, x and y from columns cx, cy. */
+static lxw_chart_series *tp_series(lxw_chart *ch, lxw_row_t r0, lxw_row_t r1, lxw_col_t cx,
+				   lxw_col_t cy, enum chart_ink ink, int band)
+{
+	lxw_chart_series *s = chart_add_series(ch, NULL, NULL);
+	lxw_chart_line line = {.color = ink_tint(ink, 0), .width = band ? 0.75 : 2,
+			       .dash_type = band ? LXW_CHART_LINE_DASH_DASH : LXW_CHART_LINE_DASH_SOLID};
+	lxw_chart_fill fill = {.color = ink_tint(ink, 0)};
+	chart_series_set_categories(s, "Throughput", r0, cx, r1, cx);
+	chart_series_set_values(s, "Throughput", r0, cy, r1, cy);
+	chart_series_set_line(s, &line);
+	chart_series_set_marker_type(s, band ? LXW_CHART_MARKER_NONE : LXW_CHART_MARKER_CIRCLE);
+	if (!band) {
+		chart_series_set_marker_size(s, 6);
+		chart_series_set_marker_fill(s, &fill);
+		chart_series_set_marker_line(s, &(lxw_chart_line){.none = LXW_TRUE});
+	}
+	return s;
+}
+
+/* Throughput per GPU against speed per user, per target and concurrency at
+ * its best budget (the PDF's chart as a table and a native scatter chart:
+ * the median joined, the p5 and p95 dashed). */
+static void sheet_throughput(struct xw *x)
+{
+	const struct report_data *d = x->d;
+	lxw_worksheet *ws = new_sheet(x, "Throughput");
+	static const struct col cols[] = {
+		{"target", 14}, {"GPU", 30}, {"C", 5}, {"best budget B", 8},
+		{"p5 tok/s", 11}, {"p50 tok/s", 11}, {"p95 tok/s", 11},
+		{"p5 tok/s per user", 11}, {"p50 tok/s per user", 11}, {"p95 tok/s per user", 11},
+		{"p5 tok/s per GPU", 11}, {"p50 tok/s per GPU", 11}, {"p95 tok/s per GPU", 11}};
+	const struct project_grid *g = d->have_proj && d->proj.has_grid ? &d->proj.grid : NULL;
+	double gpus = chart_report_gpus(d);
+	lxw_chart *ch = NULL;
+	int16_t hide[3 * PROJECT_MAX_GRID_TARGETS + 1];
+	int nhide = 0, nser = 0;
+	lxw_row_t r = 0;
+	char note[300];
+
+	put_header(x, ws, r++, cols, 13);
+	if (!g) {
+		put_str(x, ws, r, 0, "no budget grid is stored with this run", x->f.note);
+		return;
+	}
+	int group[PROJECT_MAX_GRID_TARGETS];
+	chart_report_pareto_groups(d, group);
+	ch = workbook_add_chart(x->wb, LXW_CHART_SCATTER_STRAIGHT_WITH_MARKERS);
+	for (int t = 0; t < g->ntargets; t++) {
+		struct pareto_curve pc;
+		const struct gpu *gp = calib_gpu(&d->cal, g->targets[t]);
+		lxw_row_t r0 = r;
+		chart_report_pareto_curve(d, t, &pc);
+		for (int k = 0; k < pc.n; k++, r++) {
+			double tok[3] = {pc.lo[k], pc.gpu[k] * gpus, pc.hi[k]};
+			put_str(x, ws, r, 0, g->targets[t], NULL);
+			put_str(x, ws, r, 1, gp ? gp->name : "", NULL);
+			put_num(x, ws, r, 2, pc.conc[k], x->f.intg);
+			put_num(x, ws, r, 3, pc.budget[k], x->f.intg);
+			for (int q = 0; q < 3; q++) {
+				put_num(x, ws, r, (lxw_col_t)(4 + q), tok[q], x->f.tok);
+				put_num(x, ws, r, (lxw_col_t)(7 + q), tok[q] / pc.conc[k], x->f.tok);
+				put_num(x, ws, r, (lxw_col_t)(10 + q), tok[q] / gpus, x->f.tok);
+			}
+		}
+		if (r == r0)
+			continue;
+		enum chart_ink ink = chart_target_ink(group[t]); /* as in the PDF's chart */
+		chart_series_set_name(tp_series(ch, r0, r - 1, 8, 11, ink, 0),
+				      gp ? gp->name : g->targets[t]);
+		tp_series(ch, r0, r - 1, 7, 10, ink, 1);
+		tp_series(ch, r0, r - 1, 9, 12, ink, 1);
+		hide[nhide++] = (int16_t)(nser + 1);
+		hide[nhide++] = (int16_t)(nser + 2);
+		nser += 3;
+	}
+	hide[nhide] = -1;
+	snprintf(note, sizeof note,
+		 "Per user = tok/s / C; per GPU = tok/s / %g (the GPUs of one replica, TP-%g). "
+		 "%s pipeline, block %d; each concurrency at its best node budget.",
+		 gpus, gpus, tmpl_pipeline_name(g->pipeline), g->block);
+	put_str(x, ws, r + 1, 0, note, x->f.note);
+	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 12));
+	if (nhide)
+		ck(x, chart_legend_delete_series(ch, hide));
+	chart_title_set_name(ch, "Throughput per GPU vs speed per user (median; dashed: p5, p95)");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X), "speed per user (tok/s per user)");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "throughput per GPU (tok/s per GPU)");
+	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
+	lxw_chart_options opt = {.x_scale = 2.0, .y_scale = 1.7};
+	ck(x, worksheet_insert_chart_opt(ws, r + 3, 0, ch, &opt));
 }
 
 /* ---------------------------------------------------------------- Breakdown */
@@ -323,7 +445,7 @@ static void sheet_projections(struct xw *x)
 static void sheet_breakdown(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Breakdown");
+	lxw_worksheet *ws = new_sheet(x, "Breakdown");
 	struct col cols[2 + 2 * COMP_COUNT + 3];
 	char titles[2 * COMP_COUNT][48];
 	int n = 0;
@@ -369,7 +491,7 @@ static void sheet_breakdown(struct xw *x)
 static void sheet_kernels(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Kernels");
+	lxw_worksheet *ws = new_sheet(x, "Kernels");
 	struct col cols[] = {
 		{"op", 14},          {"variant", 9},      {"backend", 8},     {"device", 30},
 		{"params", 34},      {"samples", 8},      {"median (µs)", 12}, {"p10 (µs)", 11},
@@ -447,7 +569,7 @@ static int history_series_idx(const struct report_data *d, int *idx, int max)
 static void sheet_history(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "History");
+	lxw_worksheet *ws = new_sheet(x, "History");
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
 	int idx[XLSX_HIST_SERIES], n = history_series_idx(d, idx, XLSX_HIST_SERIES);
 	char labels[XLSX_HIST_SERIES][640];
@@ -511,7 +633,7 @@ static void sheet_regressions(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	const struct regress_night *nt = &d->night;
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Regressions");
+	lxw_worksheet *ws = new_sheet(x, "Regressions");
 	static const struct col cols[] = {
 		{"verdict", 16},       {"op", 14},          {"variant", 9},     {"params", 30},
 		{"device", 26},        {"backend", 8},      {"build", 16},      {"status", 9},
@@ -637,7 +759,7 @@ static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 					  {"cites", 30},        {"public source", 60}};
 
 	a->x = x;
-	a->ws = workbook_add_worksheet(x->wb, "Assumptions");
+	a->ws = new_sheet(x, "Assumptions");
 	a->r = 0;
 	put_header(x, a->ws, a->r++, cols, 8);
 	report_each_input(x->d, assumption, a);
@@ -649,7 +771,7 @@ static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 static void sheet_sources(struct xw *x, const struct asm_sheet *a)
 {
 	static const struct col cols[] = {{"id", 24}, {"public source", 60}, {"what it is", 120}};
-	lxw_worksheet *ws = workbook_add_worksheet(x->wb, "Sources");
+	lxw_worksheet *ws = new_sheet(x, "Sources");
 	lxw_row_t r = 0;
 
 	put_header(x, ws, r++, cols, 3);
@@ -1188,7 +1310,7 @@ static void wi_growth(struct wi *w, lxw_row_t r16)
 
 static void sheet_whatif(struct xw *x)
 {
-	struct wi w = {x, workbook_add_worksheet(x->wb, "What-if"), 0};
+	struct wi w = {x, new_sheet(x, "What-if"), 0};
 	lxw_row_t r8, r16;
 
 	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
@@ -1257,6 +1379,7 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 	ck(&x, workbook_set_properties(x.wb, &props));
 	sheet_summary(&x);
 	sheet_projections(&x);
+	sheet_throughput(&x);
 	sheet_breakdown(&x);
 	sheet_kernels(&x);
 	sheet_history(&x);
