@@ -848,7 +848,7 @@ static void test_report__every_cited_source_is_a_link(void **state)
 	char cmd[2048], qdf[600], *pdf, *rels, dests[16384];
 	size_t n;
 
-	assert_int_equal(report_data_load(&d, runs, id, &diag), 0);
+	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
 	assert_true(d.sources.n >= 30);
 	c.src = &d.sources;
 	report_each_input(&d, cite_row, &c);
@@ -859,15 +859,15 @@ static void test_report__every_cited_source_is_a_link(void **state)
 	snprintf(qdf, sizeof qdf, "%s/qdf.pdf", root);
 	snprintf(cmd, sizeof cmd, "qpdf --qdf --object-streams=disable '%s/%s/report.pdf' '%s'",
 		 reports, id, qdf);
-	assert_int_equal(capture(cmd, dests, sizeof dests), 0);
+	assert_int_equal(helpers_capture(cmd, dests, sizeof dests), 0);
 	pdf = read_file(qdf, &n);
 	snprintf(cmd, sizeof cmd, "pdfinfo -dests '%s/%s/report.pdf'", reports, id);
-	assert_int_equal(capture(cmd, dests, sizeof dests), 0);
+	assert_int_equal(helpers_capture(cmd, dests, sizeof dests), 0);
 	snprintf(cmd, sizeof cmd, "unzip -p '%s/%s/report.xlsx' 'xl/worksheets/_rels/*.rels'",
 		 reports, id);
 	rels = malloc(1 << 20);
 	assert_non_null(rels);
-	assert_int_equal(capture(cmd, rels, 1 << 20), 0);
+	assert_int_equal(helpers_capture(cmd, rels, 1 << 20), 0);
 	for (size_t i = 0; i < c.nseen; i++) {
 		const struct source *e = c.seen[i];
 		char want[400];
