@@ -676,6 +676,88 @@ static int csv_split(char *line, char **f, int max)
 	return n;
 }
 
+/* True when name is key with every '.' as '_' (the What-if sheet's naming). */
+static int names_key(const char *name, const char *key)
+{
+	size_t n = strlen(key);
+	if (strlen(name) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] != (key[i] == '.' ? '_' : key[i]))
+			return 0;
+	return 1;
+}
+
+/* Every defined name of the What-if sheet (workbook.xml of xlsx) is a
+ * `--set` key with '.' as '_', or names a value the sheet derives (its row,
+ * in the recalculated sheet's CSV text, says "derived"), or a table (a
+ * range); every input row of the sheet lists a `--set` key. */
+static void whatif_names_are_set_keys(const char *xlsx, char *csv)
+{
+	char bin[PATH_MAX], cmd[PATH_MAX + 1200], *keys = malloc(1 << 20), *book = malloc(1 << 20);
+	char *rows[512][3], *save = NULL;
+	int nrows = 0, inputs = 0, derived = 0, tables = 0;
+
+	assert_non_null(keys);
+	assert_non_null(book);
+	assert_true(ddt_bin(bin, sizeof bin));
+	snprintf(cmd, sizeof cmd, "'%s' estimate --keys --calibration '%s/calibration'", bin, rdir);
+	assert_int_equal(helpers_capture(cmd, keys, 1 << 20), 0);
+	snprintf(cmd, sizeof cmd, "unzip -p '%s' xl/workbook.xml", xlsx);
+	assert_int_equal(helpers_capture(cmd, book, 1 << 20), 0);
+	for (char *line = strtok_r(csv, "\n", &save); line && nrows < 512;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[64];
+		if (csv_split(line, f, 64) >= 3 && f[0][0])
+			rows[nrows][0] = f[0], rows[nrows][1] = f[1], rows[nrows++][2] = f[2];
+	}
+	for (char *p = strstr(book, "<definedName name=\""); p;
+	     p = strstr(p + 1, "<definedName name=\"")) {
+		char name[160], ref[200];
+		if (sscanf(p, "<definedName name=\"%159[^\"]\"%*[^>]>%199[^<]", name, ref) != 2 &&
+		    sscanf(p, "<definedName name=\"%159[^\"]\">%199[^<]", name, ref) != 2)
+			fail_msg("workbook.xml: cannot read %.80s", p);
+		if (!strncmp(name, "_xlnm.", 6))
+			continue; /* the autofilters' own */
+		int is_key = 0, is_derived = 0;
+		for (char *k = keys; k && *k && !is_key; k = strchr(k, '\n') ? strchr(k, '\n') + 1 : NULL) {
+			char key[160];
+			if (*k != '#' && sscanf(k, "%159s", key) == 1)
+				is_key = names_key(name, key);
+		}
+		for (int i = 0; i < nrows && !is_derived; i++)
+			is_derived = !strcmp(rows[i][0], name) && !strncmp(rows[i][2], "derived", 7);
+		if (is_key)
+			inputs++;
+		else if (is_derived)
+			derived++;
+		else if (strchr(ref, ':'))
+			tables++;
+		else
+			fail_msg("What-if name %s (%s) is no --set key (with '.' as '_') and no derived "
+				 "value", name, ref);
+	}
+	/* the inputs table: every input listed under its key */
+	for (int i = 0; i < nrows; i++) {
+		static const char *const bases[] = {"assumed", "measured", "calibration", "overridden"};
+		int input = 0, listed = 0;
+		for (size_t b = 0; b < sizeof bases / sizeof *bases; b++)
+			input |= !strncmp(rows[i][2], bases[b], strlen(bases[b]));
+		for (char *k = keys; input && k && *k && !listed;
+		     k = strchr(k, '\n') ? strchr(k, '\n') + 1 : NULL) {
+			char key[160];
+			listed = *k != '#' && sscanf(k, "%159s", key) == 1 && !strcmp(key, rows[i][0]);
+		}
+		if (input && !listed)
+			fail_msg("What-if input %s (%s) is not a --set key", rows[i][0], rows[i][2]);
+	}
+	printf("What-if names: %d --set keys, %d derived, %d tables\n", inputs, derived, tables);
+	assert_true(inputs >= 30);
+	assert_true(derived >= 20);
+	free(keys);
+	free(book);
+}
+
 static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 {
 	(void)state;
@@ -763,6 +845,9 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	free(text);
 	assert_int_equal(matched, n);
 	assert_true(banded > 0);
+	text = read_file(csv, &len); /* the sheet's names, against the CLI's keys */
+	whatif_names_are_set_keys(xlsx, text);
+	free(text);
 	project_free(&proj);
 	/* non-finite values are blanks, never NaN text */
 	snprintf(csv, sizeof csv, "%s/uncached-Projections.csv", dir);

@@ -1262,12 +1262,15 @@ static int set_moe_reference(struct calib *c, const char *rest, double v, const 
 {
 	if (!strcmp(rest, "tp"))
 		return set_checked(&c->moe_ref.tp, REQ_INT, v, full);
+	if (!strcmp(rest, "floor_us")) /* 0: no per-call floor */
+		return set_checked(&c->moe_ref.floor_us, Y_NONNEG, v, full);
 	if (!strncmp(rest, "physical.", 9))
 		return set_physical(c, rest + 9, v, full);
 	return set_ref_point(c, rest, v, full);
 }
 
-/* allreduce.GPU.step_ms_at_mM: that GPU's latencies scaled so that the
+/* allreduce.per_layer, allreduce.gpus (whole numbers), and
+ * allreduce.GPU.step_ms_at_mM: that GPU's latencies scaled so that the
  * step's all-reduce at width M is v (the model applies it). */
 static int set_allreduce(struct calib *c, const char *rest, double v, const char *full)
 {
@@ -1275,6 +1278,8 @@ static int set_allreduce(struct calib *c, const char *rest, double v, const char
 	char gpu[32];
 	double m;
 	int n = 0;
+	if (!strcmp(rest, "per_layer") || !strcmp(rest, "gpus")) /* as the loader reads them */
+		return set_checked(rest[0] == 'p' ? &c->ar.per_layer : &c->ar.gpus, REQ_INT, v, full);
 	if (!dot || (size_t)(dot - rest) >= sizeof gpu ||
 	    sscanf(dot + 1, "step_ms_at_m%lf%n", &m, &n) != 1 || dot[1 + n] || !(m >= 1) ||
 	    m != floor(m) || m > 1e6)
@@ -1462,6 +1467,7 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	int rc = fn(ctx, "moe_reference.gpu", r->gpu);
 	rc = rc ? rc : fn(ctx, "moe_reference.curve", calib_moe_curve_name(r->curve));
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.tp", r->tp);
+	rc = rc ? rc : key_num(fn, ctx, "moe_reference.floor_us", r->floor_us);
 	for (int p = 0; p < MOE_P_COUNT && !rc; p++) {
 		snprintf(key, sizeof key, "moe_reference.physical.%s", moe_param_names[p]);
 		rc = key_num(fn, ctx, key, r->fit.ok || r->fit.held[p] ? r->fit.value[p] : r->phys.value[p]);
@@ -1486,6 +1492,8 @@ int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
 				   NFIELDS(anchor_fields), fn, ctx);
 	rc = rc ? rc : key_num(fn, ctx, "anchors.sglang_limits.max_budget", c->sglang_max_budget);
 	rc = rc ? rc : keys_reference(c, fn, ctx);
+	rc = rc ? rc : key_num(fn, ctx, "allreduce.per_layer", c->ar.per_layer);
+	rc = rc ? rc : key_num(fn, ctx, "allreduce.gpus", c->ar.gpus);
 	/* the all-reduce per step at the b8 anchor's width, as the documents show it */
 	for (size_t i = 0; i < c->ar.n && !rc; i++) {
 		snprintf(key, sizeof key, "allreduce.%s.step_ms_at_m%g", c->ar.per_gpu[i].gpu,

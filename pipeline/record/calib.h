@@ -349,7 +349,8 @@ void calib_free(struct calib *c);
 
 /* Overrides one value by its dotted key ("native_cut", "gpus.b300.bw_tbps",
  * "anchors.sglang_b8.tok_s", "moe_reference.rtx_pro_6000.m9_ms",
- * "allreduce.b300.step_ms_at_m9", "law.attn_lmhead", "model.hidden",
+ * "allreduce.b300.step_ms_at_m9", "allreduce.per_layer", "allreduce.gpus",
+ * "moe_reference.floor_us", "law.attn_lmhead", "model.hidden",
  * "moe_reference.curve" = linear|physical, "moe_reference.physical.overlap",
  * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this

@@ -70,14 +70,16 @@ struct col {
 	double width;
 };
 
-/* A new sheet that prints landscape, one page wide, its charts whole. */
-static lxw_worksheet *new_sheet(struct xw *x, const char *name)
+/* A new sheet that prints landscape on A4; one page wide (its charts whole)
+ * unless wide (the What-if's 32 columns would print unreadably small). */
+static lxw_worksheet *new_sheet(struct xw *x, const char *name, int wide)
 {
 	lxw_worksheet *ws = workbook_add_worksheet(x->wb, name);
 	if (ws) {
 		worksheet_set_landscape(ws);
 		worksheet_set_paper(ws, 9); /* A4 */
-		worksheet_fit_to_pages(ws, 1, 0);
+		if (!wide)
+			worksheet_fit_to_pages(ws, 1, 0);
 	}
 	return ws;
 }
@@ -173,7 +175,7 @@ static void formats(struct xw *x)
 static void sheet_summary(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Summary");
+	lxw_worksheet *ws = new_sheet(x, "Summary", 0);
 	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"tok/s", 12},
 					  {"p5 tok/s", 12}, {"p50 tok/s", 12}, {"p95 tok/s", 12},
 					  {"step", 12},    {"pipeline", 10}, {"target", 16}};
@@ -291,7 +293,7 @@ static void projections_chart(struct xw *x, lxw_worksheet *ws, lxw_row_t last)
 static void sheet_projections(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Projections");
+	lxw_worksheet *ws = new_sheet(x, "Projections", 0);
 	char label[96];
 	static const struct col cols[] = {
 		{"scenario", 20},       {"target", 10},      {"pipeline", 9},
@@ -373,7 +375,7 @@ static lxw_chart_series *tp_series(lxw_chart *ch, lxw_row_t r0, lxw_row_t r1, lx
 static void sheet_throughput(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Throughput");
+	lxw_worksheet *ws = new_sheet(x, "Throughput", 0);
 	static const struct col cols[] = {
 		{"target", 14}, {"GPU", 30}, {"C", 5}, {"best budget B", 8},
 		{"p5 tok/s", 11}, {"p50 tok/s", 11}, {"p95 tok/s", 11},
@@ -434,7 +436,8 @@ static void sheet_throughput(struct xw *x)
 		ck(x, chart_legend_delete_series(ch, hide));
 	chart_title_set_name(ch, "Throughput per GPU vs speed per user (median; dashed: p5, p95)");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X), "speed per user (tok/s per user)");
-	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "throughput per GPU (tok/s per GPU)");
+	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y),
+			    "throughput per GPU (tok/s per GPU)");
 	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
 	lxw_chart_options opt = {.x_scale = 2.0, .y_scale = 1.7};
 	ck(x, worksheet_insert_chart_opt(ws, r + 3, 0, ch, &opt));
@@ -445,7 +448,7 @@ static void sheet_throughput(struct xw *x)
 static void sheet_breakdown(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Breakdown");
+	lxw_worksheet *ws = new_sheet(x, "Breakdown", 0);
 	struct col cols[2 + 2 * COMP_COUNT + 3];
 	char titles[2 * COMP_COUNT][48];
 	int n = 0;
@@ -491,7 +494,7 @@ static void sheet_breakdown(struct xw *x)
 static void sheet_kernels(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Kernels");
+	lxw_worksheet *ws = new_sheet(x, "Kernels", 0);
 	struct col cols[] = {
 		{"op", 14},          {"variant", 9},      {"backend", 8},     {"device", 30},
 		{"params", 34},      {"samples", 8},      {"median (µs)", 12}, {"p10 (µs)", 11},
@@ -569,7 +572,7 @@ static int history_series_idx(const struct report_data *d, int *idx, int max)
 static void sheet_history(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "History");
+	lxw_worksheet *ws = new_sheet(x, "History", 0);
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
 	int idx[XLSX_HIST_SERIES], n = history_series_idx(d, idx, XLSX_HIST_SERIES);
 	char labels[XLSX_HIST_SERIES][640];
@@ -633,7 +636,7 @@ static void sheet_regressions(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	const struct regress_night *nt = &d->night;
-	lxw_worksheet *ws = new_sheet(x, "Regressions");
+	lxw_worksheet *ws = new_sheet(x, "Regressions", 0);
 	static const struct col cols[] = {
 		{"verdict", 16},       {"op", 14},          {"variant", 9},     {"params", 30},
 		{"device", 26},        {"backend", 8},      {"build", 16},      {"status", 9},
@@ -759,7 +762,7 @@ static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 					  {"cites", 30},        {"public source", 60}};
 
 	a->x = x;
-	a->ws = new_sheet(x, "Assumptions");
+	a->ws = new_sheet(x, "Assumptions", 0);
 	a->r = 0;
 	put_header(x, a->ws, a->r++, cols, 8);
 	report_each_input(x->d, assumption, a);
@@ -771,7 +774,7 @@ static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 static void sheet_sources(struct xw *x, const struct asm_sheet *a)
 {
 	static const struct col cols[] = {{"id", 24}, {"public source", 60}, {"what it is", 120}};
-	lxw_worksheet *ws = new_sheet(x, "Sources");
+	lxw_worksheet *ws = new_sheet(x, "Sources", 0);
 	lxw_row_t r = 0;
 
 	put_header(x, ws, r++, cols, 3);
@@ -802,11 +805,14 @@ struct wi {
 	lxw_row_t r;
 };
 
-static void wi_define(struct wi *w, const char *name, lxw_row_t r, lxw_col_t c)
+/* Names cell (r, c): key is a --set key ("model.hidden": the name is
+ * model_hidden, as the model's formulas call it) or a derived value's name. */
+static void wi_define(struct wi *w, const char *key, lxw_row_t r, lxw_col_t c)
 {
-	char cell[32], ref[64];
+	char cell[32], ref[64], name[160];
 	lxw_rowcol_to_cell_abs(cell, r, c, 1, 1);
 	snprintf(ref, sizeof ref, "='What-if'!%s", cell);
+	model_key_name(key, name, sizeof name);
 	ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
@@ -830,7 +836,8 @@ static void wi_about(struct wi *w, const char *unit, const char *basis, const ch
 	put_str(w->x, w->ws, w->r, 3, about, NULL);
 }
 
-/* One scalar input row: name | value | basis | unit: source. */
+/* One scalar input row: its --set key | value | basis | unit: source; the
+ * value's cell named by the key (wi_define). */
 static void wi_scalar(struct wi *w, const char *name, double v, const char *unit,
 		      const char *basis, const char *source)
 {
@@ -977,17 +984,17 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	wi_cell(w, r, WC_SEG, f->calc_int, seg_of(pm, c->moe_ref.npoints, M),
 		"=MIN(MAX(COUNTIF(moe_pts_m,\"<\"&I%d),1),COUNT(moe_pts_m)-1)", R);
 	wi_cell(w, r, WC_MOEREF, f->calc_ms, model_moe_ref_ms(m, M),
-		"=MAX(moe_floor_ms,IF(moe_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+(I%1$d-1)*"
-		"(1-moe_overlap)))-1)+phys_b,MAX(0,INDEX(moe_pts_ms,L%1$d)+(I%1$d-INDEX(moe_pts_m,"
-		"L%1$d))*(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
+		"=MAX(moe_floor_ms,IF(moe_reference_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+"
+		"(I%1$d-1)*(1-moe_reference_physical_overlap)))-1)+phys_b,MAX(0,INDEX(moe_pts_ms,"
+		"L%1$d)+(I%1$d-INDEX(moe_pts_m,L%1$d))*(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
 		"(INDEX(moe_pts_m,L%1$d+1)-INDEX(moe_pts_m,L%1$d)))))",
 		R);
 	wi_cell(w, r, WC_MOE, f->calc_ms, out.ms[COMP_MOE],
-		"=IF(moe_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*"
-		"%2$s),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
-		"%3$s),M%1$d*ref_bw/J%1$d*IF(B%1$d=ref_gpu,1,H%1$d*%2$s))",
+		"=IF(moe_reference_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d="
+		"moe_reference_gpu,1,H%1$d*%2$s),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
+		"%3$s),M%1$d*ref_bw/J%1$d*IF(B%1$d=moe_reference_gpu,1,H%1$d*%2$s))",
 		R, ASM_NAME(ASM_MOE_TRANSFER), ASM_NAME(ASM_MOE_COMPUTE_EFF));
-	wi_cell(w, r, WC_ARB, f->calc_int, arb, "=hidden*2*I%d", R);
+	wi_cell(w, r, WC_ARB, f->calc_int, arb, "=model_hidden*2*I%d", R);
 	wi_cell(w, r, WC_ARSEG, f->calc_int, seg_of(c->ar.bytes, c->ar.nsizes, arb),
 		"=MIN(MAX(COUNTIF(ar_bytes,\"<\"&O%d),1),ar_nsizes-1)", R);
 	wi_cell(w, r, WC_AR, f->calc_ms, model_allreduce_ms(m, row->target, M),
@@ -996,7 +1003,8 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		"LN(O%1$d/INDEX(ar_bytes,P%1$d))/LN(INDEX(ar_bytes,P%1$d+1)/INDEX(ar_bytes,P%1$d))*"
 		"(INDEX(ar_us,K%1$d,P%1$d+1)-INDEX(ar_us,K%1$d,P%1$d))))/1000*IF(INDEX(gpu_pcie,"
 		"K%1$d)=1,%2$s,1)+ar_count*IF(O%1$d>=INDEX(ar_bytes,ar_nsizes),"
-		"2*(ar_gpus-1)/ar_gpus*(O%1$d-INDEX(ar_bytes,ar_nsizes))/(INDEX(gpu_link,K%1$d)*"
+		"2*(allreduce_gpus-1)/allreduce_gpus*(O%1$d-INDEX(ar_bytes,ar_nsizes))/(INDEX(gpu_link,"
+		"K%1$d)*"
 		"1E9/2)*1E6,0)/1000",
 		R, ASM_NAME(ASM_ALLREDUCE_PCIE));
 	wi_cell(w, r, WC_CUT, f->calc, cut, "=IF(C%1$d=\"native\",1-%2$s,1)", R,
@@ -1175,28 +1183,34 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	int R8 = (int)r8 + 1, R16 = (int)r16 + 1;
 
 	put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
-	static const char *const head[] = {"name", "value", "basis", "unit: source"};
+	put_str(x, w->ws, w->r++, 0,
+		"An input is listed under its key for `ddt estimate --set KEY=VALUE`; its cell is "
+		"named by that key with every '.' as '_' (model.hidden is model_hidden), the name "
+		"the formulas use. A derived value is named as listed.",
+		x->f.note);
+	static const char *const head[] = {"name (--set key)", "value", "basis", "unit: source"};
 	for (int k = 0; k < 4; k++)
 		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
+	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL)); /* room for titles that wrap */
 	w->r++;
 	for (int a = 0; a < ASM_COUNT; a++)
 		wi_scalar(w, calib_assumption_name((enum assumption)a), m->v[a], c->asm_[a].unit,
 			  calib_provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			  asm_source(c, (enum assumption)a));
-	wi_text(w, "ref_gpu", c->moe_ref.gpu, "GPU id", "measured",
+	wi_text(w, "moe_reference.gpu", c->moe_ref.gpu, "GPU id", "measured",
 		"the GPU the MoE reference curve was measured on");
-	wi_text(w, "moe_curve", calib_moe_curve_name(m->curve), "physical or linear", "calibration",
-		"how the MoE time between and beyond the reference points is drawn");
+	wi_text(w, "moe_reference.curve", calib_moe_curve_name(m->curve), "physical or linear",
+		"calibration", "how the MoE time between and beyond the reference points is drawn");
 	{
 		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",
 							    "µs per layer"};
 		for (int k = 0; k < MOE_P_COUNT; k++)
-			wi_scalar(w, model_moe_param_names[k], c->moe_ref.fit.value[k], pu[k],
+			wi_scalar(w, model_moe_param_keys[k], c->moe_ref.fit.value[k], pu[k],
 				  c->moe_ref.fit.held[k] ? "calibration" : "derived (fit)",
 				  c->moe_ref.fit.held[k] ? c->moe_ref.phys.source[k]
 							 : c->moe_ref.fit.note);
 	}
-	wi_scalar(w, "moe_floor_us", isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us,
+	wi_scalar(w, "moe_reference.floor_us", isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us,
 		  "µs per layer", "measured",
 		  isnan(c->moe_ref.floor_us) ? "no per-call floor in the calibration"
 					     : c->moe_ref.floor_source);
@@ -1204,24 +1218,24 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		const struct model_geometry_input *in = &model_geometry_inputs[k];
 		double v;
 		memcpy(&v, (const char *)g + in->offset, sizeof v);
-		wi_scalar(w, in->name, v, in->unit, "calibration", g->source);
+		wi_scalar(w, in->key, v, in->unit, "calibration", g->source);
 	}
-	wi_scalar(w, "moe_tp", model_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
-	wi_scalar(w, "ar_per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
+	wi_scalar(w, "moe_reference.tp", model_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
+	wi_scalar(w, "allreduce.per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
 		  c->ar.source);
-	wi_scalar(w, "ar_gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
+	wi_scalar(w, "allreduce.gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
 	if (isfinite(a8->tok_s)) {
-		wi_scalar(w, "anchor_tok_s", a8->tok_s, "tok/s", "measured", a8->source);
-		wi_derived(w, "anchor_step_ms", a8->step_ms, "ms", "C x accept / tok/s of the anchor",
-			   "=F%1$d*G%1$d/anchor_tok_s*1000", R8);
+		wi_scalar(w, "anchors.sglang_b8.tok_s", a8->tok_s, "tok/s", "measured", a8->source);
+		wi_derived(w, "anchors.sglang_b8.step_ms", a8->step_ms, "ms", "C x accept / tok/s of the anchor",
+			   "=F%1$d*G%1$d/anchors_sglang_b8_tok_s*1000", R8);
 	} else
-		wi_scalar(w, "anchor_step_ms", a8->step_ms, "ms", "measured", a8->source);
+		wi_scalar(w, "anchors.sglang_b8.step_ms", a8->step_ms, "ms", "measured", a8->source);
 	if (isfinite(a16->tok_s)) {
-		wi_scalar(w, "anchor_b16_tok_s", a16->tok_s, "tok/s", "calibration", a16->source);
-		wi_derived(w, "anchor_b16_step_ms", a16->step_ms, "ms", "C x accept / tok/s",
-			   "=F%1$d*G%1$d/anchor_b16_tok_s*1000", R16);
+		wi_scalar(w, "anchors.sglang_b16.tok_s", a16->tok_s, "tok/s", "calibration", a16->source);
+		wi_derived(w, "anchors.sglang_b16.step_ms", a16->step_ms, "ms", "C x accept / tok/s",
+			   "=F%1$d*G%1$d/anchors_sglang_b16_tok_s*1000", R16);
 	} else
-		wi_scalar(w, "anchor_b16_step_ms", a16->step_ms, "ms", "calibration", a16->source);
+		wi_scalar(w, "anchors.sglang_b16.step_ms", a16->step_ms, "ms", "calibration", a16->source);
 }
 
 /* The values the model derives from the inputs at the b8 anchor (its
@@ -1234,11 +1248,11 @@ static void wi_model(struct wi *w, lxw_row_t r8)
 	int R8 = (int)r8 + 1;
 	double t[MT_COUNT];
 
-	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of ref_gpu",
-		   "=INDEX(gpu_bw,MATCH(ref_gpu,gpu_ids,0))");
-	wi_define(w, "anchor_gpu", r8, WC_TARGET);
+	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of moe_reference.gpu",
+		   "=INDEX(gpu_bw,MATCH(moe_reference_gpu,gpu_ids,0))");
+	/* the anchor's GPU is its row's target cell (column B), which no key names */
 	wi_derived(w, "anchor_bw", m->anchor_gpu->bw_tbps, "TB/s", "bandwidth of the anchor's GPU",
-		   "=INDEX(gpu_bw,MATCH(anchor_gpu,gpu_ids,0))");
+		   "=INDEX(gpu_bw,MATCH($B$%d,gpu_ids,0))", R8);
 	wi_derived(w, "anchor_m0", m->m0, "tokens", "the anchor's verify width", "=I%d", R8);
 	wi_derived(w, "anchor_draft0", m->draft0, "tokens", "the anchor's C x block", "=F%1$d*D%1$d",
 		   R8);
@@ -1252,7 +1266,7 @@ static void wi_model(struct wi *w, lxw_row_t r8)
 	wi_derived(w, "ar_nsizes", c->ar.nsizes, "sizes", "message sizes in the table",
 		   "=COUNT(ar_bytes)");
 	wi_derived(w, "anchor_nonmoe_ms", m->n0_ms, "ms",
-		   "the anchor's step minus its MoE and all-reduce", "=anchor_step_ms-N%1$d-Q%1$d",
+		   "the anchor's step minus its MoE and all-reduce", "=anchors_sglang_b8_step_ms-N%1$d-Q%1$d",
 		   R8);
 	double ssum = 0;
 	char sum[160] = "=";
@@ -1290,7 +1304,7 @@ static void wi_growth(struct wi *w, lxw_row_t r16)
 		    n0 * m->share[1] * (a16->concurrency * a16->block / m->draft0) * bwr16 + t16 +
 		    n0 * m->share[3];
 	wi_derived(w, "growth_want_ms", want, "ms", "the b16 anchor's non-MoE time to meet",
-		   "=anchor_b16_step_ms-N%1$d-Q%1$d", R16);
+		   "=anchors_sglang_b16_step_ms-N%1$d-Q%1$d", R16);
 	wi_derived(w, "growth_tree_ms", t16, "ms", "tree time at the b16 anchor",
 		   "=comp_tree_ms*(1-%2$s+%2$s*F%1$d*E%1$d/anchor_tree0)", R16,
 		   ASM_NAME(ASM_TREE_SCALE_FRAC));
@@ -1310,7 +1324,7 @@ static void wi_growth(struct wi *w, lxw_row_t r16)
 
 static void sheet_whatif(struct xw *x)
 {
-	struct wi w = {x, new_sheet(x, "What-if"), 0};
+	struct wi w = {x, new_sheet(x, "What-if", 1), 0};
 	lxw_row_t r8, r16;
 
 	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));

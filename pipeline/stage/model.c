@@ -20,31 +20,34 @@ const char *model_comp_name(enum model_comp k)
 /* ---------------------------------------------------------------- MoE curve */
 
 const struct model_term_def model_terms[MT_COUNT] = {
-	[MT_MOE_LAYERS] = {"moe_layers", "layers", "layers - dense_layers", "layers-dense_layers"},
+	[MT_MOE_LAYERS] = {"moe_layers", "layers", "layers - dense_layers",
+			   "model_layers-model_dense_layers"},
 	[MT_EXPERT_SLICE] = {"expert_slice", "weights", "3 hidden moe_intermediate / moe_tp",
-			     "3*hidden*moe_intermediate/moe_tp"},
+			     "3*model_hidden*model_moe_intermediate/moe_reference_tp"},
 	[MT_EXPERT_BYTES] = {"expert_bytes", "bytes", "one expert slice with its scales",
-			     "expert_slice*expert_weight_bits/8+expert_slice/expert_group_size*"
-			     "expert_scale_bytes"},
+			     "expert_slice*model_expert_weight_bits/8+expert_slice/"
+			     "model_expert_group_size*model_expert_scale_bytes"},
 	[MT_SHARED_BYTES] = {"shared_bytes", "bytes", "the shared expert slice",
-			     "shared_experts*expert_slice*dense_weight_bytes"},
+			     "model_shared_experts*expert_slice*model_dense_weight_bytes"},
 	[MT_PHYS_A] = {"phys_a", "ms", "every expert read once, all MoE layers",
-		       "moe_layers*experts*expert_bytes*1000/(ref_bw*1E12*moe_efficiency)"},
+		       "moe_layers*model_experts*expert_bytes*1000/(ref_bw*1E12*"
+		       "moe_reference_physical_efficiency)"},
 	[MT_PHYS_B] = {"phys_b", "ms", "shared expert and fixed cost, all MoE layers",
-		       "moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_efficiency)+moe_layers*"
-		       "moe_fixed_us/1000"},
+		       "moe_layers*shared_bytes*1000/(ref_bw*1E12*moe_reference_physical_efficiency)+"
+		       "moe_layers*moe_reference_physical_fixed_us/1000"},
 	[MT_MOE_FLOOR_MS] = {"moe_floor_ms", "ms",
 			     "the curve's per-call floor, all MoE layers (one token: launch, routing)",
-			     "moe_floor_us*moe_layers/1000"},
+			     "moe_reference_floor_us*moe_layers/1000"},
 	[MT_PHYS_LNQ] = {"phys_lnq", "", "ln(1 - k/E): distinct experts E(1 - (1 - k/E)^M_eff)",
-			 "LN(1-experts_per_token/experts)"},
+			 "LN(1-model_experts_per_token/model_experts)"},
 	[MT_FLOPS_PER_M] = {"flops_per_m", "flop per token",
 			    "MoE flops per step per GPU and verify token (compute roof)",
-			    "moe_layers*2*expert_slice*(experts_per_token+shared_experts)"},
-	[MT_AR_COUNT] = {"ar_count", "per step", "ar_per_layer x layers", "ar_per_layer*layers"},
+			    "moe_layers*2*expert_slice*(model_experts_per_token+model_shared_experts)"},
+	[MT_AR_COUNT] = {"ar_count", "per step", "all-reduces per layer x layers",
+			 "allreduce_per_layer*model_layers"},
 };
 
-#define GEO(f, unit) {#f, unit, offsetof(struct geometry, f)}
+#define GEO(f, unit) {"model." #f, unit, offsetof(struct geometry, f)}
 const struct model_geometry_input model_geometry_inputs[MODEL_NGEOMETRY_INPUTS] = {
 	GEO(layers, "layers"),
 	GEO(dense_layers, "layers"),
@@ -60,8 +63,18 @@ const struct model_geometry_input model_geometry_inputs[MODEL_NGEOMETRY_INPUTS] 
 };
 #undef GEO
 
-const char *const model_moe_param_names[MOE_P_COUNT] = {"moe_efficiency", "moe_overlap",
-							 "moe_fixed_us"};
+const char *const model_moe_param_keys[MOE_P_COUNT] = {"moe_reference.physical.efficiency",
+						       "moe_reference.physical.overlap",
+						       "moe_reference.physical.fixed_us"};
+
+void model_key_name(const char *key, char *buf, size_t len)
+{
+	size_t i = 0;
+	for (; key[i] && i + 1 < len; i++)
+		buf[i] = key[i] == '.' ? '_' : key[i];
+	if (len)
+		buf[i] = '\0';
+}
 
 double model_moe_tp(const struct calib *c)
 {
@@ -81,12 +94,23 @@ static int name_is(const char *name, size_t len, const char *s)
 	return strlen(s) == len && !memcmp(name, s, len);
 }
 
+/* True when name (len bytes) is key's name in formulas (model_key_name). */
+static int key_is(const char *name, size_t len, const char *key)
+{
+	if (strlen(key) != len)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (name[i] != (key[i] == '.' ? '_' : key[i]))
+			return 0;
+	return 1;
+}
+
 static int term_lookup(void *ctx, const char *name, size_t len, double *out)
 {
 	const struct term_env *e = ctx;
 	const struct calib *c = e->c;
 	for (int i = 0; i < MODEL_NGEOMETRY_INPUTS; i++)
-		if (name_is(name, len, model_geometry_inputs[i].name)) {
+		if (key_is(name, len, model_geometry_inputs[i].key)) {
 			memcpy(out, (const char *)&c->model + model_geometry_inputs[i].offset, sizeof *out);
 			return 0;
 		}
@@ -94,13 +118,13 @@ static int term_lookup(void *ctx, const char *name, size_t len, double *out)
 		if (name_is(name, len, model_terms[i].name))
 			return *out = e->t[i], 0;
 	for (int i = 0; i < MOE_P_COUNT; i++)
-		if (name_is(name, len, model_moe_param_names[i]))
+		if (key_is(name, len, model_moe_param_keys[i]))
 			return *out = e->p[i], 0;
-	if (name_is(name, len, "moe_tp"))
+	if (key_is(name, len, "moe_reference.tp"))
 		return *out = model_moe_tp(c), 0;
-	if (name_is(name, len, "ar_per_layer"))
+	if (key_is(name, len, "allreduce.per_layer"))
 		return *out = c->ar.per_layer, 0;
-	if (name_is(name, len, "moe_floor_us"))
+	if (key_is(name, len, "moe_reference.floor_us"))
 		return *out = isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us, 0;
 	if (name_is(name, len, "ref_bw"))
 		return *out = e->ref->bw_tbps, 0;

@@ -241,18 +241,24 @@ struct model_term_def {
 
 extern const struct model_term_def model_terms[MT_COUNT];
 
-/* The inputs the formulas name: the geometry's (in the order documents list
- * them; offset: of the double in struct geometry), the MoE curve's
- * parameters (model_moe_param_names), moe_tp, ar_per_layer, moe_floor_us (0
- * when the calibration has none) and ref_bw (the reference GPU's TB/s). */
+/* The inputs the formulas name, each by its --set key with every '.' as '_'
+ * (model_key_name: model.hidden is model_hidden): the geometry's (in the
+ * order documents list them; offset: of the double in struct geometry), the
+ * MoE curve's parameters (model_moe_param_keys), moe_reference.tp,
+ * allreduce.per_layer, moe_reference.floor_us (0 when the calibration has
+ * none); and ref_bw, the reference GPU's TB/s, which is derived. */
 struct model_geometry_input {
-	const char *name, *unit;
+	const char *key, *unit;
 	size_t offset;
 };
 
 #define MODEL_NGEOMETRY_INPUTS 11
 extern const struct model_geometry_input model_geometry_inputs[MODEL_NGEOMETRY_INPUTS];
-extern const char *const model_moe_param_names[MOE_P_COUNT];
+extern const char *const model_moe_param_keys[MOE_P_COUNT];
+
+/* An input's name in formulas (and the spreadsheet's defined names): its
+ * --set key with every '.' as '_' (names cannot hold a '.'). */
+void model_key_name(const char *key, char *buf, size_t len);
 
 /* The moe_tp the MoE is split over: the reference's, else the model's. */
 double model_moe_tp(const struct calib *c);
