@@ -40,7 +40,7 @@ int main(void)
 	double sum = 0, t0 = cpu_s();
 	for (int i = 0; i < n; i++) {
 		struct model_in in = {b300, (enum pipeline_kind)(i & 1), 16, 8 + (i & 63),
-				      1 + (i >> 6 & 7), 12};
+				      1 + (i >> 6 & 7), 12, 0};
 		struct model_out o;
 		model_eval(&m, &in, &o);
 		sum += o.tok_s;
@@ -49,7 +49,7 @@ int main(void)
 
 	struct model_case k[64];
 	for (int i = 0; i < 64; i++) {
-		struct model_in in = {b300, (enum pipeline_kind)(i & 1), 16, 8 + i, 1 + (i & 7), 12};
+		struct model_in in = {b300, (enum pipeline_kind)(i & 1), 16, 8 + i, 1 + (i & 7), 12, 0};
 		model_case_init(&k[i], &m, &in);
 	}
 	const int nc = 50000000;

@@ -34,7 +34,7 @@ static void exercise(const struct calib *cal)
 			for (int p = 0; p < 2; p++) {
 				struct model_in in = {&cal->gpus[g], p ? PIPE_NATIVE : PIPE_SGLANG,
 						      shapes[s][0], shapes[s][1], shapes[s][2],
-						      shapes[s][3]};
+						      shapes[s][3], 0};
 				struct model_out out;
 				model_eval(&m, &in, &out);
 			}

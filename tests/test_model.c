@@ -54,7 +54,7 @@ static struct model_out eval(struct fixture *f, const char *name)
 	struct model_out out;
 	assert_non_null(s);
 	struct model_in in = {calib_gpu(&f->cal, s->target), s->pipeline, s->block, s->budget,
-			      s->concurrency, s->accept[0]};
+			      s->concurrency, s->accept[0], s->context};
 	model_eval(&f->m, &in, &out);
 	return out;
 }
@@ -210,7 +210,7 @@ static void test_model__tok_s_scales_with_concurrency_and_accept(void **state)
 {
 	struct fixture *f = *state;
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
-	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4};
+	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4, 0};
 	struct model_out a, b;
 	model_eval(&f->m, &in, &a);
 	in.accept = 8;

@@ -193,7 +193,7 @@ static void test_project__tornado_orders_by_swing(void **state)
 	struct model m;
 	struct model_out o;
 	const struct gpu *b300 = calib_gpu(&c, "b300");
-	struct model_in in = {b300, PIPE_NATIVE, 16, 64, 1, 14};
+	struct model_in in = {b300, PIPE_NATIVE, 16, 64, 1, 14, 0};
 	assert_int_equal(model_prepare(&m, &c, NULL), 0);
 	double v[CALIB_MAX_ASM];
 	memcpy(v, m.v, sizeof v);
@@ -300,6 +300,71 @@ static void test_project__native_tree_costs_its_kernels(void **state)
 	/* the seed's estimate is the seed's: 0.706 ms at b8 native */
 	assert_near(row(&p, "seed-b8-native", 4.4)->ms[COMP_TREE], 0.706, 0.001);
 	project_free(&p);
+}
+
+/* ---------------------------------------------------------------- context */
+
+/* Attention follows context x verify width: at the anchors' context nothing
+ * moves; beyond it each token adds the larger of reading every sequence's
+ * MLA latent KV row (kv_lora_rank 512 + rope 64 bf16 values in each of 61
+ * layers) at the target's bandwidth and the M queries' scores over it at
+ * its bf16 peak, at attn_ctx_eff; compute binds at large M. */
+static void test_project__attention_follows_context_and_width(void **state)
+{
+	struct fixture *f = *state;
+	struct model m;
+	struct model_out o0, o1, o2;
+	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
+	const struct calib *c = &f->cal;
+	assert_int_equal(model_prepare(&m, c, NULL), 0);
+	double actx = c->asm_[ASM_ANCHOR_CONTEXT].point, eff = c->asm_[ASM_ATTN_CTX_EFF].point;
+	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4.4, 0};
+	model_eval(&m, &in, &o0);
+	in.context = actx;
+	model_eval(&m, &in, &o1);
+	assert_near(o1.step_ms, o0.step_ms, 1e-12);
+	in.context = 131072;
+	model_eval(&m, &in, &o2);
+	double mem = 61 * (512 + 64) * 2 / (8.0e12) * 1e3; /* ms a token, one sequence */
+	assert_near(o2.ms[COMP_ATTN] - o0.ms[COMP_ATTN], (131072 - actx) * mem / eff, 1e-9);
+	assert_near(o2.step_ms - o0.step_ms, (131072 - actx) * mem / eff, 1e-9);
+	/* C = 16 at B = 32: M = 528 queries, 16 rows a token: the scores bind */
+	struct model_in w = {b300, PIPE_NATIVE, 16, 32, 16, 12, 131072}, w0 = w;
+	w0.context = 0;
+	model_eval(&m, &w, &o2);
+	model_eval(&m, &w0, &o0);
+	double cmp = 528.0 * 61 * 8 * 2 * (576 + 512) / (2250e12) * 1e3;
+	assert_true(cmp > 16 * mem);
+	assert_near(o2.step_ms - o0.step_ms, (131072 - actx) * cmp / eff, 1e-9);
+}
+
+/* ddt estimate --context shows how the answer moves: every scenario once
+ * per context, named NAME@ctxN, tok/s falling as context grows; the
+ * anchors' unknown context is an assumption listed among the inputs. */
+static void test_project__estimate_context_list(void **state)
+{
+	(void)state;
+	char *a;
+	double tok[3];
+	assert_int_equal(helpers_ddt(&a, "estimate --scenario b300-b16-native --format csv "
+				 "--samples 500 --context 4096,32768,131072"),
+			 0);
+	static const char *const name[] = {"b300-b16-native@ctx4096,", "b300-b16-native@ctx32768,",
+					   "b300-b16-native@ctx131072,"};
+	for (int i = 0; i < 3; i++) {
+		const char *l = strstr(a, name[i]);
+		assert_non_null(l);
+		for (int k = 0; k < 11; k++)
+			l = strchr(l, ',') + 1;
+		tok[i] = strtod(l, NULL);
+	}
+	assert_true(tok[0] > tok[1] && tok[1] > tok[2] && tok[2] > 0.5 * tok[0]);
+	assert_non_null(strstr(a, "\nanchor_context,4096,assumed,"));
+	free(a);
+	assert_int_equal(helpers_ddt(&a, "estimate --context 0"), 2);
+	free(a);
+	assert_int_equal(helpers_ddt(&a, "estimate --context 300000"), 2);
+	free(a);
 }
 
 /* ---------------------------------------------------------------- acceptance source */
@@ -1307,6 +1372,8 @@ int main(void)
 		cmocka_unit_test(test_project__best_budget_on_a_constructed_curve),
 		cmocka_unit_test(test_project__grid_of_the_template),
 		cmocka_unit_test(test_project__native_tree_costs_its_kernels),
+		cmocka_unit_test(test_project__attention_follows_context_and_width),
+		cmocka_unit_test(test_project__estimate_context_list),
 		cmocka_unit_test(test_project__scenario_takes_its_acceptance_from_a_trace),
 		cmocka_unit_test(test_project__grid_on_a_trace_knows_its_doubt),
 		cmocka_unit_test(test_project__published_curve_grid_is_not_certain),

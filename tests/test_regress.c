@@ -389,7 +389,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	for (size_t i = 0; i < im.n; i++) {
 		const struct scenario *s = tmpl_scenario(&t, im.v[i].scenario);
 		struct model_in in = {calib_gpu(&cal, s->target), s->pipeline, s->block, s->budget,
-				      s->concurrency, s->accept[0]};
+				      s->concurrency, s->accept[0], s->context};
 		struct model_out o;
 		model_eval(&m, &in, &o);
 		double d = h.series[0].pts[8].delta_frac;

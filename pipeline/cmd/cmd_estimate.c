@@ -20,7 +20,7 @@
 struct estimate_args {
 	struct paths paths;
 	struct cli_list scenarios, sets;
-	const char *format, *curve, *moe_reference, *replay, *acceptance;
+	const char *format, *curve, *moe_reference, *replay, *acceptance, *context;
 	int samples, sensitivity, grid, keys;
 	double seed; /* -1: the template's */
 	/* ad hoc: a scenario from the options (NULL, 0, budget -1: not given) */
@@ -63,6 +63,11 @@ static const struct cli_opt estimate_opts[] = {
 		     "(repeatable, applied in order; --keys lists them)"),
 	CLI_OPT_CHOICE(A, curve, "moe-curve", "C", "linear|physical",
 		       "linear (the seed's line) or physical (the fitted curve)"),
+	CLI_OPT_STR(A, context, 0, "context", "LIST",
+		    "tokens of context before the root, e.g.\n"
+		    "4096,32768,131072: every scenario once per value\n"
+		    "(named NAME@ctxN); default: the anchors' context, an\n"
+		    "assumption (anchor_context)"),
 	CLI_OPT_STR(A, acceptance, 0, "acceptance", "TRACE",
 		    "the acceptance source: a drafter trace (the format\n"
 		    "of ddt acceptance) replayed at every budget, its\n"
@@ -281,6 +286,49 @@ static int pick_scenarios(struct inputs *in, const struct estimate_args *a)
 	return 0;
 }
 
+#define ESTIMATE_MAX_CONTEXTS 8
+
+/* --context LIST: every scenario once per context, named NAME@ctxN.
+ * Returns 0 or the exit status, the error printed. */
+static int expand_contexts(struct inputs *in, const char *list)
+{
+	char buf[256], *save = NULL;
+	int ctx[ESTIMATE_MAX_CONTEXTS], n = 0;
+	snprintf(buf, sizeof buf, "%s", list);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		double v;
+		if (n == ESTIMATE_MAX_CONTEXTS || ynum_parse(tok, &v) || !(v >= 1) || v != floor(v) ||
+		    v > in->cal.model.context_tokens)
+			return cli_usage_error("estimate", "--context: expected up to %d whole numbers "
+					       "of tokens, 1 to the model's %g, got '%s'",
+					       ESTIMATE_MAX_CONTEXTS, in->cal.model.context_tokens, list);
+		ctx[n++] = (int)v;
+	}
+	if (!n)
+		return cli_usage_error("estimate", "--context: empty list");
+	struct scenario *out = calloc(in->nscs * (size_t)n, sizeof *out);
+	if (!out)
+		return cli_fail("estimate", err_nomem());
+	for (size_t i = 0; i < in->nscs; i++)
+		for (int j = 0; j < n; j++) {
+			struct scenario *s = &out[i * (size_t)n + (size_t)j];
+			char name[sizeof s->name + 16];
+			*s = in->scs[i];
+			s->context = ctx[j];
+			snprintf(name, sizeof name, "%s@ctx%d", in->scs[i].name, ctx[j]);
+			if (strlen(name) >= sizeof s->name) {
+				free(out);
+				return cli_usage_error("estimate", "--context: '%s' is too long a name",
+						       name);
+			}
+			snprintf(s->name, sizeof s->name, "%s", name);
+		}
+	free(in->scs);
+	in->scs = out;
+	in->nscs *= (size_t)n;
+	return 0;
+}
+
 /* True when a row's attention or draft grow past the anchors' (the only rows
  * the growth concerns). */
 static int grows(const struct estimate *e, const struct model *m)
@@ -340,6 +388,8 @@ static void canon_args(struct canon *c, const struct estimate_args *a, const str
 		canon_add(c, "--moe-reference", a->moe_reference);
 	if (a->acceptance)
 		canon_add(c, "--acceptance", a->acceptance);
+	if (a->context)
+		canon_add(c, "--context", a->context);
 	canon_add(c, "--samples", canon_num(c, 3, (unsigned)in->cfg.samples));
 	canon_add(c, "--seed", canon_num(c, 4, (unsigned long long)in->cfg.seed));
 	if (a->sensitivity)
@@ -577,7 +627,8 @@ int cmd_estimate(int argc, char **argv)
 	}
 	memset(&in, 0, sizeof in);
 	if ((status = load_inputs(&in, &a)) == 0 && (!a.replay || !(status = replay_check(&r, &in, a.replay))) &&
-	    (status = pick_scenarios(&in, &a)) == 0)
+	    (status = pick_scenarios(&in, &a)) == 0 &&
+	    (!a.context || (status = expand_contexts(&in, a.context)) == 0))
 		status = estimate_print(&in, &a);
 	inputs_free(&in);
 done:

@@ -53,6 +53,7 @@ static const struct field geometry_fields[] = {
 	F(struct geometry, expert_group_size, REQ_INT),
 	F(struct geometry, expert_scale_bytes, REQ_INT),
 	F(struct geometry, dense_weight_bytes, REQ_INT),
+	F(struct geometry, kv_cache_bytes, REQ_INT),
 	F(struct geometry, tp, REQ_INT),
 };
 
@@ -85,6 +86,8 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_MOE_COMPUTE_EFF] = "moe_compute_eff",
 	[ASM_ALLREDUCE_PCIE] = "allreduce_pcie_factor",
 	[ASM_NATIVE_TREE_US] = "native_tree_us",
+	[ASM_ANCHOR_CONTEXT] = "anchor_context",
+	[ASM_ATTN_CTX_EFF] = "attn_ctx_eff",
 };
 
 /* The range a value keeps, whether the calibration's YAML or --set gives it:
@@ -109,6 +112,8 @@ static const struct range asm_ranges[ASM_COUNT] = {
 	[ASM_MOE_COMPUTE_EFF] = {0, 1, 1, 0, "within (0, 1]"},
 	[ASM_ALLREDUCE_PCIE] = RANGE_POSITIVE,
 	[ASM_NATIVE_TREE_US] = RANGE_POSITIVE,
+	[ASM_ANCHOR_CONTEXT] = RANGE_POSITIVE,
+	[ASM_ATTN_CTX_EFF] = {0, 1, 1, 0, "within (0, 1]"},
 };
 
 static const struct range moe_param_ranges[MOE_P_COUNT] = {

@@ -44,7 +44,7 @@ struct geometry {
 	double layers, dense_layers, hidden, dense_intermediate, experts, experts_per_token,
 		shared_experts, moe_intermediate, attn_heads, q_lora_rank, kv_lora_rank,
 		qk_nope_dim, qk_rope_dim, v_head_dim, vocab, context_tokens, expert_weight_bits,
-		expert_group_size, expert_scale_bytes, dense_weight_bytes, tp;
+		expert_group_size, expert_scale_bytes, dense_weight_bytes, tp, kv_cache_bytes;
 	char source[CALIB_SOURCE_LEN];
 };
 
@@ -160,6 +160,8 @@ enum assumption {
 	ASM_MOE_COMPUTE_EFF,     /* share of bf16 peak the MoE reaches once compute bound */
 	ASM_ALLREDUCE_PCIE,      /* all-reduce latency over PCIe vs the NVLink part it is "like" */
 	ASM_NATIVE_TREE_US,      /* the native engine's tree kernels, us, at the b8 anchor's C x B */
+	ASM_ANCHOR_CONTEXT,      /* tokens of context the anchors' steps were measured at */
+	ASM_ATTN_CTX_EFF,        /* share of bandwidth / bf16 peak attention over context reaches */
 	ASM_COUNT
 };
 

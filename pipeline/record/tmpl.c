@@ -106,6 +106,7 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 	yget_int(c, m, "block", Y_REQUIRED | Y_POSITIVE, &s->block);
 	yget_int(c, m, "budget", Y_REQUIRED | Y_POSITIVE, &s->budget);
 	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
+	yget_int(c, m, "context", Y_POSITIVE, &s->context);
 	load_accept(c, m, s);
 	str = NULL;
 	if (!yget_str(c, m, "estimator", 0, &str) && str && tmpl_estimator_parse(str, &s->estimator)) {

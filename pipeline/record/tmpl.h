@@ -23,6 +23,7 @@ struct scenario {
 	int block;              /* drafter block size b */
 	int budget;             /* node budget B (root excluded) */
 	int concurrency;        /* C */
+	int context;            /* tokens before the root; 0: the anchors' (anchor_context) */
 	int naccept;
 	double accept[TMPL_MAX_ACCEPT]; /* mean acceptance length(s), root included */
 	int accept_curve;       /* `accept: curve`: from the projection's acceptance

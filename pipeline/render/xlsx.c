@@ -950,7 +950,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	const struct model *m = &d->model;
 	const struct calib *c = &d->cal;
 	struct model_in in = {row->target, row->pipeline, row->block, row->budget, row->C,
-			      isfinite(row->accept) ? row->accept : 1};
+			      isfinite(row->accept) ? row->accept : 1, 0};
 	struct model_out out;
 	struct xfmt *f = &x->f;
 	int R = (int)r + 1, xi;
@@ -1089,7 +1089,7 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 	/* the autoregressive baseline on the anchor's GPU (`ddt estimate
 	 * --budget 0 --estimator seed`): M = C, no drafter, no tree, the MoE
 	 * on its per-call floor */
-	struct model_in in0 = {calib_gpu(c, a8->gpu), PIPE_NATIVE, 1, 0, 1, 1};
+	struct model_in in0 = {calib_gpu(c, a8->gpu), PIPE_NATIVE, 1, 0, 1, 1, 0};
 	struct model_out o0;
 	model_eval(&d->model, &in0, &o0);
 	struct wi_row r0 = {WI_AUTOREGRESSIVE, in0.target, PIPE_NATIVE, 1, 0, 1, 1, o0.tok_s, 0};
@@ -1294,7 +1294,7 @@ static void wi_growth(struct wi *w, lxw_row_t r16)
 	const struct anchor *a16 = &c->sglang_b16;
 	int R16 = (int)r16 + 1;
 	struct model_in in16 = {calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
-				a16->concurrency, 1};
+				a16->concurrency, 1, 0};
 	double bwr16 = m->anchor_gpu->bw_tbps / in16.target->bw_tbps, f = m->v[ASM_TREE_SCALE_FRAC];
 	double want = a16->step_ms - model_moe_ms(m, in16.target, a16->concurrency * (a16->budget + 1)) -
 		      model_allreduce_ms(m, in16.target, a16->concurrency * (a16->budget + 1));

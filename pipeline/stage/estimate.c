@@ -30,7 +30,7 @@ int estimate_run(struct estimate *e, const struct model *m, const struct scenari
 		for (int k = 0; k < s->naccept; k++) {
 			struct estimate_row *r = &e->rows[e->n++];
 			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency,
-					      s->accept[k]};
+					      s->accept[k], s->context};
 			r->sc = *s;
 			r->target = g;
 			r->accept = s->accept[k];
@@ -71,6 +71,7 @@ int estimate_from_projection(struct estimate *e, const struct projection *p,
 		r->sc.block = pr->block;
 		r->sc.budget = pr->budget;
 		r->sc.concurrency = pr->concurrency;
+		r->sc.context = pr->context;
 		r->sc.naccept = 1;
 		r->sc.accept[0] = pr->accept;
 		r->accept = pr->accept;
@@ -116,7 +117,7 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
 					"moe_ms_p95,estimator,other_tok_s,other_pctile,"
 					"xfer_cover_pct,xfer_err_pct,accept_from,accept_lo,"
-					"accept_hi\n");
+					"accept_hi,context\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
@@ -142,12 +143,13 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 			fputs(",,,", fp);
 		fprintf(fp, ",%s", tmpl_estimator_name(r->sc.estimator));
 		if (b)
-			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%.4g,%.4g\n", b->other_tok_s, b->other_pctile,
+			fprintf(fp, ",%.2f,%.1f,%s,%s,%s,%.4g,%.4g", b->other_tok_s, b->other_pctile,
 				num_text(n[0], b->xfer_cover_pct, "%.1f"),
 				num_text(n[1], b->xfer_err_pct, "%.2f"), b->accept_from, b->accept_lo,
 				b->accept_hi);
 		else
-			fputs(",,,,,,,\n", fp);
+			fputs(",,,,,,", fp);
+		fprintf(fp, ",%d\n", r->sc.context);
 	}
 	csv_sections(p, src, fp);
 }
@@ -366,6 +368,7 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 		yout_kv_int(&y, "block", r->sc.block);
 		yout_kv_int(&y, "budget", r->sc.budget);
 		yout_kv_int(&y, "concurrency", r->sc.concurrency);
+		yout_kv_int(&y, "context", r->sc.context);
 		yout_kv_num(&y, "M", r->out.M);
 		yout_kv_num(&y, "accept", r->accept);
 		for (int k = 0; k < COMP_COUNT; k++) {
@@ -432,6 +435,12 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "");
 		return;
 	}
+	if (k == COMP_ATTN && r->sc.context) {
+		snprintf(buf, len, "%s: share %.2f of the %s step (measured), split assumed; + context "
+			 "%d vs anchor_context (assumed): latent KV reads or scores, attn_ctx_eff",
+			 what[k], m->share[k - 1], c->sglang_b8.gpu, r->sc.context);
+		return;
+	}
 	if (k == COMP_TREE && r->sc.pipeline == PIPE_NATIVE && r->sc.estimator == EST_CALIBRATED) {
 		if (c->law_tree.n)
 			snprintf(buf, len, "native tree kernels: tree_build + accept measured tonight "
@@ -487,9 +496,12 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 		int first = i == 0 || strcmp(e->rows[i - 1].sc.name, r->sc.name) != 0;
 		if (!first)
 			continue;
-		fprintf(fp, "%s%s: %s, %s pipeline, block %d, budget %d, C=%d, M=%g%s\n",
+		char ctx[48] = "";
+		if (r->sc.context)
+			snprintf(ctx, sizeof ctx, ", context %d", r->sc.context);
+		fprintf(fp, "%s%s: %s, %s pipeline, block %d, budget %d, C=%d, M=%g%s%s\n",
 			i ? "\n" : "", r->sc.name, r->target->name, tmpl_pipeline_name(r->sc.pipeline),
-			r->sc.block, r->sc.budget, r->sc.concurrency, r->out.M,
+			r->sc.block, r->sc.budget, r->sc.concurrency, r->out.M, ctx,
 			r->runnable ? "" : "  [NOT RUNNABLE]");
 		if (r->note[0])
 			fprintf(fp, "  note: %s\n", r->note);

@@ -259,6 +259,23 @@ static double law_at(const struct comp_law *l, double x)
 	return y > floor ? y : floor;
 }
 
+/* ---------------------------------------------------------------- context */
+
+/* Attention per token of context on target at concurrency C and verify
+ * width M, ms, at efficiency 1: the larger of reading every sequence's MLA
+ * latent KV row (kv_lora_rank + qk_rope_dim values of kv_cache_bytes) and
+ * the M queries' scores and values over it (2 (576 + 512) flops a head,
+ * attn_heads / tp heads a GPU), in every layer. */
+static double ctx_ms_per_token(const struct calib *c, const struct gpu *t, double C, double M)
+{
+	const struct geometry *g = &c->model;
+	double row = g->kv_lora_rank + g->qk_rope_dim;
+	double bytes = C * g->layers * row * g->kv_cache_bytes;
+	double flops = M * g->layers * (g->attn_heads / g->tp) * 2 * (row + g->kv_lora_rank);
+	double mem = bytes / (t->bw_tbps * 1e12), cmp = flops / (t->bf16_tflops * 1e12);
+	return 1e3 * (mem > cmp ? mem : cmp);
+}
+
 /* ---------------------------------------------------------------- cases */
 
 static const struct gpu *gpu_of(const struct calib *c, const struct gpu *g)
@@ -342,6 +359,8 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->attn_x = M / m->m0;
 	k->draft_x = C * in->block / m->draft0;
 	k->tree_x = C * in->budget / m->tree0;
+	k->context = in->context > 0 ? in->context : 0;
+	k->ctx_ms_tok = ctx_ms_per_token(c, in->target, C, M);
 	k->tree_meas_ms = c->law_tree.n ? C * law_at(&c->law_tree, in->budget) / 1e3 : NAN;
 	/* a law held with --set law.* follows the growth law at the value held */
 	k->attn_f = c->law_attn.n && isnan(c->law_hold[0])
@@ -371,7 +390,8 @@ void model_case_eval(const struct model *m, const struct model_case *k, struct m
 	double cut = m->c_cut[k->pipeline == PIPE_NATIVE];
 
 	out->M = k->M;
-	out->ms[COMP_ATTN] = cut * k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g);
+	out->ms[COMP_ATTN] = cut * k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g) +
+			     model_case_context(m, k);
 	out->ms[COMP_DRAFT] = cut * k->spec * k->bwr_anchor *
 			      (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g);
 	out->ms[COMP_TREE] = k->pipeline == PIPE_NATIVE && m->tree_kernels
@@ -396,7 +416,7 @@ void model_eval(const struct model *m, const struct model_in *in, struct model_o
 
 double model_moe_ms(const struct model *m, const struct gpu *target, double M)
 {
-	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1};
+	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1, 0};
 	struct model_case k;
 	model_case_init(&k, m, &in);
 	return case_moe(m, &k);
@@ -404,7 +424,7 @@ double model_moe_ms(const struct model *m, const struct gpu *target, double M)
 
 double model_allreduce_ms(const struct model *m, const struct gpu *target, double M)
 {
-	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1};
+	struct model_in in = {target, PIPE_NATIVE, 1, M - 1, 1, 1, 0};
 	struct model_case k;
 	model_case_init(&k, m, &in);
 	return case_ar(m, &k);
@@ -433,7 +453,7 @@ static double parts_sum(const struct model *m, const struct model_case *k, doubl
 static void anchor_case(struct model_case *k, const struct model *m, const struct anchor *a,
 			const struct gpu *g)
 {
-	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1};
+	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1, 0};
 	model_case_init(k, m, &in);
 }
 

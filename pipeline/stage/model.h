@@ -37,6 +37,7 @@ struct model_in {
 	const struct gpu *target;
 	enum pipeline_kind pipeline;
 	double block, budget, concurrency, accept;
+	double context;           /* tokens before the root; 0: the anchors' (anchor_context) */
 };
 
 struct model_out {
@@ -66,6 +67,10 @@ struct model_case {
 	double attn_f, draft_f;   /* law value when measured; NaN: growth law */
 	double attn_x, draft_x;   /* growth drivers M/m0, C b/draft0 */
 	double tree_x;            /* C B / tree0 */
+	double context;           /* tokens; 0: the anchors' */
+	double ctx_ms_tok;        /* attention per token of context at efficiency 1, ms: the
+				   * larger of reading C latent KV rows and M queries' scores
+				   * over it, every layer (model geometry, target's roofs) */
 	double tree_meas_ms;      /* the native tree from tonight's kernels: C x law_tree(B);
 				   * NaN: none measured (native_tree_us) */
 	double spec;              /* 1: speculative decoding; 0: budget 0, the autoregressive
@@ -166,6 +171,16 @@ static inline double model_case_moe(const struct model *m, const struct model_ca
 	return moe > roof ? moe : roof;
 }
 
+/* Attention's change with context from the anchors' (anchor_context) to
+ * the case's, ms, at attn_ctx_eff; 0 when the case keeps the anchors'.
+ * Pure. */
+static inline double model_case_context(const struct model *m, const struct model_case *k)
+{
+	return k->context > 0
+		       ? (k->context - m->v[ASM_ANCHOR_CONTEXT]) * k->ctx_ms_tok / m->v[ASM_ATTN_CTX_EFF]
+		       : 0;
+}
+
 /* The native engine's tree kernels of a compiled case, ms: tonight's
  * measured law, else native_tree_us at the case's C x B. Pure. */
 static inline double model_case_tree_kernels(const struct model *m, const struct model_case *k)
@@ -184,9 +199,10 @@ static inline double model_case_rest(const struct model *m, const struct model_c
 					 k->spec * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g)) +
 			m->c_over + ar;
 	if (k->pipeline == PIPE_NATIVE && m->tree_kernels)
-		return m->c_cut[1] * nonmoe + k->spec * model_case_tree_kernels(m, k);
+		return m->c_cut[1] * nonmoe + k->spec * model_case_tree_kernels(m, k) +
+		       model_case_context(m, k);
 	nonmoe += k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
-	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe;
+	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe + model_case_context(m, k);
 }
 
 /* The step of a compiled case alone: the same sum model_case_eval makes,

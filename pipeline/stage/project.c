@@ -825,7 +825,8 @@ static long mc_case_of(struct mc *mc, const struct model *m, const struct model_
 	for (i = 0; i < mc->ncases; i++) {
 		const struct model_case *k = &mc->cases[i].k;
 		if (!strcmp(k->target->id, in->target->id) && k->pipeline == in->pipeline &&
-		    k->block == in->block && k->budget == in->budget && k->C == in->concurrency)
+		    k->block == in->block && k->budget == in->budget && k->C == in->concurrency &&
+		    k->context == (in->context > 0 ? in->context : 0))
 			break;
 	}
 	if (i == mc->ncases) {
@@ -1526,7 +1527,7 @@ static int backtest(struct projection *p, const struct calib *c, struct model *m
 	/* the b16 anchor without itself: the growth it fixes set to 0 */
 	const struct anchor *a = &c->sglang_b16;
 	const struct gpu *g = calib_gpu(c, a->gpu);
-	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1};
+	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1, 0};
 	struct model_out o;
 	struct project_backtest *b = &p->backtest[p->nbacktest++];
 	if (model_prepare(m, c, NULL))
@@ -1775,7 +1776,7 @@ static int grid_budgets(struct project_grid *g, const struct project_config *cfg
 			double bv = -1;
 			for (int b = 0; b < cfg->nbudgets; b++) {
 				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
-						      cfg->budgets[b], g->conc[ci], 1};
+						      cfg->budgets[b], g->conc[ci], 1, g->context};
 				long k = mc_case_of(mc, m, &in, 0), l = pacc_lane(acc, g->block, cfg->budgets[b]);
 				if (k < 0 || l < 0)
 					return (int)(k < 0 ? k : l);
@@ -1805,6 +1806,7 @@ static int grid_setup(struct projection *p, const struct project_config *cfg, co
 	snprintf(g->scenario, sizeof g->scenario, "%s", s->name);
 	g->pipeline = s->pipeline;
 	g->block = s->block;
+	g->context = s->context;
 	g->ref_budget = s->budget;
 	g->ntargets = cfg->ntargets;
 	g->nconc = cfg->nconc;
@@ -1829,7 +1831,7 @@ static int grid_setup(struct projection *p, const struct project_config *cfg, co
 			for (int b = 0; b < g->nbudgets; b++) {
 				struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
 				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
-						      g->budgets[b], g->conc[ci], 1};
+						      g->budgets[b], g->conc[ci], 1, g->context};
 				size_t i = (size_t)(cell - g->cells);
 				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
 				(*case_of)[i] = mc_case_of(mc, m, &in, 0);
@@ -1899,7 +1901,8 @@ static void grid_finish(struct projection *p, struct mc *mc, const long *case_of
 static void row_fill(struct project_row *r, const struct calib *c, const struct model *m,
 		     const struct scenario *s, const struct gpu *g, double lo, double hi)
 {
-	struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, (lo + hi) / 2};
+	struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, (lo + hi) / 2,
+			      s->context};
 	struct model_out o;
 	model_eval(m, &in, &o);
 	snprintf(r->scenario, sizeof r->scenario, "%s", s->name);
@@ -1909,6 +1912,7 @@ static void row_fill(struct project_row *r, const struct calib *c, const struct 
 	r->block = s->block;
 	r->budget = s->budget;
 	r->concurrency = s->concurrency;
+	r->context = s->context;
 	r->M = o.M;
 	r->accept = (lo + hi) / 2;
 	r->accept_lo = lo;
@@ -1963,6 +1967,9 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 		if (!g)
 			return err_set(DDT_EINPUT, "scenario %s: target '%s' is not in the GPU catalog",
 				       s->name, s->target);
+		if (s->context > c->model.context_tokens)
+			return err_set(DDT_EINPUT, "scenario %s: context %d is beyond the model's %g "
+				       "tokens", s->name, s->context, c->model.context_tokens);
 		if (s->accept_curve && (lane = row_lane(acc, s)) < 0)
 			return (int)lane;
 		for (int a = 0; a < (range || lane >= 0 ? 1 : s->naccept); a++) {
@@ -1975,7 +1982,8 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 				p->rows[p->nrows].accept = l->point;
 			snprintf(p->rows[p->nrows].accept_from, sizeof p->rows[0].accept_from, "%s",
 				 l ? "trace" : "typed");
-			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, 1};
+			struct model_in in = {g, s->pipeline, s->block, s->budget, s->concurrency, 1,
+					      s->context};
 			long k = mc_case_of(mc, m, &in, 1);
 			if (k < 0)
 				return (int)k;

@@ -100,6 +100,7 @@ struct project_row {
 	char target[32];
 	enum pipeline_kind pipeline;
 	int block, budget, concurrency;
+	int context;              /* tokens; 0: the anchors' (anchor_context) */
 	double M, accept;
 	int runnable;
 	char note[200];
@@ -163,6 +164,7 @@ struct project_grid {
 	char scenario[48];        /* where block, pipeline and accept come from */
 	enum pipeline_kind pipeline;
 	int block;
+	int context;              /* the grid scenario's (0: the anchors') */
 	double ref_budget, ref_accept; /* the scenario's budget and (middle) acceptance */
 	int ntargets, nconc, nbudgets;
 	char targets[PROJECT_MAX_GRID_TARGETS][32];

@@ -42,6 +42,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_int(y, "block", r->block);
 		yout_kv_int(y, "budget", r->budget);
 		yout_kv_int(y, "concurrency", r->concurrency);
+		yout_kv_int(y, "context", r->context);
 		yout_kv_num(y, "M", r->M);
 		yout_kv_num(y, "accept", r->accept);
 		yout_kv_num(y, "accept_lo", r->accept_lo);
@@ -121,6 +122,7 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 	yout_kv_str(y, "scenario", g->scenario);
 	yout_kv_str(y, "pipeline", tmpl_pipeline_name(g->pipeline));
 	yout_kv_int(y, "block", g->block);
+	yout_kv_int(y, "context", g->context);
 	yout_kv_num(y, "ref_budget", g->ref_budget);
 	yout_kv_num(y, "ref_accept", g->ref_accept);
 	yout_kv_str(y, "accept_kind", g->accept_kind);
@@ -422,6 +424,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	int_in(c, m, "block", &r->block);
 	int_in(c, m, "budget", &r->budget);
 	int_in(c, m, "concurrency", &r->concurrency);
+	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &r->context);
 	yget_num(c, m, "M", NUM, &r->M);
 	yget_num(c, m, "accept", NUM, &r->accept);
 	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
@@ -543,6 +546,7 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 	str_in(c, m, "scenario", g->scenario, sizeof g->scenario);
 	pipeline_in(c, m, &g->pipeline);
 	int_in(c, m, "block", &g->block);
+	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &g->context);
 	yget_num(c, m, "ref_budget", NUM, &g->ref_budget);
 	yget_num(c, m, "ref_accept", NUM, &g->ref_accept);
 	str_in(c, m, "accept_kind", g->accept_kind, sizeof g->accept_kind);

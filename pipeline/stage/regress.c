@@ -985,7 +985,7 @@ static void impact_eval(struct regress_impact *im, const struct model *m,
 			const struct scenario *sc, const struct gpu *g)
 {
 	struct model_in in = {g,	  sc->pipeline,	   sc->block,
-			      sc->budget, sc->concurrency, sc->accept[0]};
+			      sc->budget, sc->concurrency, sc->accept[0], sc->context};
 	struct model_out out;
 
 	model_eval(m, &in, &out);
