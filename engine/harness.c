@@ -153,6 +153,13 @@ void harness_flush_free(struct harness_flush *f)
 	f->bytes = 0;
 }
 
+static struct harness_account account;
+
+void harness_account_get(struct harness_account *a)
+{
+	*a = account;
+}
+
 int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
 		     struct harness_flush *flush, double *samples_us, int cap, int *n)
 {
@@ -160,13 +167,18 @@ int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *a
 	double start, total_s = 0;
 
 	*n = 0;
+	start = harness_now_s();
 	for (int i = 0; i < c->warmup; i++)
 		if ((rc = fn(arg)) != 0)
 			return rc;
+	account.warmup_s += harness_now_s() - start;
 	start = harness_now_s();
 	while (*n < cap) {
-		if (c->cold)
+		if (c->cold) {
+			double f0 = harness_now_s();
 			harness_flush_run(flush);
+			account.flush_s += harness_now_s() - f0;
+		}
 		double t0 = harness_now_s();
 		rc = fn(arg);
 		double dt = harness_now_s() - t0;
@@ -174,6 +186,8 @@ int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *a
 			return rc;
 		samples_us[(*n)++] = dt * 1e6;
 		total_s += dt;
+		account.timed_s += dt;
+		account.samples++;
 		if (harness_enough(c, *n, total_s, harness_rsd(samples_us, *n),
 				   harness_now_s() - start))
 			break;

@@ -59,6 +59,17 @@ void harness_flush_free(struct harness_flush *f);
 int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
 		     struct harness_flush *flush, double *samples_us, int cap, int *n);
 
+/* Where this process's CPU timing loops spent their time, so a suite can
+ * say what share of its wall time was measurement. One loop runs at a
+ * time (the benches are sequential); the totals only grow. */
+struct harness_account {
+	double timed_s;        /* the timed samples */
+	double warmup_s;       /* untimed warmup runs */
+	double flush_s;        /* cold flushes before samples */
+	unsigned long samples;
+};
+void harness_account_get(struct harness_account *a);
+
 /* Monotonic seconds, for callers that time things themselves. */
 double harness_now_s(void);
 

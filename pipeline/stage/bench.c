@@ -94,10 +94,11 @@ static int bench_validate(const struct op_desc *op, void *inst, double *err)
 
 int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
 		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows)
+		      double copy_gbps, struct rec_row *rows, int *nrows, struct bench_spent *spent)
 {
+	struct bench_spent none;
 	void *inst = NULL;
-	double err = NAN, *s = NULL;
+	double err = NAN, *s = NULL, t0;
 	char why[160] = "";
 	int rc = 0;
 
@@ -117,7 +118,15 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 	}
 	if (!(s = malloc((size_t)hc->max_samples * sizeof *s)))
 		return err_nomem();
-	if ((rc = op->setup(&inst, p, seed)) || (rc = bench_validate(op, inst, &err))) {
+	spent = spent ? spent : &none;
+	t0 = harness_now_s();
+	rc = op->setup(&inst, p, seed);
+	spent->setup_s += harness_now_s() - t0;
+	t0 = harness_now_s();
+	if (!rc)
+		rc = bench_validate(op, inst, &err);
+	spent->check_s += harness_now_s() - t0;
+	if (rc) {
 		snprintf(why, sizeof why, "%s", err_msg());
 		for (int i = 0; i < *nrows; i++)
 			bench_row_fail(&rows[i], REC_FAILED, why);
@@ -145,8 +154,10 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 	}
 	rc = 0;
 done:
+	t0 = harness_now_s();
 	if (inst)
 		op->teardown(inst);
+	spent->setup_s += harness_now_s() - t0;
 	free(s);
 	return rc;
 }
@@ -229,7 +240,7 @@ static int bench_point(struct bench_state *st, const struct bench_op *e, const s
 	if (e->backends & BENCH_CPU) {
 		bench_progress(st, op->name, given, "cpu");
 		if ((rc = bench_cpu_measure(op, &p, st->bc->seed, &st->bc->timing, (int)e->variants,
-					    &st->flush, st->copy_gbps, rows, &n)) ||
+					    &st->flush, st->copy_gbps, rows, &n, st->o->spent)) ||
 		    (rc = bench_add_rows(st->r, rows, n)))
 			return rc;
 		st->done++;
@@ -313,7 +324,11 @@ static int bench_devices(struct bench_state *st)
 
 	cpu_device_detect(&d);
 	/* every CPU row's %copy is a share of it: no figure, no run */
-	if ((rc = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing, &d.copy_gbps)))
+	double t0 = harness_now_s();
+	rc = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing, &d.copy_gbps);
+	if (st->o->spent)
+		st->o->spent->probe_s += harness_now_s() - t0;
+	if (rc)
 		return err_wrap(rc, "cpu.copy_mib: the %g MiB copy that measures the CPU's "
 			       "bandwidth failed (a smaller cpu.copy_mib, %g to %g MiB, may fit)",
 			       st->bc->copy_mib, BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX);

@@ -9,11 +9,20 @@
 #include "op.h"
 #include "record.h"
 
+/* Where a suite's wall time went besides the timing loops (those are
+ * harness_account's): make bench says what share of it was measurement. */
+struct bench_spent {
+	double setup_s;  /* making each op's inputs (op setup) and teardown */
+	double check_s;  /* validation: the C reference, poison, the fast path once */
+	double probe_s;  /* the copy-bandwidth probe */
+};
+
 struct bench_opts {
 	const char *home;      /* project folder: its git revision goes into the record */
 	const char *only;      /* comma-separated op names to run; NULL: all */
 	int threads;           /* > 0: overrides bench.cpu.threads */
 	int progress;          /* draw a progress line on stderr */
+	struct bench_spent *spent; /* NULL, or where the seconds are added up */
 };
 
 /* Fills r's schema, run id, template name and provenance (CPU side, and the
@@ -41,7 +50,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
  * Returns 0, or DDT_ENOMEM when even the row cannot be made. */
 int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
 		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows);
+		      double copy_gbps, struct rec_row *rows, int *nrows, struct bench_spent *spent);
 
 /* The CPU's copy bandwidth in GB/s (bytes read + written per second) into
  * *gbps, measured with the memcpy op over mib MiB: the median of hot samples
