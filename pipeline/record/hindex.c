@@ -240,6 +240,21 @@ static int open_db(struct hindex *ix)
 	return rc;
 }
 
+/* Ends the read transaction. The read statements are reset first: one left
+ * on a row keeps the connection's read lock after COMMIT, and a connection
+ * that holds one is not given the busy handler when it asks to write (SQLite
+ * returns "database is locked" at once rather than risk a deadlock). */
+static void end_read(struct hindex *ix)
+{
+	sqlite3_reset(ix->q_run);
+	sqlite3_reset(ix->q_gpus);
+	sqlite3_reset(ix->q_pts);
+	sqlite3_reset(ix->q_key);
+	if (ix->in_read)
+		sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL);
+	ix->in_read = 0;
+}
+
 static void close_db(struct hindex *ix)
 {
 	sqlite3_finalize(ix->q_run);
@@ -273,8 +288,7 @@ void hindex_close(struct hindex *ix)
 {
 	if (!ix)
 		return;
-	if (ix->in_read)
-		sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL);
+	end_read(ix);
 	close_db(ix);
 	free_notes(ix);
 	free(ix->notes);
@@ -503,9 +517,7 @@ static int read_points(struct hindex *ix, struct history *h, const struct hix_en
  * parses a record. */
 static int miss(struct hindex *ix)
 {
-	if (ix->in_read)
-		sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL);
-	ix->in_read = 0;
+	end_read(ix);
 	return HINDEX_MISS;
 }
 
@@ -758,9 +770,7 @@ int hindex_flush(struct hindex *ix, const struct history *h, struct ydiag *warni
 {
 	int rc, stale = 0;
 
-	if (ix->in_read)
-		sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL);
-	ix->in_read = 0;
+	end_read(ix);
 	for (size_t i = 0; i < ix->ne; i++)
 		stale |= !ix->e[i].seen;
 	if (ix->readonly || (!stale && !ix->nnotes))
