@@ -645,8 +645,8 @@ static void sources_list(struct pdf_doc *doc, const struct report_data *d)
 static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"input", 0.35, PDF_LEFT},       {"value", 0.07, PDF_RIGHT},
-		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.13, PDF_LEFT},
+		{"input", 0.35, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
+		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.12, PDF_LEFT},
 		{"source", 0.36, PDF_LEFT},
 	};
 	struct asm_rows a = {doc, d};
