@@ -16,7 +16,7 @@
 
 /* Formats shared by the sheets. */
 struct xfmt {
-	lxw_format *title, *note, *head, *text, *bold, *bad, *good;
+	lxw_format *title, *note, *head, *text, *wrap, *bold, *bad, *good;
 	lxw_format *ms, *tok, *us, *num, *pct, *pct1, *intg, *gbps, *sci;
 	lxw_format *in_num, *in_text, *calc, *calc_big, *calc_ms, *calc_tok, *calc_int, *check;
 };
@@ -121,6 +121,9 @@ static void formats(struct xw *x)
 	format_set_text_wrap(f->head);
 	format_set_align(f->head, LXW_ALIGN_VERTICAL_TOP);
 	NEWF(text);
+	NEWF(wrap); /* long text kept in its column */
+	format_set_text_wrap(f->wrap);
+	format_set_align(f->wrap, LXW_ALIGN_VERTICAL_TOP);
 	NEWF(bold);
 	format_set_bold(f->bold);
 	NEWF(bad);
@@ -786,7 +789,11 @@ static void sheet_sources(struct xw *x, const struct asm_sheet *a)
 			ck(x, worksheet_write_url(ws, r, 1, a->cited[i]->url, NULL));
 		else
 			put_str(x, ws, r, 1, "no public source", x->f.note);
-		put_str(x, ws, r, 2, a->cited[i]->about, NULL);
+		put_str(x, ws, r, 2, a->cited[i]->about, x->f.wrap);
+		/* as many lines as the text takes at the column's width (120
+		 * characters); spreadsheets do not size a written row to its text */
+		ck(x, worksheet_set_row(ws, r, 15.0 * (double)(strlen(a->cited[i]->about) / 110 + 1),
+					NULL));
 	}
 	r++;
 	put_str(x, ws, r, 0,
