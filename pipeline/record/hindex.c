@@ -124,7 +124,8 @@ static int list_runs(struct hindex *ix)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return rc;
-	qsort(ix->e, ix->ne, sizeof *ix->e, cmp_entry);
+	if (ix->ne)
+		qsort(ix->e, ix->ne, sizeof *ix->e, cmp_entry);
 	return 0;
 nomem:
 	sqlite3_finalize(st);
@@ -528,7 +529,7 @@ int hindex_take(struct hindex *ix, struct history *h, const char *name, const st
 	struct hist_run r;
 	int rc;
 
-	e = bsearch(&key, ix->e, ix->ne, sizeof *ix->e, cmp_entry);
+	e = ix->ne ? bsearch(&key, ix->e, ix->ne, sizeof *ix->e, cmp_entry) : NULL;
 	if (!e)
 		return miss(ix);
 	e->seen = 1;
