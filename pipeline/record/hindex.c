@@ -712,7 +712,8 @@ static int store_gpus(sqlite3_stmt *st, sqlite3_int64 id, const struct rec_machi
 static int store_note(struct hindex *ix, sqlite3_stmt **w, const struct history *h,
 		      const struct hix_note *n)
 {
-	const struct hist_run *r = &h->runs[n->run];
+	/* a skipped record added no night: its run is no index into h->runs */
+	const struct hist_run *r = n->why ? NULL : &h->runs[n->run];
 	sqlite3_int64 id;
 	int rc = delete_run(w, n->name);
 
