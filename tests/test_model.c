@@ -283,10 +283,33 @@ static void test_model__set_keeps_the_loaders_ranges(void **state)
 	}
 }
 
+/* Every calibrated transfer factor's source says its whole story: the fit's
+ * description and, at its end, the measured tables it came from (a source
+ * cut at its buffer's end lost the tables' ids and path mid-word). */
+static void test_model__transfer_sources_end_with_their_tables(void **state)
+{
+	struct fixture *f = *state;
+	size_t tail = strlen(f->cal.meas.source);
+	int calibrated = 0;
+	assert_true(tail > 0);
+	for (int i = 0; i < f->cal.nxfer; i++) {
+		const char *src = f->cal.xfer[i].d.source;
+		size_t n = strlen(src);
+		if (f->cal.xfer[i].curve < 0)
+			continue;
+		calibrated++;
+		assert_true(n < sizeof f->cal.xfer[i].d.source - 1);
+		assert_true(n >= tail);
+		assert_string_equal(src + n - tail, f->cal.meas.source);
+	}
+	assert_true(calibrated > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model__reproduces_seed_measured_step_b8),
+		cmocka_unit_test(test_model__transfer_sources_end_with_their_tables),
 		cmocka_unit_test(test_model__reproduces_seed_moe_on_b300),
 		cmocka_unit_test(test_model__reproduces_seed_native_b8),
 		cmocka_unit_test(test_model__reproduces_seed_native_b16_step),

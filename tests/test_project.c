@@ -1309,6 +1309,35 @@ static int key_collect(void *ctx, const char *key, const char *value)
  * estimate's inputs) is a key --set takes: set to the value shown, it comes
  * back with that value, labelled overridden with the value it replaced; and
  * every key --set lists takes its own value. */
+/* Every input's source is whole: a calibrated transfer factor's ends with the
+ * measured tables it came from (its "<kind> <p5>..<p95>: " prefix once cut
+ * the tables' path mid-word, ".../vllm/0.2"). */
+static void test_project__input_sources_are_never_cut(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p = {0};
+	const char *tables = f->cal.meas.source;
+	size_t nt = strlen(tables);
+	int cited = 0;
+	cfg.samples = 200;
+	cfg.grid = cfg.sensitivity = 0;
+	assert_true(nt > 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	for (size_t i = 0; i < p.ninputs; i++) {
+		const char *src = p.inputs[i].source;
+		size_t n = strlen(src);
+		assert_true(n < sizeof p.inputs[i].source - 1);
+		if (strncmp(p.inputs[i].name, "moe_transfer.", 13) || !strstr(src, "calibrated"))
+			continue;
+		cited++;
+		assert_true(n > nt);
+		assert_string_equal(src + n - nt, tables);
+	}
+	assert_true(cited > 0);
+	project_free(&p);
+}
+
 static void test_project__every_input_key_round_trips_through_set(void **state)
 {
 	struct fixture *f = *state;
@@ -1393,6 +1422,7 @@ int main(void)
 		cmocka_unit_test(test_project__transfer_and_allreduce_loaders_are_strict),
 		cmocka_unit_test(test_project__estimate_prints_bands_reproducibly),
 		cmocka_unit_test(test_project__every_input_key_round_trips_through_set),
+		cmocka_unit_test(test_project__input_sources_are_never_cut),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1560,12 +1560,15 @@ void project_input_basis(const struct project_input *in, char *buf, size_t len)
 /* Marks the last input overridden, replacing was, its source kept after. */
 static void input_overridden(struct projection *p, double was)
 {
+	static const char set[] = "set on the command line; before: ";
 	struct project_input *in = &p->inputs[p->ninputs - 1];
-	char src[2 * CALIB_SOURCE_LEN];
-	snprintf(src, sizeof src, "set on the command line; before: %s", in->source);
+	/* an overridden input's source is a calibration one: it fits after set */
+	size_t n = strnlen(in->source, sizeof in->source - sizeof set);
+	memmove(in->source + sizeof set - 1, in->source, n);
+	memcpy(in->source, set, sizeof set - 1);
+	in->source[sizeof set - 1 + n] = '\0';
 	in->prov = PROV_OVERRIDE;
 	in->was = was;
-	copy_str(in->source, sizeof in->source, src);
 }
 
 /* Adds an input; overridden when key was set with --set (was: what it
@@ -1628,7 +1631,7 @@ static int list_anchors(struct projection *p, const struct calib *c)
 
 static int list_assumptions(struct projection *p, const struct calib *c, const struct model *m)
 {
-	char name[96], src[CALIB_SOURCE_LEN];
+	char name[96], src[PROJECT_SOURCE_LEN];
 	int rc = 0;
 	for (int i = 0; i < calib_nassumptions(c) && !rc; i++) {
 		const struct dist *d = &c->asm_[i];
@@ -1636,12 +1639,9 @@ static int list_assumptions(struct projection *p, const struct calib *c, const s
 		enum provenance pv = !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT : PROV_ASSUMED;
 		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED || d->overridden)
 			snprintf(src, sizeof src, "%s", d->source);
-		else {
-			char full[2 * CALIB_SOURCE_LEN];
-			snprintf(full, sizeof full, "%s %g..%g: %s", calib_dist_kind_name(d->kind),
+		else
+			snprintf(src, sizeof src, "%s %g..%g: %s", calib_dist_kind_name(d->kind),
 				 calib_dist_quantile(d, 0.05), calib_dist_quantile(d, 0.95), d->source);
-			copy_str(src, sizeof src, full);
-		}
 		if (!(rc = add_input(p, name, m->v[i], pv, src)) && d->overridden)
 			input_overridden(p, d->was);
 	}

@@ -244,13 +244,18 @@ struct project_xsum {
 	double med_err_pct;          /* median over the points of |p50 / measured - 1| */
 };
 
+/* An input's source: a calibration source with, before it, either "set on
+ * the command line; before: " or its distribution's "<kind> <p5>..<p95>: "
+ * (each under 64 bytes), so no source is cut. */
+#define PROJECT_SOURCE_LEN (CALIB_SOURCE_LEN + 64)
+
 /* Where an input value came from. */
 struct project_input {
 	char name[96];               /* the key --set takes */
 	double value;
 	enum provenance prov;
 	double was;                  /* PROV_OVERRIDE: the value it replaced (NaN: unknown) */
-	char source[CALIB_SOURCE_LEN];
+	char source[PROJECT_SOURCE_LEN];
 };
 
 /* The basis column of an input: "overridden (was 20.94)", else its
