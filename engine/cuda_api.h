@@ -12,7 +12,7 @@
 
 #include "harness.h"
 #include "op.h"
-#include "result.h"
+#include "rec.h"
 
 /* How the reason of rows that cannot run (row.status = REC_SKIPPED) starts. */
 #define CUDA_REASON_NO_DRIVER "no NVIDIA driver"

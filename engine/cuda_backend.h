@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "op.h"
-#include "result.h"
+#include "rec.h"
 
 /* Bumped whenever either table below changes: a backend built from other
  * sources than ddt is refused, not called. */

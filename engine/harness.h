@@ -2,7 +2,7 @@
 #ifndef DDT_HARNESS_H
 #define DDT_HARNESS_H
 
-#include "result.h"
+#include "rec.h"
 
 /* How to sample one measurement (the template's bench.timing section;
  * defaults from nvbench's, [nvbench] in calibration/SOURCES.md). */

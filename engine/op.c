@@ -1,4 +1,4 @@
-/* optable.c - lookup helpers over the op table and op parameters. */
+/* op.c - lookup helpers over the op table and op parameters. */
 #include "op.h"
 
 #include "err.h"

@@ -15,7 +15,7 @@
 #include "err.h"
 #include "harness.h"
 #include "op.h"
-#include "result.h"
+#include "rec.h"
 
 /* Builds params from "key", value pairs ending at NULL (keys are literals). */
 static struct op_params params_of(const char *k0, ...)

@@ -15,7 +15,7 @@
 #include "err.h"
 #include "harness.h"
 #include "op.h"
-#include "result.h"
+#include "rec.h"
 
 /* The folder holding this program (build/tests). */
 static void exe_dir(char *dir, size_t len)

@@ -33,7 +33,7 @@
 #include "err.h"
 #include "harness.h"
 #include "op.h"
-#include "result.h"
+#include "rec.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

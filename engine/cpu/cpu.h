@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "result.h"
+#include "rec.h"
 
 #define CPU_MAX_THREADS 64
 

@@ -7,7 +7,7 @@
 extern "C" {
 #include "cuda_api.h"
 #include "harness.h"
-#include "result.h"
+#include "rec.h"
 }
 
 /* One stream, two events and (for cold samples) an L2 flush buffer on one

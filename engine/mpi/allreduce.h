@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "harness.h"
-#include "result.h"
+#include "rec.h"
 
 #define ALLREDUCE_MAX_M 16
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "result.h"
+#include "rec.h"
 #include "ydoc.h"
 
 /* Schema 2 adds the optional `machine:` section and provenance.engine_rev;

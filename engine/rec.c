@@ -1,5 +1,5 @@
-/* result.c - the engine's result rows: their parameters, statuses and lists. */
-#include "result.h"
+/* rec.c - the engine's result rows: their parameters, statuses and lists. */
+#include "rec.h"
 
 #include "err.h"
 

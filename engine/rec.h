@@ -1,7 +1,7 @@
-/* result.h - what the engine measures: one row per measurement, the device it
+/* rec.h - what the engine measures: one row per measurement, the device it
  * ran on and the build; run records (pipeline/record/) store these. */
-#ifndef DDT_RESULT_H
-#define DDT_RESULT_H
+#ifndef DDT_REC_H
+#define DDT_REC_H
 
 #include <stddef.h>
 
