@@ -58,7 +58,7 @@ int cuda_time_op(const struct op_desc *op, const struct op_params *p, int dev,
  * Fewer than 2 GPUs: the rows are appended with status skipped and the reason.
  * Validates the sum on the first sample. Returns 0, or DDT_ENOMEM when a row
  * cannot be appended. */
-int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidden,
+int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, int hidden,
 			 const struct harness_conf *hc, int rec_device);
 
 /* Launch overhead on CUDA device 0: appends to r the rows
@@ -78,7 +78,7 @@ int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidde
  * (target <= 105).
  * Rows that cannot run are appended as skipped/failed with the reason.
  * device = rec_device on every row. Returns 0 or DDT_ENOMEM. */
-int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
+int cuda_bench_launch(struct rec_rows *r, const struct op_params *p,
 		      const struct harness_conf *hc, int rec_device);
 
 /* The CUDA path of the op of that name (engine/cuda/<op>.cu), or NULL when

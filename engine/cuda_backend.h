@@ -34,7 +34,7 @@ struct cuda_host {
 	const struct op_desc *(*op_find)(const char *name);
 	double (*op_param)(const struct op_params *p, const char *key, double dflt);
 	int (*op_param_set)(struct op_params *p, const char *key, double val);
-	int (*result_rows_add)(struct result_rows *l, const struct rec_row *row);
+	int (*rec_rows_add)(struct rec_rows *l, const struct rec_row *row);
 	int (*rec_row_param_set)(struct rec_row *row, const char *key, double val);
 };
 
@@ -46,9 +46,9 @@ struct cuda_backend {
 	int (*versions)(char *runtime, char *driver, char *nccl, size_t len);
 	int (*time_op)(const struct op_desc *op, const struct op_params *p, int dev,
 		       const struct harness_conf *hc, uint64_t seed, struct rec_row *row);
-	int (*bench_allreduce)(struct result_rows *r, const int *ms, int nm, int hidden,
+	int (*bench_allreduce)(struct rec_rows *r, const int *ms, int nm, int hidden,
 			       const struct harness_conf *hc, int rec_device);
-	int (*bench_launch)(struct result_rows *r, const struct op_params *p,
+	int (*bench_launch)(struct rec_rows *r, const struct op_params *p,
 			    const struct harness_conf *hc, int rec_device);
 	const struct op_cuda *(*op_path)(const char *op);
 };

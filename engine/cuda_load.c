@@ -110,7 +110,7 @@ static const struct cuda_host load_host = {
 	.op_find = op_find,
 	.op_param = op_param,
 	.op_param_set = op_param_set,
-	.result_rows_add = result_rows_add,
+	.rec_rows_add = rec_rows_add,
 	.rec_row_param_set = rec_row_param_set,
 };
 
@@ -218,7 +218,7 @@ int cuda_time_op(const struct op_desc *op, const struct op_params *p, int dev,
 	return 0;
 }
 
-int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidden,
+int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, int hidden,
 			 const struct harness_conf *hc, int rec_device)
 {
 	const struct cuda_backend *be = load();
@@ -230,13 +230,13 @@ int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidde
 		rec_row_param_set(&row, "M", ms[i]);
 		rec_row_param_set(&row, "hidden", hidden);
 		row.bytes = (double)ms[i] * hidden * 2;
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
 }
 
-int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
+int cuda_bench_launch(struct rec_rows *r, const struct op_params *p,
 		      const struct harness_conf *hc, int rec_device)
 {
 	static const char *const variants[] = {"empty_async", "empty_sync", "step_kernels",
@@ -250,7 +250,7 @@ int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
 		if (i >= 2)
 			for (int k = 0; k < p->n; k++)
 				rec_row_param_set(&row, p->keys[k], p->vals[k]);
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;

@@ -36,7 +36,7 @@ int rec_row_param_set(struct rec_row *row, const char *key, double val)
 		if (c > 0)
 			break;
 	}
-	if (row->nparams == RESULT_MAX_PARAMS || strlen(key) >= sizeof row->params[0].key)
+	if (row->nparams == REC_MAX_PARAMS || strlen(key) >= sizeof row->params[0].key)
 		return -1;
 	memmove(&row->params[i + 1], &row->params[i], (size_t)(row->nparams - i) * sizeof row->params[0]);
 	snprintf(row->params[i].key, sizeof row->params[i].key, "%s", key);
@@ -63,7 +63,7 @@ char *rec_row_params_str(const struct rec_row *row, char *buf, size_t len)
 	return buf;
 }
 
-int result_rows_add(struct result_rows *l, const struct rec_row *row)
+int rec_rows_add(struct rec_rows *l, const struct rec_row *row)
 {
 	if (!(l->n & (l->n - 1))) { /* capacity is the next power of two */
 		void *p = realloc(l->rows, (l->n ? l->n * 2 : 16) * sizeof *l->rows);
@@ -75,7 +75,7 @@ int result_rows_add(struct result_rows *l, const struct rec_row *row)
 	return 0;
 }
 
-void result_rows_free(struct result_rows *l)
+void rec_rows_free(struct rec_rows *l)
 {
 	free(l->rows);
 	memset(l, 0, sizeof *l);

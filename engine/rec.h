@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#define RESULT_MAX_PARAMS 12
+#define REC_MAX_PARAMS 12
 
 enum rec_status { REC_OK, REC_FAILED, REC_SKIPPED, REC_UNSUPPORTED };
 
@@ -33,7 +33,7 @@ struct rec_row {
 	char backend[8];      /* "cpu", "cuda", "nccl", "mpi" */
 	int device;           /* which device: the run record's device index */
 	int nparams;
-	struct rec_param params[RESULT_MAX_PARAMS]; /* sorted by key */
+	struct rec_param params[REC_MAX_PARAMS]; /* sorted by key */
 	int samples;
 	double median_us, p10_us, p90_us, min_us, max_us, stdev_us;
 	double bytes, flops;  /* moved / done per run */
@@ -58,14 +58,14 @@ struct rec_provenance {
 
 /* The rows of a benchmark that makes several (the all-reduce sweep, the
  * launch benchmarks); they own their memory. */
-struct result_rows {
+struct rec_rows {
 	size_t n;
 	struct rec_row *rows;
 };
 
 /* Appends a copy of row; returns 0 or DDT_ENOMEM. */
-int result_rows_add(struct result_rows *l, const struct rec_row *row);
-void result_rows_free(struct result_rows *l);
+int rec_rows_add(struct rec_rows *l, const struct rec_row *row);
+void rec_rows_free(struct rec_rows *l);
 
 /* Sets a row's param (keeps them sorted); returns 0 or -1 when full. */
 int rec_row_param_set(struct rec_row *row, const char *key, double val);

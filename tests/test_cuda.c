@@ -102,7 +102,7 @@ static void test_cuda__no_device_rows_are_skipped(void **state)
 	(void)state;
 	struct harness_conf hc;
 	struct rec_row row;
-	struct result_rows r = {0};
+	struct rec_rows r = {0};
 	char reason[160];
 	int n = -1, ms[] = {1, 9};
 
@@ -117,7 +117,7 @@ static void test_cuda__no_device_rows_are_skipped(void **state)
 			assert_int_equal(r.rows[0].status, REC_SKIPPED);
 			assert_non_null(strstr(r.rows[0].reason, "2 or more GPUs"));
 		}
-		result_rows_free(&r);
+		rec_rows_free(&r);
 		return;
 	}
 	assert_true(!strncmp(reason, CUDA_REASON_NO_DRIVER, strlen(CUDA_REASON_NO_DRIVER)) ||
@@ -143,7 +143,7 @@ static void test_cuda__no_device_rows_are_skipped(void **state)
 	}
 	assert_string_equal(r.rows[0].op, "allreduce");
 	assert_string_equal(r.rows[6].op, "launch");
-	result_rows_free(&r);
+	rec_rows_free(&r);
 
 	struct rec_device d;
 	assert_true(cuda_device_describe(0, &d) != 0);

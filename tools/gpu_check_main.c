@@ -197,7 +197,7 @@ static void gc_once(const struct op_desc *op, const struct op_params *p, uint64_
 
 /* cases: every case of cuda_cases.h (all, or those small enough for the CPU
  * simulator: "sim") as validate rows, each at its own seed. */
-static int gc_cases(const char *which, struct result_rows *r)
+static int gc_cases(const char *which, struct rec_rows *r)
 {
 	for (const struct cuda_case *c = cuda_cases; c->op; c++) {
 		struct op_params p;
@@ -207,7 +207,7 @@ static int gc_cases(const char *which, struct result_rows *r)
 		if (cuda_case_params(c, &p))
 			return DDT_EINPUT;
 		gc_validate(op_find(c->op), &p, c->seed, &row);
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return DDT_ENOMEM;
 	}
 	return 0;
@@ -283,7 +283,7 @@ done:
 /* One plan line of nf tab-separated fields f into r; 0, DDT_EINPUT for a bad
  * line, or DDT_ENOMEM. */
 static int gc_line(char **f, int nf, struct harness_conf *hc, uint64_t *seed,
-		   struct result_rows *r, FILE *out)
+		   struct rec_rows *r, FILE *out)
 {
 	const struct op_desc *op = nf >= 2 ? op_find(f[1]) : NULL;
 	struct op_params p;
@@ -314,7 +314,7 @@ static int gc_line(char **f, int nf, struct harness_conf *hc, uint64_t *seed,
 			gc_validate(op, &p, *seed, &row);
 		else
 			gc_once(op, &p, *seed, &row);
-		return result_rows_add(r, &row) ? DDT_ENOMEM : 0;
+		return rec_rows_add(r, &row) ? DDT_ENOMEM : 0;
 	}
 	if (!strcmp(f[0], "op") && nf >= 3 && op) {
 		if (gc_params(nf == 4 ? f[3] : "", &p))
@@ -322,7 +322,7 @@ static int gc_line(char **f, int nf, struct harness_conf *hc, uint64_t *seed,
 		h.cold = strcmp(f[2], "hot") != 0;
 		if (cuda_time_op(op, &p, 0, &h, *seed, &row))
 			return DDT_ENOMEM;
-		return result_rows_add(r, &row) ? DDT_ENOMEM : 0;
+		return rec_rows_add(r, &row) ? DDT_ENOMEM : 0;
 	}
 	if (!strcmp(f[0], "allreduce") && nf == 3) {
 		int ms[64], nm = 0;
@@ -412,7 +412,7 @@ static int gc_count_line(char **f, int nf)
 static int gc_plan(FILE *plan, FILE *out, long *count)
 {
 	struct harness_conf hc;
-	struct result_rows r = {0};
+	struct rec_rows r = {0};
 	char line[4096];
 	uint64_t seed = 1;
 	int status = 0, failed = 0;
@@ -448,7 +448,7 @@ static int gc_plan(FILE *plan, FILE *out, long *count)
 	}
 	if (out && !status)
 		fprintf(out, "#end\n");
-	result_rows_free(&r);
+	rec_rows_free(&r);
 	return status ? status : failed;
 }
 

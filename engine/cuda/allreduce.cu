@@ -25,7 +25,7 @@ extern "C" {
 #ifdef DDT_NO_NCCL
 
 /* Built without NCCL: every row says so. */
-extern "C" int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidden,
+extern "C" int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, int hidden,
 				    const struct harness_conf *hc, int rec_device)
 {
 	char reason[160];
@@ -39,7 +39,7 @@ extern "C" int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm
 		rec_row_param_set(&row, "gpus", n);
 		row.bytes = (double)ms[i] * hidden * 2;
 		cu_row_status(&row, REC_SKIPPED, "%s", n ? "built without NCCL" : reason);
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
@@ -160,20 +160,20 @@ static void ar_row(struct rec_row *row, int M, int hidden, int n, int rec_device
 }
 
 /* Appends one row per M with status st and the reason. */
-static int ar_rows_status(struct result_rows *r, const int *ms, int nm, int hidden, int n,
+static int ar_rows_status(struct rec_rows *r, const int *ms, int nm, int hidden, int n,
 			  int rec_device, enum rec_status st, const char *reason)
 {
 	for (int i = 0; i < nm; i++) {
 		struct rec_row row;
 		ar_row(&row, ms[i], hidden, n, rec_device);
 		cu_row_status(&row, st, "%s", reason);
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
 }
 
-extern "C" int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm, int hidden,
+extern "C" int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, int hidden,
 				    const struct harness_conf *hc, int rec_device)
 {
 	char reason[160];
@@ -236,7 +236,7 @@ extern "C" int cuda_bench_allreduce(struct result_rows *r, const int *ms, int nm
 			cu_row_rates(&row, NAN);
 			rec_row_param_set(&row, "busbw_gbps", row.gbps * 2.0 * (n - 1) / n);
 		}
-		rc = result_rows_add(r, &row) ? err_nomem() : 0;
+		rc = rec_rows_add(r, &row) ? err_nomem() : 0;
 	}
 out:
 	cu_timer_free(&t);

@@ -96,9 +96,9 @@ int op_param_set(struct op_params *p, const char *key, double val)
 	return host->op_param_set(p, key, val);
 }
 
-int result_rows_add(struct result_rows *l, const struct rec_row *row)
+int rec_rows_add(struct rec_rows *l, const struct rec_row *row)
 {
-	return host->result_rows_add(l, row);
+	return host->rec_rows_add(l, row);
 }
 
 int rec_row_param_set(struct rec_row *row, const char *key, double val)

@@ -325,7 +325,7 @@ static void copy_params(struct rec_row *row, const struct op_params *p)
 }
 
 /* Appends the rows of variants[from..] as skipped/failed with reason. */
-static int rows_status(struct result_rows *r, const char *const *variants, int from, int to,
+static int rows_status(struct rec_rows *r, const char *const *variants, int from, int to,
 		       const struct op_params *p, int rec_device, enum rec_status st,
 		       const char *reason)
 {
@@ -335,13 +335,13 @@ static int rows_status(struct result_rows *r, const char *const *variants, int f
 		if (i >= 2)
 			copy_params(&row, p);
 		cu_row_status(&row, st, "%s", reason);
-		if (result_rows_add(r, &row))
+		if (rec_rows_add(r, &row))
 			return err_nomem();
 	}
 	return 0;
 }
 
-extern "C" int cuda_bench_launch(struct result_rows *r, const struct op_params *p,
+extern "C" int cuda_bench_launch(struct rec_rows *r, const struct op_params *p,
 				 const struct harness_conf *hc, int rec_device)
 {
 	static const char *const variants[] = {"empty_async", "empty_sync", "step_kernels",
@@ -371,12 +371,12 @@ extern "C" int cuda_bench_launch(struct result_rows *r, const struct op_params *
 	cu_row_init(&row, "launch", variants[0], "cuda", rec_device);
 	if (cu_time(&t, &hot, empty_enqueue, NULL, EMPTY_CALLS, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (result_rows_add(r, &row))
+	if (rec_rows_add(r, &row))
 		goto nomem;
 	cu_row_init(&row, "launch", variants[1], "cuda", rec_device);
 	if (time_empty_sync(&t, &hot, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (result_rows_add(r, &row))
+	if (rec_rows_add(r, &row))
 		goto nomem;
 
 	/* the synthetic step */
@@ -390,13 +390,13 @@ extern "C" int cuda_bench_launch(struct result_rows *r, const struct op_params *
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
 	else
 		sum_us = row.median_us;
-	if (result_rows_add(r, &row))
+	if (rec_rows_add(r, &row))
 		goto nomem;
 	cu_row_init(&row, "launch", variants[3], "cuda", rec_device);
 	copy_params(&row, p);
 	if (cu_time(&t, &hot, step_enqueue, &st, 1, &row))
 		cu_row_status(&row, REC_FAILED, "%s", err_msg());
-	if (result_rows_add(r, &row))
+	if (rec_rows_add(r, &row))
 		goto nomem;
 
 	cu_row_init(&row, "launch", variants[4], "cuda", rec_device);
@@ -415,7 +415,7 @@ extern "C" int cuda_bench_launch(struct result_rows *r, const struct op_params *
 		else if (sum_us > 0)
 			rec_row_param_set(&row, "pct_of_kernels", 100.0 * row.median_us / sum_us);
 	}
-	if (result_rows_add(r, &row))
+	if (rec_rows_add(r, &row))
 		goto nomem;
 	goto out;
 nomem:

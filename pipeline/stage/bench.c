@@ -276,7 +276,7 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 {
 	struct op_params p;
 	struct harness_conf hc = st->bc->timing;
-	struct result_rows rows = {0};
+	struct rec_rows rows = {0};
 	int dev = st->ncuda ? 1 : 0, rc = 0;
 
 	hc.cold = 0;
@@ -298,7 +298,7 @@ static int bench_cuda_only(struct bench_state *st, const struct bench_op *e)
 	}
 	if (!rc)
 		rc = bench_add_rows(st->r, rows.rows, (int)rows.n);
-	result_rows_free(&rows);
+	rec_rows_free(&rows);
 	st->done++;
 	return rc;
 }
