@@ -10,7 +10,7 @@
 
 static double t_two_sided(double t, double df);
 
-void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var)
+void cpoint_moments(const double *x, size_t lo, size_t hi, double *mean, double *var)
 {
 	double m = 0, s = 0;
 	size_t n = hi - lo;
@@ -23,7 +23,7 @@ void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var
 	*var = n > 1 ? s / (double)(n - 1) : 0;
 }
 
-double cp_t_p(double t, double df)
+double cpoint_t_p(double t, double df)
 {
 	return t_two_sided(t, df);
 }
@@ -38,7 +38,7 @@ static double t_two_sided(double t, double df)
 	return 2 * gsl_cdf_tdist_Q(fabs(t), df);
 }
 
-double cp_ttest_p(double m1, double v1, double n1, double m2, double v2, double n2)
+double cpoint_ttest_p(double m1, double v1, double n1, double m2, double v2, double n2)
 {
 	double df = n1 + n2 - 2;
 	if (n1 < 1 || n2 < 1 || df < 1)
@@ -50,7 +50,7 @@ double cp_ttest_p(double m1, double v1, double n1, double m2, double v2, double 
 	return t_two_sided((m2 - m1) / se, df);
 }
 
-double cp_welch_p(double m1, double v1, double n1, double m2, double v2, double n2)
+double cpoint_welch_p(double m1, double v1, double n1, double m2, double v2, double n2)
 {
 	if (n1 < 2 || n2 < 2)
 		return 1;
@@ -77,7 +77,7 @@ static double qhat_of(double sxy, double sxx, double syy, size_t nx, size_t ny)
 	return (double)nx * (double)ny / (double)(nx + ny) * e;
 }
 
-int cp_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
+int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
 		  size_t *kappa, double *qhat)
 {
 	size_t m = hi > lo ? hi - lo : 0, w = m + 1;
@@ -128,19 +128,19 @@ int cp_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t 
 /* ---------------------------------------------------------------- divisive */
 
 /* The change at c[i] between its neighbours (c[-1] = 0, c[k] = n). */
-static struct cp_change stats_of(const double *x, size_t n, const size_t *c, size_t k, size_t i)
+static struct cpoint_change stats_of(const double *x, size_t n, const size_t *c, size_t k, size_t i)
 {
 	size_t lo = i ? c[i - 1] : 0, hi = i + 1 < k ? c[i + 1] : n;
-	struct cp_change ch = {.at = c[i]};
+	struct cpoint_change ch = {.at = c[i]};
 	double v1, v2;
-	cp_moments(x, lo, c[i], &ch.mean_before, &v1);
-	cp_moments(x, c[i], hi, &ch.mean_after, &v2);
-	ch.p = cp_ttest_p(ch.mean_before, v1, (double)(c[i] - lo), ch.mean_after, v2,
+	cpoint_moments(x, lo, c[i], &ch.mean_before, &v1);
+	cpoint_moments(x, c[i], hi, &ch.mean_after, &v2);
+	ch.p = cpoint_ttest_p(ch.mean_before, v1, (double)(c[i] - lo), ch.mean_after, v2,
 			  (double)(hi - c[i]));
 	return ch;
 }
 
-static double rel_change(const struct cp_change *ch)
+static double rel_change(const struct cpoint_change *ch)
 {
 	return ch->mean_before != 0 ? fabs(ch->mean_after / ch->mean_before - 1) : INFINITY;
 }
@@ -162,7 +162,7 @@ static void insert_sorted(size_t *c, size_t *k, size_t v)
  * test between the points before the candidate and those up to its kappa
  * (the two groups Q-hat compared) gives p <= split_p; an interval whose best
  * candidate fails is not tried again. */
-static int split_all(const double *x, size_t n, const struct cp_opts *o, size_t *c, size_t *k)
+static int split_all(const double *x, size_t n, const struct cpoint_opts *o, size_t *c, size_t *k)
 {
 	unsigned char *done = calloc(n + 1, 1); /* done[lo]: interval from lo tried */
 	int rc = 0;
@@ -177,7 +177,7 @@ static int split_all(const double *x, size_t n, const struct cp_opts *o, size_t 
 			double q;
 			if (done[a])
 				continue;
-			rc = cp_best_split(x, a, b, o->min_seg, &at, &kappa, &q);
+			rc = cpoint_best_split(x, a, b, o->min_seg, &at, &kappa, &q);
 			if (rc == DDT_ENOMEM)
 				goto out;
 			if (rc) {
@@ -193,9 +193,9 @@ static int split_all(const double *x, size_t n, const struct cp_opts *o, size_t 
 		if (best_q == -INFINITY)
 			break;
 		double m1, v1, m2, v2;
-		cp_moments(x, lo, best_at, &m1, &v1);
-		cp_moments(x, best_at, best_kappa, &m2, &v2);
-		if (cp_ttest_p(m1, v1, (double)(best_at - lo), m2, v2,
+		cpoint_moments(x, lo, best_at, &m1, &v1);
+		cpoint_moments(x, best_at, best_kappa, &m2, &v2);
+		if (cpoint_ttest_p(m1, v1, (double)(best_at - lo), m2, v2,
 			       (double)(best_kappa - best_at)) > o->split_p)
 			done[lo] = 1;
 		else
@@ -207,13 +207,13 @@ out:
 }
 
 /* Merge step: removes the weakest change point until all are kept. */
-static void merge_weak(const double *x, size_t n, const struct cp_opts *o, size_t *c, size_t *k)
+static void merge_weak(const double *x, size_t n, const struct cpoint_opts *o, size_t *c, size_t *k)
 {
 	while (*k) {
 		size_t worst = 0, smallest = 0;
 		double worst_p = -1, smallest_rel = INFINITY;
 		for (size_t i = 0; i < *k; i++) {
-			struct cp_change ch = stats_of(x, n, c, *k, i);
+			struct cpoint_change ch = stats_of(x, n, c, *k, i);
 			if (ch.p > worst_p) {
 				worst_p = ch.p;
 				worst = i;
@@ -247,8 +247,8 @@ static void refine(const double *x, size_t n, size_t min_seg, size_t *c, size_t 
 			if (t < lo + min_seg || t + min_seg > hi)
 				continue;
 			double m1, v1, m2, v2, n1 = (double)(t - lo), n2 = (double)(hi - t);
-			cp_moments(x, lo, t, &m1, &v1);
-			cp_moments(x, t, hi, &m2, &v2);
+			cpoint_moments(x, lo, t, &m1, &v1);
+			cpoint_moments(x, t, hi, &m2, &v2);
 			double gain = (m2 - m1) * (m2 - m1) * n1 * n2 / (n1 + n2);
 			if (gain > best_gain) {
 				best_gain = gain;
@@ -261,21 +261,21 @@ static void refine(const double *x, size_t n, size_t min_seg, size_t *c, size_t 
 
 static int by_p(const void *a, const void *b)
 {
-	const struct cp_change *x = a, *y = b;
+	const struct cpoint_change *x = a, *y = b;
 	return x->p < y->p ? -1 : x->p > y->p ? 1 : (x->at > y->at) - (x->at < y->at);
 }
 
 static int by_at(const void *a, const void *b)
 {
-	const struct cp_change *x = a, *y = b;
+	const struct cpoint_change *x = a, *y = b;
 	return (x->at > y->at) - (x->at < y->at);
 }
 
-int cp_edivisive(const double *x, size_t n, const struct cp_opts *o, struct cp_change *out,
+int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, struct cpoint_change *out,
 		 size_t cap, size_t *nout)
 {
 	size_t *c = malloc((n ? n : 1) * sizeof *c), k = 0;
-	struct cp_change *all = NULL;
+	struct cpoint_change *all = NULL;
 	int rc;
 
 	*nout = 0;

@@ -21,14 +21,14 @@
  *
  * A change point is the index of the first point of the new level. */
 
-struct cp_opts {
+struct cpoint_opts {
 	double max_p;   /* the significance a change point keeps (0.001) */
 	double split_p; /* the looser level of the split step (10 x max_p) */
 	size_t min_seg; /* fewest points of a segment (>= 1; 2: a step lasts 2 points) */
 	double min_rel; /* smallest |mean_after / mean_before - 1| kept (0: any) */
 };
 
-struct cp_change {
+struct cpoint_change {
 	size_t at;          /* first index of the new level */
 	double mean_before; /* mean of the segment before, up to the previous change */
 	double mean_after;  /* mean of the segment after, up to the next change */
@@ -39,29 +39,29 @@ struct cp_change {
  * out[0..cap), their number into *nout (at most cap: the strongest first
  * when there are more). Memory O(n^2) doubles, time O(n^2) per split.
  * Returns 0 or DDT_ENOMEM. */
-int cp_edivisive(const double *x, size_t n, const struct cp_opts *o, struct cp_change *out,
+int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, struct cpoint_change *out,
 		 size_t cap, size_t *nout);
 
 /* The split of x[lo..hi) that maximises Q-hat over both its ends (tau, kappa)
  * with lo + min_seg <= tau and tau + min_seg <= kappa <= hi: tau into *at,
  * kappa into *kappa, the value into *qhat. Returns 0, DDT_EINPUT (the
  * interval is shorter than 2 x min_seg) or DDT_ENOMEM. */
-int cp_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
+int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
 		  size_t *kappa, double *qhat);
 
 /* Two-sided p of Student's t test with pooled variance between samples of
  * means m1, m2, sample variances v1, v2 (n - 1 in the denominator) and sizes
  * n1, n2; 1 when n1 + n2 < 3; 0 when both variances are 0 and the means differ. */
-double cp_ttest_p(double m1, double v1, double n1, double m2, double v2, double n2);
+double cpoint_ttest_p(double m1, double v1, double n1, double m2, double v2, double n2);
 
 /* Two-sided p of Welch's t test (unequal variances, Welch-Satterthwaite
  * degrees of freedom); 1 when either sample has fewer than 2 points. */
-double cp_welch_p(double m1, double v1, double n1, double m2, double v2, double n2);
+double cpoint_welch_p(double m1, double v1, double n1, double m2, double v2, double n2);
 
 /* Two-sided p of a t statistic with df degrees of freedom (0 for |t| = inf). */
-double cp_t_p(double t, double df);
+double cpoint_t_p(double t, double df);
 
 /* Mean and sample variance of x[lo..hi) (variance 0 for one point). */
-void cp_moments(const double *x, size_t lo, size_t hi, double *mean, double *var);
+void cpoint_moments(const double *x, size_t lo, size_t hi, double *mean, double *var);
 
 #endif

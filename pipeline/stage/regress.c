@@ -195,8 +195,8 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
 		}
 	if (!cut)
 		return 0;
-	cp_moments(v, 0, cut, &m1, &v1);
-	cp_moments(v, cut, n, &m2, &v2);
+	cpoint_moments(v, 0, cut, &m1, &v1);
+	cpoint_moments(v, cut, n, &m2, &v2);
 	double s = fmax(sqrt(fmax(v1, v2)), c->noise_floor_frac * m1);
 	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac)
 		return 0;
@@ -309,7 +309,7 @@ const char *regress_compare(const struct regress_conf *c, const struct hist_poin
 	if (isfinite(a->spread_us) && isfinite(b->spread_us) && a->samples >= 2 &&
 	    b->samples >= 2) {
 		*test = "welch";
-		*p = cp_welch_p(a->median_us, a->spread_us * a->spread_us, a->samples,
+		*p = cpoint_welch_p(a->median_us, a->spread_us * a->spread_us, a->samples,
 				b->median_us, b->spread_us * b->spread_us, b->samples);
 		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
 			return "same";
@@ -425,8 +425,8 @@ static size_t hinge_fit(const double *y, size_t m, double *a, double *b, double 
 static double step_rss(const double *y, size_t m, size_t at)
 {
 	double m1, v1, m2, v2;
-	cp_moments(y, 0, at, &m1, &v1);
-	cp_moments(y, at, m, &m2, &v2);
+	cpoint_moments(y, 0, at, &m1, &v1);
+	cpoint_moments(y, at, m, &m2, &v2);
 	return v1 * (double)(at - 1) + v2 * (double)(m - at - 1);
 }
 
@@ -500,7 +500,7 @@ static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size
  * confirm_nights and two thirds of the points after it lie beyond half the
  * change (one spike beside a normal night is no level). */
 static int sustained(const struct regress_conf *c, const double *y, size_t m, size_t at,
-		     const struct cp_change *ch)
+		     const struct cpoint_change *ch)
 {
 	double half = (ch->mean_before + ch->mean_after) / 2;
 	size_t beyond = 0;
@@ -548,7 +548,7 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	struct hist_point *p = &s->pts[i];
 	size_t m = level_window(c, s, w, i, sc), n, h;
 	double noise, a, b;
-	struct cp_change ch[4];
+	struct cpoint_change ch[4];
 
 	if (m < (size_t)(c->min_good_nights + c->confirm_nights) || window_bimodal(c, sc, m))
 		return 0;
@@ -557,11 +557,11 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 		noise = fmax(noise, w->carry_noise); /* a new level's few nights */
 	/* averaged over nights, a change of one noise sigma is real when the
 	 * test says so; the minimum change still holds */
-	struct cp_opts o = {.max_p = c->change_max_p,
+	struct cpoint_opts o = {.max_p = c->change_max_p,
 			    .split_p = fmin(10 * c->change_max_p, 0.05),
 			    .min_seg = (size_t)c->confirm_nights,
 			    .min_rel = fmax(c->min_delta_frac, noise)};
-	if (cp_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
+	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
 	    ch[0].at < (size_t)c->min_good_nights || !sustained(c, sc->win, m, ch[0].at, &ch[0]))
 		return 0;
 	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
@@ -633,7 +633,7 @@ static int long_drift(const struct regress_conf *c, struct hist_series *s, struc
 	double sxx_c = sxx - sx * sx / dn, slope = (sxy - sx * sy / dn) / sxx_c;
 	double res = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
 	double se = sqrt(fmax(res, 0) / (dn - 2) / sxx_c);
-	if (fabs(cur / ref - 1) < thr || cp_t_p(slope / se, dn - 2) > c->change_max_p ||
+	if (fabs(cur / ref - 1) < thr || cpoint_t_p(slope / se, dn - 2) > c->change_max_p ||
 	    (slope > 0) != (cur > ref))
 		return 0;
 	size_t hh = m > 3 ? hinge_fit(sc->win, m, &a, &b, &rss) : 0;
