@@ -804,12 +804,12 @@ struct mc {
 	int mix_forms;         /* the fit is exactly determined: mix the declared form and the other */
 	double fit_sig;        /* sigma of the log fit error (residuals, parameters) */
 	/* the acceptance source's draws (after the weighting) */
-	const struct pacc *acc;
+	const struct project_accept *acc;
 	const long *row_lane;  /* [nrows]: a row's acceptance lane, -1: typed */
 	/* the grid's races: per (target, C), which budget wins each draw */
 	int nraces, nlanes;    /* races, budgets per race */
 	const long *race_case; /* [nraces][nlanes] case of each lane */
-	const long *race_acc;  /* [nraces][nlanes] acceptance lane (pacc) of each */
+	const long *race_acc;  /* [nraces][nlanes] acceptance lane (project_accept) of each */
 	const int *race_c;     /* [nraces] concurrency */
 	int *wins;             /* [nraces][nlanes] */
 	double *regret;        /* [nraces][nlanes]: mean tok/s below the draw's best */
@@ -1088,7 +1088,7 @@ static void run_races(struct mc *mc)
 			double K = mc->race_c[r] * 1000.0;
 			int best = 0;
 			for (int b = 0; b < mc->nlanes; b++) {
-				tok[b] = K * pacc_draws(mc->acc, (size_t)a[b])[s] /
+				tok[b] = K * project_accept_draws(mc->acc, (size_t)a[b])[s] /
 					 mc->step[(size_t)k[b] * n + s];
 				if (tok[b] > tok[best])
 					best = b;
@@ -1240,7 +1240,7 @@ static void row_tok_draws(const struct mc *mc, size_t k, double C, double lo, do
 			  long lane, double *out)
 {
 	const double *st = mc->step + k * mc->nsamples, *ua = MC_U(mc, mc->ngroups + KN_ACCEPT);
-	const double *la = lane >= 0 ? pacc_draws(mc->acc, (size_t)lane) : NULL;
+	const double *la = lane >= 0 ? project_accept_draws(mc->acc, (size_t)lane) : NULL;
 	for (size_t s = 0; s < mc->nsamples; s++)
 		out[s] = C * (la ? la[s] : lo + ua[s] * (hi - lo)) * 1000.0 / st[s];
 }
@@ -1743,14 +1743,15 @@ static void grid_gaps(const struct project_config *cfg, int gap[PROJECT_MAX_GRID
 
 /* Asks acc for every acceptance the grid of scenario s may need: its
  * block at cfg's budgets, every gap's and s's own. Returns 0 or an error. */
-static int grid_want(struct pacc *acc, const struct project_config *cfg, const struct scenario *s)
+static int grid_want(struct project_accept *acc, const struct project_config *cfg,
+		     const struct scenario *s)
 {
-	int gap[PROJECT_MAX_GRID_BUDGETS + 1], rc = pacc_want(acc, s->block, s->budget);
+	int gap[PROJECT_MAX_GRID_BUDGETS + 1], rc = project_accept_want(acc, s->block, s->budget);
 	grid_gaps(cfg, gap);
 	for (int i = 0; i < cfg->nbudgets && !rc; i++)
-		rc = pacc_want(acc, s->block, cfg->budgets[i]);
+		rc = project_accept_want(acc, s->block, cfg->budgets[i]);
 	for (int i = 0; i <= cfg->nbudgets && !rc; i++)
-		rc = gap[i] ? pacc_want(acc, s->block, gap[i]) : 0;
+		rc = gap[i] ? project_accept_want(acc, s->block, gap[i]) : 0;
 	return rc;
 }
 
@@ -1764,7 +1765,7 @@ static int cmp_int(const void *x, const void *y)
  * optimum over them (the model at its seed point values, the source's
  * point acceptance). Returns 0 or an error code. */
 static int grid_budgets(struct project_grid *g, const struct project_config *cfg,
-			const struct calib *c, struct mc *mc, const struct model *m, struct pacc *acc)
+			const struct calib *c, struct mc *mc, const struct model *m, struct project_accept *acc)
 {
 	int gap[PROJECT_MAX_GRID_BUDGETS + 1], add[PROJECT_MAX_GRID_BUDGETS + 1] = {0};
 	grid_gaps(cfg, gap);
@@ -1777,7 +1778,7 @@ static int grid_budgets(struct project_grid *g, const struct project_config *cfg
 			for (int b = 0; b < cfg->nbudgets; b++) {
 				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
 						      cfg->budgets[b], g->conc[ci], 1, g->context};
-				long k = mc_case_of(mc, m, &in, 0), l = pacc_lane(acc, g->block, cfg->budgets[b]);
+				long k = mc_case_of(mc, m, &in, 0), l = project_accept_lane(acc, g->block, cfg->budgets[b]);
 				if (k < 0 || l < 0)
 					return (int)(k < 0 ? k : l);
 				double v = acc->lanes[l].point / mc->cases[k].point_step;
@@ -1798,7 +1799,7 @@ static int grid_budgets(struct project_grid *g, const struct project_config *cfg
  * acceptance lanes. */
 static int grid_setup(struct projection *p, const struct project_config *cfg, const struct calib *c,
 		      const struct scenario *s, struct mc *mc, const struct model *m,
-		      struct pacc *acc, long **case_of, long **lane_of)
+		      struct project_accept *acc, long **case_of, long **lane_of)
 {
 	struct project_grid *g = &p->grid;
 	int rc;
@@ -1835,10 +1836,10 @@ static int grid_setup(struct projection *p, const struct project_config *cfg, co
 				size_t i = (size_t)(cell - g->cells);
 				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
 				(*case_of)[i] = mc_case_of(mc, m, &in, 0);
-				(*lane_of)[i] = pacc_lane(acc, g->block, g->budgets[b]);
+				(*lane_of)[i] = project_accept_lane(acc, g->block, g->budgets[b]);
 				if ((*case_of)[i] < 0 || (*lane_of)[i] < 0)
 					return (int)((*case_of)[i] < 0 ? (*case_of)[i] : (*lane_of)[i]);
-				g->curve_accept[b] = pacc_curve(acc, (size_t)(*lane_of)[i]);
+				g->curve_accept[b] = project_accept_curve(acc, (size_t)(*lane_of)[i]);
 			}
 	return 0;
 }
@@ -1873,8 +1874,8 @@ static void grid_finish(struct projection *p, struct mc *mc, const long *case_of
 	double *tok = malloc(n * sizeof *tok), q[3];
 	for (size_t i = 0; i < ncells; i++) {
 		struct project_cell *cell = &g->cells[i];
-		const struct pacc_lane *l = &mc->acc->lanes[lane_of[i]];
-		const double *a = pacc_draws(mc->acc, (size_t)lane_of[i]);
+		const struct project_accept_lane *l = &mc->acc->lanes[lane_of[i]];
+		const double *a = project_accept_draws(mc->acc, (size_t)lane_of[i]);
 		const double *st = mc->step + (size_t)case_of[i] * n;
 		int ci = (int)(i / g->nbudgets % g->nconc);
 		double C = g->conc[ci], cap = fmin(g->block, l->budget + 1);
@@ -1934,13 +1935,13 @@ static void row_fill(struct project_row *r, const struct calib *c, const struct 
 
 /* A row's acceptance from the source: lane l of acc. Returns its index or
  * a negative error code. */
-static long row_lane(struct pacc *acc, const struct scenario *s)
+static long row_lane(struct project_accept *acc, const struct scenario *s)
 {
 	if (acc->kind != ACCEPT_TRACE)
 		return err_set(DDT_EINPUT, "scenario %s: accept: curve takes the acceptance from a "
 			       "drafter trace (projection.acceptance_curve.trace); the published "
 			       "curve is another model and task: type the acceptance", s->name);
-	return pacc_lane(acc, s->block, s->budget);
+	return project_accept_lane(acc, s->block, s->budget);
 }
 
 /* The point rows (before any band): the seed's scenarios one per
@@ -1948,7 +1949,7 @@ static long row_lane(struct pacc *acc, const struct scenario *s)
  * one per scenario of `accept: curve` (the source's lane: its mean, its
  * interval). */
 static int rows_setup(struct projection *p, const struct calib *c, const struct scenario *scs,
-		      size_t n, struct mc *mc, const struct model *m, struct pacc *acc,
+		      size_t n, struct mc *mc, const struct model *m, struct project_accept *acc,
 		      long **case_of, long **lane_of)
 {
 	size_t total = 0;
@@ -1973,7 +1974,7 @@ static int rows_setup(struct projection *p, const struct calib *c, const struct 
 		if (s->accept_curve && (lane = row_lane(acc, s)) < 0)
 			return (int)lane;
 		for (int a = 0; a < (range || lane >= 0 ? 1 : s->naccept); a++) {
-			const struct pacc_lane *l = lane >= 0 ? &acc->lanes[lane] : NULL;
+			const struct project_accept_lane *l = lane >= 0 ? &acc->lanes[lane] : NULL;
 			double lo = l ? l->lo : s->accept[a], hi = l ? l->hi : s->accept[a];
 			for (int j = 0; range && j < s->naccept; j++)
 				lo = fmin(lo, s->accept[j]), hi = fmax(hi, s->accept[j]);
@@ -2141,7 +2142,7 @@ static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
  * error code. */
 static int grid_races(struct projection *p, const struct project_config *cfg,
 		      const struct calib *c, const struct scenario *gs, struct mc *mc,
-		      const struct model *m, struct pacc *acc, long **cell_case, long **cell_lane,
+		      const struct model *m, struct project_accept *acc, long **cell_case, long **cell_lane,
 		      int **race_c)
 {
 	struct project_grid *g = &p->grid;
@@ -2209,40 +2210,41 @@ static void mc_free(struct mc *mc)
 /* The acceptance source for scenarios scs[0..n) and the grid of scenario
  * gs (NULL: none): every (block, budget) asked for, a trace replayed.
  * Returns 0 or an error code. */
-static int accept_prepare(struct pacc *acc, const struct project_config *cfg,
+static int accept_prepare(struct project_accept *acc, const struct project_config *cfg,
 			  const struct scenario *scs, size_t n, const struct scenario *gs)
 {
 	int rc = 0;
-	pacc_init(acc, cfg, gs && !gs->accept_curve ? gs : NULL);
+	project_accept_init(acc, cfg, gs && !gs->accept_curve ? gs : NULL);
 	for (size_t i = 0; i < n && !rc; i++)
 		if (scs[i].accept_curve)
-			rc = pacc_want(acc, scs[i].block, scs[i].budget);
+			rc = project_accept_want(acc, scs[i].block, scs[i].budget);
 	if (!rc && gs)
 		rc = grid_want(acc, cfg, gs);
-	return rc ? rc : pacc_replay(acc);
+	return rc ? rc : project_accept_replay(acc);
 }
 
 /* After the model's draws: the source's level point (a published curve's:
  * the grid scenario's acceptance at its geometric mean over the draws, as
  * its row's point), its draws (a published level: the same uniform as the
  * grid scenario's row), and the source in words. Returns 0 or DDT_ENOMEM. */
-static int accept_draw(struct projection *p, struct mc *mc, struct pacc *acc,
+static int accept_draw(struct projection *p, struct mc *mc, struct project_accept *acc,
 		       const struct scenario *gs, const struct project_config *cfg)
 {
 	int rc;
 	if (gs && gs->estimator == EST_CALIBRATED && acc->level_hi > acc->level_lo)
-		pacc_set_level_point(acc, central_accept(mc, acc->level_lo, acc->level_hi));
-	if ((rc = pacc_draw(acc, mc->nsamples, MC_U(mc, mc->ngroups + KN_ACCEPT), cfg->seed)) != 0)
+		project_accept_set_level_point(acc, central_accept(mc, acc->level_lo, acc->level_hi));
+	const double *u_level = MC_U(mc, mc->ngroups + KN_ACCEPT);
+	if ((rc = project_accept_draw(acc, mc->nsamples, u_level, cfg->seed)) != 0)
 		return rc;
 	mc->acc = acc;
 	copy_str(p->accept_kind, sizeof p->accept_kind,
 		 acc->kind == ACCEPT_TRACE ? "trace" : "published");
-	pacc_describe(acc, gs ? gs->name : "the grid scenario", p->accept_source,
+	project_accept_describe(acc, gs ? gs->name : "the grid scenario", p->accept_source,
 		      sizeof p->accept_source);
 	if (!p->has_grid)
 		return 0;
 	struct project_grid *g = &p->grid;
-	long l = pacc_lane(acc, g->block, (int)g->ref_budget);
+	long l = project_accept_lane(acc, g->block, (int)g->ref_budget);
 	g->ref_accept = acc->kind == ACCEPT_PUBLISHED ? acc->level_point
 			: l >= 0 ? acc->lanes[l].point : NAN;
 	copy_str(g->accept_kind, sizeof g->accept_kind, p->accept_kind);
@@ -2258,7 +2260,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	struct calib *c = malloc(sizeof *c);
 	struct model *m = malloc(sizeof *m);
 	struct mc mc = {0};
-	struct pacc acc = {0};
+	struct project_accept acc = {0};
 	long *row_case = NULL, *cell_case = NULL, *row_lane = NULL, *cell_lane = NULL;
 	int *race_c = NULL;
 	const struct scenario *gs = NULL;
@@ -2307,7 +2309,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	rc = finish_notes(p, c, m, &mc);
 done:
 	mc_free(&mc);
-	pacc_free(&acc);
+	project_accept_free(&acc);
 	free(race_c);
 	free(row_case);
 	free(row_lane);

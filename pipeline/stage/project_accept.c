@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pacc_init(struct pacc *a, const struct project_config *cfg, const struct scenario *s)
+void project_accept_init(struct project_accept *a, const struct project_config *cfg,
+			 const struct scenario *s)
 {
 	memset(a, 0, sizeof *a);
 	a->cfg = cfg;
@@ -34,7 +35,7 @@ static int cmp_int(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-int pacc_want(struct pacc *a, int block, int budget)
+int project_accept_want(struct project_accept *a, int block, int budget)
 {
 	int have = 0;
 	if (a->kind != ACCEPT_TRACE)
@@ -52,9 +53,9 @@ int pacc_want(struct pacc *a, int block, int budget)
 	for (int i = 0; i < a->nrep; i++)
 		if (a->rep_block[i] == block)
 			return 0;
-	if (a->nrep == PACC_MAX_BLOCKS)
+	if (a->nrep == PROJECT_ACCEPT_MAX_BLOCKS)
 		return err_set(DDT_EINPUT, "projection.acceptance_curve.trace: more than %d blocks",
-			       PACC_MAX_BLOCKS);
+			       PROJECT_ACCEPT_MAX_BLOCKS);
 	a->rep_block[a->nrep++] = block;
 	return 0;
 }
@@ -84,7 +85,7 @@ static double *chol(const double *c, int n)
 	return L;
 }
 
-int pacc_replay(struct pacc *a)
+int project_accept_replay(struct project_accept *a)
 {
 	struct acceptance_opts o;
 	if (a->kind != ACCEPT_TRACE)
@@ -139,14 +140,14 @@ static double clamp_accept(double v, int block, int budget)
 }
 
 /* Lane l's published value at level lv and exponent e. */
-static double published_at(const struct pacc_lane *l, double lv, double e)
+static double published_at(const struct project_accept_lane *l, double lv, double e)
 {
 	/* a curve extended below its first point may fall to zero: the root alone */
 	return clamp_accept(l->ratio > 0 ? lv * pow(l->ratio, e) : 1, l->block, l->budget);
 }
 
 /* Fills lane l's source figures. Returns 0 or DDT_EINPUT. */
-static int lane_fill(struct pacc *a, struct pacc_lane *l)
+static int lane_fill(struct project_accept *a, struct project_accept_lane *l)
 {
 	if (a->kind == ACCEPT_PUBLISHED) {
 		l->ratio = curve_at(a->cfg, l->budget) / curve_at(a->cfg, a->level_budget);
@@ -168,7 +169,7 @@ static int lane_fill(struct pacc *a, struct pacc_lane *l)
 	return 0;
 }
 
-long pacc_lane(struct pacc *a, int block, int budget)
+long project_accept_lane(struct project_accept *a, int block, int budget)
 {
 	for (size_t i = 0; i < a->nlanes; i++)
 		if (a->lanes[i].block == block && a->lanes[i].budget == budget)
@@ -178,13 +179,13 @@ long pacc_lane(struct pacc *a, int block, int budget)
 			       "scenario's acceptance: type it, or name a trace");
 	if (a->nlanes == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 32;
-		struct pacc_lane *n = realloc(a->lanes, cap * sizeof *n);
+		struct project_accept_lane *n = realloc(a->lanes, cap * sizeof *n);
 		if (!n)
 			return err_nomem();
 		a->lanes = n;
 		a->cap = cap;
 	}
-	struct pacc_lane *l = &a->lanes[a->nlanes];
+	struct project_accept_lane *l = &a->lanes[a->nlanes];
 	memset(l, 0, sizeof *l);
 	l->block = block;
 	l->budget = budget;
@@ -192,27 +193,27 @@ long pacc_lane(struct pacc *a, int block, int budget)
 	return rc ? rc : (long)a->nlanes++;
 }
 
-double pacc_curve(const struct pacc *a, size_t i)
+double project_accept_curve(const struct project_accept *a, size_t i)
 {
-	const struct pacc_lane *l = &a->lanes[i];
+	const struct project_accept_lane *l = &a->lanes[i];
 	return a->kind == ACCEPT_PUBLISHED ? curve_at(a->cfg, l->budget) : l->point;
 }
 
-void pacc_set_level_point(struct pacc *a, double level)
+void project_accept_set_level_point(struct project_accept *a, double level)
 {
 	if (a->kind != ACCEPT_PUBLISHED)
 		return;
 	a->level_point = level;
 	for (size_t i = 0; i < a->nlanes; i++) {
-		struct pacc_lane *l = &a->lanes[i];
+		struct project_accept_lane *l = &a->lanes[i];
 		l->point = l->lo = l->hi = published_at(l, level, a->cfg->accept_shape.point);
 	}
 }
 
 /* One draw s of every trace lane: per replay, its means moved by L z. */
-static void draw_trace(struct pacc *a, struct rng *r, size_t s)
+static void draw_trace(struct project_accept *a, struct rng *r, size_t s)
 {
-	double z[ACCEPTANCE_MAX_BUDGETS], x[PACC_MAX_BLOCKS][ACCEPTANCE_MAX_BUDGETS];
+	double z[ACCEPTANCE_MAX_BUDGETS], x[PROJECT_ACCEPT_MAX_BLOCKS][ACCEPTANCE_MAX_BUDGETS];
 	for (int i = 0; i < a->nrep; i++) {
 		int n = a->rep[i].nb;
 		const double *L = a->chol[i];
@@ -226,12 +227,12 @@ static void draw_trace(struct pacc *a, struct rng *r, size_t s)
 		}
 	}
 	for (size_t l = 0; l < a->nlanes; l++) {
-		const struct pacc_lane *ln = &a->lanes[l];
+		const struct project_accept_lane *ln = &a->lanes[l];
 		a->draws[l * a->nsamples + s] = clamp_accept(x[ln->rep][ln->bi], ln->block, ln->budget);
 	}
 }
 
-int pacc_draw(struct pacc *a, size_t n, const double *u_level, uint64_t seed)
+int project_accept_draw(struct project_accept *a, size_t n, const double *u_level, uint64_t seed)
 {
 	struct rng r;
 	free(a->draws);
@@ -253,7 +254,8 @@ int pacc_draw(struct pacc *a, size_t n, const double *u_level, uint64_t seed)
 	return 0;
 }
 
-void pacc_describe(const struct pacc *a, const char *level_name, char *buf, size_t len)
+void project_accept_describe(const struct project_accept *a, const char *level_name, char *buf,
+			     size_t len)
 {
 	const struct project_config *cfg = a->cfg;
 	if (a->kind == ACCEPT_TRACE) {
@@ -282,7 +284,7 @@ void pacc_describe(const struct pacc *a, const char *level_name, char *buf, size
 		 d->point, calib_dist_quantile(d, 0.05), calib_dist_quantile(d, 0.95));
 }
 
-void pacc_free(struct pacc *a)
+void project_accept_free(struct project_accept *a)
 {
 	for (int i = 0; i < a->nrep; i++) {
 		acceptance_free(&a->rep[i]);

@@ -8,10 +8,10 @@
 #include "acceptance.h"
 #include "project.h"
 
-#define PACC_MAX_BLOCKS 8
+#define PROJECT_ACCEPT_MAX_BLOCKS 8
 
 /* One acceptance the projection samples: the source at (block, budget). */
-struct pacc_lane {
+struct project_accept_lane {
 	int block, budget;
 	int rep, bi;              /* trace: its replay and budget index there */
 	double ratio;             /* published: the curve at budget / at the reference budget */
@@ -22,28 +22,28 @@ struct pacc_lane {
 /*
  * Typical use (project.c):
  *
- *     pacc_init(&a, cfg, level_scenario);   // published: the scenario gives the level
- *     pacc_want(&a, block, budget) ...      // every (block, budget) the projection needs
- *     pacc_replay(&a);                      // trace: one replay per block
- *     pacc_lane(&a, block, budget) ...      // lanes, their point values
- *     pacc_draw(&a, n, u_level, seed);      // after the model's draws
- *     pacc_free(&a);
+ *     project_accept_init(&a, cfg, level_scenario);   // published: the scenario gives the level
+ *     project_accept_want(&a, block, budget) ...      // every (block, budget) the projection needs
+ *     project_accept_replay(&a);                      // trace: one replay per block
+ *     project_accept_lane(&a, block, budget) ...      // lanes, their point values
+ *     project_accept_draw(&a, n, u_level, seed);      // after the model's draws
+ *     project_accept_free(&a);
  */
-struct pacc {
+struct project_accept {
 	const struct project_config *cfg;
 	enum accept_kind kind;
 	/* trace: the budgets replayed, one replay per block */
 	int nbudgets;
 	int budgets[ACCEPTANCE_MAX_BUDGETS];
 	int nrep;
-	int rep_block[PACC_MAX_BLOCKS];
-	struct acceptance_result rep[PACC_MAX_BLOCKS];
-	double *chol[PACC_MAX_BLOCKS]; /* [nb][nb] lower factor of the means' covariance */
+	int rep_block[PROJECT_ACCEPT_MAX_BLOCKS];
+	struct acceptance_result rep[PROJECT_ACCEPT_MAX_BLOCKS];
+	double *chol[PROJECT_ACCEPT_MAX_BLOCKS]; /* [nb][nb] lower factor of the means' covariance */
 	/* published: the level (the grid scenario's acceptance, uniform over
 	 * [level_lo, level_hi]) at level_budget */
 	double level_budget, level_lo, level_hi, level_point;
 	size_t nlanes, cap;
-	struct pacc_lane *lanes;
+	struct project_accept_lane *lanes;
 	size_t nsamples;
 	double *draws;            /* [nlanes][nsamples] */
 };
@@ -51,46 +51,48 @@ struct pacc {
 /* Starts a: cfg's source; s (may be NULL for a trace) gives a published
  * curve its level: s's acceptance (a calibrated range: uniform over it) at
  * s's budget. Cannot fail. */
-void pacc_init(struct pacc *a, const struct project_config *cfg, const struct scenario *s);
+void project_accept_init(struct project_accept *a, const struct project_config *cfg,
+			 const struct scenario *s);
 
 /* Asks for (block, budget) before the replay. Returns 0, or DDT_EINPUT
  * when more budgets or blocks are asked for than a replay takes. */
-int pacc_want(struct pacc *a, int block, int budget);
+int project_accept_want(struct project_accept *a, int block, int budget);
 
 /* Trace: replays it at every budget wanted, once per block wanted, and
  * factors each covariance. Published: nothing. Returns 0 or the replay's
  * error (DDT_EINPUT names the trace, line and column; DDT_ENOTFOUND,
  * DDT_EIO, DDT_ENOMEM), prefixed with the template key. */
-int pacc_replay(struct pacc *a);
+int project_accept_replay(struct project_accept *a);
 
 /* The lane of (block, budget), added when new (a trace: wanted and
  * replayed first). Returns its index, or a negative error code. */
-long pacc_lane(struct pacc *a, int block, int budget);
+long project_accept_lane(struct project_accept *a, int block, int budget);
 
 /* The source's own curve at lane i: a published curve's value at its
  * budget (unscaled), a trace's mean. */
-double pacc_curve(const struct pacc *a, size_t i);
+double project_accept_curve(const struct project_accept *a, size_t i);
 
 /* Sets the published curve's level point (the centre of the level's
  * draws) and every lane's point from it. */
-void pacc_set_level_point(struct pacc *a, double level);
+void project_accept_set_level_point(struct project_accept *a, double level);
 
 /* Draws every lane n times: a trace's means from the bootstrap's normal
  * (its covariance across budgets kept), a published curve's level at
  * u_level[s] of its range (the caller's column, NULL: its point) and its
  * gain's exponent from the shape's prior; each clamped to [1, min(block,
  * budget + 1)]. Own stream from seed. Returns 0 or DDT_ENOMEM. */
-int pacc_draw(struct pacc *a, size_t n, const double *u_level, uint64_t seed);
+int project_accept_draw(struct project_accept *a, size_t n, const double *u_level, uint64_t seed);
 
 /* Lane i's draws. */
-static inline const double *pacc_draws(const struct pacc *a, size_t i)
+static inline const double *project_accept_draws(const struct project_accept *a, size_t i)
 {
 	return a->draws + i * a->nsamples;
 }
 
 /* The source in words, for the grid and the notes. */
-void pacc_describe(const struct pacc *a, const char *level_name, char *buf, size_t len);
+void project_accept_describe(const struct project_accept *a, const char *level_name, char *buf,
+			     size_t len);
 
-void pacc_free(struct pacc *a);
+void project_accept_free(struct project_accept *a);
 
 #endif
