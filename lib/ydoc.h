@@ -1,8 +1,10 @@
-/* ydoc.h - strict YAML documents: a node tree with positions, typed getters
- * that report every problem as file:line:column, and a small emitter. */
+/* ydoc.h - strict YAML documents: a node tree with positions (ydoc.c), the
+ * problems a loader records (ydiag.c), typed getters that report every problem
+ * as file:line:column (yget.c), and a small emitter (yout.c). */
 #ifndef DDT_YDOC_H
 #define DDT_YDOC_H
 
+#include <locale.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -92,6 +94,11 @@ enum {
 /* Looks key up in map and marks it used; NULL when absent (or map is NULL). */
 struct ydoc_node *ydoc_get(struct ydoc_node *map, const char *key);
 
+/* The C locale, whatever setlocale() says, for numbers read and written;
+ * (locale_t)0 when it could not be made (out of memory): then the global
+ * locale serves. */
+locale_t ydoc_c_locale(void);
+
 /* Typed getters. Each returns 0 when the value was read or was absent and not
  * required (out untouched), else records a problem and returns DDT_EINPUT.
  * `what` names the value in messages; NULL means the key itself. */
@@ -109,17 +116,17 @@ int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_
 	      unsigned flags, struct ydoc_node **out);
 
 /* Converts a scalar node to a number with the checks of flags. */
-int ynode_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
 	      double *out);
 /* Checks that node is of kind; records "expected a mapping" etc. otherwise. */
-int ynode_expect(struct yctx *c, struct ydoc_node *node, enum ydoc_kind kind, const char *what);
+int yget_expect(struct yctx *c, struct ydoc_node *node, enum ydoc_kind kind, const char *what);
 
 /* Records "unknown key" for every key of map no getter consumed. */
-int ycheck_unknown(struct yctx *c, struct ydoc_node *map);
+int yget_check_unknown(struct yctx *c, struct ydoc_node *map);
 
 /* Parses a number the way the loaders do (C locale, finite, no hex, no
  * inf/nan). Returns 0 or -1. */
-int ynum_parse(const char *s, double *out);
+int yget_parse_num(const char *s, double *out);
 
 /* ---- emitter: block-style YAML with quoted strings where needed ---- */
 struct yout {

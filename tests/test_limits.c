@@ -337,9 +337,9 @@ static void test_limits__numbers_read_and_write_in_the_c_locale(void **state)
 		free(dir);
 		skip(); /* no localedef or no locale sources here */
 	}
-	int point = ynum_parse("1.5", &v), comma;
+	int point = yget_parse_num("1.5", &v), comma;
 	double got = v;
-	comma = ynum_parse("1,5", &v);
+	comma = yget_parse_num("1,5", &v);
 	fp = open_memstream(&buf, &len);
 	yout_init(&y, fp);
 	yout_map(&y);
@@ -365,12 +365,12 @@ static void test_limits__numbers_are_range_checked(void **state)
 					  "infinity", " 1", "1 ", "0b101", "1.5.2", "١"};
 	double v;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-		if (ynum_parse(bad[i], &v) == 0)
+		if (yget_parse_num(bad[i], &v) == 0)
 			fail_msg("'%s' parsed as %g", bad[i], v);
-	assert_int_equal(ynum_parse("-0", &v), 0);
-	assert_int_equal(ynum_parse(".5", &v), 0);
+	assert_int_equal(yget_parse_num("-0", &v), 0);
+	assert_int_equal(yget_parse_num(".5", &v), 0);
 	assert_true(v == 0.5);
-	assert_int_equal(ynum_parse("1.7976931348623157e308", &v), 0);
+	assert_int_equal(yget_parse_num("1.7976931348623157e308", &v), 0);
 
 	/* whole numbers must fit an int; the getters say which key */
 	struct ydiag diag = {0};

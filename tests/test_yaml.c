@@ -142,13 +142,13 @@ static void test_yaml__numbers_parse_strictly(void **state)
 {
 	(void)state;
 	double v;
-	assert_int_equal(ynum_parse("8.0", &v), 0);
+	assert_int_equal(yget_parse_num("8.0", &v), 0);
 	assert_true(v == 8.0);
-	assert_int_equal(ynum_parse("-1.5e3", &v), 0);
+	assert_int_equal(yget_parse_num("-1.5e3", &v), 0);
 	assert_true(v == -1500);
 	const char *bad[] = {"", "0x10", "1e999", "nan", "inf", ".inf", "1,5", "1.2.3", "e5", "5e"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-		assert_int_equal(ynum_parse(bad[i], &v), -1);
+		assert_int_equal(yget_parse_num(bad[i], &v), -1);
 }
 
 static void test_yaml__emitter_output_reads_back(void **state)

@@ -74,7 +74,7 @@ static int whole_arg(const struct cli_spec *s, const struct cli_opt *o, const ch
 		     double *v)
 {
 	char name[64];
-	if (ynum_parse(arg, v) || *v != floor(*v) || *v < o->min || *v > o->max)
+	if (yget_parse_num(arg, v) || *v != floor(*v) || *v < o->min || *v > o->max)
 		return cli_usage_error(s->name, "%s: expected a whole number from %.0f to %.0f, got '%s'",
 				       opt_name(o, name, sizeof name), o->min, o->max, arg);
 	return 0;
@@ -113,7 +113,7 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 	case CLI_WHOLE:
 		return whole_arg(s, o, arg, (double *)field) ? 2 : 0;
 	case CLI_NUM:
-		if (ynum_parse(arg, &v) || v < o->min || v > o->max)
+		if (yget_parse_num(arg, &v) || v < o->min || v > o->max)
 			return cli_usage_error(s->name, "%s: expected a number from %g to %g, got '%s'",
 					       name, o->min, o->max, arg);
 		*(double *)field = v;

@@ -158,7 +158,7 @@ static int parse_accept(const char *list, struct scenario *s)
 		return 0;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double v;
-		if (s->naccept == TMPL_MAX_ACCEPT || ynum_parse(tok, &v) || !(v > 0))
+		if (s->naccept == TMPL_MAX_ACCEPT || yget_parse_num(tok, &v) || !(v > 0))
 			return cli_usage_error("estimate",
 					       "--accept: expected up to %d positive numbers, got '%s'",
 					       TMPL_MAX_ACCEPT, list);
@@ -297,7 +297,7 @@ static int expand_contexts(struct inputs *in, const char *list)
 	snprintf(buf, sizeof buf, "%s", list);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double v;
-		if (n == ESTIMATE_MAX_CONTEXTS || ynum_parse(tok, &v) || !(v >= 1) || v != floor(v) ||
+		if (n == ESTIMATE_MAX_CONTEXTS || yget_parse_num(tok, &v) || !(v >= 1) || v != floor(v) ||
 		    v > in->cal.model.context_tokens)
 			return cli_usage_error("estimate", "--context: expected up to %d whole numbers "
 					       "of tokens, 1 to the model's %g, got '%s'",
@@ -546,7 +546,7 @@ static int replay_read(struct replay *r, const char *path)
 		if (!yget_node(&c, mf, "args", YDOC_SEQ, Y_REQUIRED, &args) && args) {
 			r->argv[r->argc++] = "estimate";
 			for (size_t i = 0; i < args->n && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1; i++)
-				if (!ynode_expect(&c, args->items[i], YDOC_SCALAR, "args"))
+				if (!yget_expect(&c, args->items[i], YDOC_SCALAR, "args"))
 					r->argv[r->argc++] = args->items[i]->str;
 		}
 	}

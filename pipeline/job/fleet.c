@@ -27,7 +27,7 @@ int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *di
 		ydiag_add(diag, t->path, 0, 0, "missing required section 'fleet'");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&y, sec, YDOC_MAP, "fleet"))
+	if (yget_expect(&y, sec, YDOC_MAP, "fleet"))
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
@@ -42,12 +42,12 @@ int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *di
 				  "allreduce_m: expected 1 to %d values, got %zu", FLEET_MAX_M, ms->n);
 		for (size_t i = 0; i < ms->n && i < FLEET_MAX_M; i++) {
 			double v;
-			if (ynode_num(&y, ms->items[i], "allreduce_m", Y_POSITIVE | Y_INTEGER, &v))
+			if (yget_node_num(&y, ms->items[i], "allreduce_m", Y_POSITIVE | Y_INTEGER, &v))
 				continue;
 			c->allreduce_m[c->nm++] = (int)v;
 		}
 	}
-	ycheck_unknown(&y, sec);
+	yget_check_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 
@@ -113,7 +113,7 @@ static int load_map(struct ydoc **doc, const char *path, struct ydiag *diag, con
 		ydiag_add(diag, path, 0, 0, "empty %s", what);
 		return DDT_EINPUT;
 	}
-	return ynode_expect(&c, (*doc)->root, YDOC_MAP, what) ? DDT_EINPUT : 0;
+	return yget_expect(&c, (*doc)->root, YDOC_MAP, what) ? DDT_EINPUT : 0;
 }
 
 int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
@@ -147,7 +147,7 @@ int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 	yget_int(&c, m, "exit_code", Y_REQUIRED, &t->exit_code);
 	yget_strcpy(&c, m, "run_id", Y_REQUIRED, t->run_id, sizeof t->run_id);
 	yget_strcpy(&c, m, "reason", Y_REQUIRED, t->reason, sizeof t->reason);
-	ycheck_unknown(&c, m);
+	yget_check_unknown(&c, m);
 	if (t->run_id[0] && !record_run_id_valid(t->run_id))
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not a run id", t->run_id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
@@ -269,14 +269,14 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	if (!yget_node(&c, m, "nodes", YDOC_SEQ, Y_REQUIRED, &nodes) && nodes)
 		for (size_t i = 0; i < nodes->n; i++) {
 			struct ydoc_node *n = nodes->items[i];
-			if (ynode_expect(&c, n, YDOC_SCALAR, "node"))
+			if (yget_expect(&c, n, YDOC_SCALAR, "node"))
 				continue;
 			if ((rc = fleet_plan_add_node(p, n->str)) == DDT_ENOMEM)
 				goto done;
 			if (rc)
 				ydiag_add(diag, path, n->line, n->col, "%s", err_msg());
 		}
-	ycheck_unknown(&c, m);
+	yget_check_unknown(&c, m);
 	if (p->id[0] && !record_run_id_valid(p->id))
 		ydiag_add(diag, path, 0, 0, "id '%s' is not YYYYMMDDTHHMMSSZ-fleet-host", p->id);
 	rc = diag->n > before ? DDT_EINPUT : 0;

@@ -41,13 +41,13 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
 		ydiag_add(diag, t->path, 0, 0, "missing required section 'nightly'");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&y, sec, YDOC_MAP, "nightly"))
+	if (yget_expect(&y, sec, YDOC_MAP, "nightly"))
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
 	yget_int(&y, sec, "keep_documents_runs", Y_REQUIRED | Y_POSITIVE, &c->keep_documents_runs);
 	yget_int(&y, sec, "lock_hung_after_min", Y_REQUIRED | Y_POSITIVE, &c->lock_hung_after_min);
-	ycheck_unknown(&y, sec);
+	yget_check_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 

@@ -199,7 +199,7 @@ static void load_fields(struct yctx *c, struct ydoc_node *map, void *obj,
 
 static int map_expect(struct yctx *c, struct ydoc_node *n, const char *what)
 {
-	return ynode_expect(c, n, YDOC_MAP, what);
+	return yget_expect(c, n, YDOC_MAP, what);
 }
 
 /* Records a problem at the value of key in map (at map when key is absent):
@@ -243,7 +243,7 @@ static void load_gpus(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 		yget_strcpy(c, m, "link", Y_REQUIRED, g->link, sizeof g->link);
 		yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
 		load_fields(c, m, g, gpu_fields, NFIELDS(gpu_fields));
-		ycheck_unknown(c, m);
+		yget_check_unknown(c, m);
 		cal->ngpus++;
 	}
 }
@@ -255,7 +255,7 @@ static void load_model(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->model.name, sizeof cal->model.name);
 	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->model.source, sizeof cal->model.source);
 	load_fields(c, sec, &cal->model, geometry_fields, NFIELDS(geometry_fields));
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 static void load_drafter(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
@@ -265,7 +265,7 @@ static void load_drafter(struct calib *cal, struct yctx *c, struct ydoc_node *se
 	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->drafter.name, sizeof cal->drafter.name);
 	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->drafter.source, sizeof cal->drafter.source);
 	load_fields(c, sec, &cal->drafter, drafter_fields, NFIELDS(drafter_fields));
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, const char *name)
@@ -297,7 +297,7 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 			  "%s: give either tok_s with accept, or step_ms", name);
 	else if (rate)
 		a->step_ms = a->concurrency * a->accept / a->tok_s * 1000.0;
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void load_anchors(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
@@ -314,9 +314,9 @@ static void load_anchors(struct calib *cal, struct yctx *c, struct ydoc_node *se
 		yget_num(c, n, "max_budget", REQ_INT, &cal->sglang_max_budget);
 		yget_strcpy(c, n, "source", Y_REQUIRED, cal->sglang_limit_source,
 			 sizeof cal->sglang_limit_source);
-		ycheck_unknown(c, n);
+		yget_check_unknown(c, n);
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -337,7 +337,7 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 			continue;
 		yget_num(c, m, "value", Y_REQUIRED, &ph->value[p]);
 		yget_strcpy(c, m, "source", Y_REQUIRED, ph->source[p], sizeof ph->source[p]);
-		ycheck_unknown(c, m);
+		yget_check_unknown(c, m);
 		if (!isnan(ph->value[p]) && !range_holds(&moe_param_ranges[p], ph->value[p]))
 			blame_key(c, m, "value", "%s: must be %s, got %g", moe_param_names[p],
 				  moe_param_ranges[p].says, ph->value[p]);
@@ -347,7 +347,7 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 	for (size_t i = 0; i < fit->n; i++) {
 		struct ydoc_node *it = fit->items[i];
 		int k = -1;
-		if (ynode_expect(c, it, YDOC_SCALAR, "fit"))
+		if (yget_expect(c, it, YDOC_SCALAR, "fit"))
 			continue;
 		for (int p = 0; p < MOE_P_COUNT; p++)
 			if (!strcmp(it->str, moe_param_names[p]))
@@ -396,12 +396,12 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 			yget_num(c, fl, "value", Y_REQUIRED | Y_NONNEG, &r->floor_us);
 			yget_strcpy(c, fl, "source", Y_REQUIRED, r->floor_source,
 				    sizeof r->floor_source);
-			ycheck_unknown(c, fl);
+			yget_check_unknown(c, fl);
 		}
 	}
 	if (!yget_node(c, sec, "physical", YDOC_MAP, Y_REQUIRED, &phys) && phys) {
 		load_physical(&r->phys, c, phys);
-		ycheck_unknown(c, phys);
+		yget_check_unknown(c, phys);
 	}
 	if (!yget_node(c, sec, "points", YDOC_SEQ, Y_REQUIRED, &pts) && pts) {
 		if (pts->n < 2 || pts->n > CALIB_MAX_MOE_POINTS)
@@ -416,7 +416,7 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 			yget_num(c, m, "m", REQ_INT, &p->m);
 			yget_num(c, m, "step_ms", REQ_POS, &p->step_ms);
 			yget_strcpy(c, m, "source", Y_REQUIRED, p->source, sizeof p->source);
-			ycheck_unknown(c, m);
+			yget_check_unknown(c, m);
 			for (int j = 0; j < r->npoints; j++)
 				if (r->points[j].m == p->m)
 					ydiag_add(c->diag, c->file, m->line, m->col,
@@ -425,7 +425,7 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 		}
 		qsort(r->points, (size_t)r->npoints, sizeof *r->points, cmp_point);
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 static void dist_check_point(struct yctx *c, struct ydoc_node *m, const char *name,
@@ -498,7 +498,7 @@ static void load_dist(struct dist *d, struct yctx *c, struct ydoc_node *m, const
 		else
 			dist_check_point(c, m, name, d, d->min, d->max);
 	}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 void calib_dist_load(struct dist *d, struct yctx *c, struct ydoc_node *m, const char *name)
@@ -515,7 +515,7 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 		if (!yget_node(c, sec, asm_names[a], YDOC_MAP, Y_REQUIRED, &m) && m)
 			load_dist(&cal->asm_[a], c, m, asm_names[a]);
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 	/* the point and the bounds of the draws keep the assumption's range; the
 	 * first that does not is blamed on its own line */
 	for (int a = 0; a < ASM_COUNT; a++) {
@@ -554,11 +554,11 @@ static void load_families(struct calib *cal, struct yctx *c, struct ydoc_node *f
 	for (size_t i = 0; i < fam->n; i++) {
 		struct ydoc_node *seq = fam->items[i];
 		fam->used[i] = 1;
-		if (ynode_expect(c, seq, YDOC_SEQ, fam->keys[i]->str))
+		if (yget_expect(c, seq, YDOC_SEQ, fam->keys[i]->str))
 			continue;
 		for (size_t j = 0; j < seq->n; j++) {
 			struct arch_family *f = &cal->families[cal->nfamilies];
-			if (ynode_expect(c, seq->items[j], YDOC_SCALAR, "arch"))
+			if (yget_expect(c, seq->items[j], YDOC_SCALAR, "arch"))
 				continue;
 			if (cal->nfamilies == CALIB_MAX_FAMILIES) {
 				ydiag_add(c->diag, c->file, seq->line, seq->col,
@@ -583,11 +583,11 @@ static void load_kinds(struct calib *cal, struct yctx *c, struct ydoc_node *map)
 	for (size_t i = 0; i < map->n; i++) {
 		struct ydoc_node *seq = map->items[i];
 		map->used[i] = 1;
-		if (ynode_expect(c, seq, YDOC_SEQ, map->keys[i]->str))
+		if (yget_expect(c, seq, YDOC_SEQ, map->keys[i]->str))
 			continue;
 		for (size_t j = 0; j < seq->n; j++) {
 			struct mem_kind *k = &cal->kinds[cal->nkinds];
-			if (ynode_expect(c, seq->items[j], YDOC_SCALAR, "memory"))
+			if (yget_expect(c, seq->items[j], YDOC_SCALAR, "memory"))
 				continue;
 			if (cal->nkinds == CALIB_MAX_FAMILIES) {
 				ydiag_add(c->diag, c->file, seq->line, seq->col,
@@ -618,7 +618,7 @@ static void load_ranges(struct calib *cal, struct yctx *c, struct ydoc_node *seq
 		struct ydoc_node *it = seq->items[i];
 		int r = cal->nranges;
 		double want = r ? cal->range_hi[r - 1] + 1 : 1;
-		if (ynode_expect(c, it, YDOC_SCALAR, "ranges"))
+		if (yget_expect(c, it, YDOC_SCALAR, "ranges"))
 			continue;
 		if (parse_range(it->str, &cal->range_lo[r], &cal->range_hi[r])) {
 			ydiag_add(c->diag, c->file, it->line, it->col,
@@ -656,7 +656,7 @@ static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_nod
 			ydiag_add(c->diag, c->file, prior->line, prior->col,
 				  "prior: a transfer factor must stay greater than zero");
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 /* measured.classes.NAME.gpus.GPU: call_us, one per m of the class. */
@@ -683,11 +683,11 @@ static void load_series(struct meas_class *k, struct yctx *c, struct ydoc_node *
 			for (int j = 0; j < k->nm; j++) {
 				s->us[j] = NAN;
 				if ((size_t)j < us->n)
-					ynode_num(c, us->items[j], "call_us", Y_POSITIVE | Y_NULLABLE,
+					yget_node_num(c, us->items[j], "call_us", Y_POSITIVE | Y_NULLABLE,
 						  &s->us[j]);
 			}
 		}
-		ycheck_unknown(c, m);
+		yget_check_unknown(c, m);
 		k->nseries++;
 	}
 }
@@ -726,7 +726,7 @@ static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *s
 				ydiag_add(c->diag, c->file, ms->line, ms->col, "m: give 1 to %d token counts",
 					  CALIB_MAX_MEAS_M);
 			for (size_t j = 0; j < ms->n && j < CALIB_MAX_MEAS_M; j++) {
-				if (ynode_num(c, ms->items[j], "m", REQ_INT, &k->m[k->nm]))
+				if (yget_node_num(c, ms->items[j], "m", REQ_INT, &k->m[k->nm]))
 					continue;
 				if (k->nm && !(k->m[k->nm] > k->m[k->nm - 1]))
 					ydiag_add(c->diag, c->file, ms->items[j]->line, ms->items[j]->col,
@@ -736,10 +736,10 @@ static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *s
 		}
 		if (!yget_node(c, m, "gpus", YDOC_MAP, Y_REQUIRED, &gpus) && gpus)
 			load_series(k, c, gpus);
-		ycheck_unknown(c, m);
+		yget_check_unknown(c, m);
 		me->nclasses++;
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 /* A latency list of exactly n numbers, each > 0. */
@@ -754,7 +754,7 @@ static void load_us(struct yctx *c, struct ydoc_node *m, const char *key, int n,
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		ynode_num(c, seq->items[i], key, Y_POSITIVE, &out[i]);
+		yget_node_num(c, seq->items[i], key, Y_POSITIVE, &out[i]);
 }
 
 static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
@@ -781,7 +781,7 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 			ydiag_add(c->diag, c->file, bytes->line, bytes->col,
 				  "bytes: give 1 to %d message sizes", CALIB_AR_SIZES);
 		for (size_t i = 0; i < bytes->n && i < CALIB_AR_SIZES; i++) {
-			if (!ynode_num(c, bytes->items[i], "bytes", Y_POSITIVE, &ar->bytes[i]))
+			if (!yget_node_num(c, bytes->items[i], "bytes", Y_POSITIVE, &ar->bytes[i]))
 				ar->log2_bytes[i] = log2(ar->bytes[i]);
 			if (i && !(ar->bytes[i] > ar->bytes[i - 1]))
 				ydiag_add(c->diag, c->file, bytes->items[i]->line, bytes->items[i]->col,
@@ -815,11 +815,11 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 				load_us(c, m, "oneshot", ar->nsizes, one);
 				memcpy(g->us, strcmp(ar->impl, "nccl") ? one : nccl, sizeof g->us);
 			}
-			ycheck_unknown(c, m);
+			yget_check_unknown(c, m);
 			ar->n++;
 		}
 	}
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 /* ---------------------------------------------------------------- files */
@@ -1399,7 +1399,7 @@ static int set_one(struct calib *c, const char *key, const char *value)
 				       key, value);
 		return refit(c);
 	}
-	if (ynum_parse(value, &v) != 0) /* an unknown key first: it says more */
+	if (yget_parse_num(value, &v) != 0) /* an unknown key first: it says more */
 		return !key_value(c, key, NULL, 0) ? NOKEY
 			: err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
 	if ((rc = set_value(c, key, v)) != 0)
@@ -1699,7 +1699,7 @@ static int csv_point(const char *path, int ln, char *line, char *gpu, double *m,
 {
 	char *f[4];
 	int nf = csv_split(line, f, 4);
-	if (nf < 3 || ynum_parse(f[1], m) || ynum_parse(f[2], ms) || !(*m >= 1) ||
+	if (nf < 3 || yget_parse_num(f[1], m) || yget_parse_num(f[2], ms) || !(*m >= 1) ||
 	    *m != floor(*m) || *m > 1e6 || !(*ms > 0))
 		return err_set(DDT_EINPUT, "%s:%d: expected gpu,m,step_ms[,source] with m a whole "
 			       "number >= 1 and step_ms > 0 (ms per decode step, every MoE layer)",

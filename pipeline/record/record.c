@@ -228,7 +228,7 @@ static void read_device(struct yctx *c, struct ydoc_node *m, struct rec_device *
 	yget_num(c, m, "mem_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_clock_mhz);
 	yget_num(c, m, "peak_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->peak_gbps);
 	yget_num(c, m, "copy_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->copy_gbps);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, size_t ndev)
@@ -255,7 +255,7 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 		for (size_t i = 0; i < params->n; i++) {
 			double v;
 			params->used[i] = 1;
-			if (ynode_num(c, params->items[i], params->keys[i]->str, 0, &v))
+			if (yget_node_num(c, params->items[i], params->keys[i]->str, 0, &v))
 				continue;
 			if (rec_row_param_set(w, params->keys[i]->str, v))
 				ydiag_add(c->diag, c->file, params->keys[i]->line,
@@ -274,7 +274,7 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 			  "status: expected ok, failed, skipped or unsupported, got '%s'", status);
 	}
 	yget_strcpy(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance *p)
@@ -287,7 +287,7 @@ static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance
 	yget_strcpy(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
 	yget_strcpy(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
 	yget_strcpy(c, m, "engine_rev", 0, p->engine_rev, sizeof p->engine_rev);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void read_gpu_state(struct yctx *c, struct ydoc_node *m, struct rec_gpu_state *g)
@@ -301,7 +301,7 @@ static void read_gpu_state(struct yctx *c, struct ydoc_node *m, struct rec_gpu_s
 	yget_num(c, m, "temp_c", Y_NULLABLE, &g->temp_c);
 	yget_strcpy(c, m, "throttle", 0, g->throttle, sizeof g->throttle);
 	yget_int(c, m, "other_procs", 0, &g->other_procs);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* The optional machine section (schema 2): every key optional inside it. */
@@ -317,7 +317,7 @@ static void read_machine(struct yctx *c, struct ydoc_node *m, struct rec_machine
 	yget_int(c, m, "cpus", Y_NONNEG, &ms->cpus);
 	if (!yget_node(c, m, "gpus", YDOC_SEQ, 0, &gpus) && gpus)
 		for (size_t i = 0; i < gpus->n; i++) {
-			if (ynode_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
+			if (yget_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
 				continue;
 			if (ms->ngpus == RECORD_MAX_GPU_STATES) {
 				ydiag_add(c->diag, c->file, gpus->items[i]->line,
@@ -327,7 +327,7 @@ static void read_machine(struct yctx *c, struct ydoc_node *m, struct rec_machine
 			}
 			read_gpu_state(c, gpus->items[i], &ms->gpus[ms->ngpus++]);
 		}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* Reads the record in doc (freed here), named path in messages. */
@@ -338,7 +338,7 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 	struct yctx c = {path, diag};
 
 	root = doc->root;
-	if (!root || ynode_expect(&c, root, YDOC_MAP, "run record")) {
+	if (!root || yget_expect(&c, root, YDOC_MAP, "run record")) {
 		if (!root)
 			ydiag_add(diag, path, 0, 0, "empty run record");
 		ydoc_free(doc);
@@ -365,7 +365,7 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 	if (!yget_node(&c, root, "devices", YDOC_SEQ, Y_REQUIRED, &n) && n)
 		for (size_t i = 0; i < n->n; i++) {
 			struct rec_device d;
-			if (ynode_expect(&c, n->items[i], YDOC_MAP, "device"))
+			if (yget_expect(&c, n->items[i], YDOC_MAP, "device"))
 				continue;
 			read_device(&c, n->items[i], &d);
 			if (record_add_device(r, &d))
@@ -378,13 +378,13 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 	else if (n)
 		for (size_t i = 0; i < n->n; i++) {
 			struct rec_row w;
-			if (ynode_expect(&c, n->items[i], YDOC_MAP, "row"))
+			if (yget_expect(&c, n->items[i], YDOC_MAP, "row"))
 				continue;
 			read_row(&c, n->items[i], &w, r->ndevices);
 			if (record_add_row(r, &w))
 				goto nomem;
 		}
-	ycheck_unknown(&c, root);
+	yget_check_unknown(&c, root);
 	ydoc_free(doc);
 	return diag->n > before ? DDT_EINPUT : 0;
 nomem:

@@ -32,7 +32,7 @@ int tmpl_pipeline_parse(const char *s, enum pipeline_kind *out)
  * 1 (every step keeps the token the target model adds). 0 or -1. */
 static int accept_num(struct yctx *c, struct ydoc_node *n, double *v)
 {
-	if (ynode_num(c, n, "accept", Y_POSITIVE, v))
+	if (yget_node_num(c, n, "accept", Y_POSITIVE, v))
 		return -1;
 	if (*v < 1) {
 		ydiag_add(c->diag, c->file, n->line, n->col,
@@ -60,7 +60,7 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 			s->naccept = 1;
 		return;
 	}
-	if (ynode_expect(c, n, YDOC_SEQ, "accept"))
+	if (yget_expect(c, n, YDOC_SEQ, "accept"))
 		return;
 	if (n->n == 0 || n->n > TMPL_MAX_ACCEPT) {
 		ydiag_add(c->diag, c->file, n->line, n->col, "accept: give 1 to %d values",
@@ -123,13 +123,13 @@ static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *
 				  s->block);
 			break;
 		}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* Returns 0 (problems go to c->diag) or DDT_ENOMEM. */
 static int load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq)
 {
-	if (ynode_expect(c, seq, YDOC_SEQ, "scenarios"))
+	if (yget_expect(c, seq, YDOC_SEQ, "scenarios"))
 		return 0;
 	if (seq->n > TMPL_MAX_SCENARIOS) {
 		ydiag_add(c->diag, c->file, seq->line, seq->col,
@@ -140,7 +140,7 @@ static int load_scenarios(struct tmpl *t, struct yctx *c, struct ydoc_node *seq)
 	if (!t->scenarios)
 		return err_nomem();
 	for (size_t i = 0; i < seq->n; i++) {
-		if (ynode_expect(c, seq->items[i], YDOC_MAP, "scenario"))
+		if (yget_expect(c, seq->items[i], YDOC_MAP, "scenario"))
 			continue;
 		struct scenario *s = &t->scenarios[t->nscenarios];
 		load_scenario(c, seq->items[i], s);
@@ -179,7 +179,7 @@ static int load_doc(struct ydoc **doc, const char *path, const char *buf, size_t
 		ydiag_add(diag, path, 0, 0, "empty template");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&c, (*doc)->root, YDOC_MAP, "template"))
+	if (yget_expect(&c, (*doc)->root, YDOC_MAP, "template"))
 		return DDT_EINPUT;
 	check_top(&c, (*doc)->root);
 	return 0;

@@ -26,7 +26,7 @@ const char *report_spec_section_name(enum report_section_kind k)
 static void scenario_name(struct yctx *c, const struct tmpl *t, struct ydoc_node *n,
 			  const char *what, char *dst, size_t len)
 {
-	if (ynode_expect(c, n, YDOC_SCALAR, what))
+	if (yget_expect(c, n, YDOC_SCALAR, what))
 		return;
 	if (!tmpl_scenario(t, n->str))
 		ydiag_add(c->diag, c->file, n->line, n->col, "%s: no scenario '%s' in the template",
@@ -46,7 +46,7 @@ static int scenario_list(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 		scenario_name(c, t, n, what, names[0], 48);
 		return 1;
 	}
-	if (ynode_expect(c, n, YDOC_SEQ, what))
+	if (yget_expect(c, n, YDOC_SEQ, what))
 		return 0;
 	if (n->n == 0 || n->n > REPORT_MAX_NAMES) {
 		ydiag_add(c->diag, c->file, n->line, n->col, "%s: give 1 to %d scenarios", what,
@@ -83,7 +83,7 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 	if (n->kind == YDOC_SCALAR) { /* a bare name: the section without parameters */
 		kn = n;
 	} else {
-		if (ynode_expect(c, n, YDOC_MAP, "section"))
+		if (yget_expect(c, n, YDOC_MAP, "section"))
 			return;
 		if (yget_node(c, n, "section", YDOC_SCALAR, Y_REQUIRED, &kn) || !kn)
 			return;
@@ -111,7 +111,7 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 	}
 	if (takes_scenarios(k) && (sn = ydoc_get(n, "scenarios")) != NULL)
 		s->nscenarios = scenario_list(c, t, sn, "scenarios", s->scenarios);
-	ycheck_unknown(c, n);
+	yget_check_unknown(c, n);
 }
 
 static void load_chart(struct yctx *c, struct ydoc_node *m, struct report_spec *s)
@@ -129,7 +129,7 @@ static void load_chart(struct yctx *c, struct ydoc_node *m, struct report_spec *
 			ydiag_add(c->diag, c->file, m->line, m->col, "chart.%s: %g is outside [%g, %g]",
 				  lim[i].key, *dst[i], lim[i].lo, lim[i].hi);
 	}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydiag *diag)
@@ -145,7 +145,7 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 		ydiag_add(diag, t->path, 0, 0, "missing section 'report'");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&c, sec, YDOC_MAP, "report"))
+	if (yget_expect(&c, sec, YDOC_MAP, "report"))
 		return DDT_EINPUT;
 	yget_strcpy(&c, sec, "title", Y_REQUIRED, spec->title, sizeof spec->title);
 	if (!yget_node(&c, sec, "baseline", YDOC_SCALAR, Y_REQUIRED, &n) && n)
@@ -163,6 +163,6 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 		for (size_t i = 0; i < n->n && spec->nsections < REPORT_MAX_SECTIONS; i++)
 			load_section(&c, t, n->items[i], &spec->sections[spec->nsections++]);
 	}
-	ycheck_unknown(&c, sec);
+	yget_check_unknown(&c, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }

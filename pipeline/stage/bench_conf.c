@@ -53,7 +53,7 @@ static int bench_name_set(struct yctx *c, struct ydoc_node *map, const char *key
 	for (size_t i = 0; i < n->n; i++) {
 		struct ydoc_node *it = n->items[i];
 		int k;
-		if (ynode_expect(c, it, YDOC_SCALAR, key)) {
+		if (yget_expect(c, it, YDOC_SCALAR, key)) {
 			rc = DDT_EINPUT;
 			continue;
 		}
@@ -88,7 +88,7 @@ static int bench_timing(struct yctx *c, struct ydoc_node *sec, struct harness_co
 	r2 |= yget_num(c, m, "min_clock_frac", Y_FRACTION, &h->min_clock_frac);
 	const char *src;
 	r2 |= yget_str(c, m, "source", 0, &src);
-	r2 |= ycheck_unknown(c, m);
+	r2 |= yget_check_unknown(c, m);
 	if (!r2 && h->max_samples < h->min_samples) {
 		ydiag_add(c->diag, c->file, m->line, m->col,
 			  "max_samples %d is below min_samples %d", h->max_samples, h->min_samples);
@@ -116,7 +116,7 @@ static int bench_cpu(struct yctx *c, struct ydoc_node *sec, struct bench_conf *b
 	}
 	const char *src;
 	r2 |= yget_str(c, m, "source", 0, &src);
-	r2 |= ycheck_unknown(c, m);
+	r2 |= yget_check_unknown(c, m);
 	return r2 ? DDT_EINPUT : 0;
 }
 
@@ -144,10 +144,10 @@ static int bench_param(struct yctx *c, struct bench_op *o, struct ydoc_node *key
 			return DDT_EINPUT;
 		}
 		for (size_t i = 0; i < val->n; i++)
-			rc |= ynode_num(c, val->items[i], key->str, 0, &p->vals[i]);
+			rc |= yget_node_num(c, val->items[i], key->str, 0, &p->vals[i]);
 		p->nvals = (int)val->n;
 	} else {
-		rc = ynode_num(c, val, key->str, 0, &p->vals[0]);
+		rc = yget_node_num(c, val, key->str, 0, &p->vals[0]);
 		p->nvals = 1;
 	}
 	if (!rc)
@@ -183,7 +183,7 @@ static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
 			params->used[i] = 1;
 			rc |= bench_param(c, o, params->keys[i], params->items[i]);
 		}
-	rc |= ycheck_unknown(c, m);
+	rc |= yget_check_unknown(c, m);
 	if (!rc && bench_conf_is_cuda_only(o->op))
 		o->backends &= BENCH_CUDA;
 	if (!rc && bench_conf_op_points(o) > BENCH_MAX_POINTS) {
@@ -208,7 +208,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 	out->copy_mib = 512;
 	if (!sec)
 		return 0;
-	if (ynode_expect(&c, sec, YDOC_MAP, "bench"))
+	if (yget_expect(&c, sec, YDOC_MAP, "bench"))
 		return DDT_EINPUT;
 	rc |= yget_int(&c, sec, "seed", Y_NONNEG, &seed);
 	rc |= yget_str(&c, sec, "source", 0, &src);
@@ -219,7 +219,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 	rc |= yget_node(&c, sec, "ops", YDOC_SEQ, 0, &ops);
 	out->seed = (uint64_t)seed;
 	for (size_t i = 0; ops && i < ops->n; i++) {
-		if (ynode_expect(&c, ops->items[i], YDOC_MAP, "ops entry")) {
+		if (yget_expect(&c, ops->items[i], YDOC_MAP, "ops entry")) {
 			rc = DDT_EINPUT;
 			continue;
 		}
@@ -234,7 +234,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 		else
 			out->nops++;
 	}
-	rc |= ycheck_unknown(&c, sec);
+	rc |= yget_check_unknown(&c, sec);
 	return rc ? DDT_EINPUT : 0;
 }
 

@@ -43,7 +43,7 @@ static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key
 	*n = 0;
 	for (size_t i = 0; i < seq->n; i++) {
 		double v;
-		if (ynode_num(c, seq->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
+		if (yget_node_num(c, seq->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
 			continue;
 		if (v > 1 << 20) {
 			ydiag_add(c->diag, c->file, seq->items[i]->line, seq->items[i]->col,
@@ -72,7 +72,7 @@ static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_no
 				  PROJECT_MAX_GRID_TARGETS);
 		cfg->ntargets = 0;
 		for (size_t i = 0; i < seq->n && i < PROJECT_MAX_GRID_TARGETS; i++) {
-			if (ynode_expect(c, seq->items[i], YDOC_SCALAR, "targets"))
+			if (yget_expect(c, seq->items[i], YDOC_SCALAR, "targets"))
 				continue;
 			snprintf(cfg->targets[cfg->ntargets++], sizeof cfg->targets[0], "%s",
 				 seq->items[i]->str);
@@ -80,7 +80,7 @@ static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_no
 	}
 	load_int_list(c, g, "concurrency", req, cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
 	load_int_list(c, g, "budgets", req, cfg->budgets, &cfg->nbudgets, PROJECT_MAX_CONF_BUDGETS);
-	ycheck_unknown(c, g);
+	yget_check_unknown(c, g);
 }
 
 /* The published curve's points into cfg. */
@@ -93,11 +93,11 @@ static void load_points(struct project_config *cfg, struct yctx *c, struct ydoc_
 	for (size_t i = 0; i < pts->n && i < PROJECT_MAX_CURVE; i++) {
 		struct ydoc_node *p = pts->items[i];
 		double b = NAN, a = NAN;
-		if (ynode_expect(c, p, YDOC_MAP, "point"))
+		if (yget_expect(c, p, YDOC_MAP, "point"))
 			continue;
 		yget_num(c, p, "budget", Y_REQUIRED | Y_POSITIVE | Y_INTEGER, &b);
 		yget_num(c, p, "accept", Y_REQUIRED | Y_POSITIVE, &a);
-		ycheck_unknown(c, p);
+		yget_check_unknown(c, p);
 		if (cfg->ncurve && !(b > cfg->curve_budget[cfg->ncurve - 1]))
 			ydiag_add(c->diag, c->file, p->line, p->col, "points: budgets must increase");
 		cfg->curve_budget[cfg->ncurve] = b;
@@ -129,7 +129,7 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 				ydiag_add(c->diag, c->file, n->line, n->col,
 					  "%s: a trace is its own curve and source (drop '%s', or "
 					  "the trace for a published curve)", other[i], other[i]);
-		ycheck_unknown(c, m);
+		yget_check_unknown(c, m);
 		return;
 	}
 	yget_strcpy(c, m, "source", Y_REQUIRED, cfg->curve_source, sizeof cfg->curve_source);
@@ -138,7 +138,7 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 		load_points(cfg, c, pts);
 	if (!yget_node(c, m, "shape", YDOC_MAP, Y_REQUIRED, &shape) && shape)
 		calib_dist_load(&cfg->accept_shape, c, shape, "shape");
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* The scenario named by key in map, which must exist in t, into out[len]. */
@@ -195,7 +195,7 @@ static void load_settings(struct project_config *cfg, struct yctx *c, struct ydo
 	n = NULL;
 	if (!yget_node(c, sec, "acceptance_curve", YDOC_MAP, req, &n) && n)
 		load_curve(cfg, c, n);
-	ycheck_unknown(c, sec);
+	yget_check_unknown(c, sec);
 }
 
 int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag)
@@ -214,13 +214,13 @@ int project_config_load(struct project_config *cfg, const struct tmpl *t, struct
 	}
 	if (base) {
 		struct yctx c = {t->parent->file, diag};
-		if (ynode_expect(&c, base, YDOC_MAP, "projection"))
+		if (yget_expect(&c, base, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
 		load_settings(cfg, &c, base, Y_REQUIRED, t);
 	}
 	if (own) {
 		struct yctx c = {t->doc->file, diag};
-		if (ynode_expect(&c, own, YDOC_MAP, "projection"))
+		if (yget_expect(&c, own, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
 		load_settings(cfg, &c, own, base ? 0 : Y_REQUIRED, t);
 	}
@@ -1581,7 +1581,7 @@ static int add_key(struct projection *p, const struct calib *c, const char *key,
 	double was;
 	if (rc || !o)
 		return rc;
-	input_overridden(p, o->was[0] && !ynum_parse(o->was, &was) ? was : unheld);
+	input_overridden(p, o->was[0] && !yget_parse_num(o->was, &was) ? was : unheld);
 	return 0;
 }
 

@@ -389,7 +389,7 @@ static void band_in(struct yctx *c, struct ydoc_node *m, const char *key, struct
 	yget_num(c, n, "p5", NUM, &b->p5);
 	yget_num(c, n, "p50", NUM, &b->p50);
 	yget_num(c, n, "p95", NUM, &b->p95);
-	ycheck_unknown(c, n);
+	yget_check_unknown(c, n);
 }
 
 static void pipeline_in(struct yctx *c, struct ydoc_node *m, enum pipeline_kind *out)
@@ -442,7 +442,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	if (!yget_node(c, m, "ms", YDOC_MAP, Y_REQUIRED, &ms) && ms) {
 		for (int k = 0; k < COMP_COUNT; k++)
 			yget_num(c, ms, model_comp_name((enum model_comp)k), NUM, &r->ms[k]);
-		ycheck_unknown(c, ms);
+		yget_check_unknown(c, ms);
 	}
 	yget_num(c, m, "moe_ms", NUM, &r->moe_ms);
 	yget_num(c, m, "nonmoe_ms", NUM, &r->nonmoe_ms);
@@ -459,7 +459,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
 	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
 	yget_num(c, m, "xfer_err_pct", NUM, &r->xfer_err_pct);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornado *t)
@@ -475,7 +475,7 @@ static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornad
 		for (size_t i = 0; i < bars->n; i++) {
 			struct ydoc_node *b = bars->items[i];
 			struct project_bar *r = &t->bars[t->nbars++];
-			if (ynode_expect(c, b, YDOC_MAP, "bar"))
+			if (yget_expect(c, b, YDOC_MAP, "bar"))
 				continue;
 			str_in(c, b, "name", r->name, sizeof r->name);
 			yget_num(c, b, "value_point", NUM, &r->value_point);
@@ -484,10 +484,10 @@ static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornad
 			yget_num(c, b, "tok_s_p5", NUM, &r->tok_s_p5);
 			yget_num(c, b, "tok_s_p95", NUM, &r->tok_s_p95);
 			yget_num(c, b, "swing", NUM, &r->swing);
-			ycheck_unknown(c, b);
+			yget_check_unknown(c, b);
 		}
 	}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 	return 0;
 }
 
@@ -498,7 +498,7 @@ static void int_list_in(struct yctx *c, struct ydoc_node *m, const char *key, in
 	*n = 0;
 	for (size_t i = 0; s && i < s->n; i++) {
 		double v;
-		if (!ynode_num(c, s->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
+		if (!yget_node_num(c, s->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
 			out[(*n)++] = (int)v;
 	}
 }
@@ -509,7 +509,7 @@ static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g,
 	struct project_cell *x = PROJECT_CELL(g, t, ci, b);
 	const char *tg = NULL;
 	int C = 0, B = 0;
-	if (ynode_expect(c, m, YDOC_MAP, "cell"))
+	if (yget_expect(c, m, YDOC_MAP, "cell"))
 		return;
 	yget_str(c, m, "target", Y_REQUIRED, &tg);
 	int_in(c, m, "C", &C);
@@ -533,7 +533,7 @@ static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g,
 	yget_num(c, m, "regret", NUM, &x->regret);
 	yget_bool(c, m, "best", Y_REQUIRED, &x->best);
 	yget_bool(c, m, "runner", Y_REQUIRED, &x->runner);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 	if (x->best)
 		g->best[t * g->nconc + ci] = b;
 	if (x->runner)
@@ -554,7 +554,7 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 	int_in(c, m, "nadded", &g->nadded);
 	if ((s = seq_in(c, m, "targets", PROJECT_MAX_GRID_TARGETS)) != NULL)
 		for (size_t i = 0; i < s->n; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_SCALAR, "targets"))
+			if (!yget_expect(c, s->items[i], YDOC_SCALAR, "targets"))
 				snprintf(g->targets[g->ntargets++], sizeof g->targets[0], "%s",
 					 s->items[i]->str);
 	int_list_in(c, m, "concurrency", g->conc, &g->nconc, PROJECT_MAX_GRID_CONC);
@@ -563,7 +563,7 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 		if ((int)s->n != g->nbudgets)
 			ydiag_add(c->diag, c->file, s->line, s->col, "curve_accept: one per budget");
 		for (size_t i = 0; i < s->n; i++)
-			ynode_num(c, s->items[i], "curve_accept", Y_NULLABLE, &g->curve_accept[i]);
+			yget_node_num(c, s->items[i], "curve_accept", Y_NULLABLE, &g->curve_accept[i]);
 	}
 	size_t n = (size_t)g->ntargets * g->nconc * g->nbudgets;
 	g->cells = calloc(n ? n : 1, sizeof *g->cells);
@@ -581,7 +581,7 @@ static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 				cell_in(c, cells->items[i], g, (int)(i / (g->nconc * g->nbudgets)),
 					(int)(i / g->nbudgets % g->nconc), (int)(i % g->nbudgets));
 	}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 	return 0;
 }
 
@@ -603,20 +603,20 @@ static void fit_in(struct yctx *c, struct ydoc_node *m, struct project_fit *f)
 		for (size_t i = 0; i < s->n; i++) {
 			struct project_param *q = &f->params[f->nparams++];
 			struct ydoc_node *it = s->items[i];
-			if (ynode_expect(c, it, YDOC_MAP, "param"))
+			if (yget_expect(c, it, YDOC_MAP, "param"))
 				continue;
 			str_in(c, it, "name", q->name, sizeof q->name);
 			yget_num(c, it, "value", NUM, &q->value);
 			yget_num(c, it, "se", NUM, &q->se);
 			yget_bool(c, it, "held", Y_REQUIRED, &q->held);
 			str_in(c, it, "unit", q->unit, sizeof q->unit);
-			ycheck_unknown(c, it);
+			yget_check_unknown(c, it);
 		}
 	if ((s = seq_in(c, m, "points", PROJECT_MAX_FIT_POINTS)) != NULL)
 		for (size_t i = 0; i < s->n; i++) {
 			struct project_fit_point *q = &f->points[f->npoints++];
 			struct ydoc_node *it = s->items[i];
-			if (ynode_expect(c, it, YDOC_MAP, "point"))
+			if (yget_expect(c, it, YDOC_MAP, "point"))
 				continue;
 			yget_num(c, it, "m", NUM, &q->m);
 			yget_num(c, it, "step_ms", NUM, &q->step_ms);
@@ -624,9 +624,9 @@ static void fit_in(struct yctx *c, struct ydoc_node *m, struct project_fit *f)
 			yget_num(c, it, "resid_pct", NUM, &q->resid_pct);
 			yget_num(c, it, "loo_ms", NUM, &q->loo_ms);
 			yget_num(c, it, "loo_pct", NUM, &q->loo_pct);
-			ycheck_unknown(c, it);
+			yget_check_unknown(c, it);
 		}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_backtest *b)
@@ -639,7 +639,7 @@ static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_back
 	yget_num(c, m, "band_lo_pct", NUM, &b->band_lo_pct);
 	yget_num(c, m, "band_hi_pct", NUM, &b->band_hi_pct);
 	str_in(c, m, "note", b->note, sizeof b->note);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
@@ -655,7 +655,7 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 		for (size_t i = 0; i < s->n; i++) {
 			struct ydoc_node *it = s->items[i];
 			struct project_xback *x = &p->xback[p->nxback++];
-			if (ynode_expect(c, it, YDOC_MAP, "pair"))
+			if (yget_expect(c, it, YDOC_MAP, "pair"))
 				continue;
 			str_in(c, it, "class", x->cls, sizeof x->cls);
 			str_in(c, it, "from", x->from, sizeof x->from);
@@ -664,7 +664,7 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
 			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
 			yget_num(c, it, "max_err_pct", NUM, &x->max_err_pct);
-			ycheck_unknown(c, it);
+			yget_check_unknown(c, it);
 		}
 	}
 	if ((s = seq_in(c, m, "pooled", 10000)) != NULL) {
@@ -674,17 +674,17 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 		for (size_t i = 0; i < s->n; i++) {
 			struct ydoc_node *it = s->items[i];
 			struct project_xsum *x = &p->xsum[p->nxsum++];
-			if (ynode_expect(c, it, YDOC_MAP, "pooled"))
+			if (yget_expect(c, it, YDOC_MAP, "pooled"))
 				continue;
 			str_in(c, it, "class", x->cls, sizeof x->cls);
 			str_in(c, it, "family", x->fam, sizeof x->fam);
 			int_in(c, it, "n", &x->n);
 			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
 			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
-			ycheck_unknown(c, it);
+			yget_check_unknown(c, it);
 		}
 	}
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 	return 0;
 }
 
@@ -698,7 +698,7 @@ static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *
 	in->was = NAN;
 	yget_num(c, m, "was", Y_NULLABLE, &in->was);
 	str_in(c, m, "source", in->source, sizeof in->source);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* Allocates n items of size sz into *out (at least one). */
@@ -745,21 +745,21 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
 			return rc;
 		for (size_t i = 0; i < s->n; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_SCALAR, "notes"))
+			if (!yget_expect(c, s->items[i], YDOC_SCALAR, "notes"))
 				snprintf(p->notes[p->nnotes++], sizeof *p->notes, "%s", s->items[i]->str);
 	}
 	if ((s = seq_in(c, root, "rows", 100000)) != NULL) {
 		if ((rc = alloc_n(&p->rows, s->n, sizeof *p->rows)))
 			return rc;
 		for (size_t i = 0; i < s->n; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_MAP, "row"))
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "row"))
 				row_in(c, s->items[i], &p->rows[p->nrows++]);
 	}
 	if ((s = seq_in(c, root, "tornado", 100000)) != NULL) {
 		if ((rc = alloc_n(&p->tornado, s->n, sizeof *p->tornado)))
 			return rc;
 		for (size_t i = 0; i < s->n && !rc; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_MAP, "tornado"))
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "tornado"))
 				rc = tornado_in(c, s->items[i], &p->tornado[p->ntornado++]);
 		if (rc)
 			return rc;
@@ -775,7 +775,7 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 		if ((rc = alloc_n(&p->backtest, s->n, sizeof *p->backtest)))
 			return rc;
 		for (size_t i = 0; i < s->n; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_MAP, "backtest"))
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "backtest"))
 				backtest_in(c, s->items[i], &p->backtest[p->nbacktest++]);
 	}
 	if (!yget_node(c, root, "xbacktest", YDOC_MAP, Y_REQUIRED, &g) && g &&
@@ -785,10 +785,10 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 		if ((rc = alloc_n(&p->inputs, s->n, sizeof *p->inputs)))
 			return rc;
 		for (size_t i = 0; i < s->n; i++)
-			if (!ynode_expect(c, s->items[i], YDOC_MAP, "input"))
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "input"))
 				input_in(c, s->items[i], &p->inputs[p->ninputs++]);
 	}
-	ycheck_unknown(c, root);
+	yget_check_unknown(c, root);
 	return 0;
 }
 
@@ -802,7 +802,7 @@ static int project_parse(struct projection *p, struct ydoc *doc, struct ydiag *d
 		ydiag_add(diag, doc->file, 0, 0, "empty projection");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&c, doc->root, YDOC_MAP, "projection"))
+	if (yget_expect(&c, doc->root, YDOC_MAP, "projection"))
 		return DDT_EINPUT;
 	if ((rc = read_root(p, &c, doc->root)) != 0)
 		return rc;

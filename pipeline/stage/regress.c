@@ -39,7 +39,7 @@ static void load_impact(struct regress_conf *c, struct yctx *y, struct ydoc_node
 		struct ydoc_node *k = map->keys[i], *v = map->items[i];
 		int comp = -1;
 		map->used[i] = 1;
-		if (ynode_expect(y, v, YDOC_SCALAR, k->str))
+		if (yget_expect(y, v, YDOC_SCALAR, k->str))
 			continue;
 		for (int j = 0; j < COMP_COUNT; j++)
 			if (!strcmp(v->str, model_comp_name((enum model_comp)j)))
@@ -79,7 +79,7 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 		ydiag_add(diag, t->path, 0, 0, "missing required section 'regress'");
 		return DDT_EINPUT;
 	}
-	if (ynode_expect(&y, sec, YDOC_MAP, "regress"))
+	if (yget_expect(&y, sec, YDOC_MAP, "regress"))
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
@@ -120,7 +120,7 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 			  "min_good_nights (%d) exceeds baseline_nights (%d)", c->min_good_nights,
 			  c->baseline_nights);
 	}
-	ycheck_unknown(&y, sec);
+	yget_check_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 
@@ -1403,7 +1403,7 @@ static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry
 	read_opt_str(c, m, "first_bad_rev", e->bad_rev, sizeof e->bad_rev);
 	read_opt_str(c, m, "last_good_engine_rev", e->good_engine_rev, sizeof e->good_engine_rev);
 	read_opt_str(c, m, "first_bad_engine_rev", e->bad_engine_rev, sizeof e->bad_engine_rev);
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 static void read_impact(struct yctx *c, struct ydoc_node *m, struct regress_impact *im)
@@ -1431,7 +1431,7 @@ static void read_impact(struct yctx *c, struct ydoc_node *m, struct regress_impa
 	yget_num(c, m, "tok_s", Y_REQUIRED | Y_NULLABLE, &im->tok_s);
 	yget_num(c, m, "tok_s_after", Y_REQUIRED | Y_NULLABLE, &im->tok_s_after);
 	im->change_frac = read_pct(c, m, "change_pct");
-	ycheck_unknown(c, m);
+	yget_check_unknown(c, m);
 }
 
 /* A required sequence of maps under key: its node, or NULL (problem noted). */
@@ -1441,7 +1441,7 @@ static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *root, const ch
 	if (yget_node(c, root, key, YDOC_SEQ, Y_REQUIRED, &n) || !n)
 		return NULL;
 	for (size_t i = 0; i < n->n; i++)
-		if (ynode_expect(c, n->items[i], YDOC_MAP, key))
+		if (yget_expect(c, n->items[i], YDOC_MAP, key))
 			return NULL;
 	return n;
 }
@@ -1462,7 +1462,7 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 	s = seq_of(c, root, "series");
 	r = seq_of(c, root, "revised");
 	im = seq_of(c, root, "impact");
-	ycheck_unknown(c, root);
+	yget_check_unknown(c, root);
 	n->entries = calloc(s && s->n ? s->n : 1, sizeof *n->entries);
 	n->revs = calloc(r && r->n ? r->n : 1, sizeof *n->revs);
 	n->impacts.v = calloc(im && im->n ? im->n : 1, sizeof *n->impacts.v);
@@ -1478,7 +1478,7 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 		read_str(c, r->items[i], "run_id", rv->run_id, sizeof rv->run_id);
 		read_verdict(c, r->items[i], "from", &rv->from);
 		read_verdict(c, r->items[i], "to", &rv->to);
-		ycheck_unknown(c, r->items[i]);
+		yget_check_unknown(c, r->items[i]);
 	}
 	for (size_t i = 0; im && i < im->n; i++)
 		read_impact(c, im->items[i], &n->impacts.v[n->impacts.n++]);
@@ -1495,7 +1495,7 @@ int regress_night_read(struct regress_night *n, const char *path, struct ydiag *
 	memset(n, 0, sizeof *n);
 	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		return rc;
-	if (!doc->root || ynode_expect(&c, doc->root, YDOC_MAP, "verdict file")) {
+	if (!doc->root || yget_expect(&c, doc->root, YDOC_MAP, "verdict file")) {
 		if (!doc->root)
 			ydiag_add(diag, path, 0, 0, "empty verdict file");
 		ydoc_free(doc);
