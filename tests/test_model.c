@@ -222,27 +222,70 @@ static void test_model__tok_s_scales_with_concurrency_and_accept(void **state)
 	assert_true(b.step_ms > a.step_ms); /* more verify tokens cost more */
 }
 
-static int names_xy(void *ctx, const char *name, size_t len, double *out)
+static int names_xy(void *ctx, const char *name, size_t len, int i, int j, double *out)
 {
+	static const double tab[2][3] = {{1, 4, 9}, {2, 5, 7}};
 	(void)ctx;
-	if (len == 1 && (*name == 'x' || *name == 'y'))
+	if (!i && !j && len == 1 && (*name == 'x' || *name == 'y'))
 		return *out = *name == 'x' ? 3 : 0.1, 0;
+	if (len == 3 && !memcmp(name, "row", 3) && j == 0 && i >= 1 && i <= 3)
+		return *out = tab[0][i - 1], 0;
+	if (len == 3 && !memcmp(name, "tab", 3) && i >= 1 && i <= 2 && j >= 1 && j <= 3)
+		return *out = tab[i - 1][j - 1], 0;
 	return -1;
 }
 
-/* The spreadsheet's order of operations, so C and a workbook agree. */
+static double fx(const char *f)
+{
+	double v;
+	if (formula_eval(f, names_xy, NULL, &v) != 0)
+		fail_msg("%s", err_msg());
+	return v;
+}
+
+/* The spreadsheet's order of operations, comparisons and functions, so C
+ * and a workbook agree. */
 static void test_model__formulas_evaluate_as_a_spreadsheet_does(void **state)
 {
 	(void)state;
 	double v;
-	assert_int_equal(formula_eval("2+x*4-8/2/2", names_xy, NULL, &v), 0);
-	assert_true(v == 2 + 3 * 4 - 8 / 2 / 2);
-	assert_int_equal(formula_eval("-x*(1-y)+LN(EXP(2))*1E3", names_xy, NULL, &v), 0);
-	assert_true(v == -3 * (1 - 0.1) + log(exp(2)) * 1e3);
+	assert_true(fx("2+x*4-8/2/2") == 2 + 3 * 4 - 8 / 2 / 2);
+	assert_true(fx("-x*(1-y)+LN(EXP(2))*1E3") == -3 * (1 - 0.1) + log(exp(2)) * 1e3);
+	assert_true(fx("1+x>=4") == 1 && fx("x<>3") == 0 && fx("x=3") == 1 && fx("2<1") == 0);
+	assert_true(fx("MIN(x,2,7)") == 2 && fx("MAX(y,-1)") == 0.1 && fx("MIN(x)") == 3);
+	assert_true(fx("IF(x=3,10,20)") == 10 && fx("IF(0,10,20)+1") == 21);
+	/* the branch not taken may name what does not exist in a table */
+	assert_true(fx("IF(1,INDEX(row,1),INDEX(row,0))") == 1);
+	assert_true(fx("INDEX(row,3)+INDEX(tab,2,1)") == 11);
+	assert_true(fx("COUNT(row)") == 3);
+	assert_true(fx("COUNTIF(row,\"<\"&x+1)") == 1 && fx("COUNTIF(row,\">=\"&4)") == 2);
 	assert_int_equal(formula_eval("x*z", names_xy, NULL, &v), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "unknown name at offset 2"));
+	assert_int_equal(formula_eval("INDEX(row,4)", names_xy, NULL, &v), DDT_EINPUT);
+	assert_int_equal(formula_eval("SQRT(x)", names_xy, NULL, &v), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "unknown function"));
+	assert_int_equal(formula_eval("IF(1,2)", names_xy, NULL, &v), DDT_EINPUT);
 	assert_int_equal(formula_eval("(x+1", names_xy, NULL, &v), DDT_EINPUT);
 	assert_int_equal(formula_eval("x y", names_xy, NULL, &v), DDT_EINPUT);
+}
+
+static const char *cells(void *ctx, const char *name, size_t len)
+{
+	(void)ctx;
+	return len == 1 && *name == 'M' ? "I12" : len == 1 && *name == 'C' ? "(B12=ref)" : NULL;
+}
+
+/* A rewritten formula names cells in place of names, leaving functions,
+ * numbers (1E12) and quoted criteria as they are. */
+static void test_model__formula_rewrite_renames_names_only(void **state)
+{
+	(void)state;
+	char buf[128];
+	assert_int_equal(formula_rewrite("MAX(M*1E12,C)+COUNTIF(pts,\"<\"&M)+Mx", cells, NULL, buf,
+					 sizeof buf),
+			 0);
+	assert_string_equal(buf, "MAX(I12*1E12,(B12=ref))+COUNTIF(pts,\"<\"&I12)+Mx");
+	assert_int_equal(formula_rewrite("M+M+M", cells, NULL, buf, 8), DDT_EINPUT);
 }
 
 /* Every term of the model's description evaluates, and the MoE geometry
@@ -264,6 +307,66 @@ static void test_model__terms_are_the_geometry(void **state)
 	assert_true(t[MT_AR_COUNT] == f->cal.ar.per_layer * g->layers);
 	assert_true(t[MT_FLOPS_PER_M] == f->m.flops_per_m);
 	assert_true(t[MT_PHYS_A] > 0 && t[MT_PHYS_B] > 0 && t[MT_PHYS_LNQ] < 0);
+}
+
+/* One configuration's formulas (model_row_terms, what the spreadsheet
+ * writes) against the compiled model (what estimate and the Monte Carlo
+ * compute) on m, every catalog GPU, both pipelines, budget 0 to beyond
+ * the MoE points and the all-reduce sizes; returns how many compared. */
+static int rows_agree(struct fixture *f, const struct model *m)
+{
+	static const double budgets[] = {0, 1, 3, 8, 16, 63}, cs[] = {1, 2, 7, 64};
+	int n = 0;
+	for (size_t g = 0; g < f->cal.ngpus; g++)
+		for (int p = 0; p < 2; p++)
+			for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++)
+				for (size_t k = 0; k < sizeof cs / sizeof *cs; k++, n++) {
+					struct model_in in = {&f->cal.gpus[g], p ? PIPE_NATIVE : PIPE_SGLANG,
+							      16, budgets[b], cs[k], 4.5, 0};
+					struct model_out o;
+					double t[MR_COUNT], M = in.concurrency * (in.budget + 1);
+					if (model_row_eval(m, &in, t) != 0)
+						fail_msg("%s", err_msg());
+					model_eval(m, &in, &o);
+					assert_within(t[MR_M], o.M, 1e-15);
+					assert_within(t[MR_MOE_REF], model_moe_ref_ms(m, M), 1e-12);
+					assert_within(t[MR_AR_STEP], model_allreduce_ms(m, in.target, M), 1e-12);
+					assert_within(t[MR_MOE], o.ms[COMP_MOE], 1e-12);
+					assert_within(t[MR_ATTN], o.ms[COMP_ATTN], 1e-12);
+					assert_within(t[MR_DRAFT], o.ms[COMP_DRAFT], 1e-12);
+					assert_within(t[MR_TREE], o.ms[COMP_TREE], 1e-12);
+					assert_within(t[MR_OVERHEAD], o.ms[COMP_OVERHEAD], 1e-12);
+					assert_within(t[MR_ALLREDUCE], o.ms[COMP_ALLREDUCE], 1e-12);
+					assert_within(t[MR_NONMOE], o.nonmoe_ms, 1e-12);
+					assert_within(t[MR_STEP], o.step_ms, 1e-12);
+					assert_within(t[MR_TOK_S], o.tok_s, 1e-12);
+					assert_within(t[MR_GROWTH], m->growth, 1e-12);
+					assert_within(t[MR_ANCHOR_NONMOE], m->n0_ms, 1e-12);
+				}
+	return n;
+}
+
+/* The spreadsheet's formulas are the model: evaluated, they give what
+ * the compiled model gives, for the declared (physical) curve and the
+ * linear one, and with a value set on the command line. */
+static void test_model__row_terms_are_the_compiled_model(void **state)
+{
+	struct fixture *f = *state;
+	struct model m;
+	enum moe_curve_kind was = f->cal.moe_ref.curve;
+	double v[CALIB_MAX_ASM];
+	int n = rows_agree(f, &f->m);
+	f->cal.moe_ref.curve = was == MOE_CURVE_PHYSICAL ? MOE_CURVE_LINEAR : MOE_CURVE_PHYSICAL;
+	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
+	n += rows_agree(f, &m);
+	f->cal.moe_ref.curve = was;
+	for (int i = 0; i < calib_nassumptions(&f->cal); i++)
+		v[i] = f->cal.asm_[i].point;
+	v[ASM_NATIVE_CUT] = 0.31, v[ASM_SHARE_TREE] *= 2, v[ASM_MOE_COMPUTE_EFF] = 0.05;
+	v[ASM_ALLREDUCE_PCIE] = 1.7;
+	assert_int_equal(model_prepare(&m, &f->cal, v), 0);
+	n += rows_agree(f, &m);
+	printf("%d configurations: the formulas give the compiled model's step\n", n);
 }
 
 /* --set refuses what the loader refuses: one range per value. */
@@ -322,7 +425,9 @@ int main(void)
 		cmocka_unit_test(test_model__sglang_beyond_its_budget_is_not_runnable),
 		cmocka_unit_test(test_model__tok_s_scales_with_concurrency_and_accept),
 		cmocka_unit_test(test_model__formulas_evaluate_as_a_spreadsheet_does),
+		cmocka_unit_test(test_model__formula_rewrite_renames_names_only),
 		cmocka_unit_test(test_model__terms_are_the_geometry),
+		cmocka_unit_test(test_model__row_terms_are_the_compiled_model),
 		cmocka_unit_test(test_model__set_keeps_the_loaders_ranges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,6 +5,7 @@
 #include "chart.h"
 #include "chart_report.h"
 #include "err.h"
+#include "formula.h"
 #include "fsx.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@ struct xw {
 	const struct report_data *d;
 	int cache;          /* write ddt's value as each formula's cached result */
 	lxw_error err;      /* first libxlsxwriter error */
+	int rc;             /* first error of ddt's own (message set) */
 };
 
 /* Remembers the first error of a libxlsxwriter call. */
@@ -804,8 +806,10 @@ static void sheet_sources(struct xw *x, const struct asm_sheet *a)
 
 /* ---------------------------------------------------------------- What-if */
 
-/* The What-if sheet is built from named cells so its formulas read like the
- * model: =comp_attn_ms*(1-growth+growth*I12/anchor_m0)*anchor_bw/J12*R12. */
+/* The What-if sheet is the model's own formulas (model_terms and
+ * model_row_terms) written as live cells: the inputs are named cells, and a
+ * configuration's names become its row's cells, as in
+ * =comp_attn_ms*(1-growth+growth*K12/anchor_m0)*anchor_bw/J12*V12. */
 struct wi {
 	struct xw *x;
 	lxw_worksheet *ws;
@@ -902,19 +906,24 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 	put_formula(w->x, w->ws, r, c, formula, f, cached);
 }
 
-/* An assumption's name as the sheet's named cell and the calibration call it. */
-#define ASM_NAME(a) calib_assumption_name(a)
-
 /* The name of the autoregressive baseline's row. */
 #define WI_AUTOREGRESSIVE "autoregressive (budget 0)"
 
-/* Columns of the model rows. */
-enum {
-	WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_M, WC_BW,
-	WC_GPUROW, WC_SEG, WC_MOEREF, WC_MOE, WC_ARB, WC_ARSEG, WC_AR, WC_CUT, WC_ATTN, WC_DRAFT,
-	WC_TREE, WC_OVER, WC_ARC, WC_NONMOE, WC_STEP, WC_TOK, WC_P5, WC_P50, WC_P95, WC_DDT,
-	WC_DIFF, WC_XNAME, WC_N
-};
+/* Columns of the model rows: the inputs, the target's catalog row and
+ * bandwidth, one column per row term of the model (model_row_terms, scope
+ * MR_ROW) from WC_TERMS on, then ddt's figures (wi_col). */
+enum { WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_GPUROW,
+       WC_BW, WC_TERMS };
+enum { WA_P5, WA_P50, WA_P95, WA_DDT, WA_DIFF, WA_XNAME, WA_N };
+
+/* The column of row term k (MR_ROW), or of after-column a when k < 0. */
+static lxw_col_t wi_col(int k, int a)
+{
+	int c = WC_TERMS;
+	for (int i = 0; i < (k < 0 ? MR_COUNT : k); i++)
+		c += model_row_terms[i].scope == MR_ROW;
+	return (lxw_col_t)(c + (k < 0 ? a : 0));
+}
 
 /* One configuration of the model, for a row and its cached values. */
 struct wi_row {
@@ -926,13 +935,67 @@ struct wi_row {
 	int is_anchor;
 };
 
-/* Index (1-based) of the segment COUNTIF picks: points below x, within [1, n-1]. */
-static double seg_of(const double *xs, int n, double x)
+/* What a model name stands for in the cells of one row (0-based r): the
+ * row's inputs, its target's catalog figures, its row terms' cells; the
+ * names the sheet does not define. NULL: a name the sheet defines. */
+struct wi_names {
+	lxw_row_t r;
+	char buf[96];
+};
+
+static const char *wi_rename(void *ctx, const char *name, size_t len)
 {
-	int k = 0;
-	for (int i = 0; i < n; i++)
-		k += xs[i] < x;
-	return k < 1 ? 1 : k > n - 1 ? n - 1 : k;
+	static const lxw_col_t in_col[MV_COUNT] = {
+		[MV_C] = WC_C, [MV_BLOCK] = WC_BLOCK, [MV_BUDGET] = WC_BUDGET,
+		[MV_ACCEPT] = WC_ACCEPT, [MV_XFER] = WC_XFER, [MV_TARGET_BW] = WC_BW,
+		[MV_TARGET_ROW] = WC_GPUROW};
+	static const char *const bound[MV_COUNT] = {
+		[MV_TARGET_BF16] = "INDEX(gpu_bf16,%s)", [MV_TARGET_LINK] = "INDEX(gpu_link,%s)",
+		[MV_TARGET_PCIE] = "INDEX(gpu_pcie,%s)", [MV_SAME_GPU] = "(%s=moe_reference_gpu)",
+		[MV_NATIVE] = "(%s=\"native\")"};
+	struct wi_names *n = ctx;
+	char cell[32];
+	if (len == 12 && !memcmp(name, "moe_physical", 12))
+		return "(moe_reference_curve=\"physical\")";
+	for (int k = 0; k < MV_COUNT; k++) {
+		if (strlen(model_row_var_names[k]) != len || memcmp(model_row_var_names[k], name, len))
+			continue;
+		lxw_col_t c = bound[k] ? (k == MV_SAME_GPU ? WC_TARGET : k == MV_NATIVE ? WC_PIPE
+											  : WC_GPUROW)
+				       : in_col[k];
+		lxw_rowcol_to_cell(cell, n->r, c);
+		snprintf(n->buf, sizeof n->buf, bound[k] ? bound[k] : "%s", cell);
+		return n->buf;
+	}
+	for (int k = 0; k < MR_COUNT; k++)
+		if (model_row_terms[k].scope == MR_ROW && strlen(model_row_terms[k].name) == len &&
+		    !memcmp(model_row_terms[k].name, name, len)) {
+			lxw_rowcol_to_cell(n->buf, n->r, wi_col(k, 0));
+			return n->buf;
+		}
+	return NULL;
+}
+
+/* Row term k's formula, its names as row r's cells, into buf ('=' first). */
+static void wi_formula(struct wi *w, int k, lxw_row_t r, char *buf, size_t len)
+{
+	struct wi_names n = {r, ""};
+	buf[0] = '=';
+	int rc = formula_rewrite(model_row_terms[k].formula, wi_rename, &n, buf + 1, len - 1);
+	if (rc && !w->x->rc)
+		w->x->rc = rc;
+}
+
+/* The cell format of a term in unit u. */
+static lxw_format *wi_unit_format(struct xw *x, const char *u)
+{
+	if (!strcmp(u, "ms") || !strcmp(u, "µs"))
+		return x->f.calc_ms;
+	if (!strcmp(u, "tok/s"))
+		return x->f.calc_tok;
+	if (!strcmp(u, "tokens") || !strcmp(u, "bytes") || !strcmp(u, "segment"))
+		return x->f.calc_int;
+	return x->f.calc;
 }
 
 /* The stored projection's p5 / p50 / p95 tok/s of the row's scenario at its
@@ -945,35 +1008,36 @@ static void wi_band(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	for (size_t i = 0; i < d->est.n && !row->is_anchor; i++)
 		if (!strcmp(d->est.rows[i].sc.name, row->name) && d->est.rows[i].accept == row->accept)
 			report_figure(d, i, &f);
-	put_num(w->x, w->ws, r, WC_P5, f.tok_p5, w->x->f.tok);
-	put_num(w->x, w->ws, r, WC_P50, f.tok_p50, w->x->f.tok);
-	put_num(w->x, w->ws, r, WC_P95, f.tok_p95, w->x->f.tok);
+	put_num(w->x, w->ws, r, wi_col(-1, WA_P5), f.tok_p5, w->x->f.tok);
+	put_num(w->x, w->ws, r, wi_col(-1, WA_P50), f.tok_p50, w->x->f.tok);
+	put_num(w->x, w->ws, r, wi_col(-1, WA_P95), f.tok_p95, w->x->f.tok);
+}
+
+/* The model's row terms of configuration in, computed from their formulas
+ * (x->rc set when that fails: NaN each). */
+static void wi_eval(struct xw *x, const struct model_in *in, double t[MR_COUNT])
+{
+	int rc = model_row_eval(&x->d->model, in, t);
+	if (rc && !x->rc)
+		x->rc = rc;
 }
 
 static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 {
 	struct xw *x = w->x;
-	const struct report_data *d = x->d;
-	const struct model *m = &d->model;
-	const struct calib *c = &d->cal;
+	const struct calib *c = &x->d->cal;
+	const struct model *m = &x->d->model;
 	struct model_in in = {row->target, row->pipeline, row->block, row->budget, row->C,
-			      isfinite(row->accept) ? row->accept : 1, 0};
-	struct model_out out;
+			      row->accept, 0};
 	struct xfmt *f = &x->f;
-	int R = (int)r + 1, xi;
-	double M = row->C * (row->budget + 1), cut = row->pipeline == PIPE_NATIVE
-							     ? 1 - m->v[ASM_NATIVE_CUT]
-							     : 1;
-	double arb = c->model.hidden * 2 * M, pm[CALIB_MAX_MOE_POINTS];
-	char xname[160] = "";
+	int R = (int)r + 1, xi = calib_xfer_index(c, m->ref_gpu, row->target,
+						  row->C * (row->budget + 1));
+	char xname[160] = "", formula[2048];
+	double t[MR_COUNT];
 
-	model_eval(m, &in, &out);
-	xi = calib_xfer_index(c, m->ref_gpu, row->target, M);
+	wi_eval(x, &in, t);
 	if (xi >= 0)
 		calib_assumption_label(c, ASM_COUNT + xi, xname, sizeof xname);
-	for (int i = 0; i < c->moe_ref.npoints; i++)
-		pm[i] = c->moe_ref.points[i].m;
-
 	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
 	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
 	put_str(x, w->ws, r, WC_PIPE, tmpl_pipeline_name(row->pipeline), f->in_text);
@@ -982,76 +1046,41 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	put_num(x, w->ws, r, WC_C, row->C, f->in_num);
 	put_num(x, w->ws, r, WC_ACCEPT, row->accept, f->in_num);
 	put_num(x, w->ws, r, WC_XFER, xi >= 0 ? m->v[ASM_COUNT + xi] : 1, f->in_num);
-	put_str(x, w->ws, r, WC_XNAME, xi >= 0 ? xname : "same GPU: no transfer", NULL);
-
-	wi_cell(w, r, WC_M, f->calc_int, M, "=F%d*(E%d+1)", R, R);
 	wi_cell(w, r, WC_GPUROW, f->calc_int, (double)(row->target - c->gpus) + 1,
 		"=MATCH(B%d,gpu_ids,0)", R);
-	wi_cell(w, r, WC_BW, f->calc, row->target->bw_tbps, "=INDEX(gpu_bw,K%d)", R);
-	wi_cell(w, r, WC_SEG, f->calc_int, seg_of(pm, c->moe_ref.npoints, M),
-		"=MIN(MAX(COUNTIF(moe_pts_m,\"<\"&I%d),1),COUNT(moe_pts_m)-1)", R);
-	wi_cell(w, r, WC_MOEREF, f->calc_ms, model_moe_ref_ms(m, M),
-		"=MAX(moe_floor_ms,IF(moe_reference_curve=\"physical\",-phys_a*(EXP(phys_lnq*(1+"
-		"(I%1$d-1)*(1-moe_reference_physical_overlap)))-1)+phys_b,MAX(0,INDEX(moe_pts_ms,"
-		"L%1$d)+(I%1$d-INDEX(moe_pts_m,L%1$d))*(INDEX(moe_pts_ms,L%1$d+1)-INDEX(moe_pts_ms,L%1$d))/"
-		"(INDEX(moe_pts_m,L%1$d+1)-INDEX(moe_pts_m,L%1$d)))))",
-		R);
-	wi_cell(w, r, WC_MOE, f->calc_ms, out.ms[COMP_MOE],
-		"=IF(moe_reference_curve=\"physical\",MAX(M%1$d*ref_bw/J%1$d*IF(B%1$d="
-		"moe_reference_gpu,1,H%1$d*%2$s),flops_per_m*I%1$d/(INDEX(gpu_bf16,K%1$d)*1E12)*1000/"
-		"%3$s),M%1$d*ref_bw/J%1$d*IF(B%1$d=moe_reference_gpu,1,H%1$d*%2$s))",
-		R, ASM_NAME(ASM_MOE_TRANSFER), ASM_NAME(ASM_MOE_COMPUTE_EFF));
-	wi_cell(w, r, WC_ARB, f->calc_int, arb, "=model_hidden*2*I%d", R);
-	wi_cell(w, r, WC_ARSEG, f->calc_int, seg_of(c->ar.bytes, c->ar.nsizes, arb),
-		"=MIN(MAX(COUNTIF(ar_bytes,\"<\"&O%d),1),ar_nsizes-1)", R);
-	wi_cell(w, r, WC_AR, f->calc_ms, model_allreduce_ms(m, row->target, M),
-		"=ar_count*IF(O%1$d<=INDEX(ar_bytes,1),INDEX(ar_us,K%1$d,1),IF(O%1$d>=INDEX("
-		"ar_bytes,ar_nsizes),INDEX(ar_us,K%1$d,ar_nsizes),INDEX(ar_us,K%1$d,P%1$d)+"
-		"LN(O%1$d/INDEX(ar_bytes,P%1$d))/LN(INDEX(ar_bytes,P%1$d+1)/INDEX(ar_bytes,P%1$d))*"
-		"(INDEX(ar_us,K%1$d,P%1$d+1)-INDEX(ar_us,K%1$d,P%1$d))))/1000*IF(INDEX(gpu_pcie,"
-		"K%1$d)=1,%2$s,1)+ar_count*IF(O%1$d>=INDEX(ar_bytes,ar_nsizes),"
-		"2*(allreduce_gpus-1)/allreduce_gpus*(O%1$d-INDEX(ar_bytes,ar_nsizes))/(INDEX(gpu_link,"
-		"K%1$d)*"
-		"1E9/2)*1E6,0)/1000",
-		R, ASM_NAME(ASM_ALLREDUCE_PCIE));
-	wi_cell(w, r, WC_CUT, f->calc, cut, "=IF(C%1$d=\"native\",1-%2$s,1)", R,
-		ASM_NAME(ASM_NATIVE_CUT));
-	wi_cell(w, r, WC_ATTN, f->calc_ms, out.ms[COMP_ATTN],
-		"=comp_attn_ms*(1-growth+growth*I%1$d/anchor_m0)*anchor_bw/J%1$d*R%1$d", R);
-	wi_cell(w, r, WC_DRAFT, f->calc_ms, out.ms[COMP_DRAFT],
-		"=IF(E%1$d=0,0,comp_draft_ms*(1-growth+growth*F%1$d*D%1$d/anchor_draft0)*anchor_bw/"
-		"J%1$d*R%1$d)",
-		R);
-	wi_cell(w, r, WC_TREE, f->calc_ms, out.ms[COMP_TREE],
-		"=IF(E%1$d=0,0,comp_tree_ms*(1-%2$s+%2$s*F%1$d*E%1$d/anchor_tree0)*R%1$d)", R,
-		ASM_NAME(ASM_TREE_SCALE_FRAC));
-	wi_cell(w, r, WC_OVER, f->calc_ms, out.ms[COMP_OVERHEAD], "=comp_overhead_ms*R%d", R);
-	wi_cell(w, r, WC_ARC, f->calc_ms, out.ms[COMP_ALLREDUCE], "=Q%1$d*R%1$d", R);
-	wi_cell(w, r, WC_NONMOE, f->calc_ms, out.nonmoe_ms, "=SUM(S%1$d:W%1$d)", R);
-	wi_cell(w, r, WC_STEP, f->calc_ms, out.step_ms, "=N%1$d+X%1$d", R);
-	if (isfinite(row->accept))
-		wi_cell(w, r, WC_TOK, f->calc_tok, out.tok_s, "=F%1$d*G%1$d/Y%1$d*1000", R);
-	else
-		put_str(x, w->ws, r, WC_TOK, "", NULL);
+	lxw_rowcol_to_cell(formula, r, WC_GPUROW);
+	wi_cell(w, r, WC_BW, f->calc, row->target->bw_tbps, "=INDEX(gpu_bw,%s)", formula);
+	for (int k = 0; k < MR_COUNT; k++) {
+		if (model_row_terms[k].scope != MR_ROW)
+			continue;
+		if (k == MR_TOK_S && !isfinite(row->accept)) {
+			put_str(x, w->ws, r, wi_col(k, 0), "", NULL);
+			continue;
+		}
+		wi_formula(w, k, r, formula, sizeof formula);
+		put_formula(x, w->ws, r, wi_col(k, 0), formula, wi_unit_format(x, model_row_terms[k].unit),
+			    t[k]);
+	}
 	wi_band(w, r, row);
-	put_num(x, w->ws, r, WC_DDT, row->ddt_tok_s, f->tok);
-	if (isfinite(row->ddt_tok_s)) /* rounded: a difference of 1E-13 is agreement */
-		wi_cell(w, r, WC_DIFF, f->check, round((out.tok_s - row->ddt_tok_s) * 1e6) / 1e6,
-			"=ROUND(Z%1$d-AD%1$d,6)", R);
+	put_num(x, w->ws, r, wi_col(-1, WA_DDT), row->ddt_tok_s, f->tok);
+	if (isfinite(row->ddt_tok_s)) { /* rounded: a difference of 1E-13 is agreement */
+		char tok[32], ddt[32];
+		lxw_rowcol_to_cell(tok, r, wi_col(MR_TOK_S, 0));
+		lxw_rowcol_to_cell(ddt, r, wi_col(-1, WA_DDT));
+		wi_cell(w, r, wi_col(-1, WA_DIFF), f->check,
+			round((t[MR_TOK_S] - row->ddt_tok_s) * 1e6) / 1e6, "=ROUND(%s-%s,6)", tok, ddt);
+	}
+	put_str(x, w->ws, r, wi_col(-1, WA_XNAME), xi >= 0 ? xname : "same GPU: no transfer", NULL);
 }
 
 static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 {
-	static const struct col cols[WC_N] = {
-		{"scenario", 24},         {"target (GPU id)", 13},  {"pipeline", 12},
-		{"block b", 7},           {"budget B", 8},          {"C", 5},
-		{"accept", 7},            {"transfer factor", 9},   {"M", 6},
-		{"target bw (TB/s)", 9},  {"GPU row", 6},           {"MoE curve seg", 7},
-		{"MoE on ref GPU (ms)", 11}, {"MoE (ms)", 11},      {"all-reduce bytes", 10},
-		{"all-reduce seg", 7},    {"all-reduce before cut (ms)", 12}, {"cut factor", 8},
-		{"attn_lmhead (ms)", 11}, {"draft (ms)", 11},       {"tree (ms)", 11},
-		{"overhead (ms)", 11},    {"allreduce (ms)", 11},   {"non-MoE (ms)", 11},
-		{"step (ms)", 11},        {"tok/s", 13},
+	static const struct col in_cols[WC_TERMS] = {
+		{"scenario", 24},        {"target (GPU id)", 13}, {"pipeline", 12},
+		{"block b", 7},          {"budget B", 8},         {"C", 5},
+		{"accept", 7},           {"transfer factor", 9},  {"GPU row", 6},
+		{"target bw (TB/s)", 9}};
+	static const struct col after[WA_N] = {
 		{"p5 tok/s (stored draws)", 13}, {"p50 tok/s (stored draws)", 13},
 		{"p95 tok/s (stored draws)", 13}, {"ddt tok/s", 12},
 		{"tok/s - ddt", 11},      {"transfer entry", 44}};
@@ -1066,11 +1095,19 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 		"stored projection's Monte Carlo band for the same scenario and acceptance (the "
 		"quantiles of its draws): they stay as stored when you edit an input.",
 		x->f.note);
-	for (int i = 0; i < WC_N; i++) {
-		put_str(x, w->ws, w->r, (lxw_col_t)i, cols[i].title, x->f.head);
+	for (int i = 0; i < WC_TERMS + MR_COUNT + WA_N; i++) {
+		int k = i - WC_TERMS;
+		struct col cl = i < WC_TERMS ? in_cols[i]
+				: k < MR_COUNT ? (struct col){model_row_terms[k].title, 11}
+					       : after[k - MR_COUNT];
+		lxw_col_t col = i < WC_TERMS ? (lxw_col_t)i
+				: k < MR_COUNT ? wi_col(k, 0)
+					       : wi_col(-1, k - MR_COUNT);
+		if (k >= 0 && k < MR_COUNT && model_row_terms[k].scope != MR_ROW)
+			continue;
+		put_str(x, w->ws, w->r, col, cl.title, x->f.head);
 		if (i)
-			ck(x, worksheet_set_column(w->ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width,
-						   NULL));
+			ck(x, worksheet_set_column(w->ws, col, col, cl.width, NULL));
 	}
 	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL));
 	worksheet_freeze_panes(w->ws, w->r + 1, 1);
@@ -1245,88 +1282,36 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		wi_scalar(w, "anchors.sglang_b16.step_ms", a16->step_ms, "ms", "calibration", a16->source);
 }
 
-/* The values the model derives from the inputs at the b8 anchor (its
- * inputs row r8, 0-based): the physical MoE curve's terms, the compute roof,
- * the all-reduce count and the components' times. */
-static void wi_model(struct wi *w, lxw_row_t r8)
+/* The values the model derives from the inputs: the reference GPU's
+ * bandwidth, model_terms (the MoE curve's terms, the compute roof, the
+ * all-reduce count), and the row terms taken once or at an anchor (the
+ * components at the b8 anchor, the growth the b16 anchor fixes), their
+ * row names as the anchors' cells (rows r8 and r16, 0-based). */
+static void wi_model(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 {
-	const struct calib *c = &w->x->d->cal;
-	const struct model *m = &w->x->d->model;
-	int R8 = (int)r8 + 1;
-	double t[MT_COUNT];
+	struct xw *x = w->x;
+	const struct calib *c = &x->d->cal;
+	const struct model *m = &x->d->model;
+	const struct anchor *a8 = &c->sglang_b8;
+	struct model_in in8 = {m->anchor_gpu, a8->pipeline, a8->block, a8->budget, a8->concurrency,
+			       1, 0};
+	double t[MT_COUNT], rt[MR_COUNT];
+	char formula[2048];
 
 	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of moe_reference.gpu",
 		   "=INDEX(gpu_bw,MATCH(moe_reference_gpu,gpu_ids,0))");
-	/* the anchor's GPU is its row's target cell (column B), which no key names */
-	wi_derived(w, "anchor_bw", m->anchor_gpu->bw_tbps, "TB/s", "bandwidth of the anchor's GPU",
-		   "=INDEX(gpu_bw,MATCH($B$%d,gpu_ids,0))", R8);
-	wi_derived(w, "anchor_m0", m->m0, "tokens", "the anchor's verify width", "=I%d", R8);
-	wi_derived(w, "anchor_draft0", m->draft0, "tokens", "the anchor's C x block", "=F%1$d*D%1$d",
-		   R8);
-	wi_derived(w, "anchor_tree0", m->tree0, "nodes", "the anchor's C x budget", "=F%1$d*E%1$d",
-		   R8);
-	/* the model's own terms, as model.c computes them */
 	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, t);
 	for (int k = 0; k < MT_COUNT; k++)
 		wi_derived(w, model_terms[k].name, t[k], model_terms[k].unit, model_terms[k].what, "=%s",
 			   model_terms[k].formula);
-	wi_derived(w, "ar_nsizes", c->ar.nsizes, "sizes", "message sizes in the table",
-		   "=COUNT(ar_bytes)");
-	wi_derived(w, "anchor_nonmoe_ms", m->n0_ms, "ms",
-		   "the anchor's step minus its MoE and all-reduce", "=anchors_sglang_b8_step_ms-N%1$d-Q%1$d",
-		   R8);
-	double ssum = 0;
-	char sum[160] = "=";
-	for (int k = 0; k < 4; k++) {
-		ssum += m->v[ASM_SHARE_ATTN + k];
-		snprintf(sum + strlen(sum), sizeof sum - strlen(sum), "%s%s", k ? "+" : "",
-			 calib_assumption_name((enum assumption)(ASM_SHARE_ATTN + k)));
+	wi_eval(x, &in8, rt);
+	for (int k = 0; k < MR_COUNT; k++) {
+		const struct model_row_def *d = &model_row_terms[k];
+		if (d->scope == MR_ROW)
+			continue;
+		wi_formula(w, k, d->scope == MR_AT_B16 ? r16 : r8, formula, sizeof formula);
+		wi_derived(w, d->name, rt[k], d->unit, d->what, "%s", formula);
 	}
-	wi_derived(w, "share_sum", ssum, "", "the shares are normalized by their sum", "%s", sum);
-	static const char *const cn[4] = {"comp_attn_ms", "comp_draft_ms", "comp_tree_ms",
-					  "comp_overhead_ms"};
-	for (int k = 0; k < 4; k++)
-		wi_derived(w, cn[k], m->n0_ms * m->share[k], "ms",
-			   "component at the anchor (type a number over it to try one)",
-			   "=anchor_nonmoe_ms*(%s/share_sum)",
-			   calib_assumption_name((enum assumption)(ASM_SHARE_ATTN + k)));
-}
-
-/* The growth of attention and draft, solved from the b16 anchor (its
- * inputs row r16, 0-based). */
-static void wi_growth(struct wi *w, lxw_row_t r16)
-{
-	const struct calib *c = &w->x->d->cal;
-	const struct model *m = &w->x->d->model;
-	const struct anchor *a16 = &c->sglang_b16;
-	int R16 = (int)r16 + 1;
-	struct model_in in16 = {calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
-				a16->concurrency, 1, 0};
-	double bwr16 = m->anchor_gpu->bw_tbps / in16.target->bw_tbps, f = m->v[ASM_TREE_SCALE_FRAC];
-	double want = a16->step_ms - model_moe_ms(m, in16.target, a16->concurrency * (a16->budget + 1)) -
-		      model_allreduce_ms(m, in16.target, a16->concurrency * (a16->budget + 1));
-	double n0 = m->n0_ms, t16 = n0 * m->share[2] * (1 - f + f * a16->concurrency * a16->budget / m->tree0);
-	double f0 = n0 * m->share[0] * bwr16 + n0 * m->share[1] * bwr16 + t16 + n0 * m->share[3];
-	double f1 = n0 * m->share[0] * (a16->concurrency * (a16->budget + 1) / m->m0) * bwr16 +
-		    n0 * m->share[1] * (a16->concurrency * a16->block / m->draft0) * bwr16 + t16 +
-		    n0 * m->share[3];
-	wi_derived(w, "growth_want_ms", want, "ms", "the b16 anchor's non-MoE time to meet",
-		   "=anchors_sglang_b16_step_ms-N%1$d-Q%1$d", R16);
-	wi_derived(w, "growth_tree_ms", t16, "ms", "tree time at the b16 anchor",
-		   "=comp_tree_ms*(1-%2$s+%2$s*F%1$d*E%1$d/anchor_tree0)", R16,
-		   ASM_NAME(ASM_TREE_SCALE_FRAC));
-	wi_derived(w, "growth_f0_ms", f0, "ms", "b16 non-MoE with growth 0",
-		   "=comp_attn_ms*anchor_bw/J%1$d+comp_draft_ms*anchor_bw/J%1$d+growth_tree_ms+"
-		   "comp_overhead_ms",
-		   R16);
-	wi_derived(w, "growth_f1_ms", f1, "ms", "b16 non-MoE with growth 1",
-		   "=comp_attn_ms*(I%1$d/anchor_m0)*anchor_bw/J%1$d+comp_draft_ms*(F%1$d*D%1$d/"
-		   "anchor_draft0)*anchor_bw/J%1$d+growth_tree_ms+comp_overhead_ms",
-		   R16);
-	wi_derived(w, "growth", m->growth, "fraction",
-		   "share of attention and draft that grows with M and block (clamped to [0, 1])",
-		   "=IF(growth_f1_ms=growth_f0_ms,0,MIN(1,MAX(0,(growth_want_ms-growth_f0_ms)/"
-		   "(growth_f1_ms-growth_f0_ms))))");
 }
 
 static void sheet_whatif(struct xw *x)
@@ -1357,8 +1342,7 @@ static void sheet_whatif(struct xw *x)
 	w.r++;
 	wi_rows(&w, &r8, &r16);
 	wi_inputs(&w, r8, r16);
-	wi_model(&w, r8);
-	wi_growth(&w, r16);
+	wi_model(&w, r8, r16);
 	w.r++;
 	wi_gpus(&w);
 	wi_moe_points(&w);
@@ -1414,6 +1398,8 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 	e = workbook_close(x.wb);
 	if (x.err != LXW_NO_ERROR)
 		return err_set(DDT_EGENERIC, "%s: libxlsxwriter: %s", path, lxw_strerror(x.err));
+	if (x.rc)
+		return err_wrap(x.rc, "%s: the What-if sheet", path);
 	if (e != LXW_NO_ERROR)
 		return err_set(DDT_EIO, "%s: libxlsxwriter: %s%s%s", path, lxw_strerror(e),
 			       errno ? ": " : "", errno ? strerror(errno) : "");

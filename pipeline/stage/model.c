@@ -105,10 +105,12 @@ static int key_is(const char *name, size_t len, const char *key)
 	return 1;
 }
 
-static int term_lookup(void *ctx, const char *name, size_t len, double *out)
+static int term_lookup(void *ctx, const char *name, size_t len, int row, int col, double *out)
 {
 	const struct term_env *e = ctx;
 	const struct calib *c = e->c;
+	if (row || col)
+		return -1; /* no tables here */
 	for (int i = 0; i < MODEL_NGEOMETRY_INPUTS; i++)
 		if (key_is(name, len, model_geometry_inputs[i].key)) {
 			memcpy(out, (const char *)&c->model + model_geometry_inputs[i].offset, sizeof *out);
@@ -625,4 +627,235 @@ static void solve_growth(struct model *m)
 		m->growth = m->growth > 1 ? 1 : 0;
 		m->growth_clamped = 1;
 	}
+}
+
+/* ---------------------------------------------------------------- row terms */
+
+const char *const model_row_var_names[MV_COUNT] = {
+	[MV_C] = "C",
+	[MV_BLOCK] = "block",
+	[MV_BUDGET] = "budget",
+	[MV_ACCEPT] = "accept",
+	[MV_XFER] = "xfer",
+	[MV_TARGET_BW] = "target_bw",
+	[MV_TARGET_BF16] = "target_bf16",
+	[MV_TARGET_LINK] = "target_link",
+	[MV_TARGET_PCIE] = "target_pcie",
+	[MV_TARGET_ROW] = "target_row",
+	[MV_SAME_GPU] = "same_gpu",
+	[MV_NATIVE] = "native",
+};
+
+#define ROW(k, sc, n, t, u, w, f) [k] = {n, t, u, w, sc, f}
+const struct model_row_def model_row_terms[MR_COUNT] = {
+	ROW(MR_AR_NSIZES, MR_ONCE, "ar_nsizes", "", "sizes", "message sizes in the table",
+	    "COUNT(ar_bytes)"),
+	ROW(MR_M, MR_ROW, "M", "M", "tokens", "verify width", "C*(budget+1)"),
+	ROW(MR_MOE_SEG, MR_ROW, "moe_seg", "MoE curve seg", "segment", "the reference points' segment of M",
+	    "MIN(MAX(COUNTIF(moe_pts_m,\"<\"&M),1),COUNT(moe_pts_m)-1)"),
+	ROW(MR_MOE_PHYS, MR_ROW, "moe_phys_ms", "MoE physical curve (ms)", "ms",
+	    "the physical curve at M on the reference GPU",
+	    "-phys_a*(EXP(phys_lnq*(1+(M-1)*(1-moe_reference_physical_overlap)))-1)+phys_b"),
+	ROW(MR_MOE_LIN, MR_ROW, "moe_lin_ms", "MoE linear curve (ms)", "ms",
+	    "the reference points joined by lines (the end segments extended)",
+	    "IF(COUNT(moe_pts_m)<2,IF(COUNT(moe_pts_m)=1,INDEX(moe_pts_ms,1),0),"
+	    "INDEX(moe_pts_ms,moe_seg)+(M-INDEX(moe_pts_m,moe_seg))*(INDEX(moe_pts_ms,moe_seg+1)-"
+	    "INDEX(moe_pts_ms,moe_seg))/(INDEX(moe_pts_m,moe_seg+1)-INDEX(moe_pts_m,moe_seg)))"),
+	ROW(MR_MOE_REF, MR_ROW, "moe_ref_ms", "MoE on ref GPU (ms)", "ms",
+	    "the declared curve, at least its per-call floor",
+	    "MAX(moe_floor_ms,IF(moe_physical,moe_phys_ms,moe_lin_ms))"),
+	ROW(MR_MOE, MR_ROW, "moe_ms", "MoE (ms)", "ms",
+	    "scaled by bandwidth and transfer, at least the compute roof (physical curve)",
+	    "MAX(moe_ref_ms*ref_bw/target_bw*IF(same_gpu,1,xfer*moe_transfer),IF(moe_physical,"
+	    "flops_per_m*M/(target_bf16*1E12)*1000/moe_compute_eff,0))"),
+	ROW(MR_AR_MSG_BYTES, MR_ROW, "ar_msg_bytes", "all-reduce bytes", "bytes",
+	    "one all-reduce's message: M hidden states of bf16", "model_hidden*2*M"),
+	ROW(MR_AR_SEG, MR_ROW, "ar_seg", "all-reduce seg", "segment", "the message sizes' segment",
+	    "MIN(MAX(COUNTIF(ar_bytes,\"<\"&ar_msg_bytes),1),ar_nsizes-1)"),
+	ROW(MR_AR_SMALL_US, MR_ROW, "ar_small_us", "all-reduce latency (µs)", "µs",
+	    "measured latency, log-linear in bytes between sizes, held beyond them",
+	    "IF(ar_msg_bytes<=INDEX(ar_bytes,1),INDEX(ar_us,target_row,1),IF(ar_msg_bytes>="
+	    "INDEX(ar_bytes,ar_nsizes),INDEX(ar_us,target_row,ar_nsizes),INDEX(ar_us,target_row,"
+	    "ar_seg)+LN(ar_msg_bytes/INDEX(ar_bytes,ar_seg))/LN(INDEX(ar_bytes,ar_seg+1)/"
+	    "INDEX(ar_bytes,ar_seg))*(INDEX(ar_us,target_row,ar_seg+1)-INDEX(ar_us,target_row,"
+	    "ar_seg))))"),
+	ROW(MR_AR_LINK_US, MR_ROW, "ar_link_us", "all-reduce link (µs)", "µs",
+	    "beyond the largest size: a ring's 2(n-1)/n of the rest over the link each way",
+	    "IF(ar_msg_bytes>=INDEX(ar_bytes,ar_nsizes),2*(allreduce_gpus-1)/allreduce_gpus*"
+	    "(ar_msg_bytes-INDEX(ar_bytes,ar_nsizes))/(target_link*1E9/2)*1E6,0)"),
+	ROW(MR_AR_STEP, MR_ROW, "ar_step_ms", "all-reduce before cut (ms)", "ms",
+	    "every all-reduce of the step, the PCIe factor on the latency",
+	    "ar_count*ar_small_us/1000*IF(target_pcie=1,allreduce_pcie_factor,1)+"
+	    "ar_count*ar_link_us/1000"),
+	ROW(MR_ANCHOR_BW, MR_AT_B8, "anchor_bw", "", "TB/s", "bandwidth of the anchor's GPU",
+	    "target_bw"),
+	ROW(MR_ANCHOR_M0, MR_AT_B8, "anchor_m0", "", "tokens", "the anchor's verify width", "M"),
+	ROW(MR_ANCHOR_DRAFT0, MR_AT_B8, "anchor_draft0", "", "tokens", "the anchor's C x block",
+	    "C*block"),
+	ROW(MR_ANCHOR_TREE0, MR_AT_B8, "anchor_tree0", "", "nodes", "the anchor's C x budget",
+	    "C*budget"),
+	ROW(MR_ANCHOR_NONMOE, MR_AT_B8, "anchor_nonmoe_ms", "", "ms",
+	    "the anchor's step minus its MoE and all-reduce",
+	    "anchors_sglang_b8_step_ms-moe_ms-ar_step_ms"),
+	ROW(MR_SHARE_SUM, MR_ONCE, "share_sum", "", "", "the shares are normalized by their sum",
+	    "share_attn+share_draft+share_tree+share_overhead"),
+	ROW(MR_COMP_ATTN, MR_ONCE, "comp_attn_ms", "", "ms",
+	    "component at the anchor (type a number over it to try one)",
+	    "anchor_nonmoe_ms*(share_attn/share_sum)"),
+	ROW(MR_COMP_DRAFT, MR_ONCE, "comp_draft_ms", "", "ms",
+	    "component at the anchor (type a number over it to try one)",
+	    "anchor_nonmoe_ms*(share_draft/share_sum)"),
+	ROW(MR_COMP_TREE, MR_ONCE, "comp_tree_ms", "", "ms",
+	    "component at the anchor (type a number over it to try one)",
+	    "anchor_nonmoe_ms*(share_tree/share_sum)"),
+	ROW(MR_COMP_OVERHEAD, MR_ONCE, "comp_overhead_ms", "", "ms",
+	    "component at the anchor (type a number over it to try one)",
+	    "anchor_nonmoe_ms*(share_overhead/share_sum)"),
+	ROW(MR_GROWTH_WANT, MR_AT_B16, "growth_want_ms", "", "ms",
+	    "the b16 anchor's non-MoE time to meet", "anchors_sglang_b16_step_ms-moe_ms-ar_step_ms"),
+	ROW(MR_GROWTH_TREE, MR_AT_B16, "growth_tree_ms", "", "ms", "tree time at the b16 anchor",
+	    "comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*C*budget/anchor_tree0)"),
+	ROW(MR_GROWTH_F0, MR_AT_B16, "growth_f0_ms", "", "ms", "b16 non-MoE with growth 0",
+	    "comp_attn_ms*anchor_bw/target_bw+comp_draft_ms*anchor_bw/target_bw+growth_tree_ms+"
+	    "comp_overhead_ms"),
+	ROW(MR_GROWTH_F1, MR_AT_B16, "growth_f1_ms", "", "ms", "b16 non-MoE with growth 1",
+	    "comp_attn_ms*(M/anchor_m0)*anchor_bw/target_bw+comp_draft_ms*(C*block/anchor_draft0)*"
+	    "anchor_bw/target_bw+growth_tree_ms+comp_overhead_ms"),
+	ROW(MR_GROWTH, MR_ONCE, "growth", "", "fraction",
+	    "share of attention and draft that grows with M and block (clamped to [0, 1])",
+	    "IF(growth_f1_ms=growth_f0_ms,0,MIN(1,MAX(0,(growth_want_ms-growth_f0_ms)/"
+	    "(growth_f1_ms-growth_f0_ms))))"),
+	ROW(MR_CUT, MR_ROW, "cut", "cut factor", "", "1 - native_cut on the native engine",
+	    "IF(native,1-native_cut,1)"),
+	ROW(MR_ATTN, MR_ROW, "attn_lmhead_ms", "attn_lmhead (ms)", "ms",
+	    "grows with M by growth, scaled by bandwidth",
+	    "comp_attn_ms*(1-growth+growth*M/anchor_m0)*anchor_bw/target_bw*cut"),
+	ROW(MR_DRAFT, MR_ROW, "draft_ms", "draft (ms)", "ms",
+	    "grows with C x block by growth, scaled by bandwidth; none without a budget",
+	    "IF(budget=0,0,comp_draft_ms*(1-growth+growth*C*block/anchor_draft0)*anchor_bw/"
+	    "target_bw*cut)"),
+	ROW(MR_TREE, MR_ROW, "tree_ms", "tree (ms)", "ms",
+	    "tree_scale_frac of it grows with C x budget; none without a budget",
+	    "IF(budget=0,0,comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*C*budget/"
+	    "anchor_tree0)*cut)"),
+	ROW(MR_OVERHEAD, MR_ROW, "overhead_ms", "overhead (ms)", "ms", "fixed",
+	    "comp_overhead_ms*cut"),
+	ROW(MR_ALLREDUCE, MR_ROW, "allreduce_ms", "allreduce (ms)", "ms", "the all-reduce, cut",
+	    "ar_step_ms*cut"),
+	ROW(MR_NONMOE, MR_ROW, "nonmoe_ms", "non-MoE (ms)", "ms", "the components' sum",
+	    "attn_lmhead_ms+draft_ms+tree_ms+overhead_ms+allreduce_ms"),
+	ROW(MR_STEP, MR_ROW, "step_ms", "step (ms)", "ms", "MoE + non-MoE", "moe_ms+nonmoe_ms"),
+	ROW(MR_TOK_S, MR_ROW, "tok_s", "tok/s", "tok/s", "C x accept / step",
+	    "C*accept/step_ms*1000"),
+};
+#undef ROW
+
+/* What a row term's formula reads: its configuration's values, the row
+ * terms before it, and (through term_lookup) the inputs and model_terms. */
+struct row_env {
+	const struct model *m;
+	double var[MV_COUNT];
+	double *t;                /* the row terms so far */
+	int nt;
+	struct term_env terms;
+};
+
+/* Element (i, j) of one of the calibration's tables the formulas read. */
+static int row_table(const struct model *m, const char *name, size_t len, int i, int j,
+		     double *out)
+{
+	const struct calib *c = m->cal;
+	if (j == 0 && name_is(name, len, "moe_pts_m") && i <= m->npoints)
+		return *out = m->pm[i - 1], 0;
+	if (j == 0 && name_is(name, len, "moe_pts_ms") && i <= m->npoints)
+		return *out = m->pms[i - 1], 0;
+	if (j == 0 && name_is(name, len, "ar_bytes") && i <= c->ar.nsizes)
+		return *out = c->ar.bytes[i - 1], 0;
+	if (name_is(name, len, "ar_us") && i <= (int)c->ngpus && j >= 1 && j <= c->ar.nsizes) {
+		const struct ar_gpu *a = calib_ar(c, c->gpus[i - 1].id);
+		return a ? (*out = a->us[j - 1], 0) : -1;
+	}
+	return -1;
+}
+
+static int row_lookup(void *ctx, const char *name, size_t len, int i, int j, double *out)
+{
+	const struct row_env *e = ctx;
+	const struct model *m = e->m;
+	if (i || j)
+		return row_table(m, name, len, i, j, out);
+	for (int k = 0; k < MV_COUNT; k++)
+		if (name_is(name, len, model_row_var_names[k]))
+			return *out = e->var[k], 0;
+	for (int k = 0; k < e->nt; k++)
+		if (name_is(name, len, model_row_terms[k].name))
+			return *out = e->t[k], 0;
+	for (int a = 0; a < ASM_COUNT; a++)
+		if (name_is(name, len, calib_assumption_name((enum assumption)a)))
+			return *out = m->v[a], 0;
+	if (name_is(name, len, "moe_physical"))
+		return *out = m->curve == MOE_CURVE_PHYSICAL, 0;
+	if (key_is(name, len, "anchors.sglang_b8.step_ms"))
+		return *out = m->a8_step_ms, 0;
+	if (key_is(name, len, "anchors.sglang_b16.step_ms"))
+		return *out = m->b16_step_ms, 0;
+	if (key_is(name, len, "allreduce.gpus"))
+		return *out = m->cal->ar.gpus, 0;
+	return term_lookup((void *)&e->terms, name, len, 0, 0, out);
+}
+
+/* The values of configuration in: its place in m's catalog and its inputs. */
+static void row_vars(const struct model *m, const struct model_in *in, double *v)
+{
+	const struct calib *c = m->cal;
+	const struct gpu *t = gpu_of(c, in->target);
+	const struct ar_gpu *a = calib_ar(c, t->id);
+	double M = in->concurrency * (in->budget + 1);
+	int xi = calib_xfer_index(c, m->ref_gpu, t, M);
+	v[MV_C] = in->concurrency;
+	v[MV_BLOCK] = in->block;
+	v[MV_BUDGET] = in->budget;
+	v[MV_ACCEPT] = in->accept;
+	v[MV_XFER] = xi >= 0 ? m->v[ASM_COUNT + xi] : 1;
+	v[MV_TARGET_BW] = t->bw_tbps;
+	v[MV_TARGET_BF16] = t->bf16_tflops;
+	v[MV_TARGET_LINK] = t->link_gbps;
+	v[MV_TARGET_PCIE] = a && a->pcie;
+	v[MV_TARGET_ROW] = (double)(t - c->gpus) + 1;
+	v[MV_SAME_GPU] = !strcmp(t->id, m->ref_gpu->id);
+	v[MV_NATIVE] = in->pipeline == PIPE_NATIVE;
+}
+
+int model_row_eval(const struct model *m, const struct model_in *in, double t[MR_COUNT])
+{
+	const struct calib *c = m->cal;
+	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+	struct model_in i8 = {m->anchor_gpu, a8->pipeline, a8->block, a8->budget, a8->concurrency,
+			      1, 0};
+	struct model_in i16 = {calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
+			       a16->concurrency, 1, 0};
+	double geo[MT_COUNT], t8[MR_COUNT], t16[MR_COUNT];
+	struct row_env e[3] = {{.m = m, .t = t}, {.m = m, .t = t8}, {.m = m, .t = t16}};
+	int rc = 0;
+
+	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, geo);
+	row_vars(m, in, e[0].var);
+	row_vars(m, &i8, e[1].var);
+	row_vars(m, &i16, e[2].var);
+	for (int r = 0; r < 3; r++)
+		e[r].terms = (struct term_env){c, m->ref_gpu, c->moe_ref.fit.value, geo, MT_COUNT};
+	for (int k = 0; k < MR_COUNT && !rc; k++) {
+		const struct model_row_def *d = &model_row_terms[k];
+		if (d->scope == MR_ROW)
+			for (int r = 0; r < 3 && !rc; r++)
+				rc = formula_eval(d->formula, row_lookup, &e[r], &e[r].t[k]);
+		else {
+			struct row_env *at = &e[d->scope == MR_AT_B8 ? 1 : d->scope == MR_AT_B16 ? 2 : 0];
+			rc = formula_eval(d->formula, row_lookup, at, &at->t[k]);
+			t[k] = t8[k] = t16[k] = at->t[k];
+		}
+		for (int r = 0; r < 3; r++)
+			e[r].nt = k + 1;
+	}
+	return rc;
 }

@@ -284,4 +284,57 @@ double model_moe_tp(const struct calib *c);
 void model_terms_eval(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
 		      double t[MT_COUNT]);
 
+/* ---- one configuration of the model, as formulas ---- */
+
+/* A configuration's own values, the names its formulas read them by
+ * (model_row_var_names): C, block, budget, accept; xfer, the transfer
+ * entry's factor at M (1: none); the target GPU's bw (TB/s), bf16 (TFLOP/s),
+ * link (GB/s), pcie (1: the all-reduce is over PCIe), row (its place in the
+ * catalog, from 1); same_gpu (1: the target is the MoE reference's GPU) and
+ * native (1: the native engine). */
+enum model_row_var {
+	MV_C, MV_BLOCK, MV_BUDGET, MV_ACCEPT, MV_XFER, MV_TARGET_BW, MV_TARGET_BF16,
+	MV_TARGET_LINK, MV_TARGET_PCIE, MV_TARGET_ROW, MV_SAME_GPU, MV_NATIVE, MV_COUNT
+};
+
+extern const char *const model_row_var_names[MV_COUNT];
+
+/* Where a row term is taken: at each configuration (a column of the
+ * spreadsheet's rows), at the b8 or the b16 anchor's configuration (one
+ * value), or once, reading no configuration. */
+enum model_row_scope { MR_ROW, MR_AT_B8, MR_AT_B16, MR_ONCE };
+
+/* The step of one configuration: each term one formula (formula.h) over the
+ * configuration's values, the terms before it, model_terms, and the
+ * calibration's values by the names the spreadsheet gives them (the
+ * assumptions by name; moe_physical, 1 when the declared curve is the
+ * physical one; the tables moe_pts_m, moe_pts_ms, ar_bytes and ar_us, one
+ * row per catalog GPU). The spreadsheet writes these formulas as its live
+ * cells; model_row_eval computes with them; the compiled model
+ * (model_case_*) is their algebra rearranged for the Monte Carlo's speed,
+ * and the tests hold it to them. The seed estimator: growth law, no
+ * measured laws, no context, no held all-reduce, the transfer's range value. */
+enum model_row_term {
+	MR_AR_NSIZES, MR_M, MR_MOE_SEG, MR_MOE_PHYS, MR_MOE_LIN, MR_MOE_REF, MR_MOE,
+	MR_AR_MSG_BYTES, MR_AR_SEG, MR_AR_SMALL_US, MR_AR_LINK_US, MR_AR_STEP,
+	MR_ANCHOR_BW, MR_ANCHOR_M0, MR_ANCHOR_DRAFT0, MR_ANCHOR_TREE0, MR_ANCHOR_NONMOE,
+	MR_SHARE_SUM, MR_COMP_ATTN, MR_COMP_DRAFT, MR_COMP_TREE, MR_COMP_OVERHEAD,
+	MR_GROWTH_WANT, MR_GROWTH_TREE, MR_GROWTH_F0, MR_GROWTH_F1, MR_GROWTH,
+	MR_CUT, MR_ATTN, MR_DRAFT, MR_TREE, MR_OVERHEAD, MR_ALLREDUCE, MR_NONMOE, MR_STEP,
+	MR_TOK_S, MR_COUNT
+};
+
+struct model_row_def {
+	const char *name, *title, *unit, *what;
+	enum model_row_scope scope;
+	const char *formula; /* spreadsheet syntax, without the leading '=' */
+};
+
+extern const struct model_row_def model_row_terms[MR_COUNT];
+
+/* Every row term of configuration in on m (its values in use) into
+ * t[MR_COUNT], computed from the formulas. Returns 0, or DDT_EINPUT when a
+ * formula names what is unknown (message set). */
+int model_row_eval(const struct model *m, const struct model_in *in, double t[MR_COUNT]);
+
 #endif
