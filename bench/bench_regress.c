@@ -14,8 +14,9 @@
  * false alarm. Delay: nights from the change's first night to the night it
  * was reported (0: that same night).
  *
- * Otava runs from build/otava-venv (bench/otava_venv.sh installs
- * apache-otava from PyPI there once); without it, ddt's figures alone.
+ * Otava runs from build/otava-venv (bench/venv.sh installs
+ * bench/otava-requirements.txt from PyPI there once); without it, ddt's
+ * figures alone.
  * DDT_BENCH_NO_OTAVA=1: ddt alone; DDT_BENCH_VERBOSE=1: every detection. */
 #include <math.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #include "regress.h"
 #include "rng.h"
 #include "tmpl.h"
+#include "venv.h"
 
 #define MAXN 200
 #define MAXS 256
@@ -278,12 +280,10 @@ static int ddt_series(const struct regress_conf *c, int s, struct dets *d)
 static int otava_run(struct dets *d, char *why, size_t len)
 {
 	char py[1024] = "", dir[] = "/tmp/ddt-bench-regress-XXXXXX", cmd[2048];
-	FILE *fp = popen("bench/otava_venv.sh build/otava-venv", "r");
-	if (!fp || !fgets(py, sizeof py, fp) || pclose(fp) != 0) {
-		snprintf(why, len, "no Apache Otava (bench/otava_venv.sh failed: no PyPI here?)");
+	if (bench_venv_python("build/otava-venv", "bench/otava-requirements.txt", py, sizeof py)) {
+		snprintf(why, len, "no Apache Otava (bench/venv.sh failed: no PyPI here?)");
 		return -1;
 	}
-	py[strcspn(py, "\n")] = '\0';
 	if (!mkdtemp(dir))
 		return snprintf(why, len, "no temporary folder"), -1;
 	char *path = fsx_join(dir, "series.txt");
@@ -298,7 +298,7 @@ static int otava_run(struct dets *d, char *why, size_t len)
 	}
 	fclose(out);
 	snprintf(cmd, sizeof cmd, "%s bench/otava_detect.py %s", py, path);
-	fp = popen(cmd, "r");
+	FILE *fp = popen(cmd, "r");
 	int s, t, at, last_s = -1, nrep = 0, rep[MAXN];
 	while (fp && fscanf(fp, "%d %d %d", &s, &t, &at) == 3) {
 		if (s != last_s)
