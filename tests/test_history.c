@@ -426,6 +426,41 @@ static void test_history__a_100k_row_record_adds_in_linear_time(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A point's reason is the history's own copy, whatever held the text it
+ * came from; each text is kept once however many points give it, and a
+ * reason is cut where a record row's would be. */
+static void test_history__reasons_are_kept_once_and_outlive_their_source(void **state)
+{
+	(void)state;
+	struct history h;
+	struct hist_key k = {.op = "accept", .variant = "cold"};
+	char text[HIST_REASON_LEN + 40];
+	struct hist_point p = {.status = REC_FAILED, .median_us = NAN, .reason = text};
+
+	memset(&h, 0, sizeof h);
+	for (int night = 0; night < 300; night++) {
+		struct hist_run r = {.created = "2026-03-01T01:00:00Z"};
+		snprintf(r.run_id, sizeof r.run_id, "20260301T0100%02dZ-h%d", night % 60, night);
+		assert_int_equal(history_add_run(&h, &r), 0);
+		p.run = (size_t)night;
+		snprintf(text, sizeof text, "max_err %d > tol", night % 3);
+		assert_int_equal(history_push_point(&h, (size_t)history_series_of(&h, &k), &p), 0);
+		memset(text, 'x', sizeof text - 1); /* the source changes; the point keeps its text */
+	}
+	assert_int_equal(h.reasons.n, 3);
+	assert_string_equal(h.series[0].pts[299].reason, "max_err 2 > tol");
+	assert_ptr_equal(h.series[0].pts[2].reason, h.series[0].pts[299].reason);
+	text[sizeof text - 1] = '\0';
+	assert_int_equal(history_reason_set(&h, &h.series[0].pts[0], "%s", text), 0);
+	assert_int_equal(strlen(h.series[0].pts[0].reason), HIST_REASON_LEN - 1);
+	p.reason = NULL; /* none */
+	p.run = 300;
+	assert_int_equal(history_add_run(&h, &(struct hist_run){.run_id = "20260302T010000Z-h"}), 0);
+	assert_int_equal(history_push_point(&h, 0, &p), 0);
+	assert_string_equal(h.series[0].pts[300].reason, "");
+	history_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_history__nights_are_ordered_by_created),
 		cmocka_unit_test(test_history__a_night_behind_the_clock_is_appended_as_the_newest),
 		cmocka_unit_test(test_history__a_100k_row_record_adds_in_linear_time),
+		cmocka_unit_test(test_history__reasons_are_kept_once_and_outlive_their_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

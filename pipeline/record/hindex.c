@@ -507,7 +507,7 @@ static int read_points(struct hindex *ix, struct history *h, const struct hix_en
 		p.median_us = col_num(q, 2);
 		p.spread_us = col_num(q, 3);
 		p.samples = sqlite3_column_int(q, 4);
-		copy_col(p.reason, sizeof p.reason, q, 5);
+		p.reason = (const char *)sqlite3_column_text(q, 5); /* copied by the push */
 		if (history_push_point(h, (size_t)s, &p))
 			return DDT_ENOMEM;
 	}

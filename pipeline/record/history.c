@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,77 @@ static void point_clear_analysis(struct hist_point *p)
 	p->change_nights = 0;
 }
 
+/* Rebuilds t's lookup with room for at least `want` texts (half full at
+ * most). Returns 0 or DDT_ENOMEM (the old lookup kept). */
+static int texts_rehash(struct hist_texts *t, size_t want)
+{
+	size_t cap = 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	size_t *slot = calloc(cap, sizeof *slot);
+	if (!slot)
+		return err_nomem();
+	for (size_t k = 0; k < t->n; k++) {
+		size_t i = fnv1a(2166136261u, t->text[k]) & (cap - 1);
+		while (slot[i])
+			i = (i + 1) & (cap - 1);
+		slot[i] = k + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->slot_cap = cap;
+	return 0;
+}
+
+/* t's stored copy of text, added when new; "" for "" or NULL. NULL on
+ * allocation failure. */
+static const char *texts_intern(struct hist_texts *t, const char *text)
+{
+	if (!text || !*text)
+		return "";
+	uint32_t hash = fnv1a(2166136261u, text);
+	for (size_t i = t->slot_cap ? hash & (t->slot_cap - 1) : 0; t->slot_cap && t->slot[i];
+	     i = (i + 1) & (t->slot_cap - 1))
+		if (!strcmp(t->text[t->slot[i] - 1], text))
+			return t->text[t->slot[i] - 1];
+	if (reserve((void **)&t->text, t->n, &t->cap, sizeof *t->text) ||
+	    (2 * (t->n + 1) > t->slot_cap && texts_rehash(t, t->n + 1)))
+		return NULL;
+	char *copy = strdup(text);
+	if (!copy)
+		return NULL;
+	size_t i = hash & (t->slot_cap - 1);
+	while (t->slot[i])
+		i = (i + 1) & (t->slot_cap - 1);
+	t->text[t->n] = copy;
+	t->slot[i] = ++t->n;
+	return copy;
+}
+
+static void texts_free(struct hist_texts *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->text[k]);
+	free(t->text);
+	free(t->slot);
+	memset(t, 0, sizeof *t);
+}
+
+int history_reason_set(struct history *h, struct hist_point *p, const char *fmt, ...)
+{
+	char buf[HIST_REASON_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	p->reason = texts_intern(&h->reasons, buf);
+	if (p->reason)
+		return 0;
+	p->reason = "(reason not kept: out of memory)";
+	return err_nomem();
+}
+
 int history_push_point(struct history *h, size_t si, const struct hist_point *p)
 {
 	struct hist_series *s = &h->series[si];
@@ -197,8 +269,13 @@ int history_push_point(struct history *h, size_t si, const struct hist_point *p)
 		return 0; /* the same key twice in one record: the first counts */
 	if (reserve((void **)&s->pts, s->n, &s->cap, sizeof *s->pts))
 		return DDT_ENOMEM;
-	s->pts[s->n] = *p;
-	point_clear_analysis(&s->pts[s->n++]);
+	struct hist_point *q = &s->pts[s->n];
+	*q = *p;
+	point_clear_analysis(q);
+	q->reason = "";
+	if (p->reason && p->reason[0] && history_reason_set(h, q, "%s", p->reason))
+		return DDT_ENOMEM;
+	s->n++;
 	return 0;
 }
 
@@ -214,9 +291,9 @@ static void point_init(struct hist_point *p, size_t run, const struct rec_row *r
 	if (row->status == REC_OK && isnan(p->median_us)) {
 		/* an ok row without a usable median cannot be compared */
 		p->status = REC_FAILED;
-		snprintf(p->reason, sizeof p->reason, "no usable median");
+		p->reason = "no usable median";
 	} else
-		snprintf(p->reason, sizeof p->reason, "%s", row->reason);
+		p->reason = row->reason; /* history_push_point keeps a copy */
 	p->samples = row->samples;
 	/* p10..p90 spans 2.563 sigmas of normal noise; robust to a few slow samples */
 	p->spread_us = isfinite(row->p90_us) && isfinite(row->p10_us) && row->p90_us > row->p10_us
@@ -304,6 +381,7 @@ void history_free(struct history *h)
 	free(h->series);
 	free(h->runs);
 	free(h->index);
+	texts_free(&h->reasons);
 	memset(h, 0, sizeof *h);
 }
 

@@ -53,27 +53,41 @@ struct hist_run {
 };
 
 /* One series on one night. The analysis fields are NaN / REG_NEW until
- * regress_history() fills them. */
+ * regress_history() fills them. 120 bytes: a year of nights of a hundred
+ * series is 4 MB, read whole by every verdict walk. */
 struct hist_point {
 	size_t run;               /* index into history.runs */
-	enum rec_status status;
+	const char *reason;       /* the record's reason when not ok, or the
+				   * analysis' note; "" none; never NULL. Kept
+				   * once per text by the history (history_reason_set) */
 	double median_us;         /* NaN unless status is ok */
 	double spread_us;         /* the night's sample sigma: (p90 - p10) / 2.563, else
 				   * stdev; NaN when the record has neither */
-	int samples;              /* samples behind the median */
-	char reason[160];         /* the record's reason when not ok */
 	double baseline_us;       /* median of the good nights before; NaN: none */
 	double noise_frac;        /* robust sigma (MAD x scale) / baseline */
 	double delta_frac;        /* median / baseline - 1 (positive: slower) */
 	double z;                 /* (median - baseline) / robust sigma */
 	double band_lo_us, band_hi_us; /* a median inside is not flagged */
+	size_t good_run, bad_run; /* a change's last good and first bad night (run
+				   * indexes; HIST_NO_RUN when the verdict names none) */
+	enum rec_status status;
+	int samples;              /* samples behind the median */
 	enum regress_verdict verdict;       /* with hindsight: a suspect the next
 					     * night reverted reads "outlier" */
 	enum regress_verdict verdict_night; /* as decided on its own night */
 	int in_baseline;          /* counts as a good night for later baselines */
-	size_t good_run, bad_run; /* a change's last good and first bad night (run
-				   * indexes; HIST_NO_RUN when the verdict names none) */
 	int change_nights;        /* drift: nights from its start to this one */
+};
+
+/* The longest reason a point keeps (a record row's reason's room). */
+#define HIST_REASON_LEN sizeof(((struct rec_row *)0)->reason)
+
+/* The distinct reason texts of a history's points, each stored once. */
+struct hist_texts {
+	char **text;              /* [n], each its own allocation */
+	size_t n, cap;
+	size_t *slot;             /* hashed lookup: [slot_cap] text + 1, 0 empty */
+	size_t slot_cap;          /* a power of two, at least 2n; 0 while empty */
 };
 
 #define HIST_NO_RUN ((size_t)-1)
@@ -96,6 +110,7 @@ struct history {
 	size_t nfolders;          /* run folders history_load saw */
 	size_t nskipped;          /* of them, skipped with a warning */
 	char skipped_note[160];   /* the first skipped, "ID (why), ..." */
+	struct hist_texts reasons; /* the points' reason texts */
 };
 
 /* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),
@@ -149,10 +164,18 @@ int history_add_run(struct history *h, const struct hist_run *r);
  * failure. */
 long history_series_of(struct history *h, const struct hist_key *k);
 
-/* Appends p (its run, status, median_us, spread_us, samples and reason; the
- * analysis fields are set here) to series s, unless s already has a point on
- * p->run, which must be its newest. Returns 0 or DDT_ENOMEM. */
+/* Appends p (its run, status, median_us, spread_us, samples and reason, any
+ * string or NULL for none, kept by h; the analysis fields are set here) to
+ * series s, unless s already has a point on p->run, which must be its
+ * newest. Returns 0 or DDT_ENOMEM. */
 int history_push_point(struct history *h, size_t s, const struct hist_point *p);
+
+/* Sets the reason of p, a point of h, to the printf-style text (cut to
+ * HIST_REASON_LEN - 1 bytes), kept once in h for h's life however many
+ * points give it. On allocation failure the reason says so and DDT_ENOMEM
+ * is returned. Returns 0 or DDT_ENOMEM. */
+int history_reason_set(struct history *h, struct hist_point *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 void history_free(struct history *h);
 

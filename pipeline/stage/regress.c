@@ -245,8 +245,8 @@ static double night_se_frac(const struct hist_point *p)
  * noise) are two baselines: p is judged against the nearer. The noise is at
  * least the floor and at least the sampling error of p's own median (a
  * night whose samples scatter widely cannot be told apart by its median). */
-static int judge(const struct regress_conf *c, struct hist_point *p, double *vals, size_t n,
-		 double carry_noise)
+static int judge(const struct regress_conf *c, struct history *h, struct hist_point *p,
+		 double *vals, size_t n, double carry_noise)
 {
 	double base = median(vals, n), sigma, lo, hi, s2;
 
@@ -254,7 +254,7 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 	if (bimodal(c, vals, n, &lo, &hi, &s2)) {
 		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
 		sigma = s2;
-		snprintf(p->reason, sizeof p->reason, "bimodal: %.4g / %.4g us", lo, hi);
+		history_reason_set(h, p, "bimodal: %.4g / %.4g us", lo, hi);
 	} else {
 		for (size_t k = 0; k < n; k++)
 			vals[k] = fabs(vals[k] - base);
@@ -266,9 +266,9 @@ static int judge(const struct regress_conf *c, struct hist_point *p, double *val
 	if (se > sigma) { /* named when it is what keeps the night from being flagged */
 		if (!p->reason[0] && regress_differs(c, base, p->median_us, sigma / base) &&
 		    !regress_differs(c, base, p->median_us, se / base))
-			snprintf(p->reason, sizeof p->reason,
-				 "the night's own samples scatter: its median is uncertain to %.1f%%",
-				 100 * se / base);
+			history_reason_set(
+				h, p, "the night's own samples scatter: its median is uncertain to %.1f%%",
+				100 * se / base);
 		sigma = se;
 	}
 	p->baseline_us = base;
@@ -470,8 +470,8 @@ static enum shape classify(const struct regress_conf *c, const double *y, size_t
 
 /* Marks point i a drift that began after window point h (fitted level a,
  * slope b per window point, m window points), and starts a new level. */
-static void set_drift(struct hist_series *s, struct walk *w, size_t i, const struct scratch *sc,
-		      size_t h, size_t m, double a, double b, double noise)
+static void set_drift(struct history *hist, struct hist_series *s, struct walk *w, size_t i,
+		      const struct scratch *sc, size_t h, size_t m, double a, double b, double noise)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t first = sc->win_pt[h + 1 < m ? h + 1 : h];
@@ -481,8 +481,8 @@ static void set_drift(struct hist_series *s, struct walk *w, size_t i, const str
 	p->bad_run = s->pts[first].run;
 	p->good_run = last_good_run(s, first);
 	p->change_nights = (int)(p->run - s->pts[sc->win_pt[h]].run);
-	snprintf(p->reason, sizeof p->reason, "drift: %+.1f%% over %d nights",
-		 p->delta_frac * 100, p->change_nights);
+	history_reason_set(hist, p, "drift: %+.1f%% over %d nights", p->delta_frac * 100,
+			   p->change_nights);
 	new_level(s, w, i, i, noise);
 }
 
@@ -513,8 +513,9 @@ static int sustained(const struct regress_conf *c, const double *y, size_t m, si
  * over the level before it and tonight: a drift (the rolling baseline lagged
  * a drift) becomes one; unsure, the confirmation waits (returns 1: the
  * caller restores the walk and keeps the night suspect). */
-static int drift_not_step(const struct regress_conf *c, struct hist_series *s, struct walk *w,
-			  const struct walk *old, size_t i, struct scratch *sc)
+static int drift_not_step(const struct regress_conf *c, struct history *hist,
+			  struct hist_series *s, struct walk *w, const struct walk *old, size_t i,
+			  struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t at = 0, m, h;
@@ -527,7 +528,7 @@ static int drift_not_step(const struct regress_conf *c, struct hist_series *s, s
 	switch (classify(c, sc->win, m, at, &h, &a, &b)) {
 	case SHAPE_DRIFT:
 		if ((b > 0) == (p->delta_frac > 0))
-			set_drift(s, w, i, sc, h, m, a, b, w->carry_noise);
+			set_drift(hist, s, w, i, sc, h, m, a, b, w->carry_noise);
 		return 0;
 	case SHAPE_UNSURE:
 		return (b > 0) == (p->delta_frac > 0);
@@ -542,8 +543,8 @@ static int drift_not_step(const struct regress_conf *c, struct hist_series *s, s
  * it began, as a step (regression / improvement) or, when a level followed
  * by a straight line fits better than two levels, a drift. Returns 1 when
  * it confirmed a change. */
-static int change_check(const struct regress_conf *c, struct hist_series *s, struct walk *w,
-			size_t i, struct scratch *sc)
+static int change_check(const struct regress_conf *c, struct history *hist,
+			struct hist_series *s, struct walk *w, size_t i, struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t m = level_window(c, s, w, i, sc), n, h;
@@ -569,7 +570,7 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	    (sh == SHAPE_DRIFT && fabs(b * (double)(m - 1 - h) / a) < o.min_rel))
 		return 0;
 	if (sh == SHAPE_DRIFT) {
-		set_drift(s, w, i, sc, h, m, a, b, noise);
+		set_drift(hist, s, w, i, sc, h, m, a, b, noise);
 		return 1;
 	}
 	size_t first = sc->win_pt[ch[0].at];
@@ -578,8 +579,8 @@ static int change_check(const struct regress_conf *c, struct hist_series *s, str
 	p->delta_frac = ch[0].mean_after / ch[0].mean_before - 1;
 	p->bad_run = s->pts[first].run;
 	p->good_run = last_good_run(s, first);
-	snprintf(p->reason, sizeof p->reason, "change point: %+.1f%%, p = %.1e",
-		 p->delta_frac * 100, ch[0].p);
+	history_reason_set(hist, p, "change point: %+.1f%%, p = %.1e", p->delta_frac * 100,
+			   ch[0].p);
 	new_level(s, w, first, i, noise);
 	return 1;
 }
@@ -606,8 +607,8 @@ static size_t level_end(const struct hist_series *s, const struct walk *w, size_
  * moved past the threshold along a significant straight line (a slow drift
  * the rolling baseline would follow). Placed where a level then a line fits
  * the level's last nights best. Returns 1 when it found one. */
-static int long_drift(const struct regress_conf *c, struct hist_series *s, struct walk *w,
-		      size_t i, struct scratch *sc)
+static int long_drift(const struct regress_conf *c, struct history *h, struct hist_series *s,
+		      struct walk *w, size_t i, struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
 	size_t k = (size_t)c->min_good_nights, n = 0, first = HIST_NO_RUN;
@@ -650,8 +651,8 @@ static int long_drift(const struct regress_conf *c, struct hist_series *s, struc
 	p->bad_run = s->pts[first].run;
 	p->good_run = last_good_run(s, first);
 	p->change_nights = (int)(p->run - s->pts[first].run);
-	snprintf(p->reason, sizeof p->reason, "drift: %+.1f%% over %d nights",
-		 p->delta_frac * 100, p->change_nights);
+	history_reason_set(h, p, "drift: %+.1f%% over %d nights", p->delta_frac * 100,
+			   p->change_nights);
 	new_level(s, w, i, i, noise);
 	return 1;
 }
@@ -689,8 +690,8 @@ int regress_contended(const struct regress_conf *c, const struct hist_run *r, ch
 /* A short series' night: not enough history, or, with three nights or more
  * before it, a jump of at least new_series_jump_pct and three times their
  * spread from their median (flagged). */
-static void walk_short(const struct regress_conf *c, struct hist_series *s, struct walk *w,
-		       size_t i, double *vals, size_t n)
+static void walk_short(const struct regress_conf *c, struct history *h, struct hist_series *s,
+		       struct walk *w, size_t i, double *vals, size_t n)
 {
 	struct hist_point *p = &s->pts[i];
 	if (n) { /* for display: how far from what little there is */
@@ -703,8 +704,7 @@ static void walk_short(const struct regress_conf *c, struct hist_series *s, stru
 	/* three times the spread of what little there is, at least the jump */
 	double need = n >= 3 ? fmax(c->new_series_jump_frac, 3 * (hi - lo) / p->baseline_us) : 0;
 	if (n >= 3 && fabs(p->delta_frac) >= need) {
-		snprintf(p->reason, sizeof p->reason, "a jump of %+.1f%% on a new series",
-			 p->delta_frac * 100);
+		history_reason_set(h, p, "a jump of %+.1f%% on a new series", p->delta_frac * 100);
 		on_flagged(c, s, w, i, p->delta_frac > 0 ? 1 : -1);
 		return;
 	}
@@ -714,10 +714,11 @@ static void walk_short(const struct regress_conf *c, struct hist_series *s, stru
 }
 
 /* Decides point i's verdict as of its own night and revises earlier ones. */
-static void walk_point(const struct regress_conf *c, const struct history *h,
-		       struct hist_series *s, struct walk *w, size_t i, struct scratch *sc)
+static void walk_point(const struct regress_conf *c, struct history *h, struct hist_series *s,
+		       struct walk *w, size_t i, struct scratch *sc)
 {
 	struct hist_point *p = &s->pts[i];
+	char why[HIST_REASON_LEN];
 	size_t n;
 
 	p->in_baseline = 0;
@@ -729,8 +730,9 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		p->verdict = p->status == REC_FAILED ? REG_FAILED : REG_SKIPPED;
 		return;
 	}
-	p->reason[0] = '\0'; /* analysis notes from here on */
-	if (regress_contended(c, &h->runs[p->run], p->reason, sizeof p->reason)) {
+	p->reason = ""; /* analysis notes from here on */
+	if (regress_contended(c, &h->runs[p->run], why, sizeof why)) {
+		history_reason_set(h, p, "%s", why);
 		p->verdict = REG_UNJUDGED;
 		return;
 	}
@@ -741,14 +743,14 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		return;
 	}
 	if (n < (size_t)c->min_good_nights && (isnan(w->carry_noise) || !n)) {
-		walk_short(c, s, w, i, sc->vals, n);
+		walk_short(c, h, s, w, i, sc->vals, n);
 		return;
 	}
-	int flagged = judge(c, p, sc->vals, n, w->carry_noise);
+	int flagged = judge(c, h, p, sc->vals, n, w->carry_noise);
 	int recurring = recurring_level(c, s, i);
 	if (flagged && recurring) {
 		flagged = 0;
-		snprintf(p->reason, sizeof p->reason, "bimodal: a level seen before");
+		p->reason = "bimodal: a level seen before";
 	}
 	struct walk old = *w;
 	if (flagged) {
@@ -759,7 +761,7 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 		run_to_outliers(s, w, i);
 	}
 	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT) {
-		if (drift_not_step(c, s, w, &old, i, sc)) { /* not sure yet: wait */
+		if (drift_not_step(c, h, s, w, &old, i, sc)) { /* not sure yet: wait */
 			for (size_t j = w->seg_start; j <= i; j++)
 				if (s->pts[j].verdict == REG_SUSPECT || j == i)
 					s->pts[j].in_baseline = 0;
@@ -772,8 +774,8 @@ static void walk_point(const struct regress_conf *c, const struct history *h,
 	/* a first flagged night waits for the next, whatever the check says */
 	if (p->verdict == REG_SUSPECT && w->run_len == 1)
 		return;
-	if (!change_check(c, s, w, i, sc))
-		long_drift(c, s, w, i, sc);
+	if (!change_check(c, h, s, w, i, sc))
+		long_drift(c, h, s, w, i, sc);
 }
 
 /* ---------------------------------------------------------------- history */
@@ -811,8 +813,8 @@ static void note_machine_change(struct history *h, size_t si)
 				last = o->pts[k].run;
 		p->good_run = last;
 		p->bad_run = p->run;
-		snprintf(p->reason, sizeof p->reason, "environment changed: first night on %.50s (was %.50s)",
-			 s->key.machine, o->key.machine);
+		history_reason_set(h, p, "environment changed: first night on %.50s (was %.50s)",
+				   s->key.machine, o->key.machine);
 		return;
 	}
 }
@@ -856,9 +858,9 @@ static void machine_moves(const struct regress_conf *c, struct history *h, struc
 			p->verdict = REG_ENV;
 			p->bad_run = p->run;
 			p->good_run = last_good_run(s, cur[j]);
-			snprintf(p->reason, sizeof p->reason,
-				 "environment changed: %d of %d series of %.60s moved %s together",
-				 most, judged, s->key.machine, dir > 0 ? "up" : "down");
+			history_reason_set(
+				h, p, "environment changed: %d of %d series of %.60s moved %s together",
+				most, judged, s->key.machine, dir > 0 ? "up" : "down");
 			new_level(s, &ws[j], cur[j], cur[j], p->noise_frac);
 		}
 	}
