@@ -111,8 +111,9 @@ int harness_flush_init(struct harness_flush *f, size_t bytes)
 	f->runs = 0;
 	f->buf = cpu_alloc(f->bytes);
 	if (!f->buf) {
+		size_t want = f->bytes;
 		f->bytes = 0;
-		return err_set(DDT_ENOMEM, "cannot allocate a %zu-byte cache flush buffer", bytes);
+		return err_set(DDT_ENOMEM, "cannot allocate a %zu-byte cache flush buffer", want);
 	}
 	/* written once, so every page is its own: reads of a never-written
 	 * mapping all land on the kernel's one zero page and evict nothing */

@@ -5,6 +5,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -163,6 +165,47 @@ static void test_harness__cold_samples_flush_first(void **state)
 	harness_flush_free(&f);
 }
 
+/* Writes root/cpuN/cache/indexI/{type,level,size,shared_cpu_list}. */
+static void fake_cache(const char *root, int cpu, int idx, const char *type, int level,
+		       const char *size, const char *shared)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "d=%s/cpu%d/cache/index%d && mkdir -p $d && echo %s >$d/type && "
+		 "echo %d >$d/level && echo %s >$d/size && echo %s >$d/shared_cpu_list",
+		 root, cpu, idx, type, level, size, shared);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_harness__llc_is_each_distinct_top_level_cache_once(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/ddt-llc-XXXXXX", cmd[64];
+	assert_non_null(mkdtemp(root));
+	/* four CPUs, two 16 MiB L3 slices of two CPUs each, private L2s */
+	for (int c = 0; c < 4; c++) {
+		char shared[8];
+		snprintf(shared, sizeof shared, "%d-%d", c / 2 * 2, c / 2 * 2 + 1);
+		fake_cache(root, c, 0, "Data", 1, "32K", shared);
+		fake_cache(root, c, 1, "Instruction", 1, "32K", shared);
+		fake_cache(root, c, 2, "Unified", 2, "512K", shared);
+		fake_cache(root, c, 3, "Unified", 3, "16384K", shared);
+	}
+	int all[] = {0, 1, 2, 3}, one_slice[] = {0, 1}, one_each[] = {1, 2}, none[] = {9};
+	assert_int_equal(cpu_llc_bytes_sysfs(root, all, 4), 32u << 20);
+	assert_int_equal(cpu_llc_bytes_sysfs(root, one_slice, 2), 16u << 20);
+	assert_int_equal(cpu_llc_bytes_sysfs(root, one_each, 2), 32u << 20);
+	assert_int_equal(cpu_llc_bytes_sysfs(root, none, 1), 0);
+	/* a CPU with no L3 listed counts its L2 only while no L3 is seen */
+	fake_cache(root, 9, 0, "Unified", 2, "1M", "9");
+	int mixed[] = {9, 0};
+	assert_int_equal(cpu_llc_bytes_sysfs(root, mixed, 2), 16u << 20);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+	/* this machine's figure is one of the sizes above, never 0 */
+	assert_true(cpu_llc_bytes() > 0);
+}
+
 static void test_harness__a_failing_run_stops_the_loop(void **state)
 {
 	(void)state;
@@ -244,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),
 		cmocka_unit_test(test_harness__cold_samples_flush_first),
 		cmocka_unit_test(test_harness__a_failing_run_stops_the_loop),
+		cmocka_unit_test(test_harness__llc_is_each_distinct_top_level_cache_once),
 		cmocka_unit_test(test_harness__time_limit_ends_a_noisy_measurement),
 		cmocka_unit_test(test_harness__pool_covers_every_item_once),
 	};

@@ -40,8 +40,13 @@ void cpu_split(size_t n, size_t align, int tid, int nthreads, size_t *lo, size_t
 void *cpu_alloc(size_t bytes);
 void cpu_free(void *p);
 
-/* The last-level cache in bytes (32 MiB when the system does not say). */
+/* The last-level cache this process's CPUs can fill, in bytes: each
+ * distinct instance of the highest cache level among the CPUs it may run
+ * on, summed (sysfs); else what sysconf says; else 32 MiB. Read once. */
 size_t cpu_llc_bytes(void);
+/* The same from root, a copy of /sys/devices/system/cpu, for the n CPU ids
+ * in cpus; 0 when root names no cache of theirs. */
+size_t cpu_llc_bytes_sysfs(const char *root, const int *cpus, int n);
 
 /* Fills d with this CPU: model name, cores, arch, RAM. copy_gbps is left NaN
  * for the caller to measure. Cannot fail (unknown fields stay empty/NaN). */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -194,13 +195,95 @@ void cpu_free(void *p)
 	munmap(base, *(size_t *)base);
 }
 
+/* The first line of root/rel into buf; 0 or -1. */
+static int llc_read(const char *root, const char *rel, char *buf, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", root, rel);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok ? 0 : -1;
+}
+
+/* cpu's highest-level data or unified cache: its level, its size in bytes
+ * and the CPUs sharing it (which name the instance); 0 or -1. */
+static int llc_of_cpu(const char *root, int cpu, int *level, size_t *bytes, char *who,
+		      size_t len)
+{
+	char rel[96], buf[256];
+	*level = 0;
+	for (int i = 0; i < 16; i++) {
+		char *end;
+		snprintf(rel, sizeof rel, "cpu%d/cache/index%d/type", cpu, i);
+		if (llc_read(root, rel, buf, sizeof buf))
+			break;
+		if (!strcmp(buf, "Instruction"))
+			continue;
+		snprintf(rel, sizeof rel, "cpu%d/cache/index%d/level", cpu, i);
+		int lv = llc_read(root, rel, buf, sizeof buf) ? 0 : atoi(buf);
+		snprintf(rel, sizeof rel, "cpu%d/cache/index%d/size", cpu, i);
+		if (lv <= *level || llc_read(root, rel, buf, sizeof buf))
+			continue;
+		size_t sz = strtoull(buf, &end, 10);
+		sz <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+		snprintf(rel, sizeof rel, "cpu%d/cache/index%d/shared_cpu_list", cpu, i);
+		if (!sz || llc_read(root, rel, who, len))
+			continue;
+		*level = lv;
+		*bytes = sz;
+	}
+	return *level ? 0 : -1;
+}
+
+size_t cpu_llc_bytes_sysfs(const char *root, const int *cpus, int n)
+{
+	char seen[CPU_MAX_THREADS][128];
+	int nseen = 0, top = 0;
+	size_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		char who[128];
+		size_t bytes;
+		int level;
+		if (llc_of_cpu(root, cpus[i], &level, &bytes, who, sizeof who))
+			continue;
+		if (level > top) /* a higher level than seen so far: start again */
+			top = level, sum = 0, nseen = 0;
+		if (level < top)
+			continue;
+		int dup = 0;
+		for (int k = 0; k < nseen && !dup; k++)
+			dup = !strcmp(seen[k], who);
+		if (dup || nseen == CPU_MAX_THREADS)
+			continue;
+		snprintf(seen[nseen++], sizeof seen[0], "%s", who);
+		sum += bytes;
+	}
+	return sum;
+}
+
+/* The sysfs figure for the CPUs this process may run on; glibc's sysconf
+ * is the fallback, though on some virtual machines it reports the host's
+ * whole L3 (256 MiB on a host whose guest shares one 32 MiB slice). */
 size_t cpu_llc_bytes(void)
 {
-	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-	if (l3 > 0)
-		return (size_t)l3;
-	if (l2 > 0)
-		return (size_t)l2;
-	return 32u << 20;
+	static size_t cached;
+	cpu_set_t set;
+	int cpus[CPU_MAX_THREADS], n = 0;
+	if (cached)
+		return cached;
+	if (!sched_getaffinity(0, sizeof set, &set))
+		for (int c = 0; c < CPU_SETSIZE && n < CPU_MAX_THREADS; c++)
+			if (CPU_ISSET(c, &set))
+				cpus[n++] = c;
+	cached = cpu_llc_bytes_sysfs("/sys/devices/system/cpu", cpus, n);
+	if (!cached) {
+		long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+		long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		cached = l3 > 0 ? (size_t)l3 : l2 > 0 ? (size_t)l2 : 32u << 20;
+	}
+	return cached;
 }
