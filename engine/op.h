@@ -53,6 +53,12 @@ struct op_desc {
 	 * (never zeros); returns 0 or an error code */
 	int (*setup)(void **inst, const struct op_params *p, uint64_t seed);
 	void (*teardown)(void *inst);
+	/* optional: what setup(p, seed) makes, taking over prev (an instance of
+	 * this op, or NULL), which is either reshaped, keeping the inputs p
+	 * leaves as they were (the weights across a sweep of M) and drawing the
+	 * rest from the same streams, or torn down; prev is the caller's no
+	 * longer, error or not. The result equals a fresh setup(p, seed). */
+	int (*setup_from)(void **inst, void *prev, const struct op_params *p, uint64_t seed);
 	/* the obviously correct version: writes the reference output */
 	int (*reference)(void *inst);
 	/* the fast CPU path: writes the output buffer (NULL: unsupported) */

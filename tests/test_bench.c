@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "bench_conf.h"
 #include "cpu/cpu.h"
+#include "cpu/opkit.h"
 #include "err.h"
 #include "fsx.h"
 #include "record.h"
@@ -193,6 +194,62 @@ static int run_one_copy(struct run_record *r, int threads, int copy_mib)
 	ydiag_free(&diag);
 	bench_record_init(r, "t", o.home);
 	return bench_run(&bc, &o, r);
+}
+
+static const char moe_sweep[] =
+	"bench:\n"
+	"  variants: [hot]\n"
+	"  timing: {warmup: 0, min_samples: 1, max_samples: 2, min_time_s: 0, target_rsd: 1,\n"
+	"           timeout_s: 0.2}\n"
+	"  cpu: {threads: 1, flush_mib: 1, copy_mib: 1}\n"
+	"  ops:\n"
+	"    - op: moe_w4a16\n"
+	"      backends: [cpu]\n"
+	"      params: {M: [1, 2, 3, 4], hidden: 256, moe_inter: 512, experts: 32, topk: 4, tp: 2}\n"
+	"    - op: dense_gemv\n"
+	"      backends: [cpu]\n"
+	"      params: {M: [1, 2], K: 64, N: 64}\n";
+
+/* A sweep of M draws the op's weights once: four points of moe_w4a16 draw
+ * less than twice one instance's inputs (four times before), and every
+ * point is still validated and timed. */
+static void test_bench__a_sweep_draws_its_weights_once(void **state)
+{
+	(void)state;
+	static struct bench_conf bc;
+	struct ydiag diag = {0};
+	struct bench_opts o = {.home = "/nonexistent", .only = "moe_w4a16"};
+	struct run_record r;
+	assert_int_equal(load_conf(moe_sweep, &bc, &diag), 0);
+	ydiag_free(&diag);
+	struct op_params p = {0};
+	void *inst;
+	bench_conf_op_point(&bc.ops[0], 3, &p);
+	const struct op_desc *op = op_find("moe_w4a16");
+	unsigned long long d0 = opkit_drawn_bytes();
+	assert_int_equal(op->setup(&inst, &p, 1), 0);
+	unsigned long long one = opkit_drawn_bytes() - d0;
+	op->teardown(inst);
+	bench_record_init(&r, "t", o.home);
+	d0 = opkit_drawn_bytes();
+	assert_int_equal(bench_run(&bc, &o, &r), 0);
+	unsigned long long copy = 2u << 20; /* the copy probe's source (1 MiB, twice over) */
+	assert_true(opkit_drawn_bytes() - d0 < 2 * one + copy);
+	assert_int_equal(r.nrows, 4);
+	for (size_t i = 0; i < r.nrows; i++) {
+		assert_int_equal(r.rows[i].status, REC_OK);
+		assert_true(r.rows[i].max_err <= op->tol);
+		assert_true(rec_row_param(&r.rows[i], "M", 0) == (double)i + 1);
+	}
+	record_free(&r);
+	/* the next op takes over from the kept instance: both of its rows ok */
+	o.only = "moe_w4a16,dense_gemv";
+	bench_record_init(&r, "t", o.home);
+	assert_int_equal(bench_run(&bc, &o, &r), 0);
+	assert_int_equal(r.nrows, 6);
+	for (size_t i = 0; i < r.nrows; i++)
+		assert_int_equal(r.rows[i].status, REC_OK);
+	record_free(&r);
 }
 
 /* cpu.threads past the machine's online cores runs on the online cores, and
@@ -521,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_bench__copy_mib_out_of_bounds_is_refused_with_position),
 		cmocka_unit_test(test_bench__threads_past_the_online_cores_are_capped_and_recorded),
 		cmocka_unit_test(test_bench__a_missing_copy_bandwidth_is_an_error),
+		cmocka_unit_test(test_bench__a_sweep_draws_its_weights_once),
 		cmocka_unit_test(test_bench__conf_without_section_has_no_ops),
 		cmocka_unit_test(test_bench__shipped_cpu_template_loads),
 		cmocka_unit_test(test_bench__suite_rows_carry_status_and_figures),

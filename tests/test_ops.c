@@ -10,6 +10,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/moe_w4a16_cpu.h"
+#include "cpu/opkit.h"
 #include "err.h"
 #include "op.h"
 #include "ops/accept.h"
@@ -195,6 +196,62 @@ static void dense_cases(void)
 	check_op("dense_gemv", &q, 4);
 }
 
+/* setup_from(prev at M = 2) to M = 5: the same inputs as a fresh setup at
+ * M = 5, the weights kept (the same buffers, not drawn again) and checked
+ * like any instance; another width of the weights draws them anew. */
+static void test_ops__a_sweep_of_m_keeps_the_weights(void **state)
+{
+	(void)state;
+	const struct op_desc *op = op_find("moe_w4a16");
+	struct op_params p2 = params_of("M", 2.0, "hidden", 128.0, "moe_inter", 128.0, "experts",
+					16.0, "topk", 4.0, "tp", 2.0, NULL);
+	struct op_params p5 = p2, wide = p2;
+	void *prev, *kept, *fresh, *other;
+	op_param_set(&p5, "M", 5);
+	op_param_set(&wide, "hidden", 256);
+	assert_int_equal(op->setup(&prev, &p2, 3), 0);
+	const uint8_t *w13 = ((struct moe_w4a16_inst *)prev)->w13;
+	unsigned long long drawn = opkit_drawn_bytes();
+	assert_int_equal(op->setup_from(&kept, prev, &p5, 3), 0);
+	unsigned long long reshaped = opkit_drawn_bytes() - drawn;
+	assert_int_equal(op->setup(&fresh, &p5, 3), 0);
+	unsigned long long whole = opkit_drawn_bytes() - drawn - reshaped;
+	assert_true(reshaped < whole / 10); /* only the tokens were drawn */
+	const struct moe_w4a16_inst *a = kept, *b = fresh;
+	size_t E = 16, R = 2 * 64, H = 128;
+	assert_ptr_equal(a->w13, w13);
+	assert_int_equal(a->M, 5);
+	assert_memory_equal(a->x, b->x, 5 * H * 2);
+	assert_memory_equal(a->topk_ids, b->topk_ids, 5 * 4 * 4);
+	assert_memory_equal(a->topk_w, b->topk_w, 5 * 4 * 4);
+	assert_memory_equal(a->w13, b->w13, E * R * H / 2);
+	assert_memory_equal(a->s13, b->s13, E * R * (H / 32) * 2);
+	assert_memory_equal(a->w2, b->w2, E * H * 64 / 2);
+	assert_memory_equal(a->sh_w2, b->sh_w2, H * 64 * 2);
+	assert_int_equal(op->reference(kept), 0);
+	op->poison(kept);
+	assert_int_equal(op->run_cpu(kept), 0);
+	assert_true(op->max_error(kept) <= op->tol);
+	assert_int_equal(op->setup_from(&other, kept, &wide, 3), 0);
+	assert_int_equal(((struct moe_w4a16_inst *)other)->hidden, 256);
+	op->teardown(other);
+	op->teardown(fresh);
+	/* dense_gemv keeps its weights the same way */
+	const struct op_desc *g = op_find("dense_gemv");
+	struct op_params g1 = params_of("M", 1.0, "K", 64.0, "N", 96.0, NULL), g3 = g1;
+	op_param_set(&g3, "M", 3);
+	assert_int_equal(g->setup(&prev, &g1, 2), 0);
+	const bf16_t *w = ((struct dense_gemv_inst *)prev)->w;
+	assert_int_equal(g->setup_from(&kept, prev, &g3, 2), 0);
+	assert_int_equal(g->setup(&fresh, &g3, 2), 0);
+	assert_ptr_equal(((struct dense_gemv_inst *)kept)->w, w);
+	assert_memory_equal(((struct dense_gemv_inst *)kept)->x, ((struct dense_gemv_inst *)fresh)->x,
+			    3 * 64 * 2);
+	assert_memory_equal(w, ((struct dense_gemv_inst *)fresh)->w, 96 * 64 * 2);
+	g->teardown(kept);
+	g->teardown(fresh);
+}
+
 static void test_ops__dense_gemv_matches_reference(void **state)
 {
 	(void)state;
@@ -333,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_ops__moe_w4a16_ep_marks_remote_slots),
 		cmocka_unit_test(test_ops__moe_route_overlap_shares_experts),
 		cmocka_unit_test(test_ops__moe_w4a16_counts_touched_experts),
+		cmocka_unit_test(test_ops__a_sweep_of_m_keeps_the_weights),
 		cmocka_unit_test(test_ops__dense_gemv_matches_reference),
 		cmocka_unit_test(test_ops__tree_attn_matches_reference),
 		cmocka_unit_test(test_ops__accept_matches_reference),

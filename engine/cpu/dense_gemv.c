@@ -43,36 +43,59 @@ static void gemv_teardown(void *inst)
 	free(in);
 }
 
-static int gemv_setup(void **inst, const struct op_params *p, uint64_t seed)
+/* A sweep of M keeps prev's weights (K x N bf16) and draws x again. */
+static int gemv_setup_from(void **inst, void *prev, const struct op_params *p, uint64_t seed)
 {
-	struct dense_gemv_inst *in;
+	struct dense_gemv_inst *in = prev;
 	struct rng r;
 	int M, K, N, rc;
 
 	*inst = NULL;
-	if ((rc = gemv_dims(p, &M, &K, &N)))
+	if ((rc = gemv_dims(p, &M, &K, &N))) {
+		gemv_teardown(prev);
 		return rc;
-	if (!(in = calloc(1, sizeof *in)))
-		return err_nomem();
+	}
+	if (in && (in->K != K || in->N != N || in->seed != seed)) {
+		gemv_teardown(in);
+		in = NULL;
+	}
+	if (in) {
+		cpu_free(in->x);
+		cpu_free(in->out);
+		cpu_free(in->ref);
+	} else {
+		if (!(in = calloc(1, sizeof *in)))
+			return err_nomem();
+		in->K = K;
+		in->N = N;
+		in->seed = seed;
+		if (!(in->w = cpu_alloc((size_t)N * K * 2))) {
+			gemv_teardown(in);
+			return err_set(DDT_ENOMEM, "dense_gemv: cannot allocate %.1f MB of weights",
+				       (double)N * K * 2 / 1e6);
+		}
+		float a = 2.0f / sqrtf((float)K);
+		rng_seed(&r, opkit_subseed(seed, "w"));
+		opkit_fill_bf16(in->w, (size_t)N * K, &r, -a, a);
+	}
 	in->M = M;
-	in->K = K;
-	in->N = N;
 	in->x = cpu_alloc((size_t)M * K * 2);
-	in->w = cpu_alloc((size_t)N * K * 2);
 	in->out = cpu_alloc((size_t)M * N * 4);
 	in->ref = cpu_alloc((size_t)M * N * 4);
-	if (!in->x || !in->w || !in->out || !in->ref) {
+	if (!in->x || !in->out || !in->ref) {
 		gemv_teardown(in);
-		return err_set(DDT_ENOMEM, "dense_gemv: cannot allocate %.1f MB of weights",
-			       (double)N * K * 2 / 1e6);
+		return err_set(DDT_ENOMEM, "dense_gemv: cannot allocate the buffers of %d tokens",
+			       M);
 	}
-	float a = 2.0f / sqrtf((float)K);
 	rng_seed(&r, opkit_subseed(seed, "x"));
 	opkit_fill_bf16(in->x, (size_t)M * K, &r, -1, 1);
-	rng_seed(&r, opkit_subseed(seed, "w"));
-	opkit_fill_bf16(in->w, (size_t)N * K, &r, -a, a);
 	*inst = in;
 	return 0;
+}
+
+static int gemv_setup(void **inst, const struct op_params *p, uint64_t seed)
+{
+	return gemv_setup_from(inst, NULL, p, seed);
 }
 
 /* One thread's output features, each a plain double-precision dot. */
@@ -187,6 +210,7 @@ const struct op_desc op_dense_gemv = {
 	.name = "dense_gemv",
 	.summary = "bf16 dense projection at small M (drafter layers, lm_head)",
 	.setup = gemv_setup,
+	.setup_from = gemv_setup_from,
 	.teardown = gemv_teardown,
 	.reference = gemv_reference,
 	.run_cpu = gemv_run_cpu,

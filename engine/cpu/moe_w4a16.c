@@ -111,31 +111,34 @@ static size_t moe_expert_bytes(const struct moe_dims *d)
 	return w13 + s13 + w2 + s2;
 }
 
+/* The buffers that depend on M (tokens, their routing, outputs, scratch). */
+static void moe_free_tokens(struct moe_cpu *c)
+{
+	struct moe_w4a16_inst *in = &c->in;
+	void **bufs[] = {(void **)&in->x,   (void **)&in->topk_ids, (void **)&in->topk_w,
+			 (void **)&in->out, (void **)&in->ref,      (void **)&c->xq,
+			 (void **)&c->xqc,  (void **)&c->hc,        (void **)&c->xn,
+			 (void **)&c->tok,  (void **)&c->tw,        (void **)&c->h,
+			 (void **)&c->hsh};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+		cpu_free(*bufs[i]);
+		*bufs[i] = NULL;
+	}
+}
+
 static void moe_free(struct moe_cpu *c)
 {
 	struct moe_w4a16_inst *in = &c->in;
-	cpu_free(in->x);
-	cpu_free(in->topk_ids);
-	cpu_free(in->topk_w);
+	moe_free_tokens(c);
 	cpu_free(in->w13);
 	cpu_free(in->s13);
 	cpu_free(in->w2);
 	cpu_free(in->s2);
 	cpu_free(in->sh_w13);
 	cpu_free(in->sh_w2);
-	cpu_free(in->out);
-	cpu_free(in->ref);
-	cpu_free(c->xq);
-	cpu_free(c->xqc);
-	cpu_free(c->hc);
-	cpu_free(c->xn);
 	cpu_free(c->first);
 	cpu_free(c->fill);
 	cpu_free(c->touched);
-	cpu_free(c->tok);
-	cpu_free(c->tw);
-	cpu_free(c->h);
-	cpu_free(c->hsh);
 	free(c);
 }
 
@@ -147,23 +150,13 @@ static void moe_teardown(void *inst)
 
 /* Scales around 1/sqrt(K)/4 keep every stage's values near 1, so the bf16
  * rounding of h and the fp32 sums are exercised at a realistic size. */
-static void moe_fill(struct moe_cpu *c, const struct moe_dims *d, uint64_t seed)
+static void moe_fill_weights(struct moe_cpu *c, const struct moe_dims *d, uint64_t seed)
 {
 	struct moe_w4a16_inst *in = &c->in;
 	size_t E = (size_t)d->experts, R = (size_t)2 * d->inter, H = (size_t)d->hidden;
 	struct rng r;
 	float s13 = 1.0f / (4.0f * sqrtf((float)H)), s2 = 1.0f / (4.0f * sqrtf((float)d->inter));
 
-	rng_seed(&r, opkit_subseed(seed, "x"));
-	opkit_fill_bf16(in->x, (size_t)d->M * H, &r, -1, 1);
-	rng_seed(&r, opkit_subseed(seed, "topk_w"));
-	for (int m = 0; m < d->M; m++) {
-		float *w = in->topk_w + (size_t)m * d->topk, sum = 0;
-		for (int j = 0; j < d->topk; j++)
-			sum += w[j] = rng_uniform(&r, 0.2f, 1.0f);
-		for (int j = 0; j < d->topk; j++)
-			w[j] /= sum;
-	}
 	rng_seed(&r, opkit_subseed(seed, "w13"));
 	opkit_fill_bytes(in->w13, E * R * H / 2, &r);
 	opkit_fill_bytes(in->w2, E * H * d->inter / 2, &r);
@@ -178,71 +171,133 @@ static void moe_fill(struct moe_cpu *c, const struct moe_dims *d, uint64_t seed)
 	}
 }
 
-static int moe_setup(void **inst, const struct op_params *p, uint64_t seed)
+/* Allocates and draws the weights (every expert's, the shared expert's) and
+ * the per-expert scratch; sizes from d. Returns 0 or DDT_ENOMEM. */
+static int moe_make_weights(struct moe_cpu *c, const struct moe_dims *d, uint64_t seed)
 {
-	struct moe_dims d;
-	struct moe_cpu *c;
-	int32_t *ids = NULL;
-	int rc;
-
-	*inst = NULL;
-	if ((rc = moe_dims(p, &d)))
-		return rc;
-	if (!(c = calloc(1, sizeof *c)))
-		return err_nomem();
 	struct moe_w4a16_inst *in = &c->in;
-	size_t E = (size_t)d.experts, R = (size_t)2 * d.inter, H = (size_t)d.hidden;
-	size_t MK = (size_t)d.M * d.topk;
-	in->M = d.M;
-	in->hidden = d.hidden;
-	in->inter = d.inter;
-	in->experts = d.experts;
-	in->topk = d.topk;
-	in->group = d.group;
-	in->shared_inter = d.shared_inter;
-	in->x = cpu_alloc((size_t)d.M * H * 2);
-	in->topk_ids = cpu_alloc(MK * 4);
-	in->topk_w = cpu_alloc(MK * 4);
+	size_t E = (size_t)d->experts, R = (size_t)2 * d->inter, H = (size_t)d->hidden;
+	in->hidden = d->hidden;
+	in->inter = d->inter;
+	in->experts = d->experts;
+	in->topk = d->topk;
+	in->group = d->group;
+	in->shared_inter = d->shared_inter;
 	in->w13 = cpu_alloc(E * R * H / 2);
-	in->s13 = cpu_alloc(E * R * (H / d.group) * 2);
-	in->w2 = cpu_alloc(E * H * d.inter / 2);
-	in->s2 = cpu_alloc(E * H * (d.inter / d.group) * 2);
-	in->out = cpu_alloc((size_t)d.M * H * 4);
-	in->ref = cpu_alloc((size_t)d.M * H * 4);
-	c->xq = cpu_alloc((size_t)d.M * H * sizeof *c->xq);
-	c->xqc = cpu_alloc((size_t)d.M * H);
-	c->hc = cpu_alloc(MK * d.inter);
-	c->xn = cpu_alloc((size_t)d.M * H * sizeof *c->xn);
+	in->s13 = cpu_alloc(E * R * (H / d->group) * 2);
+	in->w2 = cpu_alloc(E * H * d->inter / 2);
+	in->s2 = cpu_alloc(E * H * (d->inter / d->group) * 2);
 	c->first = cpu_alloc((E + 1) * 4);
 	c->fill = cpu_alloc(E * 4);
 	c->touched = cpu_alloc(E * 4);
+	int bad = !in->w13 || !in->s13 || !in->w2 || !in->s2 || !c->first || !c->fill ||
+		  !c->touched;
+	if (!bad && d->shared_inter) {
+		in->sh_w13 = cpu_alloc((size_t)2 * d->shared_inter * H * 2);
+		in->sh_w2 = cpu_alloc(H * d->shared_inter * 2);
+		bad = !in->sh_w13 || !in->sh_w2;
+	}
+	if (bad)
+		return err_set(DDT_ENOMEM, "moe_w4a16: cannot allocate %.1f MB of weights",
+			       (double)E * moe_expert_bytes(d) / 1e6);
+	moe_fill_weights(c, d, seed);
+	return 0;
+}
+
+/* Allocates and draws what depends on M: the tokens, their routing and
+ * weights, the outputs and the fast path's scratch. Returns 0 or DDT_ENOMEM. */
+static int moe_make_tokens(struct moe_cpu *c, const struct moe_dims *d, uint64_t seed)
+{
+	struct moe_w4a16_inst *in = &c->in;
+	size_t H = (size_t)d->hidden, MK = (size_t)d->M * d->topk;
+	struct rng r;
+	in->M = d->M;
+	in->x = cpu_alloc((size_t)d->M * H * 2);
+	in->topk_ids = cpu_alloc(MK * 4);
+	in->topk_w = cpu_alloc(MK * 4);
+	in->out = cpu_alloc((size_t)d->M * H * 4);
+	in->ref = cpu_alloc((size_t)d->M * H * 4);
+	c->xq = cpu_alloc((size_t)d->M * H * sizeof *c->xq);
+	c->xqc = cpu_alloc((size_t)d->M * H);
+	c->hc = cpu_alloc(MK * d->inter);
+	c->xn = cpu_alloc((size_t)d->M * H * sizeof *c->xn);
 	c->tok = cpu_alloc(MK * 4);
 	c->tw = cpu_alloc(MK * 4);
-	c->h = cpu_alloc(MK * d.inter * sizeof *c->h);
-	ids = moe_local_ids(&d);
-	rc = !in->x || !in->topk_ids || !in->topk_w || !in->w13 || !in->s13 || !in->w2 ||
-	     !in->s2 || !in->out || !in->ref || !c->xq || !c->xqc || !c->hc || !c->xn || !c->first || !c->fill ||
-	     !c->touched || !c->tok || !c->tw || !c->h || !ids;
-	if (!rc && d.shared_inter) {
-		in->sh_w13 = cpu_alloc((size_t)2 * d.shared_inter * H * 2);
-		in->sh_w2 = cpu_alloc(H * d.shared_inter * 2);
-		c->hsh = cpu_alloc((size_t)d.M * d.shared_inter * sizeof *c->hsh);
-		rc = !in->sh_w13 || !in->sh_w2 || !c->hsh;
-	}
-	if (rc) {
-		rc = err_set(DDT_ENOMEM, "moe_w4a16: cannot allocate %.1f MB of weights",
-			     (double)E * moe_expert_bytes(&d) / 1e6);
-		goto done;
+	c->h = cpu_alloc(MK * d->inter * sizeof *c->h);
+	if (d->shared_inter)
+		c->hsh = cpu_alloc((size_t)d->M * d->shared_inter * sizeof *c->hsh);
+	int32_t *ids = moe_local_ids(d);
+	int bad = !in->x || !in->topk_ids || !in->topk_w || !in->out || !in->ref || !c->xq ||
+		  !c->xqc || !c->hc || !c->xn || !c->tok || !c->tw || !c->h ||
+		  (d->shared_inter && !c->hsh) || !ids;
+	if (bad) {
+		free(ids);
+		return err_set(DDT_ENOMEM, "moe_w4a16: cannot allocate the buffers of %d tokens",
+			       d->M);
 	}
 	memcpy(in->topk_ids, ids, MK * 4);
-	moe_fill(c, &d, seed);
+	free(ids);
+	rng_seed(&r, opkit_subseed(seed, "x"));
+	opkit_fill_bf16(in->x, (size_t)d->M * H, &r, -1, 1);
+	rng_seed(&r, opkit_subseed(seed, "topk_w"));
+	for (int m = 0; m < d->M; m++) {
+		float *w = in->topk_w + (size_t)m * d->topk, sum = 0;
+		for (int j = 0; j < d->topk; j++)
+			sum += w[j] = rng_uniform(&r, 0.2f, 1.0f);
+		for (int j = 0; j < d->topk; j++)
+			w[j] /= sum;
+	}
+	return 0;
+}
+
+/* Whether prev's weights are those d and seed draw. */
+static int moe_same_weights(const struct moe_cpu *prev, const struct moe_dims *d, uint64_t seed)
+{
+	const struct moe_w4a16_inst *in = &prev->in;
+	return prev->seed == seed && in->hidden == d->hidden && in->inter == d->inter &&
+	       in->experts == d->experts && in->topk == d->topk && in->group == d->group &&
+	       in->shared_inter == d->shared_inter;
+}
+
+/* A sweep of M (or of the routing) keeps prev's 1.2 GB of weights and
+ * draws only the tokens again; anything else is a fresh instance. */
+static int moe_setup_from(void **inst, void *prev, const struct op_params *p, uint64_t seed)
+{
+	struct moe_dims d;
+	struct moe_cpu *c = prev;
+	int rc;
+
+	*inst = NULL;
+	if ((rc = moe_dims(p, &d))) {
+		moe_teardown(prev);
+		return rc;
+	}
+	if (c && !moe_same_weights(c, &d, seed)) {
+		moe_free(c);
+		c = NULL;
+	}
+	if (c) {
+		moe_free_tokens(c);
+	} else {
+		if (!(c = calloc(1, sizeof *c)))
+			return err_nomem();
+		c->seed = seed;
+		if ((rc = moe_make_weights(c, &d, seed)))
+			goto done;
+	}
+	if ((rc = moe_make_tokens(c, &d, seed)))
+		goto done;
 	*inst = c;
 	c = NULL;
 done:
-	free(ids);
 	if (c)
 		moe_free(c);
 	return rc;
+}
+
+static int moe_setup(void **inst, const struct op_params *p, uint64_t seed)
+{
+	return moe_setup_from(inst, NULL, p, seed);
 }
 
 /* One INT4 row (K weights) dotted with x in natural order, in double so the
@@ -421,6 +476,7 @@ const struct op_desc op_moe_w4a16 = {
 	.name = "moe_w4a16",
 	.summary = "MoE layer at verify width M: INT4 g32 routed experts, bf16 shared expert",
 	.setup = moe_setup,
+	.setup_from = moe_setup_from,
 	.teardown = moe_teardown,
 	.reference = moe_reference,
 	.run_cpu = moe_w4a16_run_cpu,

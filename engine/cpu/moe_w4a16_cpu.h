@@ -23,6 +23,7 @@ struct moe_cpu {
 	float *hc;        /* [M*topk][inter/4] its kern_q4_prepare terms */
 	kern_act_t *hsh;  /* [M][shared_inter] the shared expert's h, natural order */
 	int ntouched;
+	uint64_t seed;    /* the weights' seed (setup_from keeps them for it) */
 };
 
 /* The routing generator: global expert ids [M][topk] for `experts` experts,

@@ -41,20 +41,30 @@ int opkit_int(const struct op_desc *op, const struct op_params *p, const char *k
 	return 0;
 }
 
+static _Atomic unsigned long long drawn;
+
+unsigned long long opkit_drawn_bytes(void)
+{
+	return drawn;
+}
+
 void opkit_fill_bf16(bf16_t *dst, size_t n, struct rng *r, float lo, float hi)
 {
+	drawn += n * sizeof *dst;
 	for (size_t i = 0; i < n; i++)
 		dst[i] = bf16_from_float(rng_uniform(r, lo, hi));
 }
 
 void opkit_fill_f32(float *dst, size_t n, struct rng *r, float lo, float hi)
 {
+	drawn += n * sizeof *dst;
 	for (size_t i = 0; i < n; i++)
 		dst[i] = rng_uniform(r, lo, hi);
 }
 
 void opkit_fill_bytes(uint8_t *dst, size_t n, struct rng *r)
 {
+	drawn += n;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		uint64_t v = rng_next(r);

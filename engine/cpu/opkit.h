@@ -26,6 +26,9 @@ void opkit_fill_bf16(bf16_t *dst, size_t n, struct rng *r, float lo, float hi);
 void opkit_fill_f32(float *dst, size_t n, struct rng *r, float lo, float hi);
 /* Random bytes. */
 void opkit_fill_bytes(uint8_t *dst, size_t n, struct rng *r);
+/* Bytes the three fills above have drawn in this process: what a sweep
+ * that keeps its weights saves shows here. */
+unsigned long long opkit_drawn_bytes(void);
 
 /* NaN into every element (bf16 NaN for bf16 buffers). */
 void opkit_poison_f32(float *p, size_t n);

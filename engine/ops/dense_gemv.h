@@ -2,6 +2,8 @@
 #ifndef DDT_OPS_DENSE_GEMV_H
 #define DDT_OPS_DENSE_GEMV_H
 
+#include <stdint.h>
+
 #include "ops/bf16.h"
 
 /*
@@ -20,6 +22,8 @@ struct dense_gemv_inst {
 	/* outputs */
 	float *out;       /* [M][N] fp32: written by the op under test */
 	float *ref;       /* [M][N] fp32: written by the C reference */
+
+	uint64_t seed;    /* the inputs' seed (setup_from keeps w for it) */
 };
 
 #endif

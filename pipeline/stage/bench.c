@@ -92,12 +92,28 @@ static int bench_validate(const struct op_desc *op, void *inst, double *err)
 	return 0;
 }
 
+/* An instance of op at p into *inst: from *keep (the previous point's, or
+ * NULL; the caller's no longer) through op->setup_from when the op has one,
+ * else a fresh setup after tearing *keep down. */
+static int bench_cpu_inputs(const struct op_desc *op, const struct op_params *p, uint64_t seed,
+			    void **keep, void **inst)
+{
+	void *prev = *keep;
+	*keep = NULL;
+	if (op->setup_from)
+		return op->setup_from(inst, prev, p, seed);
+	if (prev)
+		op->teardown(prev);
+	return op->setup(inst, p, seed);
+}
+
 int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
 		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows, struct bench_spent *spent)
+		      double copy_gbps, struct rec_row *rows, int *nrows, void **keep,
+		      struct bench_spent *spent)
 {
 	struct bench_spent none;
-	void *inst = NULL;
+	void *inst = NULL, *nokeep = NULL;
 	double err = NAN, *s = NULL, t0;
 	char why[160] = "";
 	int rc = 0;
@@ -111,6 +127,8 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 			row->bytes = op->bytes(p);
 			row->flops = op->flops(p);
 		}
+	keep = keep ? keep : &nokeep;
+	spent = spent ? spent : &none;
 	if (!op->run_cpu) {
 		for (int i = 0; i < *nrows; i++)
 			bench_row_fail(&rows[i], REC_UNSUPPORTED, "no CPU path");
@@ -118,9 +136,8 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 	}
 	if (!(s = malloc((size_t)hc->max_samples * sizeof *s)))
 		return err_nomem();
-	spent = spent ? spent : &none;
 	t0 = harness_now_s();
-	rc = op->setup(&inst, p, seed);
+	rc = bench_cpu_inputs(op, p, seed, keep, &inst);
 	spent->setup_s += harness_now_s() - t0;
 	t0 = harness_now_s();
 	if (!rc)
@@ -155,7 +172,9 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 	rc = 0;
 done:
 	t0 = harness_now_s();
-	if (inst)
+	if (inst && op->setup_from && keep != &nokeep)
+		*keep = inst; /* the next point of the sweep starts from it */
+	else if (inst)
 		op->teardown(inst);
 	spent->setup_s += harness_now_s() - t0;
 	free(s);
@@ -169,6 +188,8 @@ struct bench_state {
 	const struct bench_opts *o;
 	struct run_record *r;
 	struct harness_flush flush;
+	const struct op_desc *kept_op; /* the op of kept: the last point's instance */
+	void *kept;
 	double copy_gbps;
 	int ncuda;
 	char no_cuda[160];  /* why there are no CUDA devices */
@@ -223,6 +244,19 @@ static int bench_add_rows(struct run_record *r, const struct rec_row *rows, int 
 	return 0;
 }
 
+/* Tears down the instance kept from the last point unless it is op's. */
+static void bench_drop_kept(struct bench_state *st, const struct op_desc *op)
+{
+	if (st->kept && st->kept_op != op) {
+		double t0 = harness_now_s();
+		st->kept_op->teardown(st->kept);
+		if (st->o->spent)
+			st->o->spent->setup_s += harness_now_s() - t0;
+	}
+	if (st->kept_op != op)
+		st->kept = NULL;
+}
+
 /* One op table entry at one size point, on each backend it asks for. */
 static int bench_point(struct bench_state *st, const struct bench_op *e, const struct op_desc *op,
 		       const struct op_params *given)
@@ -239,8 +273,11 @@ static int bench_point(struct bench_state *st, const struct bench_op *e, const s
 	}
 	if (e->backends & BENCH_CPU) {
 		bench_progress(st, op->name, given, "cpu");
+		bench_drop_kept(st, op);
+		st->kept_op = op;
 		if ((rc = bench_cpu_measure(op, &p, st->bc->seed, &st->bc->timing, (int)e->variants,
-					    &st->flush, st->copy_gbps, rows, &n, st->o->spent)) ||
+					    &st->flush, st->copy_gbps, rows, &n, &st->kept,
+					    st->o->spent)) ||
 		    (rc = bench_add_rows(st->r, rows, n)))
 			return rc;
 		st->done++;
@@ -390,6 +427,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 	/* whether the night was contended: judged later (regress.h) */
 	bench_machine_end(&probe, st.ncuda, &r->machine);
 done:
+	bench_drop_kept(&st, NULL);
 	harness_flush_free(&st.flush);
 	return rc;
 }

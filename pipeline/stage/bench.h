@@ -43,14 +43,19 @@ int bench_check_only(const char *only);
  * DDT_EINPUT for an unknown name in o->only, or DDT_ENOMEM. */
 int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r);
 
-/* One CPU measurement of op at p (params completed by the caller) with a
- * fresh instance from seed: validation against the reference, then timing
- * under hc. row is filled in full (status failed with the reason when the
- * op fails or misses its tolerance). copy_gbps is the %-of-peak base.
- * Returns 0, or DDT_ENOMEM when even the row cannot be made. */
+/* One CPU measurement of op at p (params completed by the caller) with an
+ * instance from seed: validation against the reference, then timing under
+ * hc. row is filled in full (status failed with the reason when the op
+ * fails or misses its tolerance). copy_gbps is the %-of-peak base. keep
+ * (may be NULL) carries an instance across a sweep: *keep is the previous
+ * point's instance of op or NULL (consumed here), and receives this point's
+ * when op has setup_from (the caller tears it down after the sweep); a
+ * sweep of M then draws the weights once. Returns 0, or DDT_ENOMEM when
+ * even the row cannot be made. */
 int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
 		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows, struct bench_spent *spent);
+		      double copy_gbps, struct rec_row *rows, int *nrows, void **keep,
+		      struct bench_spent *spent);
 
 /* The CPU's copy bandwidth in GB/s (bytes read + written per second) into
  * *gbps, measured with the memcpy op over mib MiB: the median of hot samples
