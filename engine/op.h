@@ -68,6 +68,16 @@ struct op_desc {
 	/* output vs reference over every element: the largest normalized error
 	 * (NaN counts as infinite) */
 	double (*max_error)(const void *inst);
+	/* optional, a cheaper check of the same output: the output as rows
+	 * independent of each other (what a row is, the op says: a token's
+	 * hidden vector, a query head's latent, an output feature); the
+	 * reference for the rows listed only (ascending, each < check_rows);
+	 * and the largest normalized error over those rows, +Inf when any
+	 * element of the whole output is not finite (left poisoned). NULL:
+	 * reference and max_error over everything. */
+	size_t (*check_rows)(const void *inst);
+	int (*reference_rows)(void *inst, const size_t *rows, size_t n);
+	double (*max_error_rows)(const void *inst, const size_t *rows, size_t n);
 	/* bytes that must move and flops that must be done for one run at p */
 	double (*bytes)(const struct op_params *p);
 	double (*flops)(const struct op_params *p);

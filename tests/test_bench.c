@@ -84,7 +84,7 @@ static void test_bench__conf_reads_every_setting(void **state)
 			   "  source: test\n"
 			   "  timing: {warmup: 2, min_samples: 3, max_samples: 50, min_time_s: 0.01,\n"
 			   "           target_rsd: 0.1, timeout_s: 1, min_clock_frac: 0.5}\n"
-			   "  cpu: {threads: 1, flush_mib: 4, copy_mib: 8}\n"
+			   "  cpu: {threads: 1, flush_mib: 4, copy_mib: 8, check_rows: 6}\n"
 			   "  ops:\n"
 			   "    - op: moe_w4a16\n"
 			   "      params: {M: [1, 9, 33], hidden: 256, experts: [16, 32]}\n"
@@ -102,6 +102,7 @@ static void test_bench__conf_reads_every_setting(void **state)
 	assert_float_equal(bc.timing.target_rsd, 0.1, 0);
 	assert_int_equal(bc.cpu_threads, 1);
 	assert_float_equal(bc.flush_mib, 4, 0);
+	assert_int_equal(bc.check_rows, 6);
 	assert_int_equal(bc.nops, 3);
 	assert_int_equal(bc.ops[0].backends, BENCH_CPU);
 	assert_int_equal(bc.ops[0].variants, BENCH_HOT);
@@ -249,6 +250,24 @@ static void test_bench__a_sweep_draws_its_weights_once(void **state)
 	assert_int_equal(r.nrows, 6);
 	for (size_t i = 0; i < r.nrows; i++)
 		assert_int_equal(r.rows[i].status, REC_OK);
+	record_free(&r);
+}
+
+/* The copy probe's buffers serve a memcpy row of the same size: its source
+ * is drawn once (twice before); the row is checked and timed. */
+static void test_bench__the_copy_probe_hands_its_buffers_to_the_memcpy_row(void **state)
+{
+	(void)state;
+	struct run_record r;
+	unsigned long long d0 = opkit_drawn_bytes();
+	assert_int_equal(run_one_copy(&r, 1, 1), 0);
+	assert_int_equal(opkit_drawn_bytes() - d0, 1u << 20);
+	assert_true(r.nrows == 1 && r.rows[0].status == REC_OK && r.rows[0].max_err == 0);
+	record_free(&r);
+	d0 = opkit_drawn_bytes();
+	assert_int_equal(run_one_copy(&r, 1, 2), 0); /* another size: drawn anew */
+	assert_int_equal(opkit_drawn_bytes() - d0, 3u << 20);
+	assert_true(r.nrows == 1 && r.rows[0].status == REC_OK);
 	record_free(&r);
 }
 
@@ -579,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_bench__threads_past_the_online_cores_are_capped_and_recorded),
 		cmocka_unit_test(test_bench__a_missing_copy_bandwidth_is_an_error),
 		cmocka_unit_test(test_bench__a_sweep_draws_its_weights_once),
+		cmocka_unit_test(test_bench__the_copy_probe_hands_its_buffers_to_the_memcpy_row),
 		cmocka_unit_test(test_bench__conf_without_section_has_no_ops),
 		cmocka_unit_test(test_bench__shipped_cpu_template_loads),
 		cmocka_unit_test(test_bench__suite_rows_carry_status_and_figures),

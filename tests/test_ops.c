@@ -16,6 +16,7 @@
 #include "ops/accept.h"
 #include "ops/dense_gemv.h"
 #include "ops/memcpy.h"
+#include "ops/tree_attn.h"
 
 /* Builds params from "key=val" pairs ending at NULL (keys are literals). */
 static struct op_params params_of(const char *k0, ...)
@@ -341,6 +342,60 @@ static void test_ops__a_wrong_element_fails_validation(void **state)
 	op->teardown(inst);
 }
 
+/* The row-sampled check of moe_w4a16, tree_attn and dense_gemv: the
+ * reference of some rows is the full reference's on those rows; a wrong
+ * element in a checked row fails it, and so does an element left poisoned
+ * in a row it does not compare. */
+static void sampled_case(const char *name, const struct op_params *p, float *(*out)(void *),
+			 float *(*ref)(void *), size_t row_stride, size_t elem_stride)
+{
+	const struct op_desc *op = op_find(name);
+	void *inst;
+	assert_int_equal(op->setup(&inst, p, 5), 0);
+	size_t total = op->check_rows(inst), rows[2] = {0, total - 1};
+	assert_true(total > 3);
+	assert_int_equal(op->reference(inst), 0);
+	float first = ref(inst)[0], last = ref(inst)[(total - 1) * row_stride];
+	op->poison(inst); /* the reference must write the checked rows again */
+	for (size_t i = 0; i < total * row_stride; i++)
+		ref(inst)[i] = NAN;
+	assert_int_equal(op->reference_rows(inst, rows, 2), 0);
+	assert_float_equal(ref(inst)[0], first, 0);
+	assert_float_equal(ref(inst)[(total - 1) * row_stride], last, 0);
+	assert_true(op->max_error_rows(inst, rows, 2) > op->tol); /* all poison */
+	assert_int_equal(op->run_cpu(inst), 0);
+	assert_true(op->max_error_rows(inst, rows, 2) <= op->tol);
+	/* a wrong element of a checked row */
+	float *o = out(inst) + (total - 1) * row_stride + elem_stride, keep = *o;
+	*o += 0.05f * fabsf(ref(inst)[(total - 1) * row_stride + elem_stride]) + 0.05f;
+	assert_true(op->max_error_rows(inst, rows, 2) > op->tol);
+	*o = keep;
+	/* one element of an unchecked row never written */
+	out(inst)[1 * row_stride] = NAN;
+	assert_true(isinf(op->max_error_rows(inst, rows, 2)));
+	op->teardown(inst);
+}
+
+static float *moe_out(void *i) { return ((struct moe_w4a16_inst *)i)->out; }
+static float *moe_ref(void *i) { return ((struct moe_w4a16_inst *)i)->ref; }
+static float *gemv_out(void *i) { return ((struct dense_gemv_inst *)i)->out; }
+static float *gemv_ref(void *i) { return ((struct dense_gemv_inst *)i)->ref; }
+static float *attn_out(void *i) { return ((struct tree_attn_inst *)i)->out; }
+static float *attn_ref(void *i) { return ((struct tree_attn_inst *)i)->ref; }
+
+static void test_ops__a_sampled_check_still_fails_wrong_or_unwritten_output(void **state)
+{
+	(void)state;
+	struct op_params moe = params_of("M", 6.0, "hidden", 128.0, "moe_inter", 128.0, "experts",
+					 16.0, "topk", 4.0, "tp", 2.0, NULL);
+	sampled_case("moe_w4a16", &moe, moe_out, moe_ref, 128, 1);
+	struct op_params gemv = params_of("M", 3.0, "K", 64.0, "N", 16.0, NULL);
+	sampled_case("dense_gemv", &gemv, gemv_out, gemv_ref, 1, 16);
+	struct op_params attn = params_of("B", 6.0, "ctx", 70.0, "L", 3.0, "heads", 8.0, "tp", 4.0,
+					  "kv_lora", 64.0, "rope", 16.0, "qk_dim", 48.0, NULL);
+	sampled_case("tree_attn", &attn, attn_out, attn_ref, 64, 1);
+}
+
 static void test_ops__bad_sizes_are_input_errors(void **state)
 {
 	(void)state;
@@ -396,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_ops__accept_matches_reference),
 		cmocka_unit_test(test_ops__accept_walk_follows_targets),
 		cmocka_unit_test(test_ops__a_wrong_element_fails_validation),
+		cmocka_unit_test(test_ops__a_sampled_check_still_fails_wrong_or_unwritten_output),
 		cmocka_unit_test(test_ops__bad_sizes_are_input_errors),
 		cmocka_unit_test(test_ops__table_rows_are_complete),
 	};

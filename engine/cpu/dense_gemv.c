@@ -98,14 +98,22 @@ static int gemv_setup(void **inst, const struct op_params *p, uint64_t seed)
 	return gemv_setup_from(inst, NULL, p, seed);
 }
 
+struct gemv_ref_job {
+	struct dense_gemv_inst *in;
+	const size_t *rows; /* the output features to compute (NULL: every one) */
+	size_t n;
+};
+
 /* One thread's output features, each a plain double-precision dot. */
 static void gemv_ref_part(void *ctx, int tid, int nthreads)
 {
-	struct dense_gemv_inst *in = ctx;
+	struct gemv_ref_job *j = ctx;
+	struct dense_gemv_inst *in = j->in;
 	size_t lo, hi;
-	cpu_split((size_t)in->N, 1, tid, nthreads, &lo, &hi);
+	cpu_split(j->n, 1, tid, nthreads, &lo, &hi);
 	for (int m = 0; m < in->M; m++)
-		for (size_t n = lo; n < hi; n++) {
+		for (size_t i = lo; i < hi; i++) {
+			size_t n = opkit_row_at(j->rows, i);
 			double acc = 0;
 			for (int k = 0; k < in->K; k++)
 				acc += (double)bf16_to_float(in->x[(size_t)m * in->K + k]) *
@@ -114,10 +122,30 @@ static void gemv_ref_part(void *ctx, int tid, int nthreads)
 		}
 }
 
+/* A row of the check is an output feature: its M outputs (a column of out). */
+static int gemv_reference_rows(void *inst, const size_t *rows, size_t n)
+{
+	struct gemv_ref_job j = {inst, rows, n};
+	cpu_parallel(gemv_ref_part, &j);
+	return 0;
+}
+
 static int gemv_reference(void *inst)
 {
-	cpu_parallel(gemv_ref_part, inst);
-	return 0;
+	return gemv_reference_rows(inst, NULL, (size_t)((struct dense_gemv_inst *)inst)->N);
+}
+
+static size_t gemv_check_rows(const void *inst)
+{
+	return (size_t)((const struct dense_gemv_inst *)inst)->N;
+}
+
+static double gemv_max_error_rows(const void *inst, const size_t *rows, size_t n)
+{
+	const struct dense_gemv_inst *in = inst;
+	size_t N = (size_t)in->N;
+	return opkit_max_err_rows_f32(in->out, in->ref, (size_t)in->M * N, (size_t)in->M, 1, N,
+				      rows, n);
 }
 
 struct gemv_job {
@@ -216,6 +244,9 @@ const struct op_desc op_dense_gemv = {
 	.run_cpu = gemv_run_cpu,
 	.poison = gemv_poison,
 	.max_error = gemv_max_error,
+	.check_rows = gemv_check_rows,
+	.reference_rows = gemv_reference_rows,
+	.max_error_rows = gemv_max_error_rows,
 	.bytes = gemv_bytes,
 	.flops = gemv_flops,
 	.tol = 1e-3,

@@ -35,42 +35,55 @@ static void memcpy_teardown(void *inst)
 		return;
 	cpu_free(in->src);
 	cpu_free(in->dst);
-	cpu_free(in->ref);
 	free(in);
 }
 
-static int memcpy_setup(void **inst, const struct op_params *p, uint64_t seed)
+/* The same size and seed again (the copy probe's instance handed to the
+ * memcpy row) keeps prev whole; anything else is a fresh instance. */
+static int memcpy_setup_from(void **inst, void *prev, const struct op_params *p, uint64_t seed)
 {
-	struct memcpy_inst *in;
+	struct memcpy_inst *in = prev;
 	struct rng r;
 	size_t bytes;
 	int rc;
 
 	*inst = NULL;
-	if ((rc = memcpy_size(p, &bytes)))
+	if ((rc = memcpy_size(p, &bytes))) {
+		memcpy_teardown(prev);
 		return rc;
+	}
+	if (in && in->bytes == bytes && in->seed == seed) {
+		*inst = in;
+		return 0;
+	}
+	memcpy_teardown(in);
 	if (!(in = calloc(1, sizeof *in)))
 		return err_nomem();
 	in->bytes = bytes;
+	in->seed = seed;
 	in->src = cpu_alloc(bytes);
 	in->dst = cpu_alloc(bytes);
-	in->ref = cpu_alloc(bytes);
-	if (!in->src || !in->dst || !in->ref) {
+	if (!in->src || !in->dst) {
 		memcpy_teardown(in);
-		return err_set(DDT_ENOMEM, "memcpy: cannot allocate 3 x %zu bytes", bytes);
+		return err_set(DDT_ENOMEM, "memcpy: cannot allocate 2 x %zu bytes", bytes);
 	}
 	rng_seed(&r, opkit_subseed(seed, "src"));
 	opkit_fill_bytes(in->src, bytes, &r);
+	in->ref = in->src;
 	memset(in->dst, 0xa5, bytes); /* fault the pages in before timing */
 	*inst = in;
 	return 0;
 }
 
+static int memcpy_setup(void **inst, const struct op_params *p, uint64_t seed)
+{
+	return memcpy_setup_from(inst, NULL, p, seed);
+}
+
+/* The reference output of a copy is its input: ref is src (set up so). */
 static int memcpy_reference(void *inst)
 {
-	struct memcpy_inst *in = inst;
-	for (size_t i = 0; i < in->bytes; i++)
-		in->ref[i] = in->src[i];
+	(void)inst;
 	return 0;
 }
 
@@ -95,8 +108,10 @@ static void memcpy_poison(void *inst)
 	struct memcpy_inst *in = inst;
 	/* a byte pattern cannot be NaN: the complement of the source differs from
 	 * it at every byte */
+	const uint8_t *restrict src = in->src;
+	uint8_t *restrict dst = in->dst;
 	for (size_t i = 0; i < in->bytes; i++)
-		in->dst[i] = (uint8_t)~in->src[i];
+		dst[i] = (uint8_t)~src[i];
 }
 
 /* The share of bytes that differ (0 = exact copy). */
@@ -104,8 +119,13 @@ static double memcpy_max_error(const void *inst)
 {
 	const struct memcpy_inst *in = inst;
 	size_t bad = 0;
-	for (size_t i = 0; i < in->bytes; i++)
-		bad += in->dst[i] != in->ref[i];
+	for (size_t at = 0; at < in->bytes; at += 65536) {
+		size_t len = in->bytes - at < 65536 ? in->bytes - at : 65536;
+		if (!memcmp(in->dst + at, in->ref + at, len))
+			continue; /* the common case, at memcmp's speed */
+		for (size_t i = at; i < at + len; i++)
+			bad += in->dst[i] != in->ref[i];
+	}
 	return (double)bad / (double)in->bytes;
 }
 
@@ -125,6 +145,7 @@ const struct op_desc op_memcpy = {
 	.name = "memcpy",
 	.summary = "device copy: the bandwidth ceiling (read + write bytes)",
 	.setup = memcpy_setup,
+	.setup_from = memcpy_setup_from,
 	.teardown = memcpy_teardown,
 	.reference = memcpy_reference,
 	.run_cpu = memcpy_run_cpu,

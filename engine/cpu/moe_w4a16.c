@@ -359,6 +359,8 @@ static void ref_expert(const struct moe_w4a16_inst *in, int e, const float *x, f
 
 struct moe_ref_job {
 	struct moe_w4a16_inst *in;
+	const size_t *rows; /* the tokens to compute (NULL: every token) */
+	size_t n;
 	int rc;
 };
 
@@ -376,8 +378,9 @@ static void moe_ref_part(void *ctx, int tid, int nthreads)
 		j->rc = DDT_ENOMEM;
 		goto done;
 	}
-	cpu_split((size_t)in->M, 1, tid, nthreads, &lo, &hi);
-	for (size_t m = lo; m < hi; m++) {
+	cpu_split(j->n, 1, tid, nthreads, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		size_t m = opkit_row_at(j->rows, i);
 		float *out = in->ref + m * H;
 		for (int k = 0; k < H; k++) {
 			x[k] = bf16_to_float(in->x[m * H + k]);
@@ -396,11 +399,22 @@ done:
 	free(h);
 }
 
-static int moe_reference(void *inst)
+/* A row of the check is a token: its hidden vector of output. */
+static int moe_reference_rows(void *inst, const size_t *rows, size_t n)
 {
-	struct moe_ref_job j = {inst, 0};
+	struct moe_ref_job j = {inst, rows, n, 0};
 	cpu_parallel(moe_ref_part, &j);
 	return j.rc ? err_set(j.rc, "moe_w4a16 reference: out of memory") : 0;
+}
+
+static int moe_reference(void *inst)
+{
+	return moe_reference_rows(inst, NULL, (size_t)((struct moe_w4a16_inst *)inst)->M);
+}
+
+static size_t moe_check_rows(const void *inst)
+{
+	return (size_t)((const struct moe_w4a16_inst *)inst)->M;
 }
 
 static void moe_poison(void *inst)
@@ -413,6 +427,13 @@ static double moe_max_error(const void *inst)
 {
 	const struct moe_w4a16_inst *in = inst;
 	return opkit_max_err_f32(in->out, in->ref, (size_t)in->M * in->hidden);
+}
+
+static double moe_max_error_rows(const void *inst, const size_t *rows, size_t n)
+{
+	const struct moe_w4a16_inst *in = inst;
+	size_t H = (size_t)in->hidden;
+	return opkit_max_err_rows_f32(in->out, in->ref, (size_t)in->M * H, H, H, 1, rows, n);
 }
 
 /* Local experts the routing of p touches, and local (token, expert) slots;
@@ -482,6 +503,9 @@ const struct op_desc op_moe_w4a16 = {
 	.run_cpu = moe_w4a16_run_cpu,
 	.poison = moe_poison,
 	.max_error = moe_max_error,
+	.check_rows = moe_check_rows,
+	.reference_rows = moe_reference_rows,
+	.max_error_rows = moe_max_error_rows,
 	.bytes = moe_bytes,
 	.flops = moe_flops,
 	.tol = 1e-2,

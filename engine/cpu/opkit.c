@@ -109,6 +109,32 @@ double opkit_max_err_f32(const float *out, const float *ref, size_t n)
 	return worst / rms;
 }
 
+double opkit_max_err_rows_f32(const float *out, const float *ref, size_t total, size_t width,
+			      size_t row_stride, size_t elem_stride, const size_t *rows, size_t n)
+{
+	double ss = 0, worst = 0;
+	for (size_t i = 0; i < total; i++)
+		if (!isfinite(out[i]))
+			return INFINITY;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < width; i++) {
+			double r = ref[rows[k] * row_stride + i * elem_stride];
+			if (isnan(r))
+				return INFINITY;
+			ss += r * r;
+		}
+	double rms = n && width ? sqrt(ss / (double)(n * width)) : 0;
+	if (rms == 0)
+		rms = 1;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < width; i++) {
+			size_t at = rows[k] * row_stride + i * elem_stride;
+			double d = fabs((double)out[at] - ref[at]);
+			worst = d > worst ? d : worst;
+		}
+	return worst / rms;
+}
+
 uint64_t opkit_subseed(uint64_t seed, const char *stream)
 {
 	uint64_t h = seed ^ 0xcbf29ce484222325ull;

@@ -39,6 +39,19 @@ void opkit_poison_bf16(bf16_t *p, size_t n);
  * (or a NaN ref) gives +Inf; an all-zero ref normalizes by 1. */
 double opkit_max_err_f32(const float *out, const float *ref, size_t n);
 
+/* opkit_max_err_f32 over some rows of an output of total floats: row r's
+ * width elements at r * row_stride + i * elem_stride, for each r of
+ * rows[0..n), normalized by the rms of those rows' ref; +Inf when any of
+ * the total elements of out is not finite (an element left poisoned). */
+double opkit_max_err_rows_f32(const float *out, const float *ref, size_t total, size_t width,
+			      size_t row_stride, size_t elem_stride, const size_t *rows, size_t n);
+
+/* Item i of a row list: rows[i], or i itself when rows is NULL (every row). */
+static inline size_t opkit_row_at(const size_t *rows, size_t i)
+{
+	return rows ? rows[i] : i;
+}
+
 /* A random tree of n nodes, parents first: parent[0] = -1, depth[0] = 0,
  * and for i > 0 a uniformly drawn earlier node of depth < L as the parent
  * (L >= 1); depth[n] receives the depths. */

@@ -138,6 +138,8 @@ static int attn_visible(const struct tree_attn_inst *in, int t, int j)
 
 struct attn_ref_job {
 	struct tree_attn_inst *in;
+	const size_t *rows; /* the (token, head) queries to compute (NULL: every one) */
+	size_t n;
 	int rc;
 };
 
@@ -155,8 +157,9 @@ static void attn_ref_part(void *ctx, int tid, int nthreads)
 		job->rc = DDT_ENOMEM;
 		goto done;
 	}
-	cpu_split((size_t)in->T * in->heads, 1, tid, nthreads, &lo, &hi);
-	for (size_t qi = lo; qi < hi; qi++) {
+	cpu_split(job->n, 1, tid, nthreads, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		size_t qi = opkit_row_at(job->rows, i);
 		int t = (int)(qi / in->heads);
 		const bf16_t *q = in->q + qi * D;
 		double mx = -INFINITY, sum = 0;
@@ -188,11 +191,23 @@ done:
 	free(o);
 }
 
-static int attn_reference(void *inst)
+/* A row of the check is one (token, head) query: its latent of output. */
+static int attn_reference_rows(void *inst, const size_t *rows, size_t n)
 {
-	struct attn_ref_job job = {inst, 0};
+	struct attn_ref_job job = {inst, rows, n, 0};
 	cpu_parallel(attn_ref_part, &job);
 	return job.rc ? err_set(job.rc, "tree_attn reference: out of memory") : 0;
+}
+
+static size_t attn_check_rows(const void *inst)
+{
+	const struct tree_attn_inst *in = inst;
+	return (size_t)in->T * in->heads;
+}
+
+static int attn_reference(void *inst)
+{
+	return attn_reference_rows(inst, NULL, attn_check_rows(inst));
 }
 
 /* ---- fast path: flash-style, one pass over the cache in chunks ---- */
@@ -325,6 +340,14 @@ static double attn_max_error(const void *inst)
 	return opkit_max_err_f32(in->out, in->ref, (size_t)in->T * in->heads * in->d_lat);
 }
 
+static double attn_max_error_rows(const void *inst, const size_t *rows, size_t n)
+{
+	const struct tree_attn_inst *in = inst;
+	size_t D = (size_t)in->d_lat;
+	return opkit_max_err_rows_f32(in->out, in->ref, attn_check_rows(inst) * D, D, D, 1, rows,
+				      n);
+}
+
 /* The cache once (every head shares it), queries in, output out. */
 static double attn_bytes(const struct op_params *p)
 {
@@ -354,6 +377,9 @@ const struct op_desc op_tree_attn = {
 	.run_cpu = attn_run_cpu,
 	.poison = attn_poison,
 	.max_error = attn_max_error,
+	.check_rows = attn_check_rows,
+	.reference_rows = attn_reference_rows,
+	.max_error_rows = attn_max_error_rows,
 	.bytes = attn_bytes,
 	.flops = attn_flops,
 	.tol = 1e-2,

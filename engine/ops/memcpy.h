@@ -14,7 +14,10 @@ struct memcpy_inst {
 
 	/* outputs */
 	uint8_t *dst;     /* [bytes]: written by the op under test */
-	uint8_t *ref;     /* [bytes]: written by the C reference */
+	const uint8_t *ref; /* [bytes]: the reference output, which for a copy is
+			     * src itself (no second buffer to fault in and fill) */
+
+	uint64_t seed;    /* src's seed (setup_from keeps the buffers for it) */
 };
 
 #endif

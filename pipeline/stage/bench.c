@@ -6,6 +6,8 @@
 #include "cuda_api.h"
 #include "err.h"
 #include "fsx.h"
+#include "rng.h"
+#include "sort.h"
 #include "tmpl.h"
 
 #include <math.h>
@@ -44,11 +46,91 @@ static const char *variant_name(int cold)
 
 /* ---- the CPU backend ---- */
 
-int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps)
+/* The rows of an output of total rows that a check of want rows looks at
+ * into rows (ascending), their count returned: every row when want is 0 or
+ * total is at most want; else the first, the last (where tiles and splits
+ * end) and want - 2 others drawn from seed. */
+static size_t bench_check_pick(size_t total, int want, uint64_t seed, size_t *rows)
+{
+	struct rng r;
+	size_t n = 0;
+	if (want <= 0 || total <= (size_t)want) {
+		for (size_t i = 0; i < total; i++)
+			rows[n++] = i;
+		return n;
+	}
+	rows[n++] = 0;
+	rows[n++] = total - 1;
+	rng_seed(&r, seed ^ 0x636865636b726f77ull); /* "checkrow" */
+	while (n < (size_t)want) {
+		size_t v = 1 + (size_t)(rng_open01(&r) * (double)(total - 2));
+		int dup = 0;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = rows[k] == v;
+		if (!dup && v < total - 1)
+			rows[n++] = v;
+	}
+	qsort(rows, n, sizeof *rows, sort_cmp_size);
+	return n;
+}
+
+/* Validates an instance: the reference (for every row, or for the rows
+ * bench_check_pick names when the op can check some of them), poison, the
+ * fast path over the whole output, compare. Fills *err and returns 0, or
+ * returns the failing call's code (message set). */
+static int bench_validate(const struct op_desc *op, void *inst, int check_rows, uint64_t seed,
+			  double *err)
+{
+	size_t total = op->check_rows ? op->check_rows(inst) : 0, *rows = NULL, n = 0;
+	int want = check_rows < 2 ? 2 : check_rows; /* the first and the last at least */
+	int sampled = op->check_rows && check_rows > 0 && total > (size_t)want, rc;
+	*err = NAN;
+	if (sampled) {
+		if (!(rows = malloc((size_t)want * sizeof *rows)))
+			return err_nomem();
+		n = bench_check_pick(total, want, seed, rows);
+		rc = op->reference_rows(inst, rows, n);
+	} else {
+		rc = op->reference(inst);
+	}
+	if (rc) {
+		rc = err_wrap(rc, "reference");
+		goto done;
+	}
+	op->poison(inst);
+	if ((rc = op->run_cpu(inst))) {
+		rc = err_wrap(rc, "CPU path");
+		goto done;
+	}
+	*err = sampled ? op->max_error_rows(inst, rows, n) : op->max_error(inst);
+done:
+	free(rows);
+	return rc;
+}
+
+/* An instance of op at p into *inst: from run->keep (the previous point's,
+ * or NULL; run's no longer) through op->setup_from when the op has one,
+ * else a fresh setup after tearing the kept one down. */
+static int bench_cpu_inputs(struct bench_cpu_run *run, const struct op_desc *op,
+			    const struct op_params *p, void **inst)
+{
+	void *prev = run->keep_op == op ? run->keep : NULL;
+	if (run->keep && !prev)
+		run->keep_op->teardown(run->keep);
+	run->keep = NULL;
+	run->keep_op = NULL;
+	if (op->setup_from)
+		return op->setup_from(inst, prev, p, run->seed);
+	if (prev)
+		op->teardown(prev);
+	return op->setup(inst, p, run->seed);
+}
+
+int bench_cpu_copy_gbps(struct bench_cpu_run *run, double mib, double *gbps)
 {
 	const struct op_desc *op = op_find("memcpy");
 	struct op_params p = {0};
-	struct harness_conf c = *hc;
+	struct harness_conf c = *run->hc;
 	void *inst = NULL;
 	double *s = NULL;
 	int n = 0, rc;
@@ -60,7 +142,7 @@ int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps)
 		rc = err_nomem();
 		goto done;
 	}
-	if ((rc = op->setup(&inst, &p, 1)) ||
+	if ((rc = bench_cpu_inputs(run, op, &p, &inst)) ||
 	    (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n)))
 		goto done;
 	if (n > 0) {
@@ -71,49 +153,43 @@ int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps)
 	if (!(*gbps > 0))
 		rc = err_set(DDT_EGENERIC, "no sample of the copy");
 done:
-	if (inst)
-		op->teardown(inst);
+	if (inst) { /* a memcpy row of the same size starts from it */
+		run->keep = inst;
+		run->keep_op = op;
+	}
 	free(s);
 	return rc;
 }
 
-/* Validates a fresh instance: reference, poison, fast path, compare. Fills
- * *err and returns 0, or returns the failing call's code (message set). */
-static int bench_validate(const struct op_desc *op, void *inst, double *err)
+/* Times inst under run's conf into each row (filled: samples, statistics,
+ * bandwidth, status); why (may be "") fails every row after timing. */
+static void bench_cpu_time(struct bench_cpu_run *run, const struct op_desc *op, void *inst,
+			   double err, const char *why, double *s, struct rec_row *rows, int nrows)
 {
-	int rc;
-	*err = NAN;
-	if ((rc = op->reference(inst)))
-		return err_wrap(rc, "reference");
-	op->poison(inst);
-	if ((rc = op->run_cpu(inst)))
-		return err_wrap(rc, "CPU path");
-	*err = op->max_error(inst);
-	return 0;
+	for (int i = 0; i < nrows; i++) {
+		struct rec_row *row = &rows[i];
+		struct harness_conf c = *run->hc;
+		int n = 0;
+		c.cold = !strcmp(row->variant, "cold");
+		row->max_err = err;
+		cpu_threads_ran_reset();
+		int rc = harness_time_cpu(&c, op->run_cpu, inst, run->flush, s, c.max_samples, &n);
+		rec_row_param_set(row, "threads", cpu_threads_ran());
+		harness_stats(s, n, row);
+		row->gbps = row->bytes / (row->median_us * 1e3);
+		row->pct_peak = row->gbps / run->copy_gbps * 100;
+		if (rc)
+			bench_row_fail(row, REC_FAILED, err_msg());
+		else if (why[0])
+			bench_row_fail(row, REC_FAILED, why);
+	}
 }
 
-/* An instance of op at p into *inst: from *keep (the previous point's, or
- * NULL; the caller's no longer) through op->setup_from when the op has one,
- * else a fresh setup after tearing *keep down. */
-static int bench_cpu_inputs(const struct op_desc *op, const struct op_params *p, uint64_t seed,
-			    void **keep, void **inst)
+int bench_cpu_measure(struct bench_cpu_run *run, const struct op_desc *op,
+		      const struct op_params *p, int variants, struct rec_row *rows, int *nrows)
 {
-	void *prev = *keep;
-	*keep = NULL;
-	if (op->setup_from)
-		return op->setup_from(inst, prev, p, seed);
-	if (prev)
-		op->teardown(prev);
-	return op->setup(inst, p, seed);
-}
-
-int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
-		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows, void **keep,
-		      struct bench_spent *spent)
-{
-	struct bench_spent none;
-	void *inst = NULL, *nokeep = NULL;
+	struct bench_spent none = {0}, *spent = run->spent ? run->spent : &none;
+	void *inst = NULL;
 	double err = NAN, *s = NULL, t0;
 	char why[160] = "";
 	int rc = 0;
@@ -127,21 +203,19 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 			row->bytes = op->bytes(p);
 			row->flops = op->flops(p);
 		}
-	keep = keep ? keep : &nokeep;
-	spent = spent ? spent : &none;
 	if (!op->run_cpu) {
 		for (int i = 0; i < *nrows; i++)
 			bench_row_fail(&rows[i], REC_UNSUPPORTED, "no CPU path");
 		return 0;
 	}
-	if (!(s = malloc((size_t)hc->max_samples * sizeof *s)))
+	if (!(s = malloc((size_t)run->hc->max_samples * sizeof *s)))
 		return err_nomem();
 	t0 = harness_now_s();
-	rc = bench_cpu_inputs(op, p, seed, keep, &inst);
+	rc = bench_cpu_inputs(run, op, p, &inst);
 	spent->setup_s += harness_now_s() - t0;
 	t0 = harness_now_s();
 	if (!rc)
-		rc = bench_validate(op, inst, &err);
+		rc = bench_validate(op, inst, run->check_rows, run->seed, &err);
 	spent->check_s += harness_now_s() - t0;
 	if (rc) {
 		snprintf(why, sizeof why, "%s", err_msg());
@@ -152,33 +226,30 @@ int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint6
 	}
 	if (!(err <= op->tol))
 		snprintf(why, sizeof why, "max error %.3g over tolerance %.3g", err, op->tol);
-	for (int i = 0; i < *nrows; i++) {
-		struct rec_row *row = &rows[i];
-		struct harness_conf c = *hc;
-		int n = 0;
-		c.cold = !strcmp(row->variant, "cold");
-		row->max_err = err;
-		cpu_threads_ran_reset();
-		rc = harness_time_cpu(&c, op->run_cpu, inst, flush, s, c.max_samples, &n);
-		rec_row_param_set(row, "threads", cpu_threads_ran());
-		harness_stats(s, n, row);
-		row->gbps = row->bytes / (row->median_us * 1e3);
-		row->pct_peak = row->gbps / copy_gbps * 100;
-		if (rc)
-			bench_row_fail(row, REC_FAILED, err_msg());
-		else if (why[0])
-			bench_row_fail(row, REC_FAILED, why);
-	}
-	rc = 0;
+	bench_cpu_time(run, op, inst, err, why, s, rows, *nrows);
 done:
-	t0 = harness_now_s();
-	if (inst && op->setup_from && keep != &nokeep)
-		*keep = inst; /* the next point of the sweep starts from it */
-	else if (inst)
+	if (inst && op->setup_from) {
+		run->keep = inst; /* the next point of the sweep starts from it */
+		run->keep_op = op;
+	} else if (inst) {
+		t0 = harness_now_s();
 		op->teardown(inst);
-	spent->setup_s += harness_now_s() - t0;
+		spent->setup_s += harness_now_s() - t0;
+	}
 	free(s);
 	return rc;
+}
+
+void bench_cpu_run_end(struct bench_cpu_run *run)
+{
+	if (run->keep) {
+		double t0 = harness_now_s();
+		run->keep_op->teardown(run->keep);
+		if (run->spent)
+			run->spent->setup_s += harness_now_s() - t0;
+	}
+	run->keep = NULL;
+	run->keep_op = NULL;
 }
 
 /* ---- the suite ---- */
@@ -188,9 +259,7 @@ struct bench_state {
 	const struct bench_opts *o;
 	struct run_record *r;
 	struct harness_flush flush;
-	const struct op_desc *kept_op; /* the op of kept: the last point's instance */
-	void *kept;
-	double copy_gbps;
+	struct bench_cpu_run cpu;
 	int ncuda;
 	char no_cuda[160];  /* why there are no CUDA devices */
 	int done, total;    /* measurements, for the progress line */
@@ -244,19 +313,6 @@ static int bench_add_rows(struct run_record *r, const struct rec_row *rows, int 
 	return 0;
 }
 
-/* Tears down the instance kept from the last point unless it is op's. */
-static void bench_drop_kept(struct bench_state *st, const struct op_desc *op)
-{
-	if (st->kept && st->kept_op != op) {
-		double t0 = harness_now_s();
-		st->kept_op->teardown(st->kept);
-		if (st->o->spent)
-			st->o->spent->setup_s += harness_now_s() - t0;
-	}
-	if (st->kept_op != op)
-		st->kept = NULL;
-}
-
 /* One op table entry at one size point, on each backend it asks for. */
 static int bench_point(struct bench_state *st, const struct bench_op *e, const struct op_desc *op,
 		       const struct op_params *given)
@@ -273,11 +329,7 @@ static int bench_point(struct bench_state *st, const struct bench_op *e, const s
 	}
 	if (e->backends & BENCH_CPU) {
 		bench_progress(st, op->name, given, "cpu");
-		bench_drop_kept(st, op);
-		st->kept_op = op;
-		if ((rc = bench_cpu_measure(op, &p, st->bc->seed, &st->bc->timing, (int)e->variants,
-					    &st->flush, st->copy_gbps, rows, &n, &st->kept,
-					    st->o->spent)) ||
+		if ((rc = bench_cpu_measure(&st->cpu, op, &p, (int)e->variants, rows, &n)) ||
 		    (rc = bench_add_rows(st->r, rows, n)))
 			return rc;
 		st->done++;
@@ -362,14 +414,14 @@ static int bench_devices(struct bench_state *st)
 	cpu_device_detect(&d);
 	/* every CPU row's %copy is a share of it: no figure, no run */
 	double t0 = harness_now_s();
-	rc = bench_cpu_copy_gbps(st->bc->copy_mib, &st->bc->timing, &d.copy_gbps);
+	rc = bench_cpu_copy_gbps(&st->cpu, st->bc->copy_mib, &d.copy_gbps);
 	if (st->o->spent)
 		st->o->spent->probe_s += harness_now_s() - t0;
 	if (rc)
 		return err_wrap(rc, "cpu.copy_mib: the %g MiB copy that measures the CPU's "
 			       "bandwidth failed (a smaller cpu.copy_mib, %g to %g MiB, may fit)",
 			       st->bc->copy_mib, BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX);
-	st->copy_gbps = d.copy_gbps;
+	st->cpu.copy_gbps = d.copy_gbps;
 	if ((rc = record_add_device(st->r, &d)))
 		return rc;
 	cuda_devices(&st->ncuda, st->no_cuda, sizeof st->no_cuda);
@@ -390,6 +442,9 @@ static int bench_devices(struct bench_state *st)
 int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r)
 {
 	struct bench_state st = {.bc = bc, .o = o, .r = r};
+	st.cpu = (struct bench_cpu_run){.seed = bc->seed, .hc = &bc->timing,
+					.check_rows = bc->check_rows, .flush = &st.flush,
+					.spent = o->spent};
 	struct bench_machine_probe probe;
 	int rc;
 
@@ -427,7 +482,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 	/* whether the night was contended: judged later (regress.h) */
 	bench_machine_end(&probe, st.ncuda, &r->machine);
 done:
-	bench_drop_kept(&st, NULL);
+	bench_cpu_run_end(&st.cpu);
 	harness_flush_free(&st.flush);
 	return rc;
 }

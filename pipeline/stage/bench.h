@@ -43,25 +43,37 @@ int bench_check_only(const char *only);
  * DDT_EINPUT for an unknown name in o->only, or DDT_ENOMEM. */
 int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct run_record *r);
 
+/* What the CPU measurements of a run share, and the instance one point
+ * hands the next. */
+struct bench_cpu_run {
+	uint64_t seed;                 /* inputs of every op */
+	const struct harness_conf *hc; /* the stopping rule; cold set per row */
+	int check_rows;                /* output rows checked against the reference; 0: all */
+	struct harness_flush *flush;   /* for cold rows */
+	double copy_gbps;              /* the %-of-peak base */
+	struct bench_spent *spent;     /* NULL, or where the seconds are added up */
+	const struct op_desc *keep_op; /* the last point's op and instance, kept */
+	void *keep;                    /* for its setup_from (a sweep draws its weights once) */
+};
+
 /* One CPU measurement of op at p (params completed by the caller) with an
- * instance from seed: validation against the reference, then timing under
- * hc. row is filled in full (status failed with the reason when the op
- * fails or misses its tolerance). copy_gbps is the %-of-peak base. keep
- * (may be NULL) carries an instance across a sweep: *keep is the previous
- * point's instance of op or NULL (consumed here), and receives this point's
- * when op has setup_from (the caller tears it down after the sweep); a
- * sweep of M then draws the weights once. Returns 0, or DDT_ENOMEM when
- * even the row cannot be made. */
-int bench_cpu_measure(const struct op_desc *op, const struct op_params *p, uint64_t seed,
-		      const struct harness_conf *hc, int variants, struct harness_flush *flush,
-		      double copy_gbps, struct rec_row *rows, int *nrows, void **keep,
-		      struct bench_spent *spent);
+ * instance from run->seed (the kept one reshaped when op has setup_from):
+ * validation against the reference (over run->check_rows rows of the
+ * output when the op can check some, the whole output still written and
+ * finite), then timing under run->hc. rows are filled in full (status
+ * failed with the reason when the op fails or misses its tolerance).
+ * Returns 0, or DDT_ENOMEM when even the row cannot be made. */
+int bench_cpu_measure(struct bench_cpu_run *run, const struct op_desc *op,
+		      const struct op_params *p, int variants, struct rec_row *rows, int *nrows);
+/* Tears down the instance run keeps. */
+void bench_cpu_run_end(struct bench_cpu_run *run);
 
 /* The CPU's copy bandwidth in GB/s (bytes read + written per second) into
- * *gbps, measured with the memcpy op over mib MiB: the median of hot samples
- * under hc. Returns 0, or an error code with the message set (the buffers
- * cannot be had, no sample) and *gbps NaN. */
-int bench_cpu_copy_gbps(double mib, const struct harness_conf *hc, double *gbps);
+ * *gbps, measured with the memcpy op over mib MiB from run->seed: the
+ * median of hot samples under run->hc. The instance stays in run for a
+ * memcpy row of the same size. Returns 0, or an error code with the
+ * message set (the buffers cannot be had, no sample) and *gbps NaN. */
+int bench_cpu_copy_gbps(struct bench_cpu_run *run, double mib, double *gbps);
 
 /* The fixed-width table of r's rows (op, device/variant, params, median,
  * p10, p90 in µs, GB/s, % of copy bandwidth, max error, status) with the

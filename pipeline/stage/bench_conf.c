@@ -105,6 +105,7 @@ static int bench_cpu(struct yctx *c, struct ydoc_node *sec, struct bench_conf *b
 		return rc;
 	r2 |= yget_int(c, m, "threads", Y_NONNEG, &b->cpu_threads);
 	r2 |= yget_num(c, m, "flush_mib", Y_NONNEG, &b->flush_mib);
+	r2 |= yget_int(c, m, "check_rows", Y_NONNEG, &b->check_rows);
 	int rc_copy = yget_num(c, m, "copy_mib", Y_POSITIVE, &b->copy_mib);
 	r2 |= rc_copy;
 	if (!rc_copy && !(b->copy_mib >= BENCH_COPY_MIB_MIN && b->copy_mib <= BENCH_COPY_MIB_MAX)) {

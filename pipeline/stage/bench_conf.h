@@ -47,13 +47,16 @@ struct bench_conf {
 	double flush_mib;    /* cold-sample cache flush buffer; 0 = twice the last-level cache */
 	double copy_mib;     /* the copy that measures the CPU's bandwidth, within
 			      * [BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX] */
+	int check_rows;      /* rows of an op's output its CPU check compares with
+			      * the reference (ops that can check some); 0 = all */
 	int nops;
 	struct bench_op ops[BENCH_MAX_OPS];
 };
 
 /* Reads the bench section of t (the template's own, else the one it
  * extends) into out. Defaults: harness_conf_default, seed 1, backends
- * [cpu, cuda], variants [cold], cpu threads 0, flush 0, copy 512 MiB. A
+ * [cpu, cuda], variants [cold], cpu threads 0, flush 0, copy 512 MiB, check
+ * every row. A
  * template without a bench section gives those defaults and no ops.
  * Unknown keys, unknown ops, parameters an op does not read and values out
  * of range are errors; every problem goes to diag as file:line:col and the
