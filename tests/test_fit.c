@@ -14,6 +14,9 @@
 #include "err.h"
 #include "fit.h"
 #include "model.h"
+#include "rng.h"
+
+#include <gsl/gsl_cdf.h>
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
@@ -208,6 +211,94 @@ static void test_fit__set_refits_and_switches_curves(void **state)
 	assert_near(c.moe_ref.fit.value[MOE_P_OVERLAP], 0.1, 0);
 }
 
+/* ---------------------------------------------------------------- attention over context */
+
+/* A known law (us, one sequence, one layer): a0 + a1 T + ctx (b + c T), an
+ * H200-like KV row of 1.6 KB at 4.8 TB/s and 8 heads' scores at 600 TFLOP/s. */
+#define CTX_B 3.4e-4
+#define CTX_C 2.9e-5
+
+/* rows at ctx 4096/16384/65536 x T 1/9/33, each reps times, the time
+ * scaled by 1 + noise x U(-1, 1) from the seed's stream. Returns n. */
+static int ctx_rows(double *ctx, double *T, double *t, int reps, double noise, uint64_t seed)
+{
+	static const double cs[3] = {4096, 16384, 65536}, ts[3] = {1, 9, 33};
+	struct rng r;
+	int n = 0;
+	rng_seed(&r, seed);
+	for (int k = 0; k < reps; k++)
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 3; j++, n++) {
+				ctx[n] = cs[i], T[n] = ts[j];
+				t[n] = (6 + 0.4 * T[n] + ctx[n] * (CTX_B + CTX_C * T[n])) *
+				       (1 + noise * (2 * rng_open01(&r) - 1));
+			}
+	return n;
+}
+
+static void test_fit__context_law_recovered_within_its_interval(void **state)
+{
+	const struct gpu *h200 = calib_gpu((struct calib *)*state, "h200");
+	double ctx[27], T[27], t[27];
+	struct ctx_law l;
+	/* exact rows: the law itself */
+	int n = ctx_rows(ctx, T, t, 1, 0, 1);
+	assert_int_equal(fit_ctx_law(&l, h200, ctx, T, t, n), 0);
+	assert_int_equal(l.n, 9);
+	assert_near(l.b_us, CTX_B, 1e-9 * CTX_B);
+	assert_near(l.c_us, CTX_C, 1e-9 * CTX_C);
+	assert_near(l.r2, 1, 1e-12);
+	assert_true(l.bw_tbps == h200->bw_tbps && l.bf16_tflops == h200->bf16_tflops);
+	assert_non_null(strstr(l.what, "fit of 9 tree_attn rows on H200 SXM (ctx 4096-65536, T 1-33)"));
+	/* 3% noise: the truth inside the 95% interval (t, n - 4 degrees of
+	 * freedom), the interval a few percent wide */
+	n = ctx_rows(ctx, T, t, 3, 0.03, 7);
+	assert_int_equal(fit_ctx_law(&l, h200, ctx, T, t, n), 0);
+	double q = gsl_cdf_tdist_Pinv(0.975, n - 4);
+	assert_true(fabs(l.b_us - CTX_B) <= q * sqrt(l.var_b));
+	assert_true(fabs(l.c_us - CTX_C) <= q * sqrt(l.var_c));
+	assert_true(sqrt(l.var_b) < 0.1 * CTX_B && sqrt(l.var_c) < 0.1 * CTX_C);
+	assert_true(l.r2 > 0.99 && l.r2 < 1);
+	/* over 400 noisy sweeps the 95% intervals hold the truth about 95% of
+	 * the time: the errors are the fit's, neither shrunk nor inflated */
+	int in_b = 0, in_c = 0;
+	for (uint64_t seed = 100; seed < 500; seed++) {
+		n = ctx_rows(ctx, T, t, 1, 0.05, seed);
+		assert_int_equal(fit_ctx_law(&l, h200, ctx, T, t, n), 0);
+		q = gsl_cdf_tdist_Pinv(0.975, n - 4);
+		in_b += fabs(l.b_us - CTX_B) <= q * sqrt(l.var_b);
+		in_c += fabs(l.c_us - CTX_C) <= q * sqrt(l.var_c);
+	}
+	assert_true(in_b >= 360 && in_b <= 395);
+	assert_true(in_c >= 360 && in_c <= 395);
+}
+
+static void test_fit__context_law_refuses_too_few_rows(void **state)
+{
+	const struct gpu *h200 = calib_gpu((struct calib *)*state, "h200");
+	double ctx[9], T[9], t[9];
+	struct ctx_law l;
+	int n = ctx_rows(ctx, T, t, 1, 0, 1);
+	/* five rows: four parameters leave one degree of freedom */
+	assert_int_equal(fit_ctx_law(&l, h200, ctx, T, t, 5), -1);
+	assert_int_equal(l.n, 0);
+	assert_non_null(strstr(l.what, "5 tree_attn rows"));
+	assert_non_null(strstr(l.what, "needs 6"));
+	/* one context (the first three rows: ctx 4096 at T 1, 9, 33, twice) */
+	double c1[6], T1[6], t1[6];
+	for (int i = 0; i < 6; i++)
+		c1[i] = ctx[i % 3], T1[i] = T[i % 3], t1[i] = t[i % 3] * (1 + 0.01 * i);
+	assert_int_equal(fit_ctx_law(&l, h200, c1, T1, t1, 6), -1);
+	assert_non_null(strstr(l.what, "at 1 context and 3 widths"));
+	/* two contexts and two widths, but the long context at one width only:
+	 * three points cannot tell the four terms apart */
+	double c2[6] = {4096, 4096, 4096, 65536, 65536, 65536}, T2[6] = {1, 9, 1, 9, 9, 9};
+	double t2[6] = {6.1, 9.9, 6.2, 30, 30.5, 31};
+	assert_int_equal(fit_ctx_law(&l, h200, c2, T2, t2, 6), -1);
+	assert_non_null(strstr(l.what, "cannot tell the law's four terms apart"));
+	(void)n;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +311,8 @@ int main(void)
 		cmocka_unit_test(test_fit__leave_one_out),
 		cmocka_unit_test(test_fit__growth_fraction_of_a_line),
 		cmocka_unit_test(test_fit__set_refits_and_switches_curves),
+		cmocka_unit_test(test_fit__context_law_recovered_within_its_interval),
+		cmocka_unit_test(test_fit__context_law_refuses_too_few_rows),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,7 @@
 #include "fit.h"
 #include "xfer.h"
 #include "record.h"
+#include "rng.h"
 #include "tmpl.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
@@ -359,6 +360,8 @@ static void test_project__estimate_context_list(void **state)
 		tok[i] = strtod(l, NULL);
 	}
 	assert_true(tok[0] > tok[1] && tok[1] > tok[2] && tok[2] > 0.5 * tok[0]);
+	/* each row says where its context and its law came from */
+	assert_non_null(strstr(a, ",131072,scenario,geometry fallback\n"));
 	assert_non_null(strstr(a, "\nanchor_context,4096,assumed,"));
 	free(a);
 	assert_int_equal(helpers_ddt(&a, "estimate --context 0"), 2);
@@ -656,6 +659,103 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	assert_non_null(strstr(bt->note, "measured scaling laws"));
 	project_free(&p);
 	record_free(&r);
+}
+
+/* A GPU run of tree_attn rows from a known law (us, one sequence, one
+ * layer: 6 + 0.4 T + ctx (b + c T)) at ctx 4096/16384/65536 x B 0/8/32,
+ * the first n of them, each time scaled by 1 + noise x U(-1, 1). */
+#define CTX_B 3.4e-4
+#define CTX_C 2.9e-5
+static void ctx_run(struct run_record *r, int n, double noise)
+{
+	static const double cs[3] = {4096, 16384, 65536}, bs[3] = {0, 8, 32};
+	struct rng g;
+	rng_seed(&g, 3);
+	run_with(r, "cuda", "NVIDIA H200");
+	for (int i = 0; i < 9 && i < n; i++) {
+		double ctx = cs[i / 3], T = bs[i % 3] + 1;
+		double us = (6 + 0.4 * T + ctx * (CTX_B + CTX_C * T)) *
+			    (1 + noise * (2 * rng_open01(&g) - 1));
+		add_row(r, "tree_attn", "cuda", 0, us, "B", bs[i % 3], "ctx", ctx);
+	}
+}
+
+/* Tonight's tree_attn sweep over contexts and widths is fitted (the law
+ * recovered), named on the projection, and moves attention with context
+ * by b per token (the bandwidth's) and c per token and query (the bf16
+ * peak's), each from the H200 measured to the B300; its doubt widens the
+ * long-context band; too few rows leave the geometry, and say why. */
+static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct run_record r;
+	struct projection p, q;
+	struct scenario s[2] = {
+		{.name = "short", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16, .budget = 32,
+		 .concurrency = 1, .naccept = 1, .accept = {14}, .runnable = 1,
+		 .estimator = EST_SEED, .context = 4096},
+		{.name = "long", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16, .budget = 32,
+		 .concurrency = 1, .naccept = 1, .accept = {14}, .runnable = 1,
+		 .estimator = EST_SEED, .context = 131072}};
+	const struct gpu *h200 = calib_gpu(&f->cal, "h200"), *b300 = calib_gpu(&f->cal, "b300");
+	cfg.grid = cfg.sensitivity = 0;
+	ctx_run(&r, 9, 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, &r, &cfg), 0);
+	assert_string_equal(p.context_law_label, "fit of 9 tree_attn rows, R^2 1.000");
+	assert_non_null(strstr(p.context_law, "on H200 SXM (ctx 4096-65536, T 1-33)"));
+	assert_string_equal(p.rows[1].context_from, "scenario");
+	double layers = f->cal.model.layers;
+	double tok = layers * (CTX_B * h200->bw_tbps / b300->bw_tbps +
+			       33 * CTX_C * h200->bf16_tflops / b300->bf16_tflops) / 1e3;
+	double d = p.rows[1].ms[COMP_ATTN] - p.rows[0].ms[COMP_ATTN];
+	assert_near(d, (131072 - 4096) * tok, 1e-6 * d);
+	record_free(&r);
+	project_free(&p);
+
+	/* every assumption fixed: the long row's band is the anchors', the MoE
+	 * fit's and the law's; 25% noise puts the law in doubt, and its draws
+	 * widen that band */
+	struct calib fixed = f->cal;
+	for (int i = 0; i < calib_nassumptions(&fixed); i++)
+		fixed.asm_[i].kind = DIST_FIXED;
+	ctx_run(&r, 9, 0);
+	assert_int_equal(project_scenarios(&p, &fixed, s, 2, &r, &cfg), 0);
+	record_free(&r);
+	ctx_run(&r, 9, 0.25);
+	assert_int_equal(project_scenarios(&q, &fixed, s, 2, &r, &cfg), 0);
+	assert_non_null(strstr(q.context_law_label, "fit of 9 tree_attn rows"));
+	/* a law without doubt shifts the long row's draws: its band is the
+	 * short row's; one in doubt spreads them */
+	double w[2][2];
+	for (int i = 0; i < 2; i++) {
+		w[0][i] = p.rows[i].step_ms.p95 - p.rows[i].step_ms.p5;
+		w[1][i] = q.rows[i].step_ms.p95 - q.rows[i].step_ms.p5;
+	}
+	assert_near(w[0][1], w[0][0], 0.01 * w[0][0]);
+	assert_true(w[1][1] > 1.1 * w[1][0]);
+	record_free(&r);
+	project_free(&p);
+	project_free(&q);
+
+	/* five rows: the geometry, and why */
+	ctx_run(&r, 5, 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, &r, &cfg), 0);
+	assert_string_equal(p.context_law_label, "geometry fallback");
+	assert_non_null(strstr(p.context_law, "geometry fallback (tonight's 5 tree_attn rows"));
+	assert_non_null(strstr(p.context_law, "needs 6"));
+	/* 33 queries of 8 heads over a token outlast reading its row */
+	double mem = layers * (512 + 64) * 2 / (b300->bw_tbps * 1e12) * 1e3;
+	double cmp = 33 * layers * 8 * 2 * (576 + 512) / (b300->bf16_tflops * 1e12) * 1e3;
+	assert_true(cmp > mem);
+	d = p.rows[1].ms[COMP_ATTN] - p.rows[0].ms[COMP_ATTN];
+	assert_near(d, (131072 - 4096) * cmp / f->cal.asm_[ASM_ATTN_CTX_EFF].point, 1e-6 * d);
+	record_free(&r);
+	project_free(&p);
+	/* no run: the geometry, no run to fit */
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, NULL, &cfg), 0);
+	assert_non_null(strstr(p.context_law, "geometry fallback (no GPU run to fit it to)"));
+	project_free(&p);
 }
 
 /* ---------------------------------------------------------------- files */
@@ -1409,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_project__linear_curve_draws_the_other_form),
 		cmocka_unit_test(test_project__cpu_run_never_recalibrates),
 		cmocka_unit_test(test_project__gpu_run_recalibrates_the_moe_curve_and_laws),
+		cmocka_unit_test(test_project__tree_attn_sweep_fits_the_context_law),
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
 		cmocka_unit_test(test_project__settings_loader_is_strict),
 		cmocka_unit_test(test_project__transfer_factors_by_gpu_pair_and_width),

@@ -117,7 +117,7 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 					"step_ms_p95,allreduce_ms,moe_ms_p5,moe_ms_p50,"
 					"moe_ms_p95,estimator,other_tok_s,other_pctile,"
 					"xfer_cover_pct,xfer_err_pct,accept_from,accept_lo,"
-					"accept_hi,context\n");
+					"accept_hi,context,context_from,context_law\n");
 	for (size_t i = 0; i < e->n; i++) {
 		const struct estimate_row *r = &e->rows[i];
 		const struct project_row *b = band_of(p, i);
@@ -149,7 +149,9 @@ void estimate_write_csv(const struct estimate *e, const struct projection *p,
 				b->accept_hi);
 		else
 			fputs(",,,,,,", fp);
-		fprintf(fp, ",%d\n", r->sc.context);
+		fprintf(fp, ",%d,%s,", r->sc.context, b ? b->context_from : "");
+		csv_field(fp, r->sc.context && p ? p->context_law_label : "");
+		fputc('\n', fp);
 	}
 	csv_sections(p, src, fp);
 }
@@ -369,6 +371,10 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 		yout_kv_int(&y, "budget", r->sc.budget);
 		yout_kv_int(&y, "concurrency", r->sc.concurrency);
 		yout_kv_int(&y, "context", r->sc.context);
+		if (band_of(p, i) && r->sc.context) {
+			yout_kv_str(&y, "context_from", band_of(p, i)->context_from);
+			yout_kv_str(&y, "context_law", p->context_law_label);
+		}
 		yout_kv_num(&y, "M", r->out.M);
 		yout_kv_num(&y, "accept", r->accept);
 		for (int k = 0; k < COMP_COUNT; k++) {
@@ -408,9 +414,10 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 	yout_end(&y);
 }
 
-/* One line saying where a component's time comes from. */
-static void comp_basis(const struct model *m, const struct estimate_row *r, int k, char *buf,
-		       size_t len)
+/* One line saying where a component's time comes from (p: the
+ * projection the row belongs to, may be NULL). */
+static void comp_basis(const struct model *m, const struct projection *p,
+		       const struct estimate_row *r, int k, char *buf, size_t len)
 {
 	const struct calib *c = m->cal;
 	static const char *const what[] = {"", "attention + lm_head", "drafter forward",
@@ -437,8 +444,11 @@ static void comp_basis(const struct model *m, const struct estimate_row *r, int 
 	}
 	if (k == COMP_ATTN && r->sc.context) {
 		snprintf(buf, len, "%s: share %.2f of the %s step (measured), split assumed; + context "
-			 "%d vs anchor_context (assumed): latent KV reads or scores, attn_ctx_eff",
-			 what[k], m->share[k - 1], c->sglang_b8.gpu, r->sc.context);
+			 "%d vs anchor_context (assumed): %s", what[k], m->share[k - 1],
+			 c->sglang_b8.gpu, r->sc.context,
+			 p && !strncmp(p->context_law_label, "fit", 3)
+				 ? p->context_law_label
+				 : "geometry fallback (MLA latent KV reads or scores, attn_ctx_eff)");
 		return;
 	}
 	if (k == COMP_TREE && r->sc.pipeline == PIPE_NATIVE && r->sc.estimator == EST_CALIBRATED) {
@@ -498,7 +508,10 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 			continue;
 		char ctx[48] = "";
 		if (r->sc.context)
-			snprintf(ctx, sizeof ctx, ", context %d", r->sc.context);
+			snprintf(ctx, sizeof ctx, ", context %d%s", r->sc.context,
+				 band_of(p, i) && !strcmp(band_of(p, i)->context_from, "trace")
+					 ? " (the trace's mean)"
+					 : "");
 		fprintf(fp, "%s%s: %s, %s pipeline, block %d, budget %d, C=%d, M=%g%s%s\n",
 			i ? "\n" : "", r->sc.name, r->target->name, tmpl_pipeline_name(r->sc.pipeline),
 			r->sc.block, r->sc.budget, r->sc.concurrency, r->out.M, ctx,
@@ -508,8 +521,8 @@ void estimate_write_table(const struct estimate *e, const struct model *m,
 		accept_line(p, i, fp);
 		fprintf(fp, "  %-12s %9s %7s  %s\n", "component", "ms", "share", "basis");
 		for (int k = 0; k < COMP_COUNT; k++) {
-			char basis[200];
-			comp_basis(m, r, k, basis, sizeof basis);
+			char basis[256];
+			comp_basis(m, p, r, k, basis, sizeof basis);
 			fprintf(fp, "  %-12s %9.3f %6.1f%%  %s\n", model_comp_name((enum model_comp)k),
 				r->out.ms[k], 100 * r->out.ms[k] / r->out.step_ms, basis);
 		}

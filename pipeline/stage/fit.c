@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <math.h>
 #include <stdio.h>
@@ -349,6 +350,127 @@ int fit_growth_frac(const double *x, const double *t, int n, double x0, double *
 	double at0 = c0 + c1 * x0;
 	double v = at0 > 0 ? c1 * x0 / at0 : 1;
 	*f = v < 0 ? 0 : v > 1 ? 1 : v;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- attention over context */
+
+/* Distinct values of x[0..n). */
+static int ndistinct(const double *x, int n)
+{
+	int d = 0;
+	for (int i = 0; i < n; i++) {
+		int j = 0;
+		while (j < i && x[j] != x[i])
+			j++;
+		d += j == i;
+	}
+	return d;
+}
+
+/* Weighted least squares of t = a0 + a1 T + ctx (b + c T) with weights
+ * 1 / t^2; p[4] and the covariance of (b, c) scaled by the residuals'
+ * variance, R^2 on the times. Returns 0 or -1 (GSL failed, rank below 4,
+ * no memory). */
+static int ctx_solve(const double *ctx, const double *T, const double *t, int n, double p[4],
+		     double cov[3], double *r2)
+{
+	gsl_matrix *X = gsl_matrix_alloc((size_t)n, 4), *C = gsl_matrix_alloc(4, 4);
+	gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n);
+	gsl_vector *c = gsl_vector_alloc(4);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, 4);
+	double chisq, ss = 0, st = 0, mean = 0;
+	size_t rank = 0;
+	int rc = -1;
+	if (!X || !C || !y || !w || !c || !ws)
+		goto done;
+	for (int i = 0; i < n; i++) {
+		double row[4] = {1, T[i], ctx[i], ctx[i] * T[i]};
+		for (size_t j = 0; j < 4; j++)
+			gsl_matrix_set(X, (size_t)i, j, row[j]);
+		gsl_vector_set(y, (size_t)i, t[i]);
+		gsl_vector_set(w, (size_t)i, 1 / (t[i] * t[i]));
+		mean += t[i] / n;
+	}
+	gsl_set_error_handler_off();
+	/* rank 4 or nothing: rows that cannot tell the four apart (the
+	 * contexts measured at one width only) fit no law */
+	if (gsl_multifit_wlinear_tsvd(X, w, y, 1e-10, c, C, &chisq, &rank, ws) || rank < 4)
+		goto done;
+	for (int i = 0; i < n; i++) {
+		double f = gsl_vector_get(c, 0) + gsl_vector_get(c, 1) * T[i] +
+			   ctx[i] * (gsl_vector_get(c, 2) + gsl_vector_get(c, 3) * T[i]);
+		ss += (t[i] - f) * (t[i] - f);
+		st += (t[i] - mean) * (t[i] - mean);
+	}
+	double s2 = chisq / (n - 4); /* the weights are relative: their scale is the residuals' */
+	for (int j = 0; j < 4; j++)
+		p[j] = gsl_vector_get(c, (size_t)j);
+	cov[0] = s2 * gsl_matrix_get(C, 2, 2);
+	cov[1] = s2 * gsl_matrix_get(C, 2, 3);
+	cov[2] = s2 * gsl_matrix_get(C, 3, 3);
+	*r2 = st > 0 ? 1 - ss / st : NAN;
+	rc = 0;
+done:
+	gsl_matrix_free(X);
+	gsl_matrix_free(C);
+	gsl_vector_free(y);
+	gsl_vector_free(w);
+	gsl_vector_free(c);
+	gsl_multifit_linear_free(ws);
+	return rc;
+}
+
+/* Smallest and largest of x[0..n). */
+static void span(const double *x, int n, double *lo, double *hi)
+{
+	*lo = *hi = x[0];
+	for (int i = 1; i < n; i++)
+		*lo = fmin(*lo, x[i]), *hi = fmax(*hi, x[i]);
+}
+
+int fit_ctx_law(struct ctx_law *l, const struct gpu *gpu, const double *ctx, const double *T,
+		const double *t_us, int n)
+{
+	double p[4], cov[3], r2, c0, c1, t0, t1;
+	memset(l, 0, sizeof *l);
+	int nc = ndistinct(ctx, n), nt = ndistinct(T, n);
+	if (n < FIT_CTX_MIN_ROWS || nc < 2 || nt < 2) {
+		snprintf(l->what, sizeof l->what, "%d tree_attn row%s at %d context%s and %d width%s: "
+			 "the law needs %d over 2 contexts and 2 widths", n, n == 1 ? "" : "s", nc,
+			 nc == 1 ? "" : "s", nt, nt == 1 ? "" : "s", FIT_CTX_MIN_ROWS);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!(t_us[i] > 0) || !(ctx[i] >= 0) || !(T[i] >= 1)) {
+			snprintf(l->what, sizeof l->what, "a tree_attn row of %g us at ctx %g, T %g",
+				 t_us[i], ctx[i], T[i]);
+			return -1;
+		}
+	if (ctx_solve(ctx, T, t_us, n, p, cov, &r2)) {
+		snprintf(l->what, sizeof l->what, "%d tree_attn rows cannot tell the law's four terms "
+			 "apart (each context measured at one width?)", n);
+		return -1;
+	}
+	span(ctx, n, &c0, &c1);
+	span(T, n, &t0, &t1);
+	if (!(p[2] > 0) || !(p[3] >= 0)) {
+		snprintf(l->what, sizeof l->what, "%d tree_attn rows fitted %.3g us a context token "
+			 "and %.3g us a token and query: a negative slope, the rows do not follow "
+			 "t = a0 + a1 T + ctx (b + c T)", n, p[2], p[3]);
+		return -1;
+	}
+	l->n = n;
+	l->b_us = p[2];
+	l->c_us = p[3];
+	l->var_b = cov[0], l->cov_bc = cov[1], l->var_c = cov[2];
+	l->r2 = r2;
+	l->bw_tbps = gpu->bw_tbps;
+	l->bf16_tflops = gpu->bf16_tflops;
+	snprintf(l->what, sizeof l->what, "fit of %d tree_attn rows on %s (ctx %g-%g, T %g-%g), "
+		 "R^2 %.4f: %.3g +- %.2g us a context token and layer (%.0f B at %g TB/s), "
+		 "%.3g +- %.2g us a token and query", n, gpu->name, c0, c1, t0, t1, r2, l->b_us,
+		 sqrt(l->var_b), l->b_us * gpu->bw_tbps * 1e6, gpu->bw_tbps, l->c_us, sqrt(l->var_c));
 	return 0;
 }
 

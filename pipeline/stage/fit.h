@@ -53,4 +53,20 @@ int fit_calib_moe(struct calib *c);
  * [0, 1]. Returns 0, or -1 with fewer than two distinct x. */
 int fit_growth_frac(const double *x, const double *t, int n, double x0, double *f);
 
+/* The fewest tree_attn rows the law of attention over context is fitted
+ * to: its four parameters and two degrees of freedom for their errors. */
+#define FIT_CTX_MIN_ROWS 6
+
+/* Attention over context from n tree_attn rows measured on gpu (one
+ * sequence, one layer): time t_us at context ctx and T = 1 + B queries,
+ * fitted to t = a0 + a1 T + ctx (b + c T) by weighted least squares (GSL;
+ * relative residuals: each row weighs the same whatever its size), the
+ * covariance of (b, c) scaled by the residuals' variance. Needs
+ * FIT_CTX_MIN_ROWS rows over two contexts and two widths, and b > 0,
+ * c >= 0. Returns 0 with l filled (l->what: the rows, R^2, b and c with
+ * their standard errors), or -1 with l->n 0 and why in l->what (the
+ * model then takes MLA's geometry). */
+int fit_ctx_law(struct ctx_law *l, const struct gpu *gpu, const double *ctx, const double *T,
+		const double *t_us, int n);
+
 #endif

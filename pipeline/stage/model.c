@@ -278,6 +278,20 @@ static double ctx_ms_per_token(const struct calib *c, const struct gpu *t, doubl
 	return 1e3 * (mem > cmp ? mem : cmp);
 }
 
+/* The measured law's scales for case k on target t: a token of context
+ * costs b per sequence (its KV row: the bandwidth's) and c per query (the
+ * bf16 peak's), every layer, moved from the GPU measured to t. */
+static void ctx_law_case(struct model_case *k, const struct calib *c, const struct gpu *t)
+{
+	const struct ctx_law *l = &c->law_ctx;
+	k->ctx_fit = l->n > 0;
+	k->ctx_kv_ms = k->ctx_q_ms = 0;
+	if (!k->ctx_fit)
+		return;
+	k->ctx_kv_ms = k->C * c->model.layers * (l->bw_tbps / t->bw_tbps) / 1e3;
+	k->ctx_q_ms = k->M * c->model.layers * (l->bf16_tflops / t->bf16_tflops) / 1e3;
+}
+
 /* ---------------------------------------------------------------- cases */
 
 static const struct gpu *gpu_of(const struct calib *c, const struct gpu *g)
@@ -363,6 +377,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->tree_x = C * in->budget / m->tree0;
 	k->context = in->context > 0 ? in->context : 0;
 	k->ctx_ms_tok = ctx_ms_per_token(c, in->target, C, M);
+	ctx_law_case(k, c, in->target);
 	k->tree_meas_ms = c->law_tree.n ? C * law_at(&c->law_tree, in->budget) / 1e3 : NAN;
 	/* a law held with --set law.* follows the growth law at the value held */
 	k->attn_f = c->law_attn.n && isnan(c->law_hold[0])
@@ -538,6 +553,8 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 	m->a8_step_ms = a8->step_ms;
 	m->growth_set = NAN;
 	m->b16_step_ms = a16->step_ms;
+	m->ctx_b_us = c->law_ctx.b_us;
+	m->ctx_c_us = c->law_ctx.c_us;
 	m->m0 = a8->concurrency * (a8->budget + 1);
 	m->draft0 = a8->concurrency * a8->block;
 	m->tree0 = a8->concurrency * a8->budget;

@@ -14,6 +14,10 @@
  *             growth g fixed so the model passes through the SGLang b16 step;
  *             --set law.attn_lmhead / law.draft holds a component's g)
  *   native  = non-MoE x (1 - native_cut)
+ *   context = + (context - anchor_context) x attention a context token costs:
+ *             tonight's law (calib law_ctx: layers x (C b + M c), b and c
+ *             moved to the target's bandwidth and bf16 peak), else MLA's
+ *             geometry / attn_ctx_eff; outside the native cut
  *   tok/s   = C x accept / step
  */
 #ifndef DDT_MODEL_H
@@ -71,6 +75,10 @@ struct model_case {
 	double ctx_ms_tok;        /* attention per token of context at efficiency 1, ms: the
 				   * larger of reading C latent KV rows and M queries' scores
 				   * over it, every layer (model geometry, target's roofs) */
+	int ctx_fit;              /* 1: the measured law (calib law_ctx) instead */
+	double ctx_kv_ms, ctx_q_ms; /* ms per context token per us of the law's b and c:
+				     * C x layers x (measured bw / target's), C x M/C x
+				     * layers x (measured bf16 peak / target's), / 1000 */
 	double tree_meas_ms;      /* the native tree from tonight's kernels: C x law_tree(B);
 				   * NaN: none measured (native_tree_us) */
 	double spec;              /* 1: speculative decoding; 0: budget 0, the autoregressive
@@ -104,6 +112,8 @@ struct model {
 	double a8_step_ms;             /* the b8 anchor's step in use (its error sampled) */
 	double growth_set;             /* NaN: solve g from the b16 anchor; else g */
 	double b16_step_ms;            /* the b16 step g is solved for (the anchor's) */
+	double ctx_b_us, ctx_c_us;     /* the law of attention over context in use (calib
+					* law_ctx: its fit; the Monte Carlo draws it) */
 	double flops_per_m;            /* MoE flops per step per GPU, per verify token */
 	double m0, draft0, tree0;      /* anchor drivers: C(B+1), C b, C B */
 	double v[CALIB_MAX_ASM];       /* assumption values in use */
@@ -172,13 +182,16 @@ static inline double model_case_moe(const struct model *m, const struct model_ca
 }
 
 /* Attention's change with context from the anchors' (anchor_context) to
- * the case's, ms, at attn_ctx_eff; 0 when the case keeps the anchors'.
- * Pure. */
+ * the case's, ms: the measured law (b per token, c per token and query,
+ * moved to the target's roofs), else the geometry at attn_ctx_eff; 0 when
+ * the case keeps the anchors'. Pure. */
 static inline double model_case_context(const struct model *m, const struct model_case *k)
 {
-	return k->context > 0
-		       ? (k->context - m->v[ASM_ANCHOR_CONTEXT]) * k->ctx_ms_tok / m->v[ASM_ATTN_CTX_EFF]
-		       : 0;
+	if (!(k->context > 0))
+		return 0;
+	double d = k->context - m->v[ASM_ANCHOR_CONTEXT];
+	return k->ctx_fit ? d * (k->ctx_kv_ms * m->ctx_b_us + k->ctx_q_ms * m->ctx_c_us)
+			  : d * k->ctx_ms_tok / m->v[ASM_ATTN_CTX_EFF];
 }
 
 /* The native engine's tree kernels of a compiled case, ms: tonight's

@@ -508,6 +508,16 @@ static int merge_moe(struct calib *c, const struct run_record *run, struct proje
 	return 0;
 }
 
+/* A tree_attn row's verify width: M or T when it names one, else 1 + B
+ * (NaN: none). */
+static double attn_width(const struct rec_row *r)
+{
+	double M = rec_row_param(r, "M", NAN);
+	if (isnan(M))
+		M = rec_row_param(r, "T", NAN);
+	return isnan(M) ? rec_row_param(r, "B", NAN) + 1 : M;
+}
+
 /* tonight's tree_attn rows -> the attention law (the ctx with most points). */
 static void merge_attn(struct calib *c, const struct run_record *run, const struct gpu *gpu)
 {
@@ -537,11 +547,7 @@ static void merge_attn(struct calib *c, const struct run_record *run, const stru
 		const struct rec_row *r = &run->rows[i];
 		if (!gpu_row(run, r, "tree_attn") || rec_row_param(r, "ctx", 0) != ctxs[best])
 			continue;
-		double M = rec_row_param(r, "M", NAN);
-		if (isnan(M))
-			M = rec_row_param(r, "T", NAN);
-		if (isnan(M))
-			M = rec_row_param(r, "B", NAN) + 1;
+		double M = attn_width(r);
 		if (!isnan(M))
 			law_add(&l, M, r->median_us);
 	}
@@ -551,6 +557,53 @@ static void merge_attn(struct calib *c, const struct run_record *run, const stru
 	snprintf(l.what, sizeof l.what, "tree_attn on %s, ctx=%g, %d points",
 		 gpu ? gpu->name : run->devices[0].name, ctxs[best], l.n);
 	c->law_attn = l;
+}
+
+/* A tree_attn row of the model's attention on one GPU: its heads, TP,
+ * latent and rope widths the geometry's, a cold (or unnamed) variant. */
+static int attn_row_of_model(const struct geometry *g, const struct rec_row *r)
+{
+	return rec_row_param(r, "heads", g->attn_heads) == g->attn_heads &&
+	       rec_row_param(r, "tp", g->tp) == g->tp &&
+	       rec_row_param(r, "kv_lora", g->kv_lora_rank) == g->kv_lora_rank &&
+	       rec_row_param(r, "rope", g->qk_rope_dim) == g->qk_rope_dim &&
+	       (!r->variant[0] || !strcmp(r->variant, "cold"));
+}
+
+/* tonight's tree_attn rows of the model's shape, on the GPU of the first
+ * -> the law of attention over context (fit_ctx_law) in c->law_ctx; rows
+ * too few or off the law leave the geometry, and why in p->context_law. */
+static void merge_ctx(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	double ctx[CALIB_MAX_LAW * 4], T[CALIB_MAX_LAW * 4], t[CALIB_MAX_LAW * 4];
+	const struct gpu *gpu = NULL;
+	int n = 0, other = 0;
+	for (size_t i = 0; i < run->nrows && n < CALIB_MAX_LAW * 4; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn"))
+			continue;
+		const struct gpu *dg = match_gpu(c, run->devices[r->device].name);
+		double x = rec_row_param(r, "ctx", NAN), w = attn_width(r);
+		if (!dg || (gpu && dg != gpu) || !attn_row_of_model(&c->model, r) || isnan(x) ||
+		    isnan(w)) {
+			other++;
+			continue;
+		}
+		gpu = dg;
+		ctx[n] = x, T[n] = w, t[n++] = r->median_us;
+	}
+	struct ctx_law l;
+	if (!n) {
+		snprintf(p->context_law, sizeof p->context_law, "tonight's run has no tree_attn row "
+			 "of the model's shape on a catalog GPU%s", other ? " (other shapes only)" : "");
+		return;
+	}
+	if (fit_ctx_law(&l, gpu, ctx, T, t, n)) {
+		snprintf(p->context_law, sizeof p->context_law, "tonight's %s", l.what);
+		return;
+	}
+	c->law_ctx = l;
+	p->recalibrated = 1;
 }
 
 /* tonight's dense_gemv rows of the drafter's MLP shape -> the draft law
@@ -752,6 +805,7 @@ static int merge_tonight(struct calib *c, const struct run_record *run, struct p
 	    (rc = merge_launch(run, p)))
 		return rc;
 	merge_attn(c, run, gpu);
+	merge_ctx(c, run, p);
 	merge_draft(c, run);
 	if ((rc = project_merge_fleet(c, run, p)) != 0)
 		return rc;
@@ -775,7 +829,7 @@ struct mc_case {
 };
 
 /* What a draw samples besides the assumptions: its knobs. */
-enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_COUNT };
+enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_CTX_B, KN_CTX_C, KN_COUNT };
 
 struct mc {
 	const struct calib *c;
@@ -874,6 +928,17 @@ static void values_at(const struct mc *mc, const double *u, double *v)
 	}
 }
 
+/* The law of attention over context on m at standard normals (zb, zc)
+ * through the Cholesky factor of its fit's covariance (0, 0: the fit's
+ * values); a slope below zero is zero. */
+static void ctx_law_draw(const struct ctx_law *l, struct model *m, double zb, double zc)
+{
+	double l11 = sqrt(l->var_b), l21 = l11 > 0 ? l->cov_bc / l11 : 0;
+	double l22 = sqrt(fmax(l->var_c - l21 * l21, 0));
+	m->ctx_b_us = fmax(l->b_us + l11 * zb, 0);
+	m->ctx_c_us = fmax(l->c_us + l21 * zb + l22 * zc, 0);
+}
+
 /* Sets the knobs of draw kn[] on m (before model_set_values): the b8
  * anchor's error, the growth, the curve's form (between the declared curve
  * and the seed's line, geometric, when the fit cannot tell them apart),
@@ -887,6 +952,7 @@ static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 	m->z_x = kn[KN_ZX];
 	m->xfer_curve = 1;
 	m->tree_kernels = 1;
+	ctx_law_draw(&mc->c->law_ctx, m, kn[KN_CTX_B], kn[KN_CTX_C]);
 }
 
 /* Draws one sample's quantiles and knobs into u[ngroups + KN_COUNT]. */
@@ -901,6 +967,9 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 	kn[KN_SCALE] = normal_std(r);
 	kn[KN_ZX] = normal_std(r);
 	kn[KN_ACCEPT] = rng_open01(r);
+	/* drawn only when a law is fitted: without one the stream is unchanged */
+	kn[KN_CTX_B] = mc->c->law_ctx.n ? normal_std(r) : 0;
+	kn[KN_CTX_C] = mc->c->law_ctx.n ? normal_std(r) : 0;
 }
 
 #define MC_BLOCK 64
@@ -1274,6 +1343,7 @@ static void use_estimator(const struct mc *mc, struct model *m, int cal, double 
 	m->z_x = 0;
 	m->xfer_curve = 0;
 	m->tree_kernels = 0;
+	ctx_law_draw(&mc->c->law_ctx, m, 0, 0);
 }
 
 /* The step of case k with group g at quantile q, the rest at the row's
@@ -2174,6 +2244,11 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 {
 	int rc;
 
+	int ctx = p->has_grid && p->grid.context > 0;
+	for (size_t i = 0; i < p->nrows; i++)
+		ctx |= p->rows[i].context > 0;
+	if (ctx)
+		add_note(p, "attention over context: %s", p->context_law);
 	if (mc->rejected)
 		add_note(p, "%d draws were redrawn: their values left the anchor step shorter than "
 			 "its MoE and all-reduce time", mc->rejected);
@@ -2252,6 +2327,46 @@ static int accept_draw(struct projection *p, struct mc *mc, struct project_accep
 	return 0;
 }
 
+/* Where attention over context comes from, in p: the law fitted to
+ * tonight's tree_attn rows (c->law_ctx), else MLA's geometry and why no
+ * law (p->context_law holds merge_ctx's reason, or nothing: no GPU run). */
+static void context_law_text(struct projection *p, const struct calib *c)
+{
+	const struct ctx_law *l = &c->law_ctx;
+	const struct geometry *g = &c->model;
+	char why[300];
+	if (l->n) {
+		snprintf(p->context_law_label, sizeof p->context_law_label,
+			 "fit of %d tree_attn rows, R^2 %.3f", l->n, l->r2);
+		snprintf(p->context_law, sizeof p->context_law, "%s; b moves to each target with "
+			 "its bandwidth, c with its bf16 peak; attn_ctx_eff unused", l->what);
+		return;
+	}
+	copy_str(why, sizeof why, p->context_law[0] ? p->context_law : "no GPU run to fit it to");
+	copy_str(p->context_law_label, sizeof p->context_law_label, "geometry fallback");
+	snprintf(p->context_law, sizeof p->context_law, "geometry fallback (%s): a context token "
+		 "costs its MLA latent KV row, %g + %g values of %g bytes a layer ([kimi-k2-config]), "
+		 "read at the target's bandwidth, or %g heads' scores and values over it at its "
+		 "bf16 peak, whichever is longer, at attn_ctx_eff", why, g->kv_lora_rank,
+		 g->qk_rope_dim, g->kv_cache_bytes, g->attn_heads / g->tp);
+}
+
+/* Each row's context_from: its scenario's own context ("scenario"), one
+ * it took from the acceptance trace ("trace"), or none ("": the anchors').
+ * own[0..n): the scenarios as given. */
+static void rows_context_from(struct projection *p, const struct scenario *own, size_t n)
+{
+	for (size_t i = 0; i < p->nrows; i++) {
+		struct project_row *r = &p->rows[i];
+		int given = 0;
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(own[j].name, r->scenario))
+				given = own[j].context > 0;
+		copy_str(r->context_from, sizeof r->context_from,
+			 !r->context ? "" : given ? "scenario" : "trace");
+	}
+}
+
 /* Projects scenarios scs[0..n) into p by cfg, on a copy of c0 with
  * tonight's run folded in (run: NULL for none). Returns 0 or an error code. */
 static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
@@ -2282,6 +2397,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	}
 	if (run && (rc = merge_tonight(c, run, p)) != 0)
 		goto done;
+	context_law_text(p, c);
 	p->curve = c->moe_ref.curve;
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;
@@ -2290,6 +2406,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	if ((rc = accept_prepare(&acc, cfg, scs, n, gs)) != 0 ||
 	    (rc = rows_setup(p, c, scs, n, &mc, m, &acc, &row_case, &row_lane)) != 0)
 		goto done;
+	rows_context_from(p, scs, n);
 	mc.row_lane = row_lane;
 	if (gs && (rc = grid_races(p, cfg, c, gs, &mc, m, &acc, &cell_case, &cell_lane, &race_c)))
 		goto done;

@@ -101,6 +101,8 @@ struct project_row {
 	enum pipeline_kind pipeline;
 	int block, budget, concurrency;
 	int context;              /* tokens; 0: the anchors' (anchor_context) */
+	char context_from[16];    /* "scenario" (its own or --context), "trace" (the
+				   * acceptance trace's mean), "" (the anchors') */
 	double M, accept;
 	int runnable;
 	char note[200];
@@ -280,6 +282,11 @@ struct projection {
 	char accept_kind[16];        /* the acceptance source: "published" or "trace" */
 	char accept_source[400];     /* it in words: the trace (steps, block, top-K) or the
 				      * published curve, labelled, and its prior */
+	/* attention over context: "fit of N tree_attn rows, R^2 r" or "geometry
+	 * fallback" (every row with a context says it), and in words: the fit
+	 * (rows, GPU, b and c with their errors) or the geometry and why no fit */
+	char context_law_label[64];
+	char context_law[600];
 	size_t nrows;
 	struct project_row *rows;
 	size_t ntornado;

@@ -43,6 +43,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_int(y, "budget", r->budget);
 		yout_kv_int(y, "concurrency", r->concurrency);
 		yout_kv_int(y, "context", r->context);
+		yout_kv_str(y, "context_from", r->context_from);
 		yout_kv_num(y, "M", r->M);
 		yout_kv_num(y, "accept", r->accept);
 		yout_kv_num(y, "accept_lo", r->accept_lo);
@@ -312,6 +313,8 @@ void project_emit_sections(struct yout *y, const struct projection *p, unsigned 
 		yout_kv_str(y, "weighting", p->weighting);
 		yout_kv_str(y, "accept_kind", p->accept_kind);
 		yout_kv_str(y, "accept_source", p->accept_source);
+		yout_kv_str(y, "context_law_label", p->context_law_label);
+		yout_kv_str(y, "context_law", p->context_law);
 		yout_key(y, "notes");
 		yout_seq(y);
 		for (size_t i = 0; i < p->nnotes; i++)
@@ -361,10 +364,13 @@ int project_write(const struct projection *p, const char *path)
 
 #define NUM (Y_REQUIRED | Y_NULLABLE)
 
-static void str_in(struct yctx *c, struct ydoc_node *m, const char *key, char *dst, size_t len)
+/* key's string into dst; flags: Y_REQUIRED, or 0 for a key a projection
+ * written before it existed lacks (dst then stays as it is). */
+static void str_key(struct yctx *c, struct ydoc_node *m, const char *key, unsigned flags,
+		    char *dst, size_t len)
 {
 	const char *s = NULL;
-	if (yget_str(c, m, key, Y_REQUIRED, &s) || !s)
+	if (yget_str(c, m, key, flags, &s) || !s)
 		return;
 	if (strlen(s) >= len) {
 		struct ydoc_node *n = ydoc_get(m, key);
@@ -373,6 +379,11 @@ static void str_in(struct yctx *c, struct ydoc_node *m, const char *key, char *d
 		return;
 	}
 	strcpy(dst, s);
+}
+
+static void str_in(struct yctx *c, struct ydoc_node *m, const char *key, char *dst, size_t len)
+{
+	str_key(c, m, key, Y_REQUIRED, dst, len);
 }
 
 static void int_in(struct yctx *c, struct ydoc_node *m, const char *key, int *out)
@@ -425,6 +436,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	int_in(c, m, "budget", &r->budget);
 	int_in(c, m, "concurrency", &r->concurrency);
 	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &r->context);
+	str_key(c, m, "context_from", 0, r->context_from, sizeof r->context_from);
 	yget_num(c, m, "M", NUM, &r->M);
 	yget_num(c, m, "accept", NUM, &r->accept);
 	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
@@ -741,6 +753,8 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 	str_in(c, root, "weighting", p->weighting, sizeof p->weighting);
 	str_in(c, root, "accept_kind", p->accept_kind, sizeof p->accept_kind);
 	str_in(c, root, "accept_source", p->accept_source, sizeof p->accept_source);
+	str_key(c, root, "context_law_label", 0, p->context_law_label, sizeof p->context_law_label);
+	str_key(c, root, "context_law", 0, p->context_law, sizeof p->context_law);
 	if ((s = seq_in(c, root, "notes", 1000)) != NULL) {
 		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
 			return rc;
