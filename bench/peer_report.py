@@ -6,8 +6,8 @@ Reads what ddt report reads from RUNS/RUN_ID (run.yaml, projection.yaml,
 verdicts.yaml, the stored calibration, template and SOURCES.md) and every
 night's run.yaml up to RUN_ID (the history), and writes REPORTS/RUN_ID/
 {report.pdf, report.xlsx, summary.txt, charts/*.png} as ddt does: the same
-inputs, the same statistics (per kernel series and night the baseline
-median of the last good nights, MAD noise, change and z, a flag with
+inputs, the same statistics (per kernel series and night the baseline:
+the median of the nights before, MAD noise, change and z, a flag with
 confirmation, and the E-divisive best split of the change window with its
 t-test), the same charts at the same size and scale, the PDF's pages and
 the workbook's sheets with their formulas, names and native charts. It is
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import yaml
@@ -167,12 +168,10 @@ def analyse(hist, rc):
     pad = np.vstack([np.full((bn, ns), np.nan), med])
     prev = sliding_window_view(pad, bn, axis=0)[:nights]          # the bn nights before each
     good = np.sum(~np.isnan(prev), axis=2)
-    with np.errstate(all="ignore"):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            base = np.nanmedian(prev, axis=2)
-            mad = np.nanmedian(np.abs(prev - base[..., None]), axis=2)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nights with no good night before
+        base = np.nanmedian(prev, axis=2)
+        mad = np.nanmedian(np.abs(prev - base[..., None]), axis=2)
         noise = np.maximum(rc["mad_to_sigma"] * mad / base, rc["noise_floor_pct"] / 100)
         delta = med / base - 1
         z = delta / noise
