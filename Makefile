@@ -15,11 +15,12 @@ ifeq ($(filter -j%,$(MAKEFLAGS))$(filter-out 0,$(MAKELEVEL)),)
   MAKEFLAGS += -j$(shell nproc)
 endif
 
-# Debian packages ddt builds against, as pkg-config names and package names.
+# Debian packages ddt builds against, as pkg-config names and package names
+# (python3-venv: the benches' and sass-check's virtual environments).
 PKGS := yaml-0.1 xlsxwriter cairo pango pangocairo cmocka gsl fontconfig zlib sqlite3
 APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-dev \
             libcmocka-dev libgsl-dev libfontconfig-dev fonts-dejavu-core poppler-utils qpdf \
-            zlib1g-dev libsqlite3-dev
+            zlib1g-dev libsqlite3-dev python3-venv
 
 # The CUDA backend, build/libddt-cuda.so: the kernels (engine/cuda/) with
 # cudart, cuBLAS and NCCL behind them. ddt links none of it: it opens the
