@@ -186,7 +186,7 @@ static int bench_tree(const struct bench_conf *bc, struct harness_flush *fl)
 	printf("tree_build L=%d V=%d B=%d, one core:\n", in->L, in->V, in->B);
 	for (int cold = 1; cold >= 0; cold--) {
 		hc.cold = cold;
-		if ((rc = harness_time_cpu(&hc, op->run_cpu, inst, fl, s, hc.max_samples, &n)))
+		if ((rc = harness_time_cpu(&hc, op->run_cpu, inst, fl, s, hc.max_samples, &n, NULL)))
 			goto done;
 		double us = median_us(s, n);
 		printf("  %-5s %8.0f us  target <= 3000 us: %s\n", cold ? "cold" : "hot", us,
@@ -205,7 +205,7 @@ static int bench_tree(const struct bench_conf *bc, struct harness_flush *fl)
 			      tok + d * in->K, scratch);
 	void *args[4] = {in, lp, tok, heap};
 	hc.cold = 0;
-	if ((rc = harness_time_cpu(&hc, heap_only, args, NULL, s, hc.max_samples, &n)))
+	if ((rc = harness_time_cpu(&hc, heap_only, args, NULL, s, hc.max_samples, &n, NULL)))
 		goto done;
 	double us = median_us(s, n);
 	printf("  heap  %8.2f us  target <= 20 us: %s\n", us, us <= 20 ? "met" : "MISSED");

@@ -11,7 +11,7 @@
 
 /* Bumped whenever either table below changes: a backend built from other
  * sources than ddt is refused, not called. */
-#define CUDA_BACKEND_ABI 1
+#define CUDA_BACKEND_ABI 2
 
 /* The backend's file name and the one symbol it exports. */
 #define CUDA_BACKEND_FILE "libddt-cuda.so"

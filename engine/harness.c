@@ -21,6 +21,7 @@ void harness_conf_default(struct harness_conf *c)
 	c->timeout_s = 15;
 	c->cold = 1;
 	c->min_clock_frac = 0.75;
+	c->host_rsd = 0;
 }
 
 /* Two things kept every noisy measurement running to its timeout: the
@@ -31,16 +32,50 @@ void harness_conf_default(struct harness_conf *c)
  * cap. What more samples do shrink is the uncertainty of the estimate: stop
  * once the standard error of the mean, rsd / sqrt(n), is under target_rsd
  * (at 3% spread that is 36 samples), after min_time_s of sampling. */
+/* At least min_samples over min_time_s (timed work or elapsed). */
+static int harness_ready(const struct harness_conf *c, int n, double total_s, double elapsed_s)
+{
+	return n >= c->min_samples && (total_s >= c->min_time_s || elapsed_s >= c->min_time_s);
+}
+
 int harness_enough(const struct harness_conf *c, int n, double total_s, double rsd,
 		   double elapsed_s)
 {
 	if (n >= c->max_samples)
-		return 1;
+		return HARNESS_STOP_MAX_SAMPLES;
 	if (elapsed_s >= c->timeout_s && n >= 1)
-		return 1;
-	if (n < c->min_samples || (total_s < c->min_time_s && elapsed_s < c->min_time_s))
-		return 0;
-	return rsd / sqrt((double)n) < c->target_rsd;
+		return HARNESS_STOP_TIMEOUT;
+	if (!harness_ready(c, n, total_s, elapsed_s))
+		return HARNESS_GO_ON;
+	return rsd / sqrt((double)n) < c->target_rsd ? HARNESS_STOP_RSD : HARNESS_GO_ON;
+}
+
+double harness_ci_target(const struct harness_conf *c)
+{
+	double host = c->host_rsd > 0 && c->min_samples > 0
+			      ? c->host_rsd / sqrt((double)c->min_samples)
+			      : 0;
+	return host > c->target_rsd ? host : c->target_rsd;
+}
+
+/* The ranks j <= k (0-based) of the 95% distribution-free interval of the
+ * median of n sorted samples: n/2 -+ 0.98 sqrt(n), widened to whole ranks
+ * (Conover, Practical Nonparametric Statistics, the normal approximation
+ * of the binomial(n, 1/2) bounds). */
+int harness_enough_ci(const struct harness_conf *c, const double *sorted, int n, double total_s,
+		      double elapsed_s)
+{
+	if (!harness_ready(c, n, total_s, elapsed_s) || n < 6)
+		return HARNESS_GO_ON;
+	double half = 0.98 * sqrt((double)n);
+	int j = (int)floor(n / 2.0 - half), k = (int)ceil(n / 2.0 + half);
+	j = j < 0 ? 0 : j;
+	k = k > n - 1 ? n - 1 : k;
+	double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+	if (!(med > 0))
+		return HARNESS_GO_ON;
+	double se = (sorted[k] - sorted[j]) / (2 * 1.96) / med;
+	return se <= harness_ci_target(c) ? HARNESS_STOP_CI : HARNESS_GO_ON;
 }
 
 /* The q-quantile of sorted s[n] with linear interpolation between ranks. */
@@ -161,20 +196,35 @@ void harness_account_get(struct harness_account *a)
 	*a = account;
 }
 
-int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
-		     struct harness_flush *flush, double *samples_us, int cap, int *n)
+/* Whether the median rule is worth asking at n samples: every sample up to
+ * 64, then each time n has grown by a sixteenth (a sort per check). */
+static int harness_ci_due(int n, int *last)
 {
-	int rc;
-	double start, total_s = 0;
+	if (n < 64 || n - *last >= n / 16) {
+		*last = n;
+		return 1;
+	}
+	return 0;
+}
+
+int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *arg,
+		     struct harness_flush *flush, double *samples_us, int cap, int *n, int *stop)
+{
+	int rc = 0, why = HARNESS_GO_ON, last = 0, unused;
+	double start, total_s = 0, *sorted = NULL;
 
 	*n = 0;
+	stop = stop ? stop : &unused;
+	*stop = HARNESS_GO_ON;
+	if (cap > 0 && !(sorted = malloc((size_t)cap * sizeof *sorted)))
+		return err_nomem();
 	start = harness_now_s();
 	for (int i = 0; i < c->warmup; i++)
 		if ((rc = fn(arg)) != 0)
-			return rc;
+			goto done;
 	account.warmup_s += harness_now_s() - start;
 	start = harness_now_s();
-	while (*n < cap) {
+	while (*n < cap && !why) {
 		if (c->cold) {
 			double f0 = harness_now_s();
 			harness_flush_run(flush);
@@ -184,14 +234,21 @@ int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *a
 		rc = fn(arg);
 		double dt = harness_now_s() - t0;
 		if (rc)
-			return rc;
+			goto done;
 		samples_us[(*n)++] = dt * 1e6;
 		total_s += dt;
 		account.timed_s += dt;
 		account.samples++;
-		if (harness_enough(c, *n, total_s, harness_rsd(samples_us, *n),
-				   harness_now_s() - start))
-			break;
+		double elapsed = harness_now_s() - start;
+		why = harness_enough(c, *n, total_s, harness_rsd(samples_us, *n), elapsed);
+		if (!why && harness_ci_due(*n, &last)) {
+			memcpy(sorted, samples_us, (size_t)*n * sizeof *sorted);
+			qsort(sorted, (size_t)*n, sizeof *sorted, sort_cmp_double);
+			why = harness_enough_ci(c, sorted, *n, total_s, elapsed);
+		}
 	}
-	return 0;
+	*stop = why ? why : HARNESS_STOP_MAX_SAMPLES; /* else the caller's cap */
+done:
+	free(sorted);
+	return rc;
 }

@@ -43,6 +43,8 @@ struct rec_row {
 	double sm_clock_mhz;  /* median SM clock while sampling (NaN: unknown) */
 	enum rec_status status;
 	char reason[160];     /* one line; empty when ok */
+	char stop[16];        /* the rule that ended the samples: "rsd", "ci", "timeout",
+			       * "max_samples" (harness_stop_name); "" when none were taken */
 };
 
 struct rec_provenance {

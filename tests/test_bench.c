@@ -263,6 +263,10 @@ static void test_bench__the_copy_probe_hands_its_buffers_to_the_memcpy_row(void 
 	assert_int_equal(run_one_copy(&r, 1, 1), 0);
 	assert_int_equal(opkit_drawn_bytes() - d0, 1u << 20);
 	assert_true(r.nrows == 1 && r.rows[0].status == REC_OK && r.rows[0].max_err == 0);
+	/* at most 5 samples: max_samples, or an earlier rule; never none */
+	assert_true(!strcmp(r.rows[0].stop, "max_samples") || !strcmp(r.rows[0].stop, "rsd") ||
+		    !strcmp(r.rows[0].stop, "ci") || !strcmp(r.rows[0].stop, "timeout"));
+	assert_true(r.rows[0].samples == 5 || strcmp(r.rows[0].stop, "max_samples"));
 	record_free(&r);
 	d0 = opkit_drawn_bytes();
 	assert_int_equal(run_one_copy(&r, 1, 2), 0); /* another size: drawn anew */

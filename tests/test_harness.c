@@ -37,10 +37,45 @@ static void test_harness__stops_only_when_every_rule_agrees(void **state)
 	assert_false(harness_enough(&c, 9, 1.0, 0.001, 1.0));   /* too few samples */
 	assert_false(harness_enough(&c, 10, 0.4, 0.001, 0.4));  /* too little time */
 	assert_false(harness_enough(&c, 10, 0.6, 0.02, 1.0));   /* too noisy: 0.63% */
-	assert_true(harness_enough(&c, 10, 0.6, 0.015, 1.0));   /* 0.47% */
-	assert_true(harness_enough(&c, 3, 0.1, 0.5, 15.0));     /* timeout */
+	assert_int_equal(harness_enough(&c, 10, 0.6, 0.015, 1.0), HARNESS_STOP_RSD); /* 0.47% */
+	assert_int_equal(harness_enough(&c, 3, 0.1, 0.5, 15.0), HARNESS_STOP_TIMEOUT);
 	assert_false(harness_enough(&c, 0, 0, 0, 20.0));        /* never with no sample */
-	assert_true(harness_enough(&c, 100, 0.1, 0.5, 1.0));    /* the cap */
+	assert_int_equal(harness_enough(&c, 100, 0.1, 0.5, 1.0), HARNESS_STOP_MAX_SAMPLES);
+	assert_string_equal(harness_stop_name(HARNESS_STOP_CI), "ci");
+	assert_string_equal(harness_stop_name(HARNESS_GO_ON), "");
+}
+
+/* A shared host: most samples tight, a tenth preempted to three times as
+ * long. The mean's error stays over 2% (the tail), the median is known to
+ * well under it: the median rule stops where the mean's runs to the
+ * timeout. A spread the median cannot beat does not stop it, unless the
+ * host's measured noise says no row here can do better. */
+static void test_harness__the_median_rule_stops_a_long_tail(void **state)
+{
+	(void)state;
+	struct harness_conf c;
+	double s[40];
+	harness_conf_default(&c);
+	c.target_rsd = 0.02;
+	c.min_time_s = 0;
+	for (int i = 0; i < 40; i++)
+		s[i] = i < 36 ? 100 + 0.05 * i : 300;
+	double rsd = harness_rsd(s, 40);
+	assert_false(harness_enough(&c, 40, 1.0, rsd, 1.0)); /* the mean: about 9% */
+	assert_int_equal(harness_enough_ci(&c, s, 40, 1.0, 1.0), HARNESS_STOP_CI);
+	assert_false(harness_enough_ci(&c, s, 9, 1.0, 1.0)); /* under min_samples */
+	/* +-25% uniform: 10 samples put the median between ranks 1 and 9, a
+	 * standard error of 11% */
+	for (int i = 0; i < 10; i++)
+		s[i] = 75 + 50.0 * i / 9;
+	assert_false(harness_enough_ci(&c, s, 10, 1.0, 1.0));
+	c.host_rsd = 0.3; /* a host this noisy grants 0.3 / sqrt(10) = 9.5%: not yet */
+	assert_float_equal(harness_ci_target(&c), 0.3 / sqrt(10), 1e-12);
+	assert_false(harness_enough_ci(&c, s, 10, 1.0, 1.0));
+	c.host_rsd = 0.4; /* 12.6% */
+	assert_int_equal(harness_enough_ci(&c, s, 10, 1.0, 1.0), HARNESS_STOP_CI);
+	c.host_rsd = 0.01; /* a quiet host: target_rsd stands */
+	assert_float_equal(harness_ci_target(&c), 0.02, 0);
 }
 
 /* Cold GPU samples: microseconds of kernel each (the flush between them is
@@ -122,7 +157,7 @@ static void test_harness__warmup_then_samples_up_to_the_cap(void **state)
 	c.min_samples = 1000; /* never satisfied: the cap stops it */
 	c.max_samples = 20;
 	c.cold = 0;
-	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 64, &n), 0);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 64, &n, NULL), 0);
 	assert_int_equal(n, 20);
 	assert_int_equal(k.calls, 23);
 	for (int i = 0; i < n; i++)
@@ -130,7 +165,7 @@ static void test_harness__warmup_then_samples_up_to_the_cap(void **state)
 	/* the buffer bounds it too */
 	k.calls = 0;
 	c.max_samples = 1000;
-	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 7, &n), 0);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 7, &n, NULL), 0);
 	assert_int_equal(n, 7);
 }
 
@@ -150,12 +185,12 @@ static void test_harness__cold_samples_flush_first(void **state)
 	c.min_samples = 1000;
 	c.max_samples = 8;
 	c.cold = 1;
-	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n), 0);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n, NULL), 0);
 	assert_int_equal(n, 8);
 	assert_int_equal(k.flushed, 8); /* every sample saw a fresh flush */
 	k.flushed = 0;
 	c.cold = 0;
-	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n), 0);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 16, &n, NULL), 0);
 	assert_int_equal(k.flushed, 0);
 	harness_flush_free(&f);
 	assert_null(f.buf);
@@ -216,7 +251,7 @@ static void test_harness__a_failing_run_stops_the_loop(void **state)
 	harness_conf_default(&c);
 	c.warmup = 2;
 	c.cold = 0;
-	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 16, &n), DDT_EGENERIC);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, NULL, s, 16, &n, NULL), DDT_EGENERIC);
 	assert_int_equal(n, 3); /* two warm-ups, three samples, then the failure */
 	assert_string_equal(err_msg(), "planned failure");
 }
@@ -240,8 +275,14 @@ static void test_harness__time_limit_ends_a_noisy_measurement(void **state)
 	c.max_samples = 100000;
 	c.timeout_s = 0.02;
 	c.cold = 0;
-	assert_int_equal(harness_time_cpu(&c, sleepy, NULL, NULL, s, 100000, &n), 0);
+	int stop = 0;
+	assert_int_equal(harness_time_cpu(&c, sleepy, NULL, NULL, s, 100000, &n, &stop), 0);
 	assert_true(n >= 1 && n < 100000);
+	assert_int_equal(stop, HARNESS_STOP_TIMEOUT);
+	/* the caller's cap under max_samples */
+	assert_int_equal(harness_time_cpu(&c, sleepy, NULL, NULL, s, 3, &n, &stop), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(stop, HARNESS_STOP_MAX_SAMPLES);
 }
 
 static void par_fill(void *ctx, int tid, int nthreads)
@@ -287,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),
 		cmocka_unit_test(test_harness__cold_samples_flush_first),
 		cmocka_unit_test(test_harness__a_failing_run_stops_the_loop),
+		cmocka_unit_test(test_harness__the_median_rule_stops_a_long_tail),
 		cmocka_unit_test(test_harness__llc_is_each_distinct_top_level_cache_once),
 		cmocka_unit_test(test_harness__time_limit_ends_a_noisy_measurement),
 		cmocka_unit_test(test_harness__pool_covers_every_item_once),

@@ -23,7 +23,7 @@ static void fill(struct run_record *r)
 			    .median_us = 123.456, .p10_us = 120, .p90_us = 130, .min_us = 119,
 			    .max_us = 140, .stdev_us = 2.5, .bytes = 1.5e9, .flops = 3e6,
 			    .gbps = 11.1, .pct_peak = 88.8, .max_err = 1e-6,
-			    .sm_clock_mhz = NAN, .status = REC_OK};
+			    .sm_clock_mhz = NAN, .status = REC_OK, .stop = "ci"};
 	memset(r, 0, sizeof *r);
 	r->schema = RECORD_SCHEMA;
 	record_make_run_id(r->run_id, sizeof r->run_id, r->created, sizeof r->created);
@@ -37,6 +37,7 @@ static void fill(struct run_record *r)
 	assert_int_equal(record_add_row(r, &w), 0);
 	w.status = REC_SKIPPED;
 	w.median_us = NAN;
+	w.stop[0] = '\0';
 	snprintf(w.op, sizeof w.op, "allreduce");
 	snprintf(w.reason, sizeof w.reason, "needs 2 GPUs: 'found' 0 # really");
 	assert_int_equal(record_add_row(r, &w), 0);
@@ -65,6 +66,9 @@ static void test_record__round_trip_keeps_every_field(void **state)
 	assert_string_equal(b.rows[1].reason, a.rows[1].reason);
 	assert_int_equal(b.rows[1].status, REC_SKIPPED);
 	assert_true(isnan(b.rows[1].median_us));
+	assert_string_equal(b.rows[0].stop, "ci");
+	assert_string_equal(b.rows[1].stop, ""); /* no samples: no stop written */
+	assert_int_equal(b.schema, 3);
 	assert_string_equal(b.prov.host, "yes");
 	record_free(&a);
 	record_free(&b);
@@ -95,6 +99,50 @@ static void test_record__damaged_file_is_an_error_with_position(void **state)
 	free(path);
 }
 
+/* stop is one of the rules' names, else an error at its position; a
+ * record of schema 2 (no stop) reads with none. */
+static void test_record__stop_is_a_known_rule(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	struct run_record r;
+	struct ydiag diag = {0};
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+	const char *head = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: x\ntemplate: cpu\n"
+			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+			   " cuda_driver: '', nccl: '', host: h}\n"
+			   "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
+			   " mem_gb: 1, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~,"
+			   " copy_gbps: 10}\n"
+			   "rows:\n  - {op: memcpy, variant: hot, backend: cpu, device: 0,"
+			   " params: {mib: 1}, samples: 3, median_us: 1, p10_us: 1, p90_us: 1,"
+			   " min_us: 1, max_us: 1, stdev_us: 0, bytes: 1, flops: 0, gbps: 1,"
+			   " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: ok, reason: ''%s}\n";
+	char body[2048];
+	snprintf(body, sizeof body, head, 3, ", stop: soon");
+	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
+	assert_int_equal(record_read(&r, path, &diag), DDT_EINPUT);
+	assert_true(diag.n >= 1);
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:"));
+	assert_non_null(strstr(diag.msgs[0], "expected rsd, ci, timeout or max_samples"));
+	record_free(&r);
+	ydiag_free(&diag);
+	snprintf(body, sizeof body, head, 3, ", stop: timeout");
+	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
+	assert_int_equal(record_read(&r, path, &diag), 0);
+	assert_string_equal(r.rows[0].stop, "timeout");
+	record_free(&r);
+	snprintf(body, sizeof body, head, 2, "");
+	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
+	assert_int_equal(record_read(&r, path, &diag), 0);
+	assert_string_equal(r.rows[0].stop, "");
+	record_free(&r);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
 static void test_record__run_id_shape(void **state)
 {
 	(void)state;
@@ -111,6 +159,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record__round_trip_keeps_every_field),
 		cmocka_unit_test(test_record__damaged_file_is_an_error_with_position),
+		cmocka_unit_test(test_record__stop_is_a_known_rule),
 		cmocka_unit_test(test_record__run_id_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -322,6 +322,7 @@ int cu_time(struct cu_timer *t, const struct harness_conf *hc, cu_enqueue_fn fn,
 	    int calls, struct rec_row *row)
 {
 	int cap = hc->max_samples > 0 ? hc->max_samples : 10000, n = 0, dropped = 0, rc = 0;
+	int stop = HARNESS_GO_ON;
 	double *us = (double *)malloc((size_t)cap * sizeof *us);
 	double *mhz = (double *)malloc((size_t)cap * sizeof *mhz);
 	double total_s = 0, start;
@@ -361,9 +362,11 @@ int cu_time(struct cu_timer *t, const struct harness_conf *hc, cu_enqueue_fn fn,
 			total_s += s_us * calls * 1e-6;
 		}
 		double elapsed = harness_now_s() - start;
-		if (n >= cap || (n == 0 && elapsed >= hc->timeout_s))
+		if (n >= cap || (n == 0 && elapsed >= hc->timeout_s)) {
+			stop = n >= cap ? HARNESS_STOP_MAX_SAMPLES : HARNESS_STOP_TIMEOUT;
 			break;
-		if (n > 0 && harness_enough(hc, n, total_s, harness_rsd(us, n), elapsed))
+		}
+		if (n > 0 && (stop = harness_enough(hc, n, total_s, harness_rsd(us, n), elapsed)))
 			break;
 	}
 	if (!rc && n == 0)
@@ -379,6 +382,7 @@ int cu_time(struct cu_timer *t, const struct harness_conf *hc, cu_enqueue_fn fn,
 		row->sm_clock_mhz = nc ? (nc % 2 ? mhz[nc / 2] : 0.5 * (mhz[nc / 2 - 1] + mhz[nc / 2]))
 				       : NAN;
 		harness_stats(us, n, row);
+		snprintf(row->stop, sizeof row->stop, "%s", harness_stop_name(stop));
 	}
 	free(us);
 	free(mhz);

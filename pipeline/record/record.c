@@ -1,6 +1,8 @@
 /* record.c - run records: YAML emit, strict read, and run ids. */
 #include "record.h"
 
+#include "harness.h"
+
 #include "err.h"
 #include "fsx.h"
 
@@ -128,6 +130,8 @@ static void emit_row(struct yout *y, const struct rec_row *w)
 	yout_kv_num(y, "sm_clock_mhz", w->sm_clock_mhz);
 	yout_kv_str(y, "status", rec_status_name(w->status));
 	yout_kv_str(y, "reason", w->reason);
+	if (w->stop[0])
+		yout_kv_str(y, "stop", w->stop);
 	yout_end(y);
 }
 
@@ -164,10 +168,15 @@ int record_emit(const struct run_record *r, FILE *fp)
 
 	yout_init(&y, fp);
 	yout_map(&y);
-	/* a record with a machine section is schema 2 whatever it was read as */
-	yout_kv_int(&y, "schema",
-		    r->machine.known || r->prov.engine_rev[0] || !r->schema ? RECORD_SCHEMA
-									   : r->schema);
+	/* a record with a machine section is schema 2 whatever it was read as,
+	 * one whose rows say what stopped them schema 3 */
+	int schema = r->schema ? r->schema : RECORD_SCHEMA;
+	if ((r->machine.known || r->prov.engine_rev[0]) && schema < 2)
+		schema = 2;
+	for (size_t i = 0; i < r->nrows && schema < 3; i++)
+		if (r->rows[i].stop[0])
+			schema = 3;
+	yout_kv_int(&y, "schema", schema);
 	yout_kv_str(&y, "run_id", r->run_id);
 	yout_kv_str(&y, "created", r->created);
 	yout_kv_str(&y, "template", r->template_name);
@@ -231,6 +240,15 @@ static void read_device(struct yctx *c, struct ydoc_node *m, struct rec_device *
 	yget_check_unknown(c, m);
 }
 
+/* A row's stop as harness_stop_name writes it. */
+static int record_stop_valid(const char *stop)
+{
+	for (int i = HARNESS_STOP_RSD; i <= HARNESS_STOP_MAX_SAMPLES; i++)
+		if (!strcmp(stop, harness_stop_name(i)))
+			return 1;
+	return 0;
+}
+
 static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, size_t ndev)
 {
 	struct ydoc_node *params = NULL;
@@ -274,6 +292,12 @@ static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, siz
 			  "status: expected ok, failed, skipped or unsupported, got '%s'", status);
 	}
 	yget_strcpy(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
+	yget_strcpy(c, m, "stop", 0, w->stop, sizeof w->stop); /* schema 3 */
+	if (w->stop[0] && !record_stop_valid(w->stop)) {
+		struct ydoc_node *n = ydoc_get(m, "stop");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "stop: expected rsd, ci, timeout or max_samples, got '%s'", w->stop);
+	}
 	yget_check_unknown(c, m);
 }
 

@@ -9,8 +9,9 @@
 #include "ydoc.h"
 
 /* Schema 2 adds the optional `machine:` section and provenance.engine_rev;
- * schema-1 records read as before, with the machine state unknown. */
-#define RECORD_SCHEMA 2
+ * schema 3 each row's `stop`, the stopping rule that ended its samples.
+ * Older records read as before, the machine state unknown, no stop. */
+#define RECORD_SCHEMA 3
 #define RECORD_MAX_GPU_STATES 16
 
 /* One GPU's state while the run measured (NVML; NaN / -1 when unknown). */

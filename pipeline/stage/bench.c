@@ -143,12 +143,17 @@ int bench_cpu_copy_gbps(struct bench_cpu_run *run, double mib, double *gbps)
 		goto done;
 	}
 	if ((rc = bench_cpu_inputs(run, op, &p, &inst)) ||
-	    (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n)))
+	    (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n, NULL)))
 		goto done;
 	if (n > 0) {
 		struct rec_row row;
 		harness_stats(s, n, &row);
 		*gbps = op->bytes(&p) / (row.median_us * 1e3);
+		/* a copy has no spread of its own: its samples' is the host's
+		 * (p10..p90 over 2 x 1.2816, robust sigma for normal noise) */
+		run->host_rsd = n >= 3 && row.median_us > 0
+					? (row.p90_us - row.p10_us) / (2 * 1.2816) / row.median_us
+					: 0;
 	}
 	if (!(*gbps > 0))
 		rc = err_set(DDT_EGENERIC, "no sample of the copy");
@@ -169,13 +174,16 @@ static void bench_cpu_time(struct bench_cpu_run *run, const struct op_desc *op, 
 	for (int i = 0; i < nrows; i++) {
 		struct rec_row *row = &rows[i];
 		struct harness_conf c = *run->hc;
-		int n = 0;
+		int n = 0, stop = 0;
 		c.cold = !strcmp(row->variant, "cold");
+		c.host_rsd = run->host_rsd;
 		row->max_err = err;
 		cpu_threads_ran_reset();
-		int rc = harness_time_cpu(&c, op->run_cpu, inst, run->flush, s, c.max_samples, &n);
+		int rc = harness_time_cpu(&c, op->run_cpu, inst, run->flush, s, c.max_samples, &n,
+					  &stop);
 		rec_row_param_set(row, "threads", cpu_threads_ran());
 		harness_stats(s, n, row);
+		snprintf(row->stop, sizeof row->stop, "%s", harness_stop_name(stop));
 		row->gbps = row->bytes / (row->median_us * 1e3);
 		row->pct_peak = row->gbps / run->copy_gbps * 100;
 		if (rc)

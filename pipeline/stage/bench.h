@@ -51,6 +51,8 @@ struct bench_cpu_run {
 	int check_rows;                /* output rows checked against the reference; 0: all */
 	struct harness_flush *flush;   /* for cold rows */
 	double copy_gbps;              /* the %-of-peak base */
+	double host_rsd;               /* the copy probe's relative sigma: the host's noise
+					* the stopping rule adapts to (harness_conf) */
 	struct bench_spent *spent;     /* NULL, or where the seconds are added up */
 	const struct op_desc *keep_op; /* the last point's op and instance, kept */
 	void *keep;                    /* for its setup_from (a sweep draws its weights once) */
@@ -70,8 +72,9 @@ void bench_cpu_run_end(struct bench_cpu_run *run);
 
 /* The CPU's copy bandwidth in GB/s (bytes read + written per second) into
  * *gbps, measured with the memcpy op over mib MiB from run->seed: the
- * median of hot samples under run->hc. The instance stays in run for a
- * memcpy row of the same size. Returns 0, or an error code with the
+ * median of hot samples under run->hc; their robust relative sigma into
+ * run->host_rsd. The instance stays in run for a memcpy row of the same
+ * size. Returns 0, or an error code with the
  * message set (the buffers cannot be had, no sample) and *gbps NaN. */
 int bench_cpu_copy_gbps(struct bench_cpu_run *run, double mib, double *gbps);
 
