@@ -241,6 +241,42 @@ static void test_harness__llc_is_each_distinct_top_level_cache_once(void **state
 	assert_true(cpu_llc_bytes() > 0);
 }
 
+/* A large freed buffer serves the next allocation of about its size,
+ * zeroed again; a larger one grows it (old bytes zeroed, new ones fresh);
+ * much smaller ones and small buffers get their own; trim gives them back. */
+static void test_harness__large_buffers_are_reused_zeroed(void **state)
+{
+	(void)state;
+	size_t mib = 1u << 20;
+	cpu_alloc_trim();
+	unsigned char *a = cpu_alloc(8 * mib);
+	assert_non_null(a);
+	memset(a, 0x5a, 8 * mib);
+	cpu_free(a);
+	unsigned char *b = cpu_alloc(6 * mib); /* within twice: the same mapping */
+	assert_ptr_equal(b, a);
+	for (size_t i = 0; i < 6 * mib; i += 4093)
+		assert_int_equal(b[i], 0);
+	assert_int_equal(b[6 * mib - 1], 0);
+	memset(b, 0x33, 6 * mib);
+	cpu_free(b);
+	unsigned char *c = cpu_alloc(mib); /* under half: a fresh one */
+	assert_true(c != b);
+	unsigned char *d = cpu_alloc(20 * mib); /* grows the kept one */
+	assert_non_null(d);
+	for (size_t i = 0; i < 20 * mib; i += 4093)
+		assert_int_equal(d[i], 0);
+	assert_int_equal(d[20 * mib - 1], 0);
+	memset(d, 1, 20 * mib);
+	cpu_free(c);
+	cpu_free(d);
+	cpu_alloc_trim();
+	unsigned char *e = cpu_alloc(20 * mib);
+	assert_int_equal(e[0], 0);
+	cpu_free(e);
+	cpu_alloc_trim();
+}
+
 static void test_harness__a_failing_run_stops_the_loop(void **state)
 {
 	(void)state;
@@ -328,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),
 		cmocka_unit_test(test_harness__cold_samples_flush_first),
 		cmocka_unit_test(test_harness__a_failing_run_stops_the_loop),
+		cmocka_unit_test(test_harness__large_buffers_are_reused_zeroed),
 		cmocka_unit_test(test_harness__the_median_rule_stops_a_long_tail),
 		cmocka_unit_test(test_harness__llc_is_each_distinct_top_level_cache_once),
 		cmocka_unit_test(test_harness__time_limit_ends_a_noisy_measurement),

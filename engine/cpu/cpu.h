@@ -38,7 +38,12 @@ void cpu_split(size_t n, size_t align, int tid, int nthreads, size_t *lo, size_t
  * free with cpu_free. Large buffers are backed by huge pages when the
  * kernel offers them, which keeps TLB misses out of the bandwidth figures. */
 void *cpu_alloc(size_t bytes);
+/* Frees p (NULL: nothing); a buffer of 2 MiB or more is kept (up to 8) for
+ * the next cpu_alloc of about its size, which zeroes it again: pages
+ * already backed cost far less than fresh ones on a virtual machine. */
 void cpu_free(void *p);
+/* Gives the kept buffers back to the system (the end of a bench). */
+void cpu_alloc_trim(void);
 
 /* The last-level cache this process's CPUs can fill, in bytes: each
  * distinct instance of the highest cache level among the CPUs it may run

@@ -492,6 +492,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 done:
 	bench_cpu_run_end(&st.cpu);
 	harness_flush_free(&st.flush);
+	cpu_alloc_trim();
 	return rc;
 }
 
