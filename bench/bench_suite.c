@@ -65,6 +65,13 @@ int main(void)
 	line("validation (C reference, fast path once)", spent.check_s, wall);
 	line("copy-bandwidth probe (its samples also in the first lines)", spent.probe_s, wall);
 	line("the rest", wall - timed - warm - flush - spent.setup_s - spent.check_s, wall);
+	int stops[HARNESS_STOP_MAX_SAMPLES + 1] = {0};
+	for (size_t i = 0; i < r.nrows; i++)
+		for (int k = HARNESS_STOP_RSD; k <= HARNESS_STOP_MAX_SAMPLES; k++)
+			stops[k] += !strcmp(r.rows[i].stop, harness_stop_name(k));
+	printf("rows stopped by rsd %d, ci %d, timeout %d, max_samples %d (host noise %.1f%%)\n",
+	       stops[HARNESS_STOP_RSD], stops[HARNESS_STOP_CI], stops[HARNESS_STOP_TIMEOUT],
+	       stops[HARNESS_STOP_MAX_SAMPLES], 100 * spent.host_rsd);
 	printf("timed samples / wall time: %.2f (target >= 0.70)\n", timed / wall);
 done:
 	if (rc)

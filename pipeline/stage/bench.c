@@ -423,8 +423,10 @@ static int bench_devices(struct bench_state *st)
 	/* every CPU row's %copy is a share of it: no figure, no run */
 	double t0 = harness_now_s();
 	rc = bench_cpu_copy_gbps(&st->cpu, st->bc->copy_mib, &d.copy_gbps);
-	if (st->o->spent)
+	if (st->o->spent) {
 		st->o->spent->probe_s += harness_now_s() - t0;
+		st->o->spent->host_rsd = st->cpu.host_rsd;
+	}
 	if (rc)
 		return err_wrap(rc, "cpu.copy_mib: the %g MiB copy that measures the CPU's "
 			       "bandwidth failed (a smaller cpu.copy_mib, %g to %g MiB, may fit)",

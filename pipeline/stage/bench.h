@@ -15,6 +15,7 @@ struct bench_spent {
 	double setup_s;  /* making each op's inputs (op setup) and teardown */
 	double check_s;  /* validation: the C reference, poison, the fast path once */
 	double probe_s;  /* the copy-bandwidth probe */
+	double host_rsd; /* the host noise the stopping rule adapted to (bench_cpu_run) */
 };
 
 struct bench_opts {
