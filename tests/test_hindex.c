@@ -22,6 +22,8 @@
 #include "history.h"
 #include "record.h"
 
+#include <sqlite3.h>
+
 /* Night `day` (created on day `created`): three shapes of one op with their
  * spreads, a failed row, a row whose key repeats, an ok row without a
  * median; with machine and GPU state on even days. */
@@ -189,6 +191,19 @@ static size_t count_warnings(const struct ydiag *w, const char *what)
 	return n;
 }
 
+/* Loads runs as load_both does and frees it all; returns how many warnings
+ * name `what` (all of them: NULL). */
+static size_t load_warns(const char *runs, const char *what)
+{
+	struct history h;
+	struct ydiag w = load_both(runs, &h);
+	size_t n = what ? count_warnings(&w, what) : w.n;
+	ydiag_print(&w, stdout);
+	history_free(&h);
+	ydiag_free(&w);
+	return n;
+}
+
 static void test_hindex__cold_and_warm_loads_equal_the_records(void **state)
 {
 	(void)state;
@@ -226,12 +241,10 @@ static void test_hindex__a_changed_record_is_read_again(void **state)
 	char runs[] = "/tmp/ddt-hindex-XXXXXX";
 	struct history h;
 	make_runs(runs);
-	struct ydiag w = load_both(runs, &h);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, NULL), 2); /* the two skipped records */
 	/* night 4 rewritten with other medians (size and mtime change) */
 	store_night(runs, 4, 4, 400);
-	w = load_both(runs, &h);
+	struct ydiag w = load_both(runs, &h);
 	ydiag_print(&w, stdout);
 	assert_int_equal(count_warnings(&w, "20260404T010000Z-h/run.yaml changed since it was "
 					    "indexed"),
@@ -244,10 +257,7 @@ static void test_hindex__a_changed_record_is_read_again(void **state)
 	struct timespec ts[2] = {{0, UTIME_OMIT}, {1700000000, 0}};
 	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
 	free(p);
-	w = load_both(runs, &h);
-	assert_int_equal(count_warnings(&w, "changed since it was indexed"), 1);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, "changed since it was indexed"), 1);
 	/* a night removed, one added: neither warns; the index follows */
 	p = fsx_join(runs, "20260402T010000Z-h");
 	assert_int_equal(fsx_rm_rf(p), 0);
@@ -258,10 +268,7 @@ static void test_hindex__a_changed_record_is_read_again(void **state)
 	assert_int_equal(h.nruns, 8);
 	history_free(&h);
 	ydiag_free(&w);
-	w = load_both(runs, &h);
-	assert_int_equal(w.n, 2);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, NULL), 2);
 	fsx_rm_rf(runs);
 }
 
@@ -283,25 +290,15 @@ static void test_hindex__a_damaged_index_is_rebuilt_with_a_warning(void **state)
 	history_free(&h);
 	ydiag_free(&w);
 	/* rebuilt: the next load reads it without a word */
-	w = load_both(runs, &h);
-	assert_int_equal(w.n, 2);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, NULL), 2);
 	/* a sound file whose pages are overwritten midway */
 	FILE *fp = fopen(p, "r+");
 	assert_non_null(fp);
 	assert_int_equal(fseek(fp, 4096, SEEK_SET), 0);
 	assert_int_equal(fwrite(garbage, 1, 4096, fp), 4096);
 	fclose(fp);
-	w = load_both(runs, &h);
-	ydiag_print(&w, stdout);
-	assert_int_equal(count_warnings(&w, "rebuilt from the run records"), 1);
-	history_free(&h);
-	ydiag_free(&w);
-	w = load_both(runs, &h);
-	assert_int_equal(w.n, 2);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, "rebuilt from the run records"), 1);
+	assert_int_equal(load_warns(runs, NULL), 2);
 	free(p);
 	fsx_rm_rf(runs);
 }
@@ -347,6 +344,52 @@ static void test_hindex__a_link_at_its_name_is_refused(void **state)
 	assert_int_equal(st.st_size, 9);
 	unlink(victim);
 	free(p);
+	fsx_rm_rf(runs);
+}
+
+/* Runs sql on runs' index, with ?1 bound to night 3's id in it. */
+static void index_exec(const char *runs, const char *sql)
+{
+	char *p = fsx_join(runs, HINDEX_NAME);
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_text(st, 1, "20260403T010000Z-h", -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(p);
+}
+
+/* A night whose packed points (run_points) do not read back, whatever SQLite
+ * says of the file, is found in the load: the index is rebuilt with a
+ * warning naming the night, the history is the records', and the next load
+ * reads the rebuilt index without a word. */
+static void test_hindex__a_night_whose_points_do_not_read_back_is_rebuilt(void **state)
+{
+	(void)state;
+	char runs[] = "/tmp/ddt-hindex-XXXXXX";
+#define NIGHT3 " WHERE run = (SELECT id FROM runs WHERE run_id = ?1)"
+	static const char *const damage[] = {
+		"UPDATE run_points SET data = substr(data, 1, 30)" NIGHT3, /* cut in a point */
+		"UPDATE run_points SET data = x'0100'" NIGHT3,             /* cut in the count */
+		"UPDATE run_points SET data = x'07' || substr(data, 2)" NIGHT3, /* (text) */
+		"UPDATE run_points SET data = CAST(x'07000000' || substr(data, 5) AS BLOB)" NIGHT3,
+		"UPDATE run_points SET data = CAST(substr(data, 1, 8) || x'09' || substr(data, 10)"
+		" AS BLOB)" NIGHT3, /* the first point's status */
+		"UPDATE run_points SET data = CAST(x'05000000ffff' || substr(data, 7) AS BLOB)"
+		NIGHT3, /* its series */
+		"DELETE FROM run_points" NIGHT3,
+	};
+#undef NIGHT3
+	make_runs(runs);
+	assert_int_equal(load_warns(runs, NULL), 2);
+	for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
+		index_exec(runs, damage[i]);
+		assert_int_equal(load_warns(runs, "20260403T010000Z-h"), 1);
+		assert_int_equal(load_warns(runs, NULL), 2);
+	}
 	fsx_rm_rf(runs);
 }
 
@@ -407,12 +450,9 @@ static void test_hindex__queries_read_only(void **state)
 {
 	(void)state;
 	char runs[] = "/tmp/ddt-hindex-XXXXXX";
-	struct history h;
 	int rc;
 	make_runs(runs);
-	struct ydiag w = load_both(runs, &h);
-	history_free(&h);
-	ydiag_free(&w);
+	assert_int_equal(load_warns(runs, NULL), 2);
 	char *out = query(runs,
 			  "SELECT op, count(*) AS nights, max(median_us) FROM history"
 			  " WHERE status = 'ok' GROUP BY op ORDER BY op;",
@@ -452,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_hindex__a_changed_record_is_read_again),
 		cmocka_unit_test(test_hindex__a_damaged_index_is_rebuilt_with_a_warning),
 		cmocka_unit_test(test_hindex__a_link_at_its_name_is_refused),
+		cmocka_unit_test(test_hindex__a_night_whose_points_do_not_read_back_is_rebuilt),
 		cmocka_unit_test(test_hindex__concurrent_loads_share_it),
 		cmocka_unit_test(test_hindex__queries_read_only),
 	};
