@@ -441,6 +441,56 @@ static void test_acceptance__engine_mismatch_is_named(void **state)
 	free(path);
 }
 
+/* A trace whose steps record contexts 10, 20, ..., 1010 (and one that
+ * records none): their distribution, quantiles linear between order
+ * statistics. */
+static void test_acceptance__context_distribution_is_reported(void **state)
+{
+	(void)state;
+	const struct gen g = {3, 4, 20, 0};
+	char *buf = NULL, *path = tmp_path("context.jsonl"), *out;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	gen_trace(fp, &g, 101, 5);
+	assert_int_equal(fclose(fp), 0);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	int i = 0;
+	for (char *l = buf, *e; (e = strchr(l, '\n')) != NULL; l = e + 1) /* "...}\n" */
+		fprintf(fp, "%.*s,\"context\":%d}\n", (int)(e - l - 1), l, 10 * (101 - i++));
+	assert_int_equal(fclose(fp), 0);
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	acceptance_opts_default(&o);
+	replay_ok(&r, path, &o);
+	assert_int_equal(r.context_steps, 101);
+	assert_float_equal(r.context_mean, 510, 1e-9);
+	assert_float_equal(r.context_sd, 10 * sqrt(101 * 102 / 12.0), 1e-9);
+	static const double want[5] = {60, 260, 510, 760, 960};
+	for (int k = 0; k < 5; k++)
+		assert_float_equal(r.context_q[k], want[k], 1e-9);
+	assert_int_equal(r.context_min, 10);
+	assert_int_equal(r.context_max, 1010);
+	acceptance_free(&r);
+	char args[600];
+	snprintf(args, sizeof args, "acceptance %s --budgets 1,2", path);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "context: 101 of 101 steps record it: mean 510 tokens (sd 293); "
+				    "p5 60, p25 260, median 510, p75 760, p95 960; 10 to 1010\n"));
+	free(out);
+	/* none recorded: said so */
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(buf, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "context: no step records it"));
+	free(out);
+	free(buf);
+	free(path);
+}
+
 static void test_acceptance__budget_lists(void **state)
 {
 	(void)state;
@@ -589,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_acceptance__one_build_serves_every_budget),
 		cmocka_unit_test(test_acceptance__gzip_reads_like_plain),
 		cmocka_unit_test(test_acceptance__engine_mismatch_is_named),
+		cmocka_unit_test(test_acceptance__context_distribution_is_reported),
 		cmocka_unit_test(test_acceptance__budget_lists),
 		cmocka_unit_test(test_acceptance__same_figures_on_any_thread_count),
 		cmocka_unit_test(test_acceptance__command),

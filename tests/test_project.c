@@ -758,6 +758,55 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	project_free(&p);
 }
 
+/* A trace that records its steps' contexts gives their mean (the shipped
+ * one: 40952 tokens over 500 steps) to ddt's scenarios without one, even
+ * when none takes its acceptance; a scenario's own context stands; the
+ * seed's rows keep the anchors'; each row says which, and a note names
+ * them. The published curve gives none. */
+static void test_project__scenarios_take_the_traces_context(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	struct scenario s[4];
+	for (int i = 0; i < 4; i++)
+		s[i] = (struct scenario){.target = "b300", .pipeline = PIPE_NATIVE, .block = 8,
+					 .budget = 8, .concurrency = 1, .naccept = 1,
+					 .accept = {4.4}, .runnable = 1,
+					 .estimator = i == 2 ? EST_SEED : EST_CALIBRATED};
+	snprintf(s[0].name, sizeof s[0].name, "none");
+	snprintf(s[1].name, sizeof s[1].name, "own");
+	snprintf(s[2].name, sizeof s[2].name, "seed");
+	snprintf(s[3].name, sizeof s[3].name, "typed");
+	s[1].context = 8192;
+	s[3].context = 40952;
+	cfg.grid = cfg.sensitivity = 0;
+	use_trace(&cfg);
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 4, NULL, &cfg), 0);
+	assert_int_equal(p.rows[0].context, 40952);
+	assert_string_equal(p.rows[0].context_from, "trace");
+	assert_int_equal(p.rows[1].context, 8192);
+	assert_string_equal(p.rows[1].context_from, "scenario");
+	assert_int_equal(p.rows[2].context, 0);
+	assert_string_equal(p.rows[2].context_from, "");
+	/* the trace's mean is a context like any other */
+	assert_true(p.rows[0].ms[COMP_ATTN] == p.rows[3].ms[COMP_ATTN]);
+	assert_true(p.rows[0].tok_s.p50 == p.rows[3].tok_s.p50);
+	int said = 0;
+	for (size_t i = 0; i < p.nnotes; i++)
+		said += strstr(p.notes[i], "context from the acceptance trace: none takes its steps' "
+					   "mean context, 40952 tokens (500 steps record it, p5-p95 "
+					   "3331-77532)") != NULL;
+	assert_int_equal(said, 1);
+	assert_non_null(strstr(p.accept_source, "(500 steps, block 16"));
+	project_free(&p);
+	cfg.accept_kind = ACCEPT_PUBLISHED;
+	assert_int_equal(project_scenarios(&p, &f->cal, s, 4, NULL, &cfg), 0);
+	assert_int_equal(p.rows[0].context, 0);
+	assert_string_equal(p.rows[0].context_from, "");
+	project_free(&p);
+}
+
 /* ---------------------------------------------------------------- files */
 
 static void test_project__write_then_read_gives_the_same_projection(void **state)
@@ -1510,6 +1559,7 @@ int main(void)
 		cmocka_unit_test(test_project__cpu_run_never_recalibrates),
 		cmocka_unit_test(test_project__gpu_run_recalibrates_the_moe_curve_and_laws),
 		cmocka_unit_test(test_project__tree_attn_sweep_fits_the_context_law),
+		cmocka_unit_test(test_project__scenarios_take_the_traces_context),
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
 		cmocka_unit_test(test_project__settings_loader_is_strict),
 		cmocka_unit_test(test_project__transfer_factors_by_gpu_pair_and_width),

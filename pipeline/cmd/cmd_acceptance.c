@@ -54,7 +54,9 @@ const struct cli_spec cmd_acceptance_spec = {
 		 "acceptance length (root included) with a bootstrap interval over steps,\n"
 		 "what the drafter itself expected, the share of steps capped by the block,\n"
 		 "and the histogram of acceptance lengths. Lines that record accepted and\n"
-		 "budget_used are checked against the replay. TRACE '-' reads standard input.",
+		 "budget_used are checked against the replay; lines that record context give\n"
+		 "its distribution (a projection's scenarios without a context take its\n"
+		 "mean). TRACE '-' reads standard input.",
 	.takes_args = 1,
 	.opts = acceptance_opts_table,
 	.after = "example:\n"

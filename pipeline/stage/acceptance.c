@@ -325,9 +325,30 @@ struct tally {
 	size_t cap;
 	double drafter[ACCEPTANCE_MAX_BUDGETS];
 	long long capped[ACCEPTANCE_MAX_BUDGETS], k_limited[ACCEPTANCE_MAX_BUDGETS];
-	double engine_sum, replay_sum, context_sum;
+	double engine_sum, replay_sum;
+	double *ctx;             /* [context_steps] the contexts recorded, in line order */
+	size_t ctx_cap;
 	int L;                   /* the trace's positions; 0 before the first step */
 };
+
+/* Takes a step's context into r and t. Returns 0 or -1 (no memory). */
+static int tally_context(struct acceptance_result *r, struct tally *t, long long context)
+{
+	if ((size_t)r->context_steps == t->ctx_cap) {
+		size_t c = t->ctx_cap ? 2 * t->ctx_cap : 4096;
+		double *a = realloc(t->ctx, c * sizeof *a);
+		if (!a)
+			return -1;
+		t->ctx = a;
+		t->ctx_cap = c;
+	}
+	if (!r->context_steps || context < r->context_min)
+		r->context_min = context;
+	if (!r->context_steps || context > r->context_max)
+		r->context_max = context;
+	t->ctx[r->context_steps++] = (double)context;
+	return 0;
+}
 
 /* Takes line i of the batch into r and t; fails on a bad line. */
 static int tally_line(struct acceptance_result *r, struct tally *t, const struct job *jb, size_t i,
@@ -381,14 +402,8 @@ static int tally_line(struct acceptance_result *r, struct tally *t, const struct
 		if (!r->first_disagree && lr->engine_accepted != lr->engine_replayed)
 			r->first_disagree = line_no;
 	}
-	if (lr->context >= 0) {
-		if (!r->context_steps || lr->context < r->context_min)
-			r->context_min = lr->context;
-		if (!r->context_steps || lr->context > r->context_max)
-			r->context_max = lr->context;
-		r->context_steps++;
-		t->context_sum += (double)lr->context;
-	}
+	if (lr->context >= 0 && tally_context(r, t, lr->context))
+		return err_nomem();
 	r->steps++;
 	return 0;
 }
@@ -549,6 +564,23 @@ static int replay_all(struct acceptance_result *r, struct tally *t, struct job *
 	return rc;
 }
 
+/* The contexts' mean, standard deviation and quantiles (x sorted here). */
+static void finish_context(struct acceptance_result *r, double *x)
+{
+	static const double q[5] = {0.05, 0.25, 0.5, 0.75, 0.95};
+	int n = (int)r->context_steps;
+	double s = 0, ss = 0;
+	for (int i = 0; i < n; i++)
+		s += x[i];
+	r->context_mean = s / n;
+	for (int i = 0; i < n; i++)
+		ss += (x[i] - r->context_mean) * (x[i] - r->context_mean);
+	r->context_sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+	qsort(x, (size_t)n, sizeof *x, dbl_cmp);
+	for (int k = 0; k < 5; k++)
+		r->context_q[k] = quantile(x, n, q[k]);
+}
+
 /* Means and shares from the totals. */
 static void finish(struct acceptance_result *r, const struct tally *t)
 {
@@ -568,7 +600,7 @@ static void finish(struct acceptance_result *r, const struct tally *t)
 		r->replay_mean = t->replay_sum / (double)r->engine_steps;
 	}
 	if (r->context_steps)
-		r->context_mean = t->context_sum / (double)r->context_steps;
+		finish_context(r, t->ctx);
 }
 
 int acceptance_replay(struct acceptance_result *r, const char *path, const struct acceptance_opts *o)
@@ -612,6 +644,7 @@ done:
 	free(jb.acc);
 	free(jb.drafter);
 	free(t.acc);
+	free(t.ctx);
 	return rc;
 }
 
@@ -692,8 +725,14 @@ static void text_engine(const struct acceptance_result *r, FILE *fp)
 			    "another block, or budget_used over %d)\n",
 			r->engine_skipped, ACCEPTANCE_MAX_BUDGET);
 	if (r->context_steps)
-		fprintf(fp, "context: %lld steps record it: mean %.0f tokens (%lld to %lld)\n",
-			r->context_steps, r->context_mean, r->context_min, r->context_max);
+		fprintf(fp, "context: %lld of %lld steps record it: mean %.0f tokens (sd %.0f); "
+			    "p5 %.0f, p25 %.0f, median %.0f, p75 %.0f, p95 %.0f; %lld to %lld\n",
+			r->context_steps, r->steps, r->context_mean, r->context_sd, r->context_q[0],
+			r->context_q[1], r->context_q[2], r->context_q[3], r->context_q[4],
+			r->context_min, r->context_max);
+	else
+		fprintf(fp, "context: no step records it (a projection's scenarios keep their "
+			    "own, or the anchors')\n");
 }
 
 void acceptance_write_text(const struct acceptance_result *r, FILE *fp)
@@ -786,7 +825,11 @@ static void yaml_engine(struct yout *y, const struct acceptance_result *r)
 	yout_map_flow(y);
 	yout_kv_int(y, "steps", r->context_steps);
 	yout_kv_num(y, "mean", r->context_steps ? r->context_mean : NAN);
+	yout_kv_num(y, "sd", r->context_steps ? r->context_sd : NAN);
 	yout_kv_num(y, "min", r->context_steps ? (double)r->context_min : NAN);
+	static const char *const qk[5] = {"p5", "p25", "p50", "p75", "p95"};
+	for (int k = 0; k < 5; k++)
+		yout_kv_num(y, qk[k], r->context_steps ? r->context_q[k] : NAN);
 	yout_kv_num(y, "max", r->context_steps ? (double)r->context_max : NAN);
 	yout_end(y);
 }

@@ -61,10 +61,13 @@ struct acceptance_result {
 	double engine_mean, replay_mean; /* over the compared lines */
 	long long first_disagree;  /* line number, 0 when none */
 
-	/* context (tokens before the root), over lines that record it */
+	/* context (tokens before the root), over lines that record it: its
+	 * distribution (a projection's scenarios without a context take the
+	 * mean: attention grows linearly in it) */
 	long long context_steps;
-	double context_mean;
+	double context_mean, context_sd;
 	long long context_min, context_max;
+	double context_q[5];       /* p5, p25, p50, p75, p95 */
 };
 
 /* Replays every step of the trace at path ("-": standard input) at every

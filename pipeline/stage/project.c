@@ -2367,6 +2367,45 @@ static void rows_context_from(struct projection *p, const struct scenario *own, 
 	}
 }
 
+/* The scenarios scs[0..n) with the acceptance trace's mean context given
+ * to ddt's (calibrated) ones that have none, into *own (malloc'd; NULL:
+ * the trace records no context, scs stand): attention grows linearly in
+ * context, so the mean context gives the mean step. The seed's rows keep
+ * the anchors' (the seed estimator has no context). Returns 0, DDT_EINPUT
+ * (a mean beyond the model's context) or DDT_ENOMEM. */
+static int trace_contexts(struct projection *p, const struct calib *c,
+			  const struct project_accept *acc, const struct scenario *scs, size_t n,
+			  struct scenario **own)
+{
+	double q[3];
+	long long steps = project_accept_context(acc, q);
+	long ctx = lround(steps ? q[0] : 0);
+	char list[300] = "";
+	size_t len = 0;
+	*own = NULL;
+	if (ctx <= 0)
+		return 0;
+	if (ctx > c->model.context_tokens)
+		return err_set(DDT_EINPUT, "%s: the steps' mean context %ld is beyond the model's %g "
+			       "tokens", acc->cfg->accept_trace, ctx, c->model.context_tokens);
+	if (!(*own = malloc((n ? n : 1) * sizeof **own)))
+		return err_nomem();
+	memcpy(*own, scs, n * sizeof *scs);
+	for (size_t i = 0; i < n; i++)
+		if (!scs[i].context && scs[i].estimator == EST_CALIBRATED) {
+			(*own)[i].context = (int)ctx;
+			if (len < sizeof list)
+				len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+							len ? ", " : "", scs[i].name);
+		}
+	if (!len)
+		return 0;
+	return add_note(p, "context from the acceptance trace: %s take%s its steps' mean context, "
+			"%ld tokens (%lld steps record it, p5-p95 %.0f-%.0f): attention grows "
+			"linearly in context, so the mean context gives the mean step", list,
+			strchr(list, ',') ? "" : "s", ctx, steps, q[1], q[2]);
+}
+
 /* Projects scenarios scs[0..n) into p by cfg, on a copy of c0 with
  * tonight's run folded in (run: NULL for none). Returns 0 or an error code. */
 static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
@@ -2379,6 +2418,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	long *row_case = NULL, *cell_case = NULL, *row_lane = NULL, *cell_lane = NULL;
 	int *race_c = NULL;
 	const struct scenario *gs = NULL;
+	struct scenario *own = NULL; /* scs with the trace's context (trace_contexts) */
 	int rc = 0;
 
 	if (!c || !m) {
@@ -2404,7 +2444,11 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	mc_init(&mc, c, m);
 	gs = cfg->grid ? grid_scenario(cfg, scs, n) : NULL;
 	if ((rc = accept_prepare(&acc, cfg, scs, n, gs)) != 0 ||
-	    (rc = rows_setup(p, c, scs, n, &mc, m, &acc, &row_case, &row_lane)) != 0)
+	    (rc = trace_contexts(p, c, &acc, scs, n, &own)) != 0)
+		goto done;
+	if (own)
+		gs = cfg->grid ? grid_scenario(cfg, own, n) : NULL;
+	if ((rc = rows_setup(p, c, own ? own : scs, n, &mc, m, &acc, &row_case, &row_lane)) != 0)
 		goto done;
 	rows_context_from(p, scs, n);
 	mc.row_lane = row_lane;
@@ -2432,6 +2476,7 @@ done:
 	free(row_lane);
 	free(cell_case);
 	free(cell_lane);
+	free(own);
 	free(m);
 	free(c);
 	return rc;

@@ -90,6 +90,14 @@ int project_accept_replay(struct project_accept *a)
 	struct acceptance_opts o;
 	if (a->kind != ACCEPT_TRACE)
 		return 0;
+	/* nothing asked of it: one replay all the same, at the trace's block and
+	 * one budget, for what the trace says of itself (its steps, block, top-K
+	 * and context: project_accept_context) */
+	if (!a->nrep) {
+		a->rep_block[a->nrep++] = 0;
+		if (!a->nbudgets)
+			a->budgets[a->nbudgets++] = 1;
+	}
 	acceptance_opts_default(&o);
 	o.nbudgets = a->nbudgets;
 	memcpy(o.budgets, a->budgets, sizeof o.budgets);
@@ -282,6 +290,17 @@ void project_accept_describe(const struct project_accept *a, const char *level_n
 		 "over budget to the power of a %s exponent (point %g, p5-p95 %.2g-%.2g)",
 		 cfg->curve_label, level_name, range, a->level_budget, calib_dist_kind_name(d->kind),
 		 d->point, calib_dist_quantile(d, 0.05), calib_dist_quantile(d, 0.95));
+}
+
+long long project_accept_context(const struct project_accept *a, double q[3])
+{
+	const struct acceptance_result *r = a->kind == ACCEPT_TRACE && a->nrep ? &a->rep[0] : NULL;
+	if (!r || !r->context_steps)
+		return 0;
+	q[0] = r->context_mean;
+	q[1] = r->context_q[0];
+	q[2] = r->context_q[4];
+	return r->context_steps;
 }
 
 void project_accept_free(struct project_accept *a)

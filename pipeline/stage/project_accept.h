@@ -58,8 +58,9 @@ void project_accept_init(struct project_accept *a, const struct project_config *
  * when more budgets or blocks are asked for than a replay takes. */
 int project_accept_want(struct project_accept *a, int block, int budget);
 
-/* Trace: replays it at every budget wanted, once per block wanted, and
- * factors each covariance. Published: nothing. Returns 0 or the replay's
+/* Trace: replays it at every budget wanted, once per block wanted (none
+ * wanted: once at its own block and budget 1, for what it says of itself),
+ * and factors each covariance. Published: nothing. Returns 0 or the replay's
  * error (DDT_EINPUT names the trace, line and column; DDT_ENOTFOUND,
  * DDT_EIO, DDT_ENOMEM), prefixed with the template key. */
 int project_accept_replay(struct project_accept *a);
@@ -92,6 +93,11 @@ static inline const double *project_accept_draws(const struct project_accept *a,
 /* The source in words, for the grid and the notes. */
 void project_accept_describe(const struct project_accept *a, const char *level_name, char *buf,
 			     size_t len);
+
+/* The trace's context (tokens before the root) over its steps that record
+ * it: their count, with its mean, p5 and p95 in q[3]; 0 when the source is
+ * no trace, was not replayed, or records no context. */
+long long project_accept_context(const struct project_accept *a, double q[3]);
 
 void project_accept_free(struct project_accept *a);
 
