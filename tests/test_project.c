@@ -705,6 +705,10 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	assert_string_equal(p.context_law_label, "fit of 9 tree_attn rows, R^2 1.000");
 	assert_non_null(strstr(p.context_law, "on H200 SXM (ctx 4096-65536, T 1-33)"));
 	assert_string_equal(p.rows[1].context_from, "scenario");
+	int noted = 0;
+	for (size_t i = 0; i < p.nnotes; i++)
+		noted += !strncmp(p.notes[i], "attention over context: fit of 9 tree_attn rows", 47);
+	assert_int_equal(noted, 1);
 	double layers = f->cal.model.layers;
 	double tok = layers * (CTX_B * h200->bw_tbps / b300->bw_tbps +
 			       33 * CTX_C * h200->bf16_tflops / b300->bf16_tflops) / 1e3;

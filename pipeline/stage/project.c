@@ -2244,7 +2244,8 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 {
 	int rc;
 
-	int ctx = p->has_grid && p->grid.context > 0;
+	/* the law when a row takes it, or when tonight measured it */
+	int ctx = (p->has_grid && p->grid.context > 0) || c->law_ctx.n;
 	for (size_t i = 0; i < p->nrows; i++)
 		ctx |= p->rows[i].context > 0;
 	if (ctx)
