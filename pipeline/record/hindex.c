@@ -55,6 +55,18 @@ enum { PK_COUNT = 4 };
 enum { PK_SERIES = 0, PK_STATUS = 4, PK_SAMPLES = 5, PK_MEDIAN = 9, PK_SPREAD = 17,
        PK_RLEN = 25, PK_FIXED = 26 };
 
+/* The statements a load reads with. */
+enum { R_RUN, R_GPUS, R_PTS, R_KEY, R_COUNT };
+static const char *const read_sql[R_COUNT] = {
+	"SELECT created, template, git_rev, engine_rev, machine_known, load_avg_1m,"
+	" cpu_steal_pct, cpu_others_pct, cpu_mhz, cpus, ngpus FROM runs"
+	" WHERE id = ?1 AND size = ?2 AND mtime_ns = ?3 AND skipped IS NULL",
+	"SELECT gpu, sm_clock_mhz, mem_clock_mhz, temp_c, throttle, other_procs FROM run_gpus"
+	" WHERE run = ?1 ORDER BY slot",
+	"SELECT data FROM run_points WHERE run = ?1",
+	"SELECT op, variant, params, device, backend, build, machine FROM series WHERE id = ?1",
+};
+
 /* An indexed run, as the index listed it when opened. */
 struct hix_entry {
 	char *name;
@@ -85,7 +97,7 @@ struct hindex {
 	size_t nid_of;
 	struct hix_note *notes;
 	size_t nnotes, cap_notes;
-	sqlite3_stmt *q_run, *q_gpus, *q_pts, *q_key;
+	sqlite3_stmt *q[R_COUNT];  /* read_sql, prepared at open */
 };
 
 /* Is this an SQLite result that says the file is not a sound index? */
@@ -150,25 +162,9 @@ nomem:
 /* Prepares the statements a load reads with. Returns an SQLite code. */
 static int prepare_reads(struct hindex *ix)
 {
-	int rc = sqlite3_prepare_v2(
-		ix->db,
-		"SELECT created, template, git_rev, engine_rev, machine_known, load_avg_1m,"
-		" cpu_steal_pct, cpu_others_pct, cpu_mhz, cpus, ngpus FROM runs"
-		" WHERE id = ?1 AND size = ?2 AND mtime_ns = ?3 AND skipped IS NULL",
-		-1, &ix->q_run, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(ix->db,
-					"SELECT gpu, sm_clock_mhz, mem_clock_mhz, temp_c, throttle,"
-					" other_procs FROM run_gpus WHERE run = ?1 ORDER BY slot",
-					-1, &ix->q_gpus, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(ix->db, "SELECT data FROM run_points WHERE run = ?1", -1,
-					&ix->q_pts, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(ix->db,
-					"SELECT op, variant, params, device, backend, build, machine"
-					" FROM series WHERE id = ?1",
-					-1, &ix->q_key, NULL);
+	int rc = SQLITE_OK;
+	for (int k = 0; k < R_COUNT && rc == SQLITE_OK; k++)
+		rc = sqlite3_prepare_v2(ix->db, read_sql[k], -1, &ix->q[k], NULL);
 	return rc;
 }
 
@@ -260,10 +256,8 @@ static int open_db(struct hindex *ix)
  * returns "database is locked" at once rather than risk a deadlock). */
 static void end_read(struct hindex *ix)
 {
-	sqlite3_reset(ix->q_run);
-	sqlite3_reset(ix->q_gpus);
-	sqlite3_reset(ix->q_pts);
-	sqlite3_reset(ix->q_key);
+	for (int k = 0; k < R_COUNT; k++)
+		sqlite3_reset(ix->q[k]);
 	if (ix->in_read)
 		sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL);
 	ix->in_read = 0;
@@ -271,11 +265,10 @@ static void end_read(struct hindex *ix)
 
 static void close_db(struct hindex *ix)
 {
-	sqlite3_finalize(ix->q_run);
-	sqlite3_finalize(ix->q_gpus);
-	sqlite3_finalize(ix->q_pts);
-	sqlite3_finalize(ix->q_key);
-	ix->q_run = ix->q_gpus = ix->q_pts = ix->q_key = NULL;
+	for (int k = 0; k < R_COUNT; k++) {
+		sqlite3_finalize(ix->q[k]);
+		ix->q[k] = NULL;
+	}
 	sqlite3_close(ix->db);
 	ix->db = NULL;
 	ix->in_read = 0;
@@ -434,18 +427,18 @@ static long series_of(struct hindex *ix, struct history *h, sqlite3_int64 sid)
 		return sid <= 0 ? -2 : -1;
 	if (ix->hist_of[sid] >= 0)
 		return ix->hist_of[sid];
-	sqlite3_reset(ix->q_key);
-	sqlite3_bind_int64(ix->q_key, 1, sid);
-	if (sqlite3_step(ix->q_key) != SQLITE_ROW)
+	sqlite3_reset(ix->q[R_KEY]);
+	sqlite3_bind_int64(ix->q[R_KEY], 1, sid);
+	if (sqlite3_step(ix->q[R_KEY]) != SQLITE_ROW)
 		return -2;
 	memset(&k, 0, sizeof k);
-	copy_col(k.op, sizeof k.op, ix->q_key, 0);
-	copy_col(k.variant, sizeof k.variant, ix->q_key, 1);
-	copy_col(k.params, sizeof k.params, ix->q_key, 2);
-	copy_col(k.device, sizeof k.device, ix->q_key, 3);
-	copy_col(k.backend, sizeof k.backend, ix->q_key, 4);
-	copy_col(k.build, sizeof k.build, ix->q_key, 5);
-	copy_col(k.machine, sizeof k.machine, ix->q_key, 6);
+	copy_col(k.op, sizeof k.op, ix->q[R_KEY], 0);
+	copy_col(k.variant, sizeof k.variant, ix->q[R_KEY], 1);
+	copy_col(k.params, sizeof k.params, ix->q[R_KEY], 2);
+	copy_col(k.device, sizeof k.device, ix->q[R_KEY], 3);
+	copy_col(k.backend, sizeof k.backend, ix->q[R_KEY], 4);
+	copy_col(k.build, sizeof k.build, ix->q[R_KEY], 5);
+	copy_col(k.machine, sizeof k.machine, ix->q[R_KEY], 6);
 	if ((s = history_series_of(h, &k)) < 0 ||
 	    grow((void **)&ix->id_of, &ix->nid_of, (size_t)s, sizeof *ix->id_of, 0))
 		return -1;
@@ -458,7 +451,7 @@ static long series_of(struct hindex *ix, struct history *h, sqlite3_int64 sid)
  * (not as listed: changed meanwhile) or an error. */
 static int read_run(struct hindex *ix, const struct hix_entry *e, struct hist_run *r)
 {
-	sqlite3_stmt *q = ix->q_run;
+	sqlite3_stmt *q = ix->q[R_RUN];
 	int rc;
 
 	sqlite3_reset(q);
@@ -482,7 +475,7 @@ static int read_run(struct hindex *ix, const struct hix_entry *e, struct hist_ru
 	r->machine.ngpus = sqlite3_column_int(q, 10);
 	if (r->machine.ngpus < 0 || r->machine.ngpus > RECORD_MAX_GPU_STATES)
 		return SQLITE_CORRUPT;
-	q = ix->q_gpus;
+	q = ix->q[R_GPUS];
 	sqlite3_reset(q);
 	sqlite3_bind_int64(q, 1, e->id);
 	for (int g = 0; g < r->machine.ngpus; g++) {
@@ -556,7 +549,7 @@ static int unpack_point(struct hindex *ix, struct history *h, const unsigned cha
  * (ix->damage says why when SQLite does not) or DDT_ENOMEM. */
 static int read_points(struct hindex *ix, struct history *h, const struct hix_entry *e)
 {
-	sqlite3_stmt *q = ix->q_pts;
+	sqlite3_stmt *q = ix->q[R_PTS];
 	const unsigned char *b;
 	size_t len, at = PK_COUNT, n = 0;
 	int rc;
