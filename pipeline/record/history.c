@@ -102,26 +102,41 @@ long history_find(const struct history *h, const struct hist_key *k)
 	return -1;
 }
 
-/* Rebuilds the series index with room for at least `want` series (half
- * full at most). Returns 0 or DDT_ENOMEM (the old index kept). */
+/* Replaces the open-addressing table *slot (*cap slots) by one for items
+ * 0..n) with room for at least `want` (half full at most): item k, hashed
+ * by hash(items, k), in slot k + 1; 0 empty. Returns 0 or DDT_ENOMEM (the
+ * old table kept). */
+static int slots_build(size_t **slot, size_t *cap, size_t want, size_t n,
+		       uint64_t (*hash)(const void *items, size_t k), const void *items)
+{
+	size_t c = 64;
+	while (c < 2 * want)
+		c *= 2;
+	size_t *t = calloc(c, sizeof *t);
+	if (!t)
+		return err_nomem();
+	for (size_t k = 0; k < n; k++) {
+		size_t i = hash(items, k) & (c - 1);
+		while (t[i])
+			i = (i + 1) & (c - 1);
+		t[i] = k + 1;
+	}
+	free(*slot);
+	*slot = t;
+	*cap = c;
+	return 0;
+}
+
+static uint64_t series_hash(const void *series, size_t k)
+{
+	return key_hash(&((const struct hist_series *)series)[k].key);
+}
+
+/* Rebuilds the series index with room for at least `want` series. Returns
+ * 0 or DDT_ENOMEM (the old index kept). */
 static int index_rebuild(struct history *h, size_t want)
 {
-	size_t cap = 64;
-	while (cap < 2 * want)
-		cap *= 2;
-	size_t *slot = calloc(cap, sizeof *slot);
-	if (!slot)
-		return err_nomem();
-	for (size_t s = 0; s < h->n; s++) {
-		size_t i = key_hash(&h->series[s].key) & (cap - 1);
-		while (slot[i])
-			i = (i + 1) & (cap - 1);
-		slot[i] = s + 1;
-	}
-	free(h->index);
-	h->index = slot;
-	h->index_cap = cap;
-	return 0;
+	return slots_build(&h->index, &h->index_cap, want, h->n, series_hash, h->series);
 }
 
 long history_run_index(const struct history *h, const char *run_id)
@@ -191,26 +206,9 @@ static void point_clear_analysis(struct hist_point *p)
 	p->change_nights = 0;
 }
 
-/* Rebuilds t's lookup with room for at least `want` texts (half full at
- * most). Returns 0 or DDT_ENOMEM (the old lookup kept). */
-static int texts_rehash(struct hist_texts *t, size_t want)
+static uint64_t text_hash(const void *text, size_t k)
 {
-	size_t cap = 64;
-	while (cap < 2 * want)
-		cap *= 2;
-	size_t *slot = calloc(cap, sizeof *slot);
-	if (!slot)
-		return err_nomem();
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = fnv1a(2166136261u, t->text[k]) & (cap - 1);
-		while (slot[i])
-			i = (i + 1) & (cap - 1);
-		slot[i] = k + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->slot_cap = cap;
-	return 0;
+	return fnv1a(2166136261u, ((char *const *)text)[k]);
 }
 
 /* t's stored copy of text, added when new; "" for "" or NULL. NULL on
@@ -225,7 +223,8 @@ static const char *texts_intern(struct hist_texts *t, const char *text)
 		if (!strcmp(t->text[t->slot[i] - 1], text))
 			return t->text[t->slot[i] - 1];
 	if (reserve((void **)&t->text, t->n, &t->cap, sizeof *t->text) ||
-	    (2 * (t->n + 1) > t->slot_cap && texts_rehash(t, t->n + 1)))
+	    (2 * (t->n + 1) > t->slot_cap &&
+	     slots_build(&t->slot, &t->slot_cap, t->n + 1, t->n, text_hash, t->text)))
 		return NULL;
 	char *copy = strdup(text);
 	if (!copy)
