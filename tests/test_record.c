@@ -77,26 +77,34 @@ static void test_record__round_trip_keeps_every_field(void **state)
 	free(path);
 }
 
+/* Reads text as a run.yaml in a fresh folder, removed after; returns
+ * record_read's code. */
+static int read_text(const char *text, struct run_record *r, struct ydiag *diag)
+{
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+	assert_int_equal(fsx_write_all(path, text, strlen(text)), 0);
+	int rc = record_read(r, path, diag);
+	fsx_rm_rf(dir);
+	free(path);
+	return rc;
+}
+
 static void test_record__damaged_file_is_an_error_with_position(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/ddt-rec-XXXXXX";
 	struct run_record r;
 	struct ydiag diag = {0};
-	assert_non_null(mkdtemp(dir));
-	char *path = fsx_join(dir, "run.yaml");
 	const char *bad = "schema: 1\nrun_id: 20260101T000000Z-x\ncreated: x\ntemplate: cpu\n"
 			  "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
 			  " cuda_driver: '', nccl: '', host: h}\n"
 			  "devices: []\nrows:\n  - op: memcpy\n    bogus: 1\n";
-	assert_int_equal(fsx_write_all(path, bad, strlen(bad)), 0);
-	assert_int_equal(record_read(&r, path, &diag), DDT_EINPUT);
+	assert_int_equal(read_text(bad, &r, &diag), DDT_EINPUT);
 	assert_true(diag.n >= 1);
 	assert_non_null(strstr(diag.msgs[0], "run.yaml:"));
 	record_free(&r);
 	ydiag_free(&diag);
-	fsx_rm_rf(dir);
-	free(path);
 }
 
 /* stop is one of the rules' names, else an error at its position; a
@@ -104,11 +112,8 @@ static void test_record__damaged_file_is_an_error_with_position(void **state)
 static void test_record__stop_is_a_known_rule(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/ddt-rec-XXXXXX";
 	struct run_record r;
 	struct ydiag diag = {0};
-	assert_non_null(mkdtemp(dir));
-	char *path = fsx_join(dir, "run.yaml");
 	const char *head = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: x\ntemplate: cpu\n"
 			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
 			   " cuda_driver: '', nccl: '', host: h}\n"
@@ -121,26 +126,21 @@ static void test_record__stop_is_a_known_rule(void **state)
 			   " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: ok, reason: ''%s}\n";
 	char body[2048];
 	snprintf(body, sizeof body, head, 3, ", stop: soon");
-	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
-	assert_int_equal(record_read(&r, path, &diag), DDT_EINPUT);
+	assert_int_equal(read_text(body, &r, &diag), DDT_EINPUT);
 	assert_true(diag.n >= 1);
 	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:"));
 	assert_non_null(strstr(diag.msgs[0], "expected rsd, ci, timeout or max_samples"));
 	record_free(&r);
 	ydiag_free(&diag);
 	snprintf(body, sizeof body, head, 3, ", stop: timeout");
-	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
-	assert_int_equal(record_read(&r, path, &diag), 0);
+	assert_int_equal(read_text(body, &r, &diag), 0);
 	assert_string_equal(r.rows[0].stop, "timeout");
 	record_free(&r);
 	snprintf(body, sizeof body, head, 2, "");
-	assert_int_equal(fsx_write_all(path, body, strlen(body)), 0);
-	assert_int_equal(record_read(&r, path, &diag), 0);
+	assert_int_equal(read_text(body, &r, &diag), 0);
 	assert_string_equal(r.rows[0].stop, "");
 	record_free(&r);
 	ydiag_free(&diag);
-	fsx_rm_rf(dir);
-	free(path);
 }
 
 static void test_record__run_id_shape(void **state)
