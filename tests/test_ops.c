@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu.h"
@@ -74,6 +75,48 @@ static void memcpy_cases(void)
 	struct op_params p = params_of("mib", 0.3, NULL);
 	for (uint64_t s = 1; s <= 2; s++)
 		assert_true(check_op("memcpy", &p, s) == 0);
+}
+
+/* Fills of n elements from one seed: the same on one thread and on three
+ * (a megabyte or more is drawn on the pool, in blocks of their own), and a
+ * short fill is the start of a long one. */
+static void test_ops__fills_are_the_same_for_any_thread_count(void **state)
+{
+	(void)state;
+	size_t n = (3u << 20) + 12345; /* bytes: uneven blocks and splits */
+	uint8_t *a = malloc(n), *b = malloc(n), *c = malloc(1000);
+	bf16_t *h1 = malloc(n), *h3 = malloc(n);
+	float *f1 = malloc(n * 2), *f3 = malloc(n * 2);
+	struct rng r;
+	int saved = cpu_threads();
+	assert_true(a && b && c && h1 && h3 && f1 && f3);
+	for (int pass = 0; pass < 2; pass++) {
+		cpu_threads_set(pass ? 3 : 1);
+		rng_seed(&r, 42);
+		opkit_fill_bytes(pass ? b : a, n, &r);
+		opkit_fill_bf16(pass ? h3 : h1, n / 2, &r, -1, 1);
+		opkit_fill_f32(pass ? f3 : f1, n / 2, &r, 0, 2);
+	}
+	cpu_threads_set(saved);
+	assert_memory_equal(a, b, n);
+	assert_memory_equal(h1, h3, n / 2 * sizeof *h1);
+	assert_memory_equal(f1, f3, n / 2 * sizeof *f1);
+	for (size_t i = 0; i < n / 2; i += 997)
+		assert_true(f1[i] >= 0 && f1[i] < 2);
+	rng_seed(&r, 42);
+	opkit_fill_bytes(c, 1000, &r);
+	assert_memory_equal(a, c, 1000);
+	size_t same = 0;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		same += a[i] == a[i + 1];
+	assert_true(same < n / 2 / 100); /* about 1 in 256: the bytes are drawn */
+	free(a);
+	free(b);
+	free(c);
+	free(h1);
+	free(h3);
+	free(f1);
+	free(f3);
 }
 
 static void test_ops__memcpy_copies_every_byte(void **state)
@@ -440,6 +483,7 @@ static void test_ops__table_rows_are_complete(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ops__fills_are_the_same_for_any_thread_count),
 		cmocka_unit_test(test_ops__memcpy_copies_every_byte),
 		cmocka_unit_test(test_ops__moe_w4a16_matches_reference),
 		cmocka_unit_test(test_ops__moe_w4a16_ep_marks_remote_slots),

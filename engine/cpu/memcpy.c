@@ -38,6 +38,17 @@ static void memcpy_teardown(void *inst)
 	free(in);
 }
 
+/* The passes over a whole buffer (faulting it in, poison, compare) run on
+ * every pool thread, each over the share the copy itself gives it: a
+ * gigabyte a pass on one core was most of the op's set-up and check. */
+static void memcpy_touch_part(void *ctx, int tid, int nthreads)
+{
+	struct memcpy_inst *in = ctx;
+	size_t lo, hi;
+	cpu_split(in->bytes, 4096, tid, nthreads, &lo, &hi);
+	memset(in->dst + lo, 0xa5, hi - lo);
+}
+
 /* The same size and seed again (the copy probe's instance handed to the
  * memcpy row) keeps prev whole; anything else is a fresh instance. */
 static int memcpy_setup_from(void **inst, void *prev, const struct op_params *p, uint64_t seed)
@@ -70,7 +81,7 @@ static int memcpy_setup_from(void **inst, void *prev, const struct op_params *p,
 	rng_seed(&r, opkit_subseed(seed, "src"));
 	opkit_fill_bytes(in->src, bytes, &r);
 	in->ref = in->src;
-	memset(in->dst, 0xa5, bytes); /* fault the pages in before timing */
+	cpu_parallel(memcpy_touch_part, in); /* fault the pages in before timing */
 	*inst = in;
 	return 0;
 }
@@ -103,30 +114,54 @@ static int memcpy_run_cpu(void *inst)
 	return 0;
 }
 
-static void memcpy_poison(void *inst)
+/* A byte pattern cannot be NaN: the complement of the source differs from
+ * it at every byte. */
+static void memcpy_poison_part(void *ctx, int tid, int nthreads)
 {
-	struct memcpy_inst *in = inst;
-	/* a byte pattern cannot be NaN: the complement of the source differs from
-	 * it at every byte */
+	struct memcpy_inst *in = ctx;
+	size_t lo, hi;
+	cpu_split(in->bytes, 4096, tid, nthreads, &lo, &hi);
 	const uint8_t *restrict src = in->src;
 	uint8_t *restrict dst = in->dst;
-	for (size_t i = 0; i < in->bytes; i++)
+	for (size_t i = lo; i < hi; i++)
 		dst[i] = (uint8_t)~src[i];
 }
 
-/* The share of bytes that differ (0 = exact copy). */
-static double memcpy_max_error(const void *inst)
+static void memcpy_poison(void *inst)
 {
-	const struct memcpy_inst *in = inst;
-	size_t bad = 0;
-	for (size_t at = 0; at < in->bytes; at += 65536) {
-		size_t len = in->bytes - at < 65536 ? in->bytes - at : 65536;
+	cpu_parallel(memcpy_poison_part, inst);
+}
+
+struct memcpy_cmp {
+	const struct memcpy_inst *in;
+	size_t bad[CPU_MAX_THREADS];
+};
+
+static void memcpy_cmp_part(void *ctx, int tid, int nthreads)
+{
+	struct memcpy_cmp *j = ctx;
+	const struct memcpy_inst *in = j->in;
+	size_t lo, hi, bad = 0;
+	cpu_split(in->bytes, 65536, tid, nthreads, &lo, &hi);
+	for (size_t at = lo; at < hi; at += 65536) {
+		size_t len = hi - at < 65536 ? hi - at : 65536;
 		if (!memcmp(in->dst + at, in->ref + at, len))
 			continue; /* the common case, at memcmp's speed */
 		for (size_t i = at; i < at + len; i++)
 			bad += in->dst[i] != in->ref[i];
 	}
-	return (double)bad / (double)in->bytes;
+	j->bad[tid] = bad;
+}
+
+/* The share of bytes that differ (0 = exact copy). */
+static double memcpy_max_error(const void *inst)
+{
+	struct memcpy_cmp j = {.in = inst};
+	size_t bad = 0;
+	cpu_parallel(memcpy_cmp_part, &j);
+	for (int t = 0; t < CPU_MAX_THREADS; t++)
+		bad += j.bad[t];
+	return (double)bad / (double)j.in->bytes;
 }
 
 static double memcpy_bytes(const struct op_params *p)

@@ -1,6 +1,7 @@
 /* opkit.c - shared helpers of the ops' C side (params, fills, poison, error). */
 #include "cpu/opkit.h"
 
+#include "cpu/cpu.h"
 #include "err.h"
 
 #include <math.h>
@@ -48,32 +49,89 @@ unsigned long long opkit_drawn_bytes(void)
 	return drawn;
 }
 
+/*
+ * A fill is drawn in blocks of FILL_BLOCK elements, each from a stream of
+ * its own (seeded by a key drawn once from the caller's generator and the
+ * block's index), so the pool's threads draw the blocks in any order and
+ * every thread count gives the same bytes. One thread drawing a gigabyte
+ * of weights was a third of a nightly CPU bench's set-up, and the first
+ * touch of those pages (zeroed by the kernel, faulted in by the
+ * hypervisor) is cheaper spread over the cores as well.
+ */
+#define FILL_BLOCK 16384            /* elements */
+#define FILL_PARALLEL (1u << 20)    /* bytes from which the pool draws */
+
+enum fill_kind { FILL_BYTES, FILL_BF16, FILL_F32 };
+
+struct fill_job {
+	enum fill_kind kind;
+	void *dst;
+	size_t n; /* elements (bytes for FILL_BYTES) */
+	uint64_t key;
+	float lo, hi;
+};
+
+static void fill_block(const struct fill_job *j, size_t b)
+{
+	size_t lo = b * FILL_BLOCK, hi = lo + FILL_BLOCK < j->n ? lo + FILL_BLOCK : j->n;
+	uint64_t k = j->key ^ (b * 0x9e3779b97f4a7c15ull);
+	struct rng r;
+	rng_seed(&r, rng_splitmix64(&k));
+	if (j->kind == FILL_BF16) {
+		bf16_t *d = j->dst;
+		for (size_t i = lo; i < hi; i++)
+			d[i] = bf16_from_float(rng_uniform(&r, j->lo, j->hi));
+	} else if (j->kind == FILL_F32) {
+		float *d = j->dst;
+		for (size_t i = lo; i < hi; i++)
+			d[i] = rng_uniform(&r, j->lo, j->hi);
+	} else {
+		uint8_t *d = j->dst;
+		size_t i = lo;
+		for (; i + 8 <= hi; i += 8) {
+			uint64_t v = rng_next(&r);
+			memcpy(d + i, &v, 8);
+		}
+		if (i < hi) {
+			uint64_t v = rng_next(&r);
+			memcpy(d + i, &v, hi - i);
+		}
+	}
+}
+
+static void fill_part(void *ctx, int tid, int nthreads)
+{
+	const struct fill_job *j = ctx;
+	size_t lo, hi;
+	cpu_split((j->n + FILL_BLOCK - 1) / FILL_BLOCK, 1, tid, nthreads, &lo, &hi);
+	for (size_t b = lo; b < hi; b++)
+		fill_block(j, b);
+}
+
+static void fill_run(enum fill_kind kind, void *dst, size_t n, size_t esize, struct rng *r,
+		     float lo, float hi)
+{
+	struct fill_job j = {kind, dst, n, rng_next(r), lo, hi};
+	drawn += n * esize;
+	if (n * esize >= FILL_PARALLEL)
+		cpu_parallel(fill_part, &j);
+	else
+		fill_part(&j, 0, 1);
+}
+
 void opkit_fill_bf16(bf16_t *dst, size_t n, struct rng *r, float lo, float hi)
 {
-	drawn += n * sizeof *dst;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = bf16_from_float(rng_uniform(r, lo, hi));
+	fill_run(FILL_BF16, dst, n, sizeof *dst, r, lo, hi);
 }
 
 void opkit_fill_f32(float *dst, size_t n, struct rng *r, float lo, float hi)
 {
-	drawn += n * sizeof *dst;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = rng_uniform(r, lo, hi);
+	fill_run(FILL_F32, dst, n, sizeof *dst, r, lo, hi);
 }
 
 void opkit_fill_bytes(uint8_t *dst, size_t n, struct rng *r)
 {
-	drawn += n;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t v = rng_next(r);
-		memcpy(dst + i, &v, 8);
-	}
-	if (i < n) {
-		uint64_t v = rng_next(r);
-		memcpy(dst + i, &v, n - i);
-	}
+	fill_run(FILL_BYTES, dst, n, 1, r, 0, 0);
 }
 
 void opkit_poison_f32(float *p, size_t n)

@@ -21,7 +21,10 @@ int opkit_int(const struct op_desc *op, const struct op_params *p, const char *k
 int opkit_num(const struct op_desc *op, const struct op_params *p, const char *key, double lo,
 	      double hi, double *out);
 
-/* Seeded fills: uniform in [lo, hi), rounded to bf16 where stored as bf16. */
+/* Seeded fills: uniform in [lo, hi), rounded to bf16 where stored as bf16.
+ * Each takes one draw from r and fills n elements from it alone, the same
+ * for every thread count; a megabyte or more is drawn on the pool, so a
+ * fill must not be called from inside a cpu_parallel job. */
 void opkit_fill_bf16(bf16_t *dst, size_t n, struct rng *r, float lo, float hi);
 void opkit_fill_f32(float *dst, size_t n, struct rng *r, float lo, float hi);
 /* Random bytes. */
