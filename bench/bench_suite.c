@@ -17,10 +17,10 @@
  * without a GPU. Every CPU sample goes through harness_time_cpu, which
  * keeps the seconds of timed samples, warmups and cold flushes
  * (harness_account); the wall time around bench_run holds those and
- * everything else: making each op's inputs, the C reference checks, the
- * copy-bandwidth probe, setup and teardown. Target: timed samples >= 70%
- * of the wall time. Wall time (not CPU time): the samples are wall-clock
- * measurements and so is what they cost the night.
+ * everything else: making each op's inputs (the copy-bandwidth probe's
+ * among them), the C reference checks, setup and teardown. Target: timed
+ * samples >= 70% of the wall time. Wall time (not CPU time): the samples
+ * are wall-clock measurements and so is what they cost the night.
  */
 static void line(const char *what, double s, double wall)
 {
@@ -63,7 +63,7 @@ int main(void)
 	line("cold flushes", flush, wall);
 	line("inputs (op setup, teardown)", spent.setup_s, wall);
 	line("validation (C reference, fast path once)", spent.check_s, wall);
-	line("copy-bandwidth probe (its samples also in the first lines)", spent.probe_s, wall);
+	line("copy-bandwidth probe (its inputs and samples also above)", spent.probe_s, wall);
 	line("the rest", wall - timed - warm - flush - spent.setup_s - spent.check_s, wall);
 	int stops[HARNESS_STOP_MAX_SAMPLES + 1] = {0};
 	for (size_t i = 0; i < r.nrows; i++)

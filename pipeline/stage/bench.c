@@ -142,8 +142,11 @@ int bench_cpu_copy_gbps(struct bench_cpu_run *run, double mib, double *gbps)
 		rc = err_nomem();
 		goto done;
 	}
-	if ((rc = bench_cpu_inputs(run, op, &p, &inst)) ||
-	    (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n, NULL)))
+	double t0 = harness_now_s();
+	rc = bench_cpu_inputs(run, op, &p, &inst);
+	if (run->spent)
+		run->spent->setup_s += harness_now_s() - t0;
+	if (rc || (rc = harness_time_cpu(&c, op->run_cpu, inst, NULL, s, c.max_samples, &n, NULL)))
 		goto done;
 	if (n > 0) {
 		struct rec_row row;
@@ -167,7 +170,10 @@ done:
 }
 
 /* Times inst under run's conf into each row (filled: samples, statistics,
- * bandwidth, status); why (may be "") fails every row after timing. */
+ * bandwidth, status); why (may be "") fails every row after timing. The
+ * op has just run on inst before each row (the check's run of the fast
+ * path, then the row before's last sample, which leaves the caches as hot
+ * as a warmup would): that run is the row's first warmup. */
 static void bench_cpu_time(struct bench_cpu_run *run, const struct op_desc *op, void *inst,
 			   double err, const char *why, double *s, struct rec_row *rows, int nrows)
 {
@@ -175,6 +181,7 @@ static void bench_cpu_time(struct bench_cpu_run *run, const struct op_desc *op, 
 		struct rec_row *row = &rows[i];
 		struct harness_conf c = *run->hc;
 		int n = 0, stop = 0;
+		c.warmup = c.warmup > 0 ? c.warmup - 1 : 0;
 		c.cold = !strcmp(row->variant, "cold");
 		c.host_rsd = run->host_rsd;
 		row->max_err = err;

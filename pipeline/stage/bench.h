@@ -12,9 +12,9 @@
 /* Where a suite's wall time went besides the timing loops (those are
  * harness_account's): make bench says what share of it was measurement. */
 struct bench_spent {
-	double setup_s;  /* making each op's inputs (op setup) and teardown */
+	double setup_s;  /* making each op's inputs (op setup, the probe's too) and teardown */
 	double check_s;  /* validation: the C reference, poison, the fast path once */
-	double probe_s;  /* the copy-bandwidth probe */
+	double probe_s;  /* the copy-bandwidth probe: its inputs and samples */
 	double host_rsd; /* the host noise the stopping rule adapted to (bench_cpu_run) */
 };
 
