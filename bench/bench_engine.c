@@ -1,4 +1,4 @@
-/* bench_engine.c - `make bench`: the CPU engine's headline figures from one run: moe_w4a16 against the copy bandwidth, tree_build and its heap. */
+/* bench_engine.c - `make bench`: the CPU engine's headline figures from one run: moe_w4a16 against the copy bandwidth, tree_build and its heap, the cold flush's two ways. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +221,76 @@ done:
 	return rc;
 }
 
+/* The cold flush's two ways on the template's ops that fit the flush
+ * buffer: each pair of samples times the op after evicting its own lines
+ * and after reading the whole buffer, one right after the other, so the
+ * host's drift moves both. Cold is cold when the two medians agree; the
+ * eviction is worth it when it costs a fraction of the read. */
+#define FLUSH_PAIRS 200
+
+struct flush_pair {
+	double cold_us[2][FLUSH_PAIRS], flush_us[2][FLUSH_PAIRS];
+};
+
+static int flush_pairs(const struct op_desc *op, void *inst, struct harness_flush *fl,
+		       struct flush_pair *fp)
+{
+	for (int k = 0; k < FLUSH_PAIRS; k++)
+		for (int way = 0; way < 2; way++) { /* 0: evict, 1: read */
+			fl->read_always = way;
+			double t0 = harness_now_s();
+			harness_flush_run(fl);
+			double t1 = harness_now_s();
+			int rc = op->run_cpu(inst);
+			double t2 = harness_now_s();
+			if (rc)
+				return rc;
+			fp->flush_us[way][k] = (t1 - t0) * 1e6;
+			fp->cold_us[way][k] = (t2 - t1) * 1e6;
+		}
+	fl->read_always = 0;
+	return 0;
+}
+
+static int bench_flush(const struct bench_conf *bc, struct harness_flush *fl)
+{
+	static struct flush_pair fp;
+	int rc = 0, shown = 0;
+
+	for (int i = 0; i < bc->nops && !rc; i++) {
+		const struct op_desc *op = op_find(bc->ops[i].op);
+		struct op_params given, p;
+		void *inst = NULL;
+		int last = bench_conf_op_points(&bc->ops[i]) - 1;
+		if (!op || !op->run_cpu || last < 0)
+			continue;
+		bench_conf_op_point(&bc->ops[i], last, &given);
+		if ((rc = op_params_complete(op, &given, &p)) || (rc = op->setup(&inst, &p, bc->seed)))
+			break;
+		size_t live = cpu_alloc_live_bytes(fl->buf);
+		if (live <= fl->bytes && !(rc = op->run_cpu(inst)) &&
+		    !(rc = flush_pairs(op, inst, fl, &fp))) {
+			if (!shown++)
+				printf("cold flush: the op's own lines evicted vs a %.0f MiB buffer read, "
+				       "%d pairs, medians:\n  %-11s %9s %11s %11s %9s %11s %11s %9s\n",
+				       fl->bytes / 1048576.0, FLUSH_PAIRS, "op", "live_MB",
+				       "evicted_us", "read_us", "ratio", "evict_us", "read_us",
+				       "ratio");
+			double ce = median_of(fp.cold_us[0], FLUSH_PAIRS),
+			       cr = median_of(fp.cold_us[1], FLUSH_PAIRS),
+			       fe = median_of(fp.flush_us[0], FLUSH_PAIRS),
+			       fr = median_of(fp.flush_us[1], FLUSH_PAIRS);
+			printf("  %-11s %9.1f %11.1f %11.1f %8.2fx %11.1f %11.1f %8.3fx\n", op->name,
+			       live / 1e6, ce, cr, ce / cr, fe, fr, fe / fr);
+		}
+		op->teardown(inst);
+	}
+	if (shown)
+		printf("  (left: the op's cold sample after each flush, as cold when near 1.00x; "
+		       "right: the flush's own cost)\n\n");
+	return rc;
+}
+
 int main(void)
 {
 	struct paths paths;
@@ -240,8 +310,8 @@ int main(void)
 	if ((rc = harness_flush_init(&fl, (size_t)(bc.flush_mib * 1048576.0))))
 		goto done;
 	printf("CPU kernels: %s\n\n", KERN_ISA);
-	if (!(rc = bench_moe(&bc, &fl)))
-		rc = bench_tree(&bc, &fl);
+	if (!(rc = bench_moe(&bc, &fl)) && !(rc = bench_tree(&bc, &fl)))
+		rc = bench_flush(&bc, &fl);
 done:
 	if (rc)
 		fprintf(stderr, "bench_engine: %s\n", err_msg());

@@ -60,7 +60,10 @@ int main(void)
 	       paths.template_path, r.nrows, a1.samples - a0.samples, wall);
 	line("timed samples", timed, wall);
 	line("warmup runs", warm, wall);
-	line("cold flushes", flush, wall);
+	char what[96];
+	snprintf(what, sizeof what, "cold flushes (%lu, %lu of them evictions)",
+		 a1.flushes - a0.flushes, a1.evictions - a0.evictions);
+	line(what, flush, wall);
 	line("inputs (op setup, teardown)", spent.setup_s, wall);
 	line("validation (C reference, fast path once)", spent.check_s, wall);
 	line("copy-bandwidth probe (its inputs and samples also above)", spent.probe_s, wall);

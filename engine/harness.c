@@ -143,7 +143,8 @@ double harness_now_s(void)
 int harness_flush_init(struct harness_flush *f, size_t bytes)
 {
 	f->bytes = bytes ? bytes : 2 * cpu_llc_bytes();
-	f->runs = 0;
+	f->runs = f->evictions = 0;
+	f->read_always = 0;
 	f->buf = cpu_alloc(f->bytes);
 	if (!f->buf) {
 		size_t want = f->bytes;
@@ -176,7 +177,10 @@ void harness_flush_run(struct harness_flush *f)
 {
 	if (f && f->buf) {
 		int ran = cpu_threads_ran_reset(); /* the op's threads, not the flush's */
-		cpu_parallel(flush_part, f);
+		if (!f->read_always && cpu_alloc_evict(f->buf, f->bytes))
+			f->evictions++;
+		else
+			cpu_parallel(flush_part, f);
 		cpu_threads_ran_restore(ran);
 		f->runs++;
 	}
@@ -227,8 +231,11 @@ int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *a
 	while (*n < cap && !why) {
 		if (c->cold) {
 			double f0 = harness_now_s();
+			unsigned long ev = flush ? flush->evictions : 0;
 			harness_flush_run(flush);
 			account.flush_s += harness_now_s() - f0;
+			account.flushes++;
+			account.evictions += flush && flush->evictions != ev;
 		}
 		double t0 = harness_now_s();
 		rc = fn(arg);

@@ -70,18 +70,24 @@ double harness_rsd(const double *samples, int n);
 
 /* ---- CPU timing ---- */
 
-/* A buffer larger than the last-level cache: reading every line of it
- * before a cold sample evicts the op's data from every cache level and
- * leaves the caches clean. */
+/* What a cold sample starts from: none of the op's data in any cache. When
+ * the live cpu_alloc buffers (the op's instance) come to at most the
+ * buffer's bytes and the CPU can, their own lines are evicted (clflush:
+ * microseconds for a small op); else every line of a buffer larger than
+ * the last-level cache is read, which evicts the op's data from every
+ * level and leaves the caches clean (milliseconds, whatever the op). */
 struct harness_flush {
 	unsigned char *buf;
 	size_t bytes;
-	unsigned long runs; /* flushes so far */
+	unsigned long runs;      /* flushes so far */
+	unsigned long evictions; /* of them, by evicting the op's own lines */
+	int read_always;         /* never evict: read the buffer (to compare the two) */
 };
 
 /* bytes 0 means twice the last-level cache. Returns 0 or DDT_ENOMEM. */
 int harness_flush_init(struct harness_flush *f, size_t bytes);
-/* Reads every cache line of the buffer, split over the pool threads. */
+/* Empties the caches of the op's data as the struct says, on the pool
+ * threads. */
 void harness_flush_run(struct harness_flush *f);
 void harness_flush_free(struct harness_flush *f);
 
@@ -102,6 +108,7 @@ struct harness_account {
 	double warmup_s;       /* untimed warmup runs */
 	double flush_s;        /* cold flushes before samples */
 	unsigned long samples;
+	unsigned long flushes, evictions; /* cold flushes, and of them evictions */
 };
 void harness_account_get(struct harness_account *a);
 

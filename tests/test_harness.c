@@ -277,6 +277,62 @@ static void test_harness__large_buffers_are_reused_zeroed(void **state)
 	cpu_alloc_trim();
 }
 
+/* A cold flush evicts the live cpu_alloc buffers' own lines when they fit
+ * the flush buffer (x86: clflush; elsewhere it always reads), keeping
+ * their bytes; an op larger than the buffer, or read_always, gets the read;
+ * the account counts both. */
+static void test_harness__a_small_op_is_evicted_a_large_one_read(void **state)
+{
+	(void)state;
+#if defined(__x86_64__) || defined(__i386__)
+	const unsigned long can = 1;
+#else
+	const unsigned long can = 0;
+#endif
+	struct harness_flush f;
+	struct harness_account a0, a1;
+	struct harness_conf c;
+	struct counter k = {0};
+	double s[8];
+	int n;
+	assert_int_equal(harness_flush_init(&f, 1u << 20), 0);
+	size_t base = cpu_alloc_live_bytes(f.buf);
+	unsigned char *small = cpu_alloc(100000);
+	assert_non_null(small);
+	assert_int_equal(cpu_alloc_live_bytes(f.buf), base + 100000);
+	assert_int_equal(cpu_alloc_live_bytes(NULL), base + 100000 + f.bytes);
+	for (size_t i = 0; i < 100000; i++)
+		small[i] = (unsigned char)(i * 7);
+	harness_flush_run(&f);
+	assert_int_equal(f.runs, 1);
+	assert_int_equal(f.evictions, can);
+	for (size_t i = 0; i < 100000; i++) /* written back, not dropped */
+		assert_int_equal(small[i], (unsigned char)(i * 7));
+	f.read_always = 1;
+	harness_flush_run(&f);
+	assert_int_equal(f.evictions, can);
+	f.read_always = 0;
+	harness_conf_default(&c);
+	c.warmup = 0;
+	c.min_samples = 1000;
+	c.max_samples = 4;
+	harness_account_get(&a0);
+	assert_int_equal(harness_time_cpu(&c, count_run, &k, &f, s, 8, &n, NULL), 0);
+	harness_account_get(&a1);
+	assert_int_equal(a1.flushes - a0.flushes, 4);
+	assert_int_equal(a1.evictions - a0.evictions, 4 * can);
+	unsigned char *large = cpu_alloc(f.bytes); /* with small: more than the buffer */
+	assert_non_null(large);
+	harness_flush_run(&f);
+	assert_int_equal(f.evictions, 5 * can); /* unchanged */
+	cpu_free(large);
+	cpu_free(small);
+	assert_int_equal(cpu_alloc_live_bytes(f.buf), base);
+	assert_int_equal(cpu_alloc_evict(f.buf, 0), base == 0 && can);
+	harness_flush_free(&f);
+	cpu_alloc_trim();
+}
+
 static void test_harness__a_failing_run_stops_the_loop(void **state)
 {
 	(void)state;
@@ -363,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_harness__relative_stdev),
 		cmocka_unit_test(test_harness__warmup_then_samples_up_to_the_cap),
 		cmocka_unit_test(test_harness__cold_samples_flush_first),
+		cmocka_unit_test(test_harness__a_small_op_is_evicted_a_large_one_read),
 		cmocka_unit_test(test_harness__a_failing_run_stops_the_loop),
 		cmocka_unit_test(test_harness__large_buffers_are_reused_zeroed),
 		cmocka_unit_test(test_harness__the_median_rule_stops_a_long_tail),

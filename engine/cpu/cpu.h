@@ -44,6 +44,15 @@ void *cpu_alloc(size_t bytes);
 void cpu_free(void *p);
 /* Gives the kept buffers back to the system (the end of a bench). */
 void cpu_alloc_trim(void);
+/* Bytes asked for by every cpu_alloc buffer not yet freed, but except's
+ * (NULL: none): what an op instance holds when it is the only one alive. */
+size_t cpu_alloc_live_bytes(const void *except);
+/* Writes back and drops from every cache level each line of every live
+ * cpu_alloc buffer but except's, on the pool's threads, when they come to
+ * at most `most` bytes and this CPU has an instruction for it (x86:
+ * clflushopt or clflush); returns 1 when it did, 0 when it did nothing.
+ * Not from inside a cpu_parallel job. */
+int cpu_alloc_evict(const void *except, size_t most);
 
 /* The last-level cache this process's CPUs can fill, in bytes: each
  * distinct instance of the highest cache level among the CPUs it may run
