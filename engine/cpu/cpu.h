@@ -51,7 +51,9 @@ size_t cpu_alloc_live_bytes(const void *except);
  * cpu_alloc buffer but except's, on the pool's threads, when they come to
  * at most `most` bytes and this CPU has an instruction for it (x86:
  * clflushopt or clflush); returns 1 when it did, 0 when it did nothing.
- * Not from inside a cpu_parallel job. */
+ * Not from inside a cpu_parallel job; the allocator stays locked while it
+ * runs, so no buffer goes away under it (nor can a job on another thread
+ * cpu_alloc or cpu_free meanwhile). */
 int cpu_alloc_evict(const void *except, size_t most);
 
 /* The last-level cache this process's CPUs can fill, in bytes: each
