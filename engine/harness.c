@@ -173,17 +173,19 @@ static void flush_part(void *ctx, int tid, int nthreads)
 		(void)b[i];
 }
 
-void harness_flush_run(struct harness_flush *f)
+int harness_flush_run(struct harness_flush *f)
 {
+	int evicted = 0;
 	if (f && f->buf) {
 		int ran = cpu_threads_ran_reset(); /* the op's threads, not the flush's */
-		if (!f->read_always && cpu_alloc_evict(f->buf, f->bytes))
-			f->evictions++;
-		else
+		evicted = !f->read_always && cpu_alloc_evict(f->buf, f->bytes);
+		if (!evicted)
 			cpu_parallel(flush_part, f);
 		cpu_threads_ran_restore(ran);
 		f->runs++;
+		f->evictions += (unsigned long)evicted;
 	}
+	return evicted;
 }
 
 void harness_flush_free(struct harness_flush *f)
@@ -231,11 +233,9 @@ int harness_time_cpu(const struct harness_conf *c, int (*fn)(void *arg), void *a
 	while (*n < cap && !why) {
 		if (c->cold) {
 			double f0 = harness_now_s();
-			unsigned long ev = flush ? flush->evictions : 0;
-			harness_flush_run(flush);
+			account.evictions += (unsigned long)harness_flush_run(flush);
 			account.flush_s += harness_now_s() - f0;
 			account.flushes++;
-			account.evictions += flush && flush->evictions != ev;
 		}
 		double t0 = harness_now_s();
 		rc = fn(arg);

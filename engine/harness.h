@@ -87,8 +87,9 @@ struct harness_flush {
 /* bytes 0 means twice the last-level cache. Returns 0 or DDT_ENOMEM. */
 int harness_flush_init(struct harness_flush *f, size_t bytes);
 /* Empties the caches of the op's data as the struct says, on the pool
- * threads. */
-void harness_flush_run(struct harness_flush *f);
+ * threads; returns 1 when it evicted the op's lines, 0 when it read the
+ * buffer (or f has none). Cannot fail. */
+int harness_flush_run(struct harness_flush *f);
 void harness_flush_free(struct harness_flush *f);
 
 /* Times fn(arg) on this CPU: c->warmup untimed runs, then samples (µs) until

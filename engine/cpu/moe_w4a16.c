@@ -301,12 +301,11 @@ static int moe_setup(void **inst, const struct op_params *p, uint64_t seed)
 }
 
 /* One INT4 row (K weights) dotted with x in natural order, in double so the
- * reference carries no rounding of its own. */
-/* The plain dot in double, group by group: each group's sum of (q - 8) x
- * (exact products in double) times its scale. The even and odd nibbles
- * sum apart, two chains of additions instead of one: the reference checks
- * every token it is asked for, and one long chain made it 1 s a token at
- * Kimi's 7168 hidden. group is even (moe_dims). */
+ * reference carries no rounding of its own, group by group: each group's
+ * sum of (q - 8) x (exact products in double) times its scale. The even
+ * and odd nibbles sum apart, two chains of additions instead of one: the
+ * reference checks every token it is asked for, and one long chain made it
+ * 1 s a token at Kimi's 7168 hidden. group is even (moe_dims). */
 static double ref_dot_q4(const uint8_t *row, const bf16_t *scales, int K, int group,
 			 const float *x)
 {

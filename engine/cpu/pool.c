@@ -306,13 +306,21 @@ void cpu_alloc_trim(void)
 	pthread_mutex_unlock(&alloc_mu);
 }
 
-size_t cpu_alloc_live_bytes(const void *except)
+/* Bytes of the live buffers but except's, each rounded up to a multiple of
+ * `round` (a power of two). Called with alloc_mu held. */
+static size_t live_sum(const void *except, size_t round)
 {
 	size_t sum = 0;
-	pthread_mutex_lock(&alloc_mu);
 	for (const struct alloc_head *h = live; h; h = h->next)
 		if ((const char *)h + 64 != except)
-			sum += h->bytes;
+			sum += (h->bytes + round - 1) & ~(round - 1);
+	return sum;
+}
+
+size_t cpu_alloc_live_bytes(const void *except)
+{
+	pthread_mutex_lock(&alloc_mu);
+	size_t sum = live_sum(except, 1);
 	pthread_mutex_unlock(&alloc_mu);
 	return sum;
 }
@@ -384,11 +392,8 @@ static void evict_part(void *ctx, int tid, int nthreads)
 int cpu_alloc_evict(const void *except, size_t most)
 {
 #if HAVE_EVICT
-	struct evict_job j = {.except = except};
 	pthread_mutex_lock(&alloc_mu);
-	for (const struct alloc_head *h = live; h; h = h->next)
-		if ((const char *)h + 64 != except)
-			j.total += (h->bytes + 63) & ~(size_t)63;
+	struct evict_job j = {.except = except, .total = live_sum(except, 64)};
 	int ok = j.total <= most;
 	if (ok)
 		cpu_parallel(evict_part, &j); /* the pool's threads take no alloc_mu */
