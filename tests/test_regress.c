@@ -416,8 +416,9 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 /* ---- the cases of regression tracking, each with its expected verdict ---- */
 
-/* The engine's own revision add_night records ("" none). */
+/* The engine's own revision add_night records ("" none), and its compiler. */
 static char night_engine_rev[48];
+static char night_compiler[96] = "gcc 13.2";
 
 /* One night of a generated history: nseries series (op "op<k>") on host,
  * medians us[k], git revision rev; machine state known when load >= 0. */
@@ -436,6 +437,7 @@ static void add_night(struct history *h, int night, const char *host, const char
 	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", rev);
 	snprintf(r.prov.build, sizeof r.prov.build, "O2");
 	snprintf(r.prov.engine_rev, sizeof r.prov.engine_rev, "%s", night_engine_rev);
+	snprintf(r.prov.compiler, sizeof r.prov.compiler, "%s", night_compiler);
 	if (load >= 0)
 		r.machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
 						 .cpu_steal_pct = 0, .cpu_others_pct = 0,
@@ -529,8 +531,9 @@ static void test_regress__alternating_hosts_give_no_suspects(void **state)
 	history_free(&h);
 }
 
-/* Six series of one machine all +12% from night 15: "environment changed"
- * on night 15, once, and the new level is ok afterwards. */
+/* Six series of one machine all +12% from night 15, the night the compiler
+ * changed: "environment changed" on night 15, once, naming the compiler,
+ * and the new level is ok afterwards. */
 static void test_regress__a_machine_moving_together_is_environment_changed(void **state)
 {
 	(void)state;
@@ -542,17 +545,66 @@ static void test_regress__a_machine_moving_together_is_environment_changed(void 
 		double us[6];
 		for (int k = 0; k < 6; k++)
 			us[k] = (50 + 20 * k) * (night >= 15 ? 1.12 : 1) * (1 + 0.005 * normal01());
+		snprintf(night_compiler, sizeof night_compiler, "%s",
+			 night >= 15 ? "gcc 14.1" : "gcc 13.2");
 		add_night(&h, night, "hosta", rev_of(night), us, 6, -1);
 	}
+	snprintf(night_compiler, sizeof night_compiler, "gcc 13.2");
 	regress_history(&c, &h);
 	for (size_t i = 0; i < h.n; i++) {
 		const struct hist_series *s = &h.series[i];
+		if (s->pts[14].verdict != REG_ENV)
+			dump_series(s);
 		assert_int_equal(s->pts[14].verdict, REG_ENV);
+		assert_non_null(strstr(s->pts[14].reason, "compiler gcc 13.2 -> gcc 14.1"));
 		assert_int_equal(count_verdict(s, REG_ENV), 1);
 		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
 		assert_int_equal(s->pts[29].verdict, REG_OK);
 	}
 	history_free(&h);
+}
+
+/* 24 series of one machine, `slow` of them 10% slower from night 15 on the
+ * same environment with a new revision each night: each slowed series is a
+ * regression confirmed on night 16, placed on night 15, with the range
+ * a00000e..a00000f; none reads "environment changed"; the others stay ok. */
+static void shared_slowdown(struct history *h, int slow)
+{
+	memset(h, 0, sizeof *h);
+	rng_state = 13;
+	for (int night = 1; night <= 20; night++) {
+		double us[24];
+		for (int k = 0; k < 24; k++)
+			us[k] = (40 + 5 * k) * (night >= 15 && k < slow ? 1.10 : 1) *
+				(1 + 0.005 * normal01());
+		add_night(h, night, "hosta", rev_of(night), us, 24, -1);
+	}
+}
+
+static void test_regress__shared_slowdown_on_the_same_environment_is_a_regression(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	char buf[256];
+	load_conf(&c);
+	for (int slow = 14; slow <= 24; slow += 10) {
+		struct history h;
+		shared_slowdown(&h, slow);
+		regress_history(&c, &h);
+		for (size_t i = 0; i < h.n; i++) {
+			const struct hist_series *s = &h.series[i];
+			if ((int)i < slow && s->pts[15].verdict != REG_REGRESSION)
+				dump_series(s);
+			assert_int_equal(count_verdict(s, REG_ENV), 0);
+			assert_int_equal(s->pts[15].verdict, (int)i < slow ? REG_REGRESSION : REG_OK);
+			if ((int)i < slow) {
+				assert_int_equal(s->pts[15].bad_run, 14);
+				assert_string_equal(regress_commits(&h, &s->pts[15], buf, sizeof buf),
+						    "a00000e..a00000f");
+			}
+		}
+		history_free(&h);
+	}
 }
 
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
@@ -954,6 +1006,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__machine_change_is_environment_changed_not_regression),
 	    cmocka_unit_test(test_regress__alternating_hosts_give_no_suspects),
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
+	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),

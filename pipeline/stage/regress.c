@@ -819,13 +819,49 @@ static void note_machine_change(struct history *h, size_t si)
 	}
 }
 
-/* Most judged series of one machine moving together on one night is the
- * machine, not the code: those series read "environment changed" and
- * restart their baselines. ms[k] is series k's machine number, cur[k] its
- * point on night `run` (or SIZE_MAX). */
+/* Whether point p moved (flagged or confirmed) in direction dir (0: either). */
+static int moved(const struct hist_point *p, int dir)
+{
+	if (p->status != REC_OK || !isfinite(p->z) ||
+	    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
+	      p->verdict == REG_IMPROVEMENT))
+		return 0;
+	return !dir || (p->delta_frac > 0 ? 1 : -1) == dir;
+}
+
+/* The shared move of machine k's series on night `run` (most of them, dir):
+ * the environment's change since the first mover's last good night into
+ * what ("" when the provenance records none). */
+static void shared_env_change(const struct history *h, const size_t *ms, const size_t *cur,
+			      size_t k, int dir, size_t run, char *what, size_t len)
+{
+	what[0] = '\0';
+	for (size_t j = 0; j < h->n; j++) {
+		const struct hist_series *s = &h->series[j];
+		if (ms[j] != ms[k] || cur[j] == (size_t)-1 || !moved(&s->pts[cur[j]], dir))
+			continue;
+		const struct hist_point *first = s->pts[cur[j]].bad_run < h->nruns
+							 ? history_point_at(s, s->pts[cur[j]].bad_run)
+							 : NULL;
+		size_t good = last_good_run(s, first ? (size_t)(first - s->pts) : cur[j]);
+		if (good < h->nruns)
+			history_env_diff(h->runs[good].env, h->runs[run].env, what, len);
+		return;
+	}
+}
+
+/* Most judged series of one machine moving together on one night: when the
+ * environment the records name changed (compiler, CUDA, driver, NCCL,
+ * build, host, template) it is the machine, not the code: those series
+ * read "environment changed" and restart their baselines. With the same
+ * environment each keeps its own verdict (a shared slowdown of a new
+ * revision is a regression of each series, grouped as one alert by its
+ * commit range). ms[k] is series k's machine number, cur[k] its point on
+ * night `run` (or SIZE_MAX). */
 static void machine_moves(const struct regress_conf *c, struct history *h, struct walk *ws,
 			  const size_t *ms, const size_t *cur, size_t run)
 {
+	char what[160];
 	for (size_t k = 0; k < h->n; k++) {
 		if (cur[k] == (size_t)-1 || ms[k] != k) /* machine k is first seen as series k */
 			continue;
@@ -834,37 +870,39 @@ static void machine_moves(const struct regress_conf *c, struct history *h, struc
 			if (ms[j] != ms[k] || cur[j] == (size_t)-1)
 				continue;
 			const struct hist_point *p = &h->series[j].pts[cur[j]];
-			if (p->status != REC_OK || !isfinite(p->z))
-				continue;
-			judged++;
-			int moved = p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
-				    p->verdict == REG_IMPROVEMENT;
-			up += moved && p->delta_frac > 0;
-			down += moved && p->delta_frac < 0;
+			judged += p->status == REC_OK && isfinite(p->z);
+			up += moved(p, 1);
+			down += moved(p, -1);
 		}
 		int most = up > down ? up : down, dir = up > down ? 1 : -1;
 		if (most < c->env_min_series || most < c->env_share * judged)
 			continue;
+		shared_env_change(h, ms, cur, k, dir, run, what, sizeof what);
 		for (size_t j = 0; j < h->n; j++) {
 			if (ms[j] != ms[k] || cur[j] == (size_t)-1)
 				continue;
 			struct hist_series *s = &h->series[j];
 			struct hist_point *p = &s->pts[cur[j]];
-			if (p->status != REC_OK || !isfinite(p->z) ||
-			    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
-			      p->verdict == REG_IMPROVEMENT) ||
-			    (p->delta_frac > 0 ? 1 : -1) != dir)
+			if (!moved(p, dir))
 				continue;
+			if (!what[0]) {
+				if (!p->reason[0])
+					history_reason_set(h, p,
+							   "%d of %d series of %.60s moved %s together; "
+							   "the environment is the same",
+							   most, judged, s->key.machine,
+							   dir > 0 ? "up" : "down");
+				continue;
+			}
 			p->verdict = REG_ENV;
 			p->bad_run = p->run;
 			p->good_run = last_good_run(s, cur[j]);
-			history_reason_set(
-				h, p, "environment changed: %d of %d series of %.60s moved %s together",
-				most, judged, s->key.machine, dir > 0 ? "up" : "down");
+			history_reason_set(h, p,
+					   "environment changed: %s (%d of %d series of %.60s moved %s)",
+					   what, most, judged, s->key.machine, dir > 0 ? "up" : "down");
 			new_level(s, &ws[j], cur[j], cur[j], p->noise_frac);
 		}
 	}
-	(void)run;
 }
 
 /* Allocation failed: every measured point reads "not enough history". */
