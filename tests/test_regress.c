@@ -607,6 +607,96 @@ static void test_regress__shared_slowdown_on_the_same_environment_is_a_regressio
 	}
 }
 
+/* The shared slowdown's alert: one id for the 14 series (one commit range),
+ * open on every night after it (nights, age, size and interval), until an
+ * ack answers it (every series of the alert, or one series); it survives
+ * verdicts.yaml; a series back at its old level closes its own. */
+static void test_regress__alert_stays_open_until_acknowledged_or_returned(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	struct regress_night n, back;
+	struct ydiag diag = {0};
+	char line[1024], dir[] = "/tmp/ddt-test-alert-XXXXXX";
+	int covered = 0, intervals = 0;
+	load_conf(&c);
+	shared_slowdown(&h, 14);
+	regress_history(&c, &h);
+	for (size_t run = 14; run < h.nruns; run++) {
+		assert_int_equal(regress_night_build(&n, &h, run, NULL), 0);
+		assert_int_equal(n.nalerts, run == 14 ? 0 : 14); /* confirmed on night 16 */
+		assert_int_equal(n.open_alerts, (int)n.nalerts);
+		for (size_t k = 0; k < n.nalerts; k++) {
+			assert_string_equal(n.alerts[k].id, n.alerts[0].id);
+			assert_string_equal(n.alerts[k].commits, "a00000e..a00000f");
+			assert_int_equal(n.alerts[k].age_nights, (int)run - 15);
+			assert_int_equal(n.alerts[k].nights, (int)run - 13);
+			assert_true(n.alerts[k].lo_frac > 0.07 && n.alerts[k].hi_frac < 0.13);
+			covered += n.alerts[k].lo_frac < 0.10 && n.alerts[k].hi_frac > 0.10;
+			intervals++;
+		}
+		if (run + 1 == h.nruns)
+			break;
+		regress_night_free(&n);
+	}
+	printf("%s\n%d of %d 95%% intervals hold the planted +10%%\n",
+	       regress_alert_line(&n.alerts[0], line, sizeof line), covered, intervals);
+	assert_true(covered >= intervals * 9 / 10);
+	/* verdicts.yaml keeps them */
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "verdicts.yaml");
+	assert_int_equal(regress_night_write(&n, path), 0);
+	assert_int_equal(regress_night_read(&back, path, &diag), 0);
+	assert_int_equal(back.nalerts, 14);
+	assert_int_equal(back.open_alerts, 14);
+	assert_string_equal(back.alerts[3].commits, n.alerts[3].commits);
+	assert_near(back.alerts[3].lo_frac, n.alerts[3].lo_frac, 1e-9);
+	regress_night_free(&back);
+	/* one series answered, then the whole alert */
+	struct hist_ack ack = {.by = "ann", .at = "2026-01-21T09:00:00Z", .reason = "known"};
+	snprintf(ack.alert, sizeof ack.alert, "%s", n.alerts[0].id);
+	history_key_label(&n.alerts[0].key, ack.series, sizeof ack.series);
+	h.acks = &ack;
+	h.nacks = 1;
+	regress_night_free(&n);
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.open_alerts, 13);
+	regress_night_free(&n);
+	ack.series[0] = '\0';
+	ack.invalid = 1;
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.nalerts, 14);
+	assert_int_equal(n.open_alerts, 0);
+	assert_int_equal(n.alerts[5].state, ALERT_INVALID);
+	assert_non_null(strstr(regress_alert_line(&n.alerts[5], line, sizeof line),
+			       "marked invalid by ann on 2026-01-21T09:00:00Z: known"));
+	h.acks = NULL;
+	h.nacks = 0;
+	regress_night_free(&n);
+	history_free(&h);
+	/* back at the old level: closed */
+	memset(&h, 0, sizeof h);
+	rng_state = 17;
+	for (int night = 1; night <= 30; night++) {
+		double us = 100 * (night >= 12 && night < 20 ? 1.10 : 1) * (1 + 0.005 * normal01());
+		add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+	}
+	regress_history(&c, &h);
+	assert_int_equal(regress_night_build(&n, &h, 15, NULL), 0);
+	assert_int_equal(n.open_alerts, 1);
+	regress_night_free(&n);
+	assert_int_equal(regress_night_build(&n, &h, 29, NULL), 0);
+	if (n.nalerts)
+		dump_series(&h.series[0]);
+	assert_int_equal(n.nalerts, 0);
+	regress_night_free(&n);
+	history_free(&h);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
  * seeds: a "drift" every time, starting within three nights of night 21,
  * never a regression. */
@@ -1007,6 +1097,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__alternating_hosts_give_no_suspects),
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
 	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
+	    cmocka_unit_test(test_regress__alert_stays_open_until_acknowledged_or_returned),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),

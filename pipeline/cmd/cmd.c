@@ -18,6 +18,7 @@ const struct cmd cmd_list[] = {
 	{"history", "kernel series over the nights, with regression verdicts", cmd_history,
 	 {&cmd_history_spec}},
 	{"compare", "two runs side by side, with verdicts", cmd_compare, {&cmd_compare_spec}},
+	{"ack", "answer a regression alert (acknowledged, or --invalid)", cmd_ack, {&cmd_ack_spec}},
 	{"report", "render the documents of a stored run (PDF, spreadsheet, charts)", cmd_report,
 	 {&cmd_report_spec}},
 	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet,

@@ -141,6 +141,8 @@ static int night_fold(struct regress_night *all, const struct regress_night *one
 		all->impacts.n++;
 	}
 #undef RELABEL
+	if (regress_alerts_fold(all, one))
+		return err_nomem();
 	for (int v = 0; v < REG_COUNT; v++)
 		all->count[v] += one->count[v];
 	if (one->nruns > all->nruns)
@@ -634,6 +636,11 @@ static void report_regressions(struct night *n, const struct regress_night *v)
 	}
 	if (unjudged)
 		note(n, "not judgeable tonight (%d series): %s", unjudged, why);
+	for (size_t i = 0; i < v->nalerts; i++) /* open ones whatever --quiet says */
+		if (v->alerts[i].state == ALERT_OPEN)
+			alert(n, 0, "%s", regress_alert_line(&v->alerts[i], line, sizeof line));
+		else
+			note(n, "%s", regress_alert_line(&v->alerts[i], line, sizeof line));
 	for (size_t i = 0; i < v->nrev; i++)
 		note(n, "revised: %s on %s: %s -> %s",
 		     history_key_label(&v->revs[i].key, label, sizeof label), v->revs[i].run_id,
@@ -811,7 +818,7 @@ static int exit_status(const struct night *n)
 		return n->worst;
 	if (n->failed_kernels)
 		return 4;
-	return n->regressions ? 3 : 0;
+	return n->regressions || n->verdicts.open_alerts ? 3 : 0;
 }
 
 static void night_free(struct night *n)

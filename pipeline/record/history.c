@@ -1,6 +1,8 @@
 /* history.c - loads run records into series, one point per night. */
 #include "history.h"
 
+#include "acks.h"
+
 #include "err.h"
 #include "fsx.h"
 #include "hindex.h"
@@ -432,6 +434,7 @@ void history_free(struct history *h)
 	free(h->runs);
 	free(h->index);
 	texts_free(&h->reasons);
+	free(h->acks);
 	memset(h, 0, sizeof *h);
 }
 
@@ -774,6 +777,8 @@ int history_load_with(struct history *h, const char *runs_dir, const char *until
 		rc = order_by_created(h);
 	if (!rc && until)
 		rc = keep_nights(h, nights_until(h, until));
+	if (!rc)
+		rc = acks_load(h, runs_dir, warnings);
 	return rc;
 }
 

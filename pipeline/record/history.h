@@ -95,6 +95,17 @@ struct hist_texts {
 
 #define HIST_NO_RUN ((size_t)-1)
 
+/* Someone's answer to a regression alert (runs/acks.yaml, acks.h): the
+ * alert stops counting toward the nightly's exit status 3. */
+struct hist_ack {
+	char alert[16];    /* the alert's id (regress_alert.id) */
+	char series[400];  /* the series' label (history_key_label); "" every series of it */
+	int invalid;       /* a false alarm, not a real change */
+	char reason[160];  /* "" none given */
+	char at[24];       /* when, ISO 8601 UTC */
+	char by[32];       /* $USER, "" unknown */
+};
+
 struct hist_series {
 	struct hist_key key;
 	size_t n, cap;
@@ -114,6 +125,8 @@ struct history {
 	size_t nskipped;          /* of them, skipped with a warning */
 	char skipped_note[160];   /* the first skipped, "ID (why), ..." */
 	struct hist_texts reasons; /* the points' reason texts */
+	size_t nacks;
+	struct hist_ack *acks;    /* [nacks] runs/acks.yaml, oldest first */
 };
 
 /* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),

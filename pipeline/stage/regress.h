@@ -167,6 +167,40 @@ struct regress_revision {
 	enum regress_verdict from, to;
 };
 
+/* ---- alerts: a confirmed slowdown stays open until it is answered ---- */
+
+enum regress_alert_state {
+	ALERT_OPEN,     /* confirmed, not answered: the nightly exits 3 */
+	ALERT_ACKED,    /* someone ran `ddt ack`: listed, no longer exit 3 */
+	ALERT_INVALID,  /* acknowledged as a false alarm (`ddt ack --invalid`) */
+	ALERT_COUNT
+};
+
+/* One series' confirmed slowdown (a regression, or a drift to slower),
+ * open from its confirming night until the series returns to its old
+ * level (a confirmed change back within half of it) or an ack answers it.
+ * Alerts whose change began on the same nights (one commit range) share
+ * their id. */
+struct regress_alert {
+	char id[16];              /* "3f9a1c": a hash of the last good and first bad run ids */
+	struct hist_key key;
+	enum regress_verdict verdict; /* regression or drift */
+	double baseline_us;       /* the old level: median of its good nights */
+	double level_us;          /* the new level: median of its nights so far */
+	double delta_frac;        /* level / baseline - 1 */
+	double lo_frac, hi_frac;  /* its 95% interval: +-1.96 sigma x sqrt(1/n_new +
+				   * 1/n_old), sigma the larger of the series' noise
+				   * and the new level's own scatter */
+	int nights;               /* measured nights on the new level, tonight included */
+	int age_nights;           /* nights since the confirming one (0: tonight) */
+	double age_days;          /* days since the first bad night */
+	char opened_run[80];      /* the night that confirmed it */
+	char good_run_id[80], bad_run_id[80];
+	char commits[112];        /* "a1b2c3d..e4f5a6b" */
+	enum regress_alert_state state;
+	char answer[240];         /* "acknowledged by ann on 2026-01-20T09:10:00Z: known" */
+};
+
 struct regress_night {
 	char run_id[80];
 	size_t nruns;                 /* nights in the history up to this one */
@@ -176,7 +210,26 @@ struct regress_night {
 	struct regress_revision *revs;
 	struct regress_impacts impacts;
 	int count[REG_COUNT];         /* entries per verdict */
+	size_t nalerts;
+	struct regress_alert *alerts; /* open or answered as of this night, by id */
+	int open_alerts;              /* of them, ALERT_OPEN: exit status 3 */
 };
+
+/* The alerts of run index `run` of an analysed history, the answers in
+ * h->acks applied, into n->alerts (grouped by id). Returns 0 or DDT_ENOMEM. */
+int regress_alerts_build(struct regress_night *n, const struct history *h, size_t run);
+
+/* Appends one's alerts to all (a night of several hosts). Returns 0 or
+ * DDT_ENOMEM. */
+int regress_alerts_fold(struct regress_night *all, const struct regress_night *one);
+
+/* "alert 3f9a1c open 3 nights (4.0 days): regression op/variant params
+ * +10.1% [+9.2%, +11.0%] over 4 nights, commits a..b (first bad RUN)" into
+ * buf. Returns buf. */
+char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len);
+
+/* "open", "acknowledged", "invalid". */
+const char *regress_alert_state_name(enum regress_alert_state s);
 
 /* The verdicts of run index `run` of an analysed history (regress_history),
  * copying imp (may be NULL). Returns 0 or DDT_ENOMEM; out zeroed first. */

@@ -138,6 +138,8 @@ int regress_night_build(struct regress_night *out, const struct history *h, size
 		memcpy(out->impacts.v, imp->v, imp->n * sizeof *imp->v);
 		out->impacts.n = imp->n;
 	}
+	if (regress_alerts_build(out, h, run))
+		goto nomem;
 	return 0;
 nomem:
 	regress_night_free(out);
@@ -149,6 +151,7 @@ void regress_night_free(struct regress_night *n)
 	free(n->entries);
 	free(n->revs);
 	regress_impacts_free(&n->impacts);
+	free(n->alerts);
 	memset(n, 0, sizeof *n);
 }
 
@@ -207,12 +210,35 @@ static void emit_impact(struct yout *y, const struct regress_impact *im)
 	yout_end(y);
 }
 
+static void emit_alert(struct yout *y, const struct regress_alert *a)
+{
+	yout_map(y);
+	yout_kv_str(y, "id", a->id);
+	emit_key(y, &a->key);
+	yout_kv_str(y, "verdict", regress_verdict_name(a->verdict));
+	yout_kv_str(y, "state", regress_alert_state_name(a->state));
+	yout_kv_num(y, "baseline_us", a->baseline_us);
+	yout_kv_num(y, "level_us", a->level_us);
+	yout_kv_num(y, "delta_pct", a->delta_frac * 100);
+	yout_kv_num(y, "delta_lo_pct", a->lo_frac * 100);
+	yout_kv_num(y, "delta_hi_pct", a->hi_frac * 100);
+	yout_kv_int(y, "nights", a->nights);
+	yout_kv_int(y, "age_nights", a->age_nights);
+	yout_kv_num(y, "age_days", a->age_days);
+	yout_kv_str(y, "opened_run", a->opened_run);
+	yout_kv_str(y, "last_good_run", a->good_run_id);
+	yout_kv_str(y, "first_bad_run", a->bad_run_id);
+	yout_kv_str(y, "commits", a->commits);
+	yout_kv_str(y, "answer", a->answer);
+	yout_end(y);
+}
+
 void regress_night_emit(const struct regress_night *n, FILE *fp)
 {
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_kv_int(&y, "schema", 2);
+	yout_kv_int(&y, "schema", 3);
 	yout_kv_str(&y, "run_id", n->run_id);
 	yout_kv_int(&y, "nights", (long long)n->nruns);
 	yout_key(&y, "counts"); /* derived from series; for people reading the file */
@@ -240,6 +266,11 @@ void regress_night_emit(const struct regress_night *n, FILE *fp)
 	yout_seq(&y);
 	for (size_t i = 0; i < n->impacts.n; i++)
 		emit_impact(&y, &n->impacts.v[i]);
+	yout_end(&y);
+	yout_key(&y, "alerts");
+	yout_seq(&y);
+	for (size_t i = 0; i < n->nalerts; i++)
+		emit_alert(&y, &n->alerts[i]);
 	yout_end(&y);
 	yout_end(&y);
 }
@@ -373,6 +404,40 @@ static void read_impact(struct yctx *c, struct ydoc_node *m, struct regress_impa
 	yget_check_unknown(c, m);
 }
 
+static void read_alert(struct yctx *c, struct ydoc_node *m, struct regress_alert *a)
+{
+	const char *st = NULL;
+	memset(a, 0, sizeof *a);
+	read_str(c, m, "id", a->id, sizeof a->id);
+	read_key(c, m, &a->key);
+	read_verdict(c, m, "verdict", &a->verdict);
+	if (!yget_str(c, m, "state", Y_REQUIRED, &st) && st) {
+		int k = 0;
+		while (k < ALERT_COUNT && strcmp(st, regress_alert_state_name((enum regress_alert_state)k)))
+			k++;
+		if (k == ALERT_COUNT) {
+			struct ydoc_node *n = ydoc_get(m, "state");
+			ydiag_add(c->diag, c->file, n->line, n->col, "state: unknown '%s'", st);
+		}
+		a->state = (enum regress_alert_state)(k % ALERT_COUNT);
+	}
+	a->baseline_us = a->level_us = a->age_days = NAN;
+	yget_num(c, m, "baseline_us", Y_REQUIRED | Y_NULLABLE, &a->baseline_us);
+	yget_num(c, m, "level_us", Y_REQUIRED | Y_NULLABLE, &a->level_us);
+	a->delta_frac = read_pct(c, m, "delta_pct");
+	a->lo_frac = read_pct(c, m, "delta_lo_pct");
+	a->hi_frac = read_pct(c, m, "delta_hi_pct");
+	yget_int(c, m, "nights", Y_REQUIRED, &a->nights);
+	yget_int(c, m, "age_nights", Y_REQUIRED, &a->age_nights);
+	yget_num(c, m, "age_days", Y_REQUIRED | Y_NULLABLE, &a->age_days);
+	read_str(c, m, "opened_run", a->opened_run, sizeof a->opened_run);
+	read_str(c, m, "last_good_run", a->good_run_id, sizeof a->good_run_id);
+	read_str(c, m, "first_bad_run", a->bad_run_id, sizeof a->bad_run_id);
+	read_str(c, m, "commits", a->commits, sizeof a->commits);
+	read_str(c, m, "answer", a->answer, sizeof a->answer);
+	yget_check_unknown(c, m);
+}
+
 /* A required sequence of maps under key: its node, or NULL (problem noted). */
 static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *root, const char *key)
 {
@@ -387,12 +452,12 @@ static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *root, const ch
 
 static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
 {
-	struct ydoc_node *s, *r, *im;
+	struct ydoc_node *s, *r, *im, *al;
 	int schema = 0, nights = 0;
 
 	yget_int(c, root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
-	if (schema > 2)
-		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 2",
+	if (schema > 3)
+		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 3",
 			  schema);
 	read_str(c, root, "run_id", n->run_id, sizeof n->run_id);
 	yget_int(c, root, "nights", Y_REQUIRED | Y_POSITIVE, &nights);
@@ -401,11 +466,13 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 	s = seq_of(c, root, "series");
 	r = seq_of(c, root, "revised");
 	im = seq_of(c, root, "impact");
+	al = ydoc_get(root, "alerts") ? seq_of(c, root, "alerts") : NULL; /* schema 3 */
 	yget_check_unknown(c, root);
 	n->entries = calloc(s && s->n ? s->n : 1, sizeof *n->entries);
 	n->revs = calloc(r && r->n ? r->n : 1, sizeof *n->revs);
 	n->impacts.v = calloc(im && im->n ? im->n : 1, sizeof *n->impacts.v);
-	if (!n->entries || !n->revs || !n->impacts.v)
+	n->alerts = calloc(al && al->n ? al->n : 1, sizeof *n->alerts);
+	if (!n->entries || !n->revs || !n->impacts.v || !n->alerts)
 		return err_nomem();
 	for (size_t i = 0; s && i < s->n; i++) {
 		read_entry(c, s->items[i], &n->entries[n->n]);
@@ -421,6 +488,10 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 	}
 	for (size_t i = 0; im && i < im->n; i++)
 		read_impact(c, im->items[i], &n->impacts.v[n->impacts.n++]);
+	for (size_t i = 0; al && i < al->n; i++) {
+		read_alert(c, al->items[i], &n->alerts[n->nalerts]);
+		n->open_alerts += n->alerts[n->nalerts++].state == ALERT_OPEN;
+	}
 	return 0;
 }
 
