@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -21,6 +22,7 @@
 #include "err.h"
 #include "fsx.h"
 #include "history.h"
+#include "record.h"
 #include "model.h"
 #include "regress.h"
 #include "tmpl.h"
@@ -420,35 +422,46 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 static char night_engine_rev[48];
 static char night_compiler[96] = "gcc 13.2";
 
-/* One night of a generated history: nseries series (op "op<k>") on host,
- * medians us[k], git revision rev; machine state known when load >= 0. */
-static void add_night(struct history *h, int night, const char *host, const char *rev,
-		      const double *us, int nseries, double load)
+/* One night of a generated history as a record: nseries series (op
+ * "op<k>") on host, medians us[k], git revision rev; machine state known
+ * when load >= 0. Free with record_free. */
+static void night_record(struct run_record *r, int night, const char *host, const char *rev,
+			 const double *us, int nseries, double load)
 {
-	struct run_record r;
 	struct rec_device d = {.kind = "cpu", .name = "Test CPU (4 cores)", .arch = "x86_64",
 			       .cores = 4, .mem_gb = 16, .sm_clock_mhz = NAN,
 			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = 10};
-	memset(&r, 0, sizeof r);
-	r.schema = RECORD_SCHEMA;
-	snprintf(r.run_id, sizeof r.run_id, "2026%02d%02dT020000Z-%s", 1 + (night - 1) / 28,
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "2026%02d%02dT020000Z-%s", 1 + (night - 1) / 28,
 		 1 + (night - 1) % 28, host);
-	snprintf(r.prov.host, sizeof r.prov.host, "%s", host);
-	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", rev);
-	snprintf(r.prov.build, sizeof r.prov.build, "O2");
-	snprintf(r.prov.engine_rev, sizeof r.prov.engine_rev, "%s", night_engine_rev);
-	snprintf(r.prov.compiler, sizeof r.prov.compiler, "%s", night_compiler);
+	snprintf(r->created, sizeof r->created, "2026-%02d-%02dT02:00:00Z", 1 + (night - 1) / 28,
+		 1 + (night - 1) % 28);
+	snprintf(r->template_name, sizeof r->template_name, "cpu");
+	snprintf(r->prov.host, sizeof r->prov.host, "%s", host);
+	snprintf(r->prov.git_rev, sizeof r->prov.git_rev, "%s", rev);
+	snprintf(r->prov.build, sizeof r->prov.build, "O2");
+	snprintf(r->prov.engine_rev, sizeof r->prov.engine_rev, "%s", night_engine_rev);
+	snprintf(r->prov.compiler, sizeof r->prov.compiler, "%s", night_compiler);
 	if (load >= 0)
-		r.machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
-						 .cpu_steal_pct = 0, .cpu_others_pct = 0,
-						 .cpu_mhz = NAN};
-	assert_int_equal(record_add_device(&r, &d), 0);
+		r->machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
+						  .cpu_steal_pct = 0, .cpu_others_pct = 0,
+						  .cpu_mhz = NAN};
+	assert_int_equal(record_add_device(r, &d), 0);
 	for (int k = 0; k < nseries; k++) {
 		struct rec_row w = {.variant = "cold", .backend = "cpu", .samples = 10,
 				    .status = REC_OK, .median_us = us[k]};
 		snprintf(w.op, sizeof w.op, "op%d", k);
-		assert_int_equal(record_add_row(&r, &w), 0);
+		assert_int_equal(record_add_row(r, &w), 0);
 	}
+}
+
+/* The same night added to h. */
+static void add_night(struct history *h, int night, const char *host, const char *rev,
+		      const double *us, int nseries, double load)
+{
+	struct run_record r;
+	night_record(&r, night, host, rev, us, nseries, load);
 	assert_int_equal(history_add_record(h, &r), 0);
 	record_free(&r);
 }
@@ -695,6 +708,85 @@ static void test_regress__alert_stays_open_until_acknowledged_or_returned(void *
 	ydiag_free(&diag);
 	fsx_rm_rf(dir);
 	free(path);
+}
+
+/* Runs `$DDT_BIN args` (2>&1) into out[len]; its exit status. */
+static int run_ddt(const char *args, char *out, size_t len)
+{
+	const char *bin = getenv("DDT_BIN");
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin && *bin ? bin : "build/ddt", args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	printf("$ ddt %s\n%s", args, out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `ddt ack`: lists the alerts of runs/, answers one by id into
+ * runs/acks.yaml (the history then reads it answered), refuses a name that
+ * matches none (exit 2), and a damaged acks.yaml is refused, not replaced. */
+static void test_regress__ack_answers_an_alert_in_runs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-test-ack-XXXXXX", args[8192], out[1 << 16], id[16];
+	struct regress_conf c;
+	struct history h;
+	struct regress_night n;
+	load_conf(&c);
+	assert_non_null(mkdtemp(dir));
+	rng_state = 13;
+	for (int night = 1; night <= 20; night++) {
+		double us[24];
+		struct run_record r;
+		for (int k = 0; k < 24; k++)
+			us[k] = (40 + 5 * k) * (night >= 15 && k < 14 ? 1.10 : 1) *
+				(1 + 0.005 * normal01());
+		night_record(&r, night, "hosta", rev_of(night), us, 24, -1);
+		char *rd = fsx_join(dir, r.run_id), *rp = fsx_join(rd, "run.yaml");
+		assert_int_equal(fsx_mkdir_p(rd), 0);
+		assert_int_equal(record_write(&r, rp), 0);
+		free(rd);
+		free(rp);
+		record_free(&r);
+	}
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/templates/default.yaml", home());
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s'", dir, tmpl);
+	assert_int_equal(run_ddt(args, out, sizeof out), 0);
+	assert_non_null(strstr(out, "alert "));
+	assert_non_null(strstr(out, "a00000e..a00000f"));
+	snprintf(id, sizeof id, "%.6s", strstr(out, "alert ") + 6);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' nothing-like-it", dir, tmpl);
+	assert_int_equal(run_ddt(args, out, sizeof out), 2);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' --reason 'known, fix in review' %s",
+		 dir, tmpl, id);
+	assert_int_equal(run_ddt(args, out, sizeof out), 0);
+	assert_non_null(strstr(out, "every series"));
+	assert_int_equal(history_load(&h, dir, NULL), 0);
+	assert_int_equal(h.nacks, 1);
+	assert_string_equal(h.acks[0].reason, "known, fix in review");
+	regress_history(&c, &h);
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.nalerts, 14);
+	assert_int_equal(n.open_alerts, 0);
+	regress_night_free(&n);
+	history_free(&h);
+	/* damaged: refused with its position, left as it was */
+	char *ap = fsx_join(dir, "acks.yaml");
+	assert_int_equal(fsx_write_all(ap, "schema: 1\nacks: [\n", 18), 0);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' %s", dir, tmpl, id);
+	assert_int_equal(run_ddt(args, out, sizeof out), 2);
+	assert_non_null(strstr(out, "acks.yaml:"));
+	char buf[64] = "";
+	FILE *fp = fopen(ap, "r");
+	assert_non_null(fp);
+	assert_int_equal(fread(buf, 1, sizeof buf - 1, fp), 18);
+	fclose(fp);
+	free(ap);
+	fsx_rm_rf(dir);
 }
 
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
@@ -1098,6 +1190,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
 	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
 	    cmocka_unit_test(test_regress__alert_stays_open_until_acknowledged_or_returned),
+	    cmocka_unit_test(test_regress__ack_answers_an_alert_in_runs),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),

@@ -78,7 +78,7 @@ int acks_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
 	rc = read_file(path, &h->acks, &h->nacks, &diag);
 	if (rc == DDT_EINPUT && warnings)
 		for (size_t i = 0; i < diag.n; i++)
-			ydiag_add(warnings, path, 0, 0, "%s (alerts read as not acknowledged)",
+			ydiag_add(warnings, NULL, 0, 0, "%s (alerts read as not acknowledged)",
 				  diag.msgs[i]);
 	ydiag_free(&diag);
 	free(path);

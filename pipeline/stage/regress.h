@@ -219,6 +219,10 @@ struct regress_night {
  * h->acks applied, into n->alerts (grouped by id). Returns 0 or DDT_ENOMEM. */
 int regress_alerts_build(struct regress_night *n, const struct history *h, size_t run);
 
+/* Applies the answers of h->acks to n's alerts as they stand now (an alert
+ * answered after its night was judged reads answered). */
+void regress_alerts_answer(struct regress_night *n, const struct history *h);
+
 /* Appends one's alerts to all (a night of several hosts). Returns 0 or
  * DDT_ENOMEM. */
 int regress_alerts_fold(struct regress_night *all, const struct regress_night *one);

@@ -220,6 +220,17 @@ int regress_alerts_build(struct regress_night *n, const struct history *h, size_
 	return rc;
 }
 
+void regress_alerts_answer(struct regress_night *n, const struct history *h)
+{
+	n->open_alerts = 0;
+	for (size_t i = 0; i < n->nalerts; i++) {
+		n->alerts[i].state = ALERT_OPEN;
+		n->alerts[i].answer[0] = '\0';
+		answer(&n->alerts[i], h);
+		n->open_alerts += n->alerts[i].state == ALERT_OPEN;
+	}
+}
+
 int regress_alerts_fold(struct regress_night *all, const struct regress_night *one)
 {
 	size_t cap = all->nalerts;
