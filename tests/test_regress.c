@@ -29,6 +29,8 @@
 
 #define NIGHTS 30
 
+static void dump_series(const struct hist_series *s);
+
 /* The project folder: $DDT_HOME or the current folder (make test runs there). */
 static const char *home(void)
 {
@@ -81,9 +83,9 @@ static double step_and_spike(int night)
 {
 	return night == 10 ? 1.15 : night >= 20 ? 1.10 : 1.0;
 }
-static double drift_1pct(int night)
+static double drift_half_pct(int night) /* below the 1% minimum change */
 {
-	return 1 + 0.01 * (night - 1) / (NIGHTS - 1);
+	return 1 + 0.005 * (night - 1) / (NIGHTS - 1);
 }
 static double faster_step(int night)
 {
@@ -150,7 +152,7 @@ static enum regress_verdict designed_flat(int night)
 static void print_table(const struct history *h)
 {
 	printf("night  %-38s  %-20s  %-20s\n", "tree_attn (+10% step at 20, spike at 10)",
-	       "dense_gemv (1% drift)", "moe_w4a16 (-10% at 20)");
+	       "dense_gemv (0.5% drift)", "moe_w4a16 (-10% at 20)");
 	for (size_t n = 0; n < h->nruns; n++) {
 		const struct hist_point *a = &h->series[0].pts[n], *b = &h->series[1].pts[n],
 					*c = &h->series[2].pts[n];
@@ -171,7 +173,7 @@ static void print_table(const struct history *h)
 
 static const struct gen gens[] = {
 	{"tree_attn", 100, 0.005, step_and_spike},
-	{"dense_gemv", 50, 0.005, drift_1pct},
+	{"dense_gemv", 50, 0.005, drift_half_pct},
 	{"moe_w4a16", 800, 0.005, faster_step},
 };
 
@@ -200,23 +202,43 @@ static void test_regress__generated_history_gives_designed_verdicts(void **state
 }
 
 /* Every seed, not just the one printed: the design holds for the noise, not
- * for one lucky draw. */
+ * for one lucky draw. A night the next one reverts may read "outlier" (a
+ * one-night flag at 1% sensitivity, never an alert; the last night, still
+ * "suspect"): at most 1% of the
+ * nights; every other night is as designed, and no confirmed change but the
+ * designed one. */
 static void test_regress__verdicts_hold_over_many_seeds(void **state)
 {
 	(void)state;
 	struct regress_conf c;
+	int outliers = 0, nights = 0;
 	load_conf(&c);
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		struct history h;
 		gen_history(&h, gens, 3, seed);
 		regress_history(&c, &h);
 		for (int night = 1; night <= NIGHTS; night++) {
-			assert_int_equal(h.series[0].pts[night - 1].verdict,
-					 designed_step(night, 1, REG_REGRESSION));
-			assert_int_equal(h.series[1].pts[night - 1].verdict, designed_flat(night));
+			enum regress_verdict want[2] = {designed_step(night, 1, REG_REGRESSION),
+							designed_flat(night)};
+			for (int k = 0; k < 2; k++) {
+				enum regress_verdict got = h.series[k].pts[night - 1].verdict;
+				nights++;
+				if ((got == REG_OUTLIER || (got == REG_SUSPECT && night == NIGHTS)) &&
+				    want[k] == REG_OK) {
+					outliers++;
+					continue;
+				}
+				if (got != want[k]) {
+					printf("seed %llu night %d\n", (unsigned long long)seed, night);
+					dump_series(&h.series[k]);
+				}
+				assert_int_equal(got, want[k]);
+			}
 		}
 		history_free(&h);
 	}
+	printf("%d outliers in %d nights\n", outliers, nights);
+	assert_true(outliers * 100 <= nights);
 }
 
 /* A history cut at a night gives that night's own verdicts: what the nightly
@@ -279,19 +301,19 @@ static void test_regress__failed_night_neither_breaks_nor_counts(void **state)
 	history_free(&h);
 }
 
-/* Identical nights: the noise is the floor (0.25%), so +2% is below the 3%
+/* Identical nights: the noise is the floor (0.25%), so +0.5% is below the 1%
  * minimum (ok) and +4% is flagged with z = 16, then reverted (outlier). */
 static void test_regress__identical_nights_are_judged_on_the_noise_floor(void **state)
 {
 	(void)state;
 	struct regress_conf c;
 	struct history h;
-	double us[] = {100, 100, 100, 100, 100, 100, 102, 104, 100};
+	double us[] = {100, 100, 100, 100, 100, 100, 100.5, 104, 100};
 	load_conf(&c);
 	series_of(&h, us, 9);
 	regress_history(&c, &h);
 	assert_int_equal(h.series[0].pts[5].verdict, REG_OK);
-	assert_int_equal(h.series[0].pts[6].verdict, REG_OK);      /* +2% < 3% */
+	assert_int_equal(h.series[0].pts[6].verdict, REG_OK);      /* +0.5% < 1% */
 	assert_int_equal(h.series[0].pts[7].verdict, REG_OUTLIER); /* +4%, then back */
 	assert_near(h.series[0].pts[7].z, 16, 1e-9);
 	history_free(&h);
@@ -790,8 +812,9 @@ static void test_regress__ack_answers_an_alert_in_runs(void **state)
 }
 
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
- * seeds: a "drift" every time, starting within three nights of night 21,
- * never a regression. */
+ * seeds: a "drift" every time; the first confirmed change (a drift, or at
+ * most once the drift's first nights read as a step at 1% sensitivity)
+ * placed within three nights of night 21; no other regression. */
 static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
 {
 	(void)state;
@@ -807,14 +830,16 @@ static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
 		}
 		regress_history(&c, &h);
 		const struct hist_series *s = &h.series[0];
-		if (seed == 1 || count_verdict(s, REG_REGRESSION))
+		if (seed == 1 || count_verdict(s, REG_REGRESSION) > 1)
 			dump_series(s);
-		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_true(count_verdict(s, REG_REGRESSION) <= 1);
 		assert_true(count_verdict(s, REG_DRIFT) >= 1);
 		for (size_t i = 0; i < s->n; i++)
-			if (s->pts[i].verdict == REG_DRIFT) {
+			if (s->pts[i].verdict == REG_DRIFT || s->pts[i].verdict == REG_REGRESSION) {
 				assert_true(s->pts[i].bad_run >= 17 && s->pts[i].bad_run <= 23);
-				assert_non_null(strstr(s->pts[i].reason, "drift: +"));
+				assert_non_null(strstr(s->pts[i].reason, s->pts[i].verdict == REG_DRIFT
+										 ? "drift: +"
+										 : "change point: +"));
 				break;
 			}
 		history_free(&h);
@@ -875,36 +900,47 @@ static void test_regress__jump_on_a_new_series_is_flagged(void **state)
 	history_free(&h);
 }
 
-/* The night's own samples: +8% on a quiet series is "suspect" when the
- * night's samples are tight (p10..p90 of 1.3 us), "ok" when they scatter
- * so widely (sigma 40 us over 10 samples) that its median is uncertain to
- * about 15%, with that named as the reason. */
-static void test_regress__night_with_scattered_samples_is_judged_on_them(void **state)
+/* The night's own samples do not judge it: a 4% step in 0.5% night-to-night
+ * noise on nights whose samples scatter widely (sigma 40 us over 10
+ * samples, a median uncertain to 15%) is a regression confirmed on its
+ * second night, as on nights with tight samples. And a 1.5% step on a flat
+ * series (0.2% noise) is one too: the minimum change is 1%, the series'
+ * own noise sets the rest. */
+static void test_regress__night_is_judged_on_night_to_night_noise(void **state)
 {
 	(void)state;
 	struct regress_conf c;
 	struct history h;
-	double us[20];
+	double us[24];
 	load_conf(&c);
-	for (int k = 0; k < 20; k++)
-		us[k] = k == 14 ? 108 : 100 + 0.3 * (k % 3);
 	for (int wide = 0; wide <= 1; wide++) {
-		series_of(&h, us, 20);
+		rng_state = 21;
+		for (int k = 0; k < 24; k++)
+			us[k] = 100 * (k >= 14 ? 1.04 : 1) * (1 + 0.005 * normal01());
+		series_of(&h, us, 24);
 		for (size_t k = 0; k < h.series[0].n; k++) {
 			h.series[0].pts[k].samples = 10;
-			h.series[0].pts[k].spread_us = k == 14 && wide ? 40 : 0.5;
+			h.series[0].pts[k].spread_us = wide ? 40 : 0.5;
 		}
 		regress_history(&c, &h);
-		const struct hist_point *p = &h.series[0].pts[14];
-		if (p->verdict_night != (wide ? REG_OK : REG_SUSPECT))
+		if (h.series[0].pts[15].verdict_night != REG_REGRESSION)
 			dump_series(&h.series[0]);
-		assert_int_equal(p->verdict_night, wide ? REG_OK : REG_SUSPECT);
-		if (wide) {
-			assert_non_null(strstr(p->reason, "the night's own samples"));
-			assert_true(p->noise_frac > 0.1);
-		}
+		assert_int_equal(h.series[0].pts[14].verdict_night, REG_SUSPECT);
+		assert_int_equal(h.series[0].pts[15].verdict_night, REG_REGRESSION);
+		assert_int_equal(h.series[0].pts[15].bad_run, 14);
 		history_free(&h);
 	}
+	rng_state = 23;
+	for (int k = 0; k < 24; k++)
+		us[k] = 100 * (k >= 14 ? 1.015 : 1) * (1 + 0.002 * normal01());
+	series_of(&h, us, 24);
+	regress_history(&c, &h);
+	dump_series(&h.series[0]);
+	assert_int_equal(count_verdict(&h.series[0], REG_REGRESSION), 1);
+	for (size_t k = 0; k < h.series[0].n; k++)
+		if (h.series[0].pts[k].verdict_night == REG_REGRESSION)
+			assert_true(h.series[0].pts[k].bad_run >= 13 && h.series[0].pts[k].bad_run <= 15);
+	history_free(&h);
 }
 
 /* Nights at one of two levels 8% apart, at random after six nights that
@@ -1038,40 +1074,38 @@ static void test_regress__contended_night_is_not_judgeable(void **state)
 	history_free(&h);
 }
 
-/* compare: +4% over spreads of 1% from 50 samples is slower (p ~ 0); the
- * same +4% over spreads of 10% from 5 samples is the same; -2% is the same
- * whatever the p (below the 3% minimum); without spreads the history's
- * noise decides. */
-static void test_regress__compare_is_significant_given_both_spreads(void **state)
+/* compare is the nightly's rule: +4% on a series of 0.5% night-to-night
+ * noise is slower (the within-night spreads do not enter); the same +4%
+ * with 2% noise on either side (two machines: the larger) is the same;
+ * -0.5% is the same (below the 1% minimum); without any noise yet only a
+ * new-series jump (10%) counts. */
+static void test_regress__compare_is_the_nightly_rule(void **state)
 {
 	(void)state;
 	struct regress_conf c;
-	struct hist_point a = {.status = REC_OK, .median_us = 100, .spread_us = 1, .samples = 50,
-			       .noise_frac = NAN},
+	struct hist_point a = {.status = REC_OK, .median_us = 100, .spread_us = 10, .samples = 5,
+			       .noise_frac = 0.005},
 			  b = a;
-	double p;
-	const char *test;
+	const char *rule;
 	load_conf(&c);
 	b.median_us = 104;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "slower");
-	assert_string_equal(test, "welch");
-	assert_true(p < 1e-9);
-	a.spread_us = b.spread_us = 10;
-	a.samples = b.samples = 5;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
-	assert_true(p > 0.1);
-	a.spread_us = b.spread_us = 0.1;
-	b.median_us = 98;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "slower");
+	assert_string_equal(rule, "night rule");
+	a.noise_frac = 0.02;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
+	a.noise_frac = 0.005;
+	b.median_us = 99.5;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
 	b.median_us = 90;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
-	a.spread_us = NAN; /* an old record: the history's noise */
-	b.noise_frac = 0.005;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
-	assert_string_equal(test, "history noise");
-	assert_true(isnan(p));
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "faster");
+	a.noise_frac = b.noise_frac = NAN;
+	b.median_us = 95;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
+	assert_string_equal(rule, "new-series jump");
+	b.median_us = 111;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "slower");
 	b.status = REC_FAILED;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "failed");
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "failed");
 }
 
 /* A record of schema 1 (no machine section, no engine_rev) still loads and
@@ -1195,12 +1229,12 @@ int main(void)
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
 	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
-	    cmocka_unit_test(test_regress__night_with_scattered_samples_is_judged_on_them),
+	    cmocka_unit_test(test_regress__night_is_judged_on_night_to_night_noise),
 	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
 	    cmocka_unit_test(test_regress__verdict_names_the_engine_revision_when_recorded),
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
 	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
-	    cmocka_unit_test(test_regress__compare_is_significant_given_both_spreads),
+	    cmocka_unit_test(test_regress__compare_is_the_nightly_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

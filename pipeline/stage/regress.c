@@ -148,7 +148,7 @@ struct walk {
 /* Scratch space of a walk: baseline values and the change window. */
 struct scratch {
 	double *vals;       /* [baseline_nights] */
-	double *sorted;     /* [change_window_nights] */
+	double *sorted;     /* [max(change_window_nights, baseline_nights)] */
 	double *win;        /* [change_window_nights] */
 	size_t *win_pt;     /* point index of each win value */
 };
@@ -175,14 +175,27 @@ static size_t last_good_run(const struct hist_series *s, size_t i)
 	return HIST_NO_RUN;
 }
 
+/* How many runs of nights on one side of cut the values t[0..n) (in time
+ * order, either way) make: 2 for a step, many for two-level noise. */
+static int level_runs(const double *t, size_t n, double cut)
+{
+	int runs = n > 0;
+	for (size_t k = 1; k < n; k++)
+		runs += (t[k] > cut) != (t[k - 1] > cut);
+	return runs;
+}
+
 /* Two levels among the sorted good values v[0..n) (n >= 2 x min_good_nights):
  * the widest gap that leaves at least three values and a fifth of them on
  * each side, when it is wider than four standard deviations of either group
  * (normal noise, cut at its widest gap, almost never is) and than the
- * minimum change. Their medians into lo/hi and the within sigma (the larger
- * group standard deviation, at least the floor) into sigma. */
-static int bimodal(const struct regress_conf *c, const double *v, size_t n, double *lo,
-		   double *hi, double *sigma)
+ * minimum change, and the series went back to the level it left (the same
+ * values in time order, t, make at least three runs: a step, one level then
+ * the other, is no two-level noise). Their medians into lo/hi and the
+ * within sigma (the larger group standard deviation, at least the floor)
+ * into sigma. */
+static int bimodal(const struct regress_conf *c, const double *v, const double *t, size_t n,
+		   double *lo, double *hi, double *sigma)
 {
 	size_t least = n / 5 > 3 ? n / 5 : 3, cut = 0;
 	double gap = 0, m1, v1, m2, v2;
@@ -198,7 +211,8 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
 	cpoint_moments(v, 0, cut, &m1, &v1);
 	cpoint_moments(v, cut, n, &m2, &v2);
 	double s = fmax(sqrt(fmax(v1, v2)), c->noise_floor_frac * m1);
-	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac)
+	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac ||
+	    level_runs(t, n, (v[cut - 1] + v[cut]) / 2) < 3)
 		return 0;
 	*lo = cut % 2 ? v[cut / 2] : (v[cut / 2 - 1] + v[cut / 2]) / 2;
 	size_t n2 = n - cut;
@@ -213,7 +227,9 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
  * them (bimodal noise; a step's new level is not yet one it returned to). */
 static int recurring_level(const struct regress_conf *c, const struct hist_series *s, size_t i)
 {
-	double v = s->pts[i].median_us, band = c->min_delta_frac / 2 * v;
+	double noise = isfinite(s->pts[i].noise_frac) ? s->pts[i].noise_frac : 0;
+	double v = s->pts[i].median_us,
+	       band = fmax(c->min_delta_frac / 2, noise) * v;
 	int near = 0, left = 0, seen_away = 0;
 	size_t looked = 0;
 	for (size_t j = i; j-- > 0 && looked < 2 * (size_t)c->baseline_nights;) {
@@ -230,46 +246,34 @@ static int recurring_level(const struct regress_conf *c, const struct hist_serie
 	return near >= 2 && left;
 }
 
-/* The sampling error of a night's median from its own samples, relative to
- * it (1.2533 sigma / sqrt(samples) for normal noise; the sigma from its
- * p10..p90 or stdev); NaN when the record has no spread. */
-static double night_se_frac(const struct hist_point *p)
-{
-	if (!isfinite(p->spread_us) || p->samples < 2 || !(p->median_us > 0))
-		return NAN;
-	return 1.2533 * p->spread_us / sqrt((double)p->samples) / p->median_us;
-}
-
-/* Fills baseline, noise, delta, z and band of p from the good values; returns
- * 1 when p is flagged (outside the band). Two levels in the baseline (bimodal
- * noise) are two baselines: p is judged against the nearer. The noise is at
- * least the floor and at least the sampling error of p's own median (a
- * night whose samples scatter widely cannot be told apart by its median). */
+/* Fills baseline, noise, delta, z and band of p from the good values (vals,
+ * most recent first; timed: room for n); returns 1 when p is flagged
+ * (outside the band). Two levels in the baseline (bimodal noise) are two
+ * baselines: p is judged against the nearer. The noise is the series' own
+ * night-to-night noise (at least the floor), never the night's own sample
+ * scatter: the nights' medians already carry their sampling error, and a
+ * night with wide samples is no reason to miss a step. */
 static int judge(const struct regress_conf *c, struct history *h, struct hist_point *p,
-		 double *vals, size_t n, double carry_noise)
+		 double *vals, double *timed, size_t n, double carry_noise)
 {
-	double base = median(vals, n), sigma, lo, hi, s2;
+	double sigma, lo, hi, s2;
 
-	qsort(vals, n, sizeof *vals, sort_cmp_double);
-	if (bimodal(c, vals, n, &lo, &hi, &s2)) {
+	memcpy(timed, vals, n * sizeof *vals);
+	double base = median(vals, n);
+	if (bimodal(c, vals, timed, n, &lo, &hi, &s2)) {
 		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
 		sigma = s2;
 		history_reason_set(h, p, "bimodal: %.4g / %.4g us", lo, hi);
 	} else {
 		for (size_t k = 0; k < n; k++)
 			vals[k] = fabs(vals[k] - base);
-		sigma = n >= (size_t)c->min_good_nights ? c->mad_to_sigma * median(vals, n)
-							: carry_noise * base;
+		/* a MAD of few nights is itself uncertain: widened by
+		 * sqrt(baseline_nights / n) until the level has its full window */
+		sigma = n >= (size_t)c->min_good_nights
+				? c->mad_to_sigma * median(vals, n) *
+				      sqrt(fmax(1, (double)c->baseline_nights / (double)n))
+				: carry_noise * base;
 		sigma = fmax(sigma, c->noise_floor_frac * base);
-	}
-	double se = night_se_frac(p) * base;
-	if (se > sigma) { /* named when it is what keeps the night from being flagged */
-		if (!p->reason[0] && regress_differs(c, base, p->median_us, sigma / base) &&
-		    !regress_differs(c, base, p->median_us, se / base))
-			history_reason_set(
-				h, p, "the night's own samples scatter: its median is uncertain to %.1f%%",
-				100 * se / base);
-		sigma = se;
 	}
 	p->baseline_us = base;
 	p->noise_frac = sigma / base;
@@ -299,24 +303,20 @@ int regress_differs(const struct regress_conf *c, double a_us, double b_us, doub
 }
 
 const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
-			    const struct hist_point *b, double *p, const char **test)
+			    const struct hist_point *b, const char **rule)
 {
-	*p = NAN;
-	*test = "";
+	*rule = "";
 	if (a->status != REC_OK || b->status != REC_OK)
 		return b->status != REC_OK ? rec_status_name(b->status) : "A not measured";
-	double delta = b->median_us / a->median_us - 1;
-	if (isfinite(a->spread_us) && isfinite(b->spread_us) && a->samples >= 2 &&
-	    b->samples >= 2) {
-		*test = "welch";
-		*p = cpoint_welch_p(a->median_us, a->spread_us * a->spread_us, a->samples,
-				b->median_us, b->spread_us * b->spread_us, b->samples);
-		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
+	double na = a->noise_frac, nb = b->noise_frac, delta = b->median_us / a->median_us - 1;
+	double noise = isfinite(na) && isfinite(nb) ? fmax(na, nb) : isfinite(nb) ? nb : na;
+	if (!isfinite(noise)) { /* too few nights for a noise: the new-series jump */
+		*rule = "new-series jump";
+		if (!isfinite(delta) || fabs(delta) < c->new_series_jump_frac)
 			return "same";
 		return delta > 0 ? "slower" : "faster";
 	}
-	*test = "history noise";
-	double noise = isfinite(b->noise_frac) ? b->noise_frac : a->noise_frac;
+	*rule = "night rule";
 	int d = regress_differs(c, a->median_us, b->median_us, noise);
 	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
 }
@@ -493,7 +493,7 @@ static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size
 	double lo, hi, sigma;
 	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
 	qsort(sc->sorted, m, sizeof *sc->sorted, sort_cmp_double);
-	return bimodal(c, sc->sorted, m, &lo, &hi, &sigma);
+	return bimodal(c, sc->sorted, sc->win, m, &lo, &hi, &sigma);
 }
 
 /* Whether the level change at window point `at` lasted: at least
@@ -562,9 +562,18 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 			    .split_p = fmin(10 * c->change_max_p, 0.05),
 			    .min_seg = (size_t)c->confirm_nights,
 			    .min_rel = fmax(c->min_delta_frac, noise)};
-	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
-	    ch[0].at < (size_t)c->min_good_nights || !sustained(c, sc->win, m, ch[0].at, &ch[0]))
+	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n) || !n)
 		return 0;
+	/* the earliest change supported on both sides: min_good_nights before
+	 * it, and a new level that lasted (an earlier change that did not
+	 * last does not hide a later one that did) */
+	size_t k = 0;
+	while (k < n && (ch[k].at < (size_t)c->min_good_nights ||
+			 !sustained(c, sc->win, m, ch[k].at, &ch[k])))
+		k++;
+	if (k == n)
+		return 0;
+	ch[0] = ch[k];
 	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
 	if (sh == SHAPE_UNSURE ||
 	    (sh == SHAPE_DRIFT && fabs(b * (double)(m - 1 - h) / a) < o.min_rel))
@@ -713,6 +722,24 @@ static void walk_short(const struct regress_conf *c, struct history *h, struct h
 	run_to_outliers(s, w, i);
 }
 
+/* A change confirmed on a level that began with a drift the same way is
+ * that drift going on: p reads "drift" again (returns 1). */
+static int drift_goes_on(struct history *h, const struct hist_series *s, const struct walk *old,
+			 struct hist_point *p)
+{
+	const struct hist_point *d = NULL;
+	for (const struct hist_point *q = &s->pts[old->seg_start]; q < p && !d; q++)
+		if (q->verdict == REG_DRIFT) /* the level's first or confirming night */
+			d = q;
+	if (!d || (d->delta_frac > 0) != (p->delta_frac > 0))
+		return 0;
+	p->verdict = REG_DRIFT;
+	p->change_nights = (int)(p->run - d->run);
+	history_reason_set(h, p, "drift goes on: %+.1f%% more over %d nights", p->delta_frac * 100,
+			   p->change_nights);
+	return 1;
+}
+
 /* Decides point i's verdict as of its own night and revises earlier ones. */
 static void walk_point(const struct regress_conf *c, struct history *h, struct hist_series *s,
 		       struct walk *w, size_t i, struct scratch *sc)
@@ -746,7 +773,7 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		walk_short(c, h, s, w, i, sc->vals, n);
 		return;
 	}
-	int flagged = judge(c, h, p, sc->vals, n, w->carry_noise);
+	int flagged = judge(c, h, p, sc->vals, sc->sorted, n, w->carry_noise);
 	int recurring = recurring_level(c, s, i);
 	if (flagged && recurring) {
 		flagged = 0;
@@ -761,6 +788,8 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		run_to_outliers(s, w, i);
 	}
 	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT) {
+		if (drift_goes_on(h, s, &old, p))
+			return;
 		if (drift_not_step(c, h, s, w, &old, i, sc)) { /* not sure yet: wait */
 			for (size_t j = w->seg_start; j <= i; j++)
 				if (s->pts[j].verdict == REG_SUSPECT || j == i)
@@ -776,6 +805,8 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		return;
 	if (!change_check(c, h, s, w, i, sc))
 		long_drift(c, h, s, w, i, sc);
+	else if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT)
+		drift_goes_on(h, s, &old, p);
 }
 
 /* ---------------------------------------------------------------- history */
@@ -920,7 +951,9 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	size_t *ms = calloc(ns, sizeof *ms), *cur = calloc(ns, sizeof *cur),
 	       *next = calloc(ns, sizeof *next);
 	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
-			     malloc((size_t)c->change_window_nights * sizeof(double)),
+			     malloc((size_t)(c->change_window_nights > c->baseline_nights
+						 ? c->change_window_nights
+						 : c->baseline_nights) * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(size_t))};
 

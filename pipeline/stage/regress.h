@@ -95,14 +95,14 @@ char *regress_commits(const struct history *h, const struct hist_point *p, char 
  * robust sigma (NaN: unknown, the minimum change alone decides). */
 int regress_differs(const struct regress_conf *c, double a_us, double b_us, double noise_frac);
 
-/* Night b against night a of one series (`ddt compare`): "slower" or
- * "faster" only when Welch's t test on their medians, sample spreads and
- * sample counts gives p < change_max_p and the change is at least
- * min_delta, else "same" (*test "welch", *p its p); when either lacks a
- * spread, regress_differs with b's noise (else a's) (*test "history noise",
- * *p NaN); the status when either was not measured. */
+/* Night b against night a (`ddt compare`), by the nightly's own rule: "slower"
+ * or "faster" when regress_differs says so with the series' night-to-night
+ * noise as of each night (the larger of the two: a and b may be series of
+ * two machines), else "same" (*rule "night rule"); when neither has a
+ * noise yet (too few nights), a change of at least new_series_jump_pct
+ * (*rule "new-series jump"); the status when either was not measured. */
 const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
-			    const struct hist_point *b, double *p, const char **test);
+			    const struct hist_point *b, const char **rule);
 
 /* "ok", "improvement", "suspect", "regression", "outlier", "new",
  * "not enough history", "failed", "skipped", "drift", "environment changed",
