@@ -396,7 +396,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	struct model m;
 	struct ydiag diag = {0};
 	struct regress_impacts im;
-	char path[4096], line[256];
+	char path[4096], line[512];
 	double us[] = {100, 101, 99, 100, 100.5, 99.5, 100, 109, 109.2};
 
 	load_conf(&c);
@@ -425,6 +425,32 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	}
 	assert_non_null(strstr(regress_impact_line(&im.v[3], line, sizeof line),
 			       "tree_attn +9.2% \u2192 seed-b16-native \u2212"));
+	regress_impacts_free(&im);
+	/* each scenario under its own estimator: a 2x slower accept costs the
+	 * seed model's b300-b8-native what the seed model says, the calibrated
+	 * scenario what the calibrated point says (its own projection row) */
+	snprintf(h.series[0].key.op, sizeof h.series[0].key.op, "accept");
+	h.series[0].pts[8].delta_frac = 1.0;
+	struct regress_impacts own;
+	assert_int_equal(regress_impact(&im, &c, &h, 8, &m, t.scenarios, t.nscenarios), 0);
+	assert_int_equal(regress_impact_own(&own, &c, &h, 8, &m, &t, NULL), 0);
+	assert_int_equal(own.n, im.n);
+	int calibrated = 0;
+	for (size_t i = 0; i < own.n; i++) {
+		const struct scenario *s = tmpl_scenario(&t, own.v[i].scenario);
+		printf("seed model: %s\nown model:  %s\n",
+		       regress_impact_line(&im.v[i], line, sizeof line),
+		       regress_impact_line(&own.v[i], line + 128, sizeof line - 128));
+		if (s->estimator == EST_SEED) {
+			assert_near(own.v[i].change_frac, im.v[i].change_frac, 1e-12);
+			continue;
+		}
+		calibrated++;
+		assert_true(fabs(own.v[i].change_frac - im.v[i].change_frac) > 1e-3);
+		assert_near(own.v[i].tok_s_after / own.v[i].tok_s, 1 + own.v[i].change_frac, 1e-9);
+	}
+	assert_true(calibrated > 0);
+	regress_impacts_free(&own);
 	regress_impacts_free(&im);
 	/* an op the map does not name: one entry that says so */
 	snprintf(h.series[0].key.op, sizeof h.series[0].key.op, "memcpy");

@@ -162,8 +162,7 @@ static int judge_host(struct nightly_after *a, const struct nightly_host *host,
 	int rc, wrc = 0;
 
 	regress_history(a->rconf, host->h);
-	rc = regress_impact(&imp, a->rconf, host->h, host->run, model, a->t->scenarios,
-			    a->t->nscenarios);
+	rc = regress_impact_own(&imp, a->rconf, host->h, host->run, model, a->t, a->measured);
 	if (!rc && (rc = regress_night_build(&one, host->h, host->run, &imp)) == 0) {
 		if (host->verdicts)
 			wrc = regress_night_write(&one, host->verdicts);

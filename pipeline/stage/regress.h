@@ -141,6 +141,16 @@ int regress_impact(struct regress_impacts *out, const struct regress_conf *c,
 		   const struct scenario *scs, size_t nscs);
 void regress_impacts_free(struct regress_impacts *im);
 
+/* The same with each scenario of t under its own estimator: seed scenarios
+ * under the seed model m, calibrated ones at their calibrated point (the
+ * projection of measured's night with the template's samples and seed,
+ * project.h; its step, components and tok/s). Returns 0, DDT_ENOMEM or
+ * DDT_EINPUT (the projection failed; err_msg() says why). */
+struct run_record;
+int regress_impact_own(struct regress_impacts *out, const struct regress_conf *c,
+		       const struct history *h, size_t run, const struct model *m,
+		       const struct tmpl *t, const struct run_record *measured);
+
 /* "tree_attn +9.0% -> seed-b16-native -1.8% tok/s (b300)" into buf. */
 char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len);
 

@@ -2,6 +2,7 @@
 #include "regress.h"
 
 #include "err.h"
+#include "project.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -116,4 +117,79 @@ char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len
 	snprintf(buf, len, "%s %s \u2192 %s %s tok/s (%s, %.0f \u2192 %.0f tok/s)", im->key.op, d,
 		 im->scenario, t, im->target, im->tok_s, im->tok_s_after);
 	return buf;
+}
+
+/* The projection row of scenario name in p (calibrated: its one row at the
+ * acceptance range's middle), or NULL. */
+static const struct project_row *row_of(const struct projection *p, const char *name)
+{
+	for (size_t i = 0; i < p->nrows; i++)
+		if (!strcmp(p->rows[i].scenario, name))
+			return &p->rows[i];
+	return NULL;
+}
+
+/* Im again from row r: the scenario's own estimator's step, components and
+ * tok/s. */
+static void impact_from_row(struct regress_impact *im, const struct project_row *r)
+{
+	double step = r->step_ms.point, after = step + r->ms[im->comp] * im->delta_frac;
+	im->accept = r->accept;
+	im->tok_s = r->tok_s.point;
+	im->tok_s_after = r->tok_s.point * step / after;
+	im->change_frac = step / after - 1;
+}
+
+/* The calibrated scenarios of t projected at their calibrated point (the
+ * template's samples and seed, no tornado, no grid) into p; *n how many. */
+static int project_calibrated(struct projection *p, const struct model *m, const struct tmpl *t,
+			      const struct run_record *measured, size_t *n)
+{
+	struct project_config cfg;
+	struct ydiag diag = {0};
+	struct scenario *scs = calloc(t->nscenarios + 1, sizeof *scs);
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	*n = 0;
+	if (!scs)
+		return err_nomem();
+	for (size_t k = 0; k < t->nscenarios; k++)
+		if (t->scenarios[k].estimator == EST_CALIBRATED)
+			scs[(*n)++] = t->scenarios[k];
+	rc = project_config_load(&cfg, t, &diag);
+	if (!rc && *n) {
+		cfg.sensitivity = cfg.grid = 0;
+		rc = project_scenarios(p, m->cal, scs, *n, measured, &cfg);
+	}
+	if (rc && diag.n)
+		err_set(rc, "%s", diag.msgs[0]);
+	ydiag_free(&diag);
+	free(scs);
+	return rc;
+}
+
+int regress_impact_own(struct regress_impacts *out, const struct regress_conf *c,
+		       const struct history *h, size_t run, const struct model *m,
+		       const struct tmpl *t, const struct run_record *measured)
+{
+	struct projection p;
+	size_t ncal = 0;
+	int rc = regress_impact(out, c, h, run, m, t->scenarios, t->nscenarios);
+	if (rc || !m || !out->n)
+		return rc;
+	rc = project_calibrated(&p, m, t, measured, &ncal);
+	for (size_t i = 0; !rc && ncal && i < out->n; i++) {
+		struct regress_impact *im = &out->v[i];
+		const struct scenario *s = tmpl_scenario(t, im->scenario);
+		const struct project_row *r = s && s->estimator == EST_CALIBRATED && im->comp >= 0
+						      ? row_of(&p, im->scenario)
+						      : NULL;
+		if (r)
+			impact_from_row(im, r);
+	}
+	project_free(&p);
+	if (rc)
+		regress_impacts_free(out);
+	return rc;
 }
