@@ -238,8 +238,8 @@ void regress_alerts_answer(struct regress_night *n, const struct history *h);
 int regress_alerts_fold(struct regress_night *all, const struct regress_night *one);
 
 /* "alert 3f9a1c open 3 nights (4.0 days): regression op/variant params
- * +10.1% [+9.2%, +11.0%] over 4 nights, commits a..b (first bad RUN)" into
- * buf. Returns buf. */
+ * +10.1% [+9.2%, +11.0%] over 4 nights, commits a..b (first bad runs/RUN/,
+ * report reports/OPENED/report.pdf)" into buf. Returns buf. */
 char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len);
 
 /* "open", "acknowledged", "invalid". */

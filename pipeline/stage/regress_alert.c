@@ -250,8 +250,9 @@ char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len)
 	    history_key_label(&a->key, label, sizeof label), a->delta_frac * 100, a->lo_frac * 100,
 	    a->hi_frac * 100, a->nights, a->nights == 1 ? "" : "s");
 	if (off < len && a->commits[0])
-		off += (size_t)snprintf(buf + off, len - off, ", commits %s (first bad %s)",
-					a->commits, a->bad_run_id);
+		off += (size_t)snprintf(buf + off, len - off,
+					", commits %s (first bad runs/%s/, report reports/%s/report.pdf)",
+					a->commits, a->bad_run_id, a->opened_run);
 	if (off < len && a->answer[0])
 		snprintf(buf + off, len - off, "; %s", a->answer);
 	return buf;
