@@ -704,6 +704,11 @@ static void test_regress__alert_stays_open_until_acknowledged_or_returned(void *
 	printf("%s\n%d of %d 95%% intervals hold the planted +10%%\n",
 	       regress_alert_line(&n.alerts[0], line, sizeof line), covered, intervals);
 	assert_true(covered >= intervals * 9 / 10);
+	/* one alert for the commit range: one group line */
+	assert_int_equal(regress_alert_group(&n, 0), 14);
+	printf("%s\n", regress_alert_group_line(n.alerts, 14, line, sizeof line));
+	assert_non_null(strstr(line, "open 5 nights (5.0 days): 14 series slower, +"));
+	assert_non_null(strstr(line, "commits a00000e..a00000f (first bad runs/20260115T020000Z-hosta/"));
 	/* verdicts.yaml keeps them */
 	assert_non_null(mkdtemp(dir));
 	char *path = fsx_join(dir, "verdicts.yaml");

@@ -635,11 +635,13 @@ static void report_regressions(struct night *n, const struct regress_night *v)
 	}
 	if (unjudged)
 		note(n, "not judgeable tonight (%d series): %s", unjudged, why);
-	for (size_t i = 0; i < v->nalerts; i++) /* open ones whatever --quiet says */
+	for (size_t i = 0, k; i < v->nalerts; i += k) { /* open ones whatever --quiet says */
+		k = regress_alert_group(v, i);
 		if (v->alerts[i].state == ALERT_OPEN)
-			alert(n, 0, "%s", regress_alert_line(&v->alerts[i], line, sizeof line));
+			alert(n, 0, "%s", regress_alert_group_line(&v->alerts[i], k, line, sizeof line));
 		else
-			note(n, "%s", regress_alert_line(&v->alerts[i], line, sizeof line));
+			note(n, "%s", regress_alert_group_line(&v->alerts[i], k, line, sizeof line));
+	}
 	for (size_t i = 0; i < v->nrev; i++)
 		note(n, "revised: %s on %s: %s -> %s",
 		     history_key_label(&v->revs[i].key, label, sizeof label), v->revs[i].run_id,

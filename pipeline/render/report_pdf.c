@@ -186,15 +186,17 @@ static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
 	if (!d->have_night || !d->night.nalerts)
 		return;
 	pdf_heading(doc, 2, "Open alerts");
-	for (size_t i = 0; i < d->night.nalerts; i++) {
+	for (size_t i = 0, k; i < d->night.nalerts; i += k) {
 		const struct regress_alert *a = &d->night.alerts[i];
-		answered += a->state != ALERT_OPEN;
+		k = regress_alert_group(&d->night, i);
+		answered += a->state != ALERT_OPEN ? k : 0;
 		if (a->state == ALERT_OPEN)
-			pdf_para(doc, regress_alert_line(a, line, sizeof line), 0, BODY_PT,
+			pdf_para(doc, regress_alert_group_line(a, k, line, sizeof line), 0, BODY_PT,
 				 INK_REGRESSION);
 	}
 	if (answered) {
-		snprintf(line, sizeof line, "%zu answered (ddt ack), listed in summary.txt.", answered);
+		snprintf(line, sizeof line, "%zu series' alerts answered (ddt ack), listed in summary.txt.",
+			 answered);
 		pdf_para(doc, line, 0, BODY_PT, INK_TEXT);
 	}
 }

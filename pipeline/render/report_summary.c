@@ -125,10 +125,15 @@ static void summary_alerts(const struct report_data *d, FILE *fp)
 	fprintf(fp, "\nalerts: %d open, %zu answered (ddt ack SERIES|ALERT answers one)\n",
 		d->night.open_alerts, d->night.nalerts - (size_t)d->night.open_alerts);
 	for (int open = 1; open >= 0; open--)
-		for (size_t i = 0; i < d->night.nalerts; i++)
-			if ((d->night.alerts[i].state == ALERT_OPEN) == open)
-				fprintf(fp, "  %s\n", regress_alert_line(&d->night.alerts[i], line,
-									  sizeof line));
+		for (size_t i = 0, k; i < d->night.nalerts; i += k) {
+			const struct regress_alert *a = &d->night.alerts[i];
+			k = regress_alert_group(&d->night, i);
+			if ((a->state == ALERT_OPEN) != open)
+				continue;
+			fprintf(fp, "  %s\n", regress_alert_group_line(a, k, line, sizeof line));
+			for (size_t j = 0; j < k; j++)
+				fprintf(fp, "    %s\n", regress_alert_series_line(&a[j], line, sizeof line));
+		}
 }
 
 void report_summary_write(const struct report_data *d, FILE *fp)

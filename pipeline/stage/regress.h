@@ -242,6 +242,18 @@ int regress_alerts_fold(struct regress_night *all, const struct regress_night *o
  * report reports/OPENED/report.pdf)" into buf. Returns buf. */
 char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len);
 
+/* How many alerts from n->alerts[i] on share its id and state (a group:
+ * one commit range). */
+size_t regress_alert_group(const struct regress_night *n, size_t i);
+
+/* "alert 3f9a1c open 3 nights (4.0 days): 14 series slower, +9.1% to
+ * +10.3%, commits a..b (first bad runs/RUN/, report reports/R/report.pdf)"
+ * for the k alerts of one group from a, into buf. Returns buf. */
+char *regress_alert_group_line(const struct regress_alert *a, size_t k, char *buf, size_t len);
+
+/* "op/variant params [...] +10.1% [+9.2%, +11.0%] over 4 nights" into buf. */
+char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t len);
+
 /* "open", "acknowledged", "invalid". */
 const char *regress_alert_state_name(enum regress_alert_state s);
 

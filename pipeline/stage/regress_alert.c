@@ -197,6 +197,8 @@ static int by_group(const void *x, const void *y)
 	if (!c)
 		c = strcmp(a->id, b->id);
 	if (!c)
+		c = (int)a->state - (int)b->state;
+	if (!c)
 		c = strcmp(a->key.op, b->key.op);
 	if (!c)
 		c = strcmp(a->key.params, b->key.params);
@@ -255,5 +257,45 @@ char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len)
 					a->commits, a->bad_run_id, a->opened_run);
 	if (off < len && a->answer[0])
 		snprintf(buf + off, len - off, "; %s", a->answer);
+	return buf;
+}
+
+size_t regress_alert_group(const struct regress_night *n, size_t i)
+{
+	size_t k = 1;
+	while (i + k < n->nalerts && !strcmp(n->alerts[i + k].id, n->alerts[i].id) &&
+	       n->alerts[i + k].state == n->alerts[i].state)
+		k++;
+	return k;
+}
+
+char *regress_alert_group_line(const struct regress_alert *a, size_t k, char *buf, size_t len)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < k; i++)
+		lo = fmin(lo, a[i].delta_frac), hi = fmax(hi, a[i].delta_frac);
+	size_t off = (size_t)snprintf(buf, len, "alert %s %s %d night%s (%.1f days): %zu series %s, ",
+				      a->id, regress_alert_state_name(a->state), a->age_nights + 1,
+				      a->age_nights ? "s" : "", a->age_days, k,
+				      k == 1 ? regress_verdict_name(a->verdict) : "slower");
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off, k == 1 || hi - lo < 0.0005
+								 ? "%+.1f%%" : "%+.1f%% to %+.1f%%",
+					lo * 100, hi * 100);
+	if (off < len && a->commits[0])
+		off += (size_t)snprintf(buf + off, len - off,
+					", commits %s (first bad runs/%s/, report reports/%s/report.pdf)",
+					a->commits, a->bad_run_id, a->opened_run);
+	if (off < len && a->answer[0])
+		snprintf(buf + off, len - off, "; %s", a->answer);
+	return buf;
+}
+
+char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t len)
+{
+	char label[512];
+	snprintf(buf, len, "%s %+.1f%% [%+.1f%%, %+.1f%%] over %d night%s",
+		 history_key_label(&a->key, label, sizeof label), a->delta_frac * 100,
+		 a->lo_frac * 100, a->hi_frac * 100, a->nights, a->nights == 1 ? "" : "s");
 	return buf;
 }
