@@ -842,6 +842,59 @@ static void test_regress__ack_answers_an_alert_in_runs(void **state)
 	fsx_rm_rf(dir);
 }
 
+/* `ddt bisect`: a repository of 8 commits whose bench (a stored record per
+ * commit) measures op0 at 100 us up to the 5th and 110 us from it: the
+ * first bad commit is the 5th, found in 3 measurements of the middle; a
+ * range that is not slower is refused (exit 2). */
+static void test_regress__bisect_finds_the_first_slower_commit(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-test-bisect-XXXXXX", cmd[8192], out[1 << 16], revs[9][48];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd,
+		 "git -C '%s' init -q && git -C '%s' -c user.email=t@t -c user.name=t commit -q "
+		 "--allow-empty -m base", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	for (int k = 0; k <= 8; k++) {
+		struct run_record r;
+		double us = k >= 5 ? 110 : 100;
+		char *p = fsx_join(dir, "run.yaml");
+		night_record(&r, 1, "b", rev_of(k), &us, 1, -1);
+		assert_int_equal(record_write(&r, p), 0);
+		record_free(&r);
+		free(p);
+		snprintf(cmd, sizeof cmd,
+			 "git -C '%s' add run.yaml && git -C '%s' -c user.email=t@t -c user.name=t "
+			 "commit -q -m c%d && git -C '%s' rev-parse HEAD", dir, dir, k, dir);
+		FILE *fp = popen(cmd, "r");
+		assert_non_null(fp);
+		assert_non_null(fgets(revs[k], sizeof revs[k], fp));
+		revs[k][strcspn(revs[k], "\n")] = '\0';
+		assert_int_equal(pclose(fp), 0);
+	}
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/templates/default.yaml", home());
+	const char *bench = "--build true --bench 'mkdir -p \"$DDT_BISECT_RUNS/r\" && "
+			    "cp run.yaml \"$DDT_BISECT_RUNS/r/\"'";
+	snprintf(cmd, sizeof cmd, "bisect --repo '%s' --runs '%s/none' --template '%s' %s %s..%s op0/cold",
+		 dir, dir, tmpl, bench, revs[0], revs[8]);
+	assert_int_equal(run_ddt(cmd, out, sizeof out), 0);
+	char want[128];
+	snprintf(want, sizeof want, "first bad commit: %s", revs[5]);
+	assert_non_null(strstr(out, want));
+	snprintf(cmd, sizeof cmd, "bisect --repo '%s' --runs '%s/none' --template '%s' %s %s..%s op0",
+		 dir, dir, tmpl, bench, revs[0], revs[4]);
+	assert_int_equal(run_ddt(cmd, out, sizeof out), 2);
+	assert_non_null(strstr(out, "BAD is not slower than GOOD"));
+	snprintf(cmd, sizeof cmd, "git -C '%s' worktree list | wc -l", dir);
+	FILE *fp = popen(cmd, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(out, sizeof out, fp));
+	pclose(fp);
+	assert_int_equal(atoi(out), 1); /* every worktree removed */
+	fsx_rm_rf(dir);
+}
+
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
  * seeds: a "drift" every time; the first confirmed change (a drift, or at
  * most once the drift's first nights read as a step at 1% sensitivity)
@@ -1256,6 +1309,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
 	    cmocka_unit_test(test_regress__alert_stays_open_until_acknowledged_or_returned),
 	    cmocka_unit_test(test_regress__ack_answers_an_alert_in_runs),
+	    cmocka_unit_test(test_regress__bisect_finds_the_first_slower_commit),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),

@@ -19,6 +19,8 @@ const struct cmd cmd_list[] = {
 	 {&cmd_history_spec}},
 	{"compare", "two runs side by side, with verdicts", cmd_compare, {&cmd_compare_spec}},
 	{"ack", "answer a regression alert (acknowledged, or --invalid)", cmd_ack, {&cmd_ack_spec}},
+	{"bisect", "the first commit of a range that made a series slower", cmd_bisect,
+	 {&cmd_bisect_spec}},
 	{"report", "render the documents of a stored run (PDF, spreadsheet, charts)", cmd_report,
 	 {&cmd_report_spec}},
 	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet,
