@@ -24,10 +24,10 @@ typedef struct bisect_args A;
 static const struct cli_opt bisect_opts[] = {
 	CLI_OPT_STR(A, repo, 0, "repo", "DIR", "the git repository (default: this project)"),
 	CLI_OPT_STR(A, build, 0, "build", "CMD",
-		    "builds a checkout, run in it (default: make CUDA=0 -j2 build/ddt)"),
+		    "builds a checkout, run in it (default:\nmake CUDA=0 -j2 build/ddt)"),
 	CLI_OPT_STR(A, bench, 0, "bench", "CMD",
-		    "writes one run record under $DDT_BISECT_RUNS, run in the checkout\n"
-		    "(default: build/ddt bench --ops $DDT_BISECT_OP --runs $DDT_BISECT_RUNS)"),
+		    "writes one run record under $DDT_BISECT_RUNS,\nrun in the checkout (default: "
+		    "build/ddt bench\n--ops $DDT_BISECT_OP --runs $DDT_BISECT_RUNS)"),
 	CLI_OPT_TEMPLATE_AS(A, paths,
 			    "where the regress: settings come from (default:\n"
 			    "templates/default.yaml)"),
