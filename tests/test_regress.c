@@ -706,7 +706,10 @@ static void test_regress__alert_stays_open_until_acknowledged_or_returned(void *
 	assert_true(covered >= intervals * 9 / 10);
 	/* one alert for the commit range: one group line */
 	assert_int_equal(regress_alert_group(&n, 0), 14);
-	printf("%s\n", regress_alert_group_line(n.alerts, 14, line, sizeof line));
+	printf("%s\n", regress_alert_group_line(n.alerts, 14, "https://example.org/ddt/compare/{good}...{bad}",
+						line, sizeof line));
+	assert_non_null(strstr(line, " https://example.org/ddt/compare/a00000e"));
+	assert_non_null(strstr(line, "...a00000f"));
 	assert_non_null(strstr(line, "open 5 nights (5.0 days): 14 series slower, +"));
 	assert_non_null(strstr(line, "commits a00000e..a00000f (first bad runs/20260115T020000Z-hosta/"));
 	/* verdicts.yaml keeps them */
@@ -717,6 +720,7 @@ static void test_regress__alert_stays_open_until_acknowledged_or_returned(void *
 	assert_int_equal(back.nalerts, 14);
 	assert_int_equal(back.open_alerts, 14);
 	assert_string_equal(back.alerts[3].commits, n.alerts[3].commits);
+	assert_string_equal(back.alerts[3].bad_rev, n.alerts[3].bad_rev);
 	assert_near(back.alerts[3].lo_frac, n.alerts[3].lo_frac, 1e-9);
 	regress_night_free(&back);
 	/* one series answered, then the whole alert */

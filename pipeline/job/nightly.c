@@ -638,9 +638,11 @@ static void report_regressions(struct night *n, const struct regress_night *v)
 	for (size_t i = 0, k; i < v->nalerts; i += k) { /* open ones whatever --quiet says */
 		k = regress_alert_group(v, i);
 		if (v->alerts[i].state == ALERT_OPEN)
-			alert(n, 0, "%s", regress_alert_group_line(&v->alerts[i], k, line, sizeof line));
+			alert(n, 0, "%s", regress_alert_group_line(&v->alerts[i], k, n->rconf.commit_url,
+								     line, sizeof line));
 		else
-			note(n, "%s", regress_alert_group_line(&v->alerts[i], k, line, sizeof line));
+			note(n, "%s", regress_alert_group_line(&v->alerts[i], k, n->rconf.commit_url,
+							       line, sizeof line));
 	}
 	for (size_t i = 0; i < v->nrev; i++)
 		note(n, "revised: %s on %s: %s -> %s",

@@ -191,8 +191,9 @@ static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
 		k = regress_alert_group(&d->night, i);
 		answered += a->state != ALERT_OPEN ? k : 0;
 		if (a->state == ALERT_OPEN)
-			pdf_para(doc, regress_alert_group_line(a, k, line, sizeof line), 0, BODY_PT,
-				 INK_REGRESSION);
+			pdf_para(doc, regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url : NULL,
+							       line, sizeof line),
+				 0, BODY_PT, INK_REGRESSION);
 	}
 	if (answered) {
 		snprintf(line, sizeof line, "%zu series' alerts answered (ddt ack), listed in summary.txt.",

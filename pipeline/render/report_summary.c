@@ -130,7 +130,8 @@ static void summary_alerts(const struct report_data *d, FILE *fp)
 			k = regress_alert_group(&d->night, i);
 			if ((a->state == ALERT_OPEN) != open)
 				continue;
-			fprintf(fp, "  %s\n", regress_alert_group_line(a, k, line, sizeof line));
+			fprintf(fp, "  %s\n", regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url
+											: NULL, line, sizeof line));
 			for (size_t j = 0; j < k; j++)
 				fprintf(fp, "    %s\n", regress_alert_series_line(&a[j], line, sizeof line));
 		}

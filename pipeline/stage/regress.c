@@ -105,6 +105,7 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 	yget_num(&y, sec, "max_cpu_others_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_others_pct);
 	yget_num(&y, sec, "max_cpu_steal_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_steal_pct);
 	yget_int(&y, sec, "max_gpu_other_procs", Y_REQUIRED | Y_NONNEG, &c->max_gpu_other_procs);
+	yget_strcpy(&y, sec, "commit_url", 0, c->commit_url, sizeof c->commit_url);
 	if (!yget_node(&y, sec, "impact", YDOC_MAP, Y_REQUIRED, &imp) && imp)
 		load_impact(c, &y, imp);
 	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {

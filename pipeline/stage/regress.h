@@ -47,6 +47,8 @@ struct regress_conf {
 	double max_cpu_others_pct; /* other processes' share of the CPUs above this */
 	double max_cpu_steal_pct;  /* hypervisor steal above this */
 	int max_gpu_other_procs;   /* other processes on a measured GPU above this */
+	char commit_url[256];    /* a link to a range: "https://.../compare/{good}...{bad}"
+				  * ({good}, {bad}: the full revisions); "" none */
 	int nimpact;             /* op -> model component, for the tok/s impact */
 	char impact_op[REGRESS_MAX_IMPACT][32];
 	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
@@ -207,6 +209,7 @@ struct regress_alert {
 	char opened_run[80];      /* the night that confirmed it */
 	char good_run_id[80], bad_run_id[80];
 	char commits[112];        /* "a1b2c3d..e4f5a6b" */
+	char good_rev[48], bad_rev[48]; /* their full revisions ("" unknown) */
 	enum regress_alert_state state;
 	char answer[240];         /* "acknowledged by ann on 2026-01-20T09:10:00Z: known" */
 };
@@ -248,8 +251,11 @@ size_t regress_alert_group(const struct regress_night *n, size_t i);
 
 /* "alert 3f9a1c open 3 nights (4.0 days): 14 series slower, +9.1% to
  * +10.3%, commits a..b (first bad runs/RUN/, report reports/R/report.pdf)"
- * for the k alerts of one group from a, into buf. Returns buf. */
-char *regress_alert_group_line(const struct regress_alert *a, size_t k, char *buf, size_t len);
+ * for the k alerts of one group from a, into buf, followed by the range's
+ * link when url (regress_conf.commit_url; NULL or "": none) and both
+ * revisions are known. Returns buf. */
+char *regress_alert_group_line(const struct regress_alert *a, size_t k, const char *url,
+			       char *buf, size_t len);
 
 /* "op/variant params [...] +10.1% [+9.2%, +11.0%] over 4 nights" into buf. */
 char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t len);

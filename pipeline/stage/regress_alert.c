@@ -121,8 +121,14 @@ static void alert_of(struct regress_alert *a, const struct history *h, const str
 	snprintf(a->opened_run, sizeof a->opened_run, "%s", h->runs[p->run].run_id);
 	if (p->good_run < h->nruns)
 		snprintf(a->good_run_id, sizeof a->good_run_id, "%s", h->runs[p->good_run].run_id);
-	if (p->bad_run < h->nruns)
+	if (p->bad_run < h->nruns) {
 		snprintf(a->bad_run_id, sizeof a->bad_run_id, "%s", h->runs[p->bad_run].run_id);
+		snprintf(a->bad_rev, sizeof a->bad_rev, "%.*s",
+			 (int)strcspn(h->runs[p->bad_run].git_rev, "+"), h->runs[p->bad_run].git_rev);
+	}
+	if (p->good_run < h->nruns)
+		snprintf(a->good_rev, sizeof a->good_rev, "%.*s",
+			 (int)strcspn(h->runs[p->good_run].git_rev, "+"), h->runs[p->good_run].git_rev);
 	regress_commits(h, p, a->commits, sizeof a->commits);
 	snprintf(range, sizeof range, "%s..%s", a->good_run_id, a->bad_run_id);
 	for (const char *c = range; *c; c++)
@@ -269,7 +275,28 @@ size_t regress_alert_group(const struct regress_night *n, size_t i)
 	return k;
 }
 
-char *regress_alert_group_line(const struct regress_alert *a, size_t k, char *buf, size_t len)
+/* url with {good} and {bad} replaced by a's revisions, appended to buf at
+ * off (" <url>"); nothing when either is unknown. */
+static void append_url(const struct regress_alert *a, const char *url, char *buf, size_t len,
+		       size_t off)
+{
+	if (!url || !url[0] || !a->good_rev[0] || !a->bad_rev[0] || off + 2 >= len)
+		return;
+	buf[off++] = ' ';
+	for (const char *u = url; *u && off + 1 < len;) {
+		const char *rev = !strncmp(u, "{good}", 6) ? a->good_rev
+				  : !strncmp(u, "{bad}", 5) ? a->bad_rev : NULL;
+		if (rev) {
+			off += (size_t)snprintf(buf + off, len - off, "%s", rev);
+			u += rev == a->good_rev ? 6 : 5;
+		} else
+			buf[off++] = *u++;
+	}
+	buf[off < len ? off : len - 1] = '\0';
+}
+
+char *regress_alert_group_line(const struct regress_alert *a, size_t k, const char *url,
+			       char *buf, size_t len)
 {
 	double lo = INFINITY, hi = -INFINITY;
 	for (size_t i = 0; i < k; i++)
@@ -286,6 +313,9 @@ char *regress_alert_group_line(const struct regress_alert *a, size_t k, char *bu
 		off += (size_t)snprintf(buf + off, len - off,
 					", commits %s (first bad runs/%s/, report reports/%s/report.pdf)",
 					a->commits, a->bad_run_id, a->opened_run);
+	if (off < len)
+		append_url(a, url, buf, len, off);
+	off = strlen(buf);
 	if (off < len && a->answer[0])
 		snprintf(buf + off, len - off, "; %s", a->answer);
 	return buf;

@@ -229,6 +229,8 @@ static void emit_alert(struct yout *y, const struct regress_alert *a)
 	yout_kv_str(y, "last_good_run", a->good_run_id);
 	yout_kv_str(y, "first_bad_run", a->bad_run_id);
 	yout_kv_str(y, "commits", a->commits);
+	yout_kv_str(y, "last_good_rev", a->good_rev);
+	yout_kv_str(y, "first_bad_rev", a->bad_rev);
 	yout_kv_str(y, "answer", a->answer);
 	yout_end(y);
 }
@@ -434,6 +436,8 @@ static void read_alert(struct yctx *c, struct ydoc_node *m, struct regress_alert
 	read_str(c, m, "last_good_run", a->good_run_id, sizeof a->good_run_id);
 	read_str(c, m, "first_bad_run", a->bad_run_id, sizeof a->bad_run_id);
 	read_str(c, m, "commits", a->commits, sizeof a->commits);
+	read_str(c, m, "last_good_rev", a->good_rev, sizeof a->good_rev);
+	read_str(c, m, "first_bad_rev", a->bad_rev, sizeof a->bad_rev);
 	read_str(c, m, "answer", a->answer, sizeof a->answer);
 	yget_check_unknown(c, m);
 }
