@@ -2,8 +2,6 @@
 #include "regress.h"
 
 #include "cpoint.h"
-#include "err.h"
-#include "fsx.h"
 #include "sort.h"
 
 #include <math.h>
