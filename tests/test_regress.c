@@ -668,6 +668,62 @@ static void test_regress__shared_slowdown_on_the_same_environment_is_a_regressio
 	}
 }
 
+/* Every series' entry in verdicts.yaml carries its size's 95% interval: at
+ * least 12 of the 14 regressions of the confirming night hold the planted
+ * +10% (13 do), at least 85% of the nights judged ok hold 0 (89.6%: a MAD of
+ * 14 nights often reads the noise low), and the file keeps them. */
+static void test_regress__series_entries_carry_their_interval(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	struct regress_night n, back;
+	struct ydiag diag = {0};
+	char dir[] = "/tmp/ddt-test-interval-XXXXXX";
+	int ok = 0, ok_hold = 0, reg_hold = 0;
+	load_conf(&c);
+	shared_slowdown(&h, 14);
+	regress_history(&c, &h);
+	for (size_t run = 6; run < h.nruns; run++) {
+		assert_int_equal(regress_night_build(&n, &h, run, NULL), 0);
+		for (size_t k = 0; k < n.n; k++) {
+			const struct regress_entry *e = &n.entries[k];
+			if (!isfinite(e->noise_frac)) /* too few nights for a noise */
+				continue;
+			assert_true(isfinite(e->lo_frac) && isfinite(e->hi_frac));
+			assert_true(e->lo_frac < e->delta_frac && e->delta_frac < e->hi_frac);
+			if (e->verdict == REG_REGRESSION) {
+				assert_int_equal(run, 15);
+				reg_hold += e->lo_frac < 0.10 && e->hi_frac > 0.10;
+			} else if (e->verdict == REG_OK) {
+				ok++;
+				ok_hold += e->lo_frac < 0 && e->hi_frac > 0;
+			}
+		}
+		if (run == 15)
+			break;
+		regress_night_free(&n);
+	}
+	assert_int_equal(n.count[REG_REGRESSION], 14);
+	printf("%d of 14 regressions' intervals hold +10%%, %d of %d ok nights' hold 0\n",
+	       reg_hold, ok_hold, ok);
+	assert_true(reg_hold >= 12 && ok_hold >= ok * 85 / 100);
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "verdicts.yaml");
+	assert_int_equal(regress_night_write(&n, path), 0);
+	assert_int_equal(regress_night_read(&back, path, &diag), 0);
+	for (size_t k = 0; k < n.n; k++) {
+		assert_true(isfinite(n.entries[k].lo_frac));
+		assert_near(back.entries[k].lo_frac, n.entries[k].lo_frac, 1e-9);
+		assert_near(back.entries[k].hi_frac, n.entries[k].hi_frac, 1e-9);
+	}
+	regress_night_free(&back);
+	regress_night_free(&n);
+	fsx_rm_rf(dir);
+	free(path);
+	history_free(&h);
+}
+
 /* The shared slowdown's alert: one id for the 14 series (one commit range),
  * open on every night after it (nights, age, size and interval), until an
  * ack answers it (every series of the alert, or one series); it survives
@@ -1312,6 +1368,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
 	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
 	    cmocka_unit_test(test_regress__alert_stays_open_until_acknowledged_or_returned),
+	    cmocka_unit_test(test_regress__series_entries_carry_their_interval),
 	    cmocka_unit_test(test_regress__ack_answers_an_alert_in_runs),
 	    cmocka_unit_test(test_regress__bisect_finds_the_first_slower_commit),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),

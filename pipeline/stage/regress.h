@@ -162,6 +162,7 @@ struct regress_entry {
 	struct hist_key key;
 	enum rec_status status;
 	double median_us, baseline_us, noise_frac, delta_frac, z, band_lo_us, band_hi_us;
+	double lo_frac, hi_frac;      /* delta_frac's 95% interval (regress_point_interval) */
 	enum regress_verdict verdict; /* as decided that night */
 	int nights;                   /* measured nights of the series so far */
 	char reason[160];
@@ -171,6 +172,14 @@ struct regress_entry {
 	char good_engine_rev[48], bad_engine_rev[48]; /* the engine's own; "" unrecorded */
 	char commits[112];            /* "a1b2c3d..e4f5a6b" (regress_commits) */
 };
+
+/* The 95% interval of point p's delta_frac into *lo, *hi: +-1.96 x its
+ * noise x sqrt(1 + 1/n_old), the night against the median of n_old good
+ * nights of the level before its first bad night (a change point's size,
+ * a mean of several nights, gets this wider one too); NaN when the noise
+ * or the old level is unknown. */
+void regress_point_interval(const struct hist_series *s, const struct hist_point *p,
+			    double *lo, double *hi);
 
 /* A verdict of an earlier night changed by this night (suspect -> outlier). */
 struct regress_revision {

@@ -45,6 +45,24 @@ static int level_night(const struct hist_point *p)
 	return p->status == REC_OK && p->verdict != REG_OUTLIER && p->verdict != REG_UNJUDGED;
 }
 
+void regress_point_interval(const struct hist_series *s, const struct hist_point *p,
+			    double *lo, double *hi)
+{
+	const struct hist_point *bad = history_point_at(s, p->bad_run);
+	size_t i = (size_t)(p - s->pts), b = bad && bad <= p ? (size_t)(bad - s->pts) : i;
+	size_t nb = 0, na = p->status == REC_OK;
+	for (size_t j = b; j-- > 0;) {
+		nb += s->pts[j].in_baseline && level_night(&s->pts[j]);
+		if (starts_level(&s->pts[j]))
+			break;
+	}
+	double half = na && nb && isfinite(p->noise_frac)
+			      ? 1.96 * p->noise_frac * sqrt(1.0 / (double)na + 1.0 / (double)nb)
+			      : NAN;
+	*lo = p->delta_frac - half;
+	*hi = p->delta_frac + half;
+}
+
 /* Median of v[0..n) (sorts v); NaN when n is 0. */
 static double median_of(double *v, size_t n)
 {

@@ -23,6 +23,7 @@ static void entry_of(struct regress_entry *e, const struct history *h,
 	e->band_lo_us = p->band_lo_us;
 	e->band_hi_us = p->band_hi_us;
 	e->verdict = p->verdict_night;
+	regress_point_interval(s, p, &e->lo_frac, &e->hi_frac);
 	e->nights = (int)(p - s->pts) + 1;
 	snprintf(e->reason, sizeof e->reason, "%s", p->reason);
 	if (p->good_run < h->nruns) {
@@ -177,6 +178,8 @@ static void emit_entry(struct yout *y, const struct regress_entry *e)
 	yout_kv_num(y, "baseline_us", e->baseline_us);
 	yout_kv_num(y, "noise_pct", e->noise_frac * 100);
 	yout_kv_num(y, "delta_pct", e->delta_frac * 100);
+	yout_kv_num(y, "delta_lo_pct", e->lo_frac * 100);
+	yout_kv_num(y, "delta_hi_pct", e->hi_frac * 100);
 	yout_kv_num(y, "z", e->z);
 	yout_kv_num(y, "band_lo_us", e->band_lo_us);
 	yout_kv_num(y, "band_hi_us", e->band_hi_us);
@@ -364,6 +367,11 @@ static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry
 	yget_num(c, m, "baseline_us", Y_REQUIRED | Y_NULLABLE, &e->baseline_us);
 	e->noise_frac = read_pct(c, m, "noise_pct");
 	e->delta_frac = read_pct(c, m, "delta_pct");
+	e->lo_frac = e->hi_frac = NAN; /* absent from files written before it */
+	yget_num(c, m, "delta_lo_pct", Y_NULLABLE, &e->lo_frac);
+	yget_num(c, m, "delta_hi_pct", Y_NULLABLE, &e->hi_frac);
+	e->lo_frac /= 100;
+	e->hi_frac /= 100;
 	yget_num(c, m, "z", Y_REQUIRED | Y_NULLABLE, &e->z);
 	yget_num(c, m, "band_lo_us", Y_REQUIRED | Y_NULLABLE, &e->band_lo_us);
 	yget_num(c, m, "band_hi_us", Y_REQUIRED | Y_NULLABLE, &e->band_hi_us);
