@@ -578,6 +578,113 @@ static void test_nightly__regression_exits_3_and_prints_its_cost(void **state)
 	memcpy(tmpl_path, saved_tmpl, sizeof tmpl_path);
 }
 
+/* Page one of reports/RUN/report.pdf as text (pdftotext), malloc'd. */
+static char *page_one_text(const char *reports, const char *id)
+{
+	char cmd[4600];
+	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s/%s/report.pdf' '%s/page1.txt'", reports,
+		 id, root);
+	assert_int_equal(system(cmd), 0);
+	char *p = path_in(root, "page1.txt"), *t = helpers_slurp(p);
+	free(p);
+	assert_non_null(t);
+	return t;
+}
+
+/* A shared 10% slowdown that came with a new revision stays an open alert:
+ * fourteen fabricated nights of every series of a real measurement (variant
+ * "planted": series tonight's bench does not measure), revision aaaaaaa on
+ * nights 1-10 and bbbbbbb, 10% slower, on 11-14. Tonight's nightly exits 3
+ * naming the range, page one lists the alert with its age; the next night,
+ * nothing acknowledged, exits 3 again; after `ddt ack ID` page one of a
+ * re-render reads answered and the following night exits 0. */
+static void test_nightly__open_alert_exits_3_every_night_until_acknowledged(void **state)
+{
+	(void)state;
+	char *runs = path_in(root, "runs-alert"), *reports = path_in(root, "reports-alert");
+	char ids[16][80], *out, *err, *page, id[16] = "", range[32], aged[64];
+	int age = 0;
+	struct run_record r;
+	struct ydiag diag = {0};
+	char saved_tmpl[sizeof tmpl_path];
+	memcpy(saved_tmpl, tmpl_path, sizeof tmpl_path);
+	snprintf(tmpl_path, sizeof tmpl_path, "%s/templates-once/tiny.yaml", root);
+	assert_true(nightly(runs, reports, NULL, NULL, NULL) == 0);
+	assert_int_equal(list_runs(runs, ids, 16), 1);
+	char *dir = path_in(runs, ids[0]), *p = path_in(dir, "run.yaml");
+	assert_int_equal(record_read(&r, p, &diag), 0);
+	assert_int_equal(fsx_rm_rf(dir), 0);
+	for (int d = 1; d <= 14; d++) {
+		struct run_record f = r;
+		struct rec_row rows[64];
+		assert_true(r.nrows <= 64);
+		memcpy(rows, r.rows, r.nrows * sizeof *rows);
+		f.rows = rows;
+		for (size_t i = 0; i < r.nrows; i++) {
+			snprintf(rows[i].variant, sizeof rows[i].variant, "planted");
+			rows[i].median_us *= d > 10 ? 1.10 : 1;
+		}
+		snprintf(f.run_id, sizeof f.run_id, "202001%02dT000000Z-fake", d);
+		snprintf(f.created, sizeof f.created, "2020-01-%02dT00:00:00Z", d);
+		snprintf(f.prov.git_rev, sizeof f.prov.git_rev, "%s",
+			 d > 10 ? "bbbbbbb000000000000000000000000000000000"
+				: "aaaaaaa000000000000000000000000000000000");
+		store_record(runs, &f);
+	}
+	record_free(&r);
+	snprintf(range, sizeof range, "commits aaaaaaa..bbbbbbb");
+	int st = nightly(runs, reports, "--quiet", &out, &err);
+	printf("%s%s", out, err);
+	assert_int_equal(st, 3);
+	char *a = strstr(out, "alert ");
+	assert_non_null(a);
+	assert_int_equal(sscanf(a, "alert %15s open %d nights", id, &age), 2);
+	snprintf(aged, sizeof aged, "alert %s open %d nights", id, age);
+	assert_non_null(strstr(out, range));
+	assert_int_equal(list_runs(runs, ids, 16), 15);
+	page = page_one_text(reports, ids[14]);
+	assert_non_null(strstr(page, "Open alerts"));
+	assert_non_null(strstr(page, aged)); /* with its age */
+	assert_non_null(strstr(page, range));
+	free(page);
+	free(out);
+	free(err);
+	/* the next night: still slower, not acknowledged */
+	st = nightly(runs, reports, "--quiet", &out, &err);
+	printf("%s%s", out, err);
+	assert_int_equal(st, 3);
+	snprintf(aged, sizeof aged, "alert %s open %d nights", id, age + 1);
+	assert_non_null(strstr(out, aged)); /* a night older */
+	assert_non_null(strstr(out, range));
+	free(out);
+	free(err);
+	assert_int_equal(list_runs(runs, ids, 16), 16);
+	/* acknowledged: the re-rendered page one reads answered, the next night exits 0 */
+	char *fo = path_in(root, "ack.txt");
+	const char *aargs[] = {"ack", "--runs", runs, "--template", tmpl_path, "--reason",
+			       "known: the new tree layout", id, NULL};
+	assert_int_equal(wait_status(spawn(aargs, fo, NULL)), 0);
+	const char *rargs[] = {"report", "--runs", runs, "--reports", reports, "-q", ids[15], NULL};
+	assert_int_equal(wait_status(spawn(rargs, NULL, NULL)), 0);
+	page = page_one_text(reports, ids[15]);
+	printf("%s", page);
+	assert_null(strstr(page, range));
+	assert_non_null(strstr(page, "alerts answered (ddt ack)"));
+	free(page);
+	st = nightly(runs, reports, "--quiet", &out, &err);
+	printf("%s%s", out, err);
+	assert_int_equal(st, 0);
+	free(out);
+	free(err);
+	free(fo);
+	free(p);
+	free(dir);
+	ydiag_free(&diag);
+	free(runs);
+	free(reports);
+	memcpy(tmpl_path, saved_tmpl, sizeof tmpl_path);
+}
+
 static void test_nightly__failed_stage_is_reported_and_the_rest_run(void **state)
 {
 	(void)state;
@@ -941,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_nightly__second_nightly_exits_75_and_touches_nothing),
 		cmocka_unit_test(test_nightly__sigkill_at_any_stage_leaves_nothing_partial),
 		cmocka_unit_test(test_nightly__regression_exits_3_and_prints_its_cost),
+		cmocka_unit_test(test_nightly__open_alert_exits_3_every_night_until_acknowledged),
 		cmocka_unit_test(test_nightly__failed_stage_is_reported_and_the_rest_run),
 		cmocka_unit_test(test_nightly__unreadable_run_folders_are_counted_and_named),
 		cmocka_unit_test(test_nightly__next_night_repairs_runs_left_without_projection_or_documents),
