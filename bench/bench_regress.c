@@ -15,7 +15,9 @@
  * was reported (0: that same night).
  *
  * And the real series of bench/data (each file cites its source and says
- * how its changes are labelled), scored the same way, with F1.
+ * how its changes are labelled: Apache Otava's TigerBeetle series, three of
+ * the Turing Change Point Dataset's, bench/data/tcpd_convert.py), scored the
+ * same way, with F1 over all of them and found / false alarms per series.
  *
  * Otava runs from build/otava-venv (bench/venv.sh installs
  * bench/otava-requirements.txt from PyPI there once); without it, ddt's
@@ -37,7 +39,8 @@
 #include "tmpl.h"
 #include "venv.h"
 
-#define MAXN 400
+#define MAXN 700
+#define MAXEV 16 /* labelled changes a series may have */
 #define MAXS 256
 #define TOL 3
 
@@ -56,7 +59,9 @@ struct gseries {
 	int n;
 	double v[MAXN];
 	int nev;
-	struct event ev[4];
+	struct event ev[MAXEV];
+	char name[64];  /* a real series: its file's name */
+	int found, false_alarms; /* by the detector scored last */
 };
 
 static struct gseries all[MAXS];
@@ -153,7 +158,10 @@ static void gen_all(void)
  * changes (run indexes), then the values. Returns how many were read. */
 static int load_real(void)
 {
-	static const char *const files[] = {"bench/data/tigerbeetle.series"};
+	static const char *const files[] = {"bench/data/tigerbeetle.series",
+					    "bench/data/tcpd-well_log.series",
+					    "bench/data/tcpd-quality_control_4.series",
+					    "bench/data/tcpd-run_log.series"};
 	int n = 0;
 	for (size_t f = 0; f < sizeof files / sizeof *files && nall < MAXS; f++) {
 		FILE *fp = fopen(files[f], "r");
@@ -161,18 +169,20 @@ static int load_real(void)
 		if (!fp)
 			continue;
 		struct gseries *g = add(F_REAL, 0, 0, 0);
+		const char *base = strrchr(files[f], '/');
+		snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(base + 1, "."), base + 1);
 		while (fgets(line, sizeof line, fp)) {
 			char *p = line, *end;
 			int a, b;
 			if (line[0] == '#')
 				continue;
 			if (!strncmp(line, "steps:", 6)) {
-				for (p += 6; g->nev < 4 && sscanf(p, "%d", &a) == 1; g->nev++) {
+				for (p += 6; g->nev < MAXEV && sscanf(p, "%d", &a) == 1; g->nev++) {
 					g->ev[g->nev] = (struct event){a, a, 0, 0};
 					strtol(p, &end, 10);
 					p = end;
 				}
-			} else if (sscanf(line, "drift: %d %d", &a, &b) == 2 && g->nev < 4)
+			} else if (sscanf(line, "drift: %d %d", &a, &b) == 2 && g->nev < MAXEV)
 				g->ev[g->nev++] = (struct event){a, b, 0, 0};
 			else
 				for (double v; g->n < MAXN && (v = strtod(p, &end), end != p); p = end)
@@ -241,6 +251,7 @@ static void score(const struct dets *d, struct score *sc, int *nights_total)
 		*nights_total += g->n;
 		for (int e = 0; e < g->nev; e++)
 			g->ev[e].found = 0;
+		g->found = g->false_alarms = 0;
 		for (int k = 0; k < d->n; k++) {
 			const struct det *x = &d->v[k];
 			if (x->series != s)
@@ -258,6 +269,7 @@ static void score(const struct dets *d, struct score *sc, int *nights_total)
 				}
 			}
 			sc[gr].false_alarms += !matched;
+			g->false_alarms += !matched;
 			if (getenv("DDT_BENCH_VERBOSE"))
 				printf("  series %3d (fam %d, size %.2f, noise %.3f, change at %d): "
 				       "night %3d placed %3d%s\n", s, g->fam, g->size, g->noise,
@@ -267,6 +279,7 @@ static void score(const struct dets *d, struct score *sc, int *nights_total)
 		for (int e = 0; e < g->nev; e++) {
 			sc[gr].events++;
 			sc[gr].found += g->ev[e].found;
+			g->found += g->ev[e].found;
 			sc[gr].delay_sum += g->ev[e].found ? g->ev[e].delay : 0;
 		}
 	}
@@ -390,6 +403,10 @@ static void print_row(const char *who, const struct score *sc, int nights)
 		       rec = (double)r->found / r->events;
 		printf("%-8s %-32s precision %.2f recall %.2f F1 %.2f\n", who, group_names[G_REAL],
 		       prec, rec, 2 * prec * rec / (prec + rec));
+		for (int s = 0; s < nall; s++)
+			if (all[s].fam == F_REAL)
+				printf("%-8s   %-30s %7d %7d %19s %7d\n", who, all[s].name, all[s].nev,
+				       all[s].found, "", all[s].false_alarms);
 	}
 	printf("\n");
 }
