@@ -31,12 +31,14 @@ int cmd_ack(int argc, char **argv);
 int cmd_bisect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_site(int argc, char **argv);
 
 /* `ddt fleet submit` and `ddt nightly --slurm` (name: "fleet submit" or "nightly"). */
 int cmd_fleet_submit(const char *name, int argc, char **argv);
 
 extern const struct cli_spec cmd_estimate_spec, cmd_check_spec, cmd_backtest_spec, cmd_bench_spec,
 	cmd_nightly_spec, cmd_history_spec, cmd_compare_spec, cmd_report_spec,
-	cmd_fleet_submit_spec, cmd_fleet_merge_spec, cmd_acceptance_spec, cmd_ack_spec, cmd_bisect_spec;
+	cmd_fleet_submit_spec, cmd_fleet_merge_spec, cmd_acceptance_spec, cmd_ack_spec, cmd_bisect_spec,
+	cmd_site_spec;
 
 #endif

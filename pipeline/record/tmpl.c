@@ -10,7 +10,7 @@
 
 /* Top-level keys a template may hold. Each stage checks its own section. */
 static const char *const sections[] = {"name", "description", "extends", "scenarios",
-				       "bench", "projection", "report", "regress", "nightly", "fleet"};
+				       "bench", "projection", "report", "regress", "nightly", "fleet", "site"};
 
 const char *tmpl_pipeline_name(enum pipeline_kind p)
 {

@@ -1,9 +1,10 @@
-/* chart.c - the chart library: pinned fonts, inks, nice axes, primitives, PNG output. */
+/* chart.c - the chart library: pinned fonts, inks, nice axes, primitives, PNG and SVG output. */
 #include "chart.h"
 
 #include "err.h"
 #include "fsx.h"
 
+#include <cairo-svg.h>
 #include <errno.h>
 #include <stdint.h>
 #include <zlib.h>
@@ -979,4 +980,101 @@ int chart_write_png(const char *path, double w_pt, double h_pt, double px_per_pt
 		return err_wrap(rc, "%s", path);
 	}
 	return fsx_commit(&f);
+}
+
+/* ---------------------------------------------------------------- SVG */
+
+struct svg_sink {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+
+static cairo_status_t svg_write(void *arg, const unsigned char *data, unsigned int n)
+{
+	struct svg_sink *o = arg;
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = (o->len + n + 1) * 2;
+		char *b = realloc(o->buf, cap);
+		if (!b) {
+			o->failed = 1;
+			return CAIRO_STATUS_WRITE_ERROR;
+		}
+		o->buf = b, o->cap = cap;
+	}
+	memcpy(o->buf + o->len, data, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+	return CAIRO_STATUS_SUCCESS;
+}
+
+/* cairo numbers an SVG's surfaces ("surface845") by a counter of the whole
+ * process: numbered again from 1 in order of first use, the same drawing
+ * gives the same bytes in any process. Returns the new text (malloc'd) or
+ * NULL when out of memory. */
+static char *svg_renumber(const char *in, size_t *len)
+{
+	char *out = NULL;
+	unsigned long seen[256];
+	size_t nseen = 0, olen = 0;
+	FILE *fp = open_memstream(&out, &olen);
+
+	if (!fp)
+		return NULL;
+	for (const char *p = in; *p;) {
+		const char *at = strstr(p, "surface");
+		char *end;
+		if (!at) {
+			fputs(p, fp);
+			break;
+		}
+		at += 7;
+		fwrite(p, 1, (size_t)(at - p), fp);
+		unsigned long v = strtoul(at, &end, 10), k;
+		if (end == at) {
+			p = at;
+			continue;
+		}
+		for (k = 0; k < nseen && seen[k] != v; k++)
+			;
+		if (k == nseen && nseen < sizeof seen / sizeof *seen)
+			seen[nseen++] = v;
+		fprintf(fp, "%lu", k < nseen ? k + 1 : v);
+		p = end;
+	}
+	if (fclose(fp) != 0) {
+		free(out);
+		return NULL;
+	}
+	*len = olen;
+	return out;
+}
+
+int chart_svg(char **svg, size_t *len, double w_pt, double h_pt, chart_draw_fn draw,
+	      const void *arg)
+{
+	struct svg_sink o = {0};
+	cairo_surface_t *s = cairo_svg_surface_create_for_stream(svg_write, &o, w_pt, h_pt);
+	cairo_t *cr = cairo_create(s);
+	cairo_status_t st;
+
+	*svg = NULL, *len = 0;
+	cairo_set_source_rgb(cr, 1, 1, 1);
+	cairo_paint(cr);
+	draw(cr, w_pt, h_pt, arg);
+	st = cairo_status(cr);
+	cairo_destroy(cr);
+	cairo_surface_finish(s);
+	if (st == CAIRO_STATUS_SUCCESS)
+		st = cairo_surface_status(s);
+	cairo_surface_destroy(s);
+	if (o.failed || st != CAIRO_STATUS_SUCCESS || !o.buf) {
+		free(o.buf);
+		return o.failed ? err_nomem()
+				: err_set(DDT_EGENERIC, "SVG drawing failed: %s",
+					  cairo_status_to_string(st));
+	}
+	*svg = svg_renumber(o.buf, len);
+	free(o.buf);
+	return *svg ? 0 : err_nomem();
 }

@@ -185,6 +185,12 @@ typedef void (*chart_draw_fn)(cairo_t *cr, double w, double h, const void *arg);
 int chart_write_png(const char *path, double w_pt, double h_pt, double px_per_pt,
 		    chart_draw_fn draw, const void *arg);
 
+/* Renders draw as an SVG document of w x h points into *svg (malloc'd,
+ * NUL-ended, *len bytes without the NUL); the background is white. Returns 0
+ * or DDT_ENOMEM / DDT_EGENERIC (drawing failed). */
+int chart_svg(char **svg, size_t *len, double w_pt, double h_pt, chart_draw_fn draw,
+	      const void *arg);
+
 /* The shortest of %.{1,2,3}g that reads back within 0.1% - for tick labels. */
 void chart_fmt_num(char *buf, size_t len, double v);
 

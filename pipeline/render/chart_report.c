@@ -899,19 +899,12 @@ static void history_changes(struct chart *c, const struct history *h,
 	}
 }
 
-/* The series a history section shows (up to HIST_SERIES, into idx), their
- * range in µs, and the most measured nights any of them has. */
-static int history_pick(const struct report_data *d, const struct report_section *sec, int *idx,
-			int *nights, double *ymin, double *ymax)
+/* The range in µs of series idx[0..n) of h over its nights before nruns,
+ * and the most measured nights any of them has. */
+static void history_range(const struct history *h, size_t nruns, const int *idx, int n,
+			  int *nights, double *ymin, double *ymax)
 {
-	const struct history *h = &d->hist;
-	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
-	int n = 0;
-
 	*nights = 0, *ymin = INFINITY, *ymax = 0;
-	for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
-		if (series_matches(&h->series[i], sec))
-			idx[n++] = (int)i;
 	for (int k = 0; k < n; k++) {
 		const struct hist_series *s = &h->series[idx[k]];
 		int m = 0;
@@ -929,47 +922,73 @@ static int history_pick(const struct report_data *d, const struct report_section
 		}
 		*nights = m > *nights ? m : *nights;
 	}
-	return n;
 }
 
-static void draw_history(struct chart *c, const struct report_data *d,
-			 const struct report_section *sec)
+/* The series a history section shows (up to HIST_SERIES, into idx), their
+ * range in µs, and the most measured nights any of them has. */
+static int history_pick(const struct report_data *d, const struct report_section *sec, int *idx,
+			int *nights, double *ymin, double *ymax)
 {
 	const struct history *h = &d->hist;
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
-	int idx[HIST_SERIES], nights, n;
-	double ymin, ymax, *day = NULL;
+	int n = 0;
 
-	n = history_pick(d, sec, idx, &nights, &ymin, &ymax);
+	for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
+		if (series_matches(&h->series[i], sec))
+			idx[n++] = (int)i;
+	history_range(h, nruns, idx, n, nights, ymin, ymax);
+	return n;
+}
+
+/* The axes, note and legend of a history chart of series idx[0..n) whose
+ * nights are day[0..nruns) (NULL: too few nights, an empty frame). */
+static void history_frame(struct chart *c, const struct history *h, size_t nruns,
+			  const int *idx, int n, const double *day)
+{
+	int nights;
+	double ymin, ymax;
 	char shared[256];
+
+	history_range(h, nruns, idx, n, &nights, &ymin, &ymax);
 	shared_params(h, idx, n, shared, sizeof shared);
-	if (nights >= 2)
-		snprintf(c->note, sizeof c->note,
-		 "Median per night (%s%s%s); shaded: the baseline band (median of the last good "
-		 "nights, robust noise).", n ? h->series[idx[0]].key.device : "", shared[0] ? ", " : "",
-		 shared);
-	if (nights >= 2 && (day = malloc(sizeof *day * nruns)) != NULL) {
-		for (size_t i = 0; i < nruns; i++)
-			day[i] = run_day(h, i);
-		date_axis(&c->x, day[nruns - 1] + 0.5, day0(h), "night (UTC)");
-		c->pad_right = 58; /* each series' params at its last night */
-		if (ymax / ymin > 4)
-			chart_axis_log(&c->y, ymin, ymax, "median time per call (µs)");
-		else
-			chart_axis_linear(&c->y, ymin, ymax, 7, 1, "median time per call (µs)");
-		chart_legend_add(c, INK_MEASURED, SWATCH_LINE, MARK_NONE, "median");
-		chart_legend_add(c, INK_BASELINE, SWATCH_BOX, MARK_NONE, "baseline band");
-		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_CIRCLE, "regression");
-		chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_RING, "suspect");
-		chart_legend_add(c, INK_IMPROVEMENT, SWATCH_MARK, MARK_TRIANGLE, "improvement");
-		chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CROSS, "outlier");
-		chart_legend_add(c, INK_REGRESSION, SWATCH_DASH, MARK_NONE,
-				 "change point: commits last good..first bad");
-	} else { /* an empty frame: no ticks to read */
+	if (!day) { /* an empty frame: no ticks to read */
 		chart_axis_linear(&c->x, 0, 1, 2, 0, "night (UTC)");
 		chart_axis_linear(&c->y, 0, 1, 2, 1, "median time per call (µs)");
 		c->x.nticks = c->y.nticks = 0;
+		return;
 	}
+	snprintf(c->note, sizeof c->note,
+		 "Median per night (%s%s%s); shaded: the baseline band (median of the last good "
+		 "nights, robust noise).", n ? h->series[idx[0]].key.device : "", shared[0] ? ", " : "",
+		 shared);
+	date_axis(&c->x, day[nruns - 1] + 0.5, day0(h), "night (UTC)");
+	c->pad_right = 58; /* each series' params at its last night */
+	if (ymax / ymin > 4)
+		chart_axis_log(&c->y, ymin, ymax, "median time per call (µs)");
+	else
+		chart_axis_linear(&c->y, ymin, ymax, 7, 1, "median time per call (µs)");
+	chart_legend_add(c, INK_MEASURED, SWATCH_LINE, MARK_NONE, "median");
+	chart_legend_add(c, INK_BASELINE, SWATCH_BOX, MARK_NONE, "baseline band");
+	chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_CIRCLE, "regression");
+	chart_legend_add(c, INK_REGRESSION, SWATCH_MARK, MARK_RING, "suspect");
+	chart_legend_add(c, INK_IMPROVEMENT, SWATCH_MARK, MARK_TRIANGLE, "improvement");
+	chart_legend_add(c, INK_MEASURED, SWATCH_MARK, MARK_CROSS, "outlier");
+	chart_legend_add(c, INK_REGRESSION, SWATCH_DASH, MARK_NONE,
+			 "change point: commits last good..first bad");
+}
+
+/* The history of series idx[0..n) of h over its nights before nruns. */
+static void draw_history_of(struct chart *c, const struct history *h, size_t nruns,
+			    const int *idx, int n)
+{
+	int nights;
+	double ymin, ymax, *day = NULL;
+
+	history_range(h, nruns, idx, n, &nights, &ymin, &ymax);
+	if (nights >= 2 && (day = malloc(sizeof *day * nruns)) != NULL)
+		for (size_t i = 0; i < nruns; i++)
+			day[i] = run_day(h, i);
+	history_frame(c, h, nruns, idx, n, day);
 	chart_layout_frame(c);
 	if (!day) {
 		chart_empty(c, "no history yet");
@@ -982,6 +1001,27 @@ static void draw_history(struct chart *c, const struct report_data *d,
 		history_changes(c, h, &h->series[idx[k]], nruns, day);
 	}
 	free(day);
+}
+
+static void draw_history(struct chart *c, const struct report_data *d,
+			 const struct report_section *sec)
+{
+	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
+	int idx[HIST_SERIES], nights;
+	double ymin, ymax;
+	int n = history_pick(d, sec, idx, &nights, &ymin, &ymax);
+
+	draw_history_of(c, &d->hist, nruns, idx, n);
+}
+
+void chart_report_history(cairo_t *cr, double w, double h, const void *arg)
+{
+	const struct chart_history *a = arg;
+	struct chart c;
+
+	chart_begin(&c, cr, w, h, a->title);
+	draw_history_of(&c, a->h, a->nruns, a->idx, a->n);
+	chart_finish(&c);
 }
 
 /* ---------------------------------------------------------------- dispatch */

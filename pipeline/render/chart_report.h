@@ -33,6 +33,16 @@ double chart_report_gpus(const struct report_data *d);
 /* Draws a chart section (breakdown, acceptance, moe_curve, tornado, budget,
  * pareto, history) at w x h points; arg is a struct report_chart. */
 void chart_report_draw(cairo_t *cr, double w, double h, const void *arg);
+/* A history chart of chosen series (the PDF's history sections draw the same). */
+struct chart_history {
+	const struct history *h; /* analysed (regress_history) */
+	size_t nruns;            /* the nights shown: h's first nruns */
+	const int *idx;          /* the series shown: idx[0..n) of h */
+	int n;
+	const char *title;
+};
+/* Draws it at w x h points; arg is a struct chart_history (chart_draw_fn). */
+void chart_report_history(cairo_t *cr, double w, double h, const void *arg);
 /* The label of shown series k of a history chart (series idx[0..n) of h):
  * its params without those every shown series shares (else its variant),
  * then its host when the shown series come from more than one machine

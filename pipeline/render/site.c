@@ -1,0 +1,781 @@
+/* site.c - the history as a static web site: reports/index.html and a page and
+ * an SVG chart per series under reports/site/ (see site.h). */
+#include "site.h"
+
+#include "chart.h"
+#include "chart_report.h"
+#include "err.h"
+#include "fsx.h"
+#include "regress.h"
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SITE_DIR "site"
+
+/* ---------------------------------------------------------------- settings */
+
+/* commit_url: "" or an http(s) address holding {rev}; problems to y. */
+static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *url)
+{
+	struct ydoc_node *n = ydoc_get(sec, "commit_url");
+	if (!url[0] || !n)
+		return;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		ydiag_add(y->diag, y->file, n->line, n->col,
+			  "site.commit_url: expected \"\" or an http:// or https:// address, got '%s'",
+			  url);
+	else if (!strstr(url, "{rev}"))
+		ydiag_add(y->diag, y->file, n->line, n->col,
+			  "site.commit_url: '%s' has no {rev} (where the revision goes)", url);
+}
+
+int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag)
+{
+	const char *file = t->path;
+	struct ydoc_node *sec = tmpl_section(t, "site", &file);
+	struct yctx y = {file, diag};
+	size_t before = diag->n;
+
+	memset(c, 0, sizeof *c);
+	if (!sec) {
+		ydiag_add(diag, t->path, 0, 0, "missing required section 'site'");
+		return DDT_EINPUT;
+	}
+	if (yget_expect(&y, sec, YDOC_MAP, "site"))
+		return DDT_EINPUT;
+	yget_strcpy(&y, sec, "source", Y_REQUIRED, c->source, sizeof c->source);
+	if (!yget_strcpy(&y, sec, "commit_url", Y_REQUIRED, c->commit_url, sizeof c->commit_url))
+		check_commit_url(&y, sec, c->commit_url);
+	yget_num(&y, sec, "chart_width_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_width_pt);
+	yget_num(&y, sec, "chart_height_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_height_pt);
+	yget_int(&y, sec, "alert_nights", Y_REQUIRED | Y_POSITIVE, &c->alert_nights);
+	yget_check_unknown(&y, sec);
+	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+const char *site_alert_name(enum site_alert a)
+{
+	static const char *const names[] = {"", "open", "closed", "acknowledged"};
+	return names[a];
+}
+
+/* ---------------------------------------------------------------- escaping */
+
+void site_html_escape(FILE *fp, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&': fputs("&amp;", fp); break;
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		case '\'': fputs("&#39;", fp); break;
+		default: fputc(*s, fp);
+		}
+}
+
+/* Appends s percent-encoded but for unreserved characters (and '/' when
+ * keep_slash): a path or a revision inside an href. */
+static void url_escape(FILE *fp, const char *s, int keep_slash)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    strchr("-._~", ch) || (keep_slash && ch == '/'))
+			fputc(ch, fp);
+		else
+			fprintf(fp, "%%%02X", ch);
+	}
+}
+
+/* ---------------------------------------------------------------- what is shown */
+
+/* One series as the site shows it. */
+struct site_series {
+	char slug[24];        /* "s-<16 hex>": its page and chart, stable across nights */
+	char label[512];      /* history_key_label */
+	const struct hist_point *newest; /* its newest point; NULL: none */
+	const struct hist_point *change; /* its newest change point; NULL: none */
+	enum site_alert alert;
+	int nchanges;
+};
+
+struct site {
+	const struct site_in *in;
+	const struct history *h;
+	struct site_series *s; /* [h->n] */
+	int (*night_count)[3]; /* [h->nruns]: regressions/drifts, suspects, improvements */
+	char *dir;             /* the temporary folder the pages go into */
+	size_t pages;
+};
+
+/* A change point of a series: a confirmed regression, improvement or drift
+ * naming its first bad night (the chart's dashed lines). */
+static int is_change(const struct history *h, const struct hist_point *p)
+{
+	return (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT ||
+		p->verdict == REG_DRIFT) &&
+	       p->bad_run < h->nruns;
+}
+
+/* A change that makes the series slower. */
+static int is_slower(const struct hist_point *p)
+{
+	return p->verdict == REG_REGRESSION || (p->verdict == REG_DRIFT && p->delta_frac > 0);
+}
+
+/* The slug of a series: a hash of every field of its key. */
+static void series_slug(const struct hist_key *k, char *buf, size_t len)
+{
+	const char *f[] = {k->op, k->variant, k->params, k->device, k->backend, k->build, k->machine};
+	uint64_t x = FSX_HASH_SEED;
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+		x = fsx_hash(x, f[i], strlen(f[i]) + 1);
+	snprintf(buf, len, "s-%016" PRIx64, x);
+}
+
+/* Fills what the site shows of series i: its newest point, its change
+ * points and the state of the newest one. */
+static void series_summarize(struct site *st, size_t i)
+{
+	const struct hist_series *hs = &st->h->series[i];
+	struct site_series *s = &st->s[i];
+	size_t last_bad = HIST_NO_RUN;
+
+	series_slug(&hs->key, s->slug, sizeof s->slug);
+	history_key_label(&hs->key, s->label, sizeof s->label);
+	s->newest = hs->n ? &hs->pts[hs->n - 1] : NULL;
+	for (size_t k = 0; k < hs->n; k++) {
+		const struct hist_point *p = &hs->pts[k];
+		int *c = st->night_count[p->run];
+		c[0] += is_slower(p);
+		c[1] += p->verdict == REG_SUSPECT;
+		c[2] += p->verdict == REG_IMPROVEMENT || (p->verdict == REG_DRIFT && p->delta_frac <= 0);
+		if (!is_change(st->h, p) || p->bad_run == last_bad)
+			continue;
+		last_bad = p->bad_run;
+		s->change = p;
+		s->nchanges++;
+	}
+	if (s->change)
+		s->alert = is_slower(s->change) ? SITE_ALERT_OPEN : SITE_ALERT_CLOSED;
+}
+
+/* ---------------------------------------------------------------- formats */
+
+static void fmt_num(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, len, fmt, v);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* A time in µs with the digits that matter (report_fmt_us). */
+static const char *us_text(char *buf, size_t len, double us)
+{
+	report_fmt_us(buf, len, us);
+	return buf;
+}
+
+static const char *pct_text(char *buf, size_t len, double frac)
+{
+	fmt_num(buf, len, "%+.1f%%", frac * 100);
+	return buf;
+}
+
+/* A revision as text, or linked through the template's commit_url. */
+static void write_rev(FILE *fp, const struct site_conf *c, const char *rev)
+{
+	size_t n = strcspn(rev, "+");
+	char bare[64];
+
+	snprintf(bare, sizeof bare, "%.*s", (int)n, rev);
+	if (!bare[0]) {
+		fputs("?", fp);
+		return;
+	}
+	if (c->commit_url[0] && strcmp(bare, "unknown")) {
+		const char *at = strstr(c->commit_url, "{rev}");
+		char *pre = strndup(c->commit_url, (size_t)(at - c->commit_url));
+		fputs("<a class=\"rev\" href=\"", fp);
+		site_html_escape(fp, pre ? pre : "");
+		url_escape(fp, bare, 0);
+		site_html_escape(fp, at + 5);
+		fputs("\">", fp);
+		free(pre);
+	}
+	fprintf(fp, "<code>");
+	site_html_escape(fp, (char[8]){bare[0], bare[1], bare[2], bare[3], bare[4], bare[5], bare[6], 0});
+	fprintf(fp, "%s</code>%s", rev[n] ? "+" : "", c->commit_url[0] && strcmp(bare, "unknown") ? "</a>" : "");
+}
+
+/* "a1b2c3d..e4f5a6b" of a change point, each end linked. */
+static void write_commits(FILE *fp, const struct site *st, const struct hist_point *p)
+{
+	const struct history *h = st->h;
+	write_rev(fp, st->in->conf, p->good_run < h->nruns ? h->runs[p->good_run].git_rev : "");
+	fputs("..", fp);
+	write_rev(fp, st->in->conf, h->runs[p->bad_run].git_rev);
+}
+
+/* 1 when reports_dir/<id>/<file> is there. */
+static int doc_exists(const struct site *st, const char *id, const char *file)
+{
+	char p[PATH_MAX];
+	struct stat sb;
+	snprintf(p, sizeof p, "%s/%s/%s", st->in->reports_dir, id, file);
+	return lstat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The night's documents that retention kept, linked ("-" none); up is
+ * "../" from a series page, "" from the overview. */
+static void write_docs(FILE *fp, const struct site *st, const char *id, const char *up)
+{
+	static const char *const files[] = {"report.pdf", "report.xlsx", "summary.txt"};
+	int any = 0;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		if (!doc_exists(st, id, files[i]))
+			continue;
+		fprintf(fp, "%s<a href=\"%s", any++ ? " " : "", up);
+		url_escape(fp, id, 0);
+		fprintf(fp, "/%s\">%s</a>", files[i], strchr(files[i], '.') + 1);
+	}
+	if (!any)
+		fputs("-", fp);
+}
+
+/* ---------------------------------------------------------------- pages */
+
+static const char site_css[] =
+	"body{font-family:'DejaVu Sans',sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;"
+	"color:#222}h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}"
+	"table{border-collapse:collapse;font-size:.85em}td,th{border-bottom:1px solid #ddd;"
+	"padding:.2em .6em;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#555}"
+	".v-regression,.v-drift,.v-failed,.a-open{color:#b00020;font-weight:bold}"
+	".v-suspect{color:#b06000}.v-improvement,.a-closed{color:#1b7a1b}"
+	"img.chart{max-width:100%;height:auto;border:1px solid #eee}code{font-size:.95em}";
+
+/* The page's head and opening; title is outside text. */
+static void page_open(FILE *fp, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
+	site_html_escape(fp, title);
+	fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n", site_css);
+}
+
+static void page_close(FILE *fp)
+{
+	fputs("<p class=\"meta\">Written by <code>ddt site</code> (and every nightly) from "
+	      "runs/; no script, nothing fetched.</p>\n</body>\n</html>\n", fp);
+}
+
+/* A verdict as a cell with its class. */
+static void verdict_cell(FILE *fp, enum regress_verdict v)
+{
+	const char *name = regress_verdict_name(v);
+	fprintf(fp, "<td class=\"v-%.*s\">%s</td>", (int)strcspn(name, " "), name, name);
+}
+
+static void alert_cell(FILE *fp, enum site_alert a)
+{
+	fprintf(fp, "<td class=\"a-%s\">%s</td>", site_alert_name(a),
+		a == SITE_ALERT_NONE ? "-" : site_alert_name(a));
+}
+
+/* The change points of series i, newest first. */
+static void series_changes(FILE *fp, const struct site *st, size_t i)
+{
+	const struct hist_series *hs = &st->h->series[i];
+	size_t last_bad = HIST_NO_RUN;
+	char a[32], b[32];
+	int any = 0;
+
+	fputs("<h2 id=\"changes\">Change points</h2>\n", fp);
+	for (size_t k = hs->n; k-- > 0;) {
+		const struct hist_point *p = &hs->pts[k];
+		if (!is_change(st->h, p) || p->bad_run == last_bad)
+			continue;
+		if (!any++)
+			fputs("<table class=\"changes\">\n<tr><th>first bad night</th><th>verdict</th>"
+			      "<th>change</th><th>median (µs)</th><th>commits (last good..first bad)</th>"
+			      "<th>alert</th></tr>\n", fp);
+		last_bad = p->bad_run;
+		fputs("<tr><td>", fp);
+		site_html_escape(fp, st->h->runs[p->bad_run].run_id);
+		fputs("</td>", fp);
+		verdict_cell(fp, p->verdict);
+		fprintf(fp, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
+			pct_text(a, sizeof a, p->delta_frac), us_text(b, sizeof b, p->median_us));
+		write_commits(fp, st, p);
+		fputs("</td>", fp);
+		alert_cell(fp, p == st->s[i].change ? st->s[i].alert : SITE_ALERT_CLOSED);
+		fputs("</tr>\n", fp);
+	}
+	fputs(any ? "</table>\n" : "<p>No change point in this series' history.</p>\n", fp);
+}
+
+/* Every night of series i, newest first. */
+static void series_nights(FILE *fp, const struct site *st, size_t i)
+{
+	const struct hist_series *hs = &st->h->series[i];
+	char a[32], b[32], c[32];
+
+	fputs("<h2 id=\"nights\">Nights</h2>\n<table class=\"nights\">\n<tr><th>night</th>"
+	      "<th>project</th><th>median (µs)</th><th>baseline (µs)</th><th>change</th>"
+	      "<th>verdict</th><th>note</th><th>documents</th></tr>\n", fp);
+	for (size_t k = hs->n; k-- > 0;) {
+		const struct hist_point *p = &hs->pts[k];
+		const struct hist_run *r = &st->h->runs[p->run];
+		fputs("<tr><td>", fp);
+		site_html_escape(fp, r->run_id);
+		fputs("</td><td>", fp);
+		write_rev(fp, st->in->conf, r->git_rev);
+		fprintf(fp, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+			us_text(a, sizeof a, p->median_us), us_text(b, sizeof b, p->baseline_us),
+			pct_text(c, sizeof c, p->delta_frac));
+		verdict_cell(fp, p->verdict);
+		fputs("<td>", fp);
+		site_html_escape(fp, p->reason);
+		fputs("</td><td>", fp);
+		write_docs(fp, st, r->run_id, "../");
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+}
+
+/* The key of series i as a table. */
+static void series_key(FILE *fp, const struct hist_key *k)
+{
+	const char *names[] = {"op", "variant", "params", "device", "backend", "build", "machine"};
+	const char *vals[] = {k->op, k->variant, k->params, k->device, k->backend, k->build,
+			      k->machine};
+	fputs("<table class=\"key\">\n", fp);
+	for (size_t j = 0; j < sizeof names / sizeof *names; j++) {
+		fprintf(fp, "<tr><th>%s</th><td>", names[j]);
+		site_html_escape(fp, vals[j]);
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+}
+
+/* Writes len bytes to dir/name (a fresh folder of ours: created, never
+ * replaced). Returns 0 or DDT_EIO. */
+static int put_file(const char *dir, const char *name, const char *data, size_t len)
+{
+	char p[PATH_MAX];
+	int fd, rc = 0;
+
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+		return err_set(DDT_EIO, "%s: cannot create: %s", p, strerror(errno));
+	for (size_t off = 0; !rc && off < len;) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno != EINTR)
+			rc = err_set(DDT_EIO, "%s: write failed: %s", p, strerror(errno));
+		off += w > 0 ? (size_t)w : 0;
+	}
+	if (close(fd) != 0 && !rc)
+		rc = err_set(DDT_EIO, "%s: write failed: %s", p, strerror(errno));
+	return rc;
+}
+
+/* The page of series i and its chart. */
+static int series_page(struct site *st, size_t i)
+{
+	const struct hist_series *hs = &st->h->series[i];
+	const struct site_series *s = &st->s[i];
+	int idx = (int)i, rc;
+	char name[48], *svg = NULL, *html = NULL, title[600];
+	size_t svg_len, html_len;
+	struct chart_history ch = {st->h, st->h->nruns, &idx, 1, title};
+	FILE *fp;
+
+	snprintf(title, sizeof title, "%s/%s %s", hs->key.op, hs->key.variant, hs->key.params);
+	if ((rc = chart_svg(&svg, &svg_len, st->in->conf->chart_width_pt,
+			    st->in->conf->chart_height_pt, chart_report_history, &ch)) != 0)
+		return rc;
+	snprintf(name, sizeof name, "%s.svg", s->slug);
+	rc = put_file(st->dir, name, svg, svg_len);
+	free(svg);
+	if (rc || !(fp = open_memstream(&html, &html_len)))
+		return rc ? rc : err_nomem();
+	page_open(fp, s->label);
+	fputs("<p><a href=\"../index.html\">overview</a></p>\n<h1>", fp);
+	site_html_escape(fp, title);
+	fputs("</h1>\n", fp);
+	series_key(fp, &hs->key);
+	fprintf(fp, "<p><img class=\"chart\" src=\"%s.svg\" width=\"%.0f\" height=\"%.0f\" "
+		"alt=\"history chart\"></p>\n", s->slug, st->in->conf->chart_width_pt * 4 / 3,
+		st->in->conf->chart_height_pt * 4 / 3);
+	series_changes(fp, st, i);
+	series_nights(fp, st, i);
+	page_close(fp);
+	fclose(fp);
+	snprintf(name, sizeof name, "%s.html", s->slug);
+	rc = html ? put_file(st->dir, name, html, html_len) : err_nomem();
+	free(html);
+	st->pages++;
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the overview */
+
+/* The headline scenarios of the newest night: median tok/s and band. */
+static void overview_headline(FILE *fp, const struct site *st, struct site_news *news)
+{
+	const struct report_data *d = st->in->d;
+	char status[512];
+	size_t off = 0;
+
+	fputs("<h2 id=\"headline\">Headline</h2>\n", fp);
+	if (!d) {
+		fputs("<p>No documents' data for the newest night.</p>\n", fp);
+		return;
+	}
+	fputs("<table class=\"headline\">\n<tr><th>scenario</th><th>target</th><th>C</th>"
+	      "<th>median tok/s</th><th>p5-p95 tok/s</th></tr>\n", fp);
+	for (int k = 0; k < d->spec.nheadline; k++) {
+		long i = report_scenario_row(d, d->spec.headline[k]);
+		struct report_figure f;
+		char med[32], lo[32], hi[32];
+		if (i < 0)
+			continue;
+		report_figure(d, (size_t)i, &f);
+		report_fmt_tok(med, sizeof med, isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s);
+		report_fmt_tok(lo, sizeof lo, f.tok_p5);
+		report_fmt_tok(hi, sizeof hi, f.tok_p95);
+		fputs("<tr><td>", fp);
+		site_html_escape(fp, f.est->sc.name);
+		fputs("</td><td>", fp);
+		site_html_escape(fp, f.est->target->name);
+		fprintf(fp, "</td><td class=\"n\">%d</td><td class=\"n headline\">%s</td>"
+			"<td class=\"n\">%s-%s</td></tr>\n", f.est->sc.concurrency, med, lo, hi);
+		if (news && off < sizeof news->headline)
+			off += (size_t)snprintf(news->headline + off, sizeof news->headline - off,
+						"%s%s %s tok/s (p5-p95 %s-%s)", off ? "; " : "",
+						f.est->sc.name, med, lo, hi);
+	}
+	report_regress_status(d, status, sizeof status);
+	fputs("</table>\n<p>", fp);
+	site_html_escape(fp, status);
+	fputs("</p>\n", fp);
+}
+
+/* A series' name linked to its page. */
+static void series_link(FILE *fp, const struct site_series *s)
+{
+	fprintf(fp, "<a href=\"%s/%s.html\">", SITE_DIR, s->slug);
+	site_html_escape(fp, s->label);
+	fputs("</a>", fp);
+}
+
+/* Open alerts: every series whose newest change made it slower. */
+static void overview_alerts(FILE *fp, const struct site *st, struct site_news *news)
+{
+	char a[32];
+	int n = 0;
+
+	fputs("<h2 id=\"alerts\">Open alerts</h2>\n", fp);
+	for (size_t i = 0; i < st->h->n; i++) {
+		const struct site_series *s = &st->s[i];
+		if (s->alert != SITE_ALERT_OPEN)
+			continue;
+		if (!n++)
+			fputs("<table class=\"alerts\">\n<tr><th>alert</th><th>series</th><th>verdict</th>"
+			      "<th>change</th><th>since night</th><th>commits</th></tr>\n", fp);
+		fputs("<tr>", fp);
+		alert_cell(fp, s->alert);
+		fputs("<td>", fp);
+		series_link(fp, s);
+		fputs("</td>", fp);
+		verdict_cell(fp, s->change->verdict);
+		fprintf(fp, "<td class=\"n\">%s</td><td>", pct_text(a, sizeof a, s->change->delta_frac));
+		site_html_escape(fp, st->h->runs[s->change->bad_run].run_id);
+		fputs("</td><td>", fp);
+		write_commits(fp, st, s->change);
+		fputs("</td></tr>\n", fp);
+		if (news && news->nalerts < SITE_NEWS_ALERTS)
+			snprintf(news->alerts[news->nalerts], sizeof news->alerts[0],
+				 "%s %s since %s: %s", regress_verdict_name(s->change->verdict), a,
+				 st->h->runs[s->change->bad_run].run_id, s->label);
+		if (news)
+			news->nalerts++;
+	}
+	fputs(n ? "</table>\n" : "<p>No open alerts.</p>\n", fp);
+}
+
+/* The change points of every series whose first bad night is among the
+ * newest alert_nights nights, newest first. */
+static void overview_recent(FILE *fp, const struct site *st)
+{
+	const struct history *h = st->h;
+	size_t from = h->nruns > (size_t)st->in->conf->alert_nights
+			      ? h->nruns - (size_t)st->in->conf->alert_nights : 0;
+	char a[32];
+	int n = 0;
+
+	fprintf(fp, "<h2 id=\"recent\">Change points of the newest %d nights</h2>\n",
+		st->in->conf->alert_nights);
+	for (size_t r = h->nruns; r-- > from;)
+		for (size_t i = 0; i < h->n; i++) {
+			const struct hist_point *p = st->s[i].change;
+			/* a series' older change points on the same nights are on its page */
+			if (!p || p->bad_run != r)
+				continue;
+			if (!n++)
+				fputs("<table class=\"recent\">\n<tr><th>first bad night</th><th>series"
+				      "</th><th>verdict</th><th>change</th><th>commits</th><th>alert</th>"
+				      "</tr>\n", fp);
+			fputs("<tr><td>", fp);
+			site_html_escape(fp, h->runs[r].run_id);
+			fputs("</td><td>", fp);
+			series_link(fp, &st->s[i]);
+			fputs("</td>", fp);
+			verdict_cell(fp, p->verdict);
+			fprintf(fp, "<td class=\"n\">%s</td><td>", pct_text(a, sizeof a, p->delta_frac));
+			write_commits(fp, st, p);
+			fputs("</td>", fp);
+			alert_cell(fp, st->s[i].alert);
+			fputs("</tr>\n", fp);
+		}
+	fputs(n ? "</table>\n" : "<p>None.</p>\n", fp);
+}
+
+/* The newest night's verdicts that say something (verdicts.yaml). */
+static void overview_tonight(FILE *fp, const struct site *st)
+{
+	const struct regress_night *v = st->in->d && st->in->d->have_night ? &st->in->d->night : NULL;
+	char line[1024];
+	int n = 0;
+
+	fputs("<h2 id=\"tonight\">The newest night's verdicts</h2>\n", fp);
+	for (size_t i = 0; v && i < v->n; i++) {
+		enum regress_verdict w = v->entries[i].verdict;
+		if (w == REG_OK || w == REG_NEW || w == REG_SHORT || w == REG_SKIPPED)
+			continue;
+		if (!n++)
+			fputs("<table class=\"tonight\">\n<tr><th>verdict</th><th>what</th></tr>\n", fp);
+		fputs("<tr>", fp);
+		verdict_cell(fp, w);
+		fputs("<td>", fp);
+		site_html_escape(fp, regress_entry_line(&v->entries[i], line, sizeof line));
+		fputs("</td></tr>\n", fp);
+	}
+	fputs(n ? "</table>\n" : v ? "<p>Nothing to report: every series ok, new or short of "
+				     "history.</p>\n" : "<p>No verdicts stored for the newest night.</p>\n", fp);
+}
+
+/* Every series: its newest night and verdict, its change points, its alert. */
+static void overview_series(FILE *fp, const struct site *st)
+{
+	char a[32], b[32];
+
+	fprintf(fp, "<h2 id=\"series\">Series (%zu)</h2>\n<table class=\"series\">\n<tr><th>series"
+		"</th><th>newest median (µs)</th><th>change</th><th>verdict</th><th>change points"
+		"</th><th>alert</th></tr>\n", st->h->n);
+	for (size_t i = 0; i < st->h->n; i++) {
+		const struct site_series *s = &st->s[i];
+		const struct hist_point *p = s->newest;
+		fputs("<tr><td>", fp);
+		series_link(fp, s);
+		fprintf(fp, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+			us_text(a, sizeof a, p ? p->median_us : NAN),
+			pct_text(b, sizeof b, p ? p->delta_frac : NAN));
+		if (p)
+			verdict_cell(fp, p->verdict);
+		else
+			fputs("<td>-</td>", fp);
+		fprintf(fp, "<td class=\"n\">%d</td>", s->nchanges);
+		alert_cell(fp, s->alert);
+		fputs("</tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+}
+
+/* Every night, newest first, with its counts and documents. */
+static void overview_nights(FILE *fp, const struct site *st)
+{
+	fprintf(fp, "<h2 id=\"nights\">Nights (%zu)</h2>\n<table class=\"nights\">\n<tr><th>night"
+		"</th><th>created</th><th>project</th><th>slower</th><th>suspect</th><th>faster"
+		"</th><th>documents</th></tr>\n", st->h->nruns);
+	for (size_t r = st->h->nruns; r-- > 0;) {
+		const struct hist_run *run = &st->h->runs[r];
+		const int *c = st->night_count[r];
+		fputs("<tr><td>", fp);
+		site_html_escape(fp, run->run_id);
+		fputs("</td><td>", fp);
+		site_html_escape(fp, run->created);
+		fputs("</td><td>", fp);
+		write_rev(fp, st->in->conf, run->git_rev);
+		fprintf(fp, "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d"
+			"</td><td>", c[0], c[1], c[2]);
+		write_docs(fp, st, run->run_id, "");
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+}
+
+/* index.html into *html (malloc'd). */
+static int overview_page(struct site *st, struct site_news *news, char **html, size_t *len)
+{
+	const struct hist_run *r = &st->h->runs[st->h->nruns - 1];
+	FILE *fp = open_memstream(html, len);
+
+	if (!fp)
+		return err_nomem();
+	page_open(fp, "ddt nightly history");
+	fputs("<h1>ddt nightly history</h1>\n<p class=\"meta\">Newest night <b id=\"newest\">", fp);
+	site_html_escape(fp, r->run_id);
+	fputs("</b> (", fp);
+	site_html_escape(fp, r->created);
+	fputs(", project ", fp);
+	write_rev(fp, st->in->conf, r->git_rev);
+	fprintf(fp, "); %zu nights, %zu series. Documents: ", st->h->nruns, st->h->n);
+	write_docs(fp, st, r->run_id, "");
+	fputs(".</p>\n", fp);
+	overview_headline(fp, st, news);
+	overview_alerts(fp, st, news);
+	overview_recent(fp, st);
+	overview_tonight(fp, st);
+	overview_series(fp, st);
+	overview_nights(fp, st);
+	page_close(fp);
+	fclose(fp);
+	return *html ? 0 : err_nomem();
+}
+
+/* ---------------------------------------------------------------- writing */
+
+/* Puts the folder of pages in place of reports_dir/site: committed under a
+ * second temporary name (its files synced), then swapped whole with the one
+ * before, which is then removed. */
+static int pages_commit(const struct site *st, const char *final)
+{
+	char *staged = NULL;
+	int rc;
+
+	if (fsx_kind(final) == FSX_NONE)
+		return fsx_dir_commit(st->dir, final);
+	if (asprintf(&staged, "%s.staged", st->dir) < 0)
+		return err_nomem();
+	fsx_rm_rf(staged);
+	if ((rc = fsx_dir_commit(st->dir, staged)) == 0 &&
+	    (rc = fsx_rename(staged, final, FSX_EXCHANGE)) == 0)
+		rc = fsx_rm_rf(staged); /* the old pages, now under the temporary name */
+	else
+		fsx_rm_rf(staged);
+	free(staged);
+	return rc;
+}
+
+static void site_free(struct site *st)
+{
+	if (st->dir)
+		fsx_rm_rf(st->dir);
+	free(st->dir);
+	free(st->s);
+	free(st->night_count);
+}
+
+/* The series pages into the temporary folder, then in place. */
+static int write_pages(struct site *st, const char *final)
+{
+	int rc = fsx_dir_begin(final, &st->dir);
+	for (size_t i = 0; !rc && i < st->h->n; i++)
+		rc = series_page(st, i);
+	if (!rc) {
+		rc = pages_commit(st, final); /* the temporary folder is gone either way */
+		free(st->dir);
+		st->dir = NULL;
+	}
+	return rc;
+}
+
+int site_write(const struct site_in *in, struct site_news *news, size_t *pages)
+{
+	struct site st = {in, in->h, NULL, NULL, NULL, 0};
+	char *final = fsx_join(in->reports_dir, SITE_DIR), *index = fsx_join(in->reports_dir, "index.html");
+	char *html = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	if (news) {
+		memset(news, 0, sizeof *news);
+		if (in->d)
+			report_regress_status(in->d, news->regress_status, sizeof news->regress_status);
+	}
+	if (!in->h->nruns)
+		rc = err_set(DDT_ENOTFOUND, "no night to show: the history is empty");
+	else if (!final || !index || !(st.s = calloc(in->h->n + 1, sizeof *st.s)) ||
+		 !(st.night_count = calloc(in->h->nruns, sizeof *st.night_count)))
+		rc = err_nomem();
+	else if ((rc = fsx_mkdir_p(in->reports_dir)) == 0) {
+		for (size_t i = 0; i < in->h->n; i++)
+			series_summarize(&st, i);
+		if (news)
+			snprintf(news->run_id, sizeof news->run_id, "%s",
+				 in->h->runs[in->h->nruns - 1].run_id);
+		rc = write_pages(&st, final);
+	}
+	if (!rc && (rc = overview_page(&st, news, &html, &len)) == 0)
+		rc = fsx_write_all(index, html, len);
+	if (pages)
+		*pages = rc ? 0 : st.pages + 1;
+	free(html);
+	free(final);
+	free(index);
+	site_free(&st);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- from runs/ */
+
+int site_build(const char *runs_dir, const char *reports_dir, const char *home,
+	       const struct site_conf *conf, struct site_news *news, size_t *pages)
+{
+	struct history h;
+	struct ydiag warn = {0}, diag = {0};
+	struct regress_conf rconf;
+	struct report_data d;
+	char tmpl_path[PATH_MAX], fonts[PATH_MAX];
+	int rc, have_d = 0;
+
+	memset(&d, 0, sizeof d);
+	snprintf(fonts, sizeof fonts, "%s/fonts/fonts.conf", home);
+	if ((rc = chart_fonts_init(fonts)) != 0)
+		return rc;
+	rc = history_load(&h, runs_dir, &warn);
+	if (!rc && !h.nruns)
+		rc = err_set(DDT_ENOTFOUND, "%s: no run yet: nothing to show", runs_dir);
+	if (!rc) {
+		const char *id = h.runs[h.nruns - 1].run_id;
+		snprintf(tmpl_path, sizeof tmpl_path, "%s/%s/template/template.yaml", runs_dir, id);
+		if ((rc = regress_conf_load_file(&rconf, tmpl_path)) == 0) {
+			regress_history(&rconf, &h);
+			/* a newest night whose documents' inputs are damaged still gets its
+			 * pages; the overview then says its headline is missing */
+			have_d = report_data_load(&d, runs_dir, id, &h, &diag) == 0;
+		}
+	}
+	if (!rc) {
+		struct site_in in = {&h, have_d ? &d : NULL, conf, reports_dir};
+		rc = site_write(&in, news, pages);
+	}
+	report_data_free(&d);
+	ydiag_free(&diag);
+	ydiag_free(&warn);
+	history_free(&h);
+	return rc;
+}
