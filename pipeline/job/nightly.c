@@ -11,6 +11,7 @@
 #include "history.h"
 #include "lock.h"
 #include "project.h"
+#include "publish.h"
 #include "record.h"
 #include "regress.h"
 #include "repair.h"
@@ -47,6 +48,7 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
 		snprintf(c->source, sizeof c->source, "%s", src);
 	yget_int(&y, sec, "keep_documents_runs", Y_REQUIRED | Y_POSITIVE, &c->keep_documents_runs);
 	yget_int(&y, sec, "lock_hung_after_min", Y_REQUIRED | Y_POSITIVE, &c->lock_hung_after_min);
+	notify_conf_load(&c->notify, &y, sec);
 	yget_check_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
@@ -466,6 +468,7 @@ static int load_inputs(struct night *n)
 		nightly_conf_load(&n->nconf, &n->t, &diag);
 		project_config_load(&pc, &n->t, &diag);
 		report_spec_load(spec, &n->t, &diag);
+		site_conf_load(&(struct site_conf){0}, &n->t, &diag);
 		if (diag.n)
 			rc = DDT_EINPUT;
 	}
@@ -927,6 +930,8 @@ int nightly_run(const struct nightly_opts *o)
 	}
 	run_stages(&n);
 	progress_clear(&n);
+	publish_night(&(struct publish_night){&n.paths, &n.t, &n.nconf.notify,
+		n.st[ST_COMMIT] == SS_OK ? n.rec.run_id : NULL, exit_status(&n), n.quiet, n.log});
 	note(&n, "ddt nightly %s: template %s (%s)", n.rec.run_id, n.t.name, n.template_note);
 	print_summary(&n);
 	status = exit_status(&n);

@@ -5,6 +5,7 @@
 
 #include "calib.h"
 #include "history.h"
+#include "notify.h"
 #include "paths.h"
 #include "record.h"
 #include "regress.h"
@@ -14,6 +15,7 @@
 struct nightly_conf {
 	int keep_documents_runs; /* documents of this many newest runs are kept */
 	int lock_hung_after_min; /* a nightly holding the lock longer looks hung */
+	struct notify_conf notify; /* nightly.notify: the morning news (notify.h) */
 	char source[320];
 };
 
