@@ -32,7 +32,7 @@ static void check_url(struct yctx *y, struct ydoc_node *sec, const char *key, co
 		ydiag_add(y->diag, y->file, n->line, n->col,
 			  "nightly.notify.%s: https is not supported by the built-in sender; use "
 			  "`command:` with curl (see README, \"History on the web\")", key);
-	else if (strncmp(url, "http://", 7) || !url[7] || strchr(" \r\n", url[strcspn(url, " \r\n")]))
+	else if (strncmp(url, "http://", 7) || !url[7] || url[strcspn(url, " \r\n")])
 		ydiag_add(y->diag, y->file, n->line, n->col,
 			  "nightly.notify.%s: expected \"\" or http://host[:port]/path, got '%s'", key,
 			  url);
