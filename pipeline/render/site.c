@@ -73,15 +73,19 @@ const char *site_alert_name(enum site_alert a)
 
 void site_html_escape(FILE *fp, const char *s)
 {
-	for (; *s; s++)
-		switch (*s) {
+	for (;;) {
+		size_t n = strcspn(s, "&<>\"'");
+		fwrite(s, 1, n, fp);
+		s += n;
+		switch (*s++) {
 		case '&': fputs("&amp;", fp); break;
 		case '<': fputs("&lt;", fp); break;
 		case '>': fputs("&gt;", fp); break;
 		case '"': fputs("&quot;", fp); break;
 		case '\'': fputs("&#39;", fp); break;
-		default: fputc(*s, fp);
+		default: return; /* the end */
 		}
+	}
 }
 
 /* Appends s percent-encoded but for unreserved characters (and '/' when
