@@ -401,6 +401,27 @@ static void test_notify__nightly_writes_the_site_and_notifies(void **state)
 	free(out);
 }
 
+/* install-cron's --mailto and the systemd failure unit. */
+static void test_notify__install_cron_mailto_and_failure_unit(void **state)
+{
+	(void)state;
+	char *out = NULL;
+	assert_int_equal(helpers_run(&out, "tools/install-cron --print --mailto ops@example.com"), 0);
+	/* the MAILTO= line under its marker, right above the entry it governs */
+	const char *m = strstr(out, "mailto\nMAILTO=ops@example.com\n");
+	assert_non_null(m);
+	assert_non_null(strstr(m, "\n30 2 * * * cd '"));
+	free(out);
+	assert_int_equal(helpers_run(&out, "tools/install-cron --print --systemd --mailto "
+					   "ops@example.com"), 0);
+	assert_non_null(strstr(out, "\nOnFailure=ddt-nightly-failure.service\n"));
+	assert_non_null(strstr(out, "\nEnvironment=DDT_MAILTO=ops@example.com\n"));
+	free(out);
+	assert_int_equal(helpers_run(&out, "tools/install-cron --print --mailto 'a;b'"), 2);
+	assert_non_null(strstr(out, "is not a mail address"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_notify__command_retried_then_bounded_in_time),
 		cmocka_unit_test(test_notify__settings_errors_name_file_line_column),
 		cmocka_unit_test(test_notify__nightly_writes_the_site_and_notifies),
+		cmocka_unit_test(test_notify__install_cron_mailto_and_failure_unit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
