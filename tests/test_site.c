@@ -358,6 +358,28 @@ static void test_site__conf_errors_name_file_line_column(void **state)
 	ydiag_free(&diag);
 }
 
+static void test_site__ddt_site_command(void **state)
+{
+	(void)state;
+	char args[1200], *out = NULL, other[400], p[500];
+	snprintf(other, sizeof other, "%s/reports-cmd", root);
+	snprintf(args, sizeof args, "site --runs %s --reports %s", runs, other);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "/index.html and 12 series pages under "));
+	free(out);
+	snprintf(p, sizeof p, "%s/index.html", other);
+	assert_true(fsx_exists(p));
+	/* no run yet: one line, a failure, nothing written */
+	snprintf(p, sizeof p, "%s/empty", root);
+	snprintf(args, sizeof args, "site --runs %s --reports %s/reports", p, p);
+	assert_int_equal(helpers_ddt(&out, args), 1);
+	assert_non_null(strstr(out, "ddt site: "));
+	assert_non_null(strstr(out, "no run yet"));
+	free(out);
+	snprintf(p, sizeof p, "%s/empty/reports/index.html", root);
+	assert_false(fsx_exists(p));
+}
+
 /* ---------------------------------------------------------------- in a browser */
 
 /* Chromium's DOM of page (a path under reports/) into *dom, a screenshot to
@@ -439,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_site__rebuild_is_byte_identical),
 		cmocka_unit_test(test_site__news_names_headline_and_alerts),
 		cmocka_unit_test(test_site__conf_errors_name_file_line_column),
+		cmocka_unit_test(test_site__ddt_site_command),
 		cmocka_unit_test(test_site__chromium_shows_the_site_from_its_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
