@@ -263,9 +263,9 @@ static void write_docs(FILE *fp, const struct site *st, const char *id, const ch
 
 static const char site_css[] =
 	"body{font-family:'DejaVu Sans',sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;"
-	"color:#222}h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}"
+	"color:#222}h1{font-size:1.4em}h1,td a,table.key td{overflow-wrap:anywhere}h2{font-size:1.15em;margin-top:1.6em}"
 	"table{border-collapse:collapse;font-size:.85em}td,th{border-bottom:1px solid #ddd;"
-	"padding:.2em .6em;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+	"padding:.2em .6em;text-align:left;vertical-align:top}th{background:#f3f3f3;white-space:nowrap}"
 	"td.n{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#555}"
 	".v-regression,.v-drift,.v-failed,.a-open{color:#b00020;font-weight:bold}"
 	".v-suspect{color:#b06000}.v-improvement,.a-closed{color:#1b7a1b}"
@@ -406,7 +406,7 @@ static int series_page(struct site *st, size_t i)
 	struct chart_history ch = {st->h, st->h->nruns, &idx, 1, title};
 	FILE *fp;
 
-	snprintf(title, sizeof title, "%s/%s %s", hs->key.op, hs->key.variant, hs->key.params);
+	snprintf(title, sizeof title, "History of %s/%s", hs->key.op, hs->key.variant);
 	if ((rc = chart_svg(&svg, &svg_len, st->in->conf->chart_width_pt,
 			    st->in->conf->chart_height_pt, chart_report_history, &ch)) != 0)
 		return rc;
@@ -417,7 +417,11 @@ static int series_page(struct site *st, size_t i)
 		return rc ? rc : err_nomem();
 	page_open(fp, s->label);
 	fputs("<p><a href=\"../index.html\">overview</a></p>\n<h1>", fp);
-	site_html_escape(fp, title);
+	site_html_escape(fp, hs->key.op);
+	fputs("/", fp);
+	site_html_escape(fp, hs->key.variant);
+	fputs(" ", fp);
+	site_html_escape(fp, hs->key.params);
 	fputs("</h1>\n", fp);
 	series_key(fp, &hs->key);
 	fprintf(fp, "<p><img class=\"chart\" src=\"%s.svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -567,7 +571,10 @@ static void overview_tonight(FILE *fp, const struct site *st)
 	fputs("<h2 id=\"tonight\">The newest night's verdicts</h2>\n", fp);
 	for (size_t i = 0; v && i < v->n; i++) {
 		enum regress_verdict w = v->entries[i].verdict;
-		if (w == REG_OK || w == REG_NEW || w == REG_SHORT || w == REG_SKIPPED)
+		/* one line each for what changed; the counts of the rest (new, not
+		 * judgeable, environment changed) are in the status line above */
+		if (w == REG_OK || w == REG_NEW || w == REG_SHORT || w == REG_SKIPPED ||
+		    w == REG_UNJUDGED || w == REG_ENV)
 			continue;
 		if (!n++)
 			fputs("<table class=\"tonight\">\n<tr><th>verdict</th><th>what</th></tr>\n", fp);
@@ -577,8 +584,8 @@ static void overview_tonight(FILE *fp, const struct site *st)
 		site_html_escape(fp, regress_entry_line(&v->entries[i], line, sizeof line));
 		fputs("</td></tr>\n", fp);
 	}
-	fputs(n ? "</table>\n" : v ? "<p>Nothing to report: every series ok, new or short of "
-				     "history.</p>\n" : "<p>No verdicts stored for the newest night.</p>\n", fp);
+	fputs(n ? "</table>\n" : v ? "<p>No regression, drift, suspect, improvement, outlier or "
+				     "failure.</p>\n" : "<p>No verdicts stored for the newest night.</p>\n", fp);
 }
 
 /* Every series: its newest night and verdict, its change points, its alert. */
