@@ -26,8 +26,8 @@ static struct site_conf conf = {
 	.alert_nights = 14,
 };
 
-/* Night NIGHTS: one more night whose device name and a reason are hostile
- * markup, a series of its own. */
+/* Night NIGHTS: one more night whose device name, host and a reason are
+ * hostile markup, series of their own. */
 static int hostile_night(void)
 {
 	struct run_record r;
@@ -44,7 +44,7 @@ static int hostile_night(void)
 	snprintf(r.template_name, sizeof r.template_name, "default");
 	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "def5678");
 	snprintf(r.prov.build, sizeof r.prov.build, "O2-native");
-	snprintf(r.prov.host, sizeof r.prov.host, "fixture");
+	snprintf(r.prov.host, sizeof r.prov.host, "<script>host</script>");
 	rc = record_add_device(&r, &dev);
 	if (!rc)
 		rc = fixture_row(&r, "tree_attn", 9, 39, 1, NIGHTS);
@@ -280,6 +280,7 @@ static void test_site__outside_text_is_escaped(void **state)
 	each_page(no_markup_from_outside);
 	char *html = read_site("index.html");
 	assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;dev&#39;)&lt;/script&gt;"));
+	assert_non_null(strstr(html, "&lt;script&gt;host&lt;/script&gt;:")); /* the machine's host */
 	char *href = series_href(html, "dense_gemv/cold");
 	char *page = read_site(href);
 	assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt; &amp; &quot;broke&quot;"));

@@ -23,7 +23,7 @@ const struct cmd cmd_list[] = {
 	 {&cmd_bisect_spec}},
 	{"report", "render the documents of a stored run (PDF, spreadsheet, charts)", cmd_report,
 	 {&cmd_report_spec}},
-	{"site", "the history as a static web site: reports/index.html", cmd_site,
+	{"site", "the history as a web site, reports/index.html", cmd_site,
 	 {&cmd_site_spec}},
 	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet,
 	 {&cmd_fleet_submit_spec, &cmd_fleet_merge_spec}},

@@ -14,8 +14,9 @@ struct site_args {
 typedef struct site_args A;
 static const struct cli_opt site_opts[] = {
 	CLI_OPT_TEMPLATE_AS(A, paths,
-			    "job template whose `site:` section is used: a name\n"
-			    "under templates/ or a path (default: templates/default.yaml)"),
+			    "job template whose site: section is used: a name\n"
+			    "under templates/ or a path\n"
+			    "(default: templates/default.yaml)"),
 	CLI_OPT_RUNS(A, paths),
 	CLI_OPT_REPORTS(A, paths),
 	CLI_OPT_FLAG(A, quiet, 'q', "quiet", "print nothing on success"),
