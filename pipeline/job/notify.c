@@ -341,24 +341,59 @@ int notify_http_post(const char *url, const char *body, size_t len, double timeo
 
 /* ---------------------------------------------------------------- the command */
 
-/* The environment the command gets: the verdict and where things are. */
-static void command_env(const struct notify_conf *c, const struct notify_msg *m, const char *text)
+static void env_free(char **env)
 {
-	char st[16], buf[PATH_MAX + 600];
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+#define NOTIFY_ENV 8
+
+/* The command's environment: ours without the variables below, then them:
+ * the verdict and where things are (malloc'd, NULL-ended; env_free). Made
+ * before the fork: the child of a threaded process may only exec. NULL
+ * when out of memory. */
+static char **command_env(const struct notify_conf *c, const struct notify_msg *m, const char *text)
+{
+	extern char **environ;
+	char st[16], na[16], site[PATH_MAX + 600], rel[200], pdf[PATH_MAX + 800];
+	size_t n = 0, k = 0;
+	char **env;
+
 	snprintf(st, sizeof st, "%d", m->status);
-	setenv("DDT_STATUS", st, 1);
-	setenv("DDT_VERDICT", notify_verdict(m->status), 1);
-	setenv("DDT_RUN_ID", m->run_id ? m->run_id : "", 1);
-	setenv("DDT_HEADLINE", m->news ? m->news->headline : "", 1);
-	snprintf(st, sizeof st, "%d", m->news ? m->news->nalerts : 0);
-	setenv("DDT_OPEN_ALERTS", st, 1);
-	setenv("DDT_TEXT", text, 1);
-	link_of(c, m, "index.html", buf, sizeof buf);
-	setenv("DDT_SITE", m->news ? buf : "", 1);
-	snprintf(buf, sizeof buf, "%s/report.pdf", m->run_id ? m->run_id : "");
-	char url[PATH_MAX + 800];
-	link_of(c, m, buf, url, sizeof url);
-	setenv("DDT_REPORT_PDF", m->run_id ? url : "", 1);
+	snprintf(na, sizeof na, "%d", m->news ? m->news->nalerts : 0);
+	link_of(c, m, "index.html", site, sizeof site);
+	snprintf(rel, sizeof rel, "%s/report.pdf", m->run_id ? m->run_id : "");
+	link_of(c, m, rel, pdf, sizeof pdf);
+	const char *kv[NOTIFY_ENV][2] = {
+		{"DDT_STATUS", st}, {"DDT_VERDICT", notify_verdict(m->status)},
+		{"DDT_RUN_ID", m->run_id ? m->run_id : ""},
+		{"DDT_HEADLINE", m->news ? m->news->headline : ""}, {"DDT_OPEN_ALERTS", na},
+		{"DDT_TEXT", text}, {"DDT_SITE", m->news ? site : ""},
+		{"DDT_REPORT_PDF", m->run_id ? pdf : ""}};
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + NOTIFY_ENV + 1, sizeof *env)))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int ours = 0;
+		for (int j = 0; j < NOTIFY_ENV; j++) {
+			size_t l = strlen(kv[j][0]);
+			ours |= !strncmp(environ[i], kv[j][0], l) && environ[i][l] == '=';
+		}
+		if (!ours && !(env[k++] = strdup(environ[i])))
+			goto fail;
+	}
+	for (int j = 0; j < NOTIFY_ENV; j++)
+		if (asprintf(&env[k++], "%s=%s", kv[j][0], kv[j][1]) < 0) {
+			env[--k] = NULL;
+			goto fail;
+		}
+	return env;
+fail:
+	env_free(env);
+	return NULL;
 }
 
 /* Runs the command once, summary.txt on its stdin (else nothing), output to
@@ -369,25 +404,30 @@ static int run_command(const struct notify_conf *c, const struct notify_msg *m, 
 	double deadline = now_s() + c->timeout_s;
 	int status = 0, in;
 	pid_t pid, w = 0;
+	char **env = command_env(c, m, text);
+	char *argv[] = {"sh", "-c", (char *)c->command, NULL};
 
 	snprintf(summary, sizeof summary, "%s/%s/summary.txt", m->reports_dir,
 		 m->run_id ? m->run_id : "-");
+	if (!env)
+		return err_nomem();
 	if ((in = open(m->run_id ? summary : "/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
 		close(in);
+		env_free(env);
 		return err_set(DDT_EIO, "notify command: cannot start: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
 		dup2(in, 0);
 		dup2(2, 1); /* its output goes where the nightly's warnings go */
-		command_env(c, m, text);
-		execl("/bin/sh", "sh", "-c", c->command, (char *)NULL);
+		execve("/bin/sh", argv, env);
 		_exit(127);
 	}
 	close(in);
+	env_free(env);
 	while ((w = waitpid(pid, &status, WNOHANG)) == 0 && left_ms(deadline))
 		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
 	if (w == 0) {

@@ -202,26 +202,27 @@ static const char *pct_text(char *buf, size_t len, double frac)
 static void write_rev(FILE *fp, const struct site_conf *c, const char *rev)
 {
 	size_t n = strcspn(rev, "+");
-	char bare[64];
+	char bare[64] = "", shown[8] = "";
+	int link;
 
 	snprintf(bare, sizeof bare, "%.*s", (int)n, rev);
+	memcpy(shown, bare, 7); /* 7 characters, as git shortens */
 	if (!bare[0]) {
 		fputs("?", fp);
 		return;
 	}
-	if (c->commit_url[0] && strcmp(bare, "unknown")) {
+	if ((link = c->commit_url[0] && strcmp(bare, "unknown")) != 0) {
 		const char *at = strstr(c->commit_url, "{rev}");
-		char *pre = strndup(c->commit_url, (size_t)(at - c->commit_url));
 		fputs("<a class=\"rev\" href=\"", fp);
-		site_html_escape(fp, pre ? pre : "");
+		for (const char *u = c->commit_url; u < at; u++) /* the part before {rev} */
+			site_html_escape(fp, (char[2]){*u, 0});
 		url_escape(fp, bare, 0);
 		site_html_escape(fp, at + 5);
 		fputs("\">", fp);
-		free(pre);
 	}
-	fprintf(fp, "<code>");
-	site_html_escape(fp, (char[8]){bare[0], bare[1], bare[2], bare[3], bare[4], bare[5], bare[6], 0});
-	fprintf(fp, "%s</code>%s", rev[n] ? "+" : "", c->commit_url[0] && strcmp(bare, "unknown") ? "</a>" : "");
+	fputs("<code>", fp);
+	site_html_escape(fp, shown);
+	fprintf(fp, "%s</code>%s", rev[n] ? "+" : "", link ? "</a>" : "");
 }
 
 /* "a1b2c3d..e4f5a6b" of a change point, each end linked. */
