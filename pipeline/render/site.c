@@ -119,6 +119,8 @@ struct site {
 	const struct history *h;
 	struct site_series *s; /* [h->n] */
 	int (*night_count)[3]; /* [h->nruns]: regressions/drifts, suspects, improvements */
+	unsigned char *docs;   /* [h->nruns]: which documents retention kept (bit per file),
+				* 0x80 once looked up */
 	char *dir;             /* the temporary folder the pages go into */
 	size_t pages;
 };
@@ -234,27 +236,38 @@ static void write_commits(FILE *fp, const struct site *st, const struct hist_poi
 	write_rev(fp, st->in->conf, h->runs[p->bad_run].git_rev);
 }
 
-/* 1 when reports_dir/<id>/<file> is there. */
-static int doc_exists(const struct site *st, const char *id, const char *file)
+static const char *const doc_files[] = {"report.pdf", "report.xlsx", "summary.txt"};
+
+/* Which of night r's documents are under reports_dir/<id>/, a bit each,
+ * looked up once per build (every series page lists every night). */
+static unsigned docs_of(const struct site *st, size_t r)
 {
 	char p[PATH_MAX];
 	struct stat sb;
-	snprintf(p, sizeof p, "%s/%s/%s", st->in->reports_dir, id, file);
-	return lstat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+	if (!(st->docs[r] & 0x80)) {
+		st->docs[r] = 0x80;
+		for (size_t i = 0; i < sizeof doc_files / sizeof *doc_files; i++) {
+			snprintf(p, sizeof p, "%s/%s/%s", st->in->reports_dir, st->h->runs[r].run_id,
+				 doc_files[i]);
+			if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+				st->docs[r] |= (unsigned char)(1u << i);
+		}
+	}
+	return st->docs[r];
 }
 
-/* The night's documents that retention kept, linked ("-" none); up is
- * "../" from a series page, "" from the overview. */
-static void write_docs(FILE *fp, const struct site *st, const char *id, const char *up)
+/* Night r's documents that retention kept, linked ("-" none); up is "../"
+ * from a series page, "" from the overview. */
+static void write_docs(FILE *fp, const struct site *st, size_t r, const char *up)
 {
-	static const char *const files[] = {"report.pdf", "report.xlsx", "summary.txt"};
+	unsigned have = docs_of(st, r);
 	int any = 0;
-	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		if (!doc_exists(st, id, files[i]))
+	for (size_t i = 0; i < sizeof doc_files / sizeof *doc_files; i++) {
+		if (!(have & (1u << i)))
 			continue;
 		fprintf(fp, "%s<a href=\"%s", any++ ? " " : "", up);
-		url_escape(fp, id, 0);
-		fprintf(fp, "/%s\">%s</a>", files[i], strchr(files[i], '.') + 1);
+		url_escape(fp, st->h->runs[r].run_id, 0);
+		fprintf(fp, "/%s\">%s</a>", doc_files[i], strchr(doc_files[i], '.') + 1);
 	}
 	if (!any)
 		fputs("-", fp);
@@ -354,7 +367,7 @@ static void series_nights(FILE *fp, const struct site *st, size_t i)
 		fputs("<td>", fp);
 		site_html_escape(fp, p->reason);
 		fputs("</td><td>", fp);
-		write_docs(fp, st, r->run_id, "../");
+		write_docs(fp, st, p->run, "../");
 		fputs("</td></tr>\n", fp);
 	}
 	fputs("</table>\n", fp);
@@ -633,7 +646,7 @@ static void overview_nights(FILE *fp, const struct site *st)
 		write_rev(fp, st->in->conf, run->git_rev);
 		fprintf(fp, "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d"
 			"</td><td>", c[0], c[1], c[2]);
-		write_docs(fp, st, run->run_id, "");
+		write_docs(fp, st, r, "");
 		fputs("</td></tr>\n", fp);
 	}
 	fputs("</table>\n", fp);
@@ -655,7 +668,7 @@ static int overview_page(struct site *st, struct site_news *news, char **html, s
 	fputs(", project ", fp);
 	write_rev(fp, st->in->conf, r->git_rev);
 	fprintf(fp, "); %zu nights, %zu series. Documents: ", st->h->nruns, st->h->n);
-	write_docs(fp, st, r->run_id, "");
+	write_docs(fp, st, st->h->nruns - 1, "");
 	fputs(".</p>\n", fp);
 	overview_headline(fp, st, news);
 	overview_alerts(fp, st, news);
@@ -698,6 +711,7 @@ static void site_free(struct site *st)
 	free(st->dir);
 	free(st->s);
 	free(st->night_count);
+	free(st->docs);
 }
 
 /* The series pages into the temporary folder, then in place. */
@@ -716,7 +730,7 @@ static int write_pages(struct site *st, const char *final)
 
 int site_write(const struct site_in *in, struct site_news *news, size_t *pages)
 {
-	struct site st = {in, in->h, NULL, NULL, NULL, 0};
+	struct site st = {in, in->h, NULL, NULL, NULL, NULL, 0};
 	char *final = fsx_join(in->reports_dir, SITE_DIR), *index = fsx_join(in->reports_dir, "index.html");
 	char *html = NULL;
 	size_t len = 0;
@@ -730,7 +744,8 @@ int site_write(const struct site_in *in, struct site_news *news, size_t *pages)
 	if (!in->h->nruns)
 		rc = err_set(DDT_ENOTFOUND, "no night to show: the history is empty");
 	else if (!final || !index || !(st.s = calloc(in->h->n + 1, sizeof *st.s)) ||
-		 !(st.night_count = calloc(in->h->nruns, sizeof *st.night_count)))
+		 !(st.night_count = calloc(in->h->nruns, sizeof *st.night_count)) ||
+		 !(st.docs = calloc(in->h->nruns, 1)))
 		rc = err_nomem();
 	else if ((rc = fsx_mkdir_p(in->reports_dir)) == 0) {
 		for (size_t i = 0; i < in->h->n; i++)
