@@ -359,6 +359,40 @@ static void test_site__conf_errors_name_file_line_column(void **state)
 	ydiag_free(&diag);
 }
 
+/* A regression that a later improvement undoes: its alert closes. */
+static void test_site__improvement_closes_the_alert(void **state)
+{
+	(void)state;
+	char r2[400], rep2[400], last[96], p[600];
+	snprintf(r2, sizeof r2, "%s/runs-back", root);
+	snprintf(rep2, sizeof rep2, "%s/reports-back", root);
+	assert_int_equal(fsx_mkdir_p(r2), 0);
+	for (int n = 0; n < 16; n++) /* M=9 25% slower on nights 6-10, back from 11 */
+		assert_int_equal(fixture_record(r2, n, n <= 10 ? 6 : 99, 1.25, last, sizeof last), 0);
+	assert_int_equal(fixture_finish(r2, last, SAMPLES), 0);
+	assert_int_equal(site_build(r2, rep2, fixture_home(), &conf, NULL, NULL), 0);
+	snprintf(p, sizeof p, "%s/index.html", rep2);
+	char *html = helpers_slurp(p), *href = series_href(html, "moe_w4a16/cold M=9,");
+	assert_non_null(strstr(html, "<p>No open alerts.</p>"));
+	const char *row = strstr(strstr(html, "id=\"series\""), "moe_w4a16/cold M=9,");
+	assert_non_null(row);
+	const char *closed = strstr(row, "<td class=\"a-closed\">closed</td>");
+	assert_true(closed && closed < strstr(row, "</tr>"));
+	snprintf(p, sizeof p, "%s/%s", rep2, href);
+	char *page = helpers_slurp(p);
+	const char *ch = strstr(page, "id=\"changes\"");
+	const char *imp = strstr(ch, "class=\"v-improvement\""), *reg = strstr(ch, "class=\"v-regression\"");
+	assert_non_null(imp);
+	assert_non_null(reg);
+	assert_true(imp < reg); /* newest first */
+	const char *none = strstr(imp, "<td class=\"a-\">-</td>");
+	assert_true(none && none < reg); /* an improvement is no alert */
+	assert_non_null(strstr(reg, "<td class=\"a-closed\">closed</td>"));
+	free(page);
+	free(href);
+	free(html);
+}
+
 static void test_site__ddt_site_command(void **state)
 {
 	(void)state;
@@ -463,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_site__rebuild_is_byte_identical),
 		cmocka_unit_test(test_site__news_names_headline_and_alerts),
 		cmocka_unit_test(test_site__conf_errors_name_file_line_column),
+		cmocka_unit_test(test_site__improvement_closes_the_alert),
 		cmocka_unit_test(test_site__ddt_site_command),
 		cmocka_unit_test(test_site__chromium_shows_the_site_from_its_files),
 	};

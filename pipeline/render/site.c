@@ -157,6 +157,7 @@ static void series_summarize(struct site *st, size_t i)
 	const struct hist_series *hs = &st->h->series[i];
 	struct site_series *s = &st->s[i];
 	size_t last_bad = HIST_NO_RUN;
+	int slower = 0;
 
 	series_slug(&hs->key, s->slug, sizeof s->slug);
 	history_key_label(&hs->key, s->label, sizeof s->label);
@@ -172,9 +173,13 @@ static void series_summarize(struct site *st, size_t i)
 		last_bad = p->bad_run;
 		s->change = p;
 		s->nchanges++;
+		slower |= is_slower(p);
 	}
-	if (s->change)
-		s->alert = is_slower(s->change) ? SITE_ALERT_OPEN : SITE_ALERT_CLOSED;
+	/* a faster change after a slower one closes its alert; one alone is none */
+	if (s->change && is_slower(s->change))
+		s->alert = SITE_ALERT_OPEN;
+	else if (slower)
+		s->alert = SITE_ALERT_CLOSED;
 }
 
 /* ---------------------------------------------------------------- formats */
@@ -338,7 +343,8 @@ static void series_changes(FILE *fp, const struct site *st, size_t i)
 			pct_text(a, sizeof a, p->delta_frac), us_text(b, sizeof b, p->median_us));
 		write_commits(fp, st, p);
 		fputs("</td>", fp);
-		alert_cell(fp, p == st->s[i].change ? st->s[i].alert : SITE_ALERT_CLOSED);
+		alert_cell(fp, !is_slower(p) ? SITE_ALERT_NONE
+			       : p == st->s[i].change ? st->s[i].alert : SITE_ALERT_CLOSED);
 		fputs("</tr>\n", fp);
 	}
 	fputs(any ? "</table>\n" : "<p>No change point in this series' history.</p>\n", fp);

@@ -30,9 +30,10 @@ struct site_conf {
  * missing). */
 int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag);
 
-/* The state of a series' newest change point. Today it is derived from the
- * verdicts alone: a slower change not followed by a faster one is open. The
- * history's own alert records (acknowledged by someone) will fill ACKED. */
+/* The alert state of a series. Today it is derived from the verdicts alone:
+ * its newest change point made it slower: open; a faster one followed a
+ * slower one: closed; no slower change: none. The history's own alert
+ * records (acknowledged by someone) will fill ACKED. */
 enum site_alert { SITE_ALERT_NONE, SITE_ALERT_OPEN, SITE_ALERT_CLOSED, SITE_ALERT_ACKED };
 
 /* "open", "closed", "acknowledged" ("" for NONE). */
