@@ -540,6 +540,145 @@ static void test_acceptance__same_figures_on_any_thread_count(void **state)
 	acceptance_free(&b);
 }
 
+/* ---- request-clustered traces ---- */
+
+/*
+ * Each request has its own luck: the target takes the drafter's first choice
+ * with probability q, q uniform on [0.1, 0.9] per request; otherwise its
+ * second (half the rest) or a token outside the top-4. The drafter's
+ * probabilities are fixed (0.6, 0.2, 0.1, 0.05 at every position), so the
+ * trees of budget 1, 2 and 3 are the first-choice chain of that length, and
+ * the true mean at budget B is 1 + E[q] + ... + E[q^B], with E[q^k] =
+ * (0.9^(k+1) - 0.1^(k+1)) / (0.8 (k + 1)). Requests of 20 to 80 steps,
+ * interleaved two at a time; ids as strings, or left out (with_ids 0).
+ */
+#define CL_L 3
+#define CL_K 4
+
+static double cluster_true_mean(int B)
+{
+	double m = 1;
+	for (int k = 1; k <= B; k++)
+		m += (pow(0.9, k + 1) - pow(0.1, k + 1)) / (0.8 * (k + 1));
+	return m;
+}
+
+static void cluster_step(FILE *fp, struct rng *r, double q, int request, int with_ids)
+{
+	static const double p[CL_K] = {0.6, 0.2, 0.1, 0.05};
+	int ids[CL_L][CL_K], target[CL_L];
+	for (int d = 0; d < CL_L; d++) {
+		for (int k = 0; k < CL_K; k++)
+			ids[d][k] = 10 * k + (int)rng_below(r, 10); /* distinct: one decade a rank */
+		double u = rng_unit(r);
+		target[d] = u < q ? ids[d][0] : u < q + (1 - q) / 2 ? ids[d][1] : 1000 + d;
+	}
+	fputs("{\"topk_ids\":[", fp);
+	for (int d = 0; d < CL_L; d++)
+		fprintf(fp, "%s[%d,%d,%d,%d]", d ? "," : "", ids[d][0], ids[d][1], ids[d][2], ids[d][3]);
+	fputs("],\"topk_logprobs\":[", fp);
+	for (int d = 0; d < CL_L; d++) {
+		fputs(d ? ",[" : "[", fp);
+		for (int k = 0; k < CL_K; k++)
+			fprintf(fp, "%s%.9g", k ? "," : "", (double)(float)log(p[k]));
+		fputc(']', fp);
+	}
+	fprintf(fp, "],\"target\":[%d,%d,%d]", target[0], target[1], target[2]);
+	if (with_ids)
+		fprintf(fp, ",\"request_id\":\"req-%d\"", request);
+	fputs("}\n", fp);
+}
+
+/* A trace of nreq requests; returns its path. */
+static char *cluster_trace(int nreq, uint64_t seed, int with_ids)
+{
+	char *path = tmp_path("clustered.jsonl");
+	FILE *fp = fopen(path, "w");
+	struct rng r;
+	assert_non_null(fp);
+	rng_seed(&r, seed);
+	for (int i = 0; i < nreq; i += 2) { /* two requests at a time, their steps alternating */
+		double q[2] = {rng_uniform(&r, 0.1f, 0.9f), rng_uniform(&r, 0.1f, 0.9f)};
+		int left[2] = {20 + (int)rng_below(&r, 61), 20 + (int)rng_below(&r, 61)};
+		while (left[0] || left[1])
+			for (int k = 0; k < 2; k++)
+				if (left[k] && i + k < nreq)
+					cluster_step(fp, &r, q[k], i + k, with_ids), left[k]--;
+				else
+					left[k] = 0;
+	}
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+/* Of 12 traces (seeds 1..12), how many 95% intervals hold the true mean at
+ * budget B = 1, 2, 3; the design effect's smallest value over those budgets. */
+static void cluster_coverage(int with_ids, int held[3], double *deff_min)
+{
+	*deff_min = INFINITY;
+	held[0] = held[1] = held[2] = 0;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct acceptance_opts o;
+		struct acceptance_result r;
+		char *path = cluster_trace(40, seed, with_ids);
+		acceptance_opts_default(&o);
+		assert_int_equal(acceptance_parse_budgets(&o, "1,2,3"), 0);
+		replay_ok(&r, path, &o);
+		assert_int_equal(r.requests, with_ids ? 40 : r.steps);
+		for (int j = 0; j < 3; j++) {
+			double t = cluster_true_mean(j + 1);
+			held[j] += r.b[j].lo <= t && t <= r.b[j].hi;
+			*deff_min = fmin(*deff_min, r.b[j].deff);
+		}
+		acceptance_free(&r);
+		free(path);
+	}
+}
+
+/* With request ids the bootstrap resamples requests: the 95% intervals hold
+ * the true mean in at least 10 of 12 traces at each budget, and the design
+ * effect says how far apart the steps of a request are not. Without the ids
+ * the same traces are resampled by step: the intervals are too narrow and
+ * miss (the generator is clustered enough to tell the two apart). */
+static void test_acceptance__bootstrap_over_requests_covers(void **state)
+{
+	(void)state;
+	int held[3];
+	double deff;
+	cluster_coverage(1, held, &deff);
+	print_message("clustered traces, by request: 95%% intervals held the truth in %d, %d, %d "
+		      "of 12 (B = 1, 2, 3); design effect >= %.1f\n", held[0], held[1], held[2], deff);
+	for (int j = 0; j < 3; j++)
+		assert_true(held[j] >= 10);
+	assert_true(deff > 3);
+	cluster_coverage(0, held, &deff);
+	print_message("the same traces by step: %d, %d, %d of 12\n", held[0], held[1], held[2]);
+	assert_true(held[0] + held[1] + held[2] < 30);
+}
+
+/* One request (or one step): no zero-width interval, but all a step can
+ * accept at each budget. */
+static void test_acceptance__one_request_has_no_interval(void **state)
+{
+	(void)state;
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	char *path = tmp_path("one.jsonl");
+	const char *line = "{\"topk_ids\":[[1,2]],\"topk_logprobs\":[[-0.1,-3]],\"target\":[1]}\n";
+	assert_int_equal(fsx_write_all(path, line, strlen(line)), 0);
+	acceptance_opts_default(&o);
+	assert_int_equal(acceptance_parse_budgets(&o, "0,1,4"), 0);
+	replay_ok(&r, path, &o);
+	assert_int_equal(r.requests, 1);
+	assert_float_equal(r.b[0].lo, 1, 0);
+	assert_float_equal(r.b[0].hi, 1, 0);
+	assert_float_equal(r.b[1].lo, 1, 0);
+	assert_float_equal(r.b[1].hi, 2, 0);
+	assert_true(r.b[1].se > 0);
+	acceptance_free(&r);
+	free(path);
+}
+
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
 static void test_acceptance__command(void **state)
 {
@@ -554,7 +693,7 @@ static void test_acceptance__command(void **state)
 	char *text;
 	size_t len;
 	assert_int_equal(fsx_read_all(csv, 1 << 20, &text, &len), 0);
-	assert_non_null(strstr(text, "budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps,accept_1"));
+	assert_non_null(strstr(text, "budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps,requests,design_effect,accept_1"));
 	assert_non_null(strstr(text, "\n4,2.19,"));
 	free(text);
 	assert_int_equal(fsx_read_all(yaml, 1 << 20, &text, &len), 0);
@@ -642,6 +781,8 @@ int main(void)
 		cmocka_unit_test(test_acceptance__context_distribution_is_reported),
 		cmocka_unit_test(test_acceptance__budget_lists),
 		cmocka_unit_test(test_acceptance__same_figures_on_any_thread_count),
+		cmocka_unit_test(test_acceptance__bootstrap_over_requests_covers),
+		cmocka_unit_test(test_acceptance__one_request_has_no_interval),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),

@@ -453,9 +453,34 @@ static int jp_target(struct jp *j, struct trace_step *s)
 
 /* ---- one line ---- */
 
-enum { K_IDS, K_LOGP, K_TARGET, K_BLOCK, K_BUDGET, K_ACCEPTED, K_CONTEXT, K_N };
-static const char *const key_names[K_N] = {"topk_ids",    "topk_logprobs", "target", "block",
-					   "budget_used", "accepted",      "context"};
+enum { K_IDS, K_LOGP, K_TARGET, K_BLOCK, K_BUDGET, K_ACCEPTED, K_CONTEXT, K_REQUEST, K_N };
+static const char *const key_names[K_N] = {"topk_ids", "topk_logprobs", "target",  "block",
+					   "budget_used", "accepted", "context", "request_id"};
+
+/* request_id: a string (its bytes as written, escapes included) or a whole
+ * number, hashed (FNV-1a 64) with its kind, so "7" and 7 differ. */
+static int jp_request(struct jp *j, struct trace_step *s)
+{
+	const char *at;
+	int rc, c = jp_peek(j);
+	if (c != '"' && c != '-' && !(c >= '0' && c <= '9'))
+		return jp_fail(j, "request_id: expected a string or a whole number");
+	at = j->p;
+	if (c == '"') {
+		if ((rc = jp_string(j, NULL, 0, NULL)))
+			return rc;
+	} else {
+		long long v;
+		if ((rc = jp_int(j, LLONG_MIN + 1, LLONG_MAX, &v, "request_id")))
+			return rc;
+	}
+	uint64_t h = 1469598103934665603ull;
+	for (const char *q = at; q < j->p; q++)
+		h = (h ^ (unsigned char)*q) * 1099511628211ull;
+	s->request = h;
+	s->has_request = 1;
+	return 0;
+}
 
 /* The value of key k. */
 static int jp_field(struct jp *j, struct trace_step *s, int k, int *lp_rows, int *lp_cols)
@@ -479,6 +504,8 @@ static int jp_field(struct jp *j, struct trace_step *s, int k, int *lp_rows, int
 		return rc;
 	case K_TARGET:
 		return jp_target(j, s);
+	case K_REQUEST:
+		return jp_request(j, s);
 	case K_CONTEXT:
 		if ((rc = jp_int(j, 0, (1ll << 53), &v, "context")))
 			return rc;
@@ -623,6 +650,8 @@ int trace_step_parse(struct trace_step *s, const char *line, size_t len, struct 
 	s->L = s->K = s->ntarget = 0;
 	s->block = s->budget_used = s->accepted = -1;
 	s->context = -1;
+	s->has_request = 0;
+	s->request = 0;
 	e->col = 0;
 	e->msg[0] = '\0';
 	if ((rc = jp_object(&j, s, &seen, &lp_rows, &lp_cols)))

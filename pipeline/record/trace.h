@@ -15,7 +15,8 @@
  * whole vocabulary and non-increasing. `target` is the target model's greedy
  * continuation after the root (L ids, or L + 1 with the bonus after the last
  * position). Optional: block (= L + 1), budget_used, accepted (what the
- * engine saw at budget_used), context (tokens before the root). Other keys
+ * engine saw at budget_used), context (tokens before the root), request_id
+ * (a string or whole number: the steps of one request share it). Other keys
  * are skipped. The one extension to JSON: -Infinity, as Python's json writes
  * it, for the log-prob of a token the drafter gives no chance.
  */
@@ -37,6 +38,9 @@ struct trace_step {
 	int budget_used;    /* -1 when absent */
 	int accepted;       /* -1 when absent */
 	long long context;  /* -1 when absent */
+	int has_request;    /* request_id given */
+	uint64_t request;   /* a hash of request_id (string or whole number): the
+			     * steps of one request share it */
 
 	/* private: parse state */
 	int *id_col;        /* [L] column where each position's ids start */

@@ -1,6 +1,7 @@
 /* acceptance.c - drafter trace replay: each step's tree built once by the engine's heap at the largest budget, walked once, read at every budget; bootstrap over steps. */
 #include "acceptance.h"
 
+#include "accept_boot.h"
 #include "cpu/cpu.h"
 #include "cpu/tree.h"
 #include "cpu/walk.h"
@@ -178,6 +179,8 @@ struct line_res {
 	int engine;              /* 1 compared, -1 recorded but not comparable, 0 none */
 	int engine_accepted, engine_replayed;
 	long long context;
+	int has_request;
+	uint64_t request;
 	uint64_t k_limited;      /* bit j: budget j's figure is a lower bound */
 };
 
@@ -269,6 +272,8 @@ static void step_replay(const struct job *jb, struct ws *w, const char *line, si
 	r->L = s->L;
 	r->K = s->K;
 	r->context = s->context;
+	r->has_request = s->has_request;
+	r->request = s->request;
 	int L = jb->o->block ? jb->o->block - 1 : s->L;
 	if (L > s->L) {
 		r->rc = DDT_EINPUT;
@@ -321,8 +326,7 @@ static void job_part(void *ctx, int tid, int nthreads)
 
 /* Running totals while the trace goes by. */
 struct tally {
-	uint16_t *acc;           /* [steps][nb] */
-	size_t cap;
+	struct accept_boot boot; /* the steps gathered by request */
 	double drafter[ACCEPTANCE_MAX_BUDGETS];
 	long long capped[ACCEPTANCE_MAX_BUDGETS], k_limited[ACCEPTANCE_MAX_BUDGETS];
 	double engine_sum, replay_sum;
@@ -374,16 +378,10 @@ static int tally_line(struct acceptance_result *r, struct tally *t, const struct
 		return err_set(DDT_EINPUT, "%s:%lld:1: the step drafts %d positions, the lines before %d (one block per trace)",
 			       r->trace, line_no, lr->L, t->L);
 	}
-	if ((size_t)r->steps == t->cap) {
-		size_t c = t->cap ? 2 * t->cap : 4096;
-		uint16_t *a = realloc(t->acc, c * (size_t)nb * sizeof *a);
-		if (!a)
-			return err_nomem();
-		t->acc = a;
-		t->cap = c;
-	}
 	const uint16_t *acc = jb->acc + i * (size_t)nb;
-	memcpy(t->acc + (size_t)r->steps * nb, acc, (size_t)nb * sizeof *acc);
+	int rc = accept_boot_add(&t->boot, acc, lr->has_request, lr->request);
+	if (rc)
+		return rc == DDT_EINPUT ? err_set(rc, "%s:%lld:1: %s", r->trace, line_no, err_msg()) : rc;
 	for (int j = 0; j < nb; j++) {
 		t->drafter[j] += jb->drafter[i * (size_t)nb + j];
 		t->capped[j] += acc[j] == r->block;
@@ -408,92 +406,29 @@ static int tally_line(struct acceptance_result *r, struct tally *t, const struct
 	return 0;
 }
 
-/* ---- the bootstrap over steps ---- */
+/* ---- the bootstrap over requests (accept_boot.h) ---- */
 
-struct boot {
-	const uint16_t *acc;     /* [n][nb] */
-	uint32_t n;
-	int nb, R;
-	uint64_t seed;
-	double *reps;            /* [R][nb] the resamples' means */
-};
-
-/* Resample r draws n steps with replacement from its own stream (seeded by
- * seed and r alone, so the result does not depend on the thread count). */
-static void boot_part(void *ctx, int tid, int nthreads)
+static int bootstrap(struct acceptance_result *r, const struct tally *t)
 {
-	const struct boot *bt = ctx;
-	size_t lo, hi;
-	cpu_split((size_t)bt->R, 1, tid, nthreads, &lo, &hi);
-	for (size_t r = lo; r < hi; r++) {
-		uint64_t sums[ACCEPTANCE_MAX_BUDGETS] = {0}, x = bt->seed + r;
-		struct rng g;
-		rng_seed(&g, rng_splitmix64(&x));
-		for (uint32_t i = 0; i < bt->n; i++) {
-			const uint16_t *row = bt->acc + (size_t)rng_below(&g, bt->n) * bt->nb;
-			for (int j = 0; j < bt->nb; j++)
-				sums[j] += row[j];
-		}
-		for (int j = 0; j < bt->nb; j++)
-			bt->reps[r * bt->nb + j] = (double)sums[j] / bt->n;
+	struct accept_boot_out o;
+	double mean[ACCEPTANCE_MAX_BUDGETS], cap[ACCEPTANCE_MAX_BUDGETS];
+	for (int j = 0; j < r->nb; j++) {
+		mean[j] = r->b[j].mean;
+		cap[j] = r->b[j].budget + 1 < r->block ? r->b[j].budget + 1 : r->block;
 	}
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Quantile q of sorted x[n] (linear between order statistics). */
-static double quantile(const double *x, int n, double q)
-{
-	double h = (n - 1) * q;
-	int i = (int)h;
-	return i + 1 < n ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[n - 1];
-}
-
-/* Intervals, standard errors and covariance of the means from the resamples. */
-static int boot_summarise(struct acceptance_result *r, const struct boot *bt)
-{
-	int nb = r->nb, R = bt->R;
-	double *col = malloc((size_t)R * sizeof *col), mean[ACCEPTANCE_MAX_BUDGETS];
-	if (!col || !(r->cov = calloc((size_t)nb * nb, sizeof *r->cov))) {
-		free(col);
-		return err_nomem();
+	r->requests = (long long)t->boot.n;
+	r->request_steps = t->boot.id_steps;
+	int rc = accept_boot_run(&t->boot, r->resamples, r->level, r->seed, mean, cap, &o);
+	if (rc)
+		return rc;
+	r->cov = o.cov;
+	for (int j = 0; j < r->nb; j++) {
+		r->b[j].lo = o.lo[j];
+		r->b[j].hi = o.hi[j];
+		r->b[j].se = o.se[j];
+		r->b[j].deff = o.deff[j];
 	}
-	for (int j = 0; j < nb; j++) {
-		mean[j] = 0;
-		for (int k = 0; k < R; k++)
-			mean[j] += (col[k] = bt->reps[(size_t)k * nb + j]) / R;
-		qsort(col, (size_t)R, sizeof *col, dbl_cmp);
-		r->b[j].lo = quantile(col, R, (1 - r->level) / 2);
-		r->b[j].hi = quantile(col, R, (1 + r->level) / 2);
-	}
-	for (int a = 0; a < nb; a++)
-		for (int b = 0; b <= a; b++) {
-			double s = 0;
-			for (int k = 0; k < R; k++)
-				s += (bt->reps[(size_t)k * nb + a] - mean[a]) *
-				     (bt->reps[(size_t)k * nb + b] - mean[b]);
-			r->cov[a * nb + b] = r->cov[b * nb + a] = R > 1 ? s / (R - 1) : 0;
-		}
-	for (int j = 0; j < nb; j++)
-		r->b[j].se = sqrt(r->cov[j * nb + j]);
-	free(col);
 	return 0;
-}
-
-static int bootstrap(struct acceptance_result *r, const uint16_t *acc)
-{
-	struct boot bt = {acc, (uint32_t)r->steps, r->nb, r->resamples, r->seed, NULL};
-	int rc;
-	if (!(bt.reps = malloc((size_t)bt.R * bt.nb * sizeof *bt.reps)))
-		return err_nomem();
-	cpu_parallel(boot_part, &bt);
-	rc = boot_summarise(r, &bt);
-	free(bt.reps);
-	return rc;
 }
 
 /* ---- the replay ---- */
@@ -564,6 +499,20 @@ static int replay_all(struct acceptance_result *r, struct tally *t, struct job *
 	return rc;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted x[n] (linear between order statistics). */
+static double quantile(const double *x, int n, double q)
+{
+	double h = (n - 1) * q;
+	int i = (int)h;
+	return i + 1 < n ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[n - 1];
+}
+
 /* The contexts' mean, standard deviation and quantiles (x sorted here). */
 static void finish_context(struct acceptance_result *r, double *x)
 {
@@ -614,6 +563,7 @@ int acceptance_replay(struct acceptance_result *r, const char *path, const struc
 	if ((rc = opts_check(o)))
 		return rc;
 	r->nb = o->nbudgets;
+	accept_boot_init(&t.boot, r->nb);
 	r->resamples = o->resamples;
 	r->level = o->level;
 	r->seed = o->seed;
@@ -634,7 +584,7 @@ int acceptance_replay(struct acceptance_result *r, const char *path, const struc
 		goto done;
 	}
 	finish(r, &t);
-	rc = bootstrap(r, t.acc);
+	rc = bootstrap(r, &t);
 done:
 	trace_close(tr);
 	for (int i = 0; jb.ws && i < threads; i++)
@@ -643,7 +593,7 @@ done:
 	free(jb.res);
 	free(jb.acc);
 	free(jb.drafter);
-	free(t.acc);
+	accept_boot_free(&t.boot);
 	free(t.ctx);
 	return rc;
 }
@@ -682,6 +632,29 @@ static void text_table(const struct acceptance_result *r, FILE *fp)
 		fprintf(fp, "K-limited: steps whose tree wanted a rank beyond the trace's top-K (%d);\n"
 			    "  there the replay is a lower bound\n",
 			r->k_min);
+}
+
+/* How much the requests widen the interval: the design effect's range over
+ * the budgets, and what it means. */
+static void text_design(const struct acceptance_result *r, FILE *fp)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (int j = 0; j < r->nb; j++)
+		if (isfinite(r->b[j].deff))
+			lo = fmin(lo, r->b[j].deff), hi = fmax(hi, r->b[j].deff);
+	if (r->request_steps)
+		fprintf(fp, "requests: %lld of %lld steps record a request_id (the others are a request "
+			    "each)\n", r->request_steps, r->steps);
+	else
+		fputs("requests: no step records a request_id: each step is a request of its own, and "
+		      "the interval is too narrow\n  by the square root of the design effect if steps "
+		      "of one request share their luck\n", fp);
+	if (r->requests < 2)
+		fputs("interval: one request, nothing to resample: the interval is all a step can "
+		      "accept\n", fp);
+	else if (lo <= hi)
+		fprintf(fp, "design effect: %.2f to %.2f over the budgets (the mean's variance over "
+			    "requests / steps taken as independent)\n", lo, hi);
 }
 
 /* The acceptance-length histogram, 16 lengths a band. */
@@ -745,8 +718,9 @@ void acceptance_write_text(const struct acceptance_result *r, FILE *fp)
 	else
 		fprintf(fp, ", top-%d to top-%d\n", r->k_min, r->k_max);
 	fprintf(fp, "replayed with the engine's tree_build heap and accept walk; intervals: "
-		    "bootstrap over steps (%d resamples)\n",
-		r->resamples);
+		    "bootstrap over %lld requests (%d resamples)\n",
+		r->requests, r->resamples);
+	text_design(r, fp);
 	text_table(r, fp);
 	text_hist(r, fp);
 	text_engine(r, fp);
@@ -754,7 +728,7 @@ void acceptance_write_text(const struct acceptance_result *r, FILE *fp)
 
 void acceptance_write_csv(const struct acceptance_result *r, FILE *fp)
 {
-	fputs("budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps", fp);
+	fputs("budget,mean,ci_lo,ci_hi,se,drafter,capped,k_limited,steps,requests,design_effect", fp);
 	for (int a = 1; a <= r->block; a++)
 		fprintf(fp, ",accept_%d", a);
 	fputc('\n', fp);
@@ -768,7 +742,8 @@ void acceptance_write_csv(const struct acceptance_result *r, FILE *fp)
 		csv_num(fp, b->drafter);
 		csv_num(fp, b->capped);
 		csv_num(fp, b->k_limited);
-		fprintf(fp, ",%lld", r->steps);
+		fprintf(fp, ",%lld,%lld", r->steps, r->requests);
+		csv_num(fp, b->deff);
 		for (int a = 1; a <= r->block; a++)
 			fprintf(fp, ",%lld", b->hist[a]);
 		fputc('\n', fp);
@@ -848,6 +823,8 @@ void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
 		 "ddt acceptance %s: the engine's tree_build heap and accept walk replayed", r->trace);
 	yout_kv_str(&y, "source", source);
 	yout_kv_int(&y, "steps", r->steps);
+	yout_kv_int(&y, "requests", r->requests);
+	yout_kv_int(&y, "request_steps", r->request_steps);
 	yout_kv_int(&y, "block", r->block);
 	yout_kv_int(&y, "trace_block", r->trace_block);
 	yout_kv_int(&y, "top_k_min", r->k_min);
@@ -867,6 +844,7 @@ void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
 	yaml_row(&y, "ci_lo", r, offsetof(struct acceptance_budget, lo));
 	yaml_row(&y, "ci_hi", r, offsetof(struct acceptance_budget, hi));
 	yaml_row(&y, "se", r, offsetof(struct acceptance_budget, se));
+	yaml_row(&y, "design_effect", r, offsetof(struct acceptance_budget, deff));
 	yaml_row(&y, "drafter", r, offsetof(struct acceptance_budget, drafter));
 	yaml_row(&y, "capped", r, offsetof(struct acceptance_budget, capped));
 	yaml_row(&y, "k_limited", r, offsetof(struct acceptance_budget, k_limited));

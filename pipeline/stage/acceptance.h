@@ -12,7 +12,7 @@ struct acceptance_opts {
 	int nbudgets;
 	int budgets[ACCEPTANCE_MAX_BUDGETS]; /* ascending, distinct, 0..ACCEPTANCE_MAX_BUDGET */
 	int block;       /* replay this block (<= the trace's); 0: the trace's */
-	int resamples;   /* bootstrap resamples over steps */
+	int resamples;   /* bootstrap resamples over requests */
 	double level;    /* confidence level of the interval, e.g. 0.95 */
 	uint64_t seed;   /* of the bootstrap */
 	int progress;    /* draw a progress line on stderr */
@@ -33,6 +33,8 @@ struct acceptance_budget {
 	double mean;       /* mean acceptance, root included */
 	double lo, hi;     /* bootstrap percentile interval at the options' level */
 	double se;         /* bootstrap standard error of the mean */
+	double deff;       /* design effect: the mean's variance over requests / the one
+			    * of steps taken as independent (NaN: no spread) */
 	double drafter;    /* 1 + mean sum of the tree's prefix probabilities: what the
 			    * drafter itself expects (its calibration against mean) */
 	double capped;     /* share of steps whose acceptance was the block */
@@ -44,6 +46,8 @@ struct acceptance_budget {
 struct acceptance_result {
 	char *trace;        /* the path given */
 	long long steps;    /* lines replayed (blank lines skipped) */
+	long long requests; /* the bootstrap's units: request ids, and steps without one */
+	long long request_steps; /* steps that record a request_id */
 	int block;          /* replayed block: positions + 1 */
 	int trace_block;    /* the trace's */
 	int k_min, k_max;   /* top-K over the lines */
