@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "helpers.h"
+#include "accept_logs.h"
 #include "acceptance.h"
 #include "cpu/cpu.h"
 #include "cpu/tree.h"
@@ -679,6 +680,127 @@ static void test_acceptance__one_request_has_no_interval(void **state)
 	free(path);
 }
 
+/* ---- serving-engine logs ---- */
+
+#define LOGS "tests/fixtures/acceptance/logs/"
+
+static void logs_estimate(struct accept_logs_result *r, const char *path, enum spec_log_kind kind)
+{
+	struct spec_log l;
+	struct acceptance_opts o;
+	struct accept_logs_prior prior;
+	acceptance_opts_default(&o);
+	assert_int_equal(acceptance_parse_budgets(&o, "1,2,4,...,256"), 0);
+	if (accept_logs_prior_load(&prior, "calibration/acceptance_logs.yaml") ||
+	    spec_log_read(&l, path, kind) || accept_logs_estimate(r, path, &l, &o, &prior))
+		fail_msg("%s", err_msg());
+	spec_log_free(&l);
+}
+
+/* The band holds the point, widens with the budget past the chain, and
+ * budget 1 is the first position's rate exactly. */
+static void logs_curve_sane(const struct accept_logs_result *r)
+{
+	assert_int_equal(r->budget[0], 1);
+	assert_float_equal(r->est[0], 1 + r->rate[0], 1e-12);
+	for (int j = 0; j < r->nb; j++) {
+		assert_true(r->lo[j] <= r->samp_lo[j] && r->samp_lo[j] <= r->est[j]);
+		assert_true(r->est[j] <= r->samp_hi[j] && r->samp_hi[j] <= r->hi[j]);
+		assert_true(r->est[j] <= r->k + 1 + 1e-12);
+		if (j)
+			assert_true(r->est[j] >= r->est[j - 1] - 1e-12);
+	}
+	assert_true(r->hi[r->nb - 1] - r->lo[r->nb - 1] > r->samp_hi[r->nb - 1] - r->samp_lo[r->nb - 1]);
+}
+
+/* Real lines pasted in public threads (tests/fixtures/acceptance/logs/README.md
+ * cites each): vLLM's SpecDecoding lines (two intervals, six positions) and
+ * SGLang's decode-batch lines (five intervals, three drafted tokens) give
+ * a mean with an interval over the intervals and a tree curve with a band. */
+static void test_acceptance__engine_logs_give_a_curve(void **state)
+{
+	(void)state;
+	struct accept_logs_result r;
+	logs_estimate(&r, LOGS "vllm-club-3090-105.log", SPEC_LOG_VLLM);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.k, 6);
+	assert_float_equal(r.weight, (1572 + 1590) / 6.0, 1e-9);
+	assert_float_equal(r.mean, 1 + (489.0 + 455) / ((1572 + 1590) / 6.0), 1e-9);
+	assert_float_equal(r.rate[0], (0.740 * 262 + 0.728 * 265) / 527, 1e-9);
+	assert_true(r.mean_lo < r.mean && r.mean < r.mean_hi);
+	logs_curve_sane(&r);
+	print_message("vllm-log (club-3090#105): chain %.3f [%.3f, %.3f]; tree at B=64 %.3f [%.3f, %.3f]\n",
+		      r.mean, r.mean_lo, r.mean_hi, r.est[6], r.lo[6], r.hi[6]);
+	accept_logs_free(&r);
+
+	logs_estimate(&r, LOGS "sglang-11948.log", SPEC_LOG_SGLANG);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(r.k, 3);
+	assert_float_equal(r.mean, (2.17 + 1.95 + 1.80 + 2.05 + 1.80) / 5, 1e-9);
+	assert_true(r.mean_lo < r.mean && r.mean < r.mean_hi);
+	assert_false(r.rates_logged);
+	logs_curve_sane(&r);
+	print_message("sglang-log (sglang#11948): chain %.3f [%.3f, %.3f]; tree at B=64 %.3f [%.3f, %.3f]\n",
+		      r.mean, r.mean_lo, r.mean_hi, r.est[6], r.lo[6], r.hi[6]);
+	accept_logs_free(&r);
+}
+
+/* Prometheus counters, one interval per engine; the real fragment pasted in
+ * vllm#24049 is cut short and is refused by name, not read as zeros. */
+static void test_acceptance__engine_metrics(void **state)
+{
+	(void)state;
+	struct spec_log l;
+	char *path = tmp_path("metrics.txt");
+	const char *text =
+		"# HELP vllm:spec_decode_num_drafts Number of spec decoding drafts.\n"
+		"# TYPE vllm:spec_decode_num_drafts counter\n"
+		"vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 100.0\n"
+		"vllm:spec_decode_num_drafts_total{engine=\"1\",model_name=\"m\"} 300.0\n"
+		"vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 150.0\n"
+		"vllm:spec_decode_num_accepted_tokens_total{engine=\"1\",model_name=\"m\"} 390.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"0\"} 90.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"1\"} 60.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"1\",model_name=\"m\",position=\"0\"} 240.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"1\",model_name=\"m\",position=\"1\"} 150.0\n";
+	assert_int_equal(fsx_write_all(path, text, strlen(text)), 0);
+	assert_int_equal(spec_log_read(&l, path, SPEC_LOG_VLLM_METRICS), 0);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.k, 2);
+	assert_float_equal(l.iv[1].mean, 1 + 390.0 / 300, 1e-12);
+	assert_float_equal(l.iv[1].rate[1], 0.5, 1e-12);
+	spec_log_free(&l);
+	free(path);
+
+	assert_int_equal(spec_log_read(&l, LOGS "vllm-metrics-pr-24049.txt", SPEC_LOG_VLLM_METRICS),
+			 DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "vllm-metrics-pr-24049.txt: engine '1' has no "
+					  "num_accepted_tokens_per_pos"));
+	spec_log_free(&l);
+	assert_int_equal(spec_log_read(&l, LOGS "sglang-11948.log", SPEC_LOG_VLLM), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "no 'SpecDecoding metrics:' line"));
+	spec_log_free(&l);
+}
+
+/* The tree from rates: with s = 0 (misses never on a listed rank) it is the
+ * chain; a certain first choice fills the block at budget k; more budget
+ * never accepts less. */
+static void test_acceptance__tree_from_rates(void **state)
+{
+	(void)state;
+	const double rate[4] = {0.8, 0.6, 0.4, 0.2}, one[4] = {1, 1, 1, 1};
+	for (int B = 1; B <= 4; B++) {
+		double chain = 1;
+		for (int d = 0; d < B; d++)
+			chain += rate[d];
+		assert_float_equal(accept_logs_tree(rate, 4, 0, B), chain, 1e-12);
+	}
+	assert_float_equal(accept_logs_tree(one, 4, 0.3, 4), 5, 1e-12);
+	for (int B = 1; B < 300; B++)
+		assert_true(accept_logs_tree(rate, 4, 0.3, B + 1) >= accept_logs_tree(rate, 4, 0.3, B));
+	assert_true(accept_logs_tree(rate, 4, 0.3, 256) > accept_logs_tree(rate, 4, 0.1, 256));
+}
+
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
 static void test_acceptance__command(void **state)
 {
@@ -783,6 +905,9 @@ int main(void)
 		cmocka_unit_test(test_acceptance__same_figures_on_any_thread_count),
 		cmocka_unit_test(test_acceptance__bootstrap_over_requests_covers),
 		cmocka_unit_test(test_acceptance__one_request_has_no_interval),
+		cmocka_unit_test(test_acceptance__engine_logs_give_a_curve),
+		cmocka_unit_test(test_acceptance__engine_metrics),
+		cmocka_unit_test(test_acceptance__tree_from_rates),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),

@@ -1,8 +1,10 @@
 /* cmd_acceptance.c - `ddt acceptance TRACE`: mean acceptance vs budget replayed from a drafter trace. */
+#include "accept_logs.h"
 #include "acceptance.h"
 #include "cmd.h"
 #include "err.h"
 #include "fsx.h"
+#include "paths.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,7 @@
 struct acceptance_args {
 	struct acceptance_opts opts;
 	double seed;
-	const char *yaml, *csv;
+	const char *yaml, *csv, *from;
 };
 
 static int budgets_arg(void *opts, const char *arg)
@@ -39,6 +41,10 @@ static const struct cli_opt acceptance_opts_table[] = {
 		    "also write the curve as YAML: an acceptance source\n"
 		    "for the projection ('-': to stdout, not the table)"),
 	CLI_OPT_STR(A, csv, 0, "csv", "PATH", "also write one CSV row per budget ('-': stdout)"),
+	CLI_OPT_STR(A, from, 0, "from", "KIND",
+		    "TRACE is an engine's log, not a trace: vllm-log\n"
+		    "(SpecDecoding metrics lines), vllm-metrics (Prometheus\n"
+		    "text) or sglang-log (Decode batch lines)"),
 	CLI_OPT_INT(A, opts.resamples, "resamples", "N", 1, 1000000, "bootstrap resamples (default 2000)"),
 	CLI_OPT_CALL(A, opts.level, "level", "P", level_arg, "interval level (default 0.95)"),
 	CLI_OPT_WHOLE(A, seed, "seed", "N", 0, 1e15, "bootstrap seed (default 1)"),
@@ -47,7 +53,8 @@ static const struct cli_opt acceptance_opts_table[] = {
 
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
-	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]",
+	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]\n"
+		 "       acceptance --from vllm-log|vllm-metrics|sglang-log LOG [--budgets LIST]",
 	.about = "Replays a drafter trace (JSON Lines, plain or gzip; README \"Acceptance from\n"
 		 "your own drafter\") through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"
@@ -80,6 +87,40 @@ static int emit(const struct acceptance_result *r, const char *path,
 	return fsx_commit(&f);
 }
 
+/* `--from KIND LOG`: the engine's logged chain, and a tree estimate per budget. */
+static int from_log(const struct acceptance_args *a, const char *path)
+{
+	struct spec_log l;
+	struct accept_logs_result r = {0};
+	struct accept_logs_prior prior;
+	struct paths p;
+	enum spec_log_kind kind;
+	char prior_path[PATH_MAX + 32];
+	int rc;
+	paths_init(&p, "default");
+	snprintf(prior_path, sizeof prior_path, "%s/acceptance_logs.yaml", p.calibration);
+	if ((rc = spec_log_kind_parse(&kind, a->from)) ||
+	    (rc = accept_logs_prior_load(&prior, prior_path)))
+		return cli_fail("acceptance", rc);
+	if (!(rc = spec_log_read(&l, path, kind)) &&
+	    !(rc = accept_logs_estimate(&r, path, &l, &a->opts, &prior))) {
+		if (!a->yaml || strcmp(a->yaml, "-"))
+			accept_logs_write_text(&r, stdout);
+		if (a->yaml && !strcmp(a->yaml, "-"))
+			accept_logs_write_yaml(&r, stdout);
+		else if (a->yaml) {
+			struct fsx_file f;
+			if (!(rc = fsx_open(&f, a->yaml))) {
+				accept_logs_write_yaml(&r, f.fp);
+				rc = fsx_commit(&f);
+			}
+		}
+	}
+	spec_log_free(&l);
+	accept_logs_free(&r);
+	return rc ? cli_fail("acceptance", rc) : 0;
+}
+
 int cmd_acceptance(int argc, char **argv)
 {
 	struct acceptance_args a = {.seed = 1};
@@ -93,6 +134,8 @@ int cmd_acceptance(int argc, char **argv)
 		return cli_usage_error("acceptance", "which trace? Give TRACE (.jsonl, .jsonl.gz or -)");
 	if (first < argc - 1)
 		return cli_usage_error("acceptance", "one TRACE, got %d arguments", argc - first);
+	if (a.from)
+		return from_log(&a, argv[first]);
 	a.opts.seed = (uint64_t)a.seed;
 	a.opts.progress = cli_is_tty();
 	if ((rc = acceptance_replay(&r, argv[first], &a.opts)) == 0) {

@@ -1,0 +1,315 @@
+/* accept_logs.c - serving-engine logs to mean acceptance, per-position rates and a tree estimate per budget (accept_logs.h says how). */
+#include "accept_logs.h"
+
+#include "err.h"
+#include "ydoc.h"
+
+#include <gsl/gsl_cdf.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int accept_logs_prior_load(struct accept_logs_prior *p, const char *path)
+{
+	struct ydoc *doc = NULL;
+	struct ydiag diag = {0};
+	struct yctx c = {path, &diag};
+	const char *src = NULL;
+	int rc = ydoc_load_file(&doc, path, &diag);
+	if (rc)
+		goto done;
+	struct ydoc_node *s = ydoc_get(doc->root, "second_choice_share");
+	if (!s || s->kind != YDOC_MAP) {
+		rc = err_set(DDT_EINPUT, "%s: no second_choice_share mapping", path);
+		goto done;
+	}
+	p->s_lo = p->s_hi = NAN;
+	if ((rc = yget_num(&c, s, "min", Y_REQUIRED | Y_FRACTION, &p->s_lo)) ||
+	    (rc = yget_num(&c, s, "max", Y_REQUIRED | Y_FRACTION, &p->s_hi)) ||
+	    (rc = yget_str(&c, s, "source", Y_REQUIRED, &src)))
+		goto done;
+	if (!(p->s_lo <= p->s_hi)) {
+		rc = err_set(DDT_EINPUT, "%s: second_choice_share: min above max", path);
+		goto done;
+	}
+	snprintf(p->source, sizeof p->source, "%s", src);
+done:
+	if (rc && diag.n)
+		err_set(rc, "%s", diag.msgs[0]);
+	ydiag_free(&diag);
+	ydoc_free(doc);
+	return rc;
+}
+
+/* ---- the tree from rank probabilities ---- */
+
+/* Position d's rank probabilities in the drafter's rank order, n of them:
+ * the first choice c, then the misses' geometric law of share s. A tree
+ * takes a sibling only after the one the drafter ranks above it (DDTree's
+ * heap does), so a rank that the target's law favours over the first choice
+ * still comes after it. */
+static void ranks_in_order(double c, double s, int n, double *p)
+{
+	double g = (1 - c) * s;
+	p[0] = c;
+	for (int i = 1; i < n; i++, g *= 1 - s)
+		p[i] = g;
+}
+
+struct node {
+	double prob, parent;
+	int d, i;
+};
+
+static void heap_push(struct node *h, int *n, struct node x)
+{
+	int i = (*n)++;
+	while (i > 0 && h[(i - 1) / 2].prob < x.prob) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+static struct node heap_pop(struct node *h, int *n)
+{
+	struct node top = h[0], last = h[--*n];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1].prob > h[c].prob)
+			c++;
+		if (h[c].prob <= last.prob)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = last;
+	return top;
+}
+
+double accept_logs_tree(const double *rate, int k, double s, int B)
+{
+	if (B <= 0 || k <= 0)
+		return 1;
+	int n = B + 1, hn = 0;
+	double *p = malloc((size_t)k * n * sizeof *p), sum = 0;
+	struct node *h = malloc((size_t)(2 * B + 2) * sizeof *h);
+	if (!p || !h) {
+		free(p);
+		free(h);
+		return NAN;
+	}
+	for (int d = 0; d < k; d++) {
+		double prev = d ? rate[d - 1] : 1, c = prev > 0 ? rate[d] / prev : 0;
+		ranks_in_order(c < 0 ? 0 : c > 1 ? 1 : c, s, n, p + (size_t)d * n);
+	}
+	heap_push(h, &hn, (struct node){p[0], 1, 0, 0});
+	for (int b = 0; b < B && hn; b++) {
+		struct node x = heap_pop(h, &hn);
+		sum += x.prob;
+		if (x.d + 1 < k)
+			heap_push(h, &hn, (struct node){x.prob * p[(size_t)(x.d + 1) * n], x.prob, x.d + 1, 0});
+		if (x.i + 1 < n)
+			heap_push(h, &hn, (struct node){x.parent * p[(size_t)x.d * n + x.i + 1], x.parent,
+							x.d, x.i + 1});
+	}
+	free(p);
+	free(h);
+	return 1 + sum;
+}
+
+/* ---- over the log's intervals ---- */
+
+/* The weighted mean of x over the intervals and its t interval at level
+ * (the intervals as the units; one interval: [lo0, hi0]). */
+static void over_intervals(const struct spec_log *l, int d, double level, double lo0, double hi0,
+			   double *m, double *lo, double *hi)
+{
+	double sw = 0, sx = 0, ss = 0;
+	size_t n = l->n;
+	for (size_t i = 0; i < n; i++) {
+		double x = d < 0 ? l->iv[i].mean : l->iv[i].rate[d];
+		sw += l->iv[i].weight;
+		sx += l->iv[i].weight * x;
+	}
+	*m = sx / sw;
+	if (n < 2) {
+		*lo = lo0;
+		*hi = hi0;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double x = d < 0 ? l->iv[i].mean : l->iv[i].rate[d], e = l->iv[i].weight * (x - *m);
+		ss += e * e;
+	}
+	double se = sqrt((double)n / (n - 1) * ss) / sw;
+	double t = gsl_cdf_tdist_Pinv((1 + level) / 2, (double)(n - 1));
+	*lo = fmax(lo0, *m - t * se);
+	*hi = fmin(hi0, *m + t * se);
+}
+
+/* c with 1 + c + c^2 + ... + c^k = mean (c in [0, 1]). */
+static double solve_c(double mean, int k)
+{
+	double a = 0, b = 1;
+	for (int it = 0; it < 60; it++) {
+		double c = (a + b) / 2, s = 1, p = 1;
+		for (int d = 0; d < k; d++)
+			s += p *= c;
+		*(s < mean ? &a : &b) = c;
+	}
+	return (a + b) / 2;
+}
+
+static void rates_from_mean(double mean, int k, double *rate)
+{
+	double c = solve_c(mean, k), p = 1;
+	for (int d = 0; d < k; d++)
+		rate[d] = p *= c;
+}
+
+/* Per budget: the point, the rates' interval alone, and with s over its range. */
+static void per_budget(struct accept_logs_result *r)
+{
+	const double *rates[3] = {r->rate_lo, r->rate, r->rate_hi};
+	double s_mid = (r->prior.s_lo + r->prior.s_hi) / 2, s3[3] = {r->prior.s_lo, s_mid, r->prior.s_hi};
+	for (int j = 0; j < r->nb; j++) {
+		int B = r->budget[j];
+		r->est[j] = accept_logs_tree(r->rate, r->k, s_mid, B);
+		r->samp_lo[j] = r->samp_hi[j] = r->lo[j] = r->hi[j] = r->est[j];
+		for (int a = 0; a < 3; a++)
+			for (int b = 0; b < 3; b++) {
+				double v = accept_logs_tree(rates[a], r->k, s3[b], B);
+				r->lo[j] = fmin(r->lo[j], v);
+				r->hi[j] = fmax(r->hi[j], v);
+				if (b == 1) {
+					r->samp_lo[j] = fmin(r->samp_lo[j], v);
+					r->samp_hi[j] = fmax(r->samp_hi[j], v);
+				}
+			}
+	}
+}
+
+int accept_logs_estimate(struct accept_logs_result *r, const char *path, const struct spec_log *l,
+			 const struct acceptance_opts *o, const struct accept_logs_prior *p)
+{
+	memset(r, 0, sizeof *r);
+	if (!(r->path = strdup(path)))
+		return err_nomem();
+	r->kind = l->kind;
+	r->k = l->k;
+	r->n = l->n;
+	r->skipped = l->skipped;
+	r->level = o->level;
+	r->prior = *p;
+	r->rates_logged = l->has_rates;
+	for (size_t i = 0; i < l->n; i++)
+		r->weight += l->iv[i].weight;
+	over_intervals(l, -1, o->level, 1, l->k + 1, &r->mean, &r->mean_lo, &r->mean_hi);
+	for (int d = 0; d < l->k; d++) {
+		if (l->has_rates)
+			over_intervals(l, d, o->level, 0, 1, &r->rate[d], &r->rate_lo[d], &r->rate_hi[d]);
+	}
+	if (!l->has_rates) {
+		rates_from_mean(r->mean, l->k, r->rate);
+		rates_from_mean(r->mean_lo, l->k, r->rate_lo);
+		rates_from_mean(r->mean_hi, l->k, r->rate_hi);
+	}
+	r->nb = o->nbudgets;
+	memcpy(r->budget, o->budgets, sizeof r->budget);
+	per_budget(r);
+	return 0;
+}
+
+void accept_logs_free(struct accept_logs_result *r)
+{
+	free(r->path);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- output ---- */
+
+static const char *kind_name(enum spec_log_kind k)
+{
+	return k == SPEC_LOG_VLLM ? "vllm-log" : k == SPEC_LOG_VLLM_METRICS ? "vllm-metrics" : "sglang-log";
+}
+
+static double chain_at(const struct accept_logs_result *r, int B)
+{
+	double a = 1;
+	for (int d = 0; d < r->k && d < B; d++)
+		a += r->rate[d];
+	return a;
+}
+
+void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp)
+{
+	fprintf(fp, "%s: %s, %zu interval%s%s, %d drafted positions (block %d)\n", r->path,
+		kind_name(r->kind), r->n, r->n == 1 ? "" : "s", r->kind == SPEC_LOG_SGLANG ? "" : " (weighted by drafts)",
+		r->k, r->k + 1);
+	if (r->skipped)
+		fprintf(fp, "  %lld intervals without drafts skipped\n", r->skipped);
+	fprintf(fp, "mean acceptance of the engine's chain: %.3f [%.3f, %.3f] (%.0f%%, t over the "
+		    "intervals%s)\n", r->mean, r->mean_lo, r->mean_hi, 100 * r->level,
+		r->n < 2 ? "; one interval: no interval, all a step can accept" : "");
+	fputs(r->rates_logged ? "per-position acceptance:" : "per-position acceptance (not logged: "
+	      "the same rate c at every position, c^d, from the mean):", fp);
+	for (int d = 0; d < r->k; d++)
+		fprintf(fp, "%s %.3f [%.3f, %.3f]", d ? "," : "", r->rate[d], r->rate_lo[d], r->rate_hi[d]);
+	fprintf(fp, "\n\ntree estimate: the target's rank at each position taken from the rates (first "
+		    "choice) and, for the misses,\n  a share s on the second choice, s of the rest on the "
+		    "third, ...; s is not logged: %.2f to %.2f\n  (calibration/acceptance_logs.yaml: %s)\n",
+		r->prior.s_lo, r->prior.s_hi, r->prior.source);
+	fprintf(fp, "\n budget   chain   tree  %2.0f%% rates alone   with s unknown\n", 100 * r->level);
+	for (int j = 0; j < r->nb; j++)
+		fprintf(fp, " %6d  %6.3f %6.3f  [%6.3f, %6.3f]  [%6.3f, %6.3f]\n", r->budget[j],
+			chain_at(r, r->budget[j]), r->est[j], r->samp_lo[j], r->samp_hi[j], r->lo[j],
+			r->hi[j]);
+	fputs("\nchain: the engine's own chain of that many positions (exact); tree: DDTree's tree of "
+	      "that budget\nunder the rank law above (budget 1 exact); the band adds the "
+	      "unknown second-choice share s\n", fp);
+}
+
+void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp)
+{
+	struct yout y;
+	char src[1024];
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_key(&y, "acceptance");
+	yout_map(&y);
+	yout_kv_int(&y, "schema", 1);
+	yout_kv_str(&y, "log", r->path);
+	yout_kv_str(&y, "from", kind_name(r->kind));
+	snprintf(src, sizeof src, "ddt acceptance --from %s %s: the logged chain's rates, the tree "
+		 "from an assumed rank law; second_choice_share %g-%g (%s)", kind_name(r->kind),
+		 r->path, r->prior.s_lo, r->prior.s_hi, r->prior.source);
+	yout_kv_str(&y, "source", src);
+	yout_kv_int(&y, "intervals", (long long)r->n);
+	yout_kv_int(&y, "block", r->k + 1);
+	yout_kv_num(&y, "chain_mean", r->mean);
+	yout_kv_num(&y, "chain_ci_lo", r->mean_lo);
+	yout_kv_num(&y, "chain_ci_hi", r->mean_hi);
+	yout_kv_str(&y, "doubt", "second_choice_share: how often the target took the drafter's "
+		    "2nd choice when it missed the 1st is not logged (drawn in ci_lo..ci_hi)");
+	yout_key(&y, "budgets");
+	yout_seq_flow(&y);
+	for (int j = 0; j < r->nb; j++)
+		yout_int(&y, r->budget[j]);
+	yout_end(&y);
+	const double *rows[5] = {r->est, r->lo, r->hi, r->samp_lo, r->samp_hi};
+	static const char *const keys[5] = {"mean", "ci_lo", "ci_hi", "rates_ci_lo", "rates_ci_hi"};
+	for (int k = 0; k < 5; k++) {
+		yout_key(&y, keys[k]);
+		yout_seq_flow(&y);
+		for (int j = 0; j < r->nb; j++)
+			yout_num(&y, rows[k][j]);
+		yout_end(&y);
+	}
+	yout_end(&y);
+	yout_end(&y);
+}
