@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "helpers.h"
+#include "trace.h"
 #include "accept_logs.h"
 #include "acceptance.h"
 #include "cpu/cpu.h"
@@ -412,6 +413,108 @@ static void test_acceptance__gzip_reads_like_plain(void **state)
 	assert_non_null(strstr(err_msg(), "gzip"));
 	acceptance_free(&a);
 	free(gzdata);
+	free(text);
+	free(gz);
+}
+
+/* Writes text[len] to path as gzip members of part bytes each (0: one member). */
+static void gz_members(const char *path, const char *text, size_t len, size_t part)
+{
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	for (size_t at = 0; at < len;) {
+		size_t n = part && len - at > part ? part : len - at;
+		uLong cap = compressBound((uLong)n) + 64;
+		unsigned char *out = malloc(cap);
+		z_stream z = {0};
+		assert_non_null(out);
+		assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+		z.next_in = (Bytef *)(text + at);
+		z.avail_in = (uInt)n;
+		z.next_out = out;
+		z.avail_out = (uInt)cap;
+		assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+		assert_int_equal(fwrite(out, 1, z.total_out, fp), z.total_out);
+		deflateEnd(&z);
+		free(out);
+		at += n;
+	}
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* Every gzip member is read to its end: members read like the plain text;
+ * bytes after the last member, or a file cut inside one, are refused by
+ * name, not read as a shorter trace. */
+static void test_acceptance__gzip_members_and_trailing_data(void **state)
+{
+	(void)state;
+	char *text, *gz = tmp_path("members.jsonl.gz");
+	size_t len;
+	struct acceptance_opts o;
+	struct acceptance_result a, b;
+	assert_int_equal(fsx_read_all(FIXTURE ".jsonl", 1 << 24, &text, &len), 0);
+	acceptance_opts_default(&o);
+	gz_members(gz, text, len, 10000);
+	replay_ok(&a, FIXTURE ".jsonl", &o);
+	replay_ok(&b, gz, &o);
+	assert_int_equal(a.steps, b.steps);
+	for (int j = 0; j < a.nb; j++)
+		assert_float_equal(a.b[j].mean, b.b[j].mean, 0);
+	acceptance_free(&a);
+	acceptance_free(&b);
+
+	FILE *fp = fopen(gz, "ab");
+	assert_non_null(fp);
+	fputs("junk after the gzip data\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(acceptance_replay(&a, gz, &o), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "bytes of something else after the gzip data"));
+	acceptance_free(&a);
+
+	gz_members(gz, text, len, 0);
+	char *data;
+	size_t glen;
+	assert_int_equal(fsx_read_all(gz, 1 << 24, &data, &glen), 0);
+	assert_int_equal(fsx_write_all(gz, data, glen - 4), 0); /* its size trailer cut */
+	assert_int_equal(acceptance_replay(&a, gz, &o), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "ends inside a gzip member"));
+	acceptance_free(&a);
+	free(data);
+	free(text);
+	free(gz);
+}
+
+/* Blank lines never reach a batch (its arrays do not grow with them, and
+ * the next line keeps its number); a gzip of blank lines that inflates past
+ * the budget stops early with why. */
+static void test_acceptance__blank_line_gzip_bomb(void **state)
+{
+	(void)state;
+	size_t nblank = 3u << 20, big = (size_t)TRACE_GZIP_ALLOW_BYTES + (8u << 20);
+	const char *step = "{\"topk_ids\":[[1,2]],\"topk_logprobs\":[[-0.1,-3]],\"target\":[1]}\n";
+	char *text = malloc(big + 128), *gz = tmp_path("blank.jsonl.gz");
+	assert_non_null(text);
+	memset(text, '\n', nblank);
+	strcpy(text + nblank, step);
+	gz_members(gz, text, nblank + strlen(step), 0);
+	struct trace_reader *tr;
+	struct trace_batch b;
+	assert_int_equal(trace_open(&tr, gz), 0);
+	assert_int_equal(trace_read(tr, &b, 1u << 20), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(b.no[0], (long long)nblank + 1);
+	assert_int_equal(trace_read(tr, &b, 1u << 20), 0);
+	assert_int_equal(b.n, 0);
+	trace_close(tr);
+
+	struct acceptance_opts o;
+	struct acceptance_result r;
+	acceptance_opts_default(&o);
+	memset(text, '\n', big);
+	gz_members(gz, text, big, 0);
+	assert_int_equal(acceptance_replay(&r, gz, &o), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "inflates to more than 50 times its size"));
+	acceptance_free(&r);
 	free(text);
 	free(gz);
 }
@@ -899,6 +1002,8 @@ int main(void)
 		cmocka_unit_test(test_acceptance__fixture_matches_brute_force),
 		cmocka_unit_test(test_acceptance__one_build_serves_every_budget),
 		cmocka_unit_test(test_acceptance__gzip_reads_like_plain),
+		cmocka_unit_test(test_acceptance__gzip_members_and_trailing_data),
+		cmocka_unit_test(test_acceptance__blank_line_gzip_bomb),
 		cmocka_unit_test(test_acceptance__engine_mismatch_is_named),
 		cmocka_unit_test(test_acceptance__context_distribution_is_reported),
 		cmocka_unit_test(test_acceptance__budget_lists),

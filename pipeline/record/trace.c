@@ -675,23 +675,67 @@ void trace_step_free(struct trace_step *s)
 
 /* ---- the reader ---- */
 
+/*
+ * gzip is inflated here rather than through gzread: zlib's gz* functions
+ * skip whatever follows the last member, so a damaged or appended file read
+ * as a shorter trace. Every member is read to its end and checked; what
+ * follows must be another member or nothing. The decompressed size has a
+ * budget (TRACE_GZIP_ALLOW_BYTES, then TRACE_GZIP_MAX_RATIO times the bytes
+ * read), and blank lines never reach a batch, so a gzip of blank lines
+ * stops early in constant memory instead of filling the batches.
+ */
+
+#define RAW_BYTES (1u << 18)
+
 struct trace_reader {
-	gzFile gz;
+	int fd;
 	char *path;
+	int gzip;              /* 1: inflate */
+	z_stream z;
+	int z_live;            /* inflateInit2 done */
+	int member_end;        /* the last member ended: only another may follow */
+	unsigned char *raw;    /* compressed bytes read and not yet inflated: [raw_lo, raw_hi) */
+	size_t raw_lo, raw_hi;
+	int raw_eof;
+	long long raw_read;    /* bytes read from the file */
+	long long out_bytes;   /* decompressed bytes */
 	char *buf;             /* bytes read and not yet handed out: [lo, hi) */
 	size_t cap, lo, hi;
 	int eof;
-	long long line_no;     /* lines handed out so far */
+	long long line_no;     /* lines read so far, blank ones included */
 	long long total;       /* file size, -1 for a pipe */
 	const char **line;     /* the batch's arrays */
 	size_t *len, ncap;
+	long long *no;
 };
+
+/* More compressed bytes at raw[raw_hi]. Returns 0 or DDT_EIO. */
+static int raw_more(struct trace_reader *r)
+{
+	if (r->raw_lo == r->raw_hi)
+		r->raw_lo = r->raw_hi = 0;
+	if (r->raw_hi == RAW_BYTES) {
+		memmove(r->raw, r->raw + r->raw_lo, r->raw_hi - r->raw_lo);
+		r->raw_hi -= r->raw_lo;
+		r->raw_lo = 0;
+	}
+	ssize_t got;
+	do
+		got = read(r->fd, r->raw + r->raw_hi, RAW_BYTES - r->raw_hi);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return err_set(DDT_EIO, "%s: %s", r->path, strerror(errno));
+	r->raw_hi += (size_t)got;
+	r->raw_read += got;
+	r->raw_eof = got == 0;
+	return 0;
+}
 
 int trace_open(struct trace_reader **out, const char *path)
 {
 	struct trace_reader *r;
 	struct stat st;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO), rc;
 
 	*out = NULL;
 	if (fd < 0)
@@ -701,23 +745,105 @@ int trace_open(struct trace_reader **out, const char *path)
 		close(fd);
 		return err_set(DDT_EINPUT, "%s is a folder, not a trace file", path);
 	}
-	if (!(r = calloc(1, sizeof *r)) || !(r->path = strdup(path)) ||
-	    !(r->gz = gzdopen(fd, "rb"))) {
+	if (!(r = calloc(1, sizeof *r)) || !(r->path = strdup(path)) || !(r->raw = malloc(RAW_BYTES))) {
 		if (r)
 			free(r->path);
 		free(r);
 		close(fd);
 		return err_nomem();
 	}
-	gzbuffer(r->gz, 1 << 18);
+	r->fd = fd;
 	r->total = S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+	while (r->raw_hi < 2 && !r->raw_eof)
+		if ((rc = raw_more(r))) {
+			trace_close(r);
+			return rc;
+		}
+	r->gzip = r->raw_hi >= 2 && r->raw[0] == 0x1f && r->raw[1] == 0x8b;
+	if (r->gzip && inflateInit2(&r->z, 16 + MAX_WBITS) != Z_OK) {
+		trace_close(r);
+		return err_nomem();
+	}
+	r->z_live = r->gzip;
 	*out = r;
+	return 0;
+}
+
+/* Plain: the raw bytes as they are, into buf[hi]. */
+static int plain_more(struct trace_reader *r)
+{
+	int rc;
+	if (r->raw_lo == r->raw_hi && (rc = raw_more(r)))
+		return rc;
+	size_t n = r->raw_hi - r->raw_lo, room = r->cap - r->hi;
+	n = n < room ? n : room;
+	memcpy(r->buf + r->hi, r->raw + r->raw_lo, n);
+	r->raw_lo += n;
+	r->hi += n;
+	r->eof = r->raw_eof && r->raw_lo == r->raw_hi;
+	return 0;
+}
+
+/* After a member's end: another member, or nothing. */
+static int member_next(struct trace_reader *r)
+{
+	int rc;
+	while (r->raw_hi - r->raw_lo < 2 && !r->raw_eof)
+		if ((rc = raw_more(r)))
+			return rc;
+	if (r->raw_lo == r->raw_hi) {
+		r->eof = 1;
+		return 0;
+	}
+	long long at = r->raw_read - (long long)(r->raw_hi - r->raw_lo);
+	if (r->raw_hi - r->raw_lo < 2 || r->raw[r->raw_lo] != 0x1f || r->raw[r->raw_lo + 1] != 0x8b)
+		return err_set(DDT_EINPUT, "%s: damaged gzip data: %lld bytes of something else after "
+			       "the gzip data ends at byte %lld", r->path,
+			       r->total >= 0 ? r->total - at : (long long)(r->raw_hi - r->raw_lo), at);
+	r->member_end = 0;
+	return inflateReset(&r->z) == Z_OK ? 0 : err_nomem();
+}
+
+/* Gzip: inflates into buf[hi] what room there is. */
+static int gzip_more(struct trace_reader *r)
+{
+	int rc;
+	if (r->member_end)
+		return member_next(r);
+	if (r->raw_lo == r->raw_hi && (rc = raw_more(r)))
+		return rc;
+	if (r->raw_lo == r->raw_hi && r->raw_eof)
+		return err_set(DDT_EINPUT, "%s: damaged gzip data: the file ends inside a gzip member "
+			       "(cut short?)", r->path);
+	r->z.next_in = r->raw + r->raw_lo;
+	r->z.avail_in = (uInt)(r->raw_hi - r->raw_lo);
+	r->z.next_out = (Bytef *)r->buf + r->hi;
+	size_t room = r->cap - r->hi;
+	r->z.avail_out = (uInt)(room < (1u << 30) ? room : (1u << 30));
+	uInt before = r->z.avail_out;
+	int zr = inflate(&r->z, Z_NO_FLUSH);
+	r->raw_lo = r->raw_hi - r->z.avail_in;
+	r->hi += before - r->z.avail_out;
+	r->out_bytes += before - r->z.avail_out;
+	if (zr == Z_STREAM_END)
+		r->member_end = 1;
+	else if (zr == Z_MEM_ERROR)
+		return err_nomem();
+	else if (zr != Z_OK && zr != Z_BUF_ERROR)
+		return err_set(DDT_EINPUT, "%s: damaged gzip data: %s", r->path,
+			       r->z.msg ? r->z.msg : "inflate failed");
+	if (r->out_bytes > TRACE_GZIP_ALLOW_BYTES &&
+	    r->out_bytes > TRACE_GZIP_MAX_RATIO * r->raw_read)
+		return err_set(DDT_EINPUT, "%s: the gzip data inflates to more than %d times its size "
+			       "(%lld bytes from %lld): not a trace (a trace of numbers packs 3-10x)",
+			       r->path, TRACE_GZIP_MAX_RATIO, r->out_bytes, r->raw_read);
 	return 0;
 }
 
 /* Reads until the buffer holds want bytes or the file ends. */
 static int reader_fill(struct trace_reader *r, size_t want)
 {
+	int rc;
 	while (!r->eof && r->hi < want) {
 		if (r->cap - r->hi < (1 << 16)) {
 			size_t n = r->cap ? r->cap * 2 : want + (1 << 16);
@@ -727,22 +853,23 @@ static int reader_fill(struct trace_reader *r, size_t want)
 			r->buf = b;
 			r->cap = n;
 		}
-		size_t room = r->cap - r->hi;
-		int got = gzread(r->gz, r->buf + r->hi, (unsigned)(room < INT_MAX ? room : INT_MAX));
-		int zerr = Z_OK;
-		const char *msg = gzerror(r->gz, &zerr);
-		if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-			return err_set(zerr == Z_ERRNO ? DDT_EIO : DDT_EINPUT, "%s: %s%s", r->path,
-				       zerr == Z_ERRNO ? "" : "damaged gzip data: ",
-				       zerr == Z_ERRNO ? strerror(errno) : msg);
-		r->hi += (size_t)got;
-		r->eof = got == 0;
+		if ((rc = r->gzip ? gzip_more(r) : plain_more(r)))
+			return rc;
 	}
 	return 0;
 }
 
-/* Appends line [s, s + n) to the batch. */
-static int batch_add(struct trace_reader *r, struct trace_batch *b, const char *s, size_t n)
+static int line_blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* Appends line [s, s + n), number no, to the batch. */
+static int batch_add(struct trace_reader *r, struct trace_batch *b, const char *s, size_t n,
+		     long long no)
 {
 	if (b->n == r->ncap) {
 		size_t c = r->ncap ? 2 * r->ncap : 1024;
@@ -750,54 +877,64 @@ static int batch_add(struct trace_reader *r, struct trace_batch *b, const char *
 		if (l)
 			r->line = l;
 		size_t *len = l ? realloc(r->len, c * sizeof *len) : NULL;
-		if (!len)
+		if (len)
+			r->len = len;
+		long long *nos = len ? realloc(r->no, c * sizeof *nos) : NULL;
+		if (!nos)
 			return err_nomem();
-		r->len = len;
+		r->no = nos;
 		r->ncap = c;
 	}
 	r->line[b->n] = s;
-	r->len[b->n++] = n;
+	r->len[b->n] = n;
+	r->no[b->n++] = no;
 	return 0;
 }
 
 int trace_read(struct trace_reader *r, struct trace_batch *b, size_t batch_bytes)
 {
 	int rc;
-	if (r->lo) { /* the unfinished line to the front */
-		memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
-		r->hi -= r->lo;
-		r->lo = 0;
-	}
 	memset(b, 0, sizeof *b);
-	b->first_line = r->line_no + 1;
-	if ((rc = reader_fill(r, batch_bytes)))
-		return rc;
 	for (;;) {
-		char *s = r->buf + r->lo, *nl = memchr(s, '\n', r->hi - r->lo);
-		if (!nl && !r->eof && b->n == 0) { /* a line longer than the batch */
-			if (r->hi >= TRACE_MAX_LINE)
-				return err_set(DDT_EINPUT, "%s:%lld: a line of more than %u MiB",
-					       r->path, b->first_line, TRACE_MAX_LINE >> 20);
-			if ((rc = reader_fill(r, r->hi * 2)))
-				return rc;
-			continue;
+		if (r->lo) { /* the unfinished line to the front */
+			memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
+			r->hi -= r->lo;
+			r->lo = 0;
 		}
-		if (!nl && !(r->eof && r->hi > r->lo))
-			break;
-		size_t n = nl ? (size_t)(nl - s) : r->hi - r->lo;
-		if ((rc = batch_add(r, b, s, n)))
+		if ((rc = reader_fill(r, batch_bytes)))
 			return rc;
-		r->lo += n + (nl != NULL);
+		for (;;) {
+			char *s = r->buf + r->lo, *nl = memchr(s, '\n', r->hi - r->lo);
+			if (!nl && !r->eof && b->n == 0 && r->lo == 0) { /* a line longer than the batch */
+				if (r->hi >= TRACE_MAX_LINE)
+					return err_set(DDT_EINPUT, "%s:%lld: a line of more than %u MiB",
+						       r->path, r->line_no + 1, TRACE_MAX_LINE >> 20);
+				if ((rc = reader_fill(r, r->hi * 2)))
+					return rc;
+				continue;
+			}
+			if (!nl && !(r->eof && r->hi > r->lo))
+				break;
+			size_t n = nl ? (size_t)(nl - s) : r->hi - r->lo;
+			r->line_no++;
+			if (!line_blank(s, n) && (rc = batch_add(r, b, s, n, r->line_no)))
+				return rc;
+			r->lo += n + (nl != NULL);
+		}
+		/* only blank lines so far: read on, in the same buffer */
+		if (b->n || r->eof)
+			break;
 	}
 	b->line = r->line;
 	b->len = r->len;
-	r->line_no += (long long)b->n;
+	b->no = r->no;
+	b->first_line = b->n ? r->no[0] : r->line_no + 1;
 	return 0;
 }
 
 long long trace_bytes_read(const struct trace_reader *r)
 {
-	return (long long)gzoffset(r->gz);
+	return r->raw_read;
 }
 
 long long trace_bytes_total(const struct trace_reader *r)
@@ -809,7 +946,11 @@ void trace_close(struct trace_reader *r)
 {
 	if (!r)
 		return;
-	gzclose(r->gz);
+	if (r->z_live)
+		inflateEnd(&r->z);
+	close(r->fd);
+	free(r->raw);
+	free(r->no);
 	free(r->path);
 	free(r->buf);
 	free(r->line);

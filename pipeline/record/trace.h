@@ -24,6 +24,12 @@
 #define TRACE_MAX_L 255     /* the engine's deepest tree (tree_build's L) */
 #define TRACE_MAX_K 65536   /* the engine's largest budget, hence top-K */
 #define TRACE_MAX_LINE (256u << 20) /* bytes of one line */
+/* A gzip trace may inflate to TRACE_GZIP_ALLOW_BYTES, and past it to at
+ * most TRACE_GZIP_MAX_RATIO times the compressed bytes read: JSON of
+ * numbers packs 3-10x (the shipped KJV trace 3.1x); a gzip of blank lines
+ * about 1000x. */
+#define TRACE_GZIP_ALLOW_BYTES (64ll << 20)
+#define TRACE_GZIP_MAX_RATIO 50
 
 /* One parsed line. Buffers grow as lines need and are reused by the next
  * parse; trace_step_free releases them. */
@@ -66,23 +72,28 @@ int trace_step_parse(struct trace_step *s, const char *line, size_t len, struct 
 void trace_step_free(struct trace_step *s);
 
 /* A batch of whole lines, pointers into the reader's buffer (valid until the
- * next trace_read). Line i is line number first_line + i (1-based). */
+ * next trace_read). Blank lines (spaces, tabs, CR) are not in it: line i is
+ * line number no[i] of the file (1-based). */
 struct trace_batch {
 	const char **line;
 	size_t *len;
+	long long *no;
 	size_t n;
-	long long first_line;
+	long long first_line; /* no[0], or the next line's number when n = 0 */
 };
 
 struct trace_reader;
 
-/* Opens path ("-": standard input), plain or gzip (zlib tells them apart).
+/* Opens path ("-": standard input), plain or gzip (told apart by the gzip
+ * magic bytes; every member read to its end, anything else after the last
+ * refused, the inflated size within the budget above).
  * Returns 0, DDT_ENOTFOUND, DDT_EIO or DDT_ENOMEM with the message set. */
 int trace_open(struct trace_reader **r, const char *path);
 
-/* The next batch of about batch_bytes of whole lines (at least one line when
- * any is left; b->n = 0 at the end). Returns 0, DDT_EINPUT (damaged gzip
- * data, a line over TRACE_MAX_LINE), DDT_EIO or DDT_ENOMEM, message set. */
+/* The next batch of about batch_bytes of whole non-blank lines (at least one
+ * when any is left; b->n = 0 at the end). Returns 0, DDT_EINPUT (damaged
+ * gzip data, data after it, over the inflate budget, a line over
+ * TRACE_MAX_LINE), DDT_EIO or DDT_ENOMEM, message set. */
 int trace_read(struct trace_reader *r, struct trace_batch *b, size_t batch_bytes);
 
 /* Bytes of the file read so far (compressed size for gzip) and in total

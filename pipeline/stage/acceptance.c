@@ -488,7 +488,7 @@ static int replay_all(struct acceptance_result *r, struct tally *t, struct job *
 			break;
 		cpu_parallel(job_part, jb);
 		for (size_t i = 0; i < batch.n && !rc; i++)
-			rc = tally_line(r, t, jb, i, batch.first_line + (long long)i);
+			rc = tally_line(r, t, jb, i, batch.no[i]);
 		if (rc)
 			break;
 		if (jb->o->progress)
