@@ -10,6 +10,10 @@
  *               read at every budget (what the replay does) against one build
  *               per budget (the plain way)
  *
+ *   1e6 steps   ddt acceptance's stage at its defaults on a trace of a million small
+ *               steps (the shipped synthetic trace's shape, 50 steps a request), in
+ *               CPU seconds beside issue 32's limit of 10 (DDT_BENCH_BIG_STEPS: 0 skips)
+ *
  * DDT_BENCH_STEPS sets the steps (default 10000). Wall-clock figures on a
  * shared machine are noisy: compare the ratios, measured together. */
 #include <math.h>
@@ -30,6 +34,9 @@
 #define L 15
 #define K 64
 #define V 163840
+#define BIG_L 5            /* the 1e6-step trace: the shipped synthetic trace's shape */
+#define BIG_K 5
+#define BIG_LIMIT_CPU_S 10 /* issue 32: a 1e6-step trace in under 10 s of CPU */
 
 static double now_s(void)
 {
@@ -74,6 +81,85 @@ static void write_step(FILE *fp, struct rng *r)
 	for (int d = 0; d < L; d++)
 		fprintf(fp, "%s%d", d ? "," : "", target[d]);
 	fputs("]}\n", fp);
+}
+
+/* A small step (BIG_L positions, top-BIG_K, the target from the drafter's
+ * own law) of request req. */
+static void write_small_step(FILE *fp, struct rng *r, long req)
+{
+	int32_t ids[BIG_L][BIG_K], target[BIG_L];
+	float lp[BIG_L][BIG_K];
+	for (int d = 0; d < BIG_L; d++) {
+		double p1 = rng_uniform(r, 0.3f, 0.95f), w[BIG_K], sum = 0;
+		w[0] = 1;
+		for (int k = 1; k < BIG_K; k++)
+			sum += w[k] = w[k - 1] * rng_uniform(r, 0.6f, 0.95f);
+		lp[d][0] = logf((float)p1);
+		for (int k = 1; k < BIG_K; k++)
+			lp[d][k] = logf((float)((1 - p1) * 0.9 * w[k] / sum));
+		for (int k = 0; k < BIG_K; k++)
+			ids[d][k] = 1000 * k + (int32_t)rng_below(r, 1000); /* distinct: one block a rank */
+		target[d] = rng_unit(r) < p1 ? ids[d][0] : ids[d][1 + rng_below(r, BIG_K - 1)];
+	}
+	fputs("{\"topk_ids\":[", fp);
+	for (int d = 0; d < BIG_L; d++)
+		for (int k = 0; k < BIG_K; k++)
+			fprintf(fp, "%s%d", k ? "," : d ? "],[" : "[", ids[d][k]);
+	fputs("]],\"topk_logprobs\":[", fp);
+	for (int d = 0; d < BIG_L; d++)
+		for (int k = 0; k < BIG_K; k++)
+			fprintf(fp, "%s%.7g", k ? "," : d ? "],[" : "[", lp[d][k]);
+	fputs("]],\"target\":[", fp);
+	for (int d = 0; d < BIG_L; d++)
+		fprintf(fp, "%s%d", d ? "," : "", target[d]);
+	fprintf(fp, "],\"request_id\":%ld}\n", req);
+}
+
+static double cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* ddt acceptance's stage on a 1e6-step trace (DDT_BENCH_BIG_STEPS; 0 skips
+ * it) at its defaults, in CPU seconds beside the limit. Returns 0 or 1. */
+static int big_trace(void)
+{
+	const char *env = getenv("DDT_BENCH_BIG_STEPS");
+	long steps = env ? atol(env) : 1000000;
+	char path[] = "/tmp/ddt-bench-big-XXXXXX";
+	int fd = steps > 0 ? mkstemp(path) : -1;
+	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct rng r;
+	struct acceptance_opts o;
+	struct acceptance_result res;
+	if (steps <= 0)
+		return 0;
+	if (!fp)
+		return 1;
+	rng_seed(&r, 7);
+	for (long s = 0; s < steps; s++)
+		write_small_step(fp, &r, s / 50);
+	long bytes = ftell(fp);
+	if (fclose(fp))
+		return unlink(path), 1;
+	acceptance_opts_default(&o);
+	double c0 = cpu_s(), w0 = now_s();
+	int rc = acceptance_replay(&res, path, &o);
+	double cpu = cpu_s() - c0, wall = now_s() - w0;
+	unlink(path);
+	if (rc) {
+		fprintf(stderr, "bench_acceptance: %s\n", err_msg());
+		acceptance_free(&res);
+		return 1;
+	}
+	printf("bench_acceptance: %ld steps (block %d, top-%d, %d budgets 1..1024, %d resamples over "
+	       "%lld requests; %.0f MB): %.1f s CPU (limit %d s: %s), %.1f s wall; bootstrap %.2f s CPU\n",
+	       steps, BIG_L + 1, BIG_K, o.nbudgets, o.resamples, res.requests, bytes / 1e6, cpu,
+	       BIG_LIMIT_CPU_S, cpu < BIG_LIMIT_CPU_S ? "met" : "NOT met", wall, res.boot_cpu_s);
+	acceptance_free(&res);
+	return 0;
 }
 
 /* Reads and parses every line; returns the steps, or -1. */
@@ -201,6 +287,7 @@ int main(void)
 	       t_each / t_once, t_once / nkeep * 1e6, t_each / nkeep * 1e6,
 	       once == each ? "" : "  CHECKSUMS DIFFER");
 	rc = once == each ? 0 : 1;
+	rc |= big_trace();
 done:
 	for (long i = 0; i < nkeep; i++)
 		trace_step_free(&keep[i]);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -418,7 +419,11 @@ static int bootstrap(struct acceptance_result *r, const struct tally *t)
 	}
 	r->requests = (long long)t->boot.n;
 	r->request_steps = t->boot.id_steps;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	int rc = accept_boot_run(&t->boot, r->resamples, r->level, r->seed, mean, cap, &o);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	r->boot_cpu_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 	if (rc)
 		return rc;
 	r->cov = o.cov;

@@ -57,6 +57,7 @@ struct acceptance_result {
 	int resamples;
 	double level;
 	uint64_t seed;
+	double boot_cpu_s;  /* CPU seconds the bootstrap took (all threads), for make bench */
 
 	/* The engine's own acceptance, for lines that record accepted and budget_used. */
 	long long engine_steps;    /* lines compared */
