@@ -15,6 +15,7 @@
 
 #include "helpers.h"
 #include "trace.h"
+#include "accept_cache.h"
 #include "accept_logs.h"
 #include "acceptance.h"
 #include "cpu/cpu.h"
@@ -794,7 +795,7 @@ static void logs_estimate(struct accept_logs_result *r, const char *path, enum s
 	struct accept_logs_prior prior;
 	acceptance_opts_default(&o);
 	assert_int_equal(acceptance_parse_budgets(&o, "1,2,4,...,256"), 0);
-	if (accept_logs_prior_load(&prior, "calibration/acceptance_logs.yaml") ||
+	if (accept_logs_prior_load(&prior, "calibration/acceptance/logs.yaml") ||
 	    spec_log_read(&l, path, kind) || accept_logs_estimate(r, path, &l, &o, &prior))
 		fail_msg("%s", err_msg());
 	spec_log_free(&l);
@@ -902,6 +903,68 @@ static void test_acceptance__tree_from_rates(void **state)
 	for (int B = 1; B < 300; B++)
 		assert_true(accept_logs_tree(rate, 4, 0.3, B + 1) >= accept_logs_tree(rate, 4, 0.3, B));
 	assert_true(accept_logs_tree(rate, 4, 0.3, 256) > accept_logs_tree(rate, 4, 0.1, 256));
+}
+
+/* A replay is kept by the hash of the trace's bytes and the options: the
+ * second call reads the same figures back; changed bytes, other options or
+ * a damaged entry replay again. */
+static void test_acceptance__cache_by_content_hash(void **state)
+{
+	(void)state;
+	char *cache = tmp_path("cache"), *trace = tmp_path("cached.jsonl"), *text;
+	size_t len;
+	int hit;
+	struct acceptance_opts o;
+	struct acceptance_result a, b;
+	assert_int_equal(fsx_read_all(FIXTURE ".jsonl", 1 << 24, &text, &len), 0);
+	assert_int_equal(fsx_write_all(trace, text, len), 0);
+	acceptance_opts_default(&o);
+	assert_int_equal(accept_cache_replay(&a, trace, &o, cache, &hit), 0);
+	assert_false(hit);
+	assert_int_equal(accept_cache_replay(&b, trace, &o, cache, &hit), 0);
+	assert_true(hit);
+	assert_string_equal(b.trace, trace);
+	assert_int_equal(a.steps, b.steps);
+	for (int j = 0; j < a.nb; j++) {
+		assert_float_equal(a.b[j].mean, b.b[j].mean, 0);
+		assert_float_equal(a.b[j].lo, b.b[j].lo, 0);
+		assert_int_equal(a.b[j].hist[2], b.b[j].hist[2]);
+		assert_float_equal(a.cov[j], b.cov[j], 0);
+	}
+	acceptance_free(&b);
+	o.seed = 2;
+	assert_int_equal(accept_cache_replay(&b, trace, &o, cache, &hit), 0);
+	assert_false(hit);
+	acceptance_free(&b);
+	o.seed = 1;
+	text[len - 4] = text[len - 4] == '1' ? '2' : '1'; /* the bonus token: other bytes */
+	assert_int_equal(fsx_write_all(trace, text, len), 0);
+	assert_int_equal(accept_cache_replay(&b, trace, &o, cache, &hit), 0);
+	assert_false(hit);
+	acceptance_free(&b);
+
+	struct dirent **list; /* every entry damaged: replayed again, not read */
+	int n = scandir(cache, &list, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		if (list[i]->d_name[0] != '.') {
+			char *e = fsx_join(cache, list[i]->d_name), *data;
+			size_t elen;
+			assert_int_equal(fsx_read_all(e, 1 << 24, &data, &elen), 0);
+			data[elen / 2] ^= 1;
+			assert_int_equal(fsx_write_all(e, data, elen), 0);
+			free(data);
+			free(e);
+		}
+		free(list[i]);
+	}
+	free(list);
+	assert_int_equal(accept_cache_replay(&b, trace, &o, cache, &hit), 0);
+	assert_false(hit);
+	acceptance_free(&b);
+	acceptance_free(&a);
+	free(text);
+	free(trace);
+	free(cache);
 }
 
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
@@ -1013,6 +1076,7 @@ int main(void)
 		cmocka_unit_test(test_acceptance__engine_logs_give_a_curve),
 		cmocka_unit_test(test_acceptance__engine_metrics),
 		cmocka_unit_test(test_acceptance__tree_from_rates),
+		cmocka_unit_test(test_acceptance__cache_by_content_hash),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),

@@ -98,7 +98,7 @@ static int from_log(const struct acceptance_args *a, const char *path)
 	char prior_path[PATH_MAX + 32];
 	int rc;
 	paths_init(&p, "default");
-	snprintf(prior_path, sizeof prior_path, "%s/acceptance_logs.yaml", p.calibration);
+	snprintf(prior_path, sizeof prior_path, "%s/acceptance/logs.yaml", p.calibration);
 	if ((rc = spec_log_kind_parse(&kind, a->from)) ||
 	    (rc = accept_logs_prior_load(&prior, prior_path)))
 		return cli_fail("acceptance", rc);

@@ -262,7 +262,7 @@ void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp)
 		fprintf(fp, "%s %.3f [%.3f, %.3f]", d ? "," : "", r->rate[d], r->rate_lo[d], r->rate_hi[d]);
 	fprintf(fp, "\n\ntree estimate: the target's rank at each position taken from the rates (first "
 		    "choice) and, for the misses,\n  a share s on the second choice, s of the rest on the "
-		    "third, ...; s is not logged: %.2f to %.2f\n  (calibration/acceptance_logs.yaml: %s)\n",
+		    "third, ...; s is not logged: %.2f to %.2f\n  (calibration/acceptance/logs.yaml: %s)\n",
 		r->prior.s_lo, r->prior.s_hi, r->prior.source);
 	fprintf(fp, "\n budget   chain   tree  %2.0f%% rates alone   with s unknown\n", 100 * r->level);
 	for (int j = 0; j < r->nb; j++)

@@ -19,7 +19,7 @@
  * on; positions independent (DDTree's own factorisation), the same law each
  * step. The tree of budget B is the B most probable rank prefixes; its
  * acceptance 1 + their summed probabilities. s is unknown: its range
- * (calibration/acceptance_logs.yaml) is drawn in the band with the rates'
+ * (calibration/acceptance/logs.yaml) is drawn in the band with the rates'
  * own interval over the log's intervals. SGLang logs no positions: there the
  * rate is taken as the same c at every position (c^d), solved from the mean.
  */

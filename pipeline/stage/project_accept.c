@@ -1,6 +1,7 @@
 /* project_accept.c - the projection's acceptance source: a drafter trace replayed through acceptance.h, or a published curve with a prior on its gain; point values and draws per (block, budget). */
 #include "project_accept.h"
 
+#include "accept_cache.h"
 #include "err.h"
 #include "rng.h"
 
@@ -98,12 +99,14 @@ int project_accept_replay(struct project_accept *a)
 		if (!a->nbudgets)
 			a->budgets[a->nbudgets++] = 1;
 	}
+	char dir[4096];
+	accept_cache_dir(dir, sizeof dir); /* a trace is replayed once, then read back by its hash */
 	acceptance_opts_default(&o);
 	o.nbudgets = a->nbudgets;
 	memcpy(o.budgets, a->budgets, sizeof o.budgets);
 	for (int i = 0; i < a->nrep; i++) {
 		o.block = a->rep_block[i];
-		int rc = acceptance_replay(&a->rep[i], a->cfg->accept_trace, &o);
+		int hit, rc = accept_cache_replay(&a->rep[i], a->cfg->accept_trace, &o, dir, &hit);
 		if (rc) {
 			char why[512];
 			snprintf(why, sizeof why, "%s", err_msg()); /* err_set writes where it reads */
