@@ -967,6 +967,45 @@ static void test_acceptance__cache_by_content_hash(void **state)
 	free(cache);
 }
 
+/* What a reader must not miss reaches the table and the projection's notes
+ * (page one's caveats): budgets past the trace's top-K are lower bounds, a
+ * small trace, a replay that disagrees with the engine. */
+static void test_acceptance__lower_bounds_and_small_traces_are_warned(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(helpers_ddt(&out, "acceptance tests/fixtures/acceptance/kjv-ngram.jsonl.gz "
+				     "--budgets 32,64 --yaml -"), 0);
+	assert_non_null(strstr(out, "lower_bound: [false, true]"));
+	free(out);
+	assert_int_equal(helpers_ddt(&out, "acceptance tests/fixtures/acceptance/kjv-ngram.jsonl.gz "
+				     "--budgets 32,64"), 0);
+	assert_non_null(strstr(out, "WARNING: a small trace (500 steps in 500 requests"));
+	assert_non_null(strstr(out, "83.4%  lower bound"));
+	assert_null(strstr(out, "0.0%  lower bound"));
+	free(out);
+	assert_int_equal(helpers_ddt(&out, "estimate --acceptance "
+				     "tests/fixtures/acceptance/kjv-ngram.jsonl.gz --accept curve "
+				     "--block 16 --budget 256"), 0);
+	assert_non_null(strstr(out, "logs top-32: at budget 256 the tree wanted ranks past it"));
+	assert_non_null(strstr(out, "kjv-ngram.jsonl.gz is small: 500 steps in 500 requests"));
+	free(out);
+
+	char *text, *path = tmp_path("disagree.jsonl"), args[1200];
+	size_t len;
+	assert_int_equal(fsx_read_all(FIXTURE ".jsonl", 1 << 24, &text, &len), 0);
+	char *acc = strstr(text, "\"accepted\":") + 11;
+	*acc = *acc == '1' ? '2' : '1';
+	assert_int_equal(fsx_write_all(path, text, len), 0);
+	snprintf(args, sizeof args, "estimate --acceptance %s --accept curve --block 6 --budget 4", path);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "the replay disagrees with the engine's recorded acceptance on 1 "
+				    "of 100 steps (first at line 1"));
+	free(out);
+	free(text);
+	free(path);
+}
+
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
 static void test_acceptance__command(void **state)
 {
@@ -1077,6 +1116,7 @@ int main(void)
 		cmocka_unit_test(test_acceptance__engine_metrics),
 		cmocka_unit_test(test_acceptance__tree_from_rates),
 		cmocka_unit_test(test_acceptance__cache_by_content_hash),
+		cmocka_unit_test(test_acceptance__lower_bounds_and_small_traces_are_warned),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),

@@ -626,7 +626,7 @@ static void text_table(const struct acceptance_result *r, FILE *fp)
 		fprintf(fp, " %6d  %6.3f  [%6.3f, %6.3f]  %7.3f  %5.1f%%", b->budget, b->mean, b->lo,
 			b->hi, b->drafter, 100 * b->capped);
 		if (b->k_limited > 0)
-			fprintf(fp, "  %8.1f%%", 100 * b->k_limited);
+			fprintf(fp, "  %8.1f%%  lower bound", 100 * b->k_limited);
 		fputc('\n', fp);
 	}
 	fputs("\naccept: mean acceptance length, root included (1 + drafted tokens accepted)\n"
@@ -713,8 +713,23 @@ static void text_engine(const struct acceptance_result *r, FILE *fp)
 			    "own, or the anchors')\n");
 }
 
+/* What a reader must not miss: a small trace, a replay that disagrees with
+ * the engine. Printed first. */
+static void text_warnings(const struct acceptance_result *r, FILE *fp)
+{
+	if (r->requests < ACCEPTANCE_FEW_REQUESTS || r->steps < ACCEPTANCE_FEW_STEPS)
+		fprintf(fp, "WARNING: a small trace (%lld steps in %lld requests; under %d requests or "
+			    "%d steps): its intervals rest on little\n", r->steps, r->requests,
+			ACCEPTANCE_FEW_REQUESTS, ACCEPTANCE_FEW_STEPS);
+	if (r->engine_steps && r->engine_agree < r->engine_steps)
+		fprintf(fp, "WARNING: the replay disagrees with the engine's recorded acceptance on %lld "
+			    "of %lld steps (first at line %lld): the trace and the engine differ\n",
+			r->engine_steps - r->engine_agree, r->engine_steps, r->first_disagree);
+}
+
 void acceptance_write_text(const struct acceptance_result *r, FILE *fp)
 {
+	text_warnings(r, fp);
 	fprintf(fp, "%s: %lld steps, block %d", r->trace, r->steps, r->block);
 	if (r->block != r->trace_block)
 		fprintf(fp, " (the trace's is %d)", r->trace_block);
@@ -853,6 +868,11 @@ void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
 	yaml_row(&y, "drafter", r, offsetof(struct acceptance_budget, drafter));
 	yaml_row(&y, "capped", r, offsetof(struct acceptance_budget, capped));
 	yaml_row(&y, "k_limited", r, offsetof(struct acceptance_budget, k_limited));
+	yout_key(&y, "lower_bound"); /* past the trace's top-K: the replay is a lower bound */
+	yout_seq_flow(&y);
+	for (int j = 0; j < r->nb; j++)
+		yout_bool(&y, r->b[j].k_limited > 0);
+	yout_end(&y);
 	yaml_tables(&y, r);
 	yaml_engine(&y, r);
 	yout_end(&y);

@@ -7,6 +7,11 @@
 
 #define ACCEPTANCE_MAX_BUDGETS 64
 #define ACCEPTANCE_MAX_BUDGET 8192 /* the tree's ancestor mask grows as budget^2 */
+/* A trace this small, in requests or steps, is warned of (in the table and on
+ * page one): the bootstrap's interval is only as good as the units it
+ * resamples (issue 32's bar). */
+#define ACCEPTANCE_FEW_REQUESTS 200
+#define ACCEPTANCE_FEW_STEPS 2000
 
 struct acceptance_opts {
 	int nbudgets;

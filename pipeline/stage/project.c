@@ -2299,6 +2299,12 @@ static int accept_prepare(struct project_accept *acc, const struct project_confi
 	return rc ? rc : project_accept_replay(acc);
 }
 
+/* project_accept_warnings' lines into the notes. */
+static void accept_note(void *p, const char *line)
+{
+	add_note(p, "%s", line);
+}
+
 /* After the model's draws: the source's level point (a published curve's:
  * the grid scenario's acceptance at its geometric mean over the draws, as
  * its row's point), its draws (a published level: the same uniform as the
@@ -2317,6 +2323,7 @@ static int accept_draw(struct projection *p, struct mc *mc, struct project_accep
 		 acc->kind == ACCEPT_TRACE ? "trace" : "published");
 	project_accept_describe(acc, gs ? gs->name : "the grid scenario", p->accept_source,
 		      sizeof p->accept_source);
+	project_accept_warnings(acc, accept_note, p); /* lower bounds, small traces: page one */
 	if (!p->has_grid)
 		return 0;
 	struct project_grid *g = &p->grid;

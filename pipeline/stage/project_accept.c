@@ -177,6 +177,7 @@ static int lane_fill(struct project_accept *a, struct project_accept_lane *l)
 	l->point = r->b[l->bi].mean;
 	l->lo = r->b[l->bi].lo;
 	l->hi = r->b[l->bi].hi;
+	l->k_limited = r->b[l->bi].k_limited;
 	return 0;
 }
 
@@ -304,6 +305,61 @@ long long project_accept_context(const struct project_accept *a, double q[3])
 	q[1] = r->context_q[0];
 	q[2] = r->context_q[4];
 	return r->context_steps;
+}
+
+/* The budgets of the lanes past the trace's top-K, into buf. Returns their count. */
+static int lower_bound_budgets(const struct project_accept *a, char *buf, size_t len, double *worst)
+{
+	int n = 0, seen[ACCEPTANCE_MAX_BUDGETS] = {0}, nseen = 0;
+	size_t off = 0;
+	*worst = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < a->nlanes; i++) {
+		const struct project_accept_lane *l = &a->lanes[i];
+		int dup = 0;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == l->budget;
+		if (!(l->k_limited > 0) || dup || nseen == ACCEPTANCE_MAX_BUDGETS)
+			continue;
+		seen[nseen++] = l->budget;
+		*worst = fmax(*worst, l->k_limited);
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", n ? ", " : "", l->budget);
+		n++;
+	}
+	return n;
+}
+
+int project_accept_warnings(const struct project_accept *a, void (*fn)(void *arg, const char *line),
+			    void *arg)
+{
+	const struct acceptance_result *r = a->kind == ACCEPT_TRACE && a->nrep ? &a->rep[0] : NULL;
+	char line[1400], budgets[200];
+	double worst;
+	int k = 0;
+	if (!r)
+		return 0;
+	if (lower_bound_budgets(a, budgets, sizeof budgets, &worst)) {
+		snprintf(line, sizeof line, "acceptance trace %s logs top-%d: at budget %s the tree "
+			 "wanted ranks past it (up to %.0f%% of steps), so its acceptance there is a lower "
+			 "bound", a->cfg->accept_trace, r->k_min, budgets, 100 * worst);
+		fn(arg, line), k++;
+	}
+	if (r->requests < ACCEPTANCE_FEW_REQUESTS || r->steps < ACCEPTANCE_FEW_STEPS) {
+		snprintf(line, sizeof line, "acceptance trace %s is small: %lld steps in %lld requests "
+			 "(under %d requests or %d steps): its interval rests on little", a->cfg->accept_trace,
+			 r->steps, r->requests, ACCEPTANCE_FEW_REQUESTS, ACCEPTANCE_FEW_STEPS);
+		fn(arg, line), k++;
+	}
+	if (r->engine_steps && r->engine_agree < r->engine_steps) {
+		snprintf(line, sizeof line, "acceptance trace %s: the replay disagrees with the engine's "
+			 "recorded acceptance on %lld of %lld steps (first at line %lld; mean %.3f recorded, "
+			 "%.3f replayed): the trace and the engine differ", a->cfg->accept_trace,
+			 r->engine_steps - r->engine_agree, r->engine_steps, r->first_disagree,
+			 r->engine_mean, r->replay_mean);
+		fn(arg, line), k++;
+	}
+	return k;
 }
 
 void project_accept_free(struct project_accept *a)

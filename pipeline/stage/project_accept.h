@@ -17,6 +17,8 @@ struct project_accept_lane {
 	double ratio;             /* published: the curve at budget / at the reference budget */
 	double point;             /* the point value (trace: its mean) */
 	double lo, hi;            /* trace: its bootstrap interval; published: point, point */
+	double k_limited;         /* trace: share of steps whose tree wanted a rank past the
+				   * trace's top-K; > 0: the acceptance is a lower bound */
 };
 
 /*
@@ -98,6 +100,14 @@ void project_accept_describe(const struct project_accept *a, const char *level_n
  * it: their count, with its mean, p5 and p95 in q[3]; 0 when the source is
  * no trace, was not replayed, or records no context. */
 long long project_accept_context(const struct project_accept *a, double q[3]);
+
+/* What the projection's reader must know of a trace source, one line each
+ * to fn (the projection's notes, which page one lists): budgets used past
+ * the trace's top-K (lower bounds), a trace of few requests or steps, and
+ * recorded acceptances the replay does not reproduce. Nothing for a
+ * published curve. Returns the lines given. */
+int project_accept_warnings(const struct project_accept *a, void (*fn)(void *arg, const char *line),
+			    void *arg);
 
 void project_accept_free(struct project_accept *a);
 
