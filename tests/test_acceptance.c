@@ -1006,6 +1006,68 @@ static void test_acceptance__lower_bounds_and_small_traces_are_warned(void **sta
 	free(path);
 }
 
+/* A trace's target_rank record (where the target ranked at each position),
+ * written from the trace itself. Returns its path. */
+static char *ranks_of(const char *trace, const char *name)
+{
+	struct trace_reader *tr;
+	struct trace_batch b;
+	struct trace_step st = {0};
+	struct trace_err e;
+	char *path = tmp_path(name);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(trace_open(&tr, trace), 0);
+	while (!trace_read(tr, &b, 1u << 20) && b.n)
+		for (size_t i = 0; i < b.n; i++) {
+			assert_int_equal(trace_step_parse(&st, b.line[i], b.len[i], &e), 0);
+			fputs("{\"target_rank\": [", fp);
+			for (int d = 0; d < st.L; d++) {
+				int r = -1;
+				for (int k = 0; k < st.K && r < 0; k++)
+					r = st.tok[(size_t)d * st.K + k] == st.target[d] ? k : -1;
+				fprintf(fp, "%s%d", d ? ", " : "", r);
+			}
+			fputs("]}\n", fp);
+		}
+	trace_close(tr);
+	trace_step_free(&st);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+/* The rank record predicts the replayed tree: budget 1 exactly, every
+ * budget within the rank_tree_gap (7%) and inside its band, on both
+ * shipped traces (the figures calibration/acceptance/logs.yaml cites). */
+static void test_acceptance__rank_record_tracks_the_replay(void **state)
+{
+	(void)state;
+	static const char *const traces[] = {"tests/fixtures/acceptance/kjv-ngram.jsonl.gz",
+					     FIXTURE ".jsonl"};
+	for (int t = 0; t < 2; t++) {
+		struct acceptance_opts o;
+		struct acceptance_result rep;
+		struct accept_logs_result est;
+		char *ranks = ranks_of(traces[t], "trace.ranks");
+		acceptance_opts_default(&o);
+		assert_int_equal(acceptance_parse_budgets(&o, "1,2,4,...,256"), 0);
+		replay_ok(&rep, traces[t], &o);
+		logs_estimate(&est, ranks, SPEC_LOG_RANKS);
+		assert_int_equal(est.nb, rep.nb);
+		assert_float_equal(est.est[0], rep.b[0].mean, 1e-12);
+		for (int j = 0; j < rep.nb; j++) {
+			double gap = est.est[j] / rep.b[j].mean - 1;
+			print_message("%s B=%d: replay %.3f, ranks %.3f (%+.1f%%) [%.3f, %.3f]\n", traces[t],
+				      rep.b[j].budget, rep.b[j].mean, est.est[j], 100 * gap, est.lo[j], est.hi[j]);
+			assert_true(fabs(gap) <= 0.07);
+			assert_true(est.lo[j] <= rep.b[j].mean && rep.b[j].mean <= est.hi[j]);
+		}
+		acceptance_free(&rep);
+		accept_logs_free(&est);
+		free(ranks);
+	}
+}
+
 /* The command: the table, YAML and CSV files, one-line errors with exit 2. */
 static void test_acceptance__command(void **state)
 {
@@ -1117,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(test_acceptance__tree_from_rates),
 		cmocka_unit_test(test_acceptance__cache_by_content_hash),
 		cmocka_unit_test(test_acceptance__lower_bounds_and_small_traces_are_warned),
+		cmocka_unit_test(test_acceptance__rank_record_tracks_the_replay),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),

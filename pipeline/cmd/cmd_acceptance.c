@@ -44,7 +44,8 @@ static const struct cli_opt acceptance_opts_table[] = {
 	CLI_OPT_STR(A, from, 0, "from", "KIND",
 		    "TRACE is an engine's log, not a trace: vllm-log\n"
 		    "(SpecDecoding metrics lines), vllm-metrics (Prometheus\n"
-		    "text) or sglang-log (Decode batch lines)"),
+		    "text), sglang-log (Decode batch lines) or ranks\n"
+		    "(target_rank records)"),
 	CLI_OPT_INT(A, opts.resamples, "resamples", "N", 1, 1000000, "bootstrap resamples (default 2000)"),
 	CLI_OPT_CALL(A, opts.level, "level", "P", level_arg, "interval level (default 0.95)"),
 	CLI_OPT_WHOLE(A, seed, "seed", "N", 0, 1e15, "bootstrap seed (default 1)"),
@@ -54,7 +55,7 @@ static const struct cli_opt acceptance_opts_table[] = {
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
 	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]\n"
-		 "       acceptance --from vllm-log|vllm-metrics|sglang-log LOG [--budgets LIST]",
+		 "       acceptance --from vllm-log|vllm-metrics|sglang-log|ranks LOG [--budgets LIST]",
 	.about = "Replays a drafter trace (JSON Lines, plain or gzip; README \"Acceptance from\n"
 		 "your own drafter\") through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"

@@ -4,6 +4,7 @@
 #include "err.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +15,20 @@
 
 int spec_log_kind_parse(enum spec_log_kind *kind, const char *name)
 {
-	static const char *const names[] = {"vllm-log", "vllm-metrics", "sglang-log"};
-	for (int i = 0; i < 3; i++)
+	static const char *const names[] = {"vllm-log", "vllm-metrics", "sglang-log", "ranks"};
+	for (int i = 0; i < 4; i++)
 		if (!strcmp(name, names[i])) {
 			*kind = (enum spec_log_kind)i;
 			return 0;
 		}
-	return err_set(DDT_EINPUT, "--from %s: expected vllm-log, vllm-metrics or sglang-log", name);
+	return err_set(DDT_EINPUT, "--from %s: expected vllm-log, vllm-metrics, sglang-log or ranks",
+		       name);
 }
 
 void spec_log_free(struct spec_log *l)
 {
 	free(l->iv);
+	free(l->rank_cnt);
 	memset(l, 0, sizeof *l);
 }
 
@@ -156,6 +159,66 @@ static int sglang_line(struct spec_log *l, const char *s, const char *path, long
 		return err_nomem();
 	v->weight = 1;
 	v->mean = len;
+	return 0;
+}
+
+/* ---- rank records ---- */
+
+/* The group of the step: its request_id's text hashed, or its line. */
+static int rank_group(const char *s, long long line)
+{
+	const char *p = strstr(s, "\"request_id\"");
+	uint64_t h = 1469598103934665603ull;
+	if (!p)
+		return (int)(((uint64_t)line * 0x9e3779b97f4a7c15ull >> 33) % SPEC_LOG_GROUPS);
+	for (p += 12; *p && *p != ',' && *p != '}'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return (int)((h >> 17) % SPEC_LOG_GROUPS);
+}
+
+static int ranks_line(struct spec_log *l, const char *s, const char *path, long long line)
+{
+	const char *p = s;
+	int rank[SPEC_LOG_MAX_K], k = 0, rc;
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	if (!*p)
+		return 0;
+	if (*p != '{' || !(p = strstr(s, "\"target_rank\"")))
+		return bad(path, line, s, s, "a rank record is {\"target_rank\": [r1, ..., rk]}");
+	p += 13;
+	while (*p == ' ' || *p == ':')
+		p++;
+	if (*p++ != '[')
+		return bad(path, line, s, p - 1, "target_rank: expected '['");
+	for (;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < -1 || v >= SPEC_LOG_MAX_RANK || k == SPEC_LOG_MAX_K)
+			return bad(path, line, s, p, "target_rank: whole numbers from -1 (outside the "
+				   "top-K) to 1023, at most 64 positions");
+		rank[k++] = (int)v;
+		for (p = end; *p == ' '; p++)
+			;
+		if (*p == ']')
+			break;
+		if (*p++ != ',')
+			return bad(path, line, s, p - 1, "target_rank: expected ',' or ']'");
+	}
+	if ((rc = set_k(l, k, path, line)))
+		return rc;
+	if (!l->rank_cnt && !(l->rank_cnt = calloc((size_t)SPEC_LOG_GROUPS * SPEC_LOG_MAX_K *
+						   SPEC_LOG_MAX_RANK, sizeof *l->rank_cnt)))
+		return err_nomem();
+	int g = rank_group(s, line);
+	double *c = l->rank_cnt + (size_t)g * SPEC_LOG_MAX_K * SPEC_LOG_MAX_RANK;
+	for (int d = 0; d < k; d++) {
+		if (rank[d] >= 0)
+			c[(size_t)d * SPEC_LOG_MAX_RANK + rank[d]] += 1;
+		l->max_rank = rank[d] + 1 > l->max_rank ? rank[d] + 1 : l->max_rank;
+	}
+	l->group_steps[g] += 1;
+	l->steps++;
 	return 0;
 }
 
@@ -290,6 +353,7 @@ static int read_lines(struct spec_log *l, FILE *fp, const char *path, struct eng
 		}
 		rc = l->kind == SPEC_LOG_VLLM	 ? vllm_line(l, s, path, line)
 		     : l->kind == SPEC_LOG_SGLANG ? sglang_line(l, s, path, line)
+		     : l->kind == SPEC_LOG_RANKS  ? ranks_line(l, s, path, line)
 						  : metrics_line(e, s, path, line);
 	}
 	if (!rc && ferror(fp))
@@ -302,7 +366,8 @@ int spec_log_read(struct spec_log *l, const char *path, enum spec_log_kind kind)
 {
 	static const char *const what[] = {"'SpecDecoding metrics:' line",
 					   "vllm:spec_decode_* counter",
-					   "'Decode batch' line with 'accept len'"};
+					   "'Decode batch' line with 'accept len'",
+					   "target_rank record"};
 	struct engines *e = NULL;
 	int rc;
 	memset(l, 0, sizeof *l);
@@ -317,7 +382,7 @@ int spec_log_read(struct spec_log *l, const char *path, enum spec_log_kind kind)
 	}
 	if ((rc = read_lines(l, fp, path, e)) || (e && (rc = metrics_finish(l, e, path))))
 		goto done;
-	if (!l->n)
+	if (kind == SPEC_LOG_RANKS ? !l->steps : !l->n)
 		rc = err_set(DDT_EINPUT, "%s: no %s with drafts in it", path, what[kind]);
 done:
 	if (fp != stdin)

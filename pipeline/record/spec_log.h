@@ -20,12 +20,20 @@
  *               decode_log_interval batches): mean acceptance L (the bonus
  *               token included), L / a tokens verified a step, so k = L / a - 1
  *               drafted positions; no per-position rate
- * Other lines are skipped.
+ * ranks         {"target_rank": [r1, ..., rk], "request_id": ...} one step a
+ *               line: where the target's token ranked in the drafter's top-K
+ *               at each position (0 first, -1 outside); a cheaper trace.
+ *               Counted per position into SPEC_LOG_GROUPS groups of requests
+ *               (the jackknife's units; a step without request_id is a
+ *               request of its own)
+ * Other lines are skipped (ranks: blank lines only).
  */
 
 #define SPEC_LOG_MAX_K 64
+#define SPEC_LOG_MAX_RANK 1024
+#define SPEC_LOG_GROUPS 20
 
-enum spec_log_kind { SPEC_LOG_VLLM, SPEC_LOG_VLLM_METRICS, SPEC_LOG_SGLANG };
+enum spec_log_kind { SPEC_LOG_VLLM, SPEC_LOG_VLLM_METRICS, SPEC_LOG_SGLANG, SPEC_LOG_RANKS };
 
 struct spec_interval {
 	long long line;          /* where it was read (1-based) */
@@ -41,9 +49,14 @@ struct spec_log {
 	size_t n, cap;
 	struct spec_interval *iv;
 	long long skipped;       /* intervals with no drafts */
+	/* ranks: */
+	long long steps;
+	int max_rank;            /* ranks seen: 0 .. max_rank - 1 */
+	double *rank_cnt;        /* [SPEC_LOG_GROUPS][SPEC_LOG_MAX_K][SPEC_LOG_MAX_RANK] */
+	double group_steps[SPEC_LOG_GROUPS];
 };
 
-/* "vllm-log", "vllm-metrics", "sglang-log" into *kind. Returns 0 or DDT_EINPUT
+/* "vllm-log", "vllm-metrics", "sglang-log", "ranks" into *kind. Returns 0 or DDT_EINPUT
  * (message set). */
 int spec_log_kind_parse(enum spec_log_kind *kind, const char *name);
 

@@ -29,6 +29,12 @@ int accept_logs_prior_load(struct accept_logs_prior *p, const char *path)
 	    (rc = yget_num(&c, s, "max", Y_REQUIRED | Y_FRACTION, &p->s_hi)) ||
 	    (rc = yget_str(&c, s, "source", Y_REQUIRED, &src)))
 		goto done;
+	struct ydoc_node *g = ydoc_get(doc->root, "rank_tree_gap");
+	if (!g || g->kind != YDOC_MAP ||
+	    (rc = yget_num(&c, g, "max", Y_REQUIRED | Y_FRACTION, &p->rank_gap))) {
+		rc = rc ? rc : err_set(DDT_EINPUT, "%s: no rank_tree_gap mapping", path);
+		goto done;
+	}
 	if (!(p->s_lo <= p->s_hi)) {
 		rc = err_set(DDT_EINPUT, "%s: second_choice_share: min above max", path);
 		goto done;
@@ -91,22 +97,15 @@ static struct node heap_pop(struct node *h, int *n)
 	return top;
 }
 
-double accept_logs_tree(const double *rate, int k, double s, int B)
+double accept_logs_tree_law(const double *p, int k, int n, int B)
 {
-	if (B <= 0 || k <= 0)
+	int hn = 0;
+	double sum = 0;
+	if (B <= 0 || k <= 0 || n <= 0)
 		return 1;
-	int n = B + 1, hn = 0;
-	double *p = malloc((size_t)k * n * sizeof *p), sum = 0;
 	struct node *h = malloc((size_t)(2 * B + 2) * sizeof *h);
-	if (!p || !h) {
-		free(p);
-		free(h);
+	if (!h)
 		return NAN;
-	}
-	for (int d = 0; d < k; d++) {
-		double prev = d ? rate[d - 1] : 1, c = prev > 0 ? rate[d] / prev : 0;
-		ranks_in_order(c < 0 ? 0 : c > 1 ? 1 : c, s, n, p + (size_t)d * n);
-	}
 	heap_push(h, &hn, (struct node){p[0], 1, 0, 0});
 	for (int b = 0; b < B && hn; b++) {
 		struct node x = heap_pop(h, &hn);
@@ -117,9 +116,25 @@ double accept_logs_tree(const double *rate, int k, double s, int B)
 			heap_push(h, &hn, (struct node){x.parent * p[(size_t)x.d * n + x.i + 1], x.parent,
 							x.d, x.i + 1});
 	}
-	free(p);
 	free(h);
 	return 1 + sum;
+}
+
+double accept_logs_tree(const double *rate, int k, double s, int B)
+{
+	if (B <= 0 || k <= 0)
+		return 1;
+	int n = B + 1;
+	double *p = malloc((size_t)k * n * sizeof *p);
+	if (!p)
+		return NAN;
+	for (int d = 0; d < k; d++) {
+		double prev = d ? rate[d - 1] : 1, c = prev > 0 ? rate[d] / prev : 0;
+		ranks_in_order(c < 0 ? 0 : c > 1 ? 1 : c, s, n, p + (size_t)d * n);
+	}
+	double v = accept_logs_tree_law(p, k, n, B);
+	free(p);
+	return v;
 }
 
 /* ---- over the log's intervals ---- */
@@ -194,6 +209,97 @@ static void per_budget(struct accept_logs_result *r)
 	}
 }
 
+/* ---- rank records: the law counted, a jackknife over groups of requests ---- */
+
+/* The rank law p[k][n] and chain rates rate[k] from every group but skip. */
+static void law_from(const struct spec_log *l, int skip, int n, double *p, double *rate)
+{
+	double N = 0;
+	for (int g = 0; g < SPEC_LOG_GROUPS; g++)
+		N += g == skip ? 0 : l->group_steps[g];
+	for (int d = 0; d < l->k; d++) {
+		for (int i = 0; i < n; i++) {
+			double c = 0;
+			for (int g = 0; g < SPEC_LOG_GROUPS; g++)
+				if (g != skip)
+					c += l->rank_cnt[((size_t)g * SPEC_LOG_MAX_K + d) * SPEC_LOG_MAX_RANK + i];
+			p[(size_t)d * n + i] = N > 0 ? c / N : 0;
+		}
+		rate[d] = p[(size_t)d * n] * (d ? rate[d - 1] : 1);
+	}
+}
+
+/* The figures (nb tree estimates, the chain's mean, k rates) of a law. */
+static void law_figures(struct accept_logs_result *r, const double *p, const double *rate, int n,
+			double *out)
+{
+	double mean = 1;
+	for (int j = 0; j < r->nb; j++)
+		out[j] = accept_logs_tree_law(p, r->k, n, r->budget[j]);
+	for (int d = 0; d < r->k; d++)
+		mean += out[r->nb + 1 + d] = rate[d];
+	out[r->nb] = mean;
+}
+
+/* Each figure's jackknife interval over the groups (fewer than two: none). */
+static void jackknife(struct accept_logs_result *r, const struct spec_log *l, int n, double *p,
+		      double *rate, const double *full, double *lo, double *hi)
+{
+	int nf = r->nb + 1 + r->k, G = 0;
+	double sum[ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K] = {0},
+	       ss[ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K] = {0},
+	       th[SPEC_LOG_GROUPS][ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K];
+	for (int g = 0; g < SPEC_LOG_GROUPS; g++) {
+		if (!(l->group_steps[g] > 0))
+			continue;
+		law_from(l, g, n, p, rate);
+		law_figures(r, p, rate, n, th[G]);
+		for (int f = 0; f < nf; f++)
+			sum[f] += th[G][f];
+		G++;
+	}
+	double t = G > 1 ? gsl_cdf_tdist_Pinv((1 + r->level) / 2, G - 1) : 0;
+	for (int f = 0; f < nf; f++) {
+		for (int g = 0; g < G; g++)
+			ss[f] += (th[g][f] - sum[f] / G) * (th[g][f] - sum[f] / G);
+		double se = G > 1 ? sqrt((G - 1.0) / G * ss[f]) : INFINITY;
+		lo[f] = full[f] - t * se;
+		hi[f] = full[f] + t * se;
+	}
+}
+
+static int ranks_estimate(struct accept_logs_result *r, const struct spec_log *l)
+{
+	int n = l->max_rank > 0 ? l->max_rank : 1, nf = r->nb + 1 + r->k;
+	double *p = malloc((size_t)l->k * n * sizeof *p), rate[SPEC_LOG_MAX_K];
+	double full[ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K], lo[ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K],
+	       hi[ACCEPTANCE_MAX_BUDGETS + 1 + SPEC_LOG_MAX_K];
+	if (!p)
+		return err_nomem();
+	law_from(l, -1, n, p, rate);
+	law_figures(r, p, rate, n, full);
+	jackknife(r, l, n, p, rate, full, lo, hi);
+	for (int j = 0; j < r->nb; j++) {
+		double cap = r->budget[j] + 1 < r->k + 1 ? r->budget[j] + 1 : r->k + 1;
+		r->est[j] = full[j];
+		r->lo[j] = r->samp_lo[j] = fmax(1, fmin(lo[j], full[j]));
+		r->samp_hi[j] = fmin(cap, fmax(hi[j], full[j]));
+		r->hi[j] = r->budget[j] > 1 ? fmin(cap, r->samp_hi[j] * (1 + r->prior.rank_gap))
+					    : r->samp_hi[j];
+	}
+	r->mean = full[r->nb];
+	r->mean_lo = fmax(1, lo[r->nb]);
+	r->mean_hi = fmin(r->k + 1, hi[r->nb]);
+	for (int d = 0; d < r->k; d++) {
+		r->rate[d] = full[r->nb + 1 + d];
+		r->rate_lo[d] = fmax(0, lo[r->nb + 1 + d]);
+		r->rate_hi[d] = fmin(1, hi[r->nb + 1 + d]);
+	}
+	(void)nf;
+	free(p);
+	return 0;
+}
+
 int accept_logs_estimate(struct accept_logs_result *r, const char *path, const struct spec_log *l,
 			 const struct acceptance_opts *o, const struct accept_logs_prior *p)
 {
@@ -206,7 +312,13 @@ int accept_logs_estimate(struct accept_logs_result *r, const char *path, const s
 	r->skipped = l->skipped;
 	r->level = o->level;
 	r->prior = *p;
-	r->rates_logged = l->has_rates;
+	r->rates_logged = l->has_rates || l->kind == SPEC_LOG_RANKS;
+	r->nb = o->nbudgets;
+	memcpy(r->budget, o->budgets, sizeof r->budget);
+	if (l->kind == SPEC_LOG_RANKS) {
+		r->weight = (double)l->steps;
+		return ranks_estimate(r, l);
+	}
 	for (size_t i = 0; i < l->n; i++)
 		r->weight += l->iv[i].weight;
 	over_intervals(l, -1, o->level, 1, l->k + 1, &r->mean, &r->mean_lo, &r->mean_hi);
@@ -219,8 +331,6 @@ int accept_logs_estimate(struct accept_logs_result *r, const char *path, const s
 		rates_from_mean(r->mean_lo, l->k, r->rate_lo);
 		rates_from_mean(r->mean_hi, l->k, r->rate_hi);
 	}
-	r->nb = o->nbudgets;
-	memcpy(r->budget, o->budgets, sizeof r->budget);
 	per_budget(r);
 	return 0;
 }
@@ -235,7 +345,10 @@ void accept_logs_free(struct accept_logs_result *r)
 
 static const char *kind_name(enum spec_log_kind k)
 {
-	return k == SPEC_LOG_VLLM ? "vllm-log" : k == SPEC_LOG_VLLM_METRICS ? "vllm-metrics" : "sglang-log";
+	return k == SPEC_LOG_VLLM	  ? "vllm-log"
+	       : k == SPEC_LOG_VLLM_METRICS ? "vllm-metrics"
+	       : k == SPEC_LOG_SGLANG	  ? "sglang-log"
+					  : "ranks";
 }
 
 static double chain_at(const struct accept_logs_result *r, int B)
@@ -246,8 +359,31 @@ static double chain_at(const struct accept_logs_result *r, int B)
 	return a;
 }
 
+/* A rank record's table: the law is logged, the per-step confidence is not. */
+static void text_ranks(const struct accept_logs_result *r, FILE *fp)
+{
+	fprintf(fp, "%s: ranks, %.0f steps, %d positions (block %d); intervals: jackknife over %d "
+		    "groups of requests\n", r->path, r->weight, r->k, r->k + 1, SPEC_LOG_GROUPS);
+	fprintf(fp, "first-choice chain: %.3f [%.3f, %.3f]\n", r->mean, r->mean_lo, r->mean_hi);
+	fputs("\ntree estimate from the logged rank law (each position's share of each rank), "
+	      "positions independent and\nthe same law every step: the drafter's per-step "
+	      "confidence, which DDTree's tree follows, is not\nin the record, so the tree here is "
+	      "the one the law ranks best for every step\n", fp);
+	fprintf(fp, "\n budget   tree  %2.0f%% interval    with the per-step tree (up to +%.0f%%)\n",
+		100 * r->level, 100 * r->prior.rank_gap);
+	for (int j = 0; j < r->nb; j++)
+		fprintf(fp, " %6d  %6.3f  [%6.3f, %6.3f]  [%6.3f, %6.3f]\n", r->budget[j], r->est[j],
+			r->samp_lo[j], r->samp_hi[j], r->lo[j], r->hi[j]);
+	fputs("\nranks past the logged top-K are not in the record: budgets whose tree would use "
+	      "them are lower bounds\n", fp);
+}
+
 void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp)
 {
+	if (r->kind == SPEC_LOG_RANKS) {
+		text_ranks(r, fp);
+		return;
+	}
 	fprintf(fp, "%s: %s, %zu interval%s%s, %d drafted positions (block %d)\n", r->path,
 		kind_name(r->kind), r->n, r->n == 1 ? "" : "s", r->kind == SPEC_LOG_SGLANG ? "" : " (weighted by drafts)",
 		r->k, r->k + 1);

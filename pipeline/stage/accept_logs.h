@@ -26,6 +26,7 @@
 
 struct accept_logs_prior {
 	double s_lo, s_hi;        /* share of a miss that lands on the drafter's 2nd choice */
+	double rank_gap;          /* ranks: how far above the rank law's tree DDTree's may be */
 	char source[512];
 };
 
@@ -60,6 +61,10 @@ int accept_logs_estimate(struct accept_logs_result *r, const char *path, const s
 /* The tree's expected acceptance at budget B for chain rates rate[k] and
  * second-choice share s (exposed for the tests). */
 double accept_logs_tree(const double *rate, int k, double s, int B);
+
+/* The same from a rank law: p[d][r] the probability that the target is the
+ * drafter's rank r at position d (r < n), positions independent. */
+double accept_logs_tree_law(const double *p, int k, int n, int B);
 
 void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp);
 void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp);
