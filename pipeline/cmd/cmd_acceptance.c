@@ -55,7 +55,7 @@ static const struct cli_opt acceptance_opts_table[] = {
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
 	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]\n"
-		 "       acceptance --from vllm-log|vllm-metrics|sglang-log|ranks LOG [--budgets LIST]",
+		 "       acceptance --from KIND LOG [--budgets LIST] [--yaml PATH]",
 	.about = "Replays a drafter trace (JSON Lines, plain or gzip; README \"Acceptance from\n"
 		 "your own drafter\") through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"

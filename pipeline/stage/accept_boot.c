@@ -252,14 +252,13 @@ static void boot_part(void *ctx, int tid, int nthreads)
 		gsl_rng_free(g);
 }
 
-static int dbl_cmp(const void *a, const void *b)
+int accept_boot_dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* Quantile q of sorted x[n] (linear between order statistics). */
-static double quantile(const double *x, int n, double q)
+double accept_boot_quantile(const double *x, int n, double q)
 {
 	double h = (n - 1) * q;
 	int i = (int)h;
@@ -281,9 +280,9 @@ static int summarise(const struct accept_boot *c, const double *reps, int R, dou
 		avg[j] = 0;
 		for (int k = 0; k < R; k++)
 			avg[j] += (col[k] = reps[(size_t)k * nb + j]) / R;
-		qsort(col, (size_t)R, sizeof *col, dbl_cmp);
-		o->lo[j] = mean[j] - f * (mean[j] - quantile(col, R, (1 - level) / 2));
-		o->hi[j] = mean[j] + f * (quantile(col, R, (1 + level) / 2) - mean[j]);
+		qsort(col, (size_t)R, sizeof *col, accept_boot_dbl_cmp);
+		o->lo[j] = mean[j] - f * (mean[j] - accept_boot_quantile(col, R, (1 - level) / 2));
+		o->hi[j] = mean[j] + f * (accept_boot_quantile(col, R, (1 + level) / 2) - mean[j]);
 	}
 	for (int a = 0; a < nb; a++)
 		for (int b = 0; b <= a; b++) {

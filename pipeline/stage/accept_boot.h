@@ -63,4 +63,10 @@ int accept_boot_run(const struct accept_boot *c, int R, double level, uint64_t s
 
 void accept_boot_free(struct accept_boot *c);
 
+/* qsort's comparison of doubles, ascending. */
+int accept_boot_dbl_cmp(const void *a, const void *b);
+
+/* Quantile q of sorted x[n], linear between order statistics. */
+double accept_boot_quantile(const double *x, int n, double q);
+
 #endif

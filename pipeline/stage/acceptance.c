@@ -504,20 +504,6 @@ static int replay_all(struct acceptance_result *r, struct tally *t, struct job *
 	return rc;
 }
 
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Quantile q of sorted x[n] (linear between order statistics). */
-static double quantile(const double *x, int n, double q)
-{
-	double h = (n - 1) * q;
-	int i = (int)h;
-	return i + 1 < n ? x[i] + (h - i) * (x[i + 1] - x[i]) : x[n - 1];
-}
-
 /* The contexts' mean, standard deviation and quantiles (x sorted here). */
 static void finish_context(struct acceptance_result *r, double *x)
 {
@@ -530,9 +516,9 @@ static void finish_context(struct acceptance_result *r, double *x)
 	for (int i = 0; i < n; i++)
 		ss += (x[i] - r->context_mean) * (x[i] - r->context_mean);
 	r->context_sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
-	qsort(x, (size_t)n, sizeof *x, dbl_cmp);
+	qsort(x, (size_t)n, sizeof *x, accept_boot_dbl_cmp);
 	for (int k = 0; k < 5; k++)
-		r->context_q[k] = quantile(x, n, q[k]);
+		r->context_q[k] = accept_boot_quantile(x, n, q[k]);
 }
 
 /* Means and shares from the totals. */
