@@ -339,10 +339,12 @@ int project_accept_warnings(const struct project_accept *a, void (*fn)(void *arg
 	int k = 0;
 	if (!r)
 		return 0;
-	if (lower_bound_budgets(a, budgets, sizeof budgets, &worst)) {
-		snprintf(line, sizeof line, "acceptance trace %s logs top-%d: at budget %s the tree "
-			 "wanted ranks past it (up to %.0f%% of steps), so its acceptance there is a lower "
-			 "bound", a->cfg->accept_trace, r->k_min, budgets, 100 * worst);
+	int nlb = lower_bound_budgets(a, budgets, sizeof budgets, &worst);
+	if (nlb) {
+		snprintf(line, sizeof line, "acceptance trace %s logs top-%d: at budget%s %s the tree "
+			 "wanted ranks past it (up to %.0f%% of steps), so its acceptance there (rows and "
+			 "grid cells alike) is a lower bound", a->cfg->accept_trace, r->k_min,
+			 nlb > 1 ? "s" : "", budgets, 100 * worst);
 		fn(arg, line), k++;
 	}
 	if (r->requests < ACCEPTANCE_FEW_REQUESTS || r->steps < ACCEPTANCE_FEW_STEPS) {
