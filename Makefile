@@ -177,6 +177,13 @@ $(BUILD)/tests/test_cuda_load: | $(BUILD)/tests/fake-driver/libcuda.so.1
 $(BUILD)/tests/test_cuda_sim: $(SIM_OBJ)
 $(BUILD)/tests/test_cuda_sim: LDLIBS += -lstdc++
 
+# tools/gpu-check's row runner with the simulator inside (--sim): its tests
+# run the watchdog, the recovery and the exit codes without a GPU.
+$(BUILD)/tools/gpu_check_main.o: CPPFLAGS += -DGC_SIM -Itests
+$(BUILD)/tools/gpu-check-sim: $(BUILD)/tools/gpu_check_main.o $(SIM_OBJ) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lstdc++
+$(BUILD)/tests/test_gpu_check: | $(BUILD)/tools/gpu-check-sim
+
 # The CPU kernels come in three instruction sets (engine/cpu/kern.h) and
 # -march=native builds only one: the ops' tests are also built for the other
 # two, so a path this CPU does not pick still gets checked (x86-64 only).

@@ -81,6 +81,20 @@ int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, int hidden,
 int cuda_bench_launch(struct rec_rows *r, const struct op_params *p,
 		      const struct harness_conf *hc, int rec_device);
 
+/* After a row that may have faulted: clears the last error and, when a
+ * kernel fault left the context unusable (a sticky error), resets the device
+ * so that later rows run in a fresh context (the buffers and handles of the
+ * old one are gone). Returns 0 when the context was fine, 1 after a reset
+ * that worked, -1 when the device still fails after it (only ending the
+ * process frees it then). Without a backend: 0. */
+int cuda_recover(void);
+
+/* The tensor ceiling of CUDA device 0: cuBLAS bf16 n x n x n products (fp32
+ * accumulation, random data, never zeros) after 3 warm-ups, the mean of 10
+ * timed with events, into *tflops (TFLOP/s). Returns 0 or an error code with
+ * err_set() called (no backend, n < 256, a CUDA or cuBLAS failure). */
+int cuda_tensor_tflops(int n, double *tflops);
+
 /* The CUDA path of the op of that name (engine/cuda/<op>.cu), or NULL when
  * it has none or no backend is loaded. */
 const struct op_cuda *cuda_op_path(const char *op);

@@ -11,7 +11,7 @@
 
 /* Bumped whenever either table below changes: a backend built from other
  * sources than ddt is refused, not called. */
-#define CUDA_BACKEND_ABI 2
+#define CUDA_BACKEND_ABI 3
 
 /* The backend's file name and the one symbol it exports. */
 #define CUDA_BACKEND_FILE "libddt-cuda.so"
@@ -51,6 +51,8 @@ struct cuda_backend {
 	int (*bench_launch)(struct rec_rows *r, const struct op_params *p,
 			    const struct harness_conf *hc, int rec_device);
 	const struct op_cuda *(*op_path)(const char *op);
+	int (*recover)(void);
+	int (*tensor_tflops)(int n, double *tflops);
 };
 
 /* The type of CUDA_BACKEND_ENTRY: keeps host for the life of the process and

@@ -185,6 +185,21 @@ const struct op_cuda *cuda_op_path(const char *op)
 	return be ? be->op_path(op) : NULL;
 }
 
+int cuda_recover(void)
+{
+	const struct cuda_backend *be = load();
+	return be ? be->recover() : 0;
+}
+
+int cuda_tensor_tflops(int n, double *tflops)
+{
+	const struct cuda_backend *be = load();
+	*tflops = NAN;
+	if (be)
+		return be->tensor_tflops(n, tflops);
+	return err_set(DDT_ENOTFOUND, "the tensor ceiling: %s", g_cuda.reason);
+}
+
 /* A skipped row: every figure NaN, the reason why there is no CUDA. */
 static void absent_row(struct rec_row *row, const char *op, const char *variant,
 		       const char *backend, int device)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpu_check.py - tools/gpu-check's plans and its closing table.
 
-usage: gpu_check.py plan TEMPLATE OUTDIR   writes OUTDIR/plan_{validate,small,time,ncu}.tsv
+usage: gpu_check.py plan TEMPLATE OUTDIR [--quick]
+                                           writes OUTDIR/plan_{validate,small,san1,time,ncu}.tsv
        gpu_check.py table OUTDIR           prints the table from OUTDIR's rows and
                                            steps; exit 0 when everything passes, 4 not
        gpu_check.py ncu NCU.csv            prints the kernels' lines of an ncu CSV
@@ -11,10 +12,15 @@ The plans are what tools/gpu_check_main.c reads (its header gives the format).
   validate  every CUDA edge case (engine/cuda_cases.c) and the first size of
             each of the template's kernel entries (Kimi sizes), each run twice
   small     the edge cases small enough for the CPU simulator (for
-            compute-sanitizer, which slows kernels down a hundredfold)
+            compute-sanitizer's memcheck, which slows kernels down a
+            hundredfold)
+  san1      the first of those per kernel (racecheck, synccheck: slower still)
   time      the tensor ceiling (cuBLAS), then the template's bench section
             with a 1 s limit per row; every row is validated before timing
-            and re-checked after it
+            and re-checked after it; --quick: one size per kernel (QUICK_PICK)
+            and no all-reduce or launch rows
+Each plan sets its rows' watchdog (WATCHDOG_S): a row still running past it
+is written "timeout" and the next runs in a fresh process.
   ncu       one run of each custom kernel's op at a Kimi size
 
 The table puts each row's time beside its floor: the larger of its bytes over
@@ -30,6 +36,23 @@ ROW_LIMIT_S = 1  # the time step's limit per row (the issue's 1 s)
 CEILING_N = 8192  # the cuBLAS product that measures the tensor rate
 # The ops timed by templates but validated only at their first size here.
 NOT_VALIDATED = ("memcpy", "allreduce", "launch")
+# Each row's watchdog, in seconds, per plan: a validation at a Kimi size
+# (setup and the C reference on the CPU included), a timed row (the same plus
+# at most 1 s of timing), a row under a sanitizer (10-100x slower) or ncu
+# (one replay per section).
+WATCHDOG_S = {"validate": 30, "time": 30, "small": 60, "san1": 60, "ncu": 40}
+# --quick's timed sizes: the middle of each kernel's target range (MoE at
+# M = 9 and 33, tree_attn at 16k context) and the template's other ops at
+# their first size.
+QUICK_PICK = [
+    ("memcpy", {}),
+    ("moe_w4a16", {"M": 9}),
+    ("moe_w4a16", {"M": 33}),
+    ("dense_gemv", {}),
+    ("tree_build", {"B": 32}),
+    ("tree_attn", {"B": 8, "ctx": 16384}),
+    ("accept", {"B": 32}),
+]
 # Which template point of each custom kernel's op ncu profiles: the middle of
 # its target range (moe M = 9..33, tree_attn ctx >= 16k, the block 16 tree).
 NCU_PICK = [
@@ -65,12 +88,28 @@ def points(entry):
     return [dict(zip(params, c)) for c in itertools.product(*vals)] if params else [{}]
 
 
-def time_plan(bench):
+def watchdog(name):
+    return "watchdog\t%d" % WATCHDOG_S[name]
+
+
+def pick(bench, op, want):
+    """The first template point of op matching want, or exit."""
+    hit = [p for e in bench["ops"] if e["op"] == op for p in points(e)
+           if all(p.get(k) == v for k, v in want.items())]
+    if not hit:
+        raise SystemExit("gpu_check.py: the template has no %s point with %s" % (op, kv(want)))
+    return hit[0]
+
+
+def time_plan(bench, quick):
     t = {k: v for k, v in (bench.get("timing") or {}).items() if k != "source"}
     t["timeout_s"] = ROW_LIMIT_S
-    lines = ["seed\t%d" % bench.get("seed", 1), "ceiling\t%d" % CEILING_N,
+    lines = ["seed\t%d" % bench.get("seed", 1), watchdog("time"), "ceiling\t%d" % CEILING_N,
              "timing\t" + " ".join("%s=%s" % p for p in t.items())]
     variants = bench.get("variants", ["cold"])
+    if quick:
+        return lines + ["op\t%s\t%s\t%s" % (op, variants[0], kv(pick(bench, op, want)))
+                        for op, want in QUICK_PICK]
     for e in bench["ops"]:
         pts = points(e)
         if e["op"] == "allreduce":
@@ -85,25 +124,26 @@ def time_plan(bench):
 
 
 def ncu_plan(bench, seed):
-    lines = [seed]
-    for op, want in NCU_PICK:
-        hit = [p for e in bench["ops"] if e["op"] == op for p in points(e)
-               if all(p.get(k) == v for k, v in want.items())]
-        if not hit:
-            raise SystemExit("gpu_check.py: the template has no %s point with %s" % (op, kv(want)))
-        lines.append("once\t%s\t%s" % (op, kv(hit[0])))
-    return lines
+    return [seed, watchdog("ncu")] + ["once\t%s\t%s" % (op, kv(pick(bench, op, want)))
+                                      for op, want in NCU_PICK]
 
 
-def plan(template, out):
+def san1_plan(seed):
+    """The first simulator-sized edge case of each kernel (engine/cuda_cases.c,
+    read by the check program: `cases sim` rows, one per op)."""
+    return [seed, watchdog("san1"), "cases\tsim1"]
+
+
+def plan(template, out, quick=False):
     bench = bench_of(template)
     seed = "seed\t%d" % bench.get("seed", 1)
     kimi = ["validate\t%s\t%s" % (e["op"], kv(points(e)[0])) for e in bench["ops"]
             if e["op"] not in NOT_VALIDATED]
     plans = {
-        "validate": [seed, "cases\tall"] + kimi,
-        "small": [seed, "cases\tsim"],
-        "time": time_plan(bench),
+        "validate": [seed, watchdog("validate"), "cases\tall"] + kimi,
+        "small": [seed, watchdog("small"), "cases\tsim"],
+        "san1": san1_plan(seed),
+        "time": time_plan(bench, quick),
         "ncu": ncu_plan(bench, seed),
     }
     for name, lines in plans.items():
@@ -182,6 +222,8 @@ def table(out):
     steps = steps_of(out)
     rows, dev, tflops, cut = [], None, float("nan"), []
     for name in ("validate", "time"):
+        if name not in (st[0] for st in steps):
+            continue  # not a step of this run (--quick --sim: no time step)
         r, d, t, end = read_rows(os.path.join(out, "rows_%s.tsv" % name))
         rows += r
         dev = dev or d
@@ -240,8 +282,8 @@ def ncu(path):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "plan":
-        plan(argv[2], argv[3])
+    if len(argv) in (4, 5) and argv[1] == "plan" and argv[4:] in ([], ["--quick"]):
+        plan(argv[2], argv[3], quick=len(argv) == 5)
         return 0
     if len(argv) == 3 and argv[1] == "table":
         return table(argv[2])

@@ -108,8 +108,11 @@ static int ar_fill(struct ar_ctx *c, size_t count)
 	for (int i = 0; i < c->n && !rc; i++) {
 		for (size_t k = 0; k < count; k++)
 			h[k] = bf16_from_float(ar_value(i, k));
-		if (!(rc = CU(cudaSetDevice(i))))
-			rc = CU(cudaMemcpy(c->send[i], h, count * 2, cudaMemcpyHostToDevice));
+		/* a copy from pageable memory may still be in flight when it
+		 * returns; the non-blocking streams do not wait for it */
+		if (!(rc = CU(cudaSetDevice(i))) &&
+		    !(rc = CU(cudaMemcpy(c->send[i], h, count * 2, cudaMemcpyHostToDevice))))
+			rc = CU(cudaDeviceSynchronize());
 	}
 	free(h);
 	return rc;

@@ -268,6 +268,8 @@ int cu_timer_init(struct cu_timer *t, int dev, int cold)
 		CK(cudaMalloc((void **)&t->sink, sizeof *t->sink));
 		/* written once; one flush then evicts the memset's dirty lines */
 		CK(cudaMemset(t->flush, 0x5a, t->flush_bytes));
+		/* the memset ran on the default stream, t->s does not wait for it */
+		CK(cudaDeviceSynchronize());
 		if (cu_flush_l2(t))
 			return DDT_EGENERIC;
 		CK(cudaStreamSynchronize(t->s));
@@ -391,17 +393,27 @@ int cu_time(struct cu_timer *t, const struct harness_conf *hc, cu_enqueue_fn fn,
 
 /* ---- recovery ---- */
 
-void cu_recover(void)
+int cu_recover(void)
 {
 	(void)cudaGetLastError();
 	if (cudaDeviceSynchronize() == cudaSuccess)
-		return;
+		return 0;
 	/* a sticky error (a kernel fault) poisons the context: start a fresh one
 	 * so the next rows can still run; cached handles die with it */
 	(void)cudaGetLastError();
 	(void)cudaDeviceReset();
 	(void)cudaGetLastError();
 	cu_gemv_forget();
+	if (cudaFree(NULL) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return 1;
+}
+
+extern "C" int cuda_recover(void)
+{
+	return cu_recover();
 }
 
 /* ---- rows ---- */
@@ -552,6 +564,12 @@ extern "C" int cuda_time_op(const struct op_desc *op, const struct op_params *p,
 	if ((rc = call.cu->setup(&call.dev, inst))) {
 		int unsup = rc == DDT_EINPUT && !strncmp(err_msg(), "unsupported", 11);
 		cu_row_status(row, unsup ? REC_UNSUPPORTED : REC_FAILED, "cuda setup: %s", err_msg());
+		goto done;
+	}
+	/* setup's copies and memsets ran on the default stream, which t.s (a
+	 * non-blocking stream) does not wait for: finish them first */
+	if ((rc = CU(cudaDeviceSynchronize()))) {
+		cu_row_status(row, REC_FAILED, "cuda setup: %s", err_msg());
 		goto done;
 	}
 	/* one run into poisoned outputs, fetched before any timing run */

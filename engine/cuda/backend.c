@@ -17,6 +17,8 @@ static const struct cuda_backend backend = {
 	.bench_allreduce = cuda_bench_allreduce,
 	.bench_launch = cuda_bench_launch,
 	.op_path = cuda_op_path,
+	.recover = cuda_recover,
+	.tensor_tflops = cuda_tensor_tflops,
 };
 
 /* The only symbol the shared object exports (engine/cuda/backend.map). */

@@ -16,6 +16,8 @@
 #include "timing.cuh"
 
 #include <cublas_v2.h>
+#include <math.h>
+#include <stdlib.h>
 
 extern "C" {
 #include "ops/dense_gemv.h"
@@ -126,3 +128,76 @@ static int gemv_fetch(void *dev, void *inst)
 
 extern "C" const struct op_cuda op_cuda_dense_gemv = {gemv_setup, gemv_run, gemv_fetch,
 						      gemv_teardown};
+
+/* ---- the tensor ceiling (cuda_api.h) ---- */
+
+/* n bf16 values uniform in [-1, 1) (never zeros: a product of zeros runs
+ * faster than real data). */
+static void ceil_fill(uint16_t *v, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		float f = (float)((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		v[i] = (uint16_t)(u >> 16);
+	}
+}
+
+/* 13 products of m[0] x m[1] into m[2], events around the last 10. */
+static int ceil_time(cublasHandle_t h, int n, void *const m[3], cudaEvent_t e0, cudaEvent_t e1,
+		     float *ms)
+{
+	const float one = 1.0f, zero = 0.0f;
+	CKB(cublasSetStream(h, 0));
+	for (int i = 0; i < 13; i++) {
+		if (i == 3)
+			CK(cudaEventRecord(e0, 0));
+		CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, m[0], CUDA_R_16BF, n,
+				 m[1], CUDA_R_16BF, n, &zero, m[2], CUDA_R_16BF, n,
+				 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	}
+	CK(cudaEventRecord(e1, 0));
+	CK(cudaEventSynchronize(e1));
+	CK(cudaEventElapsedTime(ms, e0, e1));
+	return *ms > 0 ? 0 : err_set(DDT_EGENERIC, "cuBLAS bf16 %d^3: no time elapsed", n);
+}
+
+extern "C" int cuda_tensor_tflops(int n, double *tflops)
+{
+	size_t elems = (size_t)n * n;
+	uint16_t *host = NULL;
+	void *m[3] = {NULL, NULL, NULL};
+	cublasHandle_t h = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	float ms = 0;
+	int rc;
+
+	*tflops = NAN;
+	if (n < 256)
+		return err_set(DDT_EINPUT, "the tensor ceiling: n = %d, under 256", n);
+	if (!(host = (uint16_t *)malloc(elems * sizeof *host)))
+		return err_nomem();
+	if ((rc = CU(cudaSetDevice(0))) || (rc = gemv_handle(&h)))
+		goto done;
+	for (int i = 0; i < 3 && !rc; i++) {
+		ceil_fill(host, elems, (uint64_t)i + 1);
+		if (!(rc = CU(cudaMalloc(&m[i], elems * 2))))
+			rc = CU(cudaMemcpy(m[i], host, elems * 2, cudaMemcpyHostToDevice));
+	}
+	if (rc || (rc = CU(cudaDeviceSynchronize())) || (rc = CU(cudaEventCreate(&e0))) ||
+	    (rc = CU(cudaEventCreate(&e1))))
+		goto done;
+	if (!(rc = ceil_time(h, n, m, e0, e1, &ms)))
+		*tflops = 2.0 * n * (double)n * n * 10 / (ms * 1e-3) / 1e12;
+done:
+	if (e0)
+		cudaEventDestroy(e0);
+	if (e1)
+		cudaEventDestroy(e1);
+	for (int i = 0; i < 3; i++)
+		cu_free(m[i]);
+	free(host);
+	return rc;
+}

@@ -264,6 +264,10 @@ static int step_setup(struct ln_step *st, const struct op_params *p)
 	    (rc = CU(cudaMalloc(&st->ar_recv, st->ar_count * 2))) ||
 	    (rc = CU(cudaMemset(st->ar_send, 0x3c, st->ar_count * 2))))
 		return rc;
+	/* the setups' copies ran on the default stream; the timer's stream does
+	 * not wait for it */
+	if ((rc = CU(cudaDeviceSynchronize())))
+		return rc;
 #ifndef DDT_NO_NCCL
 	int dev0 = 0;
 	ncclResult_t r = ncclCommInitAll(&st->comm, 1, &dev0);

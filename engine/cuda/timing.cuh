@@ -66,8 +66,9 @@ void cu_row_status(struct rec_row *row, enum rec_status st, const char *fmt, ...
 void cu_row_rates(struct rec_row *row, double copy_gbps);
 
 /* After a failure: clears the last error and, when the context is broken by
- * a sticky error, resets the current device so later rows can run. */
-void cu_recover(void);
+ * a sticky error, resets the current device so later rows can run; returns
+ * 0, 1 or -1 as cuda_recover (cuda_api.h). */
+int cu_recover(void);
 /* Drops dense_gemv's cached cuBLAS handles (after a device reset). */
 void cu_gemv_forget(void);
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -315,6 +316,29 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
 cudaError_t cudaDeviceSynchronize(void)
 {
 	return g_sticky;
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+	for (auto &b : g_bufs) {
+		size_t total = (b.second.bytes + 2 * SIM_GUARD + 255) / 256 * 256;
+		guard_poison(b.second.base, total, false);
+		free(b.second.base);
+		g_stats.live_buffers--;
+	}
+	g_bufs.clear();
+	g_sticky = g_last = cudaSuccess;
+	g_fault[0] = '\0';
+	return cudaSuccess;
+}
+
+extern "C" int sim_recover(void)
+{
+	(void)cudaGetLastError();
+	if (cudaDeviceSynchronize() == cudaSuccess)
+		return 0;
+	(void)cudaDeviceReset();
+	return 1;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -1024,12 +1048,40 @@ static bool bufs_check(const char *name)
 	return true;
 }
 
+static struct {
+	enum sim_inject what;
+	int left;
+} g_inject;
+
+extern "C" void sim_inject(enum sim_inject what, int nth_launch)
+{
+	g_inject.what = nth_launch > 0 ? what : SIM_INJECT_NONE;
+	g_inject.left = nth_launch;
+}
+
+/* Whether this launch is the one sim_inject named: a fault returns its
+ * error, a hang never returns. */
+static bool inject_now(const char *name, cudaError_t *e)
+{
+	if (g_inject.what == SIM_INJECT_NONE || --g_inject.left > 0)
+		return false;
+	const enum sim_inject what = g_inject.what;
+	g_inject.what = SIM_INJECT_NONE;
+	if (what == SIM_INJECT_HANG)
+		for (;;)
+			pause();
+	*e = sim_error(cudaErrorIllegalAddress, true, "%s: a fault injected by sim_inject", name);
+	return true;
+}
+
 cudaError_t sim_run(const char *name, const void *fn, dim3 grid, dim3 block, size_t smem,
 		    void (*body)(void *), void *ctx)
 {
 	cudaError_t e;
 	if (g_sticky)
 		return g_sticky;
+	if (inject_now(name, &e))
+		return e;
 	if ((e = launch_check(name, fn, grid, block, smem)))
 		return e;
 	if (stacks_init() || !smem_prepare(smem))

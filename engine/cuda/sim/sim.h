@@ -295,6 +295,8 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
 cudaError_t cudaMemset(void *p, int v, size_t n);
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0);
 cudaError_t cudaDeviceSynchronize(void);
+/* Ends the context: every device buffer freed, the sticky error cleared. */
+cudaError_t cudaDeviceReset(void);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaGetLastError(void);
 const char *cudaGetErrorString(cudaError_t e);

@@ -45,6 +45,19 @@ void sim_stats_reset(void);
  * cudaGetErrorString. */
 const char *sim_fault(void);
 
+/* Tests' hooks for what a GPU can do to a run: the nth kernel launch from
+ * now (1: the next) faults (an illegal address: a sticky error, as a bad
+ * access by a kernel leaves the context) or hangs (never returns, as the
+ * synchronize after a kernel that spins on a flag nothing sets). SIM_NONE
+ * cancels what is pending. */
+enum sim_inject { SIM_INJECT_NONE, SIM_INJECT_FAULT, SIM_INJECT_HANG };
+void sim_inject(enum sim_inject what, int nth_launch);
+
+/* cuda_recover's simulation: clears the last error; after a fault (a sticky
+ * error) resets the simulated device (every buffer freed). Returns 0 when
+ * there was no fault, 1 after the reset. */
+int sim_recover(void);
+
 #ifdef __cplusplus
 }
 #endif
