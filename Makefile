@@ -29,6 +29,7 @@ APT_PKGS := pkg-config libyaml-dev libxlsxwriter-dev libcairo2-dev libpango1.0-d
 # (CUDA=1: CUDA_ARCHS, every arch by default), and by `make test` for every
 # arch so CI compiles the kernels; CUDA=0 never builds it.
 CUDA_HOME ?= /usr/local/cuda
+comma := ,
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 CUDA_ARCHS_ALL := 90 100 103 120
 GPU_ARCHS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | sort -u)
@@ -78,7 +79,15 @@ ifeq ($(CUDA),1)
                 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -Xcompiler -fPIC,-Wall,-Wextra,-Werror
   CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o) $(BUILD)/engine/cuda/backend.o
-  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl
+  # NCCL from the toolkit or the system, else from NVIDIA's Python wheels
+  # (nvidia-nccl-cu12/13: tools/find_nvidia_lib.py), else none: the
+  # all-reduce rows then say "built without NCCL".
+  NCCL_SYS := $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h)
+  NCCL_PIP := $(if $(NCCL_SYS),,$(shell python3 tools/find_nvidia_lib.py libnccl nccl.h 2>/dev/null))
+  NCCL_CFLAGS := $(if $(NCCL_SYS),,$(if $(NCCL_PIP),-I$(word 1,$(NCCL_PIP)),-DDDT_NO_NCCL))
+  NCCL_LIBS := $(if $(NCCL_SYS),-lnccl,$(if $(NCCL_PIP),-L$(word 2,$(NCCL_PIP)) -Wl$(comma)-rpath$(comma)$(word 2,$(NCCL_PIP)) -l:$(word 3,$(NCCL_PIP))))
+  NVCC_FLAGS += $(NCCL_CFLAGS)
+  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas $(NCCL_LIBS)
   CUDA_NOTE := building $(CUDA_LIB) for $(CUDA_ARCHS:%=sm_%) with $(NVCC)
 else
   CUDA_NOTE := not built ($(if $(NVCC),$(if $(GPU_ARCHS),CUDA=0,no GPU here; make CUDA=1 builds it),nvcc not found)): CUDA ops report skipped
@@ -277,7 +286,8 @@ ifneq ($(MPICC),)
 all: $(BUILD)/ddt-allreduce
 endif
 ifeq ($(CUDA),1)
-$(BUILD)/engine/mpi/%.o: CPPFLAGS += -DDDT_HAVE_CUDA -I$(CUDA_HOME)/include
+# (NCCL nowhere: the MPI backend only)
+$(BUILD)/engine/mpi/%.o: CPPFLAGS += $(if $(filter -DDDT_NO_NCCL,$(NCCL_CFLAGS)),,-DDDT_HAVE_CUDA -I$(CUDA_HOME)/include $(NCCL_CFLAGS))
 $(BUILD)/ddt-allreduce: LDLIBS += $(CUDA_LIBS)
 endif
 $(BUILD)/engine/mpi/%.o: engine/mpi/%.c $(BUILD)/.flags | $(DEPS_OK)

@@ -95,6 +95,15 @@ int cuda_recover(void);
  * err_set() called (no backend, n < 256, a CUDA or cuBLAS failure). */
 int cuda_tensor_tflops(int n, double *tflops);
 
+/* The device a rank uses among the visible GPUs this process sees, given
+ * its place among the local_size ranks on its host: one visible GPU is the
+ * rank's own (Slurm's per-task binding, --gpus-per-task=1 or --gpu-bind,
+ * or a launcher that sets CUDA_VISIBLE_DEVICES per rank): device 0; at
+ * least one per rank (each rank sees them all): the local_rank-th. Returns
+ * 0 with *dev, or DDT_EINPUT with err_set() naming the counts and
+ * CUDA_VISIBLE_DEVICES (no GPU, or more than one but fewer than ranks). */
+int cuda_local_device(int visible, int local_rank, int local_size, int *dev);
+
 /* The CUDA path of the op of that name (engine/cuda/<op>.cu), or NULL when
  * it has none or no backend is loaded. */
 const struct op_cuda *cuda_op_path(const char *op);

@@ -200,6 +200,23 @@ int cuda_tensor_tflops(int n, double *tflops)
 	return err_set(DDT_ENOTFOUND, "the tensor ceiling: %s", g_cuda.reason);
 }
 
+int cuda_local_device(int visible, int local_rank, int local_size, int *dev)
+{
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	*dev = -1;
+	if (visible == 1) {
+		*dev = 0;
+		return 0;
+	}
+	if (visible > 1 && visible >= local_size && local_rank >= 0 && local_rank < visible) {
+		*dev = local_rank;
+		return 0;
+	}
+	return err_set(DDT_EINPUT, "local rank %d of %d sees %d GPUs (CUDA_VISIBLE_DEVICES=%s): "
+		       "give each rank one GPU (srun --gpus-per-task=1) or let every rank see "
+		       "one per rank", local_rank, local_size, visible, env ? env : "unset");
+}
+
 /* A skipped row: every figure NaN, the reason why there is no CUDA. */
 static void absent_row(struct rec_row *row, const char *op, const char *variant,
 		       const char *backend, int device)

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -80,12 +81,42 @@ static void test_cuda_load__backend_answers_through_ddt(void **state)
 	assert_string_equal(row.reason, reason);
 	assert_string_equal(row.backend, "cuda");
 	assert_true(rec_row_param(&row, "mib", 0) == 1.0); /* set through ddt's function */
+
+	/* the new entries of ABI 3 reach the backend: no device behind the
+	 * fake driver, so the ceiling fails with the runtime's message */
+	double tflops = 0;
+	err_clear();
+	assert_int_not_equal(cuda_tensor_tflops(256, &tflops), 0);
+	assert_true(tflops != tflops);
+	assert_true(err_msg()[0] != '\0');
+}
+
+/* ddt-allreduce's GPU per rank: one visible GPU (Slurm's per-task binding)
+ * is device 0 whatever the local rank; seeing them all, the local rank's;
+ * two but eight ranks, or none, is an error naming CUDA_VISIBLE_DEVICES. */
+static void test_cuda_load__rank_gets_its_bound_gpu(void **state)
+{
+	(void)state;
+	int dev = -2;
+	assert_int_equal(cuda_local_device(1, 5, 8, &dev), 0);
+	assert_int_equal(dev, 0);
+	assert_int_equal(cuda_local_device(8, 5, 8, &dev), 0);
+	assert_int_equal(dev, 5);
+	assert_int_equal(cuda_local_device(1, 0, 1, &dev), 0);
+	assert_int_equal(dev, 0);
+	setenv("CUDA_VISIBLE_DEVICES", "2,3", 1);
+	assert_int_equal(cuda_local_device(2, 5, 8, &dev), DDT_EINPUT);
+	assert_int_equal(dev, -1);
+	assert_non_null(strstr(err_msg(), "local rank 5 of 8 sees 2 GPUs (CUDA_VISIBLE_DEVICES=2,3)"));
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	assert_int_equal(cuda_local_device(0, 0, 1, &dev), DDT_EINPUT);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cuda_load__backend_answers_through_ddt),
+		cmocka_unit_test(test_cuda_load__rank_gets_its_bound_gpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -369,6 +369,35 @@ static void test_gpu_check__stopped_run_still_writes_table_and_record(void **sta
 	cleanup(dir);
 }
 
+/* NCCL (or any CUDA library) from NVIDIA's Python wheels when the toolkit
+ * has none: the CUDA 12 layout (nvidia/nccl/) and the CUDA 13 one
+ * (nvidia/cu13/); nothing (exit 1) where no wheel holds it. */
+static void test_gpu_check__nccl_found_in_python_wheels(void **state)
+{
+	(void)state;
+	char cmd[1024], *out, *dir = strdup("/tmp/ddt-gpu-pip-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	const char *layout[] = {"nccl", "cu13"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s/nvidia && mkdir -p %s/nvidia/%s/include "
+			 "%s/nvidia/%s/lib && touch %s/nvidia/%s/include/nccl.h "
+			 "%s/nvidia/%s/lib/libnccl.so.2 && PYTHONPATH=%s python3 "
+			 "tools/find_nvidia_lib.py libnccl nccl.h",
+			 dir, dir, layout[i], dir, layout[i], dir, layout[i], dir, layout[i], dir);
+		assert_int_equal(helpers_run(&out, cmd), 0);
+		snprintf(cmd, sizeof cmd, "%s/nvidia/%s/include %s/nvidia/%s/lib libnccl.so.2\n", dir,
+			 layout[i], dir, layout[i]);
+		assert_string_equal(out, cmd);
+		free(out);
+	}
+	snprintf(cmd, sizeof cmd, "PYTHONPATH=%s python3 tools/find_nvidia_lib.py libnosuch nosuch.h",
+		 dir);
+	assert_int_equal(helpers_run(&out, cmd), 1);
+	assert_string_equal(out, "");
+	free(out);
+	cleanup(dir);
+}
+
 /* The dry runs build the check program and libddt-cuda.so for sm_90 (no
  * GPU needed), check the plans and print each step's budget: the whole run
  * under 9 minutes, --quick's under 6. */
@@ -419,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_check__hung_row_is_stopped_by_the_watchdog),
 		cmocka_unit_test(test_gpu_check__sim_run_exits_zero_and_writes_the_record),
 		cmocka_unit_test(test_gpu_check__stopped_run_still_writes_table_and_record),
+		cmocka_unit_test(test_gpu_check__nccl_found_in_python_wheels),
 		cmocka_unit_test(test_gpu_check__dry_run_builds_and_plans_within_nine_minutes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,11 +97,41 @@ int allreduce_any(int mine)
 	return all;
 }
 
+static int nccl_dev = -1; /* this rank's device among those it sees (NCCL) */
+
 #ifdef DDT_HAVE_CUDA
 static ncclComm_t nccl_comm;
 static cudaStream_t nccl_stream;
 
-/* Picks this rank's GPU (its rank on the host) and joins the NCCL
+/* Whether the ranks of this host got distinct GPUs (PCI bus ids compared:
+ * two ranks that each see one GPU may see the same one); have: this rank
+ * has set its device. Collective over the host's ranks, so every rank calls
+ * it, failed or not. Returns 0 or DDT_EINPUT naming the pair. */
+static int nccl_distinct(const struct allreduce_world *w, int have)
+{
+	char bus[32] = "", *all = malloc((size_t)w->local_size * sizeof bus);
+	MPI_Comm local;
+	int rc = 0;
+
+	if (!have || cudaDeviceGetPCIBusId(bus, sizeof bus, nccl_dev) != cudaSuccess)
+		snprintf(bus, sizeof bus, "none-%d", w->local_rank); /* never a duplicate */
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local);
+	if (all)
+		MPI_Allgather(bus, sizeof bus, MPI_CHAR, all, sizeof bus, MPI_CHAR, local);
+	MPI_Comm_free(&local);
+	if (!all)
+		return err_nomem();
+	for (int i = 0; i < w->local_size && !rc; i++)
+		if (i != w->local_rank && !strcmp(all + i * sizeof bus, bus))
+			rc = err_set(DDT_EINPUT, "%s: local ranks %d and %d both got GPU %s: bind one "
+				     "GPU per task (srun --gpus-per-task=1) or let every rank see all",
+				     w->host, i, w->local_rank, bus);
+	free(all);
+	return rc;
+}
+
+/* Picks this rank's GPU (cuda_local_device: its own under per-task binding,
+ * else its rank on the host) and joins the NCCL
  * communicator whose id rank 0 broadcasts. Collective: every rank reaches the
  * broadcast and the agreement after it, so one rank's failure cannot leave
  * the others waiting in ncclCommInitRank. Returns 0 or an error code. */
@@ -113,12 +143,13 @@ static int nccl_open(const struct allreduce_world *w)
 	memset(&id, 0, sizeof id);
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
 		rc = err_set(DDT_EGENERIC, "%s: no CUDA device", w->host);
-	else if (w->local_size > ndev)
-		rc = err_set(DDT_EINPUT, "%s: %d ranks but %d GPUs: one rank per GPU", w->host,
-			     w->local_size, ndev);
-	else if (cudaSetDevice(w->local_rank) != cudaSuccess)
-		rc = err_set(DDT_EGENERIC, "%s: cudaSetDevice(%d) failed", w->host, w->local_rank);
-	else if (w->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+	else if ((rc = cuda_local_device(ndev, w->local_rank, w->local_size, &nccl_dev)))
+		err_wrap(rc, "%s", w->host);
+	else if (cudaSetDevice(nccl_dev) != cudaSuccess)
+		rc = err_set(DDT_EGENERIC, "%s: cudaSetDevice(%d) failed", w->host, nccl_dev);
+	int dup = nccl_distinct(w, rc == 0);
+	rc = rc ? rc : dup;
+	if (!rc && w->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
 		rc = err_set(DDT_EGENERIC, "ncclGetUniqueId failed");
 	MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
 	if (allreduce_any(rc != 0))
@@ -396,7 +427,7 @@ int allreduce_describe(const struct allreduce_conf *c, const struct allreduce_wo
 	snprintf(prov->cuda_driver, sizeof prov->cuda_driver, "%s", driver);
 	snprintf(prov->nccl, sizeof prov->nccl, "%s", nccl);
 	if (c->backend == ALLREDUCE_NCCL)
-		return cuda_device_describe(w->local_rank, d);
+		return cuda_device_describe(nccl_dev >= 0 ? nccl_dev : w->local_rank, d);
 	cpu_device_detect(d);
 	return 0;
 }
