@@ -2,9 +2,13 @@
  *
  * One communicator across all local GPUs (ncclCommInitAll, one process),
  * sum in place of nothing: out-of-place so every sample does the same work.
- * Each sample is 20 back-to-back all-reduces timed with events on GPU 0's
- * stream (the collective cannot finish on GPU 0 before every peer joined);
- * the row's time is per all-reduce. algbw = bytes / time, busbw = algbw x
+ * One host thread per GPU launches that GPU's part (GPU 0's: the timing
+ * thread; the others: workers started with the communicator, released
+ * together by a barrier for each all-reduce), so a small all-reduce is not
+ * timed behind one thread's n launches in a row. Each sample is 20
+ * back-to-back all-reduces timed with events on GPU 0's stream (the
+ * collective cannot finish on GPU 0 before every peer joined); the row's
+ * time is per all-reduce. algbw = bytes / time, busbw = algbw x
  * 2 (n - 1) / n (nccl-tests' convention). The first call per M is checked
  * against the exact sum (small integers, exact in bf16).
  *
@@ -19,6 +23,7 @@ extern "C" {
 }
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,27 +74,120 @@ struct ar_ctx {
 	ncclComm_t *comms;
 	cudaStream_t *streams; /* streams[0] is the timer's */
 	void **send, **recv;
+	/* the workers, GPUs 1..n-1: each round (gen) releases them all, and the
+	 * timing thread waits until every part is launched (pending 0) */
+	pthread_t *tids;
+	int started, stop, pending;
+	unsigned gen;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	ncclResult_t *res; /* each worker's first failure */
 };
 
-/* One all-reduce on every GPU (GPU 0's on s). */
+struct ar_worker {
+	struct ar_ctx *c;
+	int i;
+};
+
+/* GPU i's part of the all-reduce on comms[i], streams[i]. */
+static ncclResult_t ar_part(struct ar_ctx *c, int i)
+{
+	return ncclAllReduce(c->send[i], c->recv[i], c->count, ncclBfloat16, ncclSum, c->comms[i],
+			     c->streams[i]);
+}
+
+/* A worker: its GPU's part once per round, until told to stop. */
+static void *ar_worker_main(void *arg)
+{
+	struct ar_worker *w = (struct ar_worker *)arg;
+	struct ar_ctx *c = w->c;
+	const int i = w->i;
+	unsigned seen = 0;
+	free(w);
+	if (cudaSetDevice(i) != cudaSuccess)
+		c->res[i] = ncclUnhandledCudaError;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (c->gen == seen && !c->stop)
+			pthread_cond_wait(&c->go, &c->mu);
+		if (c->stop)
+			break;
+		seen = c->gen;
+		pthread_mutex_unlock(&c->mu);
+		if (c->res[i] == ncclSuccess)
+			c->res[i] = ar_part(c, i);
+		pthread_mutex_lock(&c->mu);
+		if (--c->pending == 0)
+			pthread_cond_signal(&c->done);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Starts the workers (after the communicator); 0 or an error code
+ * (ar_workers_stop stops those started either way). */
+static int ar_workers_start(struct ar_ctx *c)
+{
+	c->tids = (pthread_t *)calloc((size_t)c->n, sizeof *c->tids);
+	c->res = (ncclResult_t *)calloc((size_t)c->n, sizeof *c->res);
+	if (!c->tids || !c->res)
+		return err_nomem();
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->go, NULL);
+	pthread_cond_init(&c->done, NULL);
+	for (int i = 1; i < c->n; i++) {
+		struct ar_worker *w = (struct ar_worker *)malloc(sizeof *w);
+		if (!w)
+			return err_nomem();
+		w->c = c, w->i = i;
+		if (pthread_create(&c->tids[i], NULL, ar_worker_main, w)) {
+			free(w);
+			return err_set(DDT_EGENERIC, "starting the host thread of GPU %d failed", i);
+		}
+		c->started = i;
+	}
+	return 0;
+}
+
+/* Stops and joins the workers started. */
+static void ar_workers_stop(struct ar_ctx *c)
+{
+	if (c->tids && c->res) {
+		pthread_mutex_lock(&c->mu);
+		c->stop = 1;
+		pthread_cond_broadcast(&c->go);
+		pthread_mutex_unlock(&c->mu);
+		for (int i = 1; i <= c->started; i++)
+			pthread_join(c->tids[i], NULL);
+		pthread_cond_destroy(&c->go);
+		pthread_cond_destroy(&c->done);
+		pthread_mutex_destroy(&c->mu);
+	}
+	free(c->tids);
+	free(c->res);
+}
+
+/* One all-reduce on every GPU: GPU 0's part on s by this thread, the others
+ * by their workers, all released at once; returns once every part is
+ * launched. */
 static int ar_enqueue(void *arg, cudaStream_t s)
 {
 	struct ar_ctx *c = (struct ar_ctx *)arg;
 	ncclResult_t r;
 	c->streams[0] = s;
-	if ((r = ncclGroupStart()) != ncclSuccess)
-		return nccl_fail(r, "ncclGroupStart", __LINE__);
-	for (int i = 0; i < c->n; i++) {
-		r = ncclAllReduce(c->send[i], c->recv[i], c->count, ncclBfloat16, ncclSum, c->comms[i],
-				  c->streams[i]);
-		if (r != ncclSuccess) {
-			(void)ncclGroupEnd();
-			return nccl_fail(r, "ncclAllReduce", __LINE__);
-		}
-	}
-	if ((r = ncclGroupEnd()) != ncclSuccess)
-		return nccl_fail(r, "ncclGroupEnd", __LINE__);
-	return 0;
+	pthread_mutex_lock(&c->mu);
+	c->pending = c->n - 1;
+	c->gen++;
+	pthread_cond_broadcast(&c->go);
+	pthread_mutex_unlock(&c->mu);
+	r = ar_part(c, 0);
+	pthread_mutex_lock(&c->mu);
+	while (c->pending > 0)
+		pthread_cond_wait(&c->done, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	for (int i = 1; i < c->n && r == ncclSuccess; i++)
+		r = c->res[i];
+	return r == ncclSuccess ? 0 : nccl_fail(r, "ncclAllReduce", __LINE__);
 }
 
 /* GPU i's value at k: small integers, so the bf16 sum is exact. */
@@ -215,6 +313,8 @@ extern "C" int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, i
 	}
 	if (!rc)
 		rc = NC(ncclCommInitAll(c.comms, n, devs));
+	if (!rc)
+		rc = ar_workers_start(&c);
 	/* all-reduce latency is what matters: no L2 flush between samples */
 	h.cold = 0;
 	if (!rc)
@@ -242,6 +342,7 @@ extern "C" int cuda_bench_allreduce(struct rec_rows *r, const int *ms, int nm, i
 		rc = rec_rows_add(r, &row) ? err_nomem() : 0;
 	}
 out:
+	ar_workers_stop(&c);
 	cu_timer_free(&t);
 	for (int i = 0; c.comms && i < n; i++)
 		if (c.comms[i])
