@@ -14,6 +14,13 @@ The hot-loop budgets (engine/cuda/NOTES.md derives them):
     rows); at 4.3 TB/s an SM must retire those bytes at 4 warp-instructions
     per cycle shared with everything else, so the loop may spend at most 0.18
     instructions per weight byte (Marlin's order).
+  moe_gemm2 also per item: a warp's work item at the Kimi shape streams
+    item_bytes of INT4 weights (one 16-row tile over inter = 256: 4 stages of
+    512 B = 2048 B); the instructions of the loop around the hot loop (the
+    item's set-up, prologue, drain and epilogue, every path counted), plus
+    the hot loop's as many times as the item needs, over item_bytes: at most
+    0.25 per byte (the hot loop alone says nothing about an item whose
+    pipeline fills and drains around 2 KB).
   ta_main: the instructions of one 32-key chunk per warp (36.9 KB of cache
     per CTA); at one CTA per SM the HBM share of an SM allows ~1120 per warp
     at full issue: the budget keeps it at half that.
@@ -27,7 +34,8 @@ import sys
 # instructions per iteration)
 KERNELS = {
     "moe_gemm1": dict(threads=256, blocks=3, hmma=True, loop=("bytes", 0.18)),
-    "moe_gemm2": dict(threads=256, blocks=3, hmma=True, loop=("bytes", 0.18)),
+    "moe_gemm2": dict(threads=256, blocks=3, hmma=True, loop=("bytes", 0.18),
+                      item=(0.25, 2048)),
     "moe_route": dict(threads=512, blocks=1),
     "moe_finalize": dict(threads=256, blocks=4),
     "moe_pack_q4": dict(threads=256, blocks=4),
@@ -115,6 +123,37 @@ def hot_loops(code):
             if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in loops)]
 
 
+def all_loops(code):
+    """Every backward-branch range before the last EXIT: [(first, last, n)]."""
+    exits = [a for a, t in code if opcode(t) == "EXIT"]
+    end = exits[-1] if exits else code[-1][0] if code else 0
+    out = []
+    for addr, text in code:
+        if addr > end:
+            break
+        m = re.search(r"\bBRA\s+(?:\S+,\s*)?(0x[0-9a-f]+)", text)
+        if m and int(m.group(1), 16) < addr and opcode(text).startswith("BRA"):
+            lo = int(m.group(1), 16)
+            out.append((lo, addr, sum(1 for a, _ in code if lo <= a <= addr)))
+    return out
+
+
+def item_cost(code, hot, item_bytes):
+    """(instructions per item, description) for the heaviest hot loop (the
+    INT4 one, not the bf16 shared expert's): the outermost loop around it
+    (one item per trip) counted outside every hot loop, plus the hot loop's
+    instructions times item_bytes / (its HMMA x 128 B)."""
+    lo, hi, n, h = max(hot, key=lambda l: l[2])
+    reps = item_bytes / (h * WEIGHT_BYTES_PER_HMMA)
+    parents = [l for l in all_loops(code) if l[0] <= lo and hi <= l[1] and (l[0], l[1]) != (lo, hi)]
+    if not parents:
+        return n * reps, "%.0f = %d x %.2f" % (n * reps, n, reps)
+    plo, phi, pn = max(parents, key=lambda l: l[2])
+    inside = sum(l[2] for l in hot if plo <= l[0] and l[1] <= phi)
+    total = pn - inside + n * reps
+    return total, "%.0f = %d + %d x %.2f" % (total, pn - inside, n, reps)
+
+
 def check_kernel(arch, name, spec, res, code):
     """One table row: (arch, kernel, regs, budget, local, hmma, loop, ok, why)."""
     why = []
@@ -145,6 +184,13 @@ def check_kernel(arch, name, spec, res, code):
             loop = desc if loop == "-" else loop + "; " + desc
             if v > limit:
                 why.append("loop at %#x: %s over %s" % (lo, desc, limit))
+        if spec.get("item") and loops:
+            limit, item_bytes = spec["item"]
+            insn, how = item_cost(code, loops, item_bytes)
+            desc = "item %.3f insn/B (%s per %d B)" % (insn / item_bytes, how, item_bytes)
+            loop += "; " + desc
+            if insn / item_bytes > limit:
+                why.append("%s over %s" % (desc, limit))
     return (arch, name, res["REG"], budget, res.get("LOCAL", 0), hmma, loop, not why,
             "; ".join(why))
 

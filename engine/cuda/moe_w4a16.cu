@@ -223,15 +223,15 @@ __global__ void moe_pack_bf16(uint16_t *dw, const uint16_t *w, int K, int ntiles
  * stage past the end of the stream (s >= n) reads nothing and lands zeros. */
 template <bool Q4, int WSTEP>
 __device__ __forceinline__ void pair_issue(unsigned char *slots, const unsigned char *src, int p,
-					   int n, int lane, int sdst, int sbytes)
+					   int n, int lane, int sdst, int sbytes, uint64_t pol)
 {
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		const bool live = 2 * p + h < n;
 		unsigned char *slot = slots + h * SLOT;
-		cp_async16(slot + lane * 16, src + h * WSTEP, live ? 16 : 0);
+		cp_async16_pol(slot + lane * 16, src + h * WSTEP, live ? 16 : 0, pol);
 		if constexpr (Q4)
-			cp_async16(slot + sdst, src + h * WSTEP + 512, live ? sbytes : 0);
+			cp_async16_pol(slot + sdst, src + h * WSTEP + 512, live ? sbytes : 0, pol);
 	}
 	cp_async_commit();
 }
@@ -302,7 +302,7 @@ __device__ __forceinline__ void stage_mma(float acc[4], const unsigned char *b, 
  * buffer's zeroed slack. Activations come one pair ahead through registers. */
 template <bool Q4, int WSTEP, int XSTEP>
 __device__ __forceinline__ void tile_mma(float acc[4], unsigned char *ring, const unsigned char *w,
-					 const uint16_t *xp, int n, int lane)
+					 const uint16_t *xp, int n, int lane, uint64_t pol)
 {
 	if (n <= 0)
 		return;
@@ -310,7 +310,7 @@ __device__ __forceinline__ void tile_mma(float acc[4], unsigned char *ring, cons
 	const unsigned char *src = w + lane * 16;
 #pragma unroll
 	for (int p = 0; p < NPAIR - 1; p++, src += 2 * WSTEP)
-		pair_issue<Q4, WSTEP>(ring + 2 * p * SLOT, src, p, n, lane, sdst, sbytes);
+		pair_issue<Q4, WSTEP>(ring + 2 * p * SLOT, src, p, n, lane, sdst, sbytes, pol);
 	uint4 x[2][4];
 #pragma unroll
 	for (int q = 0; q < 4; q++)
@@ -325,7 +325,7 @@ __device__ __forceinline__ void tile_mma(float acc[4], unsigned char *ring, cons
 			cp_async_wait<NPAIR - 2>();
 			__syncwarp(); /* every lane is past the slots of pair pp - 1 */
 			pair_issue<Q4, WSTEP>(ring + ((2 * pp + 2 * NPAIR - 2) & (NS - 1)) * SLOT, src,
-					      pp + NPAIR - 1, n, lane, sdst, sbytes);
+					      pp + NPAIR - 1, n, lane, sdst, sbytes, pol);
 			src += 2 * WSTEP;
 			const uint16_t *xn = xp + (size_t)(2 * pp + 2) * XSTEP;
 #pragma unroll
@@ -466,6 +466,7 @@ __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS) moe_gemm1(const m
 	const int sh_items = a.has_sh ? a.T1s : 0;
 	const int items = sh_items + n_routed * a.T1;
 	const int nk = warp < a.KT1 ? (a.KT1 - warp + MOE_WARPS - 1) / MOE_WARPS : 0;
+	const uint64_t pol = l2_evict_first();
 
 	for (int it = blockIdx.x; it < items; it += gridDim.x) {
 		const bool sh = it < sh_items;
@@ -484,10 +485,10 @@ __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS) moe_gemm1(const m
 			float acc[4] = {0.f, 0.f, 0.f, 0.f};
 			if (sh)
 				tile_mma<false, MOE_WARPS * STAGE_BF, MOE_WARPS * 64>(acc, ring, w, xp,
-										       nk, lane);
+										       nk, lane, pol);
 			else
 				tile_mma<true, MOE_WARPS * STAGE_Q4, MOE_WARPS * 64>(acc, ring, w, xp,
-										      nk, lane);
+										      nk, lane, pol);
 			red[warp][lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
 			__syncthreads();
 			if (warp == 0) {
@@ -530,44 +531,170 @@ __device__ __forceinline__ void moe_y_store(const moe_args &a, int beg, int cnt,
 	}
 }
 
+/* gemm2's routed work as one warp walks it: jobs (item it of this block,
+ * every gridDim.x: expert slot, block tb of its tiles; chunk c0 of the
+ * slot's pairs) where the warp has a tile t = 8 tb + warp of 16 rows; w:
+ * this lane's bytes of the job's first stage. The walk adds gq slots and gm
+ * tile blocks per step (gridDim.x = gq NB2 + gm): no division in it. */
+struct g2_job {
+	int it, slot, tb, c0, beg, cnt, t;
+	const unsigned char *w;
+};
+
+struct g2_walk {
+	int sh_items, items, gq, gm, warp, lane;
+};
+
+/* j (at item j.it, slot j.slot, block j.tb) on the first job there or at a
+ * later item of this block; false past the last item. */
+__device__ __forceinline__ bool g2_seek(const moe_args &a, const g2_walk &k, g2_job &j)
+{
+	for (; j.it < k.items; j.it += gridDim.x) {
+		const int t = j.tb * MOE_WARPS + k.warp;
+		if (t < a.T2) {
+			j.c0 = 0, j.t = t;
+			j.beg = a.slot_off[j.slot];
+			j.cnt = a.slot_off[j.slot + 1] - j.beg;
+			j.w = a.w2 + ((size_t)a.slot_expert[j.slot] * a.T2 + t) * a.KT2 * STAGE_Q4 +
+			      k.lane * 16;
+			return true;
+		}
+		j.slot += k.gq, j.tb += k.gm;
+		if (j.tb >= a.NB2)
+			j.slot++, j.tb -= a.NB2;
+	}
+	j.c0 = j.beg = j.cnt = j.t = 0;
+	j.w = a.w2; /* never read: a stage past the end copies nothing */
+	return false;
+}
+
+/* The job after j: the next chunk of 8 pairs of its item, else the next
+ * item's first; false past the last. */
+__device__ __forceinline__ bool g2_next(const moe_args &a, const g2_walk &k, g2_job &j)
+{
+	j.c0 += 8;
+	if (j.c0 < j.cnt)
+		return true;
+	j.it += gridDim.x, j.slot += k.gq, j.tb += k.gm;
+	if (j.tb >= a.NB2)
+		j.slot++, j.tb -= a.NB2;
+	return g2_seek(a, k, j);
+}
+
+/* The producer's walk hands each job it enters to the consumer through a
+ * per-warp queue of G2_JOBS entries (beg, cnt, c0, t): the producer is at
+ * most NPAIR - 1 jobs ahead (one pair per job), so 4 entries never wrap onto
+ * one still to be read. Every lane writes and reads its own copy of the same
+ * values: no lane reads another's write. */
+#define G2_JOBS 4
+
+__device__ __forceinline__ void g2_push(int4 *jq, int &pk, const g2_job &j)
+{
+	jq[pk & (G2_JOBS - 1)] = make_int4(j.beg, j.cnt, j.c0, j.t);
+	pk++;
+}
+
+/* One pair of gemm2's routed stream: the producer's next pair at psrc
+ * (prem of its job's stages left: zeros past them, and when it has no job)
+ * into ring pair ps, then the consumer's pair (ring pair cs) times the
+ * activations at xq into acc; each pointer moves on one pair. */
+__device__ __forceinline__ void g2_pair(unsigned char *ring, const unsigned char *&psrc, int &prem,
+					int &ps, int &cs, const uint16_t *&xq, float acc[4], int lane,
+					int sdst, int sbytes, uint64_t pol)
+{
+	cp_async_wait<NPAIR - 2>();
+	__syncwarp(); /* every lane is past the slots of the pair before */
+	pair_issue<true, STAGE_Q4>(ring + 2 * ps * SLOT, psrc, 0, prem, lane, sdst, sbytes, pol);
+	psrc += 2 * STAGE_Q4, prem -= 2;
+	ps = (ps + 1) & (NPAIR - 1);
+	uint4 x[4];
+#pragma unroll
+	for (int q = 0; q < 4; q++)
+		x[q] = *(const uint4 *)(xq + (q >> 1) * 64 + (q & 1) * 32);
+	xq += 128;
+	const unsigned char *b = ring + 2 * cs * SLOT;
+	cs = (cs + 1) & (NPAIR - 1);
+	stage_mma<true>(acc, b, x, lane);
+	stage_mma<true>(acc, b + SLOT, x + 2, lane);
+}
+
 /* down: y[pair][row] = W2[e][row] . h[pair]. Items: the shared expert's
  * blocks of 8 thin tiles (4 rows each) first, then (slot, 8 tiles of 16
- * rows); a warp per tile over the whole K. */
+ * rows); a warp per tile over the whole K. The routed items are one stream
+ * per warp: the ring runs NPAIR - 1 pairs of stages ahead across jobs, so
+ * the next job's weights are in flight while a job's last stages and its
+ * epilogue run (at inter 256 a job is 2 pairs: the ring holds the next 1.5
+ * jobs); streamed weights are evict-first in L2. */
 __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS) moe_gemm2(const moe_args a)
 {
 	__shared__ __align__(16) unsigned char rings[MOE_WARPS][RING_BYTES];
+	__shared__ int4 jqs[MOE_WARPS][G2_JOBS];
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
 	unsigned char *ring = rings[warp];
 	const int n_routed = a.meta[0];
 	const int sh_items = a.has_sh ? a.NB2s : 0;
 	const int items = sh_items + n_routed * a.NB2;
+	const uint64_t pol = l2_evict_first();
+	int it = blockIdx.x;
 
-	for (int it = blockIdx.x; it < items; it += gridDim.x) {
-		const bool sh = it < sh_items;
-		const int slot = sh ? n_routed : (it - sh_items) / a.NB2;
-		const int t = (sh ? it : (it - sh_items) % a.NB2) * MOE_WARPS + warp;
-		if (t >= (sh ? a.T2s : a.T2))
+	for (; it < sh_items; it += gridDim.x) { /* the shared expert: thin bf16 tiles */
+		const int t = it * MOE_WARPS + warp;
+		if (t >= a.T2s)
 			continue;
-		const int beg = a.slot_off[slot], cnt = a.slot_off[slot + 1] - beg;
-		const unsigned char *w =
-			sh ? a.sh2 + (size_t)t * a.KT2s * STAGE_BF
-			   : a.w2 + ((size_t)a.slot_expert[slot] * a.T2 + t) * a.KT2 * STAGE_Q4;
+		const int beg = a.slot_off[n_routed], cnt = a.slot_off[n_routed + 1] - beg;
+		const unsigned char *w = a.sh2 + (size_t)t * a.KT2s * STAGE_BF;
 		/* the rows of this lane's C fragment (-1: a repeated thin row) */
-		const int row0 = sh ? (r < 2 ? 4 * t + r : -1) : 16 * t + r;
-		const int row1 = sh ? (r < 2 ? 4 * t + 2 + r : -1) : 16 * t + r + 8;
-
+		const int row0 = r < 2 ? 4 * t + r : -1, row1 = r < 2 ? 4 * t + 2 + r : -1;
 		for (int c0 = 0; c0 < cnt; c0 += 8) {
 			const int col = c0 + r;
 			const size_t hrow = (size_t)(col < cnt ? a.pairs[beg + col] : a.npairs);
-			const uint16_t *xp = a.h + hrow * a.HS + 8 * c;
 			float acc[4] = {0.f, 0.f, 0.f, 0.f};
-			if (sh)
-				tile_mma<false, STAGE_BF, 64>(acc, ring, w, xp, a.KT2s, lane);
-			else
-				tile_mma<true, STAGE_Q4, 64>(acc, ring, w, xp, a.KT2, lane);
+			tile_mma<false, STAGE_BF, 64>(acc, ring, w, a.h + hrow * a.HS + 8 * c, a.KT2s,
+						      lane, pol);
 			moe_y_store(a, beg, cnt, c0, c, row0, row1, acc);
 		}
 	}
+
+	/* the routed experts: producer pj (pair pp of its job) NPAIR - 1 pairs
+	 * of ring ahead of the consumer, which takes the jobs pk it entered
+	 * from the queue (job ck); the producer finishes a job at the same pair
+	 * of every consumer job (pstar), where it moves to its next job between
+	 * the two loops: no walk inside a hot loop, and one walk per job */
+	const int np = (a.KT2 + 1) / 2, sdst = lane < 4 ? 512 + lane * 16 : STAGE_Q4;
+	const int sbytes = lane < 4 ? 16 : 0, pstar = (np - 1 - (NPAIR - 1) % np) % np;
+	const g2_walk k = {sh_items, items, (int)gridDim.x / a.NB2, (int)gridDim.x % a.NB2, warp,
+			   lane};
+	int4 *jq = jqs[warp];
+	g2_job pj;
+	pj.it = it, pj.slot = (it - sh_items) / a.NB2, pj.tb = (it - sh_items) % a.NB2;
+	bool plive = g2_seek(a, k, pj);
+	int ps = NPAIR - 1, cs = 0, pk = 0, ck = 0, prem = plive ? a.KT2 : 0;
+	const unsigned char *psrc = pj.w;
+	if (plive)
+		g2_push(jq, pk, pj);
+#pragma unroll
+	for (int q = 0; q < NPAIR - 1; q++) {
+		pair_issue<true, STAGE_Q4>(ring + 2 * q * SLOT, psrc, 0, prem, lane, sdst, sbytes, pol);
+		psrc += 2 * STAGE_Q4, prem -= 2;
+		if (plive && prem <= 0 && (plive = g2_next(a, k, pj)))
+			g2_push(jq, pk, pj), psrc = pj.w, prem = a.KT2;
+	}
+	for (; ck < pk; ck++) {
+		const int4 e = jq[ck & (G2_JOBS - 1)]; /* beg, cnt, c0, t */
+		const int col = e.z + r;
+		const size_t hrow = (size_t)(col < e.y ? a.pairs[e.x + col] : a.npairs);
+		const uint16_t *xq = a.h + hrow * a.HS + 8 * c;
+		float acc[4] = {0.f, 0.f, 0.f, 0.f};
+		int p = 0;
+		for (; p <= pstar; p++)
+			g2_pair(ring, psrc, prem, ps, cs, xq, acc, lane, sdst, sbytes, pol);
+		if (plive && (plive = g2_next(a, k, pj)))
+			g2_push(jq, pk, pj), psrc = pj.w, prem = a.KT2;
+		for (; p < np; p++)
+			g2_pair(ring, psrc, prem, ps, cs, xq, acc, lane, sdst, sbytes, pol);
+		moe_y_store(a, e.x, e.y, e.z, c, 16 * e.w + r, 16 * e.w + r + 8, acc);
+	}
+	cp_async_wait<0>();
 }
 
 /* out[m][o] = sum over the token's slots, in order, then the shared expert. */

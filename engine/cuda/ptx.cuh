@@ -120,6 +120,32 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_b
 #endif
 }
 
+/* An L2 policy that evicts first the lines it is given to: for weights that
+ * stream through once, so they do not push the activations out of L2. */
+__device__ __forceinline__ uint64_t l2_evict_first(void)
+{
+	uint64_t pol = 0;
+#ifdef __CUDACC__
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+#endif
+	return pol;
+}
+
+/* cp_async16 under L2 policy pol (l2_evict_first); the simulator has no L2:
+ * the copy alone. */
+__device__ __forceinline__ void cp_async16_pol(void *dst, const void *src, int src_bytes,
+					       uint64_t pol)
+{
+#ifdef __CUDACC__
+	asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
+		     :
+		     : "r"(smem_addr(dst)), "l"(src), "r"(src_bytes), "l"(pol));
+#else
+	(void)pol;
+	sim_cp_async16(dst, src, src_bytes);
+#endif
+}
+
 /* The same, always 16 bytes (no source-size operand to compute). */
 __device__ __forceinline__ void cp_async16_full(void *dst, const void *src)
 {

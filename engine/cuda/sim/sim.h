@@ -45,6 +45,9 @@ struct alignas(8) uint2 {
 struct alignas(16) uint4 {
 	unsigned x, y, z, w;
 };
+struct alignas(16) int4 {
+	int x, y, z, w;
+};
 struct alignas(8) float2 {
 	float x, y;
 };
@@ -59,6 +62,10 @@ static inline uint2 make_uint2(unsigned x, unsigned y)
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
 {
 	return uint4{x, y, z, w};
+}
+static inline int4 make_int4(int x, int y, int z, int w)
+{
+	return int4{x, y, z, w};
 }
 static inline float2 make_float2(float x, float y)
 {
