@@ -11,22 +11,6 @@
 #include "cuda_cases.h"
 #include "cuda_check.h"
 
-static const struct op_cuda *sim_path(const char *op)
-{
-	static const struct {
-		const char *name;
-		const struct op_cuda *cu;
-	} paths[] = {
-		{"moe_w4a16", &op_sim_moe_w4a16}, {"tree_attn", &op_sim_tree_attn},
-		{"tree_build", &op_sim_tree_build}, {"accept", &op_sim_accept},
-		{"memcpy", &op_sim_memcpy},
-	};
-	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-		if (!strcmp(paths[i].name, op))
-			return paths[i].cu;
-	return NULL;
-}
-
 static void order(int sms, enum sim_order o)
 {
 	struct sim_conf c;
@@ -47,7 +31,7 @@ static void reverse_order(void)
 static void check_op(const char *name)
 {
 	const struct op_desc *op = op_find(name);
-	const struct op_cuda *cu = sim_path(name);
+	const struct op_cuda *cu = sim_op_path(name);
 	int n = 0;
 
 	assert_non_null(op);

@@ -719,24 +719,6 @@ static int gc_supervise(const struct gc_plan *pl, const char *outpath, const str
 	return failed ? 4 : 0;
 }
 
-#ifdef GC_SIM
-static const struct op_cuda *gc_sim_path(const char *op)
-{
-	static const struct {
-		const char *name;
-		const struct op_cuda *cu;
-	} paths[] = {
-		{"moe_w4a16", &op_sim_moe_w4a16}, {"tree_attn", &op_sim_tree_attn},
-		{"tree_build", &op_sim_tree_build}, {"accept", &op_sim_accept},
-		{"memcpy", &op_sim_memcpy},
-	};
-	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-		if (!strcmp(paths[i].name, op))
-			return paths[i].cu;
-	return NULL;
-}
-#endif
-
 int main(int argc, char **argv)
 {
 	static const struct gc_dev cuda = {cuda_op_path, cuda_recover, 0};
@@ -745,7 +727,7 @@ int main(int argc, char **argv)
 	int count_only, rc;
 	FILE *plan, *out;
 #ifdef GC_SIM
-	static const struct gc_dev sim = {gc_sim_path, sim_recover, 1};
+	static const struct gc_dev sim = {sim_op_path, sim_recover, 1};
 	if (argc >= 2 && !strcmp(argv[1], "--sim"))
 		dev = &sim, argv++, argc--;
 #endif

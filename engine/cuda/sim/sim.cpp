@@ -90,6 +90,22 @@ extern "C" const char *sim_fault(void)
 	return g_fault;
 }
 
+extern "C" const struct op_cuda *sim_op_path(const char *op)
+{
+	static const struct {
+		const char *name;
+		const struct op_cuda *cu;
+	} paths[] = {
+		{"moe_w4a16", &op_sim_moe_w4a16}, {"tree_attn", &op_sim_tree_attn},
+		{"tree_build", &op_sim_tree_build}, {"accept", &op_sim_accept},
+		{"memcpy", &op_sim_memcpy},
+	};
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+		if (!strcmp(paths[i].name, op))
+			return paths[i].cu;
+	return NULL;
+}
+
 int sim_blocks_per_sm(void)
 {
 	return g_conf.blocks_per_sm;

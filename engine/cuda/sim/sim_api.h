@@ -15,6 +15,9 @@ extern "C" {
 extern const struct op_cuda op_sim_moe_w4a16, op_sim_tree_attn, op_sim_tree_build, op_sim_accept,
 	op_sim_memcpy;
 
+/* The simulated CUDA path of the op of that name, or NULL. */
+const struct op_cuda *sim_op_path(const char *op);
+
 /* The order in which runnable threads (and blocks) are resumed: a race that
  * depends on it gives different results under two orders. */
 enum sim_order { SIM_FORWARD, SIM_REVERSE, SIM_SHUFFLE };
