@@ -58,7 +58,9 @@ extern "C" {
 struct ta_args {
 	int T, ctx, H, rows, NK;  /* NK = ctx + T cache rows */
 	int d_lat, DV, DQ, W;     /* W = mask words */
-	int kps, nsplit;          /* keys per split (multiple of TA_KC), splits */
+	int nck, nsplit;          /* TA_KC-key chunks of the cache; splits of the most split row group */
+	int base, extra;          /* row groups < extra have base + 1 splits, the rest base */
+	int ctas;                 /* ta_main's grid: the sum of every row group's splits */
 	float qk_mul;             /* scale x log2(e) x 2^(eq + ek) */
 	float v_mul;              /* 2^ek */
 	const uint16_t *q;        /* fp16 [row groups x 32][DQ] */
@@ -310,9 +312,15 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, c = lane & 3;
 	const int rt = warp & 1, quarter = warp >> 1;
-	const int rg = blockIdx.x, split = blockIdx.y;
+	/* CTA b: row group rg, split of ns; the splits of a row group share its
+	 * chunks evenly (their counts differ by at most one) */
+	const int big = a.extra * (a.base + 1), b = blockIdx.x;
+	const int ns = b < big ? a.base + 1 : a.base;
+	const int rg = b < big ? b / ns : a.extra + (b - big) / ns;
+	const int split = b < big ? b % ns : (b - big) % ns;
 	const int row0 = rg * TA_ROWS;
-	const int k_lo = split * a.kps, k_hi = min(a.NK, k_lo + a.kps);
+	const int k_lo = (int)((long long)split * a.nck / ns) * TA_KC;
+	const int k_hi = min(a.NK, (int)((long long)(split + 1) * a.nck / ns) * TA_KC);
 	const int nchunks = k_hi > k_lo ? (k_hi - k_lo + TA_KC - 1) / TA_KC : 0;
 	const int KS = a.DQ / 16, KQ = (KS + 3) / 4;
 	const int NT = a.DV / 32; /* n tiles of this warp's V quarter */
@@ -403,9 +411,10 @@ __global__ void __launch_bounds__(TA_THREADS) ta_combine(const ta_args a)
 	const int row = blockIdx.x, dim0 = blockIdx.y * 64, tid = threadIdx.x;
 	const int warp = tid >> 5, lane = tid & 31;
 	const float2 *ml = a.mlpart + row;
+	const int nsplit = row / TA_ROWS < a.extra ? a.base + 1 : a.base; /* its row group's */
 
 	float m = -INFINITY;
-	for (int s = tid; s < a.nsplit; s += TA_THREADS)
+	for (int s = tid; s < nsplit; s += TA_THREADS)
 		m = fmaxf(m, ml[(size_t)s * a.rows_pad].x);
 	m = warp_max(m);
 	if (lane == 0)
@@ -417,7 +426,7 @@ __global__ void __launch_bounds__(TA_THREADS) ta_combine(const ta_args a)
 		M = fmaxf(M, s_m[w]);
 	float den = 0.f;
 	if (M != -INFINITY)
-		for (int s = tid; s < a.nsplit; s += TA_THREADS) {
+		for (int s = tid; s < nsplit; s += TA_THREADS) {
 			const float2 v = ml[(size_t)s * a.rows_pad];
 			if (v.x != -INFINITY)
 				den += exp2f(v.x - M) * v.y;
@@ -428,7 +437,7 @@ __global__ void __launch_bounds__(TA_THREADS) ta_combine(const ta_args a)
 
 	float2 num = make_float2(0.f, 0.f);
 	if (M != -INFINITY)
-		for (int s = warp; s < a.nsplit; s += TA_WARPS) {
+		for (int s = warp; s < nsplit; s += TA_WARPS) {
 			const float2 v = ml[(size_t)s * a.rows_pad];
 			if (v.x == -INFINITY)
 				continue;
@@ -584,8 +593,10 @@ static int ta_setup(void **dev, const void *inst)
 		free(d);
 		return rc;
 	}
-	/* splits: as many CTAs as fit in one wave (never a second, partly empty
-	 * one), at least 4 chunks each */
+	/* splits: as many CTAs as fit in one wave, every one of them (never a
+	 * second, partly empty wave, nor an SM left idle when the row groups do
+	 * not divide the wave: some row groups get one split more), at least 4
+	 * chunks each */
 	int per_sm = 0;
 	if ((rc = cu_smem_allow(ta_main, d->smem, "tree_attn")) ||
 	    (rc = CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ta_main, TA_THREADS,
@@ -593,14 +604,17 @@ static int ta_setup(void **dev, const void *inst)
 		free(d);
 		return rc;
 	}
-	int nsplit = (per_sm > 0 ? per_sm : 1) * cu_sm_count() / d->nrg;
-	int max_split = cdiv(a->NK, 4 * TA_KC);
-	if (nsplit > max_split)
-		nsplit = max_split;
-	if (nsplit < 1)
-		nsplit = 1;
-	a->kps = round_up(cdiv(a->NK, nsplit), TA_KC);
-	a->nsplit = cdiv(a->NK, a->kps);
+	a->nck = cdiv(a->NK, TA_KC);
+	const int max_split = a->nck / 4 > 1 ? a->nck / 4 : 1;
+	int ctas = (per_sm > 0 ? per_sm : 1) * cu_sm_count();
+	if (ctas > d->nrg * max_split)
+		ctas = d->nrg * max_split;
+	if (ctas < d->nrg)
+		ctas = d->nrg; /* more row groups than a wave holds: one split each */
+	a->base = ctas / d->nrg;
+	a->extra = ctas % d->nrg;
+	a->nsplit = a->base + (a->extra > 0);
+	a->ctas = ctas;
 
 	const int eq = ta_exponent(in->q, (size_t)a->rows * (in->d_lat + in->d_rope));
 	const int ek = ta_exponent(in->kv, (size_t)a->NK * (in->d_lat + in->d_rope));
@@ -637,7 +651,7 @@ static int ta_run(void *dev, void *stream)
 	struct ta_dev *d = (struct ta_dev *)dev;
 	cudaStream_t s = (cudaStream_t)stream;
 
-	CK(cu_launch(ta_main, dim3(d->nrg, d->a.nsplit), TA_THREADS, d->smem, s, d->a));
+	CK(cu_launch(ta_main, d->a.ctas, TA_THREADS, d->smem, s, d->a));
 	if (d->a.nsplit > 1) {
 		CK(cu_launch(ta_combine, dim3(d->a.rows, d->a.DV / 64), TA_THREADS, 0, s, d->a));
 	}
