@@ -333,6 +333,12 @@ static void test_gpu_check__sim_run_exits_zero_and_writes_the_record(void **stat
 	assert_non_null(strstr(out, "env\tok\t"));
 	assert_non_null(strstr(out, "validate\tok\t"));
 	free(out);
+	/* the whole record in one archive: plans, logs, rows */
+	snprintf(cmd, sizeof cmd, "tar -tzf %s/rec/record.tar.gz | sort | tr '\\n' ' '", dir);
+	assert_int_equal(helpers_run(&out, cmd), 0);
+	assert_non_null(strstr(out, "env.log plan_ncu.tsv plan_san1.tsv plan_small.tsv plan_time.tsv "
+				    "plan_validate.tsv rows_validate.tsv steps.tsv table.txt validate.log"));
+	free(out);
 	cleanup(dir);
 }
 
