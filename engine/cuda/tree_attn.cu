@@ -299,6 +299,19 @@ __device__ __forceinline__ void ta_write(const ta_args &a, const float (&o)[TA_N
 	}
 }
 
+/* This CTA's row group rg, its split and that split's keys [k_lo, k_hi):
+ * the first extra row groups have base + 1 splits, the rest base, and the
+ * splits of a row group share its chunks evenly (counts differ by one). */
+__device__ __forceinline__ void ta_cta(const ta_args &a, int &rg, int &split, int &k_lo, int &k_hi)
+{
+	const int big = a.extra * (a.base + 1), b = blockIdx.x;
+	const int ns = b < big ? a.base + 1 : a.base;
+	rg = b < big ? b / ns : a.extra + (b - big) / ns;
+	split = b < big ? b % ns : (b - big) % ns;
+	k_lo = (int)((long long)split * a.nck / ns) * TA_KC;
+	k_hi = min(a.NK, (int)((long long)(split + 1) * a.nck / ns) * TA_KC);
+}
+
 __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 {
 	CU_DYN_SMEM(unsigned char, ta_sm);
@@ -312,15 +325,9 @@ __global__ void __launch_bounds__(TA_THREADS, 1) ta_main(const ta_args a)
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, c = lane & 3;
 	const int rt = warp & 1, quarter = warp >> 1;
-	/* CTA b: row group rg, split of ns; the splits of a row group share its
-	 * chunks evenly (their counts differ by at most one) */
-	const int big = a.extra * (a.base + 1), b = blockIdx.x;
-	const int ns = b < big ? a.base + 1 : a.base;
-	const int rg = b < big ? b / ns : a.extra + (b - big) / ns;
-	const int split = b < big ? b % ns : (b - big) % ns;
+	int rg, split, k_lo, k_hi;
+	ta_cta(a, rg, split, k_lo, k_hi);
 	const int row0 = rg * TA_ROWS;
-	const int k_lo = (int)((long long)split * a.nck / ns) * TA_KC;
-	const int k_hi = min(a.NK, (int)((long long)(split + 1) * a.nck / ns) * TA_KC);
 	const int nchunks = k_hi > k_lo ? (k_hi - k_lo + TA_KC - 1) / TA_KC : 0;
 	const int KS = a.DQ / 16, KQ = (KS + 3) / 4;
 	const int NT = a.DV / 32; /* n tiles of this warp's V quarter */
