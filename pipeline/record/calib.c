@@ -692,6 +692,23 @@ static void load_series(struct meas_class *k, struct yctx *c, struct ydoc_node *
 	}
 }
 
+/* measured.classes.NAME.implementation (optional): which kernel class the
+ * table is one implementation of, and the engine, version and layout. */
+static void load_impl(struct meas_class *k, struct yctx *c, struct ydoc_node *m)
+{
+	struct ydoc_node *im = NULL;
+	char eng[16] = "", ver[24] = "", lay[16] = "";
+	if (yget_node(c, m, "implementation", YDOC_MAP, 0, &im) || !im)
+		return;
+	yget_strcpy(c, im, "of", Y_REQUIRED, k->impl_of, sizeof k->impl_of);
+	yget_strcpy(c, im, "engine", Y_REQUIRED, eng, sizeof eng);
+	yget_strcpy(c, im, "version", Y_REQUIRED, ver, sizeof ver);
+	yget_strcpy(c, im, "layout", Y_REQUIRED, lay, sizeof lay);
+	yget_strcpy(c, im, "source", Y_REQUIRED, k->impl_source, sizeof k->impl_source);
+	snprintf(k->impl, sizeof k->impl, "%s %s %s", eng, ver, lay);
+	yget_check_unknown(c, im);
+}
+
 static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	struct ydoc_node *cls = NULL;
@@ -734,6 +751,7 @@ static void load_measured(struct calib *cal, struct yctx *c, struct ydoc_node *s
 				k->nm++;
 			}
 		}
+		load_impl(k, c, m);
 		if (!yget_node(c, m, "gpus", YDOC_MAP, Y_REQUIRED, &gpus) && gpus)
 			load_series(k, c, gpus);
 		yget_check_unknown(c, m);

@@ -200,7 +200,7 @@ struct xfer_curve {
 
 #define CALIB_MAX_MEAS_M 32
 #define CALIB_MAX_MEAS_GPUS 24
-#define CALIB_MAX_CLASSES 4
+#define CALIB_MAX_CLASSES 12
 /* One GPU's measured times of a kernel class, per M of the class (NaN: not
  * measured at that M). */
 struct meas_series {
@@ -215,6 +215,12 @@ struct meas_series {
 struct meas_class {
 	char name[24];
 	char what[CALIB_SOURCE_LEN];
+	/* the implementation that measured it (measured.yaml's `implementation`):
+	 * impl_of names the kernel class it is one implementation of ("": none;
+	 * the class itself when it is that class's own first implementation) */
+	char impl_of[24];
+	char impl[64];                  /* "sglang 0.5.14 ep8": engine version layout */
+	char impl_source[CALIB_SOURCE_LEN];
 	char compute[8];                /* the peak its compute part runs at: bf16, fp8, fp4 */
 	int nm;
 	double m[CALIB_MAX_MEAS_M];     /* increasing */
