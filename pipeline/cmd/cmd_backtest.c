@@ -7,12 +7,14 @@
 #include "project.h"
 #include "record.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct backtest_args {
 	struct paths paths;
-	const char *run, *format;
+	const char *run, *format, *hold, *pairs;
+	double m_min, m_max;
 };
 
 typedef struct backtest_args A;
@@ -20,8 +22,18 @@ static const struct cli_opt backtest_opts[] = {
 	CLI_OPT_STR(A, run, 0, "run", "RUN",
 		    "also tonight's moe_w4a16 sweeps of a run record\n"
 		    "(runs/<id>/run.yaml) measured on two or more GPUs"),
-	CLI_OPT_CHOICE(A, format, "format", "F", "text|yaml",
-		       "text (default) or yaml (the projection's xbacktest)"),
+	CLI_OPT_CHOICE(A, hold, "hold-out", "H", "gpu|family|implementation",
+		       "what each fit leaves out: the target GPU with its\n"
+		       "twins (gpu, default), its whole family (family), or\n"
+		       "a whole implementation of the MoE class\n"
+		       "(implementation)"),
+	CLI_OPT_NUM(A, m_min, "m-min", "M", 1, 1e9, "score only the points at M >= this"),
+	CLI_OPT_NUM(A, m_max, "m-max", "M", 1, 1e9, "score only the points at M <= this"),
+	CLI_OPT_STR(A, pairs, 0, "pairs", "LIST",
+		    "score only these pairs: from:to,from:to (catalog ids)"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "text|yaml|points",
+		       "text (default), yaml (the projection's xbacktest) or\n"
+		       "points (implementation: every scored point, CSV)"),
 	CLI_OPT_CALIBRATION(A, paths),
 	CLI_OPT_TEMPLATE_AS(A, paths, CLI_UNUSED),
 	CLI_OPT_BUF(A, paths.runs, "runs", "DIR", CLI_UNUSED),
@@ -31,22 +43,59 @@ static const struct cli_opt backtest_opts[] = {
 
 const struct cli_spec cmd_backtest_spec = {
 	.name = "backtest",
-	.usage = "backtest [--run RUN] [--format text|yaml] [--calibration PATH]",
+	.usage = "backtest [--hold-out gpu|family|implementation] [--m-min M] [--m-max M]\n"
+		 "         [--pairs LIST] [--run RUN] [--format text|yaml|points] [--calibration PATH]",
 	.about = "Backtests the MoE transfer factors on data they were not fitted to: for\n"
 		 "every kernel class of the calibration's measured cross-GPU tables\n"
 		 "(calibration/measured.yaml) and every ordered pair of GPUs A -> B, the\n"
 		 "factors are fitted without B's measurements, A's measured curve is moved\n"
 		 "onto B, and the p5-p95 band is set beside B's measured times. Prints per\n"
 		 "pair the share of B's points inside p5-p95 and the median |error| of p50,\n"
-		 "per class and pooled (targets: 80% inside, 10% error). The nightly runs the\n"
-		 "same backtest and stores it in projection.yaml (xbacktest).",
+		 "per class and pooled (targets: 80% inside, 10% error). B's twins (the same\n"
+		 "die, memory and bandwidth: B300 with GB300) are held out with it; a pair\n"
+		 "across memory kinds (GDDR -> HBM) is fitted without the target's kind.\n"
+		 "--hold-out implementation leaves out instead each whole implementation of\n"
+		 "the MoE class (measured.yaml: implementation) and projects its pairs by the\n"
+		 "law the others share, the implementation gap sized without it. The nightly\n"
+		 "runs the GPU and implementation backtests and stores them in\n"
+		 "projection.yaml (xbacktest).",
 	.opts = backtest_opts,
 	.after = "example: ddt backtest --format yaml",
 };
 
+/* The backtest a->hold names into p. */
+static int backtest_mode(struct projection *p, const struct calib *c,
+			 const struct backtest_args *a)
+{
+	struct backtest_win w = {a->m_min, a->m_max, a->pairs};
+	if (!strcmp(a->hold, "implementation"))
+		return backtest_ximpl(p, c, &w);
+	return backtest_hold(p, c, !strcmp(a->hold, "family") ? BACKTEST_FAMILY : BACKTEST_GPU,
+			     &w);
+}
+
+/* Prints the implementation backtest; returns the exit status. */
+static int backtest_impl_out(const struct projection *p, const struct backtest_args *a)
+{
+	if (!p->niback) {
+		fprintf(stderr, "ddt backtest: the transfer's class has fewer than two "
+				"implementations with a GPU pair; add one to %s/measured.yaml "
+				"(implementation.of)\n",
+			a->paths.calibration);
+		return 2;
+	}
+	if (!strcmp(a->format, "yaml"))
+		project_emit_xback(p, stdout);
+	else if (!strcmp(a->format, "points"))
+		backtest_write_points(p, stdout);
+	else
+		backtest_write_impl_text(p, stdout);
+	return fflush(stdout) != 0;
+}
+
 int cmd_backtest(int argc, char **argv)
 {
-	struct backtest_args a = {.format = "text"};
+	struct backtest_args a = {.format = "text", .hold = "gpu", .m_min = NAN, .m_max = NAN};
 	struct calib cal;
 	struct run_record run;
 	struct projection p;
@@ -75,8 +124,12 @@ int cmd_backtest(int argc, char **argv)
 			goto done;
 		}
 	}
-	if ((rc = backtest_xgpu(&p, &cal)) != 0) {
+	if ((rc = backtest_mode(&p, &cal, &a)) != 0) {
 		status = cli_fail("backtest", rc);
+		goto done;
+	}
+	if (!strcmp(a.hold, "implementation")) {
+		status = backtest_impl_out(&p, &a);
 		goto done;
 	}
 	if (!p.nxback) {

@@ -282,6 +282,15 @@ static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, c
 			  "pipeline: expected sglang or native, got '%s'", pipe);
 	}
 	load_fields(c, m, a, anchor_fields, NFIELDS(anchor_fields));
+	const char *kind = NULL;
+	if (!yget_str(c, m, "kind", 0, &kind) && kind) {
+		a->estimate = !strcmp(kind, "estimate");
+		if (!a->estimate && strcmp(kind, "measurement")) {
+			struct ydoc_node *n = ydoc_get(m, "kind");
+			ydiag_add(c->diag, c->file, n->line, n->col,
+				  "kind: expected measurement or estimate, got '%s'", kind);
+		}
+	}
 	yget_strcpy(c, m, "error_source", isnan(a->error_pct) ? 0 : Y_REQUIRED, a->error_source,
 		    sizeof a->error_source);
 	struct ydoc_node *gpu = ydoc_get(m, "gpu"), *fig = ydoc_get(m, "tok_s");
@@ -1104,7 +1113,8 @@ void calib_group_label(const struct calib *c, int group, char *buf, size_t len)
 	}
 	for (int i = 0; i < c->nxfer; i++)
 		if (calib_assumption_group(c, ASM_COUNT + i) == group) {
-			snprintf(buf, len, "moe_transfer.%s.%s", c->xfer[i].from, c->xfer[i].to);
+			snprintf(buf, len, "moe_transfer.%s.%s%s", c->xfer[i].from, c->xfer[i].to,
+				 c->xfer[i].gap_sigma > 0 ? " (GPU + implementation gap)" : "");
 			return;
 		}
 	snprintf(buf, len, "?");

@@ -62,6 +62,8 @@ struct anchor {
 	double tok_s, accept; /* NaN when the anchor gives step_ms */
 	double step_ms;       /* derived from tok_s and accept when not given */
 	double error_pct;     /* 1-sigma relative error of the measured figure (NaN: exact) */
+	int estimate;         /* kind: estimate - someone's estimate, not a measurement:
+			       * its error widens the bands, it never weighs the draws */
 	char error_source[CALIB_SOURCE_LEN];
 	char source[CALIB_SOURCE_LEN];
 	int overridden;       /* a field set with --set */
@@ -188,6 +190,9 @@ struct xfer_entry {
 	char range[16];         /* "m8-31", "m256+" as in the YAML */
 	int family_gpus;        /* measured GPUs behind the target family's offset (0: none) */
 	int curve;              /* index into calib.xcurve (-1: the prior, no curve) */
+	int nimpl;              /* implementations behind it (0, 1: the class alone) */
+	double gap_sigma;       /* the implementation gap's part of d.sigma (0: none) */
+	double bias;            /* the systematic bias corrected in d.median (log) */
 	struct dist d;
 };
 

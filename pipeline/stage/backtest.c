@@ -4,6 +4,7 @@
 #include "err.h"
 #include "sort.h"
 #include "xfer.h"
+#include "ximpl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,11 +22,13 @@ static double median(double *a, int n)
 	return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
 }
 
-/* One compared point: its class, its target's family, |error|, inside. */
+/* One compared point: its class, its group (the target's family; in the
+ * implementation backtest the pair "from->to"), the signed error of p50,
+ * the band's width over p50, inside. */
 struct pt {
 	int cls;
 	char fam[24];
-	double err;
+	double err, width;
 	int inside;
 };
 
@@ -34,7 +37,7 @@ struct pts {
 	size_t n, cap;
 };
 
-static int pts_add(struct pts *a, int cls, const char *fam, double err, int inside)
+static int pts_add(struct pts *a, int cls, const char *fam, double err, double width, int inside)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 256;
@@ -48,108 +51,235 @@ static int pts_add(struct pts *a, int cls, const char *fam, double err, int insi
 	q->cls = cls;
 	snprintf(q->fam, sizeof q->fam, "%s", fam);
 	q->err = err;
+	q->width = width;
 	q->inside = inside;
 	return 0;
 }
 
-/* One pair of class k: A's series moved onto B with x (calibrated without
- * B). Each point goes to all. */
-static int pair_run(struct project_xback *xb, const struct calib *c, int ci,
-		    const struct meas_class *k, const struct xfer_fit *x,
-		    const struct meas_series *sa, const struct meas_series *sb, struct pts *all)
+/* A prediction from -> to at column j of the class: lf (log factor on
+ * bandwidth scaling) and sigma. Returns 0 or -1 (nothing to say). */
+struct pred {
+	int (*fn)(const struct pred *pr, const struct gpu *from, const struct gpu *to, int j,
+		  double *lf, double *sig);
+	const struct calib *c;
+	const struct meas_class *k;
+	const struct xfer_fit *same, *cross; /* gpu/family: the fits for targets of the
+					      * source's memory kind, and across kinds */
+	const struct ximpl *s;               /* implementation: the set, skip, gap */
+	unsigned skip;
+	const struct ximpl_gaps *gap;
+	const struct backtest_win *w;        /* the points scored (NULL: all) */
+	struct projection *keep;             /* where each point is kept (NULL: nowhere) */
+};
+
+/* Keeps one point of class k in p->ipts. Returns 0 or DDT_ENOMEM. */
+static int keep_point(struct projection *p, const struct meas_class *k, const char *from,
+		      const char *to, double m, double meas, double p50, double sig)
 {
+	if (!(p->nipts & (p->nipts + 1)) || !p->ipts) {
+		struct project_xpoint *v = realloc(p->ipts, 2 * (p->nipts + 1) * sizeof *v);
+		if (!v)
+			return err_nomem();
+		p->ipts = v;
+	}
+	struct project_xpoint *q = &p->ipts[p->nipts++];
+	snprintf(q->cls, sizeof q->cls, "%s", k->name);
+	snprintf(q->from, sizeof q->from, "%s", from);
+	snprintf(q->to, sizeof q->to, "%s", to);
+	q->m = m;
+	q->measured_us = meas;
+	q->p50_us = p50;
+	q->p5_us = p50 * exp(-Z95 * sig);
+	q->p95_us = p50 * exp(Z95 * sig);
+	return 0;
+}
+
+/* Whether w lets pair a -> b in. */
+static int win_pair(const struct backtest_win *w, const char *a, const char *b)
+{
+	char key[72];
+	size_t n;
+	const char *s;
+	if (!w || !w->pairs)
+		return 1;
+	n = (size_t)snprintf(key, sizeof key, "%s:%s", a, b);
+	for (s = strstr(w->pairs, key); s; s = strstr(s + 1, key))
+		if ((s == w->pairs || s[-1] == ',') && (s[n] == ',' || s[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Whether w lets M in. */
+static int win_m(const struct backtest_win *w, double M)
+{
+	return !w || ((isnan(w->m_min) || M >= w->m_min) && (isnan(w->m_max) || M <= w->m_max));
+}
+
+static int pred_fit(const struct pred *pr, const struct gpu *from, const struct gpu *to, int j,
+		    double *lf, double *sig)
+{
+	int seen, cross = strcmp(xfer_kind(pr->c, from), xfer_kind(pr->c, to)) != 0;
+	const struct xfer_fit *x = cross ? pr->cross : pr->same;
+	return !x->ok || xfer_predict(x, pr->c, pr->k, from, to, j, lf, sig, &seen);
+}
+
+static int pred_impl(const struct pred *pr, const struct gpu *from, const struct gpu *to, int j,
+		     double *lf, double *sig)
+{
+	double gs, bias;
+	return ximpl_predict(pr->s, pr->c, pr->skip, pr->gap, from, to, pr->k->m[j], lf, sig, &gs,
+			     &bias);
+}
+
+/* One pair of class k: A's series moved onto B by pr. Each point goes to
+ * all under group key. */
+static int pair_run(struct project_xback *xb, const struct pred *pr, int ci,
+		    const struct meas_series *sa, const struct meas_series *sb, const char *key,
+		    struct pts *all)
+{
+	const struct calib *c = pr->c;
+	const struct meas_class *k = pr->k;
 	const struct gpu *ga = calib_gpu(c, sa->gpu), *gb = calib_gpu(c, sb->gpu);
-	const char *fam = calib_family(c, gb->arch);
-	double errs[CALIB_MAX_MEAS_M], max = 0;
+	double errs[CALIB_MAX_MEAS_M], sgn[CALIB_MAX_MEAS_M], wid[CALIB_MAX_MEAS_M], max = 0;
 	int inside = 0, rc;
 	memset(xb, 0, sizeof *xb);
 	snprintf(xb->cls, sizeof xb->cls, "%s", k->name);
 	snprintf(xb->from, sizeof xb->from, "%s", sa->gpu);
 	snprintf(xb->to, sizeof xb->to, "%s", sb->gpu);
+	if (!win_pair(pr->w, sa->gpu, sb->gpu))
+		return 0;
 	for (int j = 0; j < k->nm; j++) {
 		double lf, sig;
-		int seen;
-		if (!(sa->us[j] > 0) || !(sb->us[j] > 0) ||
-		    xfer_predict(x, c, k, ga, gb, j, &lf, &sig, &seen))
+		if (!(sa->us[j] > 0) || !(sb->us[j] > 0) || !win_m(pr->w, k->m[j]) ||
+		    pr->fn(pr, ga, gb, j, &lf, &sig))
 			continue;
 		double p50 = sa->us[j] * ga->bw_tbps / gb->bw_tbps * exp(lf);
 		int in = sb->us[j] >= p50 * exp(-Z95 * sig) && sb->us[j] <= p50 * exp(Z95 * sig);
-		double e = fabs(p50 / sb->us[j] - 1);
-		if ((rc = pts_add(all, ci, fam, e, in)) != 0)
+		double e = p50 / sb->us[j] - 1, w = exp(Z95 * sig) - exp(-Z95 * sig);
+		if ((rc = pts_add(all, ci, key, e, w, in)) != 0 ||
+		    (pr->keep && (rc = keep_point(pr->keep, k, sa->gpu, sb->gpu, k->m[j], sb->us[j],
+						  p50, sig)) != 0))
 			return rc;
 		inside += in;
-		errs[xb->n++] = e;
-		max = fmax(max, e);
+		sgn[xb->n] = e;
+		wid[xb->n] = w;
+		errs[xb->n++] = fabs(e);
+		max = fmax(max, fabs(e));
 	}
 	xb->cover_pct = xb->n ? 100.0 * inside / xb->n : NAN;
 	xb->max_err_pct = 100 * max;
 	xb->med_err_pct = 100 * median(errs, xb->n);
+	xb->bias_pct = 100 * median(sgn, xb->n);
+	xb->width_pct = 100 * median(wid, xb->n);
 	return 0;
 }
 
-/* Appends the pooled figures of (class ci, family fam) from all to p->xsum
- * (ci -1, fam "": every one); nothing when no point matches. */
-static int summarize(struct projection *p, const struct calib *c, const struct pts *all, int ci,
+/* Where summaries go. */
+struct sums {
+	struct project_xsum **v;
+	size_t *n;
+};
+
+/* Appends the pooled figures of (class ci, group fam) from all to out (ci
+ * -1, fam "": every one); nothing when no point matches. */
+static int summarize(struct sums out, const struct calib *c, const struct pts *all, int ci,
 		     const char *fam, double *scratch)
 {
 	int n = 0, in = 0;
+	double *sg = scratch + all->n, *wd = sg + all->n;
 	for (size_t i = 0; i < all->n; i++)
 		if ((ci < 0 || all->v[i].cls == ci) && (!fam[0] || !strcmp(all->v[i].fam, fam))) {
-			scratch[n++] = all->v[i].err;
+			sg[n] = all->v[i].err;
+			wd[n] = all->v[i].width;
+			scratch[n++] = fabs(all->v[i].err);
 			in += all->v[i].inside;
 		}
 	if (!n)
 		return 0;
-	struct project_xsum *s = realloc(p->xsum, (p->nxsum + 1) * sizeof *s);
+	struct project_xsum *s = realloc(*out.v, (*out.n + 1) * sizeof *s);
 	if (!s)
 		return err_nomem();
-	p->xsum = s;
-	s = &p->xsum[p->nxsum++];
+	*out.v = s;
+	s = &s[(*out.n)++];
 	snprintf(s->cls, sizeof s->cls, "%s", ci < 0 ? "" : c->meas.cls[ci].name);
 	snprintf(s->fam, sizeof s->fam, "%s", fam);
 	s->n = n;
 	s->cover_pct = 100.0 * in / n;
 	s->med_err_pct = 100 * median(scratch, n);
+	s->bias_pct = 100 * median(sg, n);
+	s->width_pct = 100 * median(wd, n);
 	return 0;
 }
 
-/* Every summary: per class and target family (in the order families first
- * appear), per class, every class. */
-static int summaries(struct projection *p, const struct calib *c, const struct pts *all)
+/* Whether point i of all is the first of its (class if by_cls, group). */
+static int first_of(const struct pts *all, size_t i, int by_cls)
 {
-	double *scratch = malloc((all->n ? all->n : 1) * sizeof *scratch);
+	for (size_t j = 0; j < i; j++)
+		if ((!by_cls || all->v[j].cls == all->v[i].cls) &&
+		    !strcmp(all->v[j].fam, all->v[i].fam))
+			return 0;
+	return 1;
+}
+
+/* Every summary: per class and group (in the order groups first appear),
+ * per class, every class. */
+static int summaries(struct sums out, const struct calib *c, const struct pts *all)
+{
+	double *scratch = malloc(3 * (all->n ? all->n : 1) * sizeof *scratch);
 	int rc = scratch ? 0 : err_nomem();
 	for (int ci = 0; ci < c->meas.nclasses && !rc; ci++) {
-		for (size_t i = 0; i < all->n && !rc; i++) {
-			int first = all->v[i].cls == ci;
-			for (size_t j = 0; j < i && first; j++)
-				first = !(all->v[j].cls == ci && !strcmp(all->v[j].fam, all->v[i].fam));
-			if (first)
-				rc = summarize(p, c, all, ci, all->v[i].fam, scratch);
-		}
-		rc = rc ? rc : summarize(p, c, all, ci, "", scratch);
+		for (size_t i = 0; i < all->n && !rc; i++)
+			if (all->v[i].cls == ci && first_of(all, i, 1))
+				rc = summarize(out, c, all, ci, all->v[i].fam, scratch);
+		rc = rc ? rc : summarize(out, c, all, ci, "", scratch);
 	}
-	rc = rc ? rc : summarize(p, c, all, -1, "", scratch);
+	rc = rc ? rc : summarize(out, c, all, -1, "", scratch);
 	free(scratch);
 	return rc;
 }
 
-/* Every ordered pair of class ci with its target held out. */
+/* The implementation backtest's summaries: per held-out implementation,
+ * per pair over implementations, every point. */
+static int summaries_impl(struct sums out, const struct calib *c, const struct pts *all)
+{
+	double *scratch = malloc(3 * (all->n ? all->n : 1) * sizeof *scratch);
+	int rc = scratch ? 0 : err_nomem();
+	for (int ci = 0; ci < c->meas.nclasses && !rc; ci++)
+		rc = summarize(out, c, all, ci, "", scratch);
+	for (size_t i = 0; i < all->n && !rc; i++)
+		if (first_of(all, i, 0))
+			rc = summarize(out, c, all, -1, all->v[i].fam, scratch);
+	rc = rc ? rc : summarize(out, c, all, -1, "", scratch);
+	free(scratch);
+	return rc;
+}
+
+/* Every ordered pair of class ci, B's twins (and in family mode B's family)
+ * held out of the fit; a pair across memory kinds also without B's kind.
+ * x[2] is scratch. */
 static int class_run(struct projection *p, const struct calib *c, int ci, struct xfer_fit *x,
-		     struct pts *all)
+		     enum backtest_hold mode, const struct backtest_win *w, struct pts *all)
 {
 	const struct meas_class *k = &c->meas.cls[ci];
+	struct pred pr = {.fn = pred_fit, .c = c, .k = k, .same = &x[0], .cross = &x[1], .w = w};
 	int rc;
 	for (int b = 0; b < k->nseries; b++) {
-		if (!calib_gpu(c, k->series[b].gpu))
+		const struct gpu *gb = calib_gpu(c, k->series[b].gpu);
+		if (!gb)
 			continue;
-		if ((rc = xfer_fit(x, c, k, k->series[b].gpu)) != 0)
+		const char *fam = calib_family(c, gb->arch);
+		struct xfer_hold hs = {.gpu = gb->id, .fam = mode == BACKTEST_FAMILY ? fam : NULL};
+		struct xfer_hold hc = hs;
+		hc.kind = xfer_kind(c, gb);
+		if ((rc = xfer_fit_hold(&x[0], c, k, &hs)) != 0 ||
+		    (rc = xfer_fit_hold(&x[1], c, k, &hc)) != 0)
 			return rc;
-		for (int a = 0; a < k->nseries && x->ok; a++) {
-			if (a == b || !calib_gpu(c, k->series[a].gpu))
+		for (int a = 0; a < k->nseries; a++) {
+			const struct gpu *ga = calib_gpu(c, k->series[a].gpu);
+			if (a == b || !ga || xfer_twins(ga, gb))
 				continue;
 			struct project_xback *xb = &p->xback[p->nxback];
-			if ((rc = pair_run(xb, c, ci, k, x, &k->series[a], &k->series[b], all)) != 0)
+			if ((rc = pair_run(xb, &pr, ci, &k->series[a], &k->series[b], fam, all)) != 0)
 				return rc;
 			p->nxback += xb->n > 0;
 		}
@@ -175,10 +305,11 @@ static void rows_xfer(struct projection *p, const struct calib *c)
 	}
 }
 
-int backtest_xgpu(struct projection *p, const struct calib *c)
+int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hold mode,
+		  const struct backtest_win *w)
 {
 	size_t cap = 0;
-	struct xfer_fit *x = malloc(sizeof *x);
+	struct xfer_fit *x = malloc(2 * sizeof *x);
 	struct pts all = {0};
 	int rc = 0;
 
@@ -195,14 +326,93 @@ int backtest_xgpu(struct projection *p, const struct calib *c)
 		goto done;
 	}
 	for (int i = 0; i < c->meas.nclasses && !rc; i++)
-		rc = class_run(p, c, i, x, &all);
-	if (rc || (rc = summaries(p, c, &all)) != 0)
+		rc = class_run(p, c, i, x, mode, w, &all);
+	if (rc || (rc = summaries((struct sums){&p->xsum, &p->nxsum}, c, &all)) != 0)
 		goto done;
 	backtest_pooled(p, "", "", &p->xback_n, &p->xback_cover_pct, &p->xback_err_pct);
 	rows_xfer(p, c);
 done:
 	free(all.v);
 	free(x);
+	return rc;
+}
+
+int backtest_xgpu(struct projection *p, const struct calib *c)
+{
+	return backtest_hold(p, c, BACKTEST_GPU, NULL);
+}
+
+/* Implementation i of s held out: its pairs predicted by the others. */
+static int impl_run(struct projection *p, const struct calib *c, const struct ximpl *s, int i,
+		    const struct backtest_win *w, struct pts *all)
+{
+	struct ximpl_gaps gap;
+	const struct meas_class *k = s->k[i];
+	struct pred pr = {.fn = pred_impl, .c = c, .k = k, .s = s, .skip = 1u << i, .gap = &gap,
+			  .w = w, .keep = p};
+	int ci = (int)(k - c->meas.cls), rc;
+	ximpl_gap_est(&gap, s, c, pr.skip);
+	for (int b = 0; b < k->nseries; b++)
+		for (int a = 0; a < k->nseries; a++) {
+			const struct gpu *ga = calib_gpu(c, k->series[a].gpu);
+			const struct gpu *gb = calib_gpu(c, k->series[b].gpu);
+			char key[24];
+			if (a == b || !ga || !gb || xfer_twins(ga, gb))
+				continue;
+			snprintf(key, sizeof key, "%.10s->%.10s", ga->id, gb->id);
+			struct project_xback *xb = &p->iback[p->niback];
+			if ((rc = pair_run(xb, &pr, ci, &k->series[a], &k->series[b], key, all)) != 0)
+				return rc;
+			p->niback += xb->n > 0;
+		}
+	return 0;
+}
+
+/* The pooled figures of the implementation backtest (cls "", fam ""). */
+static void impl_pooled(struct projection *p)
+{
+	p->iback_n = 0;
+	p->iback_cover_pct = p->iback_err_pct = p->iback_width_pct = p->iback_bias_pct = NAN;
+	for (size_t i = 0; i < p->nisum; i++)
+		if (!p->isum[i].cls[0] && !p->isum[i].fam[0]) {
+			p->iback_n = p->isum[i].n;
+			p->iback_cover_pct = p->isum[i].cover_pct;
+			p->iback_err_pct = p->isum[i].med_err_pct;
+			p->iback_width_pct = p->isum[i].width_pct;
+			p->iback_bias_pct = p->isum[i].bias_pct;
+		}
+}
+
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w)
+{
+	struct ximpl s;
+	struct pts all = {0};
+	size_t cap = 0;
+	int rc;
+
+	free(p->iback);
+	free(p->isum);
+	free(p->ipts);
+	p->iback = NULL;
+	p->isum = NULL;
+	p->ipts = NULL;
+	p->niback = p->nisum = p->nipts = 0;
+	if ((rc = ximpl_init(&s, c, c->xfer_class)) != 0)
+		goto done;
+	for (int i = 0; i < s.n; i++)
+		cap += (size_t)s.k[i]->nseries * s.k[i]->nseries;
+	if (!(p->iback = calloc(cap ? cap : 1, sizeof *p->iback))) {
+		rc = err_nomem();
+		goto done;
+	}
+	for (int i = 0; i < s.n && s.n > 1 && !rc; i++)
+		rc = impl_run(p, c, &s, i, w, &all);
+	if (!rc)
+		rc = summaries_impl((struct sums){&p->isum, &p->nisum}, c, &all);
+	impl_pooled(p);
+done:
+	ximpl_free(&s);
+	free(all.v);
 	return rc;
 }
 
@@ -219,24 +429,74 @@ void backtest_pooled(const struct projection *p, const char *cls, const char *fa
 		}
 }
 
+/* One pair line. */
+static void pair_line(const struct project_xback *x, FILE *fp)
+{
+	fprintf(fp, "  %-22s %-13s %-13s %4d %8.0f%% %8.1f%% %8.1f%% %+8.1f%% %8.0f%%\n", x->cls,
+		x->from, x->to, x->n, x->cover_pct, x->med_err_pct, x->max_err_pct, x->bias_pct,
+		x->width_pct);
+}
+
+static void pair_head(FILE *fp)
+{
+	fprintf(fp, "  %-22s %-13s %-13s %4s %9s %9s %9s %9s %9s\n", "class", "from", "to", "n",
+		"in p5-p95", "med|err|", "max|err|", "med err", "width");
+}
+
+/* One pooled line. */
+static void sum_line(const struct project_xsum *s, const char *all_cls, const char *all_fam,
+		     FILE *fp)
+{
+	fprintf(fp, "  %-22s %-27s %5d %8.1f%% %8.1f%% %+8.1f%% %8.0f%%\n",
+		s->cls[0] ? s->cls : all_cls, s->fam[0] ? s->fam : all_fam, s->n, s->cover_pct,
+		s->med_err_pct, s->bias_pct, s->width_pct);
+}
+
+static void sum_head(const char *grp, FILE *fp)
+{
+	fprintf(fp, "  %-22s %-27s %5s %9s %9s %9s %9s\n", "class", grp, "n", "in p5-p95",
+		"med|err|", "med err", "width");
+}
+
 void backtest_write_text(const struct projection *p, FILE *fp)
 {
 	fprintf(fp, "cross-GPU backtest: each GPU projected from each other one, its own "
-		    "measurements held out of the transfer calibration\n");
-	fprintf(fp, "  %-10s %-13s %-13s %4s %9s %9s %9s\n", "class", "from", "to", "n",
-		"in p5-p95", "med|err|", "max|err|");
-	for (size_t j = 0; j < p->nxback; j++) {
-		const struct project_xback *x = &p->xback[j];
-		fprintf(fp, "  %-10s %-13s %-13s %4d %8.0f%% %8.1f%% %8.1f%%\n", x->cls, x->from,
-			x->to, x->n, x->cover_pct, x->med_err_pct, x->max_err_pct);
-	}
+		    "measurements and its twins' (same die, memory and bandwidth) held out of the "
+		    "transfer calibration; a pair across memory kinds fitted without the target's "
+		    "kind\n");
+	pair_head(fp);
+	for (size_t j = 0; j < p->nxback; j++)
+		pair_line(&p->xback[j], fp);
 	fprintf(fp, "\npooled over the points (targets: 80%% inside p5-p95, median |error| of "
-		    "p50 10%%)\n");
-	fprintf(fp, "  %-10s %-27s %5s %9s %9s\n", "class", "target family", "n", "in p5-p95",
-		"med|err|");
-	for (size_t i = 0; i < p->nxsum; i++) {
-		const struct project_xsum *s = &p->xsum[i];
-		fprintf(fp, "  %-10s %-27s %5d %8.1f%% %8.1f%%\n", s->cls[0] ? s->cls : "every class",
-			s->fam[0] ? s->fam : "every family", s->n, s->cover_pct, s->med_err_pct);
+		    "p50 10%%; med err: signed, + = predicted slower than measured; width: p95-p5 "
+		    "over p50)\n");
+	sum_head("target family", fp);
+	for (size_t i = 0; i < p->nxsum; i++)
+		sum_line(&p->xsum[i], "every class", "every family", fp);
+}
+
+void backtest_write_impl_text(const struct projection *p, FILE *fp)
+{
+	fprintf(fp, "implementation backtest: each implementation of the transfer's kernel class "
+		    "held out whole, its pairs projected by the law the others share, with the "
+		    "implementation gap sized without it\n");
+	pair_head(fp);
+	for (size_t j = 0; j < p->niback; j++)
+		pair_line(&p->iback[j], fp);
+	fprintf(fp, "\npooled over the points (targets: 80%% inside p5-p95, median |error| of "
+		    "p50 12%%, median width 50%%; med err: signed, + = predicted slower than "
+		    "measured)\n");
+	sum_head("pair", fp);
+	for (size_t i = 0; i < p->nisum; i++)
+		sum_line(&p->isum[i], "every implementation", "every pair", fp);
+}
+
+void backtest_write_points(const struct projection *p, FILE *fp)
+{
+	fprintf(fp, "class,from,to,m,measured_us,p5_us,p50_us,p95_us\n");
+	for (size_t i = 0; i < p->nipts; i++) {
+		const struct project_xpoint *q = &p->ipts[i];
+		fprintf(fp, "%s,%s,%s,%g,%.4g,%.4g,%.4g,%.4g\n", q->cls, q->from, q->to, q->m,
+			q->measured_us, q->p5_us, q->p50_us, q->p95_us);
 	}
 }

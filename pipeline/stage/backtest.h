@@ -18,6 +18,37 @@
 #include "calib.h"
 #include "project.h"
 
+/* What each pair's fit holds out beside the target's own series: its twins
+ * always (and, across memory kinds, the target's kind); BACKTEST_FAMILY
+ * also the target's whole family. */
+enum backtest_hold { BACKTEST_GPU, BACKTEST_FAMILY };
+
+/* Which points are scored (NULL: every one): M in [m_min, m_max] (NaN: no
+ * bound), and only the pairs of `pairs` ("from:to,from:to"; NULL: all). */
+struct backtest_win {
+	double m_min, m_max;
+	const char *pairs;
+};
+
+/* The backtest with mode's hold-out over the points w lets in (NULL: all)
+ * into p->xback and p->xsum, as backtest_xgpu. Returns 0 or DDT_ENOMEM. */
+int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hold mode,
+		  const struct backtest_win *w);
+
+/* The implementation backtest (ximpl.h): each implementation of the
+ * transfer's class (moe_transfer.class) held out whole, its measured pairs
+ * projected by the shared law of the others with the gap sized without it,
+ * into p->iback, p->isum and p->iback_* (nothing with fewer than two
+ * implementations). Returns 0 or DDT_ENOMEM. */
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w);
+
+/* The implementation backtest's points as CSV (class, from, to, m,
+ * measured_us, p5_us, p50_us, p95_us). */
+void backtest_write_points(const struct projection *p, FILE *fp);
+
+/* The implementation backtest as text. */
+void backtest_write_impl_text(const struct projection *p, FILE *fp);
+
 /* Runs the backtest over c's measured tables into p->xback and p->xsum
  * (replacing what is there) and the pooled p->xback_*; sets each row's
  * xfer_cover_pct and xfer_err_pct from the pair (moe_reference.gpu -> its

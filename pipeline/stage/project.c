@@ -829,7 +829,7 @@ struct mc_case {
 };
 
 /* What a draw samples besides the assumptions: its knobs. */
-enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_CTX_B, KN_CTX_C, KN_COUNT };
+enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_CTX_B, KN_CTX_C, KN_B16, KN_COUNT };
 
 struct mc {
 	const struct calib *c;
@@ -855,6 +855,7 @@ struct mc {
 	/* how the draws vary beyond the assumptions */
 	double a8_sig;         /* sigma of the log b8 anchor step (0: exact) */
 	double b16_sig;        /* sigma of the log b16 anchor step (0: not weighted) */
+	int b16_est;           /* the b16 anchor is an estimate: drawn, never weighing */
 	int mix_forms;         /* the fit is exactly determined: mix the declared form and the other */
 	double fit_sig;        /* sigma of the log fit error (residuals, parameters) */
 	/* the acceptance source's draws (after the weighting) */
@@ -947,6 +948,11 @@ static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 {
 	m->a8_step_ms = mc->c->sglang_b8.step_ms * exp(mc->a8_sig * kn[KN_A8]);
 	m->growth_set = m->growth_used ? kn[KN_GROWTH] : NAN;
+	if (mc->b16_est) {
+		/* an estimate: the growth goes through a step drawn within its error */
+		m->growth_set = NAN;
+		m->b16_step_ms = mc->c->sglang_b16.step_ms * exp(mc->b16_sig * kn[KN_B16]);
+	}
 	m->form = mc->mix_forms ? kn[KN_FORM] : 0;
 	m->moe_scale = exp(mc->fit_sig * kn[KN_SCALE]);
 	m->z_x = kn[KN_ZX];
@@ -970,6 +976,7 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 	/* drawn only when a law is fitted: without one the stream is unchanged */
 	kn[KN_CTX_B] = mc->c->law_ctx.n ? normal_std(r) : 0;
 	kn[KN_CTX_C] = mc->c->law_ctx.n ? normal_std(r) : 0;
+	kn[KN_B16] = mc->b16_est ? normal_std(r) : 0;
 }
 
 #define MC_BLOCK 64
@@ -1048,6 +1055,7 @@ static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 		}
 	}
 	free(blk);
+	m->b16_step_ms = mc->c->sglang_b16.step_ms;
 	return 0;
 }
 
@@ -1087,6 +1095,14 @@ static int mc_weigh(struct mc *mc, struct projection *p, uint64_t seed)
 
 	p->ess = (double)n;
 	p->ess_pct = 100;
+	if (mc->b16_est) {
+		snprintf(p->weighting, sizeof p->weighting,
+			 "draws equally weighted: anchors.sglang_b16 (%.3g ms, +-%.0f%%) is an estimate, "
+			 "not a measurement; each draw takes its step within that error (the bands "
+			 "widen), none is weighted by it",
+			 a->step_ms, 100 * (exp(mc->b16_sig) - 1));
+		return 0;
+	}
 	if (!(mc->b16_sig > 0)) {
 		snprintf(p->weighting, sizeof p->weighting,
 			 "draws equally weighted (no anchor with an error to weigh them by)");
@@ -1337,6 +1353,7 @@ static void use_estimator(const struct mc *mc, struct model *m, int cal, double 
 	}
 	memcpy(v, mc->point, (size_t)mc->nasm * sizeof *v);
 	m->a8_step_ms = mc->c->sglang_b8.step_ms;
+	m->b16_step_ms = mc->c->sglang_b16.step_ms;
 	m->growth_set = NAN;
 	m->form = 0;
 	m->moe_scale = 1;
@@ -2157,6 +2174,7 @@ static void mc_spread(struct mc *mc, const struct calib *c)
 		nfree += !f->held[i];
 	mc->a8_sig = isnan(c->sglang_b8.error_pct) ? 0 : log1p(c->sglang_b8.error_pct / 100);
 	mc->b16_sig = isnan(c->sglang_b16.error_pct) ? 0 : log1p(c->sglang_b16.error_pct / 100);
+	mc->b16_est = c->sglang_b16.estimate && mc->b16_sig > 0;
 	/* exactly determined: the residuals say nothing, so the form is sampled;
 	 * more points than parameters: the residuals' scatter, grown for the
 	 * parameters' own uncertainty */
@@ -2541,6 +2559,9 @@ void project_free(struct projection *p)
 	free(p->backtest);
 	free(p->xback);
 	free(p->xsum);
+	free(p->iback);
+	free(p->isum);
+	free(p->ipts);
 	free(p->inputs);
 	free(p->notes);
 	memset(p, 0, sizeof *p);

@@ -235,6 +235,14 @@ struct project_xback {
 	double cover_pct;            /* share inside p5-p95 */
 	double med_err_pct;          /* median |p50 / measured - 1| */
 	double max_err_pct;
+	double bias_pct;             /* median p50 / measured - 1 (signed) */
+	double width_pct;            /* median (p95 - p5) / p50 */
+};
+
+/* One scored point of the implementation backtest. */
+struct project_xpoint {
+	char cls[24], from[32], to[32];
+	double m, measured_us, p5_us, p50_us, p95_us;
 };
 
 /* The cross-GPU backtest pooled over its points: per class and target
@@ -244,6 +252,8 @@ struct project_xsum {
 	int n;                       /* measured points */
 	double cover_pct;            /* share inside p5-p95 */
 	double med_err_pct;          /* median over the points of |p50 / measured - 1| */
+	double bias_pct;             /* median of p50 / measured - 1 (signed) */
+	double width_pct;            /* median (p95 - p5) / p50 */
 };
 
 /* An input's source: a calibration source with, before it, either "set on
@@ -304,6 +314,20 @@ struct projection {
 	struct project_xsum *xsum;
 	double xback_cover_pct, xback_err_pct;
 	int xback_n;
+	/* the same with whole implementations held out (backtest_ximpl): pairs
+	 * (class: the held-out implementation's), pooled per implementation
+	 * (fam ""), per pair over implementations (cls "", fam "from->to") and
+	 * over every one; and the 90% half-width of the implementation gap in
+	 * the reference GPU -> headline target transfer, % (NaN: none) */
+	size_t niback;
+	struct project_xback *iback;
+	size_t nipts;
+	struct project_xpoint *ipts; /* every scored point (not in projection.yaml) */
+	size_t nisum;
+	struct project_xsum *isum;
+	double iback_cover_pct, iback_err_pct, iback_width_pct, iback_bias_pct;
+	int iback_n;
+	double impl_gap_pct;
 	/* the anchors as observations: effective sample size of the weighted
 	 * draws, and whether the prior and the anchor disagree */
 	double ess, ess_pct;

@@ -1,6 +1,7 @@
 /* xfer.c - the transfer calibration (xfer.h): per-column physical fits, family
  * offsets, and the held-out errors that size the bands. */
 #include "xfer.h"
+#include "ximpl.h"
 
 #include "err.h"
 
@@ -8,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The range of c that holds M (whole tokens; below the first: the first). */
-static int range_of(const struct calib *c, double M)
+int xfer_range_of(const struct calib *c, double M)
 {
 	M = floor(M);
 	for (int r = 0; r < c->nranges; r++)
@@ -285,7 +285,7 @@ static void cv_score(const struct xfer_fit *h, const struct ctx *cx, int target,
 {
 	const struct meas_series *st = &cx->k->series[target];
 	for (int j = 0; j < h->ncols; j++) {
-		int r = range_of(cx->c, h->m[j]);
+		int r = xfer_range_of(cx->c, h->m[j]);
 		if (!(st->us[j] > 0))
 			continue;
 		for (int s = 0; s < cx->k->nseries; s++) {
@@ -337,9 +337,26 @@ static void cross_validate(struct xfer_fit *x, struct xfer_fit *h, const struct 
 
 /* ---------------------------------------------------------------- interface */
 
+int xfer_twins(const struct gpu *a, const struct gpu *b)
+{
+	return !strcmp(a->arch, b->arch) && !strcmp(a->memory, b->memory) &&
+	       fabs(a->bw_tbps / b->bw_tbps - 1) < 1e-9;
+}
+
+/* Whether h leaves g out. */
+static int held(const struct calib *c, const struct xfer_hold *h, const struct gpu *g)
+{
+	const struct gpu *t = h && h->gpu ? calib_gpu(c, h->gpu) : NULL;
+	if (!h)
+		return 0;
+	return (h->gpu && (!strcmp(h->gpu, g->id) || (t && xfer_twins(t, g)))) ||
+	       (h->kind && !strcmp(h->kind, xfer_kind(c, g))) ||
+	       (h->fam && !strcmp(h->fam, calib_family(c, g->arch)));
+}
+
 /* Fills cx and x's series, kinds and families. */
 static void setup(struct xfer_fit *x, struct ctx *cx, const struct calib *c,
-		  const struct meas_class *k, const char *exclude)
+		  const struct meas_class *k, const struct xfer_hold *h)
 {
 	memset(x, 0, sizeof *x);
 	memset(cx, 0, sizeof *cx);
@@ -350,7 +367,7 @@ static void setup(struct xfer_fit *x, struct ctx *cx, const struct calib *c,
 	for (int s = 0; s < k->nseries; s++) {
 		const struct gpu *g = calib_gpu(c, k->series[s].gpu);
 		cx->g[s] = g;
-		if (!g || (exclude && !strcmp(exclude, g->id)) || !(xfer_compute(k, g) > 0))
+		if (!g || held(c, h, g) || !(xfer_compute(k, g) > 0))
 			continue;
 		const char *kind = xfer_kind(c, g), *fam = calib_family(c, g->arch);
 		int ki = index_of(x->kinds, x->nkinds, kind);
@@ -375,8 +392,15 @@ static void setup(struct xfer_fit *x, struct ctx *cx, const struct calib *c,
 int xfer_fit(struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
 	     const char *exclude)
 {
+	struct xfer_hold h = {.gpu = exclude};
+	return xfer_fit_hold(x, c, k, exclude ? &h : NULL);
+}
+
+int xfer_fit_hold(struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
+		  const struct xfer_hold *h)
+{
 	struct ctx cx;
-	setup(x, &cx, c, k, exclude);
+	setup(x, &cx, c, k, h);
 	fit_all(x, &cx);
 	for (int r = 0; r < CALIB_MAX_RANGES; r++) {
 		x->cv_unseen[r] = NAN;
@@ -385,11 +409,11 @@ int xfer_fit(struct xfer_fit *x, const struct calib *c, const struct meas_class 
 	}
 	if (!x->ok)
 		return 0;
-	struct xfer_fit *h = malloc(sizeof *h);
-	if (!h)
+	struct xfer_fit *scratch = malloc(sizeof *scratch);
+	if (!scratch)
 		return err_nomem();
-	cross_validate(x, h, &cx);
-	free(h);
+	cross_validate(x, scratch, &cx);
+	free(scratch);
 	return 0;
 }
 
@@ -402,7 +426,7 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 	int seen_from;
 	if (j < 0 || j >= x->ncols || move_log(x, &cx, j, from, to, &lr, &vp, seen, &seen_from))
 		return -1;
-	int r = range_of(c, x->m[j]);
+	int r = xfer_range_of(c, x->m[j]);
 	int ki = index_of(x->kinds, x->nkinds, xfer_kind(c, to));
 	cv = *seen && ki >= 0 ? x->cv_seen[r][ki] : x->cv_unseen[r];
 	if (isnan(cv))
@@ -463,17 +487,24 @@ static void xcurve_fill(struct xfer_curve *cv, double *sig, const struct xfer_fi
 	}
 }
 
+/* The RMS of y over the curve's points in e's range (none inside: y at
+ * m_lo). */
+static double range_rms(const struct xfer_curve *cv, const double *y, const struct xfer_entry *e)
+{
+	double ss = 0;
+	int n = 0;
+	for (int i = 0; i < cv->n; i++)
+		if (cv->m[i] >= e->m_lo && cv->m[i] <= e->m_hi)
+			ss += y[i] * y[i], n++;
+	return n ? sqrt(ss / n) : fabs(calib_xcurve_at(cv, y, e->m_lo));
+}
+
 /* Entry e's distribution: the curve's factor at its m_lo and the RMS sigma
  * of the curve's points in its range (none inside: at m_lo). */
 static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
 		      const double *sig, int ngpus, const char *cls)
 {
-	double ss = 0, s;
-	int n = 0;
-	for (int i = 0; i < cv->n; i++)
-		if (cv->m[i] >= e->m_lo && cv->m[i] <= e->m_hi)
-			ss += sig[i] * sig[i], n++;
-	s = n ? sqrt(ss / n) : calib_xcurve_at(cv, sig, e->m_lo);
+	double s = range_rms(cv, sig, e);
 	memset(&e->d, 0, sizeof e->d);
 	e->d.kind = DIST_LOGNORMAL;
 	e->d.point = 1.0; /* the seed's perfect scaling */
@@ -483,25 +514,55 @@ static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_c
 	snprintf(e->d.unit, sizeof e->d.unit, "factor on (from bw / to bw) at M=%g, %s", e->m_lo,
 		 cls);
 	char src[2 * CALIB_SOURCE_LEN];
-	snprintf(src, sizeof src,
-		 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
-		 "b/bandwidth per M, %s; sigma from held-out GPUs%s; %s",
-		 ngpus, cls,
-		 e->family_gpus ? "the target family's offset measured"
-				: "the target family never measured (no offset)",
-		 e->family_gpus ? "" : " and families", c->meas.source);
+	if (e->nimpl > 1)
+		snprintf(src, sizeof src,
+			 "calibrated (ximpl.h) over %d implementations of class %s: their shared "
+			 "law, the systematic bias corrected (%.1f%%), sigma with the implementation "
+			 "gap (%.0f%%, held-out implementations); %s",
+			 e->nimpl, cls, 100 * e->bias, 100 * e->gap_sigma, c->meas.source);
+	else
+		snprintf(src, sizeof src,
+			 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
+			 "b/bandwidth per M, %s; sigma from held-out GPUs%s; %s",
+			 ngpus, cls,
+			 e->family_gpus ? "the target family's offset measured"
+					: "the target family never measured (no offset)",
+			 e->family_gpus ? "" : " and families", c->meas.source);
 	memcpy(e->d.source, src, sizeof e->d.source - 1);
 	e->d.source[sizeof e->d.source - 1] = '\0';
 }
 
-/* The entries of one target t (every range) from x, or the prior. */
-static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct meas_class *k,
-			const struct gpu *ref, const struct gpu *t)
+/* The curve of one pair from the implementations of s (two or more): the
+ * shared law corrected by the systematic bias, sigma with the gap in, at
+ * the M's of class k; gap and bias per point of the curve. */
+static void xcurve_impl(struct xfer_curve *cv, double *sig, double *gap, double *bias,
+			const struct ximpl *s, const struct calib *c, const struct meas_class *k,
+			const struct gpu *from, const struct gpu *to)
+{
+	cv->n = 0;
+	for (int j = 0; j < k->nm && cv->n < CALIB_MAX_XCURVE; j++) {
+		double lf, sg;
+		if ((cv->n && k->m[j] <= cv->m[cv->n - 1]) ||
+		    ximpl_predict(s, c, 0, &s->gap, from, to, k->m[j], &lf, &sg, &gap[cv->n],
+				  &bias[cv->n]))
+			continue;
+		cv->m[cv->n] = k->m[j];
+		cv->lf[cv->n] = lf;
+		sig[cv->n++] = sg;
+	}
+}
+
+/* The entries of one target t (every range) from x (or, with two or more
+ * implementations, s), or the prior. */
+static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct ximpl *s,
+			const struct meas_class *k, const struct gpu *ref, const struct gpu *t)
 {
 	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
-	double sig[CALIB_MAX_XCURVE];
+	double sig[CALIB_MAX_XCURVE], gap[CALIB_MAX_XCURVE] = {0}, bias[CALIB_MAX_XCURVE] = {0};
 	cv->n = 0;
-	if (x && x->ok)
+	if (s && s->n > 1)
+		xcurve_impl(cv, sig, gap, bias, s, c, k, ref, t);
+	else if (x && x->ok)
 		xcurve_fill(cv, sig, x, c, k, ref, t);
 	for (int r = 0; r < c->nranges; r++) {
 		struct xfer_entry *e = &c->xfer[c->nxfer];
@@ -512,6 +573,9 @@ static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct 
 		e->m_hi = c->range_hi[r];
 		e->family_gpus = 0;
 		e->curve = cv->n ? c->nxcurve : -1;
+		e->nimpl = s && cv->n ? s->n : 0;
+		e->gap_sigma = cv->n ? range_rms(cv, gap, e) : 0;
+		e->bias = cv->n ? range_rms(cv, bias, e) : 0;
 		if (cv->n) {
 			for (int s = 0; s < k->nseries; s++) {
 				const struct gpu *g = calib_gpu(c, k->series[s].gpu);
@@ -531,6 +595,7 @@ int xfer_build(struct calib *c)
 	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
 	const struct meas_class *k = calib_class(c, c->xfer_class);
 	struct xfer_fit *x = NULL;
+	struct ximpl s = {0};
 	int rc = 0;
 
 	if (!ref)
@@ -539,15 +604,18 @@ int xfer_build(struct calib *c)
 	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
 		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
 			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
-	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0)) {
+	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0 ||
+		  (rc = ximpl_init(&s, c, k->name)) != 0)) {
 		free(x);
+		ximpl_free(&s);
 		return rc ? rc : err_nomem();
 	}
 	c->nxfer = c->nxcurve = 0;
 	for (size_t i = 0; i < c->ngpus; i++)
 		if (&c->gpus[i] != ref)
-			xfer_target(c, x, k, ref, &c->gpus[i]);
+			xfer_target(c, x, &s, k, ref, &c->gpus[i]);
 	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
 	free(x);
+	ximpl_free(&s);
 	return 0;
 }

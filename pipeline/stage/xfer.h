@@ -66,11 +66,26 @@ struct xfer_fit {
 	double cv_unseen[CALIB_MAX_RANGES];
 };
 
-/* Fits class k of c's measured tables without GPU `exclude` (NULL: none)
- * and GPUs not in c's catalog. Returns 0 (x->ok says whether anything was
+/* Fits class k of c's measured tables without GPU `exclude` and its twins
+ * (NULL: none) and GPUs not in c's catalog. Returns 0 (x->ok says whether anything was
  * fitted) or DDT_ENOMEM. */
 int xfer_fit(struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
 	     const char *exclude);
+
+/* What a held-out fit leaves out (each NULL: nothing on that ground): GPU
+ * `gpu` with its twins (xfer_twins), every GPU of memory kind `kind`
+ * (xfer_kind), every GPU of family `fam`. */
+struct xfer_hold {
+	const char *gpu, *kind, *fam;
+};
+
+/* xfer_fit without the GPUs h names (h NULL: none). */
+int xfer_fit_hold(struct xfer_fit *x, const struct calib *c, const struct meas_class *k,
+		  const struct xfer_hold *h);
+
+/* Whether a and b are twins: the same die (arch), memory and bandwidth
+ * (B300 and GB300), whose tables say the same thing twice. */
+int xfer_twins(const struct gpu *a, const struct gpu *b);
 
 /* The factor from -> to at column j of x's class: the log of time_to /
  * time_from x bw_to / bw_from (lf) and its sigma (c's sigma_floor in);
@@ -85,6 +100,10 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 /* The kind and family of a GPU as the fit names them (transfer.yaml's
  * memory_kinds and families; unknown: the GPU's own memory or arch). */
 const char *xfer_kind(const struct calib *c, const struct gpu *g);
+
+/* The M range of c (transfer.yaml: ranges) that holds M, whole tokens;
+ * below the first: the first. */
+int xfer_range_of(const struct calib *c, double M);
 
 /* The peak the class computes at on g, TFLOP/s (the class's `compute`). */
 double xfer_compute(const struct meas_class *k, const struct gpu *g);
