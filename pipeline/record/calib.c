@@ -1113,8 +1113,7 @@ void calib_group_label(const struct calib *c, int group, char *buf, size_t len)
 	}
 	for (int i = 0; i < c->nxfer; i++)
 		if (calib_assumption_group(c, ASM_COUNT + i) == group) {
-			snprintf(buf, len, "moe_transfer.%s.%s%s", c->xfer[i].from, c->xfer[i].to,
-				 c->xfer[i].gap_sigma > 0 ? " (GPU + implementation gap)" : "");
+			snprintf(buf, len, "moe_transfer.%s.%s", c->xfer[i].from, c->xfer[i].to);
 			return;
 		}
 	snprintf(buf, len, "?");

@@ -2,7 +2,7 @@
 #include "report_data.h"
 
 #include "acks.h"
-
+#include "backtest.h"
 #include "err.h"
 #include "fit.h"
 #include "fsx.h"
@@ -567,6 +567,21 @@ double report_seed_tok(const struct report_figure *f, double *pctile)
 	return f->proj->other_tok_s;
 }
 
+/* The implementation-held-out figure into buf (nothing when the run has
+ * none); returns its length. */
+static size_t report_impl_text(const struct report_data *d, char *buf, size_t len)
+{
+	int n;
+	if (d->proj.iback_n <= 0 || !len)
+		return 0;
+	n = snprintf(buf, len, "implementations held out whole: %.1f%% of %d measured points "
+		     "inside p5-p95 (target 80%%), median |error| of p50 %.1f%% (target 12%%), "
+		     "median band width %.0f%% of p50 (target 50%%), median signed error %+.1f%%",
+		     d->proj.iback_cover_pct, d->proj.iback_n, d->proj.iback_err_pct,
+		     d->proj.iback_width_pct, d->proj.iback_bias_pct);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
 int report_coverage_text(const struct report_data *d, char *buf, size_t len)
 {
 	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
@@ -578,15 +593,29 @@ int report_coverage_text(const struct report_data *d, char *buf, size_t len)
 			 "untested");
 		return 0;
 	}
-	off = (size_t)snprintf(buf, len, "%.1f%% of %d held-out measured points fell inside "
-			       "p5-p95 (target 80%%), median |error| of p50 %.1f%% (target 10%%)",
-			       d->proj.xback_cover_pct, d->proj.xback_n, d->proj.xback_err_pct);
+	off = report_impl_text(d, buf, len);
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off,
+					"%s%.1f%% of %d held-out measured points fell inside p5-p95 "
+					"(target 80%%), median |error| of p50 %.1f%% (target 10%%)",
+					off ? "; GPUs held out (twins together): " : "",
+					d->proj.xback_cover_pct, d->proj.xback_n,
+					d->proj.xback_err_pct);
 	if (h0 >= 0 && off < len) {
 		report_figure(d, (size_t)h0, &f);
 		if (f.proj && isfinite(f.proj->xfer_cover_pct))
-			snprintf(buf + off, len - off, "; the pair the headline takes (%s -> %s): "
-				 "%.0f%% inside, %.1f%% error", d->cal.moe_ref.gpu, f.proj->target,
-				 f.proj->xfer_cover_pct, f.proj->xfer_err_pct);
+			off += (size_t)snprintf(buf + off, len - off,
+						"; the pair the headline takes (%s -> %s): %.0f%% "
+						"inside, %.1f%% error",
+						d->cal.moe_ref.gpu, f.proj->target,
+						f.proj->xfer_cover_pct, f.proj->xfer_err_pct);
+		if (f.proj && f.proj->xfer_gap_pct > BACKTEST_HONEST_PCT && off < len)
+			snprintf(buf + off, len - off,
+				 ". Implementations disagree: the headline's MoE transfer is known "
+				 "only to -%.0f%%..+%.0f%% (90%%); no band honest at 90%% is narrower "
+				 "than +-%d%%",
+				 100 - 100 / (1 + f.proj->xfer_gap_pct / 100), f.proj->xfer_gap_pct,
+				 BACKTEST_HONEST_PCT);
 	}
 	return 1;
 }

@@ -207,7 +207,7 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 	GString *gs = g_string_new(NULL);
 	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
 	struct caveat_sink sink = {doc, 0};
-	char status[600], cover[600];
+	char status[600], cover[1200];
 
 	pdf_heading(doc, 0, d->spec.title);
 	MARKUP(gs, "<span foreground=\"#555555\">Nightly report of run %s, %s. Template %s.</span>",

@@ -85,7 +85,7 @@ static void summary_row(const struct report_data *d, size_t i, FILE *fp)
 static void summary_projection(const struct report_data *d, FILE *fp)
 {
 	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
-	char cover[600];
+	char cover[1200];
 
 	fprintf(fp, "\nprojection");
 	if (h0 >= 0)

@@ -274,6 +274,9 @@ static int class_run(struct projection *p, const struct calib *c, int ci, struct
 		if ((rc = xfer_fit_hold(&x[0], c, k, &hs)) != 0 ||
 		    (rc = xfer_fit_hold(&x[1], c, k, &hc)) != 0)
 			return rc;
+		/* the fit without B's kind sizes its error by what leaving a kind
+		 * out cost where both were there */
+		memcpy(x[1].cv_nokind, x[0].cv_nokind, sizeof x[1].cv_nokind);
 		for (int a = 0; a < k->nseries; a++) {
 			const struct gpu *ga = calib_gpu(c, k->series[a].gpu);
 			if (a == b || !ga || xfer_twins(ga, gb))
@@ -359,7 +362,7 @@ static int impl_run(struct projection *p, const struct calib *c, const struct xi
 			char key[24];
 			if (a == b || !ga || !gb || xfer_twins(ga, gb))
 				continue;
-			snprintf(key, sizeof key, "%.10s->%.10s", ga->id, gb->id);
+			snprintf(key, sizeof key, "%.12s->%.9s", ga->id, gb->id);
 			struct project_xback *xb = &p->iback[p->niback];
 			if ((rc = pair_run(xb, &pr, ci, &k->series[a], &k->series[b], key, all)) != 0)
 				return rc;
@@ -381,6 +384,29 @@ static void impl_pooled(struct projection *p)
 			p->iback_width_pct = p->isum[i].width_pct;
 			p->iback_bias_pct = p->isum[i].bias_pct;
 		}
+}
+
+/* Each row's transfer figures from the implementation backtest, where it
+ * has the pair (moe_reference.gpu -> the row's target), and the gap in the
+ * transfer the row takes. */
+static void rows_impl(struct projection *p, const struct calib *c)
+{
+	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
+	for (size_t r = 0; r < p->nrows; r++) {
+		struct project_row *row = &p->rows[r];
+		const struct gpu *t = calib_gpu(c, row->target);
+		char key[24];
+		int x = ref && t ? calib_xfer_index(c, ref, t, row->M) : -1;
+		row->xfer_gap_pct = x >= 0 && c->xfer[x].gap_sigma > 0
+					    ? 100 * (exp(Z95 * c->xfer[x].gap_sigma) - 1)
+					    : NAN;
+		snprintf(key, sizeof key, "%.12s->%.9s", c->moe_ref.gpu, row->target);
+		for (size_t i = 0; i < p->nisum; i++)
+			if (!p->isum[i].cls[0] && !strcmp(p->isum[i].fam, key)) {
+				row->xfer_cover_pct = p->isum[i].cover_pct;
+				row->xfer_err_pct = p->isum[i].med_err_pct;
+			}
+	}
 }
 
 int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w)
@@ -410,6 +436,7 @@ int backtest_ximpl(struct projection *p, const struct calib *c, const struct bac
 	if (!rc)
 		rc = summaries_impl((struct sums){&p->isum, &p->nisum}, c, &all);
 	impl_pooled(p);
+	rows_impl(p, c);
 done:
 	ximpl_free(&s);
 	free(all.v);
@@ -499,4 +526,29 @@ void backtest_write_points(const struct projection *p, FILE *fp)
 		fprintf(fp, "%s,%s,%s,%g,%.4g,%.4g,%.4g,%.4g\n", q->cls, q->from, q->to, q->m,
 			q->measured_us, q->p5_us, q->p50_us, q->p95_us);
 	}
+}
+
+int backtest_gap_note(const struct projection *p, const struct calib *c, char *buf, size_t len)
+{
+	const struct project_row *w = NULL;
+	for (size_t r = 0; r < p->nrows; r++)
+		if (p->rows[r].estimator == EST_CALIBRATED && isfinite(p->rows[r].xfer_gap_pct) &&
+		    (!w || p->rows[r].xfer_gap_pct > w->xfer_gap_pct))
+			w = &p->rows[r];
+	if (!w)
+		return 0;
+	size_t off = (size_t)snprintf(
+		buf, len,
+		"implementation gap: the MoE measured by one implementation and run by another "
+		"(the native engine: no table holds it) moves by -%.0f%%..+%.0f%% (90%%) in the "
+		"transfer %s -> %s at M=%g, sized by holding out each implementation of %s in turn "
+		"(ddt backtest --hold-out implementation); every calibrated band draws it",
+		100 - 100 / (1 + w->xfer_gap_pct / 100), w->xfer_gap_pct, c->moe_ref.gpu, w->target,
+		w->M, c->xfer_class);
+	if (w->xfer_gap_pct > BACKTEST_HONEST_PCT && off < len)
+		snprintf(buf + off, len - off,
+			 ". The implementations disagree beyond +-%d%%: no band honest at 90%% is "
+			 "narrower than that",
+			 BACKTEST_HONEST_PCT);
+	return 1;
 }

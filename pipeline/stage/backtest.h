@@ -46,6 +46,14 @@ int backtest_ximpl(struct projection *p, const struct calib *c, const struct bac
  * measured_us, p5_us, p50_us, p95_us). */
 void backtest_write_points(const struct projection *p, FILE *fp);
 
+/* Where the implementation gap alone passes this 90% half-width, %, no
+ * narrower band is honest: page one says so instead of printing one. */
+#define BACKTEST_HONEST_PCT 25
+
+/* The caveat on the implementation gap of p's calibrated rows (the widest
+ * one) into buf: 1 when written, 0 when no row carries a gap. */
+int backtest_gap_note(const struct projection *p, const struct calib *c, char *buf, size_t len);
+
 /* The implementation backtest as text. */
 void backtest_write_impl_text(const struct projection *p, FILE *fp);
 

@@ -1415,6 +1415,11 @@ static int tornado_row(struct projection *p, const struct mc *mc, struct model *
 		calib_group_label(mc->c, g, b->name, sizeof b->name);
 		for (int i = 0; i < mc->nasm; i++)
 			if (mc->group[i] == g) {
+				/* a transfer that carries the implementation gap says so */
+				if (i >= ASM_COUNT && mc->c->xfer[i - ASM_COUNT].gap_sigma > 0 &&
+				    !strstr(b->name, "+ impl gap"))
+					snprintf(b->name + strlen(b->name), sizeof b->name - strlen(b->name),
+						 " (GPU + impl gap)");
 				const struct dist *d = &mc->c->asm_[i];
 				/* a pair's first range that this row uses, else its first */
 				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
@@ -2017,7 +2022,7 @@ static void row_fill(struct project_row *r, const struct calib *c, const struct 
 	r->moe_ms = o.ms[COMP_MOE];
 	r->nonmoe_ms = o.nonmoe_ms;
 	r->moe_xfer = calib_xfer_index(c, m->ref_gpu, g, o.M) >= 0;
-	r->xfer_cover_pct = r->xfer_err_pct = NAN;
+	r->xfer_cover_pct = r->xfer_err_pct = r->xfer_gap_pct = NAN;
 }
 
 /* A row's acceptance from the source: lane l of acc. Returns its index or
@@ -2279,8 +2284,11 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	fit_report(p, c, m);
 	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
-	    (rc = backtest_xgpu(p, c)) != 0)
+	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, NULL)) != 0)
 		return rc;
+	char gap[PROJECT_NOTE_LEN];
+	if (backtest_gap_note(p, c, gap, sizeof gap))
+		add_note(p, "%s", gap);
 	if (m->growth_clamped)
 		return add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
 				"clamped to %g", m->growth);

@@ -128,6 +128,9 @@ struct project_row {
 	 * target, measured pairs held out): share of measured points inside
 	 * p5-p95 and median |error| of p50, %; NaN when there is no such data */
 	double xfer_cover_pct, xfer_err_pct;
+	/* the implementation gap in that transfer: the 90% half-width of its
+	 * factor, % (NaN: no gap sized); over 25 no narrower band is honest */
+	double xfer_gap_pct;
 };
 
 /* One bar of a tornado: one assumption at its p5 and p95, the rest at their
@@ -317,8 +320,7 @@ struct projection {
 	/* the same with whole implementations held out (backtest_ximpl): pairs
 	 * (class: the held-out implementation's), pooled per implementation
 	 * (fam ""), per pair over implementations (cls "", fam "from->to") and
-	 * over every one; and the 90% half-width of the implementation gap in
-	 * the reference GPU -> headline target transfer, % (NaN: none) */
+	 * over every one */
 	size_t niback;
 	struct project_xback *iback;
 	size_t nipts;
@@ -327,7 +329,6 @@ struct projection {
 	struct project_xsum *isum;
 	double iback_cover_pct, iback_err_pct, iback_width_pct, iback_bias_pct;
 	int iback_n;
-	double impl_gap_pct;
 	/* the anchors as observations: effective sample size of the weighted
 	 * draws, and whether the prior and the anchor disagree */
 	double ess, ess_pct;

@@ -72,6 +72,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "extrap_pct", r->extrap_pct);
 		yout_kv_num(y, "xfer_cover_pct", r->xfer_cover_pct);
 		yout_kv_num(y, "xfer_err_pct", r->xfer_err_pct);
+		yout_kv_num(y, "xfer_gap_pct", r->xfer_gap_pct);
 		yout_end(y);
 	}
 	yout_end(y);
@@ -233,6 +234,34 @@ static void backtest_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
+/* The implementation backtest's pooled figures (xbacktest.implementation). */
+static void ximpl_out(struct yout *y, const struct projection *p)
+{
+	yout_key(y, "implementation");
+	yout_map(y);
+	yout_kv_int(y, "points", p->iback_n);
+	yout_kv_num(y, "cover_pct", p->iback_cover_pct);
+	yout_kv_num(y, "err_pct", p->iback_err_pct);
+	yout_kv_num(y, "width_pct", p->iback_width_pct);
+	yout_kv_num(y, "bias_pct", p->iback_bias_pct);
+	yout_key(y, "pooled");
+	yout_seq(y);
+	for (size_t i = 0; i < p->nisum; i++) {
+		const struct project_xsum *x = &p->isum[i];
+		yout_map_flow(y);
+		yout_kv_str(y, "implementation", x->cls);
+		yout_kv_str(y, "pair", x->fam);
+		yout_kv_int(y, "n", x->n);
+		yout_kv_num(y, "cover_pct", x->cover_pct);
+		yout_kv_num(y, "med_err_pct", x->med_err_pct);
+		yout_kv_num(y, "bias_pct", x->bias_pct);
+		yout_kv_num(y, "width_pct", x->width_pct);
+		yout_end(y);
+	}
+	yout_end(y);
+	yout_end(y);
+}
+
 static void xback_out(struct yout *y, const struct projection *p)
 {
 	yout_key(y, "xbacktest");
@@ -252,6 +281,8 @@ static void xback_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "cover_pct", x->cover_pct);
 		yout_kv_num(y, "med_err_pct", x->med_err_pct);
 		yout_kv_num(y, "max_err_pct", x->max_err_pct);
+		yout_kv_num(y, "bias_pct", x->bias_pct);
+		yout_kv_num(y, "width_pct", x->width_pct);
 		yout_end(y);
 	}
 	yout_end(y);
@@ -265,9 +296,12 @@ static void xback_out(struct yout *y, const struct projection *p)
 		yout_kv_int(y, "n", x->n);
 		yout_kv_num(y, "cover_pct", x->cover_pct);
 		yout_kv_num(y, "med_err_pct", x->med_err_pct);
+		yout_kv_num(y, "bias_pct", x->bias_pct);
+		yout_kv_num(y, "width_pct", x->width_pct);
 		yout_end(y);
 	}
 	yout_end(y);
+	ximpl_out(y, p);
 	yout_end(y);
 }
 
@@ -471,6 +505,8 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
 	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
 	yget_num(c, m, "xfer_err_pct", NUM, &r->xfer_err_pct);
+	r->xfer_gap_pct = NAN;
+	yget_num(c, m, "xfer_gap_pct", Y_NULLABLE, &r->xfer_gap_pct);
 	yget_check_unknown(c, m);
 }
 
@@ -654,6 +690,23 @@ static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_back
 	yget_check_unknown(c, m);
 }
 
+/* xbacktest.implementation's pooled figures (optional: older records have
+ * none; its per-pair list is not read back). */
+static void ximpl_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
+{
+	struct ydoc_node *im = NULL;
+	p->iback_cover_pct = p->iback_err_pct = p->iback_width_pct = p->iback_bias_pct = NAN;
+	if (yget_node(c, m, "implementation", YDOC_MAP, 0, &im) || !im)
+		return;
+	yget_int(c, im, "points", Y_REQUIRED, &p->iback_n);
+	yget_num(c, im, "cover_pct", NUM, &p->iback_cover_pct);
+	yget_num(c, im, "err_pct", NUM, &p->iback_err_pct);
+	yget_num(c, im, "width_pct", NUM, &p->iback_width_pct);
+	yget_num(c, im, "bias_pct", NUM, &p->iback_bias_pct);
+	ydoc_get(im, "pooled");
+	yget_check_unknown(c, im);
+}
+
 static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 {
 	struct ydoc_node *s;
@@ -676,6 +729,9 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
 			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
 			yget_num(c, it, "max_err_pct", NUM, &x->max_err_pct);
+			x->bias_pct = x->width_pct = NAN;
+			yget_num(c, it, "bias_pct", Y_NULLABLE, &x->bias_pct);
+			yget_num(c, it, "width_pct", Y_NULLABLE, &x->width_pct);
 			yget_check_unknown(c, it);
 		}
 	}
@@ -693,9 +749,13 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 			int_in(c, it, "n", &x->n);
 			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
 			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
+			x->bias_pct = x->width_pct = NAN;
+			yget_num(c, it, "bias_pct", Y_NULLABLE, &x->bias_pct);
+			yget_num(c, it, "width_pct", Y_NULLABLE, &x->width_pct);
 			yget_check_unknown(c, it);
 		}
 	}
+	ximpl_in(c, m, p);
 	yget_check_unknown(c, m);
 	return 0;
 }
@@ -898,9 +958,9 @@ static void text_rows(const struct projection *p, FILE *fp)
 	fprintf(fp, "(seed: the seed's estimator, its point and where it falls in ddt's band; "
 		    "calibrated: ddt's, point = the model at the calibrated central inputs, "
 		    "within 1%% of the median; from: typed (the scenario's accept) or trace (its "
-		    "mean, the bootstrap interval drawn); backtest: the transfer's cross-GPU "
-		    "backtest for this target, share of held-out measurements inside p5-p95 and "
-		    "median |error|)\n");
+		    "mean, the bootstrap interval drawn); backtest: the transfer to this target "
+		    "backtested with whole implementations held out (else GPUs), share of "
+		    "held-out measurements inside p5-p95 and median |error|)\n");
 }
 
 static void text_tornado(const struct projection *p, FILE *fp)

@@ -305,16 +305,31 @@ static void cv_score(const struct xfer_fit *h, const struct ctx *cx, int target,
  * family left out whole. h is scratch. */
 static void cross_validate(struct xfer_fit *x, struct xfer_fit *h, const struct ctx *cx)
 {
-	struct acc seen[XFER_MAX_KINDS], unseen;
+	struct acc seen[XFER_MAX_KINDS], unseen, nokind;
 	memset(seen, 0, sizeof seen);
 	memset(&unseen, 0, sizeof unseen);
+	memset(&nokind, 0, sizeof nokind);
 	for (int s = 0; s < cx->k->nseries; s++) {
 		if (!x->use[s])
 			continue;
+		/* with its twins: their tables say the same thing twice */
 		*h = *x;
-		h->use[s] = 0;
+		for (int t = 0; t < cx->k->nseries; t++)
+			if (cx->g[t] && xfer_twins(cx->g[s], cx->g[t]))
+				h->use[t] = 0;
 		fit_all(h, cx);
 		cv_score(h, cx, s, &seen[cx->kind[s]]);
+	}
+	/* each memory kind left out whole: a target of a kind never measured */
+	for (int ki = 0; ki < x->nkinds && x->nkinds > 1; ki++) {
+		*h = *x;
+		for (int s = 0; s < cx->k->nseries; s++)
+			if (cx->kind[s] == ki)
+				h->use[s] = 0;
+		fit_all(h, cx);
+		for (int s = 0; s < cx->k->nseries; s++)
+			if (x->use[s] && cx->kind[s] == ki)
+				cv_score(h, cx, s, &nokind);
 	}
 	for (int f = 0; f < x->nfams; f++) {
 		*h = *x;
@@ -328,6 +343,7 @@ static void cross_validate(struct xfer_fit *x, struct xfer_fit *h, const struct 
 	}
 	for (int r = 0; r < CALIB_MAX_RANGES; r++) {
 		x->cv_unseen[r] = unseen.n[r] ? unseen.se[r] / unseen.n[r] : NAN;
+		x->cv_nokind[r] = nokind.n[r] ? nokind.se[r] / nokind.n[r] : NAN;
 		for (int ki = 0; ki < XFER_MAX_KINDS; ki++)
 			x->cv_seen[r][ki] = ki < x->nkinds && seen[ki].n[r]
 						    ? seen[ki].se[r] / seen[ki].n[r]
@@ -403,7 +419,7 @@ int xfer_fit_hold(struct xfer_fit *x, const struct calib *c, const struct meas_c
 	setup(x, &cx, c, k, h);
 	fit_all(x, &cx);
 	for (int r = 0; r < CALIB_MAX_RANGES; r++) {
-		x->cv_unseen[r] = NAN;
+		x->cv_unseen[r] = x->cv_nokind[r] = NAN;
 		for (int ki = 0; ki < XFER_MAX_KINDS; ki++)
 			x->cv_seen[r][ki] = NAN;
 	}
@@ -431,6 +447,9 @@ int xfer_predict(const struct xfer_fit *x, const struct calib *c, const struct m
 	cv = *seen && ki >= 0 ? x->cv_seen[r][ki] : x->cv_unseen[r];
 	if (isnan(cv))
 		cv = x->cv_unseen[r];
+	/* the target's memory kind never measured here: what that cost held out */
+	if (ki < 0 && !isnan(x->cv_nokind[r]))
+		cv = x->cv_nokind[r];
 	/* a source whose family was never measured: its offset is unknown too */
 	if (!seen_from && !isnan(x->cv_unseen[r]))
 		cv += x->cv_unseen[r];
@@ -516,9 +535,8 @@ static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_c
 	char src[2 * CALIB_SOURCE_LEN];
 	if (e->nimpl > 1)
 		snprintf(src, sizeof src,
-			 "calibrated (ximpl.h) over %d implementations of class %s: their shared "
-			 "law, the systematic bias corrected (%.1f%%), sigma with the implementation "
-			 "gap (%.0f%%, held-out implementations); %s",
+			 "calibrated (ximpl.h): %d implementations of %s, shared law, bias %.1f%% "
+			 "corrected, implementation gap %.0f%% (held out); %s",
 			 e->nimpl, cls, 100 * e->bias, 100 * e->gap_sigma, c->meas.source);
 	else
 		snprintf(src, sizeof src,
@@ -532,21 +550,58 @@ static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_c
 	e->d.source[sizeof e->d.source - 1] = '\0';
 }
 
+/* Whether tonight's series of class k measured both GPUs at M; lf: their
+ * log factor on bandwidth scaling. */
+static int tonight_pair(const struct meas_class *k, const struct gpu *from, const struct gpu *to,
+			double M, double *lf)
+{
+	for (int j = 0; j < k->nm; j++) {
+		double tf = NAN, tt = NAN;
+		for (int s = 0; s < k->nseries && k->m[j] == M; s++)
+			if (k->series[s].prov == PROV_TONIGHT && k->series[s].us[j] > 0) {
+				if (!strcmp(k->series[s].gpu, from->id))
+					tf = k->series[s].us[j];
+				if (!strcmp(k->series[s].gpu, to->id))
+					tt = k->series[s].us[j];
+			}
+		if (tf > 0 && tt > 0) {
+			*lf = log(tt / tf * to->bw_tbps / from->bw_tbps);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The least M of class k above lo (INFINITY: none); its columns are not
+ * sorted (tonight's follow the tables'). */
+static double next_m(const struct meas_class *k, double lo)
+{
+	double m = INFINITY;
+	for (int j = 0; j < k->nm; j++)
+		if (k->m[j] > lo && k->m[j] < m)
+			m = k->m[j];
+	return m;
+}
+
 /* The curve of one pair from the implementations of s (two or more): the
  * shared law corrected by the systematic bias, sigma with the gap in, at
- * the M's of class k; gap and bias per point of the curve. */
+ * the M's of class k; gap and bias per point of the curve. Where tonight's
+ * sweep measured both GPUs with the project's own kernel, that ratio: no
+ * other implementation stands between them. */
 static void xcurve_impl(struct xfer_curve *cv, double *sig, double *gap, double *bias,
 			const struct ximpl *s, const struct calib *c, const struct meas_class *k,
 			const struct gpu *from, const struct gpu *to)
 {
 	cv->n = 0;
-	for (int j = 0; j < k->nm && cv->n < CALIB_MAX_XCURVE; j++) {
+	for (double M = next_m(k, 0); isfinite(M) && cv->n < CALIB_MAX_XCURVE; M = next_m(k, M)) {
 		double lf, sg;
-		if ((cv->n && k->m[j] <= cv->m[cv->n - 1]) ||
-		    ximpl_predict(s, c, 0, &s->gap, from, to, k->m[j], &lf, &sg, &gap[cv->n],
-				  &bias[cv->n]))
+		if (tonight_pair(k, from, to, M, &lf)) {
+			sg = c->xfer_sigma_floor;
+			gap[cv->n] = bias[cv->n] = 0;
+		} else if (ximpl_predict(s, c, 0, &s->gap, from, to, M, &lf, &sg, &gap[cv->n],
+					 &bias[cv->n]))
 			continue;
-		cv->m[cv->n] = k->m[j];
+		cv->m[cv->n] = M;
 		cv->lf[cv->n] = lf;
 		sig[cv->n++] = sg;
 	}

@@ -22,8 +22,9 @@
  *
  * Its error (sigma of the log) is what the same procedure gave on data it
  * was not fitted to, pooled per M range of transfer.yaml: each measured GPU
- * of T's kind held out in turn (T's family measured), or each measured
- * family held out whole (T's family never measured); plus the fit's own
+ * of T's kind held out in turn with its twins (T's family measured), each
+ * measured family held out whole (T's family never measured), or each
+ * memory kind held out whole (T's kind never measured); plus the fit's own
  * parameter uncertainty at (S, T) and the calibration's sigma_floor.
  */
 #ifndef DDT_XFER_H
@@ -64,6 +65,9 @@ struct xfer_fit {
 	 * its family measured, and with its family never measured; NaN: none */
 	double cv_seen[CALIB_MAX_RANGES][XFER_MAX_KINDS];
 	double cv_unseen[CALIB_MAX_RANGES];
+	/* and with the target's memory kind never measured (each kind held out
+	 * whole; NaN: one kind) */
+	double cv_nokind[CALIB_MAX_RANGES];
 };
 
 /* Fits class k of c's measured tables without GPU `exclude` and its twins
