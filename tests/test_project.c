@@ -21,6 +21,7 @@
 #include "backtest.h"
 #include "fit.h"
 #include "xfer.h"
+#include "ximpl.h"
 #include "record.h"
 #include "rng.h"
 #include "tmpl.h"
@@ -1551,6 +1552,167 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 	project_free(&p);
 }
 
+/* ---------------------------------------------------------------- implementations */
+
+/* The class of c named name (writable). */
+static struct meas_class *class_named(struct calib *c, const char *name)
+{
+	for (int i = 0; i < c->meas.nclasses; i++)
+		if (!strcmp(c->meas.cls[i].name, name))
+			return &c->meas.cls[i];
+	fail_msg("no class %s", name);
+	return NULL;
+}
+
+/* The p50 the implementation backtest gave for (cls, from -> to, m); NaN:
+ * none. */
+static double ipt_p50(const struct projection *p, const char *cls, const char *from,
+		      const char *to, double m)
+{
+	for (size_t i = 0; i < p->nipts; i++)
+		if (!strcmp(p->ipts[i].cls, cls) && !strcmp(p->ipts[i].from, from) &&
+		    !strcmp(p->ipts[i].to, to) && p->ipts[i].m == m)
+			return p->ipts[i].p50_us;
+	return NAN;
+}
+
+/* --hold-out implementation: an implementation's own measurements never
+ * predict it. Doubling one implementation's B300 times leaves its own
+ * predictions of B300 where they were (only the measured side moves) and
+ * moves the others', which now share a law with it. */
+static void test_project__backtest_holds_out_a_whole_implementation(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection a, b;
+	const char *mine = "moe_w4a16_vllm019_ep8";
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	assert_int_equal(backtest_ximpl(&a, &f->cal, NULL), 0);
+	printf("implementations held out: %d points, %.1f%% inside, %.1f%% error, %.0f%% wide\n",
+	       a.iback_n, a.iback_cover_pct, a.iback_err_pct, a.iback_width_pct);
+	assert_true(a.iback_n > 1000 && a.iback_cover_pct >= 80 && a.iback_err_pct <= 12);
+	int per_impl = 0;
+	for (size_t i = 0; i < a.nisum; i++)
+		per_impl += a.isum[i].cls[0] && !a.isum[i].fam[0];
+	assert_int_equal(per_impl, 4); /* vLLM 0.24.0 EP-8 and TP-8, vLLM 0.19.0, SGLang 0.5.14 */
+	struct meas_series *s = (struct meas_series *)calib_series(class_named(&c, mine), "b300");
+	for (int j = 0; j < class_named(&c, mine)->nm; j++)
+		s->us[j] *= 2;
+	assert_int_equal(backtest_ximpl(&b, &c, NULL), 0);
+	int moved = 0;
+	for (size_t i = 0; i < a.nipts; i++) {
+		const struct project_xpoint *q = &a.ipts[i];
+		double p50 = ipt_p50(&b, q->cls, q->from, q->to, q->m);
+		if (!strcmp(q->cls, mine) && !strcmp(q->to, "b300"))
+			assert_near(p50, q->p50_us, 1e-9 * q->p50_us);
+		else if (!strcmp(q->to, "b300") && fabs(p50 / q->p50_us - 1) > 1e-6)
+			moved++;
+	}
+	assert_true(moved > 0);
+	project_free(&a);
+	project_free(&b);
+}
+
+/* B300 and GB300 (one die, one memory, one bandwidth) leave a fit
+ * together, and the backtest never pairs them. */
+static void test_project__twins_are_held_out_together(void **state)
+{
+	struct fixture *f = *state;
+	const struct meas_class *k = calib_class(&f->cal, "moe_w4a16");
+	struct xfer_fit *x = malloc(sizeof *x);
+	struct xfer_hold h = {.gpu = "b300"};
+	struct projection p;
+	assert_non_null(x);
+	assert_true(xfer_twins(calib_gpu(&f->cal, "b300"), calib_gpu(&f->cal, "gb300")));
+	assert_false(xfer_twins(calib_gpu(&f->cal, "b300"), calib_gpu(&f->cal, "b200")));
+	assert_false(xfer_twins(calib_gpu(&f->cal, "h100"), calib_gpu(&f->cal, "h200")));
+	assert_int_equal(xfer_fit_hold(x, &f->cal, k, &h), 0);
+	for (int s = 0; s < k->nseries; s++) {
+		int out = !strcmp(k->series[s].gpu, "b300") || !strcmp(k->series[s].gpu, "gb300");
+		assert_int_equal(x->use[s], !out);
+	}
+	free(x);
+	memset(&p, 0, sizeof p);
+	assert_int_equal(backtest_xgpu(&p, &f->cal), 0);
+	for (size_t i = 0; i < p.nxback; i++)
+		assert_false(xfer_twins(calib_gpu(&f->cal, p.xback[i].from),
+					calib_gpu(&f->cal, p.xback[i].to)));
+	project_free(&p);
+}
+
+/* The b16 anchor is the seed's estimate (kind: estimate): its error widens
+ * the b16 band but never re-weights the draws; read as a measurement it
+ * would weight them. */
+static void test_project__estimate_anchor_widens_never_weighs(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection p;
+	assert_true(c.sglang_b16.estimate);
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_near(p.ess, p.samples, 0);
+	assert_non_null(strstr(p.weighting, "estimate"));
+	const struct project_row *r = row(&p, "b300-b16-native", 14);
+	double wide = r->step_ms.p95 / r->step_ms.p5;
+	project_free(&p);
+	c.sglang_b16.error_pct = 0.01;
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	r = row(&p, "b300-b16-native", 14);
+	printf("b300-b16-native step p95/p5: %.3f with the anchor's 15%%, %.3f without\n", wide,
+	       r->step_ms.p95 / r->step_ms.p5);
+	assert_true(r->step_ms.p95 / r->step_ms.p5 < wide);
+	project_free(&p);
+	c = f->cal;
+	c.sglang_b16.estimate = 0;
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_true(p.ess < p.samples);
+	project_free(&p);
+}
+
+/* Every calibrated transfer carries the implementation gap: in the entry's
+ * sigma, in the band, in the tornado's name and in the caveats; with one
+ * implementation there is none to size and the band is narrower. */
+static void test_project__implementation_gap_is_in_the_band(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct project_config cfg = f->cfg;
+	struct projection p;
+	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300");
+	int x = calib_xfer_index(&c, pro, b300, 33);
+	assert_true(x >= 0);
+	assert_true(c.xfer[x].gap_sigma > 0.05 && c.xfer[x].nimpl == 4);
+	assert_true(c.xfer[x].d.sigma >= c.xfer[x].gap_sigma);
+	cfg.sensitivity = 1;
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &cfg), 0);
+	const struct project_row *r = row(&p, "b300-b16-native", 14);
+	assert_true(r->xfer_gap_pct > 10);
+	double wide = r->moe_band.p95 / r->moe_band.p5;
+	int named = 0, noted = 0;
+	for (size_t t = 0; t < p.ntornado; t++)
+		for (int i = 0; i < p.tornado[t].nbars; i++)
+			named |= strstr(p.tornado[t].bars[i].name, "impl gap") != NULL;
+	for (size_t i = 0; i < p.nnotes; i++)
+		noted |= strstr(p.notes[i], "implementation gap") != NULL;
+	assert_true(named && noted);
+	project_free(&p);
+	/* the class alone: no gap */
+	for (int i = 0; i < c.meas.nclasses; i++)
+		if (strcmp(c.meas.cls[i].name, c.xfer_class))
+			c.meas.cls[i].impl_of[0] = '\0';
+	assert_int_equal(xfer_build(&c), 0);
+	x = calib_xfer_index(&c, pro, b300, 33);
+	assert_near(c.xfer[x].gap_sigma, 0, 0);
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	r = row(&p, "b300-b16-native", 14);
+	printf("b300-b16-native MoE p95/p5: %.2f with the gap, %.2f without\n", wide,
+	       r->moe_band.p95 / r->moe_band.p5);
+	assert_true(r->moe_band.p95 / r->moe_band.p5 < wide);
+	assert_true(isnan(r->xfer_gap_pct));
+	project_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1585,6 +1747,10 @@ int main(void)
 		cmocka_unit_test(test_project__estimate_prints_bands_reproducibly),
 		cmocka_unit_test(test_project__every_input_key_round_trips_through_set),
 		cmocka_unit_test(test_project__input_sources_are_never_cut),
+		cmocka_unit_test(test_project__backtest_holds_out_a_whole_implementation),
+		cmocka_unit_test(test_project__twins_are_held_out_together),
+		cmocka_unit_test(test_project__estimate_anchor_widens_never_weighs),
+		cmocka_unit_test(test_project__implementation_gap_is_in_the_band),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
