@@ -615,6 +615,23 @@ static void load_kinds(struct calib *cal, struct yctx *c, struct ydoc_node *map)
 	}
 }
 
+/* moe_transfer.backtest_m (optional): {min, max, source}, the M the
+ * nightly's implementation backtest scores. */
+static void load_backtest_m(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
+{
+	struct ydoc_node *w = NULL;
+	char src[CALIB_SOURCE_LEN];
+	cal->xback_m_min = cal->xback_m_max = NAN;
+	if (yget_node(c, sec, "backtest_m", YDOC_MAP, 0, &w) || !w)
+		return;
+	yget_num(c, w, "min", Y_REQUIRED | Y_POSITIVE, &cal->xback_m_min);
+	yget_num(c, w, "max", Y_REQUIRED | Y_POSITIVE, &cal->xback_m_max);
+	yget_strcpy(c, w, "source", Y_REQUIRED, src, sizeof src);
+	if (!(cal->xback_m_max >= cal->xback_m_min))
+		ydiag_add(c->diag, c->file, w->line, w->col, "backtest_m: max below min");
+	yget_check_unknown(c, w);
+}
+
 /* moe_transfer.ranges: whole-token M ranges tiling [1, inf) in order. */
 static void load_ranges(struct calib *cal, struct yctx *c, struct ydoc_node *seq)
 {
@@ -652,6 +669,7 @@ static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_nod
 	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
 	yget_strcpy(c, sec, "class", Y_REQUIRED, cal->xfer_class, sizeof cal->xfer_class);
 	yget_num(c, sec, "sigma_floor", Y_REQUIRED | Y_NONNEG, &cal->xfer_sigma_floor);
+	load_backtest_m(cal, c, sec);
 	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
 		load_families(cal, c, fam);
 	if (!yget_node(c, sec, "memory_kinds", YDOC_MAP, Y_REQUIRED, &kinds) && kinds)

@@ -349,6 +349,9 @@ struct calib {
 	double range_lo[CALIB_MAX_RANGES], range_hi[CALIB_MAX_RANGES];
 	char range_name[CALIB_MAX_RANGES][16];
 	double xfer_sigma_floor;  /* added to every calibrated sigma */
+	/* the verify widths the nightly's implementation backtest scores
+	 * (moe_transfer.backtest_m; NaN: every M) */
+	double xback_m_min, xback_m_max;
 	struct dist xfer_prior;   /* when the class has no measured pair */
 	struct measured meas;     /* cross-GPU tables (optional section) */
 	struct allreduce ar;

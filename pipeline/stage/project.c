@@ -2282,9 +2282,10 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		return rc;
 	fit_report(p, c, m);
+	struct backtest_win win = {c->xback_m_min, c->xback_m_max, NULL};
 	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
-	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, NULL)) != 0)
+	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &win)) != 0)
 		return rc;
 	char gap[PROJECT_NOTE_LEN];
 	if (backtest_gap_note(p, c, gap, sizeof gap))
