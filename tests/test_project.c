@@ -1713,6 +1713,31 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 	project_free(&p);
 }
 
+/* Two points and two free parameters, but a curve that cannot pass
+ * through them: not "exactly determined"; its residuals are its fit error
+ * in the draws, and the band is wider than with no fit error. */
+static void test_project__a_curve_that_misses_its_points_carries_its_error(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection p;
+	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/misses.csv"), 0);
+	assert_true(c.moe_ref.fit.ok);
+	assert_true(c.moe_ref.fit.rms_pct > 5);
+	assert_null(strstr(c.moe_ref.fit.note, "exactly determined"));
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	const struct project_row *r = row(&p, "b300-b8-native", 4.4);
+	double wide = r->moe_band.p95 / r->moe_band.p5, rms = c.moe_ref.fit.rms_pct;
+	project_free(&p);
+	c.moe_ref.fit.rms_pct = 0;
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	r = row(&p, "b300-b8-native", 4.4);
+	printf("MoE p95/p5 at M=9: %.3f with the residuals (%.0f%% RMS), %.3f without\n", wide,
+	       rms, r->moe_band.p95 / r->moe_band.p5);
+	assert_true(r->moe_band.p95 / r->moe_band.p5 < wide);
+	project_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1751,6 +1776,7 @@ int main(void)
 		cmocka_unit_test(test_project__twins_are_held_out_together),
 		cmocka_unit_test(test_project__estimate_anchor_widens_never_weighs),
 		cmocka_unit_test(test_project__implementation_gap_is_in_the_band),
+		cmocka_unit_test(test_project__a_curve_that_misses_its_points_carries_its_error),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

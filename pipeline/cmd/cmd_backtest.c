@@ -43,8 +43,9 @@ static const struct cli_opt backtest_opts[] = {
 
 const struct cli_spec cmd_backtest_spec = {
 	.name = "backtest",
-	.usage = "backtest [--hold-out gpu|family|implementation] [--m-min M] [--m-max M]\n"
-		 "         [--pairs LIST] [--run RUN] [--format text|yaml|points] [--calibration PATH]",
+	.usage = "backtest [--hold-out gpu|family|implementation] [--m-min M]\n"
+		 "         [--m-max M] [--pairs LIST] [--run RUN]\n"
+		 "         [--format text|yaml|points] [--calibration PATH]",
 	.about = "Backtests the MoE transfer factors on data they were not fitted to: for\n"
 		 "every kernel class of the calibration's measured cross-GPU tables\n"
 		 "(calibration/measured.yaml) and every ordered pair of GPUs A -> B, the\n"

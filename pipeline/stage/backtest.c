@@ -485,37 +485,40 @@ static void sum_head(const char *grp, FILE *fp)
 		"med|err|", "med err", "width");
 }
 
+/* One backtest as text: the title, its pairs, its pooled figures. */
+static void write_table(const char *title, const char *targets, const struct project_xback *x,
+			size_t nx, const struct project_xsum *sm, size_t ns, const char *grp,
+			const char *all_cls, const char *all_grp, FILE *fp)
+{
+	fprintf(fp, "%s\n", title);
+	pair_head(fp);
+	for (size_t j = 0; j < nx; j++)
+		pair_line(&x[j], fp);
+	fprintf(fp, "\npooled over the points (targets: %s; med err: signed, + = predicted slower "
+		    "than measured; width: p95-p5 over p50)\n",
+		targets);
+	sum_head(grp, fp);
+	for (size_t i = 0; i < ns; i++)
+		sum_line(&sm[i], all_cls, all_grp, fp);
+}
+
 void backtest_write_text(const struct projection *p, FILE *fp)
 {
-	fprintf(fp, "cross-GPU backtest: each GPU projected from each other one, its own "
+	write_table("cross-GPU backtest: each GPU projected from each other one, its own "
 		    "measurements and its twins' (same die, memory and bandwidth) held out of the "
 		    "transfer calibration; a pair across memory kinds fitted without the target's "
-		    "kind\n");
-	pair_head(fp);
-	for (size_t j = 0; j < p->nxback; j++)
-		pair_line(&p->xback[j], fp);
-	fprintf(fp, "\npooled over the points (targets: 80%% inside p5-p95, median |error| of "
-		    "p50 10%%; med err: signed, + = predicted slower than measured; width: p95-p5 "
-		    "over p50)\n");
-	sum_head("target family", fp);
-	for (size_t i = 0; i < p->nxsum; i++)
-		sum_line(&p->xsum[i], "every class", "every family", fp);
+		    "kind",
+		    "80% inside p5-p95, median |error| of p50 10%", p->xback, p->nxback, p->xsum,
+		    p->nxsum, "target family", "every class", "every family", fp);
 }
 
 void backtest_write_impl_text(const struct projection *p, FILE *fp)
 {
-	fprintf(fp, "implementation backtest: each implementation of the transfer's kernel class "
+	write_table("implementation backtest: each implementation of the transfer's kernel class "
 		    "held out whole, its pairs projected by the law the others share, with the "
-		    "implementation gap sized without it\n");
-	pair_head(fp);
-	for (size_t j = 0; j < p->niback; j++)
-		pair_line(&p->iback[j], fp);
-	fprintf(fp, "\npooled over the points (targets: 80%% inside p5-p95, median |error| of "
-		    "p50 12%%, median width 50%%; med err: signed, + = predicted slower than "
-		    "measured)\n");
-	sum_head("pair", fp);
-	for (size_t i = 0; i < p->nisum; i++)
-		sum_line(&p->isum[i], "every implementation", "every pair", fp);
+		    "implementation gap sized without it",
+		    "80% inside p5-p95, median |error| of p50 12%, median width 50%", p->iback,
+		    p->niback, p->isum, p->nisum, "pair", "every implementation", "every pair", fp);
 }
 
 void backtest_write_points(const struct projection *p, FILE *fp)

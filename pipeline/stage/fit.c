@@ -283,11 +283,16 @@ void fit_moe_physical(struct moe_fit *f, const struct calib *c, const struct gpu
 		f->value[p] = pb.p[p];
 	f->rms_pct = sqrt(rss / pb.n) * 100;
 	f->ok = isfinite(rss) && in_bounds(pb.p);
+	/* as many points as parameters is exactly determined only when the
+	 * curve passes through them (0.1% RMS: rounding) */
+	int exact = nfree == pb.n && f->rms_pct < 0.1;
 	int len = snprintf(f->note, sizeof f->note, "%d point%s, %d parameter%s fitted%s%s", pb.n,
 			   pb.n == 1 ? "" : "s", nfree, nfree == 1 ? "" : "s",
-			   nfree == pb.n ? " (exactly determined: the residuals say nothing of the "
-					   "curve's error; the backtest does)"
-					 : "",
+			   exact ? " (exactly determined: the residuals say nothing of the "
+				   "curve's error; the backtest does)"
+			   : nfree == pb.n ? " (as many as the points, yet the curve cannot pass "
+					     "through them: its residuals are drawn as its error)"
+					   : "",
 			   skipped ? ", compute-bound points left out" : "");
 	if (len > 0 && (size_t)len < sizeof f->note)
 		note_held(f, ph);

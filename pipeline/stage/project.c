@@ -2184,9 +2184,11 @@ static void mc_spread(struct mc *mc, const struct calib *c)
 	 * more points than parameters: the residuals' scatter, grown for the
 	 * parameters' own uncertainty */
 	mc->mix_forms = f->ok && f->npoints <= nfree; /* either form declared: mix the other in */
-	mc->fit_sig = f->ok && f->npoints > nfree
-			      ? f->rms_pct / 100 * sqrt((double)f->npoints / (f->npoints - nfree))
-			      : 0;
+	/* as many points as parameters but a curve that cannot pass through
+	 * them (bounds, a plateau): its residuals are its error, not zero */
+	mc->fit_sig = !f->ok			 ? 0
+		      : f->npoints > nfree ? f->rms_pct / 100 * sqrt((double)f->npoints / (f->npoints - nfree))
+					   : f->rms_pct / 100;
 }
 
 /* Notes for the rows beyond the measured M range. */

@@ -234,6 +234,28 @@ static void backtest_out(struct yout *y, const struct projection *p)
 	yout_end(y);
 }
 
+/* A backtest's pooled figures under key "pooled", its class and group
+ * keys named k_cls and k_grp. */
+static void xsum_out(struct yout *y, const struct project_xsum *sm, size_t n, const char *k_cls,
+		     const char *k_grp)
+{
+	yout_key(y, "pooled");
+	yout_seq(y);
+	for (size_t i = 0; i < n; i++) {
+		const struct project_xsum *x = &sm[i];
+		yout_map_flow(y);
+		yout_kv_str(y, k_cls, x->cls);
+		yout_kv_str(y, k_grp, x->fam);
+		yout_kv_int(y, "n", x->n);
+		yout_kv_num(y, "cover_pct", x->cover_pct);
+		yout_kv_num(y, "med_err_pct", x->med_err_pct);
+		yout_kv_num(y, "bias_pct", x->bias_pct);
+		yout_kv_num(y, "width_pct", x->width_pct);
+		yout_end(y);
+	}
+	yout_end(y);
+}
+
 /* The implementation backtest's pooled figures (xbacktest.implementation). */
 static void ximpl_out(struct yout *y, const struct projection *p)
 {
@@ -244,21 +266,7 @@ static void ximpl_out(struct yout *y, const struct projection *p)
 	yout_kv_num(y, "err_pct", p->iback_err_pct);
 	yout_kv_num(y, "width_pct", p->iback_width_pct);
 	yout_kv_num(y, "bias_pct", p->iback_bias_pct);
-	yout_key(y, "pooled");
-	yout_seq(y);
-	for (size_t i = 0; i < p->nisum; i++) {
-		const struct project_xsum *x = &p->isum[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "implementation", x->cls);
-		yout_kv_str(y, "pair", x->fam);
-		yout_kv_int(y, "n", x->n);
-		yout_kv_num(y, "cover_pct", x->cover_pct);
-		yout_kv_num(y, "med_err_pct", x->med_err_pct);
-		yout_kv_num(y, "bias_pct", x->bias_pct);
-		yout_kv_num(y, "width_pct", x->width_pct);
-		yout_end(y);
-	}
-	yout_end(y);
+	xsum_out(y, p->isum, p->nisum, "implementation", "pair");
 	yout_end(y);
 }
 
@@ -286,21 +294,7 @@ static void xback_out(struct yout *y, const struct projection *p)
 		yout_end(y);
 	}
 	yout_end(y);
-	yout_key(y, "pooled");
-	yout_seq(y);
-	for (size_t i = 0; i < p->nxsum; i++) {
-		const struct project_xsum *x = &p->xsum[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "class", x->cls);
-		yout_kv_str(y, "family", x->fam);
-		yout_kv_int(y, "n", x->n);
-		yout_kv_num(y, "cover_pct", x->cover_pct);
-		yout_kv_num(y, "med_err_pct", x->med_err_pct);
-		yout_kv_num(y, "bias_pct", x->bias_pct);
-		yout_kv_num(y, "width_pct", x->width_pct);
-		yout_end(y);
-	}
-	yout_end(y);
+	xsum_out(y, p->xsum, p->nxsum, "class", "family");
 	ximpl_out(y, p);
 	yout_end(y);
 }
