@@ -1738,6 +1738,29 @@ static void test_project__a_curve_that_misses_its_points_carries_its_error(void 
 	project_free(&p);
 }
 
+/* A whole GDDR curve (15 points, SGLang 0.5.14 TP-8 on the RTX PRO 6000)
+ * the physical form misses by 20-40% at M 8-64: its form is in doubt, the
+ * draws mix the line through the points in, and the MoE median moves
+ * toward the measured curve. */
+static void test_project__a_form_that_misses_its_curve_is_mixed(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct projection p;
+	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
+	assert_true(c.moe_ref.fit.npoints == 15 && c.moe_ref.fit.rms_pct > c.moe_ref.phys.mix_rms_pct);
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	double mixed = row(&p, "b300-b16-native", 14)->moe_band.p50;
+	project_free(&p);
+	c.moe_ref.phys.mix_rms_pct = NAN;
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	double phys = row(&p, "b300-b16-native", 14)->moe_band.p50;
+	printf("b300-b16-native MoE p50: %.2f ms mixed, %.2f ms the physical form alone\n", mixed,
+	       phys);
+	assert_true(mixed > 1.05 * phys);
+	project_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1777,6 +1800,7 @@ int main(void)
 		cmocka_unit_test(test_project__estimate_anchor_widens_never_weighs),
 		cmocka_unit_test(test_project__implementation_gap_is_in_the_band),
 		cmocka_unit_test(test_project__a_curve_that_misses_its_points_carries_its_error),
+		cmocka_unit_test(test_project__a_form_that_misses_its_curve_is_mixed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -334,6 +334,19 @@ static int cmp_point(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* moe_reference.physical.mix_forms_rms_pct (optional): {value, source}. */
+static void load_mix_rms(struct moe_physical *ph, struct yctx *c, struct ydoc_node *sec)
+{
+	struct ydoc_node *m = NULL;
+	char src[CALIB_SOURCE_LEN];
+	ph->mix_rms_pct = NAN;
+	if (yget_node(c, sec, "mix_forms_rms_pct", YDOC_MAP, 0, &m) || !m)
+		return;
+	yget_num(c, m, "value", Y_REQUIRED | Y_POSITIVE, &ph->mix_rms_pct);
+	yget_strcpy(c, m, "source", Y_REQUIRED, src, sizeof src);
+	yget_check_unknown(c, m);
+}
+
 /* moe_reference.physical: start or held values and the fit's priority list. */
 static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_node *sec)
 {
@@ -351,6 +364,7 @@ static void load_physical(struct moe_physical *ph, struct yctx *c, struct ydoc_n
 			blame_key(c, m, "value", "%s: must be %s, got %g", moe_param_names[p],
 				  moe_param_ranges[p].says, ph->value[p]);
 	}
+	load_mix_rms(ph, c, sec);
 	if (yget_node(c, sec, "fit", YDOC_SEQ, Y_REQUIRED, &fit) || !fit)
 		return;
 	for (size_t i = 0; i < fit->n; i++) {

@@ -97,6 +97,9 @@ struct moe_physical {
 	char source[MOE_P_COUNT][CALIB_SOURCE_LEN];
 	int nfit;
 	enum moe_param fit[MOE_P_COUNT];
+	/* residuals (RMS, %) beyond which the curve's form is in doubt: the
+	 * draws mix the other form in (mix_forms_rms_pct; NaN: never) */
+	double mix_rms_pct;
 };
 
 /* The physical curve fitted to a set of points (fit.h fills it). */

@@ -2183,7 +2183,10 @@ static void mc_spread(struct mc *mc, const struct calib *c)
 	/* exactly determined: the residuals say nothing, so the form is sampled;
 	 * more points than parameters: the residuals' scatter, grown for the
 	 * parameters' own uncertainty */
-	mc->mix_forms = f->ok && f->npoints <= nfree; /* either form declared: mix the other in */
+	/* either form declared: mix the other in while the fit cannot tell
+	 * them apart, or misses its own points by more than the calibration
+	 * allows (the form itself is then in doubt) */
+	mc->mix_forms = f->ok && (f->npoints <= nfree || f->rms_pct > c->moe_ref.phys.mix_rms_pct);
 	/* as many points as parameters but a curve that cannot pass through
 	 * them (bounds, a plateau): its residuals are its error, not zero */
 	mc->fit_sig = !f->ok			 ? 0
