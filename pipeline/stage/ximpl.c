@@ -75,22 +75,35 @@ static int impl_at(const struct ximpl *s, int i, const struct calib *c, const st
 	return -1;
 }
 
+/* Whether classes a and b are of one engine (the first word of impl). */
+static int same_engine(const struct meas_class *a, const struct meas_class *b)
+{
+	size_t n = strcspn(a->impl, " ");
+	return n == strcspn(b->impl, " ") && !strncmp(a->impl, b->impl, n);
+}
+
 int ximpl_shared(const struct ximpl *s, const struct calib *c, unsigned skip,
 		 const struct gpu *from, const struct gpu *to, double M, double *lf, double *sig)
 {
-	double sl = 0, ss = 0, l, g;
-	int n = 0;
+	double l[XIMPL_MAX], g[XIMPL_MAX], sl = 0, ss = 0, sw = 0;
+	int ok[XIMPL_MAX] = {0};
+	for (int i = 0; i < s->n; i++)
+		ok[i] = !(skip >> i & 1) && !impl_at(s, i, c, from, to, M, &l[i], &g[i]);
+	/* each engine weighs one: its builds and layouts share its kernels */
 	for (int i = 0; i < s->n; i++) {
-		if (skip >> i & 1 || impl_at(s, i, c, from, to, M, &l, &g))
+		int peers = 0;
+		for (int j = 0; j < s->n && ok[i]; j++)
+			peers += ok[j] && same_engine(s->k[i], s->k[j]);
+		if (!ok[i])
 			continue;
-		sl += l;
-		ss += g * g;
-		n++;
+		sl += l[i] / peers;
+		ss += g[i] * g[i] / peers;
+		sw += 1.0 / peers;
 	}
-	if (!n)
+	if (!(sw > 0))
 		return -1;
-	*lf = sl / n;
-	*sig = sqrt(ss / n);
+	*lf = sl / sw;
+	*sig = sqrt(ss / sw);
 	return 0;
 }
 

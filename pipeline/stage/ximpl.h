@@ -6,9 +6,12 @@
  *
  * Each implementation i is fitted alone (xfer.h): lf_i(S, T, M), the log
  * factor on bandwidth scaling from GPU S to GPU T, with its held-out GPU
- * error sig_i. The shared law is their mean,
+ * error sig_i. The shared law is their mean, each engine (the first word
+ * of measured.yaml's implementation: vllm, sglang) weighing one, its builds
+ * and layouts sharing that weight (they share its kernels),
  *
- *     lf(S, T, M) = mean_i lf_i(S, T, M),   sig_gpu^2 = mean_i sig_i^2,
+ *     lf(S, T, M) = sum_i w_i lf_i(S, T, M),   sig_gpu^2 = sum_i w_i sig_i^2,
+ *     w_i = 1 / (engines x implementations of i's engine),
  *
  * where lf_i is the measured ratio when implementation i measured both GPUs
  * at M (sig_i: the calibration's sigma_floor). The implementation gap is
@@ -88,7 +91,8 @@ int ximpl_init(struct ximpl *s, const struct calib *c, const char *cls);
 void ximpl_free(struct ximpl *s);
 
 /* The shared law from -> to at M over the implementations not in skip (bit
- * i: implementation i): lf and sig_gpu. Returns 0, or -1 when none can say. */
+ * i: implementation i), each engine weighing one: lf and sig_gpu. Returns
+ * 0, or -1 when none can say. */
 int ximpl_shared(const struct ximpl *s, const struct calib *c, unsigned skip,
 		 const struct gpu *from, const struct gpu *to, double M, double *lf, double *sig);
 
