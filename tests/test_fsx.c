@@ -182,7 +182,7 @@ static void test_fsx__held_lock_names_its_holder_and_since_when(void **state)
 {
 	(void)state;
 	char *lockp = path_in(root, "lockfile"), want[64];
-	struct lock_holder h = {0, 0};
+	struct lock_holder h = {0};
 	time_t before = time(NULL);
 	int a, b;
 

@@ -1,5 +1,6 @@
 /* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cmd.h"
+#include "esc.h"
 #include "csv.h"
 #include "err.h"
 #include "history.h"
@@ -189,7 +190,7 @@ int cmd_compare(int argc, char **argv)
 		return cli_fail("compare", rc);
 	rc = history_load(&h, a.paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
-		fprintf(stderr, "ddt compare: warning: %s\n", warn.msgs[i]);
+		fputs("ddt compare: warning: ", stderr), esc_line(stderr, warn.msgs[i]);
 	ydiag_free(&warn);
 	if (rc) {
 		status = cli_fail("compare", rc);
