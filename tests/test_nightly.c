@@ -929,7 +929,7 @@ static void test_nightly__install_cron_entry_sets_path_lang_and_log(void **state
 		 proj);
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, "TimeoutStartSec=120min\n"));
-	assert_null(strstr(out, "append:"));
+	assert_null(strstr(out, "StandardOutput"));
 	assert_non_null(strstr(out, "Environment=LANG=C.UTF-8"));
 	assert_non_null(strstr(out, "OnCalendar=*-*-* 04:15:00"));
 	for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)

@@ -544,9 +544,15 @@ static int pick_run_id(struct night *n)
 			return err_set(DDT_EIO, "%s/%s: taken, and so are the next %d names", n->paths.runs,
 				       base, NIGHTLY_MAX_ID_TRIES);
 	}
-	if (strcmp(base, n->rec.run_id))
-		alert(n, 1, "warning: %s/%s is taken: tonight is %s", n->paths.runs, base,
-		      n->rec.run_id);
+	if (!strcmp(base, n->rec.run_id))
+		return 0;
+	char *at = fsx_join(n->paths.runs, base);
+	if (at && fsx_kind(at) == FSX_DIR && fsx_trusted_path(at, NULL, 0))
+		logf_(n, "%s is taken (a run of the same second): tonight is %s", at, n->rec.run_id);
+	else /* something else holds the name: say so where cron mails it */
+		alert(n, 1, "warning: %s/%s is taken by something not a run of ours: tonight is %s",
+		      n->paths.runs, base, n->rec.run_id);
+	free(at);
 	return 0;
 }
 
