@@ -165,7 +165,8 @@ int fsx_trusted_path(const char *path, char *why, size_t len);
  * absolute path), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where
  * the kernel has it, one openat(O_NOFOLLOW) a component otherwise. flags
  * gain O_NOFOLLOW and O_CLOEXEC. The descriptor, or -1 with errno set (ELOOP
- * for a link, EXDEV for a way out). No message is set. */
+ * for a link, EXDEV for a way out). No message is set. With DDT_NO_OPENAT2
+ * set in the environment the walk is used (tests). */
 int fsx_open_beneath(int dirfd, const char *rel, int flags);
 
 /* Registers dir (canonical) as a folder other users may write (runs/,
