@@ -126,6 +126,30 @@ static void tee_end(struct tee *t)
 	waitpid(t->pid, NULL, 0);
 }
 
+/* --slurm hands the night to `ddt fleet submit`; --log FILE (taken out of
+ * the arguments it is given) copies what it prints, as for a local night. */
+static int slurm_with_log(int argc, char **argv)
+{
+	const char *log = NULL;
+	int n = 0, status;
+	struct tee t;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--log") && i + 1 < argc)
+			log = argv[++i];
+		else if (!strncmp(argv[i], "--log=", 6))
+			log = argv[i] + 6;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	if (!log || tee_start(&t, log) != 0)
+		return cmd_fleet_submit("nightly", n, argv);
+	status = cmd_fleet_submit("nightly", n, argv);
+	tee_end(&t);
+	return status;
+}
+
 int cmd_nightly(int argc, char **argv)
 {
 	struct nightly_args a = {0};
@@ -133,7 +157,7 @@ int cmd_nightly(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--slurm"))
-			return cmd_fleet_submit("nightly", argc, argv);
+			return slurm_with_log(argc, argv);
 	paths_init(&a.o.paths, "default");
 	if ((status = cli_parse(&cmd_nightly_spec, &a, argc, argv, &first)) >= 0)
 		return status;
