@@ -1,8 +1,8 @@
 /* cli.c - parsing and --help of the subcommands, both from their option tables. */
 #include "cli.h"
-#include "esc.h"
 
 #include "err.h"
+#include "esc.h"
 #include "ydoc.h"
 
 #include <getopt.h>

@@ -1,8 +1,8 @@
 /* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cmd.h"
-#include "esc.h"
 #include "csv.h"
 #include "err.h"
+#include "esc.h"
 #include "history.h"
 #include "regress.h"
 

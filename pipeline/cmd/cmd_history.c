@@ -1,8 +1,8 @@
 /* cmd_history.c - `ddt history`: every series over the nights, with verdicts. */
 #include "cmd.h"
-#include "esc.h"
 #include "csv.h"
 #include "err.h"
+#include "esc.h"
 #include "hindex.h"
 #include "history.h"
 #include "regress.h"

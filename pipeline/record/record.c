@@ -532,17 +532,11 @@ int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = fsx_read_all(path, RECORD_MAX_BYTES, &buf, &len);
+	int rc = ydoc_read_file(path, RECORD_MAX_BYTES, &buf, &len, diag);
 
 	memset(r, 0, sizeof *r);
-	if (rc) {
-		const char *m = err_msg();
-		size_t plen = strlen(path);
-		if (!strncmp(m, path, plen) && !strncmp(m + plen, ": ", 2))
-			m += plen + 2; /* the diag adds the path itself */
-		ydiag_add(diag, path, 0, 0, "%s", m);
+	if (rc)
 		return rc;
-	}
 	rc = record_read_buf(r, path, buf, len, diag);
 	free(buf);
 	return rc;
