@@ -281,7 +281,8 @@ static void test_trust__log_never_follows_a_planted_link(void **state)
 	/* a log of root's own: appended, the same text as printed */
 	snprintf(arg, sizeof arg, "--log %s/own.log", runs);
 	assert_int_equal(nightly(arg, &out, &err), 0);
-	assert_int_equal(nightly(arg, &out, &err) , 0);
+	free(out), free(err);
+	assert_int_equal(nightly(arg, &out, &err), 0);
 	snprintf(victim, sizeof victim, "%s/own.log", runs);
 	v = helpers_slurp(victim);
 	assert_non_null(strstr(v, out)); /* the second night's text, after the first's */
