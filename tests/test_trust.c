@@ -177,6 +177,17 @@ static void test_trust__planted_run_decides_nothing(void **state)
 	assert_non_null(strstr(err, "not trusted"));
 	assert_non_null(strstr(err, "x\\e[31mred"));
 	free(out), free(err);
+	/* nor does `ddt report` render it, asked by name */
+	char args[512];
+	snprintf(args, sizeof args, "report 29991231T000000Z-evil --runs %s --reports %s", runs,
+		 reports);
+	st = helpers_ddt(&out, args);
+	printf("%s", out);
+	assert_int_not_equal(st, 0);
+	assert_non_null(strstr(out, "not trusted"));
+	snprintf(p, sizeof p, "%s/29991231T000000Z-evil", reports);
+	assert_int_equal(fsx_kind(p), FSX_NONE);
+	free(out);
 }
 
 /* Another user holds an flock on a lock file of theirs, written to say its

@@ -280,6 +280,8 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 	char *conf = NULL, *final = NULL, *tmp = NULL;
 	int rc;
 
+	if ((rc = run_trusted(ctx->runs_dir, run_id)) != 0)
+		return rc;
 	/* fontconfig resolves a relative FONTCONFIG_FILE against its own folder */
 	if (asprintf(&conf, "%s/fonts/fonts.conf", ctx->home ? ctx->home : ".") < 0)
 		return err_nomem();
@@ -291,8 +293,7 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 	free(conf);
 	if (rc)
 		return rc;
-	if ((rc = run_trusted(ctx->runs_dir, run_id)) != 0 ||
-	    (rc = report_data_load(&d, ctx->runs_dir, run_id, ctx->hist, &diag)) != 0)
+	if ((rc = report_data_load(&d, ctx->runs_dir, run_id, ctx->hist, &diag)) != 0)
 		goto done;
 	if ((rc = fsx_mkdir_p(reports_dir)) != 0)
 		goto done;
