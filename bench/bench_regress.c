@@ -14,6 +14,9 @@
  * false alarm. Delay: nights from the change's first night to the night it
  * was reported (0: that same night).
  *
+ * And the real series of bench/data (each file cites its source and says
+ * how its changes are labelled), scored the same way, with F1.
+ *
  * Otava runs from build/otava-venv (bench/venv.sh installs
  * bench/otava-requirements.txt from PyPI there once); without it, ddt's
  * figures alone.
@@ -34,11 +37,11 @@
 #include "tmpl.h"
 #include "venv.h"
 
-#define MAXN 200
+#define MAXN 400
 #define MAXS 256
 #define TOL 3
 
-enum fam { F_STEP, F_DRIFT, F_SLOW, F_BIMODAL, F_OUTLIER, F_NOISE, F_COUNT };
+enum fam { F_STEP, F_DRIFT, F_SLOW, F_BIMODAL, F_OUTLIER, F_NOISE, F_REAL, F_COUNT };
 
 struct event {
 	int start, end; /* nights (0-based) the change spans */
@@ -53,7 +56,7 @@ struct gseries {
 	int n;
 	double v[MAXN];
 	int nev;
-	struct event ev[1];
+	struct event ev[4];
 };
 
 static struct gseries all[MAXS];
@@ -145,6 +148,42 @@ static void gen_all(void)
 		}
 }
 
+/* The real series listed below, bench/data/NAME.series (public data, each citing its
+ * source): "steps: i j ..." and "drift: from to" lines give the labelled
+ * changes (run indexes), then the values. Returns how many were read. */
+static int load_real(void)
+{
+	static const char *const files[] = {"bench/data/tigerbeetle.series"};
+	int n = 0;
+	for (size_t f = 0; f < sizeof files / sizeof *files && nall < MAXS; f++) {
+		FILE *fp = fopen(files[f], "r");
+		char line[4096];
+		if (!fp)
+			continue;
+		struct gseries *g = add(F_REAL, 0, 0, 0);
+		while (fgets(line, sizeof line, fp)) {
+			char *p = line, *end;
+			int a, b;
+			if (line[0] == '#')
+				continue;
+			if (!strncmp(line, "steps:", 6)) {
+				for (p += 6; g->nev < 4 && sscanf(p, "%d", &a) == 1; g->nev++) {
+					g->ev[g->nev] = (struct event){a, a, 0, 0};
+					strtol(p, &end, 10);
+					p = end;
+				}
+			} else if (sscanf(line, "drift: %d %d", &a, &b) == 2 && g->nev < 4)
+				g->ev[g->nev++] = (struct event){a, b, 0, 0};
+			else
+				for (double v; g->n < MAXN && (v = strtod(p, &end), end != p); p = end)
+					g->v[g->n++] = v;
+		}
+		fclose(fp);
+		n++;
+	}
+	return n;
+}
+
 /* ---- detections and their score ---- */
 
 struct det {
@@ -176,13 +215,15 @@ struct score {
 
 /* Scores the detections of one detector against every series' events;
  * per family group into sc[group]. Group of a series: what it counts for. */
-enum group { G_STEP4, G_STEP2, G_DRIFT, G_OTHER_STEP, G_NONE, G_COUNT };
+enum group { G_STEP4, G_STEP2, G_DRIFT, G_OTHER_STEP, G_NONE, G_REAL, G_COUNT };
 static const char *const group_names[G_COUNT] = {"steps >= 4%", "steps of 2%",
 						 "drifts", "steps in bimodal/outlier noise",
-						 "no change"};
+						 "no change", "real, human-labelled"};
 
 static enum group group_of(const struct gseries *g)
 {
+	if (g->fam == F_REAL)
+		return G_REAL;
 	if (g->fam == F_STEP)
 		return g->size >= 0.04 ? G_STEP4 : G_STEP2;
 	if (g->fam == F_DRIFT || g->fam == F_SLOW)
@@ -340,8 +381,17 @@ static void print_row(const char *who, const struct score *sc, int nights)
 			       sc[g].found ? (double)sc[g].delay_sum / sc[g].found : NAN,
 			       sc[g].false_alarms);
 	}
-	printf("%-8s %-32s precision %.0f%% (%d found, %d false alarms, %.2f per 100 nights)\n\n",
+	printf("%-8s %-32s precision %.0f%% (%d found, %d false alarms, %.2f per 100 nights)\n",
 	       who, "all", tp + fa ? 100.0 * tp / (tp + fa) : NAN, tp, fa, 100.0 * fa / nights);
+	const struct score *r = &sc[G_REAL];
+	if (r->events) { /* F1 on the real series' labelled changes */
+		double prec = r->found + r->false_alarms ? (double)r->found /
+							      (r->found + r->false_alarms) : NAN,
+		       rec = (double)r->found / r->events;
+		printf("%-8s %-32s precision %.2f recall %.2f F1 %.2f\n", who, group_names[G_REAL],
+		       prec, rec, 2 * prec * rec / (prec + rec));
+	}
+	printf("\n");
 }
 
 int main(void)
@@ -357,6 +407,7 @@ int main(void)
 		return 1;
 	}
 	gen_all();
+	load_real();
 	for (int s = 0; s < nall; s++)
 		if (ddt_series(&c, s, &dd))
 			return 1;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -21,11 +22,14 @@
 #include "err.h"
 #include "fsx.h"
 #include "history.h"
+#include "record.h"
 #include "model.h"
 #include "regress.h"
 #include "tmpl.h"
 
 #define NIGHTS 30
+
+static void dump_series(const struct hist_series *s);
 
 /* The project folder: $DDT_HOME or the current folder (make test runs there). */
 static const char *home(void)
@@ -79,9 +83,9 @@ static double step_and_spike(int night)
 {
 	return night == 10 ? 1.15 : night >= 20 ? 1.10 : 1.0;
 }
-static double drift_1pct(int night)
+static double drift_half_pct(int night) /* below the 1% minimum change */
 {
-	return 1 + 0.01 * (night - 1) / (NIGHTS - 1);
+	return 1 + 0.005 * (night - 1) / (NIGHTS - 1);
 }
 static double faster_step(int night)
 {
@@ -148,7 +152,7 @@ static enum regress_verdict designed_flat(int night)
 static void print_table(const struct history *h)
 {
 	printf("night  %-38s  %-20s  %-20s\n", "tree_attn (+10% step at 20, spike at 10)",
-	       "dense_gemv (1% drift)", "moe_w4a16 (-10% at 20)");
+	       "dense_gemv (0.5% drift)", "moe_w4a16 (-10% at 20)");
 	for (size_t n = 0; n < h->nruns; n++) {
 		const struct hist_point *a = &h->series[0].pts[n], *b = &h->series[1].pts[n],
 					*c = &h->series[2].pts[n];
@@ -169,7 +173,7 @@ static void print_table(const struct history *h)
 
 static const struct gen gens[] = {
 	{"tree_attn", 100, 0.005, step_and_spike},
-	{"dense_gemv", 50, 0.005, drift_1pct},
+	{"dense_gemv", 50, 0.005, drift_half_pct},
 	{"moe_w4a16", 800, 0.005, faster_step},
 };
 
@@ -198,23 +202,43 @@ static void test_regress__generated_history_gives_designed_verdicts(void **state
 }
 
 /* Every seed, not just the one printed: the design holds for the noise, not
- * for one lucky draw. */
+ * for one lucky draw. A night the next one reverts may read "outlier" (a
+ * one-night flag at 1% sensitivity, never an alert; the last night, still
+ * "suspect"): at most 1% of the
+ * nights; every other night is as designed, and no confirmed change but the
+ * designed one. */
 static void test_regress__verdicts_hold_over_many_seeds(void **state)
 {
 	(void)state;
 	struct regress_conf c;
+	int outliers = 0, nights = 0;
 	load_conf(&c);
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		struct history h;
 		gen_history(&h, gens, 3, seed);
 		regress_history(&c, &h);
 		for (int night = 1; night <= NIGHTS; night++) {
-			assert_int_equal(h.series[0].pts[night - 1].verdict,
-					 designed_step(night, 1, REG_REGRESSION));
-			assert_int_equal(h.series[1].pts[night - 1].verdict, designed_flat(night));
+			enum regress_verdict want[2] = {designed_step(night, 1, REG_REGRESSION),
+							designed_flat(night)};
+			for (int k = 0; k < 2; k++) {
+				enum regress_verdict got = h.series[k].pts[night - 1].verdict;
+				nights++;
+				if ((got == REG_OUTLIER || (got == REG_SUSPECT && night == NIGHTS)) &&
+				    want[k] == REG_OK) {
+					outliers++;
+					continue;
+				}
+				if (got != want[k]) {
+					printf("seed %llu night %d\n", (unsigned long long)seed, night);
+					dump_series(&h.series[k]);
+				}
+				assert_int_equal(got, want[k]);
+			}
 		}
 		history_free(&h);
 	}
+	printf("%d outliers in %d nights\n", outliers, nights);
+	assert_true(outliers * 100 <= nights);
 }
 
 /* A history cut at a night gives that night's own verdicts: what the nightly
@@ -277,19 +301,19 @@ static void test_regress__failed_night_neither_breaks_nor_counts(void **state)
 	history_free(&h);
 }
 
-/* Identical nights: the noise is the floor (0.25%), so +2% is below the 3%
+/* Identical nights: the noise is the floor (0.25%), so +0.5% is below the 1%
  * minimum (ok) and +4% is flagged with z = 16, then reverted (outlier). */
 static void test_regress__identical_nights_are_judged_on_the_noise_floor(void **state)
 {
 	(void)state;
 	struct regress_conf c;
 	struct history h;
-	double us[] = {100, 100, 100, 100, 100, 100, 102, 104, 100};
+	double us[] = {100, 100, 100, 100, 100, 100, 100.5, 104, 100};
 	load_conf(&c);
 	series_of(&h, us, 9);
 	regress_history(&c, &h);
 	assert_int_equal(h.series[0].pts[5].verdict, REG_OK);
-	assert_int_equal(h.series[0].pts[6].verdict, REG_OK);      /* +2% < 3% */
+	assert_int_equal(h.series[0].pts[6].verdict, REG_OK);      /* +0.5% < 1% */
 	assert_int_equal(h.series[0].pts[7].verdict, REG_OUTLIER); /* +4%, then back */
 	assert_near(h.series[0].pts[7].z, 16, 1e-9);
 	history_free(&h);
@@ -372,7 +396,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	struct model m;
 	struct ydiag diag = {0};
 	struct regress_impacts im;
-	char path[4096], line[256];
+	char path[4096], line[512];
 	double us[] = {100, 101, 99, 100, 100.5, 99.5, 100, 109, 109.2};
 
 	load_conf(&c);
@@ -402,6 +426,32 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	assert_non_null(strstr(regress_impact_line(&im.v[3], line, sizeof line),
 			       "tree_attn +9.2% \u2192 seed-b16-native \u2212"));
 	regress_impacts_free(&im);
+	/* each scenario under its own estimator: a 2x slower accept costs the
+	 * seed model's b300-b8-native what the seed model says, the calibrated
+	 * scenario what the calibrated point says (its own projection row) */
+	snprintf(h.series[0].key.op, sizeof h.series[0].key.op, "accept");
+	h.series[0].pts[8].delta_frac = 1.0;
+	struct regress_impacts own;
+	assert_int_equal(regress_impact(&im, &c, &h, 8, &m, t.scenarios, t.nscenarios), 0);
+	assert_int_equal(regress_impact_own(&own, &c, &h, 8, &m, &t, NULL), 0);
+	assert_int_equal(own.n, im.n);
+	int calibrated = 0;
+	for (size_t i = 0; i < own.n; i++) {
+		const struct scenario *s = tmpl_scenario(&t, own.v[i].scenario);
+		printf("seed model: %s\nown model:  %s\n",
+		       regress_impact_line(&im.v[i], line, sizeof line),
+		       regress_impact_line(&own.v[i], line + 128, sizeof line - 128));
+		if (s->estimator == EST_SEED) {
+			assert_near(own.v[i].change_frac, im.v[i].change_frac, 1e-12);
+			continue;
+		}
+		calibrated++;
+		assert_true(fabs(own.v[i].change_frac - im.v[i].change_frac) > 1e-3);
+		assert_near(own.v[i].tok_s_after / own.v[i].tok_s, 1 + own.v[i].change_frac, 1e-9);
+	}
+	assert_true(calibrated > 0);
+	regress_impacts_free(&own);
+	regress_impacts_free(&im);
 	/* an op the map does not name: one entry that says so */
 	snprintf(h.series[0].key.op, sizeof h.series[0].key.op, "memcpy");
 	assert_int_equal(regress_impact(&im, &c, &h, 8, &m, t.scenarios, t.nscenarios), 0);
@@ -416,37 +466,50 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 /* ---- the cases of regression tracking, each with its expected verdict ---- */
 
-/* The engine's own revision add_night records ("" none). */
+/* The engine's own revision add_night records ("" none), and its compiler. */
 static char night_engine_rev[48];
+static char night_compiler[96] = "gcc 13.2";
 
-/* One night of a generated history: nseries series (op "op<k>") on host,
- * medians us[k], git revision rev; machine state known when load >= 0. */
-static void add_night(struct history *h, int night, const char *host, const char *rev,
-		      const double *us, int nseries, double load)
+/* One night of a generated history as a record: nseries series (op
+ * "op<k>") on host, medians us[k], git revision rev; machine state known
+ * when load >= 0. Free with record_free. */
+static void night_record(struct run_record *r, int night, const char *host, const char *rev,
+			 const double *us, int nseries, double load)
 {
-	struct run_record r;
 	struct rec_device d = {.kind = "cpu", .name = "Test CPU (4 cores)", .arch = "x86_64",
 			       .cores = 4, .mem_gb = 16, .sm_clock_mhz = NAN,
 			       .mem_clock_mhz = NAN, .peak_gbps = NAN, .copy_gbps = 10};
-	memset(&r, 0, sizeof r);
-	r.schema = RECORD_SCHEMA;
-	snprintf(r.run_id, sizeof r.run_id, "2026%02d%02dT020000Z-%s", 1 + (night - 1) / 28,
+	memset(r, 0, sizeof *r);
+	r->schema = RECORD_SCHEMA;
+	snprintf(r->run_id, sizeof r->run_id, "2026%02d%02dT020000Z-%s", 1 + (night - 1) / 28,
 		 1 + (night - 1) % 28, host);
-	snprintf(r.prov.host, sizeof r.prov.host, "%s", host);
-	snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%s", rev);
-	snprintf(r.prov.build, sizeof r.prov.build, "O2");
-	snprintf(r.prov.engine_rev, sizeof r.prov.engine_rev, "%s", night_engine_rev);
+	snprintf(r->created, sizeof r->created, "2026-%02d-%02dT02:00:00Z", 1 + (night - 1) / 28,
+		 1 + (night - 1) % 28);
+	snprintf(r->template_name, sizeof r->template_name, "cpu");
+	snprintf(r->prov.host, sizeof r->prov.host, "%s", host);
+	snprintf(r->prov.git_rev, sizeof r->prov.git_rev, "%s", rev);
+	snprintf(r->prov.build, sizeof r->prov.build, "O2");
+	snprintf(r->prov.engine_rev, sizeof r->prov.engine_rev, "%s", night_engine_rev);
+	snprintf(r->prov.compiler, sizeof r->prov.compiler, "%s", night_compiler);
 	if (load >= 0)
-		r.machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
-						 .cpu_steal_pct = 0, .cpu_others_pct = 0,
-						 .cpu_mhz = NAN};
-	assert_int_equal(record_add_device(&r, &d), 0);
+		r->machine = (struct rec_machine){.known = 1, .load_avg_1m = load, .cpus = 4,
+						  .cpu_steal_pct = 0, .cpu_others_pct = 0,
+						  .cpu_mhz = NAN};
+	assert_int_equal(record_add_device(r, &d), 0);
 	for (int k = 0; k < nseries; k++) {
 		struct rec_row w = {.variant = "cold", .backend = "cpu", .samples = 10,
 				    .status = REC_OK, .median_us = us[k]};
 		snprintf(w.op, sizeof w.op, "op%d", k);
-		assert_int_equal(record_add_row(&r, &w), 0);
+		assert_int_equal(record_add_row(r, &w), 0);
 	}
+}
+
+/* The same night added to h. */
+static void add_night(struct history *h, int night, const char *host, const char *rev,
+		      const double *us, int nseries, double load)
+{
+	struct run_record r;
+	night_record(&r, night, host, rev, us, nseries, load);
 	assert_int_equal(history_add_record(h, &r), 0);
 	record_free(&r);
 }
@@ -529,8 +592,9 @@ static void test_regress__alternating_hosts_give_no_suspects(void **state)
 	history_free(&h);
 }
 
-/* Six series of one machine all +12% from night 15: "environment changed"
- * on night 15, once, and the new level is ok afterwards. */
+/* Six series of one machine all +12% from night 15, the night the compiler
+ * changed: "environment changed" on night 15, once, naming the compiler,
+ * and the new level is ok afterwards. */
 static void test_regress__a_machine_moving_together_is_environment_changed(void **state)
 {
 	(void)state;
@@ -542,12 +606,18 @@ static void test_regress__a_machine_moving_together_is_environment_changed(void 
 		double us[6];
 		for (int k = 0; k < 6; k++)
 			us[k] = (50 + 20 * k) * (night >= 15 ? 1.12 : 1) * (1 + 0.005 * normal01());
+		snprintf(night_compiler, sizeof night_compiler, "%s",
+			 night >= 15 ? "gcc 14.1" : "gcc 13.2");
 		add_night(&h, night, "hosta", rev_of(night), us, 6, -1);
 	}
+	snprintf(night_compiler, sizeof night_compiler, "gcc 13.2");
 	regress_history(&c, &h);
 	for (size_t i = 0; i < h.n; i++) {
 		const struct hist_series *s = &h.series[i];
+		if (s->pts[14].verdict != REG_ENV)
+			dump_series(s);
 		assert_int_equal(s->pts[14].verdict, REG_ENV);
+		assert_non_null(strstr(s->pts[14].reason, "compiler gcc 13.2 -> gcc 14.1"));
 		assert_int_equal(count_verdict(s, REG_ENV), 1);
 		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
 		assert_int_equal(s->pts[29].verdict, REG_OK);
@@ -555,9 +625,284 @@ static void test_regress__a_machine_moving_together_is_environment_changed(void 
 	history_free(&h);
 }
 
+/* 24 series of one machine, `slow` of them 10% slower from night 15 on the
+ * same environment with a new revision each night: each slowed series is a
+ * regression confirmed on night 16, placed on night 15, with the range
+ * a00000e..a00000f; none reads "environment changed"; the others stay ok. */
+static void shared_slowdown(struct history *h, int slow)
+{
+	memset(h, 0, sizeof *h);
+	rng_state = 13;
+	for (int night = 1; night <= 20; night++) {
+		double us[24];
+		for (int k = 0; k < 24; k++)
+			us[k] = (40 + 5 * k) * (night >= 15 && k < slow ? 1.10 : 1) *
+				(1 + 0.005 * normal01());
+		add_night(h, night, "hosta", rev_of(night), us, 24, -1);
+	}
+}
+
+static void test_regress__shared_slowdown_on_the_same_environment_is_a_regression(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	char buf[256];
+	load_conf(&c);
+	for (int slow = 14; slow <= 24; slow += 10) {
+		struct history h;
+		shared_slowdown(&h, slow);
+		regress_history(&c, &h);
+		for (size_t i = 0; i < h.n; i++) {
+			const struct hist_series *s = &h.series[i];
+			if ((int)i < slow && s->pts[15].verdict != REG_REGRESSION)
+				dump_series(s);
+			assert_int_equal(count_verdict(s, REG_ENV), 0);
+			assert_int_equal(s->pts[15].verdict, (int)i < slow ? REG_REGRESSION : REG_OK);
+			if ((int)i < slow) {
+				assert_int_equal(s->pts[15].bad_run, 14);
+				assert_string_equal(regress_commits(&h, &s->pts[15], buf, sizeof buf),
+						    "a00000e..a00000f");
+			}
+		}
+		history_free(&h);
+	}
+}
+
+/* The shared slowdown's alert: one id for the 14 series (one commit range),
+ * open on every night after it (nights, age, size and interval), until an
+ * ack answers it (every series of the alert, or one series); it survives
+ * verdicts.yaml; a series back at its old level closes its own. */
+static void test_regress__alert_stays_open_until_acknowledged_or_returned(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	struct history h;
+	struct regress_night n, back;
+	struct ydiag diag = {0};
+	char line[1024], dir[] = "/tmp/ddt-test-alert-XXXXXX";
+	int covered = 0, intervals = 0;
+	load_conf(&c);
+	shared_slowdown(&h, 14);
+	regress_history(&c, &h);
+	for (size_t run = 14; run < h.nruns; run++) {
+		assert_int_equal(regress_night_build(&n, &h, run, NULL), 0);
+		assert_int_equal(n.nalerts, run == 14 ? 0 : 14); /* confirmed on night 16 */
+		assert_int_equal(n.open_alerts, (int)n.nalerts);
+		for (size_t k = 0; k < n.nalerts; k++) {
+			assert_string_equal(n.alerts[k].id, n.alerts[0].id);
+			assert_string_equal(n.alerts[k].commits, "a00000e..a00000f");
+			assert_int_equal(n.alerts[k].age_nights, (int)run - 15);
+			assert_int_equal(n.alerts[k].nights, (int)run - 13);
+			assert_true(n.alerts[k].lo_frac > 0.07 && n.alerts[k].hi_frac < 0.13);
+			covered += n.alerts[k].lo_frac < 0.10 && n.alerts[k].hi_frac > 0.10;
+			intervals++;
+		}
+		if (run + 1 == h.nruns)
+			break;
+		regress_night_free(&n);
+	}
+	printf("%s\n%d of %d 95%% intervals hold the planted +10%%\n",
+	       regress_alert_line(&n.alerts[0], line, sizeof line), covered, intervals);
+	assert_true(covered >= intervals * 9 / 10);
+	/* one alert for the commit range: one group line */
+	assert_int_equal(regress_alert_group(&n, 0), 14);
+	printf("%s\n", regress_alert_group_line(n.alerts, 14, "https://example.org/ddt/compare/{good}...{bad}",
+						line, sizeof line));
+	assert_non_null(strstr(line, " https://example.org/ddt/compare/a00000e"));
+	assert_non_null(strstr(line, "...a00000f"));
+	assert_non_null(strstr(line, "open 5 nights (5.0 days): 14 series slower, +"));
+	assert_non_null(strstr(line, "commits a00000e..a00000f (first bad runs/20260115T020000Z-hosta/"));
+	/* verdicts.yaml keeps them */
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "verdicts.yaml");
+	assert_int_equal(regress_night_write(&n, path), 0);
+	assert_int_equal(regress_night_read(&back, path, &diag), 0);
+	assert_int_equal(back.nalerts, 14);
+	assert_int_equal(back.open_alerts, 14);
+	assert_string_equal(back.alerts[3].commits, n.alerts[3].commits);
+	assert_string_equal(back.alerts[3].bad_rev, n.alerts[3].bad_rev);
+	assert_near(back.alerts[3].lo_frac, n.alerts[3].lo_frac, 1e-9);
+	regress_night_free(&back);
+	/* one series answered, then the whole alert */
+	struct hist_ack ack = {.by = "ann", .at = "2026-01-21T09:00:00Z", .reason = "known"};
+	snprintf(ack.alert, sizeof ack.alert, "%s", n.alerts[0].id);
+	history_key_label(&n.alerts[0].key, ack.series, sizeof ack.series);
+	h.acks = &ack;
+	h.nacks = 1;
+	regress_night_free(&n);
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.open_alerts, 13);
+	regress_night_free(&n);
+	ack.series[0] = '\0';
+	ack.invalid = 1;
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.nalerts, 14);
+	assert_int_equal(n.open_alerts, 0);
+	assert_int_equal(n.alerts[5].state, ALERT_INVALID);
+	assert_non_null(strstr(regress_alert_line(&n.alerts[5], line, sizeof line),
+			       "marked invalid by ann on 2026-01-21T09:00:00Z: known"));
+	h.acks = NULL;
+	h.nacks = 0;
+	regress_night_free(&n);
+	history_free(&h);
+	/* back at the old level: closed */
+	memset(&h, 0, sizeof h);
+	rng_state = 17;
+	for (int night = 1; night <= 30; night++) {
+		double us = 100 * (night >= 12 && night < 20 ? 1.10 : 1) * (1 + 0.005 * normal01());
+		add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+	}
+	regress_history(&c, &h);
+	assert_int_equal(regress_night_build(&n, &h, 15, NULL), 0);
+	assert_int_equal(n.open_alerts, 1);
+	regress_night_free(&n);
+	assert_int_equal(regress_night_build(&n, &h, 29, NULL), 0);
+	if (n.nalerts)
+		dump_series(&h.series[0]);
+	assert_int_equal(n.nalerts, 0);
+	regress_night_free(&n);
+	history_free(&h);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
+/* Runs `$DDT_BIN args` (2>&1) into out[len]; its exit status. */
+static int run_ddt(const char *args, char *out, size_t len)
+{
+	const char *bin = getenv("DDT_BIN");
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin && *bin ? bin : "build/ddt", args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	printf("$ ddt %s\n%s", args, out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `ddt ack`: lists the alerts of runs/, answers one by id into
+ * runs/acks.yaml (the history then reads it answered), refuses a name that
+ * matches none (exit 2), and a damaged acks.yaml is refused, not replaced. */
+static void test_regress__ack_answers_an_alert_in_runs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-test-ack-XXXXXX", args[8192], out[1 << 16], id[16];
+	struct regress_conf c;
+	struct history h;
+	struct regress_night n;
+	load_conf(&c);
+	assert_non_null(mkdtemp(dir));
+	rng_state = 13;
+	for (int night = 1; night <= 20; night++) {
+		double us[24];
+		struct run_record r;
+		for (int k = 0; k < 24; k++)
+			us[k] = (40 + 5 * k) * (night >= 15 && k < 14 ? 1.10 : 1) *
+				(1 + 0.005 * normal01());
+		night_record(&r, night, "hosta", rev_of(night), us, 24, -1);
+		char *rd = fsx_join(dir, r.run_id), *rp = fsx_join(rd, "run.yaml");
+		assert_int_equal(fsx_mkdir_p(rd), 0);
+		assert_int_equal(record_write(&r, rp), 0);
+		free(rd);
+		free(rp);
+		record_free(&r);
+	}
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/templates/default.yaml", home());
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s'", dir, tmpl);
+	assert_int_equal(run_ddt(args, out, sizeof out), 0);
+	assert_non_null(strstr(out, "alert "));
+	assert_non_null(strstr(out, "a00000e..a00000f"));
+	snprintf(id, sizeof id, "%.6s", strstr(out, "alert ") + 6);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' nothing-like-it", dir, tmpl);
+	assert_int_equal(run_ddt(args, out, sizeof out), 2);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' --reason 'known, fix in review' %s",
+		 dir, tmpl, id);
+	assert_int_equal(run_ddt(args, out, sizeof out), 0);
+	assert_non_null(strstr(out, "every series"));
+	assert_int_equal(history_load(&h, dir, NULL), 0);
+	assert_int_equal(h.nacks, 1);
+	assert_string_equal(h.acks[0].reason, "known, fix in review");
+	regress_history(&c, &h);
+	assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+	assert_int_equal(n.nalerts, 14);
+	assert_int_equal(n.open_alerts, 0);
+	regress_night_free(&n);
+	history_free(&h);
+	/* damaged: refused with its position, left as it was */
+	char *ap = fsx_join(dir, "acks.yaml");
+	assert_int_equal(fsx_write_all(ap, "schema: 1\nacks: [\n", 18), 0);
+	snprintf(args, sizeof args, "ack --runs '%s' --template '%s' %s", dir, tmpl, id);
+	assert_int_equal(run_ddt(args, out, sizeof out), 2);
+	assert_non_null(strstr(out, "acks.yaml:"));
+	char buf[64] = "";
+	FILE *fp = fopen(ap, "r");
+	assert_non_null(fp);
+	assert_int_equal(fread(buf, 1, sizeof buf - 1, fp), 18);
+	fclose(fp);
+	free(ap);
+	fsx_rm_rf(dir);
+}
+
+/* `ddt bisect`: a repository of 8 commits whose bench (a stored record per
+ * commit) measures op0 at 100 us up to the 5th and 110 us from it: the
+ * first bad commit is the 5th, found in 3 measurements of the middle; a
+ * range that is not slower is refused (exit 2). */
+static void test_regress__bisect_finds_the_first_slower_commit(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-test-bisect-XXXXXX", cmd[8192], out[1 << 16], revs[9][48];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd,
+		 "git -C '%s' init -q && git -C '%s' -c user.email=t@t -c user.name=t commit -q "
+		 "--allow-empty -m base", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	for (int k = 0; k <= 8; k++) {
+		struct run_record r;
+		double us = k >= 5 ? 110 : 100;
+		char *p = fsx_join(dir, "run.yaml");
+		night_record(&r, 1, "b", rev_of(k), &us, 1, -1);
+		assert_int_equal(record_write(&r, p), 0);
+		record_free(&r);
+		free(p);
+		snprintf(cmd, sizeof cmd,
+			 "git -C '%s' add run.yaml && git -C '%s' -c user.email=t@t -c user.name=t "
+			 "commit -q -m c%d && git -C '%s' rev-parse HEAD", dir, dir, k, dir);
+		FILE *fp = popen(cmd, "r");
+		assert_non_null(fp);
+		assert_non_null(fgets(revs[k], sizeof revs[k], fp));
+		revs[k][strcspn(revs[k], "\n")] = '\0';
+		assert_int_equal(pclose(fp), 0);
+	}
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/templates/default.yaml", home());
+	const char *bench = "--build true --bench 'mkdir -p \"$DDT_BISECT_RUNS/r\" && "
+			    "cp run.yaml \"$DDT_BISECT_RUNS/r/\"'";
+	snprintf(cmd, sizeof cmd, "bisect --repo '%s' --runs '%s/none' --template '%s' %s %s..%s op0/cold",
+		 dir, dir, tmpl, bench, revs[0], revs[8]);
+	assert_int_equal(run_ddt(cmd, out, sizeof out), 0);
+	char want[128];
+	snprintf(want, sizeof want, "first bad commit: %s", revs[5]);
+	assert_non_null(strstr(out, want));
+	snprintf(cmd, sizeof cmd, "bisect --repo '%s' --runs '%s/none' --template '%s' %s %s..%s op0",
+		 dir, dir, tmpl, bench, revs[0], revs[4]);
+	assert_int_equal(run_ddt(cmd, out, sizeof out), 2);
+	assert_non_null(strstr(out, "BAD is not slower than GOOD"));
+	snprintf(cmd, sizeof cmd, "git -C '%s' worktree list | wc -l", dir);
+	FILE *fp = popen(cmd, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(out, sizeof out, fp));
+	pclose(fp);
+	assert_int_equal(atoi(out), 1); /* every worktree removed */
+	fsx_rm_rf(dir);
+}
+
 /* Flat for 20 nights, then +0.5% a night for 30 (+15%) at 0.5% noise, 20
- * seeds: a "drift" every time, starting within three nights of night 21,
- * never a regression. */
+ * seeds: a "drift" every time; the first confirmed change (a drift, or at
+ * most once the drift's first nights read as a step at 1% sensitivity)
+ * placed within three nights of night 21; no other regression. */
 static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
 {
 	(void)state;
@@ -573,14 +918,16 @@ static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
 		}
 		regress_history(&c, &h);
 		const struct hist_series *s = &h.series[0];
-		if (seed == 1 || count_verdict(s, REG_REGRESSION))
+		if (seed == 1 || count_verdict(s, REG_REGRESSION) > 1)
 			dump_series(s);
-		assert_int_equal(count_verdict(s, REG_REGRESSION), 0);
+		assert_true(count_verdict(s, REG_REGRESSION) <= 1);
 		assert_true(count_verdict(s, REG_DRIFT) >= 1);
 		for (size_t i = 0; i < s->n; i++)
-			if (s->pts[i].verdict == REG_DRIFT) {
+			if (s->pts[i].verdict == REG_DRIFT || s->pts[i].verdict == REG_REGRESSION) {
 				assert_true(s->pts[i].bad_run >= 17 && s->pts[i].bad_run <= 23);
-				assert_non_null(strstr(s->pts[i].reason, "drift: +"));
+				assert_non_null(strstr(s->pts[i].reason, s->pts[i].verdict == REG_DRIFT
+										 ? "drift: +"
+										 : "change point: +"));
 				break;
 			}
 		history_free(&h);
@@ -641,36 +988,47 @@ static void test_regress__jump_on_a_new_series_is_flagged(void **state)
 	history_free(&h);
 }
 
-/* The night's own samples: +8% on a quiet series is "suspect" when the
- * night's samples are tight (p10..p90 of 1.3 us), "ok" when they scatter
- * so widely (sigma 40 us over 10 samples) that its median is uncertain to
- * about 15%, with that named as the reason. */
-static void test_regress__night_with_scattered_samples_is_judged_on_them(void **state)
+/* The night's own samples do not judge it: a 4% step in 0.5% night-to-night
+ * noise on nights whose samples scatter widely (sigma 40 us over 10
+ * samples, a median uncertain to 15%) is a regression confirmed on its
+ * second night, as on nights with tight samples. And a 1.5% step on a flat
+ * series (0.2% noise) is one too: the minimum change is 1%, the series'
+ * own noise sets the rest. */
+static void test_regress__night_is_judged_on_night_to_night_noise(void **state)
 {
 	(void)state;
 	struct regress_conf c;
 	struct history h;
-	double us[20];
+	double us[24];
 	load_conf(&c);
-	for (int k = 0; k < 20; k++)
-		us[k] = k == 14 ? 108 : 100 + 0.3 * (k % 3);
 	for (int wide = 0; wide <= 1; wide++) {
-		series_of(&h, us, 20);
+		rng_state = 21;
+		for (int k = 0; k < 24; k++)
+			us[k] = 100 * (k >= 14 ? 1.04 : 1) * (1 + 0.005 * normal01());
+		series_of(&h, us, 24);
 		for (size_t k = 0; k < h.series[0].n; k++) {
 			h.series[0].pts[k].samples = 10;
-			h.series[0].pts[k].spread_us = k == 14 && wide ? 40 : 0.5;
+			h.series[0].pts[k].spread_us = wide ? 40 : 0.5;
 		}
 		regress_history(&c, &h);
-		const struct hist_point *p = &h.series[0].pts[14];
-		if (p->verdict_night != (wide ? REG_OK : REG_SUSPECT))
+		if (h.series[0].pts[15].verdict_night != REG_REGRESSION)
 			dump_series(&h.series[0]);
-		assert_int_equal(p->verdict_night, wide ? REG_OK : REG_SUSPECT);
-		if (wide) {
-			assert_non_null(strstr(p->reason, "the night's own samples"));
-			assert_true(p->noise_frac > 0.1);
-		}
+		assert_int_equal(h.series[0].pts[14].verdict_night, REG_SUSPECT);
+		assert_int_equal(h.series[0].pts[15].verdict_night, REG_REGRESSION);
+		assert_int_equal(h.series[0].pts[15].bad_run, 14);
 		history_free(&h);
 	}
+	rng_state = 23;
+	for (int k = 0; k < 24; k++)
+		us[k] = 100 * (k >= 14 ? 1.015 : 1) * (1 + 0.002 * normal01());
+	series_of(&h, us, 24);
+	regress_history(&c, &h);
+	dump_series(&h.series[0]);
+	assert_int_equal(count_verdict(&h.series[0], REG_REGRESSION), 1);
+	for (size_t k = 0; k < h.series[0].n; k++)
+		if (h.series[0].pts[k].verdict_night == REG_REGRESSION)
+			assert_true(h.series[0].pts[k].bad_run >= 13 && h.series[0].pts[k].bad_run <= 15);
+	history_free(&h);
 }
 
 /* Nights at one of two levels 8% apart, at random after six nights that
@@ -804,40 +1162,38 @@ static void test_regress__contended_night_is_not_judgeable(void **state)
 	history_free(&h);
 }
 
-/* compare: +4% over spreads of 1% from 50 samples is slower (p ~ 0); the
- * same +4% over spreads of 10% from 5 samples is the same; -2% is the same
- * whatever the p (below the 3% minimum); without spreads the history's
- * noise decides. */
-static void test_regress__compare_is_significant_given_both_spreads(void **state)
+/* compare is the nightly's rule: +4% on a series of 0.5% night-to-night
+ * noise is slower (the within-night spreads do not enter); the same +4%
+ * with 2% noise on either side (two machines: the larger) is the same;
+ * -0.5% is the same (below the 1% minimum); without any noise yet only a
+ * new-series jump (10%) counts. */
+static void test_regress__compare_is_the_nightly_rule(void **state)
 {
 	(void)state;
 	struct regress_conf c;
-	struct hist_point a = {.status = REC_OK, .median_us = 100, .spread_us = 1, .samples = 50,
-			       .noise_frac = NAN},
+	struct hist_point a = {.status = REC_OK, .median_us = 100, .spread_us = 10, .samples = 5,
+			       .noise_frac = 0.005},
 			  b = a;
-	double p;
-	const char *test;
+	const char *rule;
 	load_conf(&c);
 	b.median_us = 104;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "slower");
-	assert_string_equal(test, "welch");
-	assert_true(p < 1e-9);
-	a.spread_us = b.spread_us = 10;
-	a.samples = b.samples = 5;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
-	assert_true(p > 0.1);
-	a.spread_us = b.spread_us = 0.1;
-	b.median_us = 98;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "same");
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "slower");
+	assert_string_equal(rule, "night rule");
+	a.noise_frac = 0.02;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
+	a.noise_frac = 0.005;
+	b.median_us = 99.5;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
 	b.median_us = 90;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
-	a.spread_us = NAN; /* an old record: the history's noise */
-	b.noise_frac = 0.005;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "faster");
-	assert_string_equal(test, "history noise");
-	assert_true(isnan(p));
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "faster");
+	a.noise_frac = b.noise_frac = NAN;
+	b.median_us = 95;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "same");
+	assert_string_equal(rule, "new-series jump");
+	b.median_us = 111;
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "slower");
 	b.status = REC_FAILED;
-	assert_string_equal(regress_compare(&c, &a, &b, &p, &test), "failed");
+	assert_string_equal(regress_compare(&c, &a, &b, &rule), "failed");
 }
 
 /* A record of schema 1 (no machine section, no engine_rev) still loads and
@@ -954,16 +1310,20 @@ int main(void)
 	    cmocka_unit_test(test_regress__machine_change_is_environment_changed_not_regression),
 	    cmocka_unit_test(test_regress__alternating_hosts_give_no_suspects),
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),
+	    cmocka_unit_test(test_regress__shared_slowdown_on_the_same_environment_is_a_regression),
+	    cmocka_unit_test(test_regress__alert_stays_open_until_acknowledged_or_returned),
+	    cmocka_unit_test(test_regress__ack_answers_an_alert_in_runs),
+	    cmocka_unit_test(test_regress__bisect_finds_the_first_slower_commit),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
 	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
-	    cmocka_unit_test(test_regress__night_with_scattered_samples_is_judged_on_them),
+	    cmocka_unit_test(test_regress__night_is_judged_on_night_to_night_noise),
 	    cmocka_unit_test(test_regress__every_verdict_names_its_commits),
 	    cmocka_unit_test(test_regress__verdict_names_the_engine_revision_when_recorded),
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
 	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
-	    cmocka_unit_test(test_regress__compare_is_significant_given_both_spreads),
+	    cmocka_unit_test(test_regress__compare_is_the_nightly_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_ack(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 
@@ -35,6 +37,6 @@ int cmd_fleet_submit(const char *name, int argc, char **argv);
 
 extern const struct cli_spec cmd_estimate_spec, cmd_check_spec, cmd_backtest_spec, cmd_bench_spec,
 	cmd_nightly_spec, cmd_history_spec, cmd_compare_spec, cmd_report_spec,
-	cmd_fleet_submit_spec, cmd_fleet_merge_spec, cmd_acceptance_spec;
+	cmd_fleet_submit_spec, cmd_fleet_merge_spec, cmd_acceptance_spec, cmd_ack_spec, cmd_bisect_spec;
 
 #endif

@@ -12,23 +12,56 @@
 
 #define COMPARE_CSV_HEADER \
 	"op,variant,params,device,backend,build,a_status,a_median_us,b_status,b_median_us," \
-	"change_pct,noise_pct,compare,night_verdict,p_value,test,machine,commits"
+	"change_pct,noise_pct,compare,night_verdict,rule,machine,a_machine,commits"
 
 struct side {
 	const struct hist_point *a, *b;
+	const struct hist_series *sa; /* a's series (another machine's when B's has no A) */
 };
 
 /* "slower", "faster", "same", or why there is no comparison (regress.h). */
-static const char *compare_word(const struct regress_conf *c, struct side s, double *p,
-				const char **test)
+static const char *compare_word(const struct regress_conf *c, struct side s, const char **rule)
 {
-	*p = NAN;
-	*test = "";
+	*rule = "";
 	if (!s.a)
 		return "only in B";
 	if (!s.b)
 		return "only in A";
-	return regress_compare(c, s.a, s.b, p, test);
+	return regress_compare(c, s.a, s.b, rule);
+}
+
+/* The point on night ia of the series of h that matches s by op, variant,
+ * params and backend (another machine's, or device's), into *sa; NULL when
+ * none was measured then. */
+static const struct hist_point *compare_partner(const struct history *h,
+						 const struct hist_series *s, size_t ia,
+						 const struct hist_series **sa)
+{
+	for (size_t j = 0; j < h->n; j++) {
+		const struct hist_series *o = &h->series[j];
+		const struct hist_point *p = history_point_at(o, ia);
+		if (p && o != s && !strcmp(o->key.op, s->key.op) &&
+		    !strcmp(o->key.variant, s->key.variant) &&
+		    !strcmp(o->key.params, s->key.params) && !strcmp(o->key.backend, s->key.backend)) {
+			*sa = o;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Whether series s is B's partner of another series measured on B (so it
+ * is not listed again as "only in A"). */
+static int compare_taken(const struct history *h, const struct hist_series *s, size_t ia,
+			 size_t ib)
+{
+	for (size_t j = 0; j < h->n; j++) {
+		const struct hist_series *o = &h->series[j], *sa = NULL;
+		if (o != s && history_point_at(o, ib) && !history_point_at(o, ia) &&
+		    compare_partner(h, o, ia, &sa) && sa == s)
+			return 1;
+	}
+	return 0;
 }
 
 static double median_of(const struct hist_point *p)
@@ -38,12 +71,12 @@ static double median_of(const struct hist_point *p)
 
 static double noise_of(struct side s)
 {
-	double n = s.b ? s.b->noise_frac : NAN;
-	return isfinite(n) ? n : s.a ? s.a->noise_frac : NAN;
+	double a = s.a ? s.a->noise_frac : NAN, b = s.b ? s.b->noise_frac : NAN;
+	return isfinite(a) && isfinite(b) ? fmax(a, b) : isfinite(b) ? b : a;
 }
 
 static void csv_row(FILE *fp, const struct history *h, const struct hist_series *s,
-		    struct side d, const char *word, double p, const char *test)
+		    struct side d, const char *word, const char *rule)
 {
 	char commits[112] = "";
 	const char *key[] = {s->key.op, s->key.variant, s->key.params,
@@ -62,11 +95,12 @@ static void csv_row(FILE *fp, const struct history *h, const struct hist_series 
 	fputc(',', fp);
 	csv_field(fp, word);
 	fprintf(fp, ",%s", d.b ? regress_verdict_name(d.b->verdict) : "");
-	csv_num(fp, p);
 	fputc(',', fp);
-	csv_field(fp, test);
+	csv_field(fp, rule);
 	fputc(',', fp);
 	csv_field(fp, s->key.machine);
+	fputc(',', fp);
+	csv_field(fp, d.sa ? d.sa->key.machine : "");
 	fputc(',', fp);
 	csv_field(fp, d.b ? regress_commits(h, d.b, commits, sizeof commits) : "");
 	fputc('\n', fp);
@@ -82,22 +116,23 @@ static const char *num(char *buf, size_t len, double us)
 }
 
 static void table_row(FILE *fp, const struct history *h, const struct hist_series *s,
-		      struct side d, const char *word, double p)
+		      struct side d, const char *word)
 {
-	char label[512], a[32], b[32], c[32], pv[32] = "-", night[160] = "-", commits[112];
+	char label[512], a[32], b[32], c[32], nz[32] = "-", night[160] = "-", commits[112];
 	double ch = median_of(d.b) / median_of(d.a) - 1;
 	if (isfinite(ch))
 		snprintf(c, sizeof c, "%+.1f%%", ch * 100);
 	else
 		snprintf(c, sizeof c, "-");
-	if (isfinite(p))
-		snprintf(pv, sizeof pv, p < 1e-4 ? "%.0e" : "%.4f", p);
+	if (isfinite(noise_of(d)))
+		snprintf(nz, sizeof nz, "%.2f%%", noise_of(d) * 100);
 	if (d.b)
 		snprintf(night, sizeof night, "%s%s%s", regress_verdict_name(d.b->verdict),
 			 regress_commits(h, d.b, commits, sizeof commits)[0] ? " " : "", commits);
-	fprintf(fp, "%10s %10s %8s %7s  %-10s %-19s %s\n", num(a, sizeof a, median_of(d.a)),
-		num(b, sizeof b, median_of(d.b)), c, pv, word, night,
-		history_key_label(&s->key, label, sizeof label));
+	fprintf(fp, "%10s %10s %8s %7s  %-10s %-19s %s%s%s\n", num(a, sizeof a, median_of(d.a)),
+		num(b, sizeof b, median_of(d.b)), c, nz, word, night,
+		history_key_label(&s->key, label, sizeof label), d.sa ? " vs A on " : "",
+		d.sa ? d.sa->key.machine : "");
 }
 
 /* Writes the comparison of runs ia and ib of h, then how many got slower or faster. */
@@ -114,27 +149,30 @@ static void write_compare(const struct regress_conf *c, const struct history *h,
 			h->runs[ib].run_id, h->runs[ib].git_rev[0] ? h->runs[ib].git_rev : "?",
 			h->runs[ia].git_rev[0] ? h->runs[ia].git_rev : "?",
 			h->runs[ib].git_rev[0] ? h->runs[ib].git_rev : "?", "A us", "B us", "change",
-			"p", "compare", "night", "series");
+			"noise", "compare", "night", "series");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_series *s = &h->series[i];
-		struct side d = {history_point_at(s, ia), history_point_at(s, ib)};
+		struct side d = {history_point_at(s, ia), history_point_at(s, ib), NULL};
 		if ((!d.a && !d.b) || (op && strcmp(op, s->key.op)))
 			continue;
-		double p;
-		const char *test;
-		const char *word = compare_word(c, d, &p, &test);
+		if (!d.a) /* B on another machine than A: the same op and params there */
+			d.a = compare_partner(h, s, ia, &d.sa);
+		else if (!d.b && compare_taken(h, s, ia, ib))
+			continue;
+		const char *rule;
+		const char *word = compare_word(c, d, &rule);
 		slower += !strcmp(word, "slower");
 		faster += !strcmp(word, "faster");
 		same += !strcmp(word, "same");
 		if (csv)
-			csv_row(fp, h, s, d, word, p, test);
+			csv_row(fp, h, s, d, word, rule);
 		else
-			table_row(fp, h, s, d, word, p);
+			table_row(fp, h, s, d, word);
 	}
 	if (!csv)
-		fprintf(fp, "\n%d slower, %d faster, %d the same (Welch's t test on both runs' "
-			    "spreads where the records have them, else the regress: rule with the "
-			    "noise as of B)\n", slower, faster, same);
+		fprintf(fp, "\n%d slower, %d faster, %d the same (the nightly's rule: the change "
+			    "against the series' night-to-night noise, the larger of A's and B's)\n",
+			slower, faster, same);
 }
 
 struct compare_args {
@@ -160,14 +198,13 @@ const struct cli_spec cmd_compare_spec = {
 	.usage = "compare [OPTIONS] RUN_A RUN_B",
 	.about = "Shows every kernel series measured in either run side by side: the median\n"
 		 "of each, the change from A to B, and two verdicts: `compare`, slower or\n"
-		 "faster only when the change is significant given both runs' spreads\n"
-		 "(Welch's t test on each run's median, sample sigma and sample count at\n"
-		 "p < regress.change_max_p) and at least regress.min_delta_pct, else same;\n"
-		 "for runs whose records have no spreads, the regression rule with the\n"
-		 "series' noise as of B. And `night`, B's own verdict against its history,\n"
-		 "with its commits when it names a change. RUN_A and RUN_B are run ids\n"
-		 "(folders of runs/); the header gives their revisions as a range for\n"
-		 "`git log`.",
+		 "faster by the nightly's own rule (at least regress.min_delta_pct,\n"
+		 "noise_multiple x and more than z_threshold x the series' night-to-night\n"
+		 "noise, the larger of A's and B's), else same. And `night`, B's own\n"
+		 "verdict against its history, with its commits when it names a change.\n"
+		 "Runs of two machines are compared series by series by op, variant,\n"
+		 "params and backend. RUN_A and RUN_B are run ids (folders of runs/);\n"
+		 "the header gives their revisions as a range for `git log`.",
 	.opts = compare_opts,
 	.takes_args = 1,
 };

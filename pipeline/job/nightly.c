@@ -147,6 +147,8 @@ static int night_fold(struct regress_night *all, const struct regress_night *one
 		all->impacts.n++;
 	}
 #undef RELABEL
+	if (regress_alerts_fold(all, one))
+		return err_nomem();
 	for (int v = 0; v < REG_COUNT; v++)
 		all->count[v] += one->count[v];
 	if (one->nruns > all->nruns)
@@ -166,8 +168,7 @@ static int judge_host(struct nightly_after *a, const struct nightly_host *host,
 	int rc, wrc = 0;
 
 	regress_history(a->rconf, host->h);
-	rc = regress_impact(&imp, a->rconf, host->h, host->run, model, a->t->scenarios,
-			    a->t->nscenarios);
+	rc = regress_impact_own(&imp, a->rconf, host->h, host->run, model, a->t, a->measured);
 	if (!rc && (rc = regress_night_build(&one, host->h, host->run, &imp)) == 0) {
 		if (host->verdicts)
 			wrc = regress_night_write(&one, host->verdicts);
@@ -674,6 +675,15 @@ static void report_regressions(struct night *n, const struct regress_night *v)
 	}
 	if (unjudged)
 		note(n, "not judgeable tonight (%d series): %s", unjudged, why);
+	for (size_t i = 0, k; i < v->nalerts; i += k) { /* open ones whatever --quiet says */
+		k = regress_alert_group(v, i);
+		if (v->alerts[i].state == ALERT_OPEN)
+			alert(n, 0, "%s", regress_alert_group_line(&v->alerts[i], k, n->rconf.commit_url,
+								     line, sizeof line));
+		else
+			note(n, "%s", regress_alert_group_line(&v->alerts[i], k, n->rconf.commit_url,
+							       line, sizeof line));
+	}
 	for (size_t i = 0; i < v->nrev; i++)
 		note(n, "revised: %s on %s: %s -> %s",
 		     history_key_label(&v->revs[i].key, label, sizeof label), v->revs[i].run_id,
@@ -864,7 +874,7 @@ static int exit_status(const struct night *n)
 		return n->worst;
 	if (n->failed_kernels)
 		return 4;
-	return n->regressions ? 3 : 0;
+	return n->regressions || n->verdicts.open_alerts ? 3 : 0;
 }
 
 static void night_free(struct night *n)

@@ -18,7 +18,7 @@
  * tables change or what history.c derives from a record changes (a series'
  * key, history_machine_of's fingerprint, a point's fields): an index of
  * another version is rebuilt. */
-#define HINDEX_SCHEMA 2
+#define HINDEX_SCHEMA 3
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -27,7 +27,7 @@ static const char schema_sql[] =
 	" size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, skipped TEXT, created TEXT,"
 	" template TEXT, git_rev TEXT, engine_rev TEXT, machine_known INTEGER,"
 	" load_avg_1m REAL, cpu_steal_pct REAL, cpu_others_pct REAL, cpu_mhz REAL,"
-	" cpus INTEGER, ngpus INTEGER);"
+	" cpus INTEGER, ngpus INTEGER, env TEXT);"
 	"CREATE TABLE run_gpus(run INTEGER NOT NULL, slot INTEGER NOT NULL, gpu INTEGER,"
 	" sm_clock_mhz REAL, mem_clock_mhz REAL, temp_c REAL, throttle TEXT,"
 	" other_procs INTEGER, PRIMARY KEY(run, slot)) WITHOUT ROWID;"
@@ -60,7 +60,7 @@ enum { PK_SERIES = 0, PK_STATUS = 4, PK_SAMPLES = 5, PK_MEDIAN = 9, PK_SPREAD = 
 enum { R_RUN, R_GPUS, R_PTS, R_KEY, R_COUNT };
 static const char *const read_sql[R_COUNT] = {
 	"SELECT created, template, git_rev, engine_rev, machine_known, load_avg_1m,"
-	" cpu_steal_pct, cpu_others_pct, cpu_mhz, cpus, ngpus FROM runs"
+	" cpu_steal_pct, cpu_others_pct, cpu_mhz, cpus, ngpus, env FROM runs"
 	" WHERE id = ?1 AND size = ?2 AND mtime_ns = ?3 AND skipped IS NULL",
 	"SELECT gpu, sm_clock_mhz, mem_clock_mhz, temp_c, throttle, other_procs FROM run_gpus"
 	" WHERE run = ?1 ORDER BY slot",
@@ -529,6 +529,7 @@ static int read_run(struct hindex *ix, const struct hix_entry *e, struct hist_ru
 	r->machine.cpu_mhz = col_num(q, 8);
 	r->machine.cpus = sqlite3_column_int(q, 9);
 	r->machine.ngpus = sqlite3_column_int(q, 10);
+	copy_col(r->env, sizeof r->env, q, 11);
 	if (r->machine.ngpus < 0 || r->machine.ngpus > RECORD_MAX_GPU_STATES)
 		return SQLITE_CORRUPT;
 	q = ix->q[R_GPUS];
@@ -716,7 +717,8 @@ static const char *const write_sql[W_COUNT] = {
 	"DELETE FROM runs WHERE run_id = ?1",
 	"INSERT INTO runs(run_id, size, mtime_ns, skipped, created, template, git_rev,"
 	" engine_rev, machine_known, load_avg_1m, cpu_steal_pct, cpu_others_pct, cpu_mhz, cpus,"
-	" ngpus) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	" ngpus, env) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+	" ?16)",
 	"INSERT INTO run_gpus VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	"SELECT id FROM series WHERE op = ?1 AND variant = ?2 AND params = ?3 AND device = ?4"
 	" AND backend = ?5 AND build = ?6 AND machine = ?7",
@@ -790,7 +792,7 @@ static void bind_run(sqlite3_stmt *st, const struct hix_note *n, const struct hi
 	bind_text(st, 1, n->name);
 	sqlite3_bind_int64(st, 2, n->size);
 	sqlite3_bind_int64(st, 3, n->mtime_ns);
-	for (int i = 4; i <= 15; i++)
+	for (int i = 4; i <= 16; i++)
 		sqlite3_bind_null(st, i);
 	if (n->why) {
 		bind_text(st, 4, n->why);
@@ -807,6 +809,7 @@ static void bind_run(sqlite3_stmt *st, const struct hix_note *n, const struct hi
 	bind_num(st, 13, r->machine.cpu_mhz);
 	sqlite3_bind_int(st, 14, r->machine.cpus);
 	sqlite3_bind_int(st, 15, r->machine.ngpus);
+	bind_text(st, 16, r->env);
 }
 
 /* Stores the GPU states of the run just inserted. Returns an SQLite code. */

@@ -1,6 +1,8 @@
 /* history.c - loads run records into series, one point per night. */
 #include "history.h"
 
+#include "acks.h"
+
 #include "err.h"
 #include "fsx.h"
 #include "hindex.h"
@@ -41,6 +43,56 @@ char *history_machine_of(char *buf, size_t len, const struct run_record *r,
 	} else
 		snprintf(what, sizeof what, "no device");
 	snprintf(buf, len, "%s:%08x", host, fnv1a(2166136261u, what));
+	return buf;
+}
+
+char *history_env_of(char *buf, size_t len, const struct run_record *r)
+{
+	const struct rec_provenance *p = &r->prov;
+	const char *const name[] = {"compiler", "cuda", "driver", "nccl", "build", "host",
+				    "template"};
+	const char *const val[] = {p->compiler, p->cuda_runtime, p->cuda_driver, p->nccl,
+				   p->build,    p->host,	 r->template_name};
+	size_t off = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof name / sizeof *name && off + 1 < len; i++) {
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=", i ? ";" : "", name[i]);
+		for (const char *c = val[i]; *c && off + 1 < len; c++) /* no ';' in a value */
+			buf[off++] = *c == ';' ? ',' : *c;
+		buf[off < len ? off : len - 1] = '\0';
+	}
+	return buf;
+}
+
+/* The value of field f[0..flen) in env ("" when absent) into out[olen]. */
+static void env_field(const char *env, const char *f, size_t flen, char *out, size_t olen)
+{
+	out[0] = '\0';
+	for (const char *s = env; *s; s += strcspn(s, ";"), s += *s == ';') {
+		size_t n = strcspn(s, ";");
+		if (n > flen && !strncmp(s, f, flen) && s[flen] == '=') {
+			snprintf(out, olen, "%.*s", (int)(n - flen - 1), s + flen + 1);
+			return;
+		}
+	}
+}
+
+char *history_env_diff(const char *a, const char *b, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!a[0] || !b[0])
+		return buf;
+	for (const char *s = a; *s; s += strcspn(s, ";"), s += *s == ';') {
+		size_t flen = strcspn(s, "=;");
+		char va[128], vb[128];
+		env_field(a, s, flen, va, sizeof va);
+		env_field(b, s, flen, vb, sizeof vb);
+		if (strcmp(va, vb)) {
+			snprintf(buf, len, "%.*s %s -> %s", (int)flen, s, va[0] ? va : "(none)",
+				 vb[0] ? vb : "(none)");
+			return buf;
+		}
+	}
 	return buf;
 }
 
@@ -344,6 +396,7 @@ int history_add_record_series(struct history *h, const struct run_record *r, siz
 	snprintf(hr.git_rev, sizeof hr.git_rev, "%s", r->prov.git_rev);
 	snprintf(hr.engine_rev, sizeof hr.engine_rev, "%s", r->prov.engine_rev);
 	hr.machine = r->machine;
+	history_env_of(hr.env, sizeof hr.env, r);
 	if ((rc = history_add_run(h, &hr)) != 0)
 		return rc;
 	size_t run = h->nruns - 1, n = 0;
@@ -381,6 +434,7 @@ void history_free(struct history *h)
 	free(h->runs);
 	free(h->index);
 	texts_free(&h->reasons);
+	free(h->acks);
 	memset(h, 0, sizeof *h);
 }
 
@@ -729,6 +783,8 @@ int history_load_with(struct history *h, const char *runs_dir, const char *until
 		rc = order_by_created(h);
 	if (!rc && until)
 		rc = keep_nights(h, nights_until(h, until));
+	if (!rc)
+		rc = acks_load(h, runs_dir, warnings);
 	return rc;
 }
 

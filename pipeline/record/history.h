@@ -46,6 +46,9 @@ struct hist_run {
 	char git_rev[48];         /* the project's revision; "" unknown */
 	char engine_rev[48];      /* the engine's own revision; "" when not recorded */
 	struct rec_machine machine; /* the machine's state (known 0: not recorded) */
+	char env[320];    /* what the code ran on besides the code: "compiler=..;cuda=..;
+			   * driver=..;nccl=..;build=..;host=..;template=.."
+			   * (history_env_of); "" unknown */
 	long long t;      /* created in seconds since the epoch (the id's time
 			   * when created is malformed): the nights' order */
 	int clock_behind; /* added as the newest night while created before
@@ -92,6 +95,17 @@ struct hist_texts {
 
 #define HIST_NO_RUN ((size_t)-1)
 
+/* Someone's answer to a regression alert (runs/acks.yaml, acks.h): the
+ * alert stops counting toward the nightly's exit status 3. */
+struct hist_ack {
+	char alert[16];    /* the alert's id (regress_alert.id) */
+	char series[400];  /* the series' label (history_key_label); "" every series of it */
+	int invalid;       /* a false alarm, not a real change */
+	char reason[160];  /* "" none given */
+	char at[24];       /* when, ISO 8601 UTC */
+	char by[32];       /* $USER, "" unknown */
+};
+
 struct hist_series {
 	struct hist_key key;
 	size_t n, cap;
@@ -111,6 +125,8 @@ struct history {
 	size_t nskipped;          /* of them, skipped with a warning */
 	char skipped_note[160];   /* the first skipped, "ID (why), ..." */
 	struct hist_texts reasons; /* the points' reason texts */
+	size_t nacks;
+	struct hist_ack *acks;    /* [nacks] runs/acks.yaml, oldest first */
 };
 
 /* Loads every run record runs_dir/<run-id>/run.yaml into h (zeroed first),
@@ -188,6 +204,16 @@ void history_key_of(struct hist_key *k, const struct run_record *r, const struct
  * written before it existed get the same machine as new ones. */
 char *history_machine_of(char *buf, size_t len, const struct run_record *r,
 			 const struct rec_row *row);
+
+/* "compiler=gcc 13.2;cuda=13.0;driver=580.65;nccl=;build=O2-native;host=lab1;
+ * template=gpu" of r into buf: the environment its provenance records
+ * (the kernel version is not recorded). Returns buf. */
+char *history_env_of(char *buf, size_t len, const struct run_record *r);
+
+/* The first field of environment a that differs in b, as "compiler gcc 13 ->
+ * gcc 14" into buf; "" when they agree or either is unknown (""). Returns
+ * buf. */
+char *history_env_diff(const char *a, const char *b, char *buf, size_t len);
 
 /* 1 when a and b are the same series on any machine (every field but machine). */
 int history_key_same_but_machine(const struct hist_key *a, const struct hist_key *b);

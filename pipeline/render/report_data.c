@@ -1,6 +1,8 @@
 /* report_data.c - one run's documents' data: the stored run loaded once, its figures and the shared formats. */
 #include "report_data.h"
 
+#include "acks.h"
+
 #include "err.h"
 #include "fit.h"
 #include "fsx.h"
@@ -149,6 +151,18 @@ static int load_history(struct report_data *d, const char *runs_dir)
 	return 0;
 }
 
+/* The night's alerts with the answers runs/acks.yaml holds now: an alert
+ * acknowledged since its night was judged reads so. */
+static int answers_now(struct report_data *d, const char *runs_dir)
+{
+	struct history acks = {0};
+	int rc = acks_load(&acks, runs_dir, NULL);
+	if (!rc)
+		regress_alerts_answer(&d->night, &acks);
+	history_free(&acks);
+	return rc;
+}
+
 /* Loads the stored inputs (record, calibration, template) of d->run_dir. */
 static int load_inputs(struct report_data *d, struct ydiag *diag)
 {
@@ -223,6 +237,8 @@ int report_data_load(struct report_data *d, const char *runs_dir, const char *ru
 				&d->proj, diag)) != 0 ||
 	    (rc = load_optional(d->run_dir, "verdicts.yaml", &d->have_night, read_night,
 				&d->night, diag)) != 0)
+		return rc;
+	if (d->have_night && (rc = answers_now(d, runs_dir)) != 0)
 		return rc;
 	/* with a projection, the rows are its rows, as `ddt estimate` prints
 	 * them: a calibrated scenario is one row at its acceptance range's

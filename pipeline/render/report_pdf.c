@@ -177,6 +177,31 @@ static void page_one_caveat(void *arg, const char *line)
  * projection with its bands beside the seed's estimate, how far the bands
  * can be trusted, tonight's caveats. The template's next section starts on
  * page two. */
+/* The open regression alerts, each with its age, until someone answers
+ * them (`ddt ack`); the answered ones in one line. */
+static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
+{
+	char line[1024];
+	size_t answered = 0;
+	if (!d->have_night || !d->night.nalerts)
+		return;
+	pdf_heading(doc, 2, "Open alerts");
+	for (size_t i = 0, k; i < d->night.nalerts; i += k) {
+		const struct regress_alert *a = &d->night.alerts[i];
+		k = regress_alert_group(&d->night, i);
+		answered += a->state != ALERT_OPEN ? k : 0;
+		if (a->state == ALERT_OPEN)
+			pdf_para(doc, regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url : NULL,
+							       line, sizeof line),
+				 0, BODY_PT, INK_REGRESSION);
+	}
+	if (answered) {
+		snprintf(line, sizeof line, "%zu series' alerts answered (ddt ack), listed in summary.txt.",
+			 answered);
+		pdf_para(doc, line, 0, BODY_PT, INK_TEXT);
+	}
+}
+
 static void page_one(struct pdf_doc *doc, const struct report_data *d)
 {
 	GString *gs = g_string_new(NULL);
@@ -227,6 +252,7 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 		       d->night.nruns == 1 ? "" : "s");
 	pdf_para(doc, gs->str, 1, BODY_PT,
 		 d->have_night && d->night.count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
+	page_one_alerts(doc, d);
 	g_string_free(gs, TRUE);
 	pdf_new_page(doc);
 }

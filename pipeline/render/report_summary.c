@@ -116,6 +116,27 @@ static void summary_caveat(void *arg, const char *line)
 	fprintf(o->fp, "  %d. %s\n", ++o->k, line);
 }
 
+/* Every alert as of this night, open ones first, with its age. */
+static void summary_alerts(const struct report_data *d, FILE *fp)
+{
+	char line[1024];
+	if (!d->have_night)
+		return;
+	fprintf(fp, "\nalerts: %d open, %zu answered (ddt ack SERIES|ALERT answers one)\n",
+		d->night.open_alerts, d->night.nalerts - (size_t)d->night.open_alerts);
+	for (int open = 1; open >= 0; open--)
+		for (size_t i = 0, k; i < d->night.nalerts; i += k) {
+			const struct regress_alert *a = &d->night.alerts[i];
+			k = regress_alert_group(&d->night, i);
+			if ((a->state == ALERT_OPEN) != open)
+				continue;
+			fprintf(fp, "  %s\n", regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url
+											: NULL, line, sizeof line));
+			for (size_t j = 0; j < k; j++)
+				fprintf(fp, "    %s\n", regress_alert_series_line(&a[j], line, sizeof line));
+		}
+}
+
 void report_summary_write(const struct report_data *d, FILE *fp)
 {
 	struct caveat_out o = {fp, 0};
@@ -131,4 +152,5 @@ void report_summary_write(const struct report_data *d, FILE *fp)
 	if (!o.k)
 		fprintf(fp, "  none\n");
 	fprintf(fp, "\nregressions: %s\n", status);
+	summary_alerts(d, fp);
 }

@@ -1,128 +1,13 @@
-/* regress.c - verdicts per series and night, their tok/s impact, verdicts.yaml. */
+/* regress.c - verdicts per series and night: the walk, change points, drifts, machine and environment changes, commits. */
 #include "regress.h"
 
 #include "cpoint.h"
-#include "err.h"
-#include "fsx.h"
 #include "sort.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const verdict_names[REG_COUNT] = {
-	"new",	   "not enough history", "ok",	  "improvement", "suspect",
-	"regression", "outlier",	    "failed", "skipped",     "drift",
-	"environment changed", "not judgeable"};
-
-const char *regress_verdict_name(enum regress_verdict v)
-{
-	return (unsigned)v < REG_COUNT ? verdict_names[v] : "?";
-}
-
-int regress_verdict_parse(const char *s, enum regress_verdict *out)
-{
-	for (int i = 0; i < REG_COUNT; i++)
-		if (!strcmp(s, verdict_names[i])) {
-			*out = (enum regress_verdict)i;
-			return 0;
-		}
-	return -1;
-}
-
-/* ---------------------------------------------------------------- config */
-
-/* Reads the op -> component map of regress.impact. */
-static void load_impact(struct regress_conf *c, struct yctx *y, struct ydoc_node *map)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		struct ydoc_node *k = map->keys[i], *v = map->items[i];
-		int comp = -1;
-		map->used[i] = 1;
-		if (yget_expect(y, v, YDOC_SCALAR, k->str))
-			continue;
-		for (int j = 0; j < COMP_COUNT; j++)
-			if (!strcmp(v->str, model_comp_name((enum model_comp)j)))
-				comp = j;
-		if (comp < 0) {
-			char names[160] = "";
-			for (int j = 0; j < COMP_COUNT; j++)
-				snprintf(names + strlen(names), sizeof names - strlen(names),
-					 "%s%s", j ? ", " : "",
-					 model_comp_name((enum model_comp)j));
-			ydiag_add(y->diag, y->file, v->line, v->col,
-				  "impact.%s: expected a model component (%s), got '%s'", k->str,
-				  names, v->str);
-			continue;
-		}
-		if (c->nimpact == REGRESS_MAX_IMPACT || strlen(k->str) >= sizeof c->impact_op[0]) {
-			ydiag_add(y->diag, y->file, k->line, k->col,
-				  "impact: at most %d ops of at most 31 characters",
-				  REGRESS_MAX_IMPACT);
-			continue;
-		}
-		snprintf(c->impact_op[c->nimpact], sizeof c->impact_op[0], "%s", k->str);
-		c->impact_comp[c->nimpact++] = (enum model_comp)comp;
-	}
-}
-
-int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag)
-{
-	const char *file = t->path, *src = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "regress", &file), *imp = NULL;
-	struct yctx y = {file, diag};
-	size_t before = diag->n;
-	double pct = NAN;
-
-	memset(c, 0, sizeof *c);
-	if (!sec) {
-		ydiag_add(diag, t->path, 0, 0, "missing required section 'regress'");
-		return DDT_EINPUT;
-	}
-	if (yget_expect(&y, sec, YDOC_MAP, "regress"))
-		return DDT_EINPUT;
-	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
-		snprintf(c->source, sizeof c->source, "%s", src);
-	yget_int(&y, sec, "baseline_nights", Y_REQUIRED | Y_POSITIVE, &c->baseline_nights);
-	yget_int(&y, sec, "min_good_nights", Y_REQUIRED | Y_POSITIVE, &c->min_good_nights);
-	yget_num(&y, sec, "mad_to_sigma", Y_REQUIRED | Y_POSITIVE, &c->mad_to_sigma);
-	if (!yget_num(&y, sec, "min_delta_pct", Y_REQUIRED | Y_NONNEG, &pct))
-		c->min_delta_frac = pct / 100;
-	yget_num(&y, sec, "noise_multiple", Y_REQUIRED | Y_NONNEG, &c->noise_multiple);
-	yget_num(&y, sec, "z_threshold", Y_REQUIRED | Y_NONNEG, &c->z_threshold);
-	yget_int(&y, sec, "confirm_nights", Y_REQUIRED | Y_POSITIVE, &c->confirm_nights);
-	if (!yget_num(&y, sec, "noise_floor_pct", Y_REQUIRED | Y_NONNEG, &pct))
-		c->noise_floor_frac = pct / 100;
-	yget_num(&y, sec, "change_max_p", Y_REQUIRED | Y_POSITIVE, &c->change_max_p);
-	yget_int(&y, sec, "change_window_nights", Y_REQUIRED | Y_POSITIVE,
-		 &c->change_window_nights);
-	if (!yget_num(&y, sec, "new_series_jump_pct", Y_REQUIRED | Y_POSITIVE, &pct))
-		c->new_series_jump_frac = pct / 100;
-	if (!yget_num(&y, sec, "env_share_pct", Y_REQUIRED | Y_POSITIVE, &pct))
-		c->env_share = pct / 100;
-	yget_int(&y, sec, "env_min_series", Y_REQUIRED | Y_POSITIVE, &c->env_min_series);
-	yget_num(&y, sec, "max_load_per_cpu", Y_REQUIRED | Y_POSITIVE, &c->max_load_per_cpu);
-	yget_num(&y, sec, "max_cpu_others_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_others_pct);
-	yget_num(&y, sec, "max_cpu_steal_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_steal_pct);
-	yget_int(&y, sec, "max_gpu_other_procs", Y_REQUIRED | Y_NONNEG, &c->max_gpu_other_procs);
-	if (!yget_node(&y, sec, "impact", YDOC_MAP, Y_REQUIRED, &imp) && imp)
-		load_impact(c, &y, imp);
-	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {
-		struct ydoc_node *n = ydoc_get(sec, c->change_max_p >= 1 ? "change_max_p"
-									  : "change_window_nights");
-		ydiag_add(diag, file, n->line, n->col, "%s",
-			  c->change_max_p >= 1 ? "change_max_p: expected a p-value below 1"
-					       : "change_window_nights: at most 1000");
-	}
-	if (c->min_good_nights > c->baseline_nights) {
-		struct ydoc_node *n = ydoc_get(sec, "min_good_nights");
-		ydiag_add(diag, file, n->line, n->col,
-			  "min_good_nights (%d) exceeds baseline_nights (%d)", c->min_good_nights,
-			  c->baseline_nights);
-	}
-	yget_check_unknown(&y, sec);
-	return diag->n > before ? DDT_EINPUT : 0;
-}
 
 /* ---------------------------------------------------------------- verdicts */
 
@@ -149,7 +34,7 @@ struct walk {
 /* Scratch space of a walk: baseline values and the change window. */
 struct scratch {
 	double *vals;       /* [baseline_nights] */
-	double *sorted;     /* [change_window_nights] */
+	double *sorted;     /* [max(change_window_nights, baseline_nights)] */
 	double *win;        /* [change_window_nights] */
 	size_t *win_pt;     /* point index of each win value */
 };
@@ -176,14 +61,27 @@ static size_t last_good_run(const struct hist_series *s, size_t i)
 	return HIST_NO_RUN;
 }
 
+/* How many runs of nights on one side of cut the values t[0..n) (in time
+ * order, either way) make: 2 for a step, many for two-level noise. */
+static int level_runs(const double *t, size_t n, double cut)
+{
+	int runs = n > 0;
+	for (size_t k = 1; k < n; k++)
+		runs += (t[k] > cut) != (t[k - 1] > cut);
+	return runs;
+}
+
 /* Two levels among the sorted good values v[0..n) (n >= 2 x min_good_nights):
  * the widest gap that leaves at least three values and a fifth of them on
  * each side, when it is wider than four standard deviations of either group
  * (normal noise, cut at its widest gap, almost never is) and than the
- * minimum change. Their medians into lo/hi and the within sigma (the larger
- * group standard deviation, at least the floor) into sigma. */
-static int bimodal(const struct regress_conf *c, const double *v, size_t n, double *lo,
-		   double *hi, double *sigma)
+ * minimum change, and the series went back to the level it left (the same
+ * values in time order, t, make at least three runs: a step, one level then
+ * the other, is no two-level noise). Their medians into lo/hi and the
+ * within sigma (the larger group standard deviation, at least the floor)
+ * into sigma. */
+static int bimodal(const struct regress_conf *c, const double *v, const double *t, size_t n,
+		   double *lo, double *hi, double *sigma)
 {
 	size_t least = n / 5 > 3 ? n / 5 : 3, cut = 0;
 	double gap = 0, m1, v1, m2, v2;
@@ -199,7 +97,8 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
 	cpoint_moments(v, 0, cut, &m1, &v1);
 	cpoint_moments(v, cut, n, &m2, &v2);
 	double s = fmax(sqrt(fmax(v1, v2)), c->noise_floor_frac * m1);
-	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac)
+	if (gap <= 4 * s || m2 / m1 - 1 < c->min_delta_frac ||
+	    level_runs(t, n, (v[cut - 1] + v[cut]) / 2) < 3)
 		return 0;
 	*lo = cut % 2 ? v[cut / 2] : (v[cut / 2 - 1] + v[cut / 2]) / 2;
 	size_t n2 = n - cut;
@@ -214,7 +113,9 @@ static int bimodal(const struct regress_conf *c, const double *v, size_t n, doub
  * them (bimodal noise; a step's new level is not yet one it returned to). */
 static int recurring_level(const struct regress_conf *c, const struct hist_series *s, size_t i)
 {
-	double v = s->pts[i].median_us, band = c->min_delta_frac / 2 * v;
+	double noise = isfinite(s->pts[i].noise_frac) ? s->pts[i].noise_frac : 0;
+	double v = s->pts[i].median_us,
+	       band = fmax(c->min_delta_frac / 2, noise) * v;
 	int near = 0, left = 0, seen_away = 0;
 	size_t looked = 0;
 	for (size_t j = i; j-- > 0 && looked < 2 * (size_t)c->baseline_nights;) {
@@ -231,46 +132,34 @@ static int recurring_level(const struct regress_conf *c, const struct hist_serie
 	return near >= 2 && left;
 }
 
-/* The sampling error of a night's median from its own samples, relative to
- * it (1.2533 sigma / sqrt(samples) for normal noise; the sigma from its
- * p10..p90 or stdev); NaN when the record has no spread. */
-static double night_se_frac(const struct hist_point *p)
-{
-	if (!isfinite(p->spread_us) || p->samples < 2 || !(p->median_us > 0))
-		return NAN;
-	return 1.2533 * p->spread_us / sqrt((double)p->samples) / p->median_us;
-}
-
-/* Fills baseline, noise, delta, z and band of p from the good values; returns
- * 1 when p is flagged (outside the band). Two levels in the baseline (bimodal
- * noise) are two baselines: p is judged against the nearer. The noise is at
- * least the floor and at least the sampling error of p's own median (a
- * night whose samples scatter widely cannot be told apart by its median). */
+/* Fills baseline, noise, delta, z and band of p from the good values (vals,
+ * most recent first; timed: room for n); returns 1 when p is flagged
+ * (outside the band). Two levels in the baseline (bimodal noise) are two
+ * baselines: p is judged against the nearer. The noise is the series' own
+ * night-to-night noise (at least the floor), never the night's own sample
+ * scatter: the nights' medians already carry their sampling error, and a
+ * night with wide samples is no reason to miss a step. */
 static int judge(const struct regress_conf *c, struct history *h, struct hist_point *p,
-		 double *vals, size_t n, double carry_noise)
+		 double *vals, double *timed, size_t n, double carry_noise)
 {
-	double base = median(vals, n), sigma, lo, hi, s2;
+	double sigma, lo, hi, s2;
 
-	qsort(vals, n, sizeof *vals, sort_cmp_double);
-	if (bimodal(c, vals, n, &lo, &hi, &s2)) {
+	memcpy(timed, vals, n * sizeof *vals);
+	double base = median(vals, n);
+	if (bimodal(c, vals, timed, n, &lo, &hi, &s2)) {
 		base = fabs(p->median_us - lo) < fabs(p->median_us - hi) ? lo : hi;
 		sigma = s2;
 		history_reason_set(h, p, "bimodal: %.4g / %.4g us", lo, hi);
 	} else {
 		for (size_t k = 0; k < n; k++)
 			vals[k] = fabs(vals[k] - base);
-		sigma = n >= (size_t)c->min_good_nights ? c->mad_to_sigma * median(vals, n)
-							: carry_noise * base;
+		/* a MAD of few nights is itself uncertain: widened by
+		 * sqrt(baseline_nights / n) until the level has its full window */
+		sigma = n >= (size_t)c->min_good_nights
+				? c->mad_to_sigma * median(vals, n) *
+				      sqrt(fmax(1, (double)c->baseline_nights / (double)n))
+				: carry_noise * base;
 		sigma = fmax(sigma, c->noise_floor_frac * base);
-	}
-	double se = night_se_frac(p) * base;
-	if (se > sigma) { /* named when it is what keeps the night from being flagged */
-		if (!p->reason[0] && regress_differs(c, base, p->median_us, sigma / base) &&
-		    !regress_differs(c, base, p->median_us, se / base))
-			history_reason_set(
-				h, p, "the night's own samples scatter: its median is uncertain to %.1f%%",
-				100 * se / base);
-		sigma = se;
 	}
 	p->baseline_us = base;
 	p->noise_frac = sigma / base;
@@ -300,24 +189,20 @@ int regress_differs(const struct regress_conf *c, double a_us, double b_us, doub
 }
 
 const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
-			    const struct hist_point *b, double *p, const char **test)
+			    const struct hist_point *b, const char **rule)
 {
-	*p = NAN;
-	*test = "";
+	*rule = "";
 	if (a->status != REC_OK || b->status != REC_OK)
 		return b->status != REC_OK ? rec_status_name(b->status) : "A not measured";
-	double delta = b->median_us / a->median_us - 1;
-	if (isfinite(a->spread_us) && isfinite(b->spread_us) && a->samples >= 2 &&
-	    b->samples >= 2) {
-		*test = "welch";
-		*p = cpoint_welch_p(a->median_us, a->spread_us * a->spread_us, a->samples,
-				b->median_us, b->spread_us * b->spread_us, b->samples);
-		if (*p >= c->change_max_p || fabs(delta) < c->min_delta_frac)
+	double na = a->noise_frac, nb = b->noise_frac, delta = b->median_us / a->median_us - 1;
+	double noise = isfinite(na) && isfinite(nb) ? fmax(na, nb) : isfinite(nb) ? nb : na;
+	if (!isfinite(noise)) { /* too few nights for a noise: the new-series jump */
+		*rule = "new-series jump";
+		if (!isfinite(delta) || fabs(delta) < c->new_series_jump_frac)
 			return "same";
 		return delta > 0 ? "slower" : "faster";
 	}
-	*test = "history noise";
-	double noise = isfinite(b->noise_frac) ? b->noise_frac : a->noise_frac;
+	*rule = "night rule";
 	int d = regress_differs(c, a->median_us, b->median_us, noise);
 	return d > 0 ? "slower" : d < 0 ? "faster" : "same";
 }
@@ -494,7 +379,7 @@ static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size
 	double lo, hi, sigma;
 	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
 	qsort(sc->sorted, m, sizeof *sc->sorted, sort_cmp_double);
-	return bimodal(c, sc->sorted, m, &lo, &hi, &sigma);
+	return bimodal(c, sc->sorted, sc->win, m, &lo, &hi, &sigma);
 }
 
 /* Whether the level change at window point `at` lasted: at least
@@ -563,9 +448,18 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 			    .split_p = fmin(10 * c->change_max_p, 0.05),
 			    .min_seg = (size_t)c->confirm_nights,
 			    .min_rel = fmax(c->min_delta_frac, noise)};
-	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n) || !n ||
-	    ch[0].at < (size_t)c->min_good_nights || !sustained(c, sc->win, m, ch[0].at, &ch[0]))
+	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n) || !n)
 		return 0;
+	/* the earliest change supported on both sides: min_good_nights before
+	 * it, and a new level that lasted (an earlier change that did not
+	 * last does not hide a later one that did) */
+	size_t k = 0;
+	while (k < n && (ch[k].at < (size_t)c->min_good_nights ||
+			 !sustained(c, sc->win, m, ch[k].at, &ch[k])))
+		k++;
+	if (k == n)
+		return 0;
+	ch[0] = ch[k];
 	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
 	if (sh == SHAPE_UNSURE ||
 	    (sh == SHAPE_DRIFT && fabs(b * (double)(m - 1 - h) / a) < o.min_rel))
@@ -714,6 +608,24 @@ static void walk_short(const struct regress_conf *c, struct history *h, struct h
 	run_to_outliers(s, w, i);
 }
 
+/* A change confirmed on a level that began with a drift the same way is
+ * that drift going on: p reads "drift" again (returns 1). */
+static int drift_goes_on(struct history *h, const struct hist_series *s, const struct walk *old,
+			 struct hist_point *p)
+{
+	const struct hist_point *d = NULL;
+	for (const struct hist_point *q = &s->pts[old->seg_start]; q < p && !d; q++)
+		if (q->verdict == REG_DRIFT) /* the level's first or confirming night */
+			d = q;
+	if (!d || (d->delta_frac > 0) != (p->delta_frac > 0))
+		return 0;
+	p->verdict = REG_DRIFT;
+	p->change_nights = (int)(p->run - d->run);
+	history_reason_set(h, p, "drift goes on: %+.1f%% more over %d nights", p->delta_frac * 100,
+			   p->change_nights);
+	return 1;
+}
+
 /* Decides point i's verdict as of its own night and revises earlier ones. */
 static void walk_point(const struct regress_conf *c, struct history *h, struct hist_series *s,
 		       struct walk *w, size_t i, struct scratch *sc)
@@ -747,7 +659,7 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		walk_short(c, h, s, w, i, sc->vals, n);
 		return;
 	}
-	int flagged = judge(c, h, p, sc->vals, n, w->carry_noise);
+	int flagged = judge(c, h, p, sc->vals, sc->sorted, n, w->carry_noise);
 	int recurring = recurring_level(c, s, i);
 	if (flagged && recurring) {
 		flagged = 0;
@@ -762,6 +674,8 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		run_to_outliers(s, w, i);
 	}
 	if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT) {
+		if (drift_goes_on(h, s, &old, p))
+			return;
 		if (drift_not_step(c, h, s, w, &old, i, sc)) { /* not sure yet: wait */
 			for (size_t j = w->seg_start; j <= i; j++)
 				if (s->pts[j].verdict == REG_SUSPECT || j == i)
@@ -777,6 +691,8 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		return;
 	if (!change_check(c, h, s, w, i, sc))
 		long_drift(c, h, s, w, i, sc);
+	else if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT)
+		drift_goes_on(h, s, &old, p);
 }
 
 /* ---------------------------------------------------------------- history */
@@ -877,13 +793,49 @@ static void group_machines(const struct history *h, size_t *ms, size_t *bym)
 	}
 }
 
-/* Most judged series of one machine moving together on one night is the
- * machine, not the code: those series read "environment changed" and
- * restart their baselines. ms[k] is series k's machine number, cur[k] its
- * point on night `run` (or SIZE_MAX). */
+/* Whether point p moved (flagged or confirmed) in direction dir (0: either). */
+static int moved(const struct hist_point *p, int dir)
+{
+	if (p->status != REC_OK || !isfinite(p->z) ||
+	    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
+	      p->verdict == REG_IMPROVEMENT))
+		return 0;
+	return !dir || (p->delta_frac > 0 ? 1 : -1) == dir;
+}
+
+/* The shared move of machine k's series on night `run` (most of them, dir):
+ * the environment's change since the first mover's last good night into
+ * what ("" when the provenance records none). */
+static void shared_env_change(const struct history *h, const size_t *ms, const size_t *cur,
+			      size_t k, int dir, size_t run, char *what, size_t len)
+{
+	what[0] = '\0';
+	for (size_t j = 0; j < h->n; j++) {
+		const struct hist_series *s = &h->series[j];
+		if (ms[j] != ms[k] || cur[j] == (size_t)-1 || !moved(&s->pts[cur[j]], dir))
+			continue;
+		const struct hist_point *first = s->pts[cur[j]].bad_run < h->nruns
+							 ? history_point_at(s, s->pts[cur[j]].bad_run)
+							 : NULL;
+		size_t good = last_good_run(s, first ? (size_t)(first - s->pts) : cur[j]);
+		if (good < h->nruns)
+			history_env_diff(h->runs[good].env, h->runs[run].env, what, len);
+		return;
+	}
+}
+
+/* Most judged series of one machine moving together on one night: when the
+ * environment the records name changed (compiler, CUDA, driver, NCCL,
+ * build, host, template) it is the machine, not the code: those series
+ * read "environment changed" and restart their baselines. With the same
+ * environment each keeps its own verdict (a shared slowdown of a new
+ * revision is a regression of each series, grouped as one alert by its
+ * commit range). ms[k] is series k's machine number, cur[k] its point on
+ * night `run` (or SIZE_MAX). */
 static void machine_moves(const struct regress_conf *c, struct history *h, struct walk *ws,
 			  const size_t *ms, const size_t *bym, const size_t *cur, size_t run)
 {
+	char what[160];
 	for (size_t g = 0, e; g < h->n; g = e) { /* each machine: bym[g..e) */
 		size_t k = bym[g];
 		for (e = g + 1; e < h->n && ms[bym[e]] == k; e++)
@@ -896,38 +848,40 @@ static void machine_moves(const struct regress_conf *c, struct history *h, struc
 			if (cur[j] == (size_t)-1)
 				continue;
 			const struct hist_point *p = &h->series[j].pts[cur[j]];
-			if (p->status != REC_OK || !isfinite(p->z))
-				continue;
-			judged++;
-			int moved = p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
-				    p->verdict == REG_IMPROVEMENT;
-			up += moved && p->delta_frac > 0;
-			down += moved && p->delta_frac < 0;
+			judged += p->status == REC_OK && isfinite(p->z);
+			up += moved(p, 1);
+			down += moved(p, -1);
 		}
 		int most = up > down ? up : down, dir = up > down ? 1 : -1;
 		if (most < c->env_min_series || most < c->env_share * judged)
 			continue;
+		shared_env_change(h, ms, cur, k, dir, run, what, sizeof what);
 		for (size_t m = g; m < e; m++) {
 			size_t j = bym[m];
 			if (cur[j] == (size_t)-1)
 				continue;
 			struct hist_series *s = &h->series[j];
 			struct hist_point *p = &s->pts[cur[j]];
-			if (p->status != REC_OK || !isfinite(p->z) ||
-			    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
-			      p->verdict == REG_IMPROVEMENT) ||
-			    (p->delta_frac > 0 ? 1 : -1) != dir)
+			if (!moved(p, dir))
 				continue;
+			if (!what[0]) {
+				if (!p->reason[0])
+					history_reason_set(h, p,
+							   "%d of %d series of %.60s moved %s together; "
+							   "the environment is the same",
+							   most, judged, s->key.machine,
+							   dir > 0 ? "up" : "down");
+				continue;
+			}
 			p->verdict = REG_ENV;
 			p->bad_run = p->run;
 			p->good_run = last_good_run(s, cur[j]);
-			history_reason_set(
-				h, p, "environment changed: %d of %d series of %.60s moved %s together",
-				most, judged, s->key.machine, dir > 0 ? "up" : "down");
+			history_reason_set(h, p,
+					   "environment changed: %s (%d of %d series of %.60s moved %s)",
+					   what, most, judged, s->key.machine, dir > 0 ? "up" : "down");
 			new_level(s, &ws[j], cur[j], cur[j], p->noise_frac);
 		}
 	}
-	(void)run;
 }
 
 /* Allocation failed: every measured point reads "not enough history". */
@@ -945,7 +899,9 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	size_t *ms = calloc(ns, sizeof *ms), *cur = calloc(ns, sizeof *cur),
 	       *next = calloc(ns, sizeof *next), *bym = calloc(ns, sizeof *bym);
 	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
-			     malloc((size_t)c->change_window_nights * sizeof(double)),
+			     malloc((size_t)(c->change_window_nights > c->baseline_nights
+						 ? c->change_window_nights
+						 : c->baseline_nights) * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(size_t))};
 
@@ -1016,571 +972,4 @@ char *regress_commits(const struct history *h, const struct hist_point *p, char 
 		snprintf(buf + off, len - off, " (engine %s..%s)", a, b);
 	}
 	return buf;
-}
-
-/* ---------------------------------------------------------------- impact */
-
-static int impact_comp(const struct regress_conf *c, const char *op)
-{
-	for (int i = 0; i < c->nimpact; i++)
-		if (!strcmp(c->impact_op[i], op))
-			return (int)c->impact_comp[i];
-	return -1;
-}
-
-static int impact_push(struct regress_impacts *out, size_t *cap, const struct regress_impact *im)
-{
-	if (out->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct regress_impact *v = realloc(out->v, ncap * sizeof *v);
-		if (!v)
-			return err_nomem();
-		out->v = v;
-		*cap = ncap;
-	}
-	out->v[out->n++] = *im;
-	return 0;
-}
-
-/* The impact of point p of series s on scenario sc (comp >= 0). */
-static void impact_eval(struct regress_impact *im, const struct model *m,
-			const struct scenario *sc, const struct gpu *g)
-{
-	struct model_in in = {g,	  sc->pipeline,	   sc->block,
-			      sc->budget, sc->concurrency, sc->accept[0], sc->context};
-	struct model_out out;
-
-	model_eval(m, &in, &out);
-	double step_after = out.step_ms + out.ms[im->comp] * im->delta_frac;
-	snprintf(im->scenario, sizeof im->scenario, "%s", sc->name);
-	snprintf(im->target, sizeof im->target, "%s", g->id);
-	im->accept = sc->accept[0];
-	im->tok_s = out.tok_s;
-	im->tok_s_after = sc->concurrency * sc->accept[0] / step_after * 1000.0;
-	im->change_frac = out.step_ms / step_after - 1;
-}
-
-int regress_impact(struct regress_impacts *out, const struct regress_conf *c,
-		   const struct history *h, size_t run, const struct model *m,
-		   const struct scenario *scs, size_t nscs)
-{
-	size_t cap = 0;
-
-	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < h->n; i++) {
-		const struct hist_point *p = history_point_at(&h->series[i], run);
-		if (!p ||
-		    (p->verdict_night != REG_REGRESSION && p->verdict_night != REG_IMPROVEMENT))
-			continue;
-		struct regress_impact im = {.key = h->series[i].key, .verdict = p->verdict_night,
-					    .delta_frac = p->delta_frac,
-					    .comp = impact_comp(c, h->series[i].key.op),
-					    .accept = NAN, .tok_s = NAN, .tok_s_after = NAN,
-					    .change_frac = NAN};
-		if (im.comp < 0 || !m) {
-			im.comp = -1;
-			if (impact_push(out, &cap, &im))
-				goto nomem;
-			continue;
-		}
-		for (size_t k = 0; k < nscs; k++) {
-			const struct gpu *g = calib_gpu(m->cal, scs[k].target);
-			if (!g || !scs[k].naccept)
-				continue;
-			impact_eval(&im, m, &scs[k], g);
-			if (impact_push(out, &cap, &im))
-				goto nomem;
-		}
-	}
-	return 0;
-nomem:
-	regress_impacts_free(out);
-	return DDT_ENOMEM;
-}
-
-void regress_impacts_free(struct regress_impacts *im)
-{
-	free(im->v);
-	memset(im, 0, sizeof *im);
-}
-
-/* "+9.0%" with a true minus sign for negative numbers. */
-static void pct_str(char *buf, size_t len, double frac)
-{
-	double pct = frac * 100;
-	if (pct < 0)
-		snprintf(buf, len, "\u2212%.1f%%", -pct);
-	else
-		snprintf(buf, len, "+%.1f%%", pct);
-}
-
-char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len)
-{
-	char d[16], t[16];
-	pct_str(d, sizeof d, im->delta_frac);
-	if (im->comp < 0) {
-		snprintf(buf, len,
-			 "%s/%s %s %s \u2192 no model component (add the op to regress.impact)",
-			 im->key.op, im->key.variant, im->key.params, d);
-		return buf;
-	}
-	pct_str(t, sizeof t, im->change_frac);
-	snprintf(buf, len, "%s %s \u2192 %s %s tok/s (%s, %.0f \u2192 %.0f tok/s)", im->key.op, d,
-		 im->scenario, t, im->target, im->tok_s, im->tok_s_after);
-	return buf;
-}
-
-/* ---------------------------------------------------------------- night */
-
-static void entry_of(struct regress_entry *e, const struct history *h,
-		     const struct hist_series *s, const struct hist_point *p)
-{
-	memset(e, 0, sizeof *e);
-	e->key = s->key;
-	e->status = p->status;
-	e->median_us = p->median_us;
-	e->baseline_us = p->baseline_us;
-	e->noise_frac = p->noise_frac;
-	e->delta_frac = p->delta_frac;
-	e->z = p->z;
-	e->band_lo_us = p->band_lo_us;
-	e->band_hi_us = p->band_hi_us;
-	e->verdict = p->verdict_night;
-	e->nights = (int)(p - s->pts) + 1;
-	snprintf(e->reason, sizeof e->reason, "%s", p->reason);
-	if (p->good_run < h->nruns) {
-		snprintf(e->good_run_id, sizeof e->good_run_id, "%s", h->runs[p->good_run].run_id);
-		snprintf(e->good_rev, sizeof e->good_rev, "%s", h->runs[p->good_run].git_rev);
-		snprintf(e->good_engine_rev, sizeof e->good_engine_rev, "%s",
-			 h->runs[p->good_run].engine_rev);
-	}
-	if (p->bad_run < h->nruns) {
-		snprintf(e->bad_run_id, sizeof e->bad_run_id, "%s", h->runs[p->bad_run].run_id);
-		snprintf(e->bad_rev, sizeof e->bad_rev, "%s", h->runs[p->bad_run].git_rev);
-		snprintf(e->bad_engine_rev, sizeof e->bad_engine_rev, "%s",
-			 h->runs[p->bad_run].engine_rev);
-	}
-	regress_commits(h, p, e->commits, sizeof e->commits);
-}
-
-char *regress_entry_line(const struct regress_entry *e, char *buf, size_t len)
-{
-	char label[512];
-	size_t off = (size_t)snprintf(buf, len, "%s %s: %+.1f%% (%.4g us, baseline %.4g us, noise %.2f%%)",
-				      regress_verdict_name(e->verdict),
-				      history_key_label(&e->key, label, sizeof label),
-				      e->delta_frac * 100, e->median_us, e->baseline_us,
-				      e->noise_frac * 100);
-	if (off < len && e->commits[0])
-		off += (size_t)snprintf(buf + off, len - off, ", commits %s (first bad %s)",
-					e->commits, e->bad_run_id);
-	if (off < len && e->reason[0])
-		snprintf(buf + off, len - off, "; %s", e->reason);
-	return buf;
-}
-
-/* The previous measured point of p in s, or NULL. */
-static const struct hist_point *prev_measured(const struct hist_series *s,
-					      const struct hist_point *p)
-{
-	while (p > s->pts)
-		if ((--p)->status == REC_OK)
-			return p;
-	return NULL;
-}
-
-/* Whether point p, on its own night, reverted the flagged run just before it
- * (those suspect nights become outliers): p is not flagged, or flagged the
- * other way. A run that p confirms or continues is not reverted. */
-static int reverts_run(const struct hist_point *p, const struct hist_point *q)
-{
-	if (!q || q->verdict_night != REG_SUSPECT)
-		return 0;
-	if (p->verdict_night == REG_REGRESSION || p->verdict_night == REG_IMPROVEMENT)
-		return 0;
-	return p->verdict_night != REG_SUSPECT || (p->delta_frac > 0) != (q->delta_frac > 0);
-}
-
-/* Appends the revisions point p of s makes (its night turns the suspect run
- * before it into outliers). Returns 0 or DDT_ENOMEM. */
-static int add_revisions(struct regress_night *out, size_t *cap, const struct history *h,
-			 const struct hist_series *s, const struct hist_point *p)
-{
-	const struct hist_point *q = prev_measured(s, p);
-	if (!reverts_run(p, q))
-		return 0;
-	int up = q->delta_frac > 0;
-	for (; q && q->verdict_night == REG_SUSPECT && (q->delta_frac > 0) == up;
-	     q = prev_measured(s, q)) {
-		if (out->nrev == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 8;
-			struct regress_revision *v = realloc(out->revs, ncap * sizeof *v);
-			if (!v)
-				return err_nomem();
-			out->revs = v;
-			*cap = ncap;
-		}
-		struct regress_revision *rv = &out->revs[out->nrev++];
-		memset(rv, 0, sizeof *rv);
-		rv->key = s->key;
-		snprintf(rv->run_id, sizeof rv->run_id, "%s", h->runs[q->run].run_id);
-		rv->from = REG_SUSPECT;
-		rv->to = REG_OUTLIER;
-	}
-	return 0;
-}
-
-int regress_night_build(struct regress_night *out, const struct history *h, size_t run,
-			const struct regress_impacts *imp)
-{
-	size_t rcap = 0;
-
-	memset(out, 0, sizeof *out);
-	if (run >= h->nruns)
-		return err_set(DDT_EINPUT, "no run %zu in the history", run);
-	snprintf(out->run_id, sizeof out->run_id, "%s", h->runs[run].run_id);
-	out->nruns = run + 1;
-	out->entries = calloc(h->n ? h->n : 1, sizeof *out->entries);
-	if (!out->entries)
-		goto nomem;
-	for (size_t i = 0; i < h->n; i++) {
-		const struct hist_series *s = &h->series[i];
-		const struct hist_point *p = history_point_at(s, run);
-		if (!p)
-			continue;
-		entry_of(&out->entries[out->n], h, s, p);
-		out->count[out->entries[out->n].verdict]++;
-		out->n++;
-		if (p->status == REC_OK && add_revisions(out, &rcap, h, s, p))
-			goto nomem;
-	}
-	if (imp && imp->n) {
-		out->impacts.v = malloc(imp->n * sizeof *imp->v);
-		if (!out->impacts.v)
-			goto nomem;
-		memcpy(out->impacts.v, imp->v, imp->n * sizeof *imp->v);
-		out->impacts.n = imp->n;
-	}
-	return 0;
-nomem:
-	regress_night_free(out);
-	return err_nomem();
-}
-
-void regress_night_free(struct regress_night *n)
-{
-	free(n->entries);
-	free(n->revs);
-	regress_impacts_free(&n->impacts);
-	memset(n, 0, sizeof *n);
-}
-
-static void emit_key(struct yout *y, const struct hist_key *k)
-{
-	yout_kv_str(y, "op", k->op);
-	yout_kv_str(y, "variant", k->variant);
-	yout_kv_str(y, "params", k->params);
-	yout_kv_str(y, "device", k->device);
-	yout_kv_str(y, "backend", k->backend);
-	yout_kv_str(y, "build", k->build);
-	yout_kv_str(y, "machine", k->machine);
-}
-
-static void emit_entry(struct yout *y, const struct regress_entry *e)
-{
-	yout_map(y);
-	emit_key(y, &e->key);
-	yout_kv_str(y, "status", rec_status_name(e->status));
-	yout_kv_str(y, "verdict", regress_verdict_name(e->verdict));
-	yout_kv_int(y, "nights", e->nights);
-	yout_kv_num(y, "median_us", e->median_us);
-	yout_kv_num(y, "baseline_us", e->baseline_us);
-	yout_kv_num(y, "noise_pct", e->noise_frac * 100);
-	yout_kv_num(y, "delta_pct", e->delta_frac * 100);
-	yout_kv_num(y, "z", e->z);
-	yout_kv_num(y, "band_lo_us", e->band_lo_us);
-	yout_kv_num(y, "band_hi_us", e->band_hi_us);
-	yout_kv_str(y, "reason", e->reason);
-	yout_kv_str(y, "commits", e->commits);
-	yout_kv_str(y, "last_good_run", e->good_run_id);
-	yout_kv_str(y, "last_good_rev", e->good_rev);
-	yout_kv_str(y, "first_bad_run", e->bad_run_id);
-	yout_kv_str(y, "first_bad_rev", e->bad_rev);
-	if (e->good_engine_rev[0] || e->bad_engine_rev[0]) {
-		yout_kv_str(y, "last_good_engine_rev", e->good_engine_rev);
-		yout_kv_str(y, "first_bad_engine_rev", e->bad_engine_rev);
-	}
-	yout_end(y);
-}
-
-static void emit_impact(struct yout *y, const struct regress_impact *im)
-{
-	yout_map(y);
-	emit_key(y, &im->key);
-	yout_kv_str(y, "verdict", regress_verdict_name(im->verdict));
-	yout_kv_num(y, "delta_pct", im->delta_frac * 100);
-	yout_kv_str(y, "component", im->comp >= 0 ? model_comp_name((enum model_comp)im->comp)
-						   : NULL);
-	yout_kv_str(y, "scenario", im->scenario);
-	yout_kv_str(y, "target", im->target);
-	yout_kv_num(y, "accept", im->accept);
-	yout_kv_num(y, "tok_s", im->tok_s);
-	yout_kv_num(y, "tok_s_after", im->tok_s_after);
-	yout_kv_num(y, "change_pct", im->change_frac * 100);
-	yout_end(y);
-}
-
-void regress_night_emit(const struct regress_night *n, FILE *fp)
-{
-	struct yout y;
-	yout_init(&y, fp);
-	yout_map(&y);
-	yout_kv_int(&y, "schema", 2);
-	yout_kv_str(&y, "run_id", n->run_id);
-	yout_kv_int(&y, "nights", (long long)n->nruns);
-	yout_key(&y, "counts"); /* derived from series; for people reading the file */
-	yout_map_flow(&y);
-	for (int v = 0; v < REG_COUNT; v++)
-		yout_kv_int(&y, regress_verdict_name((enum regress_verdict)v), n->count[v]);
-	yout_end(&y);
-	yout_key(&y, "series");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->n; i++)
-		emit_entry(&y, &n->entries[i]);
-	yout_end(&y);
-	yout_key(&y, "revised");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->nrev; i++) {
-		yout_map(&y);
-		emit_key(&y, &n->revs[i].key);
-		yout_kv_str(&y, "run_id", n->revs[i].run_id);
-		yout_kv_str(&y, "from", regress_verdict_name(n->revs[i].from));
-		yout_kv_str(&y, "to", regress_verdict_name(n->revs[i].to));
-		yout_end(&y);
-	}
-	yout_end(&y);
-	yout_key(&y, "impact");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->impacts.n; i++)
-		emit_impact(&y, &n->impacts.v[i]);
-	yout_end(&y);
-	yout_end(&y);
-}
-
-int regress_night_write(const struct regress_night *n, const char *path)
-{
-	struct fsx_file f;
-	int rc = fsx_open(&f, path);
-	if (rc)
-		return rc;
-	regress_night_emit(n, f.fp);
-	if (ferror(f.fp)) {
-		fsx_abort(&f);
-		return err_set(DDT_EIO, "%s: write failed", path);
-	}
-	return fsx_commit(&f);
-}
-
-/* ---- reading it back ---- */
-
-static void read_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
-		     size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, m, key, Y_REQUIRED, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
-}
-
-static void read_key(struct yctx *c, struct ydoc_node *m, struct hist_key *k)
-{
-	read_str(c, m, "op", k->op, sizeof k->op);
-	read_str(c, m, "variant", k->variant, sizeof k->variant);
-	read_str(c, m, "params", k->params, sizeof k->params);
-	read_str(c, m, "device", k->device, sizeof k->device);
-	read_str(c, m, "backend", k->backend, sizeof k->backend);
-	read_str(c, m, "build", k->build, sizeof k->build);
-	if (ydoc_get(m, "machine")) /* schema 2 */
-		read_str(c, m, "machine", k->machine, sizeof k->machine);
-}
-
-/* An optional string key (schema 2): "" when absent. */
-static void read_opt_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
-			 size_t len)
-{
-	dst[0] = '\0';
-	if (ydoc_get(m, key))
-		read_str(c, m, key, dst, len);
-}
-
-static void read_verdict(struct yctx *c, struct ydoc_node *m, const char *key,
-			 enum regress_verdict *out)
-{
-	const char *s = NULL;
-	if (yget_str(c, m, key, Y_REQUIRED, &s) || !s)
-		return;
-	if (regress_verdict_parse(s, out)) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: unknown verdict '%s'", key, s);
-	}
-}
-
-static double read_pct(struct yctx *c, struct ydoc_node *m, const char *key)
-{
-	double v = NAN;
-	yget_num(c, m, key, Y_REQUIRED | Y_NULLABLE, &v);
-	return v / 100;
-}
-
-static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry *e)
-{
-	const char *st = NULL;
-	memset(e, 0, sizeof *e);
-	read_key(c, m, &e->key);
-	if (!yget_str(c, m, "status", Y_REQUIRED, &st) && st && rec_status_parse(st, &e->status)) {
-		struct ydoc_node *n = ydoc_get(m, "status");
-		ydiag_add(c->diag, c->file, n->line, n->col, "status: unknown '%s'", st);
-	}
-	read_verdict(c, m, "verdict", &e->verdict);
-	yget_int(c, m, "nights", Y_REQUIRED | Y_POSITIVE, &e->nights);
-	e->median_us = e->baseline_us = e->z = e->band_lo_us = e->band_hi_us = NAN;
-	yget_num(c, m, "median_us", Y_REQUIRED | Y_NULLABLE, &e->median_us);
-	yget_num(c, m, "baseline_us", Y_REQUIRED | Y_NULLABLE, &e->baseline_us);
-	e->noise_frac = read_pct(c, m, "noise_pct");
-	e->delta_frac = read_pct(c, m, "delta_pct");
-	yget_num(c, m, "z", Y_REQUIRED | Y_NULLABLE, &e->z);
-	yget_num(c, m, "band_lo_us", Y_REQUIRED | Y_NULLABLE, &e->band_lo_us);
-	yget_num(c, m, "band_hi_us", Y_REQUIRED | Y_NULLABLE, &e->band_hi_us);
-	read_str(c, m, "reason", e->reason, sizeof e->reason);
-	read_opt_str(c, m, "commits", e->commits, sizeof e->commits);
-	read_opt_str(c, m, "last_good_run", e->good_run_id, sizeof e->good_run_id);
-	read_opt_str(c, m, "last_good_rev", e->good_rev, sizeof e->good_rev);
-	read_opt_str(c, m, "first_bad_run", e->bad_run_id, sizeof e->bad_run_id);
-	read_opt_str(c, m, "first_bad_rev", e->bad_rev, sizeof e->bad_rev);
-	read_opt_str(c, m, "last_good_engine_rev", e->good_engine_rev, sizeof e->good_engine_rev);
-	read_opt_str(c, m, "first_bad_engine_rev", e->bad_engine_rev, sizeof e->bad_engine_rev);
-	yget_check_unknown(c, m);
-}
-
-static void read_impact(struct yctx *c, struct ydoc_node *m, struct regress_impact *im)
-{
-	struct ydoc_node *comp = ydoc_get(m, "component");
-	memset(im, 0, sizeof *im);
-	read_key(c, m, &im->key);
-	read_verdict(c, m, "verdict", &im->verdict);
-	im->delta_frac = read_pct(c, m, "delta_pct");
-	im->comp = -1;
-	if (!comp)
-		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key 'component'");
-	else if (comp->kind == YDOC_SCALAR && !(comp->plain && !strcmp(comp->str, "null"))) {
-		for (int k = 0; k < COMP_COUNT; k++)
-			if (!strcmp(comp->str, model_comp_name((enum model_comp)k)))
-				im->comp = k;
-		if (im->comp < 0)
-			ydiag_add(c->diag, c->file, comp->line, comp->col,
-				  "component: unknown '%s'", comp->str);
-	}
-	read_str(c, m, "scenario", im->scenario, sizeof im->scenario);
-	read_str(c, m, "target", im->target, sizeof im->target);
-	im->accept = im->tok_s = im->tok_s_after = NAN;
-	yget_num(c, m, "accept", Y_REQUIRED | Y_NULLABLE, &im->accept);
-	yget_num(c, m, "tok_s", Y_REQUIRED | Y_NULLABLE, &im->tok_s);
-	yget_num(c, m, "tok_s_after", Y_REQUIRED | Y_NULLABLE, &im->tok_s_after);
-	im->change_frac = read_pct(c, m, "change_pct");
-	yget_check_unknown(c, m);
-}
-
-/* A required sequence of maps under key: its node, or NULL (problem noted). */
-static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *root, const char *key)
-{
-	struct ydoc_node *n = NULL;
-	if (yget_node(c, root, key, YDOC_SEQ, Y_REQUIRED, &n) || !n)
-		return NULL;
-	for (size_t i = 0; i < n->n; i++)
-		if (yget_expect(c, n->items[i], YDOC_MAP, key))
-			return NULL;
-	return n;
-}
-
-static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
-{
-	struct ydoc_node *s, *r, *im;
-	int schema = 0, nights = 0;
-
-	yget_int(c, root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
-	if (schema > 2)
-		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 2",
-			  schema);
-	read_str(c, root, "run_id", n->run_id, sizeof n->run_id);
-	yget_int(c, root, "nights", Y_REQUIRED | Y_POSITIVE, &nights);
-	n->nruns = (size_t)nights;
-	ydoc_get(root, "counts"); /* derived: recomputed below */
-	s = seq_of(c, root, "series");
-	r = seq_of(c, root, "revised");
-	im = seq_of(c, root, "impact");
-	yget_check_unknown(c, root);
-	n->entries = calloc(s && s->n ? s->n : 1, sizeof *n->entries);
-	n->revs = calloc(r && r->n ? r->n : 1, sizeof *n->revs);
-	n->impacts.v = calloc(im && im->n ? im->n : 1, sizeof *n->impacts.v);
-	if (!n->entries || !n->revs || !n->impacts.v)
-		return err_nomem();
-	for (size_t i = 0; s && i < s->n; i++) {
-		read_entry(c, s->items[i], &n->entries[n->n]);
-		n->count[n->entries[n->n++].verdict]++;
-	}
-	for (size_t i = 0; r && i < r->n; i++) {
-		struct regress_revision *rv = &n->revs[n->nrev++];
-		read_key(c, r->items[i], &rv->key);
-		read_str(c, r->items[i], "run_id", rv->run_id, sizeof rv->run_id);
-		read_verdict(c, r->items[i], "from", &rv->from);
-		read_verdict(c, r->items[i], "to", &rv->to);
-		yget_check_unknown(c, r->items[i]);
-	}
-	for (size_t i = 0; im && i < im->n; i++)
-		read_impact(c, im->items[i], &n->impacts.v[n->impacts.n++]);
-	return 0;
-}
-
-int regress_night_read(struct regress_night *n, const char *path, struct ydiag *diag)
-{
-	struct ydoc *doc = NULL;
-	struct yctx c = {path, diag};
-	size_t before = diag->n;
-	int rc;
-
-	memset(n, 0, sizeof *n);
-	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
-		return rc;
-	if (!doc->root || yget_expect(&c, doc->root, YDOC_MAP, "verdict file")) {
-		if (!doc->root)
-			ydiag_add(diag, path, 0, 0, "empty verdict file");
-		ydoc_free(doc);
-		return DDT_EINPUT;
-	}
-	rc = read_root(n, &c, doc->root);
-	ydoc_free(doc);
-	if (!rc && diag->n > before)
-		rc = DDT_EINPUT;
-	return rc;
-}
-
-int regress_conf_load_file(struct regress_conf *c, const char *path)
-{
-	struct tmpl t;
-	struct ydiag diag = {0};
-	int rc = tmpl_load(&t, path, &diag);
-
-	if (!rc)
-		rc = regress_conf_load(c, &t, &diag);
-	if (rc && diag.n)
-		err_set(rc, "%s", diag.msgs[0]);
-	tmpl_free(&t);
-	ydiag_free(&diag);
-	return rc;
 }

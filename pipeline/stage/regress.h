@@ -47,6 +47,8 @@ struct regress_conf {
 	double max_cpu_others_pct; /* other processes' share of the CPUs above this */
 	double max_cpu_steal_pct;  /* hypervisor steal above this */
 	int max_gpu_other_procs;   /* other processes on a measured GPU above this */
+	char commit_url[256];    /* a link to a range: "https://.../compare/{good}...{bad}"
+				  * ({good}, {bad}: the full revisions); "" none */
 	int nimpact;             /* op -> model component, for the tok/s impact */
 	char impact_op[REGRESS_MAX_IMPACT][32];
 	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
@@ -95,14 +97,14 @@ char *regress_commits(const struct history *h, const struct hist_point *p, char 
  * robust sigma (NaN: unknown, the minimum change alone decides). */
 int regress_differs(const struct regress_conf *c, double a_us, double b_us, double noise_frac);
 
-/* Night b against night a of one series (`ddt compare`): "slower" or
- * "faster" only when Welch's t test on their medians, sample spreads and
- * sample counts gives p < change_max_p and the change is at least
- * min_delta, else "same" (*test "welch", *p its p); when either lacks a
- * spread, regress_differs with b's noise (else a's) (*test "history noise",
- * *p NaN); the status when either was not measured. */
+/* Night b against night a (`ddt compare`), by the nightly's own rule: "slower"
+ * or "faster" when regress_differs says so with the series' night-to-night
+ * noise as of each night (the larger of the two: a and b may be series of
+ * two machines), else "same" (*rule "night rule"); when neither has a
+ * noise yet (too few nights), a change of at least new_series_jump_pct
+ * (*rule "new-series jump"); the status when either was not measured. */
 const char *regress_compare(const struct regress_conf *c, const struct hist_point *a,
-			    const struct hist_point *b, double *p, const char **test);
+			    const struct hist_point *b, const char **rule);
 
 /* "ok", "improvement", "suspect", "regression", "outlier", "new",
  * "not enough history", "failed", "skipped", "drift", "environment changed",
@@ -141,6 +143,16 @@ int regress_impact(struct regress_impacts *out, const struct regress_conf *c,
 		   const struct scenario *scs, size_t nscs);
 void regress_impacts_free(struct regress_impacts *im);
 
+/* The same with each scenario of t under its own estimator: seed scenarios
+ * under the seed model m, calibrated ones at their calibrated point (the
+ * projection of measured's night with the template's samples and seed,
+ * project.h; its step, components and tok/s). Returns 0, DDT_ENOMEM or
+ * DDT_EINPUT (the projection failed; err_msg() says why). */
+struct run_record;
+int regress_impact_own(struct regress_impacts *out, const struct regress_conf *c,
+		       const struct history *h, size_t run, const struct model *m,
+		       const struct tmpl *t, const struct run_record *measured);
+
 /* "tree_attn +9.0% -> seed-b16-native -1.8% tok/s (b300)" into buf. */
 char *regress_impact_line(const struct regress_impact *im, char *buf, size_t len);
 
@@ -167,6 +179,41 @@ struct regress_revision {
 	enum regress_verdict from, to;
 };
 
+/* ---- alerts: a confirmed slowdown stays open until it is answered ---- */
+
+enum regress_alert_state {
+	ALERT_OPEN,     /* confirmed, not answered: the nightly exits 3 */
+	ALERT_ACKED,    /* someone ran `ddt ack`: listed, no longer exit 3 */
+	ALERT_INVALID,  /* acknowledged as a false alarm (`ddt ack --invalid`) */
+	ALERT_COUNT
+};
+
+/* One series' confirmed slowdown (a regression, or a drift to slower),
+ * open from its confirming night until the series returns to its old
+ * level (a confirmed change back within half of it) or an ack answers it.
+ * Alerts whose change began on the same nights (one commit range) share
+ * their id. */
+struct regress_alert {
+	char id[16];              /* "3f9a1c": a hash of the last good and first bad run ids */
+	struct hist_key key;
+	enum regress_verdict verdict; /* regression or drift */
+	double baseline_us;       /* the old level: median of its good nights */
+	double level_us;          /* the new level: median of its nights so far */
+	double delta_frac;        /* level / baseline - 1 */
+	double lo_frac, hi_frac;  /* its 95% interval: +-1.96 sigma x sqrt(1/n_new +
+				   * 1/n_old), sigma the larger of the series' noise
+				   * and the new level's own scatter */
+	int nights;               /* measured nights on the new level, tonight included */
+	int age_nights;           /* nights since the confirming one (0: tonight) */
+	double age_days;          /* days since the first bad night */
+	char opened_run[80];      /* the night that confirmed it */
+	char good_run_id[80], bad_run_id[80];
+	char commits[112];        /* "a1b2c3d..e4f5a6b" */
+	char good_rev[48], bad_rev[48]; /* their full revisions ("" unknown) */
+	enum regress_alert_state state;
+	char answer[240];         /* "acknowledged by ann on 2026-01-20T09:10:00Z: known" */
+};
+
 struct regress_night {
 	char run_id[80];
 	size_t nruns;                 /* nights in the history up to this one */
@@ -176,7 +223,45 @@ struct regress_night {
 	struct regress_revision *revs;
 	struct regress_impacts impacts;
 	int count[REG_COUNT];         /* entries per verdict */
+	size_t nalerts;
+	struct regress_alert *alerts; /* open or answered as of this night, by id */
+	int open_alerts;              /* of them, ALERT_OPEN: exit status 3 */
 };
+
+/* The alerts of run index `run` of an analysed history, the answers in
+ * h->acks applied, into n->alerts (grouped by id). Returns 0 or DDT_ENOMEM. */
+int regress_alerts_build(struct regress_night *n, const struct history *h, size_t run);
+
+/* Applies the answers of h->acks to n's alerts as they stand now (an alert
+ * answered after its night was judged reads answered). */
+void regress_alerts_answer(struct regress_night *n, const struct history *h);
+
+/* Appends one's alerts to all (a night of several hosts). Returns 0 or
+ * DDT_ENOMEM. */
+int regress_alerts_fold(struct regress_night *all, const struct regress_night *one);
+
+/* "alert 3f9a1c open 3 nights (4.0 days): regression op/variant params
+ * +10.1% [+9.2%, +11.0%] over 4 nights, commits a..b (first bad runs/RUN/,
+ * report reports/OPENED/report.pdf)" into buf. Returns buf. */
+char *regress_alert_line(const struct regress_alert *a, char *buf, size_t len);
+
+/* How many alerts from n->alerts[i] on share its id and state (a group:
+ * one commit range). */
+size_t regress_alert_group(const struct regress_night *n, size_t i);
+
+/* "alert 3f9a1c open 3 nights (4.0 days): 14 series slower, +9.1% to
+ * +10.3%, commits a..b (first bad runs/RUN/, report reports/R/report.pdf)"
+ * for the k alerts of one group from a, into buf, followed by the range's
+ * link when url (regress_conf.commit_url; NULL or "": none) and both
+ * revisions are known. Returns buf. */
+char *regress_alert_group_line(const struct regress_alert *a, size_t k, const char *url,
+			       char *buf, size_t len);
+
+/* "op/variant params [...] +10.1% [+9.2%, +11.0%] over 4 nights" into buf. */
+char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t len);
+
+/* "open", "acknowledged", "invalid". */
+const char *regress_alert_state_name(enum regress_alert_state s);
 
 /* The verdicts of run index `run` of an analysed history (regress_history),
  * copying imp (may be NULL). Returns 0 or DDT_ENOMEM; out zeroed first. */
