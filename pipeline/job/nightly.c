@@ -530,6 +530,17 @@ static int run_id_taken(const struct night *n, const char *id)
 	return taken;
 }
 
+/* True when dir/id is nothing, or a folder the trust rule trusts (a run, or
+ * its documents, of the same second). */
+static int ours_or_free(const char *dir, const char *id)
+{
+	char *at = fsx_join(dir, id);
+	enum fsx_kind k = at ? fsx_kind(at) : FSX_OTHER;
+	int ok = k == FSX_NONE || (k == FSX_DIR && fsx_trusted_path(at, NULL, 0));
+	free(at);
+	return ok;
+}
+
 /* Tonight's run id, or, when something already has that name (a run that
  * started in the same second, anything another user put there), the next
  * free one: ID-2, ID-3, ... (still a run id: the host part grows). No
@@ -547,13 +558,12 @@ static int pick_run_id(struct night *n)
 	}
 	if (!strcmp(base, n->rec.run_id))
 		return 0;
-	char *at = fsx_join(n->paths.runs, base);
-	if (at && fsx_kind(at) == FSX_DIR && fsx_trusted_path(at, NULL, 0))
-		logf_(n, "%s is taken (a run of the same second): tonight is %s", at, n->rec.run_id);
+	if (ours_or_free(n->paths.runs, base) && ours_or_free(n->paths.reports, base))
+		logf_(n, "%s/%s is taken (a run of the same second): tonight is %s", n->paths.runs,
+		      base, n->rec.run_id);
 	else /* something else holds the name: say so where cron mails it */
 		alert(n, 1, "warning: %s/%s is taken by something not a run of ours: tonight is %s",
 		      n->paths.runs, base, n->rec.run_id);
-	free(at);
 	return 0;
 }
 
