@@ -347,6 +347,13 @@ static void test_trust__index_of_another_user_is_not_read(void **state)
 	assert_null(strstr(out, "FORGED"));
 	assert_non_null(strstr(out, "not trusted"));
 	free(out);
+	/* answers to alerts another user wrote are not read either */
+	sh_ok("cd %s && " AS_NOBODY "sh -c 'printf \"schema: 1\\nacks: []\\n\" > acks.yaml'", runs);
+	snprintf(args, sizeof args, "history --runs %s --template %s", runs, tmpl);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	printf("%s", out);
+	assert_non_null(strstr(out, "acks.yaml: not trusted"));
+	free(out);
 	snprintf(args, sizeof args, "history --runs %s --sql 'PRAGMA writable_schema = 1'", runs);
 	int st = helpers_ddt(&out, args);
 	printf("%s", out);
