@@ -21,7 +21,13 @@
  * every record indexed (warm, the best of 5), limit 20 ms for 365 nights x
  * 100 rows. Under callgrind the cold load runs 1.05x the parse's
  * instructions (the index's writes): the rest of a ratio above that is the
- * host's noise, which the best of 3 left at up to 1.21x. */
+ * host's noise, which the best of 3 left at up to 1.21x.
+ *
+ * Last, many series (`bench_history --series` runs this table alone): one
+ * night of 5,000 to RECORD_MAX_ROWS series, and 365 nights of 4,096: parse,
+ * verdict walk, the night's verdicts, and the load through a full index.
+ * The cost per series-night must stay flat: a walk that compared every
+ * pair of series made 40,000 series take 16 s. */
 #include <dirent.h>
 #include <math.h>
 #include <stdint.h>
@@ -131,6 +137,20 @@ static int store(const char *dir, const struct run_record *r)
 	return rc;
 }
 
+/* Writes `nights` records of `rows` rows each into dir. Returns 0 or -1. */
+static int store_nights(const char *dir, int nights, int rows)
+{
+	for (int n = 0; n < nights; n++) {
+		struct run_record r;
+		make_night_rows(&r, n, rows);
+		int bad = store(dir, &r);
+		record_free(&r);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
 /* Loads `nights` records of `rows` rows each from a fresh folder; returns the
  * CPU seconds history_load took (negative on failure), the series in
  * *series. */
@@ -143,14 +163,8 @@ static double time_rows(int nights, int rows, size_t *series)
 
 	if (!mkdtemp(dir))
 		return -1;
-	for (int n = 0; n < nights; n++) {
-		struct run_record r;
-		make_night_rows(&r, n, rows);
-		int bad = store(dir, &r);
-		record_free(&r);
-		if (bad)
-			goto done;
-	}
+	if (store_nights(dir, nights, rows))
+		goto done;
 	double t0 = cpu_s();
 	if (history_load_with(&h, dir, NULL, HISTORY_RECORDS_ONLY, &warn) == 0 && !warn.n &&
 	    h.nruns == (size_t)nights) {
@@ -234,7 +248,71 @@ static int index_table(const char *dir, size_t nights)
 	return 0;
 }
 
-int main(void)
+/* The phases of one night of `rows` series on top of `nights - 1` earlier
+ * nights: the load (parse), the verdict walk (regress_history) and the
+ * night's verdicts (regress_night_build, as the nightly writes them), then
+ * a load through the index once every record is in it (what a nightly
+ * does), in CPU seconds into t[4]. Returns 0 or -1. */
+static int time_series(int nights, int rows, const struct regress_conf *conf, double t[4])
+{
+	char dir[] = "/tmp/ddt-bench-series-XXXXXX";
+	struct history h;
+	struct regress_night night;
+	struct ydiag warn = {0};
+	int rc = -1;
+
+	if (!mkdtemp(dir))
+		return -1;
+	if (store_nights(dir, nights, rows))
+		goto done;
+	double t0 = cpu_s();
+	if (history_load_with(&h, dir, NULL, HISTORY_RECORDS_ONLY, &warn) || warn.n)
+		goto done;
+	double t1 = cpu_s();
+	regress_history(conf, &h);
+	double t2 = cpu_s();
+	rc = regress_night_build(&night, &h, h.nruns - 1, NULL) ? -1 : 0;
+	double t3 = cpu_s();
+	regress_night_free(&night);
+	history_free(&h);
+	t[0] = t1 - t0, t[1] = t2 - t1, t[2] = t3 - t2;
+	if (rc || time_load(dir, HISTORY_INDEXED, (size_t)nights) < 0 ||
+	    (t[3] = time_load(dir, HISTORY_INDEXED, (size_t)nights)) < 0)
+		rc = -1;
+done:
+	ydiag_free(&warn);
+	fsx_rm_rf(dir);
+	return rc;
+}
+
+/* Many series: one night at 5,000 to RECORD_MAX_ROWS rows, and a year of
+ * 4,096 series. Each phase's cost per series must stay flat (linear). */
+static int series_table(const struct regress_conf *conf)
+{
+	static const int shape[][2] = {
+		{1, 5000}, {1, 20000}, {1, 40000}, {1, RECORD_MAX_ROWS}, {365, 4096}};
+	double base = 0;
+	struct rusage ru;
+
+	printf("\n%-7s %8s %10s %12s %10s %14s %10s %12s\n", "nights", "series", "parse_s",
+	       "verdicts_s", "night_s", "us/series/night", "vs first", "indexed_s");
+	for (size_t k = 0; k < sizeof shape / sizeof *shape; k++) {
+		double t[4];
+		if (time_series(shape[k][0], shape[k][1], conf, t))
+			return 1;
+		double per = (t[0] + t[1] + t[2]) * 1e6 / ((double)shape[k][0] * shape[k][1]);
+		if (!k)
+			base = per;
+		printf("%-7d %8d %10.2f %12.2f %10.2f %14.2f %9.2fx %12.2f\n", shape[k][0],
+		       shape[k][1], t[0], t[1], t[2], per, per / base, t[3]);
+		fflush(stdout);
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak RSS %.0f MB\n", ru.ru_maxrss / 1024.0);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/ddt-bench-history-XXXXXX";
 	int sizes[] = {30, 90, 365};
@@ -244,6 +322,8 @@ int main(void)
 		fprintf(stderr, "bench_history: %s\n", err_msg());
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--series")) /* this table alone */
+		return series_table(&conf);
 	if (!mkdtemp(dir))
 		return 1;
 	printf("CPU time of this process (a shared machine's other jobs stretch wall time\n"
@@ -278,5 +358,5 @@ int main(void)
 	if (index_table(dir, 365))
 		return 1;
 	fsx_rm_rf(dir);
-	return rows_table();
+	return rows_table() || series_table(&conf);
 }

@@ -11,7 +11,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Folders nested deeper than this are not removed (a hostile tree). */
@@ -299,17 +302,182 @@ int fsx_dir_fd(const char *path)
 	return fd;
 }
 
+int fsx_open_append(const char *path)
+{
+	char part[PATH_MAX], dir[PATH_MAX], why[96], *full = NULL;
+	const char *slash = strrchr(path, '/'), *leaf = slash ? slash + 1 : path;
+	struct stat st;
+	int fd = -1;
+
+	if (!*leaf || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
+		return err_set(DDT_EINPUT, "%s: not a file name", path), -1;
+	snprintf(part, sizeof part, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (fsx_canonical(part, dir, sizeof dir) != 0 || !(full = fsx_join(dir, leaf))) {
+		if (!full && !err_msg()[0])
+			err_nomem();
+		return -1;
+	}
+	fd = fsx_open_fd(full, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, 0644);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+			!fsx_trusted(&st, why, sizeof why))) {
+		err_set(DDT_EIO, "%s: %s: not written", full,
+			!S_ISREG(st.st_mode) ? "not a regular file"
+			: st.st_nlink != 1   ? "another name of some other file (a hard link)"
+					     : why);
+		close(fd);
+		fd = -1;
+	}
+	free(full);
+	return fd;
+}
+
 /* ---------------------------------------------------------------- reading */
+
+/* ---------------------------------------------------------------- trust */
+
+int fsx_trusted(const struct stat *st, char *why, size_t len)
+{
+	char tmp[8];
+	if (!why) {
+		why = tmp;
+		len = sizeof tmp;
+	}
+	if (S_ISLNK(st->st_mode))
+		return snprintf(why, len, "a symbolic link"), 0;
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		return snprintf(why, len, "owned by uid %ld, not by uid %ld or root",
+				(long)st->st_uid, (long)geteuid()),
+		       0;
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return snprintf(why, len, "writable by group or others (mode %04o)",
+				(unsigned)(st->st_mode & 07777)),
+		       0;
+	return 1;
+}
+
+int fsx_trusted_at(int dirfd, const char *name, char *why, size_t len)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (why)
+			snprintf(why, len, "%s", errno == ENOENT ? "missing" : strerror(errno));
+		return 0;
+	}
+	return fsx_trusted(&st, why, len);
+}
+
+int fsx_trusted_path(const char *path, char *why, size_t len)
+{
+	struct stat st;
+	if (fsx_lstat(path, &st) != 0) {
+		if (why)
+			snprintf(why, len, "%s", errno == ENOENT ? "missing" : strerror(errno));
+		return 0;
+	}
+	return fsx_trusted(&st, why, len);
+}
+
+/* The openat walk of fsx_open_beneath where openat2 is missing. */
+static int walk_beneath(int dirfd, const char *rel, int flags)
+{
+	char *copy = strdup(rel), *save = NULL, *comp, *next;
+	int fd = dup(dirfd), e = 0;
+
+	if (!copy || fd < 0) {
+		e = copy ? errno : ENOMEM;
+		goto done;
+	}
+	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+		next = strtok_r(NULL, "/", &save);
+		if (!strcmp(comp, ".."))
+			e = EXDEV;
+		int sub = e ? -1
+			    : openat(fd, comp,
+				     next ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+					  : flags | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			e = e ? e : errno == ENOTDIR && next ? ELOOP : errno;
+			goto done;
+		}
+		close(fd);
+		fd = sub;
+	}
+done:
+	free(copy);
+	if (e && fd >= 0)
+		close(fd);
+	errno = e;
+	return e ? -1 : fd;
+}
+
+int fsx_open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how = {.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	if (!*rel || rel[0] == '/') {
+		errno = EXDEV;
+		return -1;
+	}
+	if (getenv("DDT_NO_OPENAT2")) /* the tests' way to try the walk */
+		return walk_beneath(dirfd, rel, flags);
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != E2BIG))
+		return (int)fd; /* EPERM, ENOSYS: a sandbox or an old kernel */
+	return walk_beneath(dirfd, rel, flags);
+}
+
+/* The folders others may write (fsx_confine_reads). */
+static char *confined[8];
+
+void fsx_confine_reads(const char *dir)
+{
+	size_t i = 0, n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	for (; i < sizeof confined / sizeof *confined && confined[i]; i++)
+		if (strlen(confined[i]) == n && !strncmp(confined[i], dir, n))
+			return;
+	if (i < sizeof confined / sizeof *confined)
+		confined[i] = strndup(dir, n);
+}
+
+/* open(2) of path for reading; beneath its confined folder when it is under
+ * one (fsx_confine_reads). */
+static int open_read(const char *path)
+{
+	for (size_t i = 0; i < sizeof confined / sizeof *confined && confined[i]; i++) {
+		size_t n = strlen(confined[i]);
+		if (strncmp(path, confined[i], n) != 0 || path[n] != '/')
+			continue;
+		int dir = open(confined[i], O_PATH | O_DIRECTORY | O_CLOEXEC), e;
+		if (dir < 0)
+			return -1;
+		int fd = fsx_open_beneath(dir, path + n + 1, O_RDONLY | O_NONBLOCK);
+		e = errno;
+		close(dir);
+		errno = e;
+		return fd;
+	}
+	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
 
 /* Opens path for reading when it is a regular file: a FIFO or a device named
  * where a file belongs must not block or stream forever. NULL with the error
  * set otherwise. */
 static FILE *open_regular(const char *path, int *rc)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open_read(path);
 	struct stat st;
 	FILE *fp;
 
+	if (fd < 0 && (errno == ELOOP || errno == EXDEV)) {
+		*rc = err_set(DDT_EINPUT, "%s: %s: not followed", path,
+			      errno == ELOOP ? "a symbolic link on the way"
+					     : "leads out of its folder");
+		return NULL;
+	}
 	if (fd < 0) {
 		*rc = err_set(errno == ENOENT ? DDT_ENOTFOUND : DDT_EIO, "%s: cannot open: %s", path,
 			      strerror(errno));

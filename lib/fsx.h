@@ -138,4 +138,50 @@ int fsx_exists(const char *path);
 /* malloc'd "a/b"; NULL on allocation failure. */
 char *fsx_join(const char *a, const char *b);
 
+/* ---------------------------------------------------------------- trust
+ *
+ * The one trust rule, in the spirit of sshd's StrictModes and logrotate's
+ * refusal of insecure folders: a file or folder is trusted only when it is
+ * owned by the running user (the effective uid) or by root, and no one but
+ * its owner may write it (no group or other write bit), and it is no
+ * symbolic link. What is not trusted is read as data at most, never lets
+ * ddt decide its lock, its index, reports/latest or retention, and root
+ * never repairs or renders it. */
+
+/* 1 when st (an lstat) is trusted; 0 otherwise, with why ("owned by uid
+ * 1000", "writable by group or others (mode 0775)", "a symbolic link") in
+ * why[len] when why is not NULL. */
+int fsx_trusted(const struct stat *st, char *why, size_t len);
+
+/* The same for the entry name of folder dirfd (not followed): 1 trusted,
+ * 0 not (why filled; "missing" when it is not there). */
+int fsx_trusted_at(int dirfd, const char *name, char *why, size_t len);
+
+/* The same for path, reached without following a link (fsx_lstat). */
+int fsx_trusted_path(const char *path, char *why, size_t len);
+
+/* Opens rel (a relative path) beneath the folder dirfd: no symbolic link is
+ * followed at any step and nothing outside dirfd is reached ("..", an
+ * absolute path), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where
+ * the kernel has it, one openat(O_NOFOLLOW) a component otherwise. flags
+ * gain O_NOFOLLOW and O_CLOEXEC. The descriptor, or -1 with errno set (ELOOP
+ * for a link, EXDEV for a way out). No message is set. With DDT_NO_OPENAT2
+ * set in the environment the walk is used (tests). */
+int fsx_open_beneath(int dirfd, const char *rel, int flags);
+
+/* Registers dir (canonical) as a folder other users may write (runs/,
+ * reports/): from then on every file fsx_read_all reads under it is opened
+ * beneath it with fsx_open_beneath, O_NONBLOCK, and checked to be a regular
+ * file before a byte is read, so no link planted there is followed and no
+ * FIFO or device stalls a reader. At most 8 folders; a ninth is ignored. */
+void fsx_confine_reads(const char *dir);
+
+/* Opens path for appending (a log ddt keeps beside others' files): its
+ * folder made canonical (the operator's own links resolved, as for --runs),
+ * the file itself reached without following a link, created 0644 when
+ * missing, opened O_NONBLOCK, and refused (DDT_EIO naming why, nothing
+ * written) unless it is a regular file with one name that passes
+ * fsx_trusted. The descriptor, or -1 with the error set. */
+int fsx_open_append(const char *path);
+
 #endif

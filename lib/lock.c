@@ -56,18 +56,56 @@ static int check_lock_file(int fd, const char *path)
 				       "(remove it)",
 			       path, S_ISREG(st.st_mode) ? "another name of some other file"
 							 : "not a regular file");
-	if (fsx_lstat(path, &now) != 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+	if (!fsx_trusted(&st, NULL, 0) || fsx_lstat(path, &now) != 0 ||
+	    now.st_ino != st.st_ino || now.st_dev != st.st_dev)
 		return err_set(DDT_EIO, "%s: replaced while being locked: try again", path);
 	return 0;
+}
+
+/* Puts a new empty lock file of this user in place of the one at path when
+ * that one is not trusted (another user's, or writable by others; a link or
+ * second name of our own is left to check_lock_file to refuse): a new file
+ * under a temporary name, renamed over it (the old one's link or file is
+ * replaced, never followed or written). why[len] says why, "" when nothing
+ * was replaced. Returns 0 or DDT_EIO. */
+static int replace_untrusted(const char *path, char *why, size_t len)
+{
+	struct stat st;
+	char *tmp = NULL, reason[96];
+	int rc = 0, fd;
+
+	why[0] = '\0';
+	if (fsx_lstat(path, &st) != 0 || fsx_trusted(&st, reason, sizeof reason) ||
+	    ((st.st_uid == geteuid() || st.st_uid == 0) && !S_ISREG(st.st_mode)))
+		return 0;
+	if (asprintf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
+		return err_nomem();
+	fsx_rm_rf(tmp);
+	if ((fd = fsx_open_fd(tmp, O_RDWR | O_CREAT | O_EXCL, 0644)) < 0)
+		rc = err_wrap(DDT_EIO, "lock file");
+	else {
+		close(fd);
+		if ((rc = fsx_rename(tmp, path, FSX_REPLACE)) != 0)
+			fsx_rm_rf(tmp);
+	}
+	free(tmp);
+	if (!rc)
+		snprintf(why, len, "%s", reason);
+	return rc;
 }
 
 int lock_take(const char *path, int *fd, struct lock_holder *holder)
 {
 	struct lock_holder h;
-	char text[64];
+	char text[64], replaced[128];
 	int len, rc;
 
-	*fd = fsx_open_fd(path, O_RDWR | O_CREAT, 0666);
+	*fd = -1;
+	if ((rc = replace_untrusted(path, replaced, sizeof replaced)) != 0)
+		return rc;
+	if (holder)
+		snprintf(holder->replaced, sizeof holder->replaced, "%s", replaced);
+	*fd = fsx_open_fd(path, O_RDWR | O_CREAT, 0644);
 	if (*fd < 0)
 		return err_wrap(DDT_EIO, "lock file");
 	if ((rc = check_lock_file(*fd, path)) != 0)
@@ -75,8 +113,10 @@ int lock_take(const char *path, int *fd, struct lock_holder *holder)
 	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
 		holder_read(*fd, &h);
-		if (holder)
-			*holder = h;
+		if (holder) {
+			holder->pid = h.pid;
+			holder->since = h.since;
+		}
 		rc = e == EWOULDBLOCK ? held_by(path, &h)
 				      : err_set(DDT_EIO, "%s: cannot lock: %s", path, strerror(e));
 		goto fail;

@@ -7,13 +7,19 @@
 struct lock_holder {
 	long pid;         /* 0 when unknown */
 	long long since;  /* when it took the lock, seconds since the epoch; 0 unknown */
+	/* set when lock_take found a lock file it does not trust (fsx_trusted:
+	 * another user's, or writable by others) and replaced it by its own:
+	 * why, for a warning; "" otherwise */
+	char replaced[128];
 };
 
 /* Takes an exclusive, non-blocking flock on path (created when missing; the
  * folder must exist) and writes "PID SINCE" into it. The file is reached
  * without following a link (fsx.h); a link, a hard link (another name of
  * some other file) or anything but a regular file there is refused, never
- * written. *fd receives the open descriptor (close-on-exec), held until
+ * written. A lock file another user made (or one others may write) decides
+ * nothing: it is replaced by a new one of ddt's own before the flock, its
+ * contents never read (holder->replaced says why). *fd receives the open descriptor (close-on-exec), held until
  * lock_release. Returns 0; DDT_ELOCKED with *holder filled and a one-line
  * message naming the holder's pid and since when (the file is left
  * untouched); or DDT_EIO. holder may be NULL. */

@@ -1,5 +1,6 @@
 /* ydiag.c - a loader's problems, each "file:line:column: message". */
 #include "ydoc.h"
+#include "esc.h"
 
 #include "err.h"
 
@@ -85,5 +86,5 @@ void ydiag_free(struct ydiag *d)
 void ydiag_print(const struct ydiag *d, FILE *fp)
 {
 	for (size_t i = 0; i < d->n; i++)
-		fprintf(fp, "%s\n", d->msgs[i]);
+		esc_line(fp, d->msgs[i]); /* they quote the input: its controls escaped */
 }

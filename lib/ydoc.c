@@ -496,22 +496,29 @@ int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag)
 	return ydoc_load_file_capped(out, path, NULL, diag);
 }
 
-int ydoc_load_file_capped(struct ydoc **out, const char *path, const struct ydoc_caps *caps,
-			  struct ydiag *diag)
+int ydoc_read_file(const char *path, size_t cap, char **buf, size_t *len, struct ydiag *diag)
 {
-	char *buf;
-	size_t len;
-	int rc = fsx_read_all(path, caps ? caps->bytes : YDOC_MAX_BYTES, &buf, &len);
-
-	*out = NULL;
+	int rc = fsx_read_all(path, cap, buf, len);
 	if (rc) {
 		const char *m = err_msg();
 		size_t plen = strlen(path);
 		if (!strncmp(m, path, plen) && !strncmp(m + plen, ": ", 2))
 			m += plen + 2; /* the diag adds the path itself */
 		ydiag_add(diag, path, 0, 0, "%s", m);
-		return rc;
 	}
+	return rc;
+}
+
+int ydoc_load_file_capped(struct ydoc **out, const char *path, const struct ydoc_caps *caps,
+			  struct ydiag *diag)
+{
+	char *buf;
+	size_t len;
+	int rc = ydoc_read_file(path, caps ? caps->bytes : YDOC_MAX_BYTES, &buf, &len, diag);
+
+	*out = NULL;
+	if (rc)
+		return rc;
 	rc = ydoc_load_buf_capped(out, path, buf, len, caps, diag);
 	free(buf);
 	return rc;

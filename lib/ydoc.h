@@ -60,6 +60,10 @@ struct ydoc_caps {
 int ydoc_load_file(struct ydoc **out, const char *path, struct ydiag *diag);
 int ydoc_load_buf(struct ydoc **out, const char *name, const char *buf, size_t len,
 		  struct ydiag *diag);
+/* Reads the whole file at path (at most cap bytes; fsx_read_all) into *buf
+ * (malloc'd, NUL-terminated), *len bytes; a failure is added to diag at the
+ * path, as the loaders report it. Returns 0 or fsx_read_all's code. */
+int ydoc_read_file(const char *path, size_t cap, char **buf, size_t *len, struct ydiag *diag);
 /* The same under caps (NULL: the defaults). */
 int ydoc_load_file_capped(struct ydoc **out, const char *path, const struct ydoc_caps *caps,
 			  struct ydiag *diag);

@@ -452,6 +452,12 @@ static void test_alloc__run_records_fail_cleanly_at_every_allocation(void **stat
 	assert_int_equal(fsx_read_all(path, 1 << 20, &text, &len), 0);
 	assert_non_null(at = strstr(text, "20260101T000000Z-host"));
 	memcpy(at, "2026-01-01T00:00Z-bad", 21);
+	/* a changed byte fails the trailer before any parse: read it as a record
+	 * of schema 3 (no trailer), so the parse meets the bad run id */
+	assert_non_null(at = strstr(text, RECORD_TRAILER));
+	*at = '\0';
+	assert_non_null(at = strstr(text, "schema: 4\n"));
+	at[8] = '3';
 	put("bad-run.yaml", text);
 	free(text);
 	free(path);

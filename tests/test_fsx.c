@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
 #include "err.h"
+#include "esc.h"
 #include "fsx.h"
 #include "lock.h"
 
@@ -182,7 +184,7 @@ static void test_fsx__held_lock_names_its_holder_and_since_when(void **state)
 {
 	(void)state;
 	char *lockp = path_in(root, "lockfile"), want[64];
-	struct lock_holder h = {0, 0};
+	struct lock_holder h = {0};
 	time_t before = time(NULL);
 	int a, b;
 
@@ -262,6 +264,165 @@ static void test_fsx__sweep_under_a_link_swap_touches_nothing_outside(void **sta
 	free(runs);
 }
 
+/* ---------------------------------------------------------------- reading beneath */
+
+/* Under a folder registered as one others write (fsx_confine_reads), a file
+ * is read only through no link at all (at the file or on the way) and only
+ * when it is a regular file: a FIFO answers at once, a device is refused, a
+ * link to a mode-600 file leaks nothing. Outside it, the operator's own links
+ * are followed as before. */
+static void test_fsx__files_under_a_shared_folder_are_read_beneath_it(void **state)
+{
+	(void)state;
+	char *runs = path_in(root, "runs"), *run = path_in(runs, "r"), *secret = path_in(root, "secret");
+	char *f = path_in(run, "run.yaml"), *fifo = path_in(run, "fifo"), *dev = path_in(run, "null");
+	char *sub = path_in(run, "sub"), *via = path_in(run, "sub/run.yaml"), *data = NULL;
+	char real[PATH_MAX];
+	size_t len = 0;
+
+	assert_int_equal(fsx_mkdir_p(run), 0);
+	put(secret, "root:$6$secret:0:0\n");
+	assert_int_equal(chmod(secret, 0600), 0);
+	assert_non_null(realpath(runs, real));
+	fsx_confine_reads(real);
+	free(f), free(fifo), free(dev), free(sub), free(via), free(run);
+	run = path_in(real, "r");
+	f = path_in(run, "run.yaml"), fifo = path_in(run, "fifo"), dev = path_in(run, "null");
+	sub = path_in(run, "sub"), via = path_in(run, "sub/run.yaml");
+
+	assert_int_equal(symlink(secret, f), 0); /* at the file */
+	assert_int_equal(fsx_read_all(f, 1 << 20, &data, &len), DDT_EINPUT);
+	assert_null(strstr(err_msg(), "secret"));
+	assert_non_null(strstr(err_msg(), "not followed"));
+	assert_int_equal(symlink(root, sub), 0); /* on the way: sub -> the test's folder */
+	char *via_secret = path_in(run, "sub/secret");
+	assert_int_equal(fsx_read_all(via_secret, 1 << 20, &data, &len), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "not followed"));
+	free(via_secret);
+	char *up = path_in(run, "../../secret"); /* and out by .. */
+	assert_int_not_equal(fsx_read_all(up, 1 << 20, &data, &len), 0);
+	free(up);
+	assert_int_equal(mkfifo(fifo, 0666), 0); /* no writer: a blocking open would hang */
+	assert_int_equal(fsx_read_all(fifo, 1 << 20, &data, &len), DDT_EINPUT);
+	assert_non_null(strstr(err_msg(), "not a regular file"));
+	if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* /dev/null, as root */
+		assert_int_equal(fsx_read_all(dev, 1 << 20, &data, &len), DDT_EINPUT);
+		assert_non_null(strstr(err_msg(), "not a regular file"));
+	}
+	assert_int_equal(unlink(f), 0);
+	put(f, "schema: 3\n");
+	assert_int_equal(fsx_read_all(f, 1 << 20, &data, &len), 0);
+	assert_string_equal(data, "schema: 3\n");
+	free(data);
+	/* openat2, then the openat walk (kernels without openat2): the same */
+	int dir = open(real, O_PATH | O_DIRECTORY);
+	assert_true(dir >= 0);
+	for (int walk = 0; walk < 2; walk++) {
+		if (walk)
+			setenv("DDT_NO_OPENAT2", "1", 1);
+		assert_int_equal(fsx_open_beneath(dir, "r/sub/secret", O_RDONLY), -1);
+		assert_int_equal(errno, ELOOP);
+		assert_int_equal(fsx_open_beneath(dir, "r/../../secret", O_RDONLY), -1);
+		assert_int_equal(errno, EXDEV);
+		assert_int_equal(fsx_open_beneath(dir, "/etc/passwd", O_RDONLY), -1);
+		int fd = fsx_open_beneath(dir, "r/run.yaml", O_RDONLY);
+		assert_true(fd >= 0);
+		close(fd);
+		fd = fsx_open_beneath(dir, "r/fifo", O_RDONLY | O_NONBLOCK); /* does not block */
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	unsetenv("DDT_NO_OPENAT2");
+	close(dir);
+	free(f), free(fifo), free(dev), free(sub), free(via), free(run), free(runs), free(secret);
+}
+
+/* The trust rule: the running user's or root's, writable by its owner
+ * alone; anything else is named with why. */
+static void test_fsx__trust_rule_names_why(void **state)
+{
+	(void)state;
+	char *p = path_in(root, "t"), why[96];
+	struct stat st;
+
+	put(p, "x");
+	assert_int_equal(chmod(p, 0644), 0);
+	assert_int_equal(fsx_trusted_path(p, why, sizeof why), 1);
+	assert_int_equal(chmod(p, 0664), 0);
+	assert_int_equal(fsx_trusted_path(p, why, sizeof why), 0);
+	assert_string_equal(why, "writable by group or others (mode 0664)");
+	assert_int_equal(chmod(p, 0644), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_int_equal(fsx_trusted_path(p, why, sizeof why), 0);
+		assert_non_null(strstr(why, "owned by uid 65534"));
+	}
+	assert_int_equal(lstat(p, &st), 0);
+	free(p);
+	p = path_in(root, "l");
+	assert_int_equal(symlink("t", p), 0);
+	assert_int_equal(fsx_trusted_path(p, why, sizeof why), 0);
+	assert_string_equal(why, "a symbolic link");
+	free(p);
+}
+
+/* --log's file: appended to when it is ours; a link, a second name or
+ * another user's file is refused and left as it was. */
+static void test_fsx__log_file_is_opened_by_the_trust_rule(void **state)
+{
+	(void)state;
+	char *runs = path_in(root, "runs"), *log = path_in(runs, "cron.log");
+	char *victim = path_in(root, "outside/f000");
+
+	int fd = fsx_open_append(log);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a\n", 2), 2);
+	close(fd);
+	assert_true((fd = fsx_open_append(log)) >= 0);
+	assert_int_equal(write(fd, "b\n", 2), 2);
+	close(fd);
+	char *t = helpers_slurp(log);
+	assert_string_equal(t, "a\nb\n");
+	free(t);
+	assert_int_equal(unlink(log), 0);
+	assert_int_equal(symlink(victim, log), 0);
+	assert_int_equal(fsx_open_append(log), -1);
+	assert_int_equal(unlink(log), 0);
+	assert_int_equal(link(victim, log), 0);
+	assert_int_equal(fsx_open_append(log), -1);
+	assert_non_null(strstr(err_msg(), "hard link"));
+	assert_int_equal(unlink(log), 0);
+	put(log, "theirs\n");
+	assert_int_equal(chmod(log, 0666), 0);
+	assert_int_equal(fsx_open_append(log), -1);
+	assert_non_null(strstr(err_msg(), "writable by group or others"));
+	assert_int_equal(outside_intact(), OUTSIDE_FILES);
+	free(runs), free(log), free(victim);
+}
+
+/* Outside text is shown with its controls escaped: no line of its own, no
+ * terminal escape; UTF-8 text and plain backslashes are left as they are. */
+static void test_fsx__outside_text_is_escaped(void **state)
+{
+	(void)state;
+	char out[64];
+	assert_string_equal(esc_text(out, sizeof out, "a\nREGRESSION: none"), "a\\nREGRESSION: none");
+	assert_string_equal(esc_text(out, sizeof out, "x\033[31mred\r\t\x7f"),
+			    "x\\e[31mred\\r\\t\\x7f");
+	assert_string_equal(esc_text(out, sizeof out, "\xc2\x9b" "2J caf\xc3\xa9"),
+			    "\\u009b2J caf\xc3\xa9");
+	assert_string_equal(esc_text(out, sizeof out, "C:\\dir \\n"), "C:\\dir \\\\n");
+	assert_string_equal(esc_text(out, 6, "ab\ncd"), "ab\\nc"); /* cut at a whole escape */
+	assert_string_equal(esc_text(out, 4, "ab\ncd"), "ab");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_int_equal(esc_line(m, "one\ntwo"), 0);
+	fclose(m);
+	assert_string_equal(buf, "one\\ntwo\n");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +431,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fsx__lock_file_that_is_a_link_or_a_second_name_is_never_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsx__held_lock_names_its_holder_and_since_when, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsx__sweep_under_a_link_swap_touches_nothing_outside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsx__files_under_a_shared_folder_are_read_beneath_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsx__trust_rule_names_why, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsx__log_file_is_opened_by_the_trust_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsx__outside_text_is_escaped, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

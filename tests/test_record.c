@@ -68,7 +68,7 @@ static void test_record__round_trip_keeps_every_field(void **state)
 	assert_true(isnan(b.rows[1].median_us));
 	assert_string_equal(b.rows[0].stop, "ci");
 	assert_string_equal(b.rows[1].stop, ""); /* no samples: no stop written */
-	assert_int_equal(b.schema, 3);
+	assert_int_equal(b.schema, RECORD_SCHEMA);
 	assert_string_equal(b.prov.host, "yes");
 	record_free(&a);
 	record_free(&b);
@@ -114,7 +114,8 @@ static void test_record__stop_is_a_known_rule(void **state)
 	(void)state;
 	struct run_record r;
 	struct ydiag diag = {0};
-	const char *head = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: x\ntemplate: cpu\n"
+	const char *head = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
+			   "template: cpu\n"
 			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
 			   " cuda_driver: '', nccl: '', host: h}\n"
 			   "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
@@ -143,6 +144,107 @@ static void test_record__stop_is_a_known_rule(void **state)
 	ydiag_free(&diag);
 }
 
+/* A record cut at any byte is named damaged, however much of it still
+ * parses; so is one with a byte changed after it was written. */
+static void test_record__cut_at_any_byte_or_changed_is_damaged(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	struct run_record a, b;
+	struct ydiag diag = {0};
+	char *whole = NULL;
+	size_t len = 0, parsed_cuts = 0;
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+
+	fill(&a);
+	assert_int_equal(record_write(&a, path), 0);
+	assert_int_equal(fsx_read_all(path, 1 << 20, &whole, &len), 0);
+	assert_non_null(strstr(whole, RECORD_TRAILER "rows=2 fnv1a64="));
+	for (size_t cut = 0; cut < len; cut++) {
+		struct ydoc *doc = NULL;
+		struct ydiag yd = {0};
+		/* how many cuts still parse as YAML: the ones only the trailer catches */
+		parsed_cuts += ydoc_load_buf(&doc, "x", whole, cut, &yd) == 0;
+		ydoc_free(doc);
+		ydiag_free(&yd);
+		assert_int_equal(fsx_write_all(path, whole, cut), 0);
+		if (record_read(&b, path, &diag) == 0)
+			fail_msg("a record cut at byte %zu of %zu was read as whole", cut, len);
+		record_free(&b);
+		ydiag_free(&diag);
+	}
+	printf("%zu cuts of %zu bytes, %zu of them still YAML: all damaged\n", len, len,
+	       parsed_cuts);
+	assert_true(parsed_cuts > len / 4);
+	char *p = strstr(whole, "123.456"); /* a median changed after it was written */
+	assert_non_null(p);
+	p[0] = '9';
+	assert_int_equal(fsx_write_all(path, whole, len), 0);
+	assert_int_equal(record_read(&b, path, &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[0], "not those it was written with"));
+	record_free(&b);
+	ydiag_free(&diag);
+	record_free(&a);
+	free(whole);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
+/* created is a moment of the calendar: Feb 30 25:61 is damage. */
+static void test_record__created_is_a_calendar_date(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *created;
+		int ok;
+	} cases[] = {{"2026-02-30T25:61:00Z", 0}, {"2026-02-29T00:00:00Z", 0},
+		     {"2024-02-29T23:59:59Z", 1}, {"2026-13-01T00:00:00Z", 0},
+		     {"2026-04-31T00:00:00Z", 0}, {"2026-12-31T23:59:59Z", 1},
+		     {"2026-1-01T00:00:00Z", 0},  {"2026-01-01T00:00:00Zx", 0},
+		     {"2026-01-01 00:00:00Z", 0}, {"+026-01-01T00:00:00Z", 0}};
+	const char *fmt = "schema: 3\nrun_id: 20260101T000000Z-x\ncreated: '%s'\ntemplate: cpu\n"
+			  "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+			  " cuda_driver: '', nccl: '', host: h}\ndevices: []\nrows: []\n";
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct run_record r;
+		struct ydiag diag = {0};
+		char text[1024];
+		snprintf(text, sizeof text, fmt, cases[i].created);
+		int rc = read_text(text, &r, &diag);
+		if (cases[i].ok != (rc == 0))
+			fail_msg("created '%s': read gave %d", cases[i].created, rc);
+		if (!cases[i].ok)
+			assert_non_null(strstr(diag.msgs[0], "not a date and time of the calendar"));
+		record_free(&r);
+		ydiag_free(&diag);
+	}
+}
+
+/* A record of schema 4 without its trailer is cut short; an older one
+ * without it reads as the older schema it is. */
+static void test_record__older_schema_reads_without_trailer(void **state)
+{
+	(void)state;
+	const char *fmt = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
+			  "template: cpu\nprovenance: {git_rev: a, compiler: b, build: c,"
+			  " cuda_runtime: '', cuda_driver: '', nccl: '', host: h}\n"
+			  "devices: []\nrows: []\n";
+	struct run_record r;
+	struct ydiag diag = {0};
+	char text[1024];
+
+	snprintf(text, sizeof text, fmt, 3);
+	assert_int_equal(read_text(text, &r, &diag), 0);
+	assert_int_equal(r.schema, 3);
+	record_free(&r);
+	snprintf(text, sizeof text, fmt, 4);
+	assert_int_equal(read_text(text, &r, &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[0], "no end-of-record line"));
+	record_free(&r);
+	ydiag_free(&diag);
+}
+
 static void test_record__run_id_shape(void **state)
 {
 	(void)state;
@@ -160,6 +262,9 @@ int main(void)
 		cmocka_unit_test(test_record__round_trip_keeps_every_field),
 		cmocka_unit_test(test_record__damaged_file_is_an_error_with_position),
 		cmocka_unit_test(test_record__stop_is_a_known_rule),
+		cmocka_unit_test(test_record__cut_at_any_byte_or_changed_is_damaged),
+		cmocka_unit_test(test_record__created_is_a_calendar_date),
+		cmocka_unit_test(test_record__older_schema_reads_without_trailer),
 		cmocka_unit_test(test_record__run_id_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

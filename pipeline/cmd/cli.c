@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "err.h"
+#include "esc.h"
 #include "ydoc.h"
 
 #include <getopt.h>
@@ -257,7 +258,8 @@ void cli_help(const struct cli_spec *s, FILE *fp)
 
 int cli_fail(const char *cmd, int code)
 {
-	fprintf(stderr, "%s%s: %s\n", ddt_before(cmd), cmd, err_msg()[0] ? err_msg() : "failed");
+	fprintf(stderr, "%s%s: ", ddt_before(cmd), cmd);
+	esc_line(stderr, err_msg()[0] ? err_msg() : "failed"); /* outside text in it escaped */
 	return err_exit_status(code);
 }
 

@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "csv.h"
 #include "err.h"
+#include "esc.h"
 #include "history.h"
 #include "regress.h"
 
@@ -226,7 +227,7 @@ int cmd_compare(int argc, char **argv)
 		return cli_fail("compare", rc);
 	rc = history_load(&h, a.paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
-		fprintf(stderr, "ddt compare: warning: %s\n", warn.msgs[i]);
+		fputs("ddt compare: warning: ", stderr), esc_line(stderr, warn.msgs[i]);
 	ydiag_free(&warn);
 	if (rc) {
 		status = cli_fail("compare", rc);

@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "csv.h"
 #include "err.h"
+#include "esc.h"
 #include "hindex.h"
 #include "history.h"
 #include "regress.h"
@@ -207,7 +208,7 @@ int cmd_history(int argc, char **argv)
 		return cli_fail("history", rc);
 	rc = history_load(&h, a.paths.runs, &warn);
 	for (size_t i = 0; i < warn.n; i++)
-		fprintf(stderr, "ddt history: warning: %s\n", warn.msgs[i]);
+		fputs("ddt history: warning: ", stderr), esc_line(stderr, warn.msgs[i]);
 	ydiag_free(&warn);
 	if (rc) {
 		history_free(&h);

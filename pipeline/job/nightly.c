@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "cuda_api.h"
 #include "err.h"
+#include "esc.h"
 #include "fit.h"
 #include "model.h"
 #include "fsx.h"
@@ -29,6 +30,11 @@
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- settings */
+
+/* How many names after tonight's run id a nightly tries before it gives up
+ * (each one an lstat in runs/ and reports/): past this, someone has filled
+ * runs/ with names on purpose. */
+#define NIGHTLY_MAX_ID_TRIES 100000
 
 int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
@@ -319,14 +325,27 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Writes one formatted line to fp after prefix, outside text in it escaped
+ * (esc.h): a record's text never starts a line of its own in cron mail. */
+static void vline(FILE *fp, const char *prefix, const char *fmt, va_list ap)
+{
+	char *text = NULL;
+	fputs(prefix, fp);
+	if (vasprintf(&text, fmt, ap) < 0)
+		esc_line(fp, "(message lost: out of memory)");
+	else
+		esc_line(fp, text);
+	free(text);
+}
+
 /* Appends one line to the log. */
 static void vlogf(struct night *n, const char *fmt, va_list ap)
 {
+	char stamp[32];
 	if (!n->log)
 		return;
-	fprintf(n->log, "[%7.1fs] ", now_s() - n->t0);
-	vfprintf(n->log, fmt, ap);
-	fputc('\n', n->log);
+	snprintf(stamp, sizeof stamp, "[%7.1fs] ", now_s() - n->t0);
+	vline(n->log, stamp, fmt, ap);
 }
 
 static void logf_(struct night *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -357,9 +376,8 @@ static void note(struct night *n, const char *fmt, ...)
 		return;
 	progress_clear(n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vline(stdout, "", fmt, ap);
 	va_end(ap);
-	putchar('\n');
 	fflush(stdout);
 }
 
@@ -377,12 +395,9 @@ static void alert(struct night *n, int to_err, const char *fmt, ...)
 	va_end(ap);
 	progress_clear(n);
 	fflush(stdout);
-	if (to_err)
-		fputs("ddt nightly: ", fp);
 	va_start(ap, fmt);
-	vfprintf(fp, fmt, ap);
+	vline(fp, to_err ? "ddt nightly: " : "", fmt, ap);
 	va_end(ap);
-	fputc('\n', fp);
 	fflush(fp);
 }
 
@@ -507,29 +522,64 @@ static void stage_bench(struct night *n)
 		  n->failed_kernels, skipped, n->rec.ndevices, n->rec.ndevices == 1 ? "" : "s");
 }
 
+/* True when id is taken in runs/ or reports/ by anything at all: a folder,
+ * a file, a dangling link (fsx_kind does not follow it). */
+static int run_id_taken(const struct night *n, const char *id)
+{
+	char *a = fsx_join(n->paths.runs, id), *b = fsx_join(n->paths.reports, id);
+	int taken = !a || !b || fsx_kind(a) != FSX_NONE || fsx_kind(b) != FSX_NONE;
+	free(a);
+	free(b);
+	return taken;
+}
+
+/* True when dir/id is nothing, or a folder the trust rule trusts (a run, or
+ * its documents, of the same second). */
+static int ours_or_free(const char *dir, const char *id)
+{
+	char *at = fsx_join(dir, id);
+	enum fsx_kind k = at ? fsx_kind(at) : FSX_OTHER;
+	int ok = k == FSX_NONE || (k == FSX_DIR && fsx_trusted_path(at, NULL, 0));
+	free(at);
+	return ok;
+}
+
+/* Tonight's run id, or, when something already has that name (a run that
+ * started in the same second, anything another user put there), the next
+ * free one: ID-2, ID-3, ... (still a run id: the host part grows). No
+ * night is lost to a name. Returns 0 or DDT_EIO. */
+static int pick_run_id(struct night *n)
+{
+	char base[sizeof n->rec.run_id];
+	snprintf(base, sizeof base, "%s", n->rec.run_id);
+	for (long k = 2; run_id_taken(n, n->rec.run_id); k++) {
+		if (k > NIGHTLY_MAX_ID_TRIES ||
+		    snprintf(n->rec.run_id, sizeof n->rec.run_id, "%s-%ld", base, k) >=
+			    (int)sizeof n->rec.run_id)
+			return err_set(DDT_EIO, "%s/%s: taken, and so are the next %d names", n->paths.runs,
+				       base, NIGHTLY_MAX_ID_TRIES);
+	}
+	if (!strcmp(base, n->rec.run_id))
+		return 0;
+	if (ours_or_free(n->paths.runs, base) && ours_or_free(n->paths.reports, base))
+		logf_(n, "%s/%s is taken (a run of the same second): tonight is %s", n->paths.runs,
+		      base, n->rec.run_id);
+	else /* something else holds the name: say so where cron mails it */
+		alert(n, 1, "warning: %s/%s is taken by something not a run of ours: tonight is %s",
+		      n->paths.runs, base, n->rec.run_id);
+	return 0;
+}
+
 /* Creates the run's temporary folder and writes run.yaml into it. */
 static void stage_record(struct night *n)
 {
 	char *path = NULL;
-	int rc;
+	int rc = 0;
 
 	stage_begin(n, ST_RECORD);
-	n->run_dir = fsx_join(n->paths.runs, n->rec.run_id);
-	/* run ids have one-second steps: a run that started in the same second
-	 * (one killed after it stored its folder) takes the id; use the next */
-	for (int tries = 0; n->run_dir && fsx_exists(n->run_dir) && tries < 3; tries++) {
-		logf_(n, "%s exists: waiting for the next run id", n->run_dir);
-		sleep(1);
-		free(n->run_dir);
-		record_make_run_id(n->rec.run_id, sizeof n->rec.run_id, n->rec.created,
-				   sizeof n->rec.created);
-		n->run_dir = fsx_join(n->paths.runs, n->rec.run_id);
-	}
-	if (!n->run_dir)
+	if ((rc = pick_run_id(n)) == 0 && !(n->run_dir = fsx_join(n->paths.runs, n->rec.run_id)))
 		rc = err_nomem();
-	else if (fsx_exists(n->run_dir))
-		rc = err_set(DDT_EIO, "%s already exists", n->run_dir);
-	else if ((rc = fsx_dir_begin(n->run_dir, &n->tmp_dir)) == 0) {
+	if (!rc && (rc = fsx_dir_begin(n->run_dir, &n->tmp_dir)) == 0) {
 		if (!(path = fsx_join(n->tmp_dir, "run.yaml")))
 			rc = err_nomem();
 		else
@@ -794,6 +844,18 @@ static void store_log(struct night *n)
 	free(path);
 }
 
+/* Points reports/latest at tonight's documents once repair and retention
+ * are done: tonight is the newest night whatever the clock says (the
+ * renderer points it at the newest by commit time, which a clock that went
+ * back puts before an earlier night). */
+static void latest_is_tonight(struct night *n)
+{
+	char *link = fsx_join(n->paths.reports, "latest");
+	if (n->st[ST_DOCUMENTS] == SS_OK && (!link || fsx_symlink(n->rec.run_id, link) != 0))
+		alert(n, 1, "cannot point %s/latest at tonight: %s", n->paths.reports, err_msg());
+	free(link);
+}
+
 /* The stages in order, each skipped when what it needs is missing. */
 static void run_stages(struct night *n)
 {
@@ -808,6 +870,7 @@ static void run_stages(struct night *n)
 	stage_after_bench(n);
 	stage_repair(n);
 	stage_retention(n);
+	latest_is_tonight(n);
 }
 
 static void print_summary(struct night *n)
@@ -887,14 +950,15 @@ static int say_how_long(struct night *n, const struct lock_holder *h, int rc)
 /* The error that stops the night before it starts: one line, its exit status. */
 static int fail(int rc)
 {
-	fprintf(stderr, "ddt nightly: %s\n", err_msg()[0] ? err_msg() : "failed");
+	fputs("ddt nightly: ", stderr);
+	esc_line(stderr, err_msg()[0] ? err_msg() : "failed");
 	return err_exit_status(rc);
 }
 
 int nightly_run(const struct nightly_opts *o)
 {
 	struct night n;
-	struct lock_holder holder = {0, 0};
+	struct lock_holder holder = {0};
 	char *lock_path = NULL;
 	int lock_fd = -1, status, rc;
 
@@ -917,6 +981,9 @@ int nightly_run(const struct nightly_opts *o)
 		lock_release(lock_fd);
 		return fail(err_nomem());
 	}
+	if (holder.replaced[0])
+		alert(&n, 1, "warning: %s/.nightly.lock was not trusted (%s): replaced by this "
+			     "nightly's own, its contents not read", n.paths.runs, holder.replaced);
 	int swept = lock_sweep_temps(n.paths.runs) + lock_sweep_temps(n.paths.reports);
 	pick_template(&n);
 	logf_(&n, "ddt nightly: pid %ld, template %s (%s), calibration %s", (long)getpid(),

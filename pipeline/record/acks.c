@@ -34,8 +34,13 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 
 	*out = NULL;
 	*n = 0;
-	if (access(path, F_OK))
+	char why[96];
+	if (fsx_kind(path) == FSX_NONE)
 		return 0;
+	if (!fsx_trusted_path(path, why, sizeof why)) { /* fsx.h: another user's answers */
+		ydiag_add(diag, path, 0, 0, "not trusted (%s): not read", why);
+		return DDT_EINPUT;
+	}
 	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		return rc == DDT_ENOMEM ? rc : DDT_EINPUT;
 	if (!doc->root || yget_expect(&y, doc->root, YDOC_MAP, "acks file")) {

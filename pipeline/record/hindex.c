@@ -6,6 +6,7 @@
 #include "fsx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -223,6 +224,59 @@ static int path_refused(const char *path, struct ydiag *warnings)
 	return 1;
 }
 
+/* Makes a connection defensive: no writable_schema or other ways to corrupt
+ * the file through SQL (SQLITE_DBCONFIG_DEFENSIVE), no function with side
+ * effects run from the schema (trusted_schema=OFF), and, for a reader, no
+ * write at all (query_only). Returns an SQLite code. */
+static int harden(sqlite3 *db, int reader)
+{
+	int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "PRAGMA trusted_schema = OFF", NULL, NULL, NULL);
+	if (rc == SQLITE_OK && reader)
+		rc = sqlite3_exec(db, "PRAGMA query_only = ON", NULL, NULL, NULL);
+	return rc;
+}
+
+/* Replaces the index at path by an empty file of this user's when the trust
+ * rule does not trust it (fsx_trusted: another user's, or writable by
+ * others), and removes such a journal (another user's hot journal would be
+ * played back into the index): the index is then rebuilt from the run
+ * records, privately. Returns 0 (nothing untrusted is left) or 1 with a
+ * warning (it could not be replaced: the index is not used). */
+static int replace_untrusted(const char *path, struct ydiag *warnings)
+{
+	char journal[4200], why[96], *tmp = NULL;
+	int fd, bad = 0;
+
+	snprintf(journal, sizeof journal, "%s-journal", path);
+	if (fsx_kind(journal) == FSX_FILE && !fsx_trusted_path(journal, why, sizeof why)) {
+		ydiag_add(warnings, journal, 0, 0, "not trusted (%s): removed, never played back", why);
+		bad = fsx_rm_rf(journal) != 0;
+	}
+	if (!bad && fsx_kind(path) == FSX_FILE && !fsx_trusted_path(path, why, sizeof why)) {
+		ydiag_add(warnings, path, 0, 0,
+			  "not trusted (%s): not read, replaced by an index rebuilt from the run "
+			  "records",
+			  why);
+		bad = asprintf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0 ||
+		      (fd = fsx_open_fd(tmp, O_RDWR | O_CREAT | O_EXCL, 0644)) < 0;
+		if (!bad)
+			close(fd), bad = fsx_rename(tmp, path, FSX_REPLACE) != 0;
+		if (bad && tmp)
+			fsx_rm_rf(tmp);
+		free(tmp);
+	}
+	if (bad)
+		ydiag_add(warnings, path, 0, 0,
+			  "cannot replace an index not trusted (%s): the history is read from the "
+			  "run records",
+			  err_msg());
+	return bad;
+}
+
 /* Opens ix->path (read-write, created when absent; read-only when that is
  * all this user may) and checks its schema. Returns an SQLite code. */
 static int open_db(struct hindex *ix)
@@ -241,6 +295,8 @@ static int open_db(struct hindex *ix)
 	if (rc != SQLITE_OK)
 		return rc;
 	ix->readonly |= sqlite3_db_readonly(ix->db, "main") == 1;
+	if ((rc = harden(ix->db, ix->readonly)) != SQLITE_OK)
+		return rc;
 	sqlite3_busy_timeout(ix->db, HINDEX_BUSY_MS);
 	sqlite3_extended_result_codes(ix->db, 0);
 	/* pages read through a mapping, not copied by read(2) */
@@ -354,7 +410,7 @@ int hindex_open(struct hindex **out, const char *runs_dir, struct ydiag *warning
 	}
 	snprintf(journal, sizeof journal, "%s-journal", ix->path);
 	if (path_refused(ix->path, warnings) || path_refused(journal, warnings) ||
-	    (rc = open_or_rebuild(ix, warnings)) != 0) {
+	    replace_untrusted(ix->path, warnings) || (rc = open_or_rebuild(ix, warnings)) != 0) {
 		hindex_close(ix);
 		return rc < 0 ? rc : 0;
 	}
@@ -907,12 +963,15 @@ int hindex_flush(struct hindex *ix, const struct history *h, struct ydiag *warni
 	return 0;
 }
 
-/* Lets a user's query read, and refuses ATTACH and DETACH (another file). */
+/* Lets a user's query read, and refuses ATTACH and DETACH (another file)
+ * and every PRAGMA (writable_schema and the like: a reader needs none). */
 static int query_auth(void *arg, int action, const char *a, const char *b, const char *c,
 		      const char *d)
 {
 	(void)arg, (void)a, (void)b, (void)c, (void)d;
-	return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
+	return action == SQLITE_ATTACH || action == SQLITE_DETACH || action == SQLITE_PRAGMA
+		       ? SQLITE_DENY
+		       : SQLITE_OK;
 }
 
 /* Writes column i of the current row as a CSV field. */
@@ -959,6 +1018,7 @@ int hindex_query(const char *runs_dir, const char *sql, FILE *fp)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	const char *tail = NULL;
+	char why[96];
 	int rc = 0;
 
 	if (!path)
@@ -970,9 +1030,14 @@ int hindex_query(const char *runs_dir, const char *sql, FILE *fp)
 							: "not a regular file: not read");
 		goto done;
 	}
+	if (!fsx_trusted_path(path, why, sizeof why)) {
+		rc = err_set(DDT_EINPUT, "%s: not trusted (%s): not read (a nightly replaces it)",
+			     path, why);
+		goto done;
+	}
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) !=
 		    SQLITE_OK ||
-	    sqlite3_busy_timeout(db, HINDEX_BUSY_MS) != SQLITE_OK ||
+	    harden(db, 1) != SQLITE_OK || sqlite3_busy_timeout(db, HINDEX_BUSY_MS) != SQLITE_OK ||
 	    sqlite3_set_authorizer(db, query_auth, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, sql, -1, &st, &tail) != SQLITE_OK) {
 		rc = err_set(DDT_EINPUT, "--sql: %s", db ? sqlite3_errmsg(db) : "out of memory");

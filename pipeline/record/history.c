@@ -511,34 +511,40 @@ done:
 
 /* Why runs_dir/name is not a run ddt can read, as "skipped, REASON[:
  * detail]" in why (len bytes), or "" when it is one to read: dir a folder,
- * path its run.yaml, a regular file (its stat in *st). *at is the one of
- * them to name. Names that are not run ids and are not folders (a lock, a
- * note) are no runs at all: *is_run 0. */
+ * path its run.yaml, a regular file (its stat in *st), both trusted
+ * (fsx_trusted: another user's run is not history). *at is the one of them
+ * to name. Nothing is followed: a link is named as one. Names that are not
+ * run ids and are not folders (a lock, a note) are no runs at all: *is_run 0. */
 static void unreadable_why(const char *name, const char *dir, const char *path, int *is_run,
 			   const char **at, struct stat *st, char *why, size_t len)
 {
-	int e;
+	char untrusted[96];
 
 	*is_run = 1;
-	*at = path;
+	*at = dir;
 	why[0] = '\0';
-	if (stat(path, st) == 0) { /* run.yaml found: its folder is one (one stat a run) */
-		if (!S_ISREG(st->st_mode))
-			snprintf(why, len, "skipped, unreadable: run.yaml is not a regular file");
+	int gone = lstat(dir, st) != 0, e = errno;
+	if (gone || !S_ISDIR(st->st_mode)) {
+		*is_run = record_run_id_valid(name);
+		if (gone)
+			snprintf(why, len, "skipped, unreadable: %s", strerror(e));
+		else
+			snprintf(why, len, "skipped, not a folder: %s where the run's folder should be",
+				 S_ISLNK(st->st_mode) ? "a symbolic link" : "a file");
 		return;
 	}
-	e = errno;
-	if (stat(dir, st) != 0) {
-		*at = dir;
-		*is_run = record_run_id_valid(name);
-		snprintf(why, len, "skipped, unreadable: %s", strerror(errno));
-	} else if (!S_ISDIR(st->st_mode)) {
-		*at = dir;
-		*is_run = record_run_id_valid(name);
-		snprintf(why, len, "skipped, not a folder: a file where the run's folder should be");
-	} else
-		snprintf(why, len, e == ENOENT ? "skipped, no run.yaml" : "skipped, unreadable: %s",
-			 strerror(e));
+	if (!fsx_trusted(st, untrusted, sizeof untrusted)) {
+		snprintf(why, len, "skipped, not trusted: the folder is %s", untrusted);
+		return;
+	}
+	*at = path;
+	if (lstat(path, st) != 0)
+		snprintf(why, len, errno == ENOENT ? "skipped, no run.yaml" : "skipped, unreadable: %s",
+			 strerror(errno));
+	else if (!S_ISREG(st->st_mode))
+		snprintf(why, len, "skipped, unreadable: run.yaml is not a regular file");
+	else if (!fsx_trusted(st, untrusted, sizeof untrusted))
+		snprintf(why, len, "skipped, not trusted: run.yaml is %s", untrusted);
 }
 
 /* Reads runs_dir/name/run.yaml into h, from the index ix when it holds the

@@ -52,8 +52,10 @@ int paths_set_folder(char *dst, const char *arg)
 {
 	char real[PATH_MAX];
 	int rc = fsx_canonical(arg, real, sizeof real);
-	if (!rc)
+	if (!rc) {
 		memcpy(dst, real, strlen(real) + 1);
+		fsx_confine_reads(real); /* others may write it: no link there is followed */
+	}
 	return rc;
 }
 

@@ -161,7 +161,8 @@ static void emit_machine(struct yout *y, const struct rec_machine *m)
 	yout_end(y);
 }
 
-int record_emit(const struct run_record *r, FILE *fp)
+/* The record's YAML, without its trailer. */
+static int emit_body(const struct run_record *r, FILE *fp)
 {
 	struct yout y;
 	const struct rec_provenance *p = &r->prov;
@@ -207,6 +208,25 @@ int record_emit(const struct run_record *r, FILE *fp)
 	yout_end(&y);
 	/* errno is still the failed write's (ENOSPC, EFBIG): say it */
 	return ferror(fp) ? err_set(DDT_EIO, "write failed: %s", strerror(errno ? errno : EIO)) : 0;
+}
+
+/* The body is built in memory first, so its digest is known when the
+ * trailer goes last. */
+int record_emit(const struct run_record *r, FILE *fp)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&body, &len);
+	int rc = mem ? emit_body(r, mem) : err_nomem();
+
+	if (mem && fclose(mem) != 0 && !rc)
+		rc = err_nomem();
+	if (!rc && (fwrite(body, 1, len, fp) != len ||
+		    fprintf(fp, RECORD_TRAILER "rows=%zu fnv1a64=%016llx\n", r->nrows,
+			    (unsigned long long)fsx_hash(FSX_HASH_SEED, body, len)) < 0))
+		rc = err_set(DDT_EIO, "write failed: %s", strerror(errno ? errno : EIO));
+	free(body);
+	return rc;
 }
 
 int record_write(const struct run_record *r, const char *path)
@@ -354,6 +374,90 @@ static void read_machine(struct yctx *c, struct ydoc_node *m, struct rec_machine
 	yget_check_unknown(c, m);
 }
 
+/* True when s is "YYYY-MM-DDTHH:MM:SSZ" naming a real moment: month 1-12,
+ * the day within its month (leap years counted), hour 0-23, minute and
+ * second 0-59 (Feb 30 25:61 is damage, not a date). */
+static int created_valid(const char *s)
+{
+	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, sec, end = 0;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec, &end) != 6 ||
+	    end != 20 || s[end] || mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59 || d < 1 ||
+	    h < 0 || mi < 0 || sec < 0 || y < 1970)
+		return 0;
+	for (int i = 0; i < 20; i++) /* digits where digits go: no sign, no space */
+		if (!strchr("-T:Z", s[i]) && !isdigit((unsigned char)s[i]))
+			return 0;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return d <= mdays[mo - 1] + (mo == 2 && leap);
+}
+
+/* What a record's last line says (RECORD_TRAILER). */
+struct trailer {
+	int found;       /* 1: a whole trailer line ends the buffer */
+	size_t rows;     /* the rows it counts */
+	size_t body_len; /* the bytes before it, which its digest covers */
+};
+
+/* Finds and checks the trailer of buf: 0, or DDT_EINPUT with a diag when
+ * it is there but does not match the body (changed, or cut and patched).
+ * A buffer without one is left to the schema to judge (t->found 0). */
+static int trailer_check(struct trailer *t, const char *name, const char *buf, size_t len,
+			 struct ydiag *diag)
+{
+	unsigned long long want;
+	size_t start, line = 1;
+	int end = 0;
+
+	memset(t, 0, sizeof *t);
+	if (len < 2 || buf[len - 1] != '\n')
+		return 0;
+	for (start = len - 1; start > 0 && buf[start - 1] != '\n'; start--)
+		;
+	if (strncmp(buf + start, RECORD_TRAILER, strlen(RECORD_TRAILER)) != 0)
+		return 0;
+	for (size_t i = 0; i < start; i++)
+		line += buf[i] == '\n';
+	if (sscanf(buf + start + strlen(RECORD_TRAILER), "rows=%zu fnv1a64=%16llx%n", &t->rows,
+		   &want, &end) != 2 ||
+	    buf + start + strlen(RECORD_TRAILER) + end != buf + len - 1) {
+		ydiag_add(diag, name, (int)line, 1, "damaged record: its end-of-record line is cut");
+		return DDT_EINPUT;
+	}
+	if (fsx_hash(FSX_HASH_SEED, buf, start) != want) {
+		ydiag_add(diag, name, (int)line, 1,
+			  "damaged record: the bytes before its end-of-record line are not those it "
+			  "was written with (cut or changed after it was written)");
+		return DDT_EINPUT;
+	}
+	t->found = 1;
+	t->body_len = start;
+	return 0;
+}
+
+/* The schema's part of the trailer check, once the record is read: a record
+ * of schema 4 or later without one is cut short; the rows it counts must be
+ * the rows read. */
+static int trailer_agrees(const struct trailer *t, const struct run_record *r, const char *name,
+			  struct ydiag *diag)
+{
+	if (!t->found && r->schema >= 4) {
+		ydiag_add(diag, name, 0, 0,
+			  "damaged record: no end-of-record line (schema %d records end with one): cut "
+			  "short",
+			  r->schema);
+		return DDT_EINPUT;
+	}
+	if (t->found && t->rows != r->nrows) {
+		ydiag_add(diag, name, 0, 0,
+			  "damaged record: %zu rows read, its end-of-record line counts %zu", r->nrows,
+			  t->rows);
+		return DDT_EINPUT;
+	}
+	return 0;
+}
+
 /* Reads the record in doc (freed here), named path in messages. */
 static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 		    struct ydiag *diag, size_t before)
@@ -376,7 +480,12 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 	yget_strcpy(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
 	if (diag->n == had && !record_run_id_valid(r->run_id)) /* names folders */
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", r->run_id);
+	had = diag->n;
 	yget_strcpy(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
+	if (diag->n == had && !created_valid(r->created))
+		ydiag_add(diag, path, 0, 0,
+			  "created '%s' is not a date and time of the calendar (YYYY-MM-DDTHH:MM:SSZ)",
+			  r->created);
 	had = diag->n;
 	yget_strcpy(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
 	if (diag->n == had && !fsx_name_ok(r->template_name)) /* names a file */
@@ -421,25 +530,32 @@ static const struct ydoc_caps record_caps = {RECORD_MAX_BYTES, RECORD_MAX_VALUES
 
 int record_read(struct run_record *r, const char *path, struct ydiag *diag)
 {
-	struct ydoc *doc = NULL;
-	size_t before = diag->n;
-	int rc;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = ydoc_read_file(path, RECORD_MAX_BYTES, &buf, &len, diag);
 
 	memset(r, 0, sizeof *r);
-	if ((rc = ydoc_load_file_capped(&doc, path, &record_caps, diag)) != 0)
+	if (rc)
 		return rc;
-	return read_doc(r, doc, path, diag, before);
+	rc = record_read_buf(r, path, buf, len, diag);
+	free(buf);
+	return rc;
 }
 
 int record_read_buf(struct run_record *r, const char *name, const char *buf, size_t len,
 		    struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
+	struct trailer t;
 	size_t before = diag->n;
 	int rc;
 
 	memset(r, 0, sizeof *r);
+	if ((rc = trailer_check(&t, name, buf, len, diag)) != 0)
+		return rc;
 	if ((rc = ydoc_load_buf_capped(&doc, name, buf, len, &record_caps, diag)) != 0)
 		return rc;
-	return read_doc(r, doc, name, diag, before);
+	if ((rc = read_doc(r, doc, name, diag, before)) != 0)
+		return rc;
+	return trailer_agrees(&t, r, name, diag);
 }

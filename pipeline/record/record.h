@@ -9,9 +9,16 @@
 #include "ydoc.h"
 
 /* Schema 2 adds the optional `machine:` section and provenance.engine_rev;
- * schema 3 each row's `stop`, the stopping rule that ended its samples.
- * Older records read as before, the machine state unknown, no stop. */
-#define RECORD_SCHEMA 3
+ * schema 3 each row's `stop`, the stopping rule that ended its samples;
+ * schema 4 the integrity trailer, the record's last line, written last:
+ * "# ddt-record-end rows=N fnv1a64=HEX" (a YAML comment: the row count and
+ * the FNV-1a 64 of every byte before the line), so a record cut at any byte
+ * or changed after it was written is named damaged. It tells damage, not
+ * authorship: who may write a record is the trust rule's business (fsx.h).
+ * Older records read as before, the machine state unknown, no stop; a
+ * record of schema 4 or later without its trailer is damaged. */
+#define RECORD_SCHEMA 4
+#define RECORD_TRAILER "# ddt-record-end "
 #define RECORD_MAX_GPU_STATES 16
 
 /* One GPU's state while the run measured (NVML; NaN / -1 when unknown). */
@@ -61,7 +68,7 @@ struct run_record {
 
 /* Writes r to path atomically (temp, fsync, rename, fsync folder). */
 int record_write(const struct run_record *r, const char *path);
-/* Writes r as YAML to fp (no atomicity). */
+/* Writes r as YAML to fp (no atomicity), its trailer last (RECORD_TRAILER). */
 int record_emit(const struct run_record *r, FILE *fp);
 
 /* Reads a record; problems go to diag as file:line:col. r is zeroed first and

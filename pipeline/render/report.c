@@ -127,19 +127,22 @@ static int doc_push(struct report_doc **docs, size_t *n, size_t *cap, const char
 }
 
 /* True when name in fd is a run's folder: a run id, not a temporary, a
- * folder (not a link); and, with file, holding that regular file, whose
+ * trusted folder (fsx_trusted: not a link, not another user's); and, with
+ * file, holding that trusted regular file, whose
  * stat is then *st (the folder's otherwise). */
 static int run_folder_at(int fd, const char *name, const char *file, struct stat *st)
 {
 	char p[300];
 	if (fsx_is_temp_name(name) || !record_run_id_valid(name) ||
 	    strlen(name) >= sizeof ((struct report_doc *)0)->id ||
-	    fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st->st_mode))
+	    fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st->st_mode) ||
+	    !fsx_trusted(st, NULL, 0)) /* another user's folder decides nothing */
 		return 0;
 	if (!file)
 		return 1;
 	snprintf(p, sizeof p, "%s/%s", name, file);
-	return fstatat(fd, p, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
+	return fstatat(fd, p, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
+	       fsx_trusted(st, NULL, 0);
 }
 
 /* Appends entry name of reports_fd to *docs when it is a rendered run. */
@@ -251,6 +254,25 @@ static int put_in_place(const char *tmp, const char *final)
 	}
 }
 
+/* 0 when the folder of run id (when there) and its run.yaml are trusted
+ * (fsx_trusted); else DDT_EINPUT naming why: no one renders another user's
+ * run, root least of all. */
+static int run_trusted(const char *runs_dir, const char *id)
+{
+	char *dir = fsx_join(runs_dir, id), *rec = dir ? fsx_join(dir, "run.yaml") : NULL, why[96];
+	int rc = 0;
+
+	if (!rec)
+		rc = err_nomem();
+	else if (fsx_kind(dir) != FSX_NONE && !fsx_trusted_path(dir, why, sizeof why))
+		rc = err_set(DDT_EINPUT, "%s: not trusted (%s): not rendered", dir, why);
+	else if (fsx_kind(rec) != FSX_NONE && !fsx_trusted_path(rec, why, sizeof why))
+		rc = err_set(DDT_EINPUT, "%s: not trusted (%s): not rendered", rec, why);
+	free(rec);
+	free(dir);
+	return rc;
+}
+
 int report_render(const struct report_ctx *ctx, const char *reports_dir, const char *run_id)
 {
 	struct report_data d;
@@ -258,6 +280,8 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 	char *conf = NULL, *final = NULL, *tmp = NULL;
 	int rc;
 
+	if ((rc = run_trusted(ctx->runs_dir, run_id)) != 0)
+		return rc;
 	/* fontconfig resolves a relative FONTCONFIG_FILE against its own folder */
 	if (asprintf(&conf, "%s/fonts/fonts.conf", ctx->home ? ctx->home : ".") < 0)
 		return err_nomem();
