@@ -365,19 +365,22 @@ static void test_regress__conf_loader_is_strict_with_positions(void **state)
 	int rc =
 	    conf_from("regress:\n  source: x\n  baseline_nights: 14\n  min_good_nights: 5\n"
 		      "  mad_to_sigma: 1.4826\n  min_delta: 3\n  noise_multiple: 3\n"
-		      "  z_threshold: 5\n  confirm_nights: 0\n  impact: {tree_attn: attention}\n",
+		      "  z_threshold: 5\n  confirm_nights: 0\n  impact: {tree_attn: attention}\n"
+		      "  commit_url: \"javascript:alert(1)\"\n",
 		      &diag);
 	assert_int_equal(rc, DDT_EINPUT);
 	ydiag_print(&diag, stdout);
-	int unknown = 0, missing = 0, comp = 0, confirm = 0;
+	int unknown = 0, missing = 0, comp = 0, confirm = 0, url = 0;
 	for (size_t i = 0; i < diag.n; i++) {
 		unknown += strstr(diag.msgs[i], "t.yaml:9:3: unknown key 'min_delta'") != NULL;
 		missing += strstr(diag.msgs[i], "missing required key 'min_delta_pct'") != NULL;
 		comp +=
 		    strstr(diag.msgs[i], "impact.tree_attn: expected a model component") != NULL;
 		confirm += strstr(diag.msgs[i], "confirm_nights must be greater than zero") != NULL;
+		/* the site puts it in an href: http(s) only */
+		url += strstr(diag.msgs[i], "t.yaml:14:15: regress.commit_url: expected") != NULL;
 	}
-	assert_int_equal(unknown + missing + comp + confirm, 4);
+	assert_int_equal(unknown + missing + comp + confirm + url, 5);
 	ydiag_free(&diag);
 	assert_int_equal(conf_from("", &diag), DDT_EINPUT);
 	assert_non_null(strstr(diag.msgs[0], "missing required section 'regress'"));

@@ -48,7 +48,8 @@ struct regress_conf {
 	double max_cpu_steal_pct;  /* hypervisor steal above this */
 	int max_gpu_other_procs;   /* other processes on a measured GPU above this */
 	char commit_url[256];    /* a link to a range: "https://.../compare/{good}...{bad}"
-				  * ({good}, {bad}: the full revisions); "" none */
+				  * ({good}, {bad}: the full revisions); "" none. The one
+				  * commit link: alert lines, PDF, summary and the site */
 	int nimpact;             /* op -> model component, for the tok/s impact */
 	char impact_op[REGRESS_MAX_IMPACT][32];
 	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
@@ -265,6 +266,11 @@ size_t regress_alert_group(const struct regress_night *n, size_t i);
  * revisions are known. Returns buf. */
 char *regress_alert_group_line(const struct regress_alert *a, size_t k, const char *url,
 			       char *buf, size_t len);
+
+/* url (regress_conf.commit_url) with {good} and {bad} replaced by the
+ * revisions good and bad into buf; "" when url, good or bad is NULL or "".
+ * The one link of a commit range: alert lines, the site. Returns buf. */
+char *regress_range_url(const char *url, const char *good, const char *bad, char *buf, size_t len);
 
 /* "op/variant params [...] +10.1% [+9.2%, +11.0%] over 4 nights" into buf. */
 char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t len);

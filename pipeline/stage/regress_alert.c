@@ -293,24 +293,36 @@ size_t regress_alert_group(const struct regress_night *n, size_t i)
 	return k;
 }
 
-/* url with {good} and {bad} replaced by a's revisions, appended to buf at
- * off (" <url>"); nothing when either is unknown. */
-static void append_url(const struct regress_alert *a, const char *url, char *buf, size_t len,
-		       size_t off)
+char *regress_range_url(const char *url, const char *good, const char *bad, char *buf, size_t len)
 {
-	if (!url || !url[0] || !a->good_rev[0] || !a->bad_rev[0] || off + 2 >= len)
-		return;
-	buf[off++] = ' ';
+	size_t off = 0;
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!url || !url[0] || !good || !good[0] || !bad || !bad[0])
+		return buf;
 	for (const char *u = url; *u && off + 1 < len;) {
-		const char *rev = !strncmp(u, "{good}", 6) ? a->good_rev
-				  : !strncmp(u, "{bad}", 5) ? a->bad_rev : NULL;
+		const char *rev = !strncmp(u, "{good}", 6) ? good : !strncmp(u, "{bad}", 5) ? bad : NULL;
 		if (rev) {
 			off += (size_t)snprintf(buf + off, len - off, "%s", rev);
-			u += rev == a->good_rev ? 6 : 5;
+			u += rev == good ? 6 : 5;
 		} else
 			buf[off++] = *u++;
 	}
 	buf[off < len ? off : len - 1] = '\0';
+	return buf;
+}
+
+/* a's range link (regress_range_url) appended to buf at off (" <url>");
+ * nothing when either revision is unknown. */
+static void append_url(const struct regress_alert *a, const char *url, char *buf, size_t len,
+		       size_t off)
+{
+	if (off + 2 >= len)
+		return;
+	regress_range_url(url, a->good_rev, a->bad_rev, buf + off + 1, len - off - 1);
+	if (buf[off + 1])
+		buf[off] = ' ';
 }
 
 char *regress_alert_group_line(const struct regress_alert *a, size_t k, const char *url,

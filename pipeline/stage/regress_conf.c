@@ -63,6 +63,23 @@ static void load_impact(struct regress_conf *c, struct yctx *y, struct ydoc_node
 	}
 }
 
+/* commit_url: "" or an http(s) address (the site puts it in an href, so
+ * no other scheme) holding {good} or {bad}; problems to y. */
+static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *url)
+{
+	struct ydoc_node *n = ydoc_get(sec, "commit_url");
+	if (!url[0] || !n)
+		return;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		ydiag_add(y->diag, y->file, n->line, n->col,
+			  "regress.commit_url: expected \"\" or an http:// or https:// address, got '%s'",
+			  url);
+	else if (!strstr(url, "{good}") && !strstr(url, "{bad}"))
+		ydiag_add(y->diag, y->file, n->line, n->col,
+			  "regress.commit_url: '%s' has neither {good} nor {bad} (where the revisions go)",
+			  url);
+}
+
 int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
 	const char *file = t->path, *src = NULL;
@@ -102,7 +119,8 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 	yget_num(&y, sec, "max_cpu_others_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_others_pct);
 	yget_num(&y, sec, "max_cpu_steal_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_steal_pct);
 	yget_int(&y, sec, "max_gpu_other_procs", Y_REQUIRED | Y_NONNEG, &c->max_gpu_other_procs);
-	yget_strcpy(&y, sec, "commit_url", 0, c->commit_url, sizeof c->commit_url);
+	if (!yget_strcpy(&y, sec, "commit_url", 0, c->commit_url, sizeof c->commit_url))
+		check_commit_url(&y, sec, c->commit_url);
 	if (!yget_node(&y, sec, "impact", YDOC_MAP, Y_REQUIRED, &imp) && imp)
 		load_impact(c, &y, imp);
 	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {
