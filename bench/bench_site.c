@@ -121,8 +121,7 @@ int main(void)
 {
 	struct history h;
 	struct regress_conf rconf;
-	struct site_conf conf = {.commit_url = "https://git.example/ddt/commit/{rev}",
-				 .chart_width_pt = 720, .chart_height_pt = 300, .alert_nights = 14};
+	struct site_conf conf = {.chart_width_pt = 720, .chart_height_pt = 300, .alert_nights = 14};
 	char dir[] = "/tmp/ddt-bench-site-XXXXXX", reports[64], fonts[4096];
 	double w, c, a0;
 	size_t pages = 0;
@@ -140,7 +139,11 @@ int main(void)
 	a0 = cpu_s();
 	regress_history(&rconf, &h);
 	a0 = cpu_s() - a0;
-	struct site_in in = {&h, NULL, &conf, reports};
+	/* the night's alerts, as the nightly stores them */
+	struct regress_night night = {0};
+	if (!rc)
+		rc = regress_night_build(&night, &h, h.nruns - 1, NULL);
+	struct site_in in = {&h, NULL, &night, rconf.commit_url, &conf, reports};
 	printf("history site, %d nights x %zu series (analysis before it: %.2f s CPU)\n", NIGHTS,
 	       h.n, a0);
 	printf("%-34s %8s %8s %8s  (judged on CPU time)\n", "", "wall_s", "cpu_s", "limit_s");
@@ -156,6 +159,7 @@ int main(void)
 		       SERIES);
 	else
 		fprintf(stderr, "bench_site: %s\n", err_msg());
+	regress_night_free(&night);
 	history_free(&h);
 	fsx_rm_rf(dir);
 	return rc ? 1 : 0;

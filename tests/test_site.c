@@ -19,8 +19,8 @@
 #define SAMPLES 200
 
 static char root[256], runs[300], reports[300], id[96];
+#define COMPARE_URL "https://git.example/ddt/compare/"
 static struct site_conf conf = {
-	.commit_url = "https://git.example/ddt/commit/{rev}",
 	.chart_width_pt = 720,
 	.chart_height_pt = 300,
 	.alert_nights = 14,
@@ -72,6 +72,18 @@ static int hostile_night(void)
 	return rc ? rc : fixture_finish(runs, id, SAMPLES);
 }
 
+/* Every night's stored template links commit ranges (regress.commit_url),
+ * as a project's template would. */
+static int link_ranges(const char *dir)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd,
+		 "sed -i 's|^  commit_url: \"\"|  commit_url: \"" COMPARE_URL "{good}...{bad}\"|' "
+		 "%s/*/template/template.yaml && grep -q '" COMPARE_URL "' %s/*/template/template.yaml",
+		 dir, dir);
+	return system(cmd);
+}
+
 static int setup(void **state)
 {
 	struct report_ctx c = {runs, fixture_home(), 1, NULL};
@@ -83,7 +95,7 @@ static int setup(void **state)
 	snprintf(runs, sizeof runs, "%s/runs", root);
 	snprintf(reports, sizeof reports, "%s/reports", root);
 	if (fixture_runs(runs, NIGHTS, SAMPLES, prev, sizeof prev) != 0 || hostile_night() != 0 ||
-	    report_render(&c, reports, prev) != 0 || report_render(&c, reports, id) != 0 ||
+	    link_ranges(runs) != 0 || report_render(&c, reports, prev) != 0 || report_render(&c, reports, id) != 0 ||
 	    site_build(runs, reports, fixture_home(), &conf, NULL, NULL) != 0) {
 		fprintf(stderr, "setup: %s\n", err_msg());
 		return -1;
@@ -173,7 +185,7 @@ static int check_links(const char *html, const char *page)
 		for (const char *a = strstr(html, attrs[k]); a; a = strstr(a + 1, attrs[k])) {
 			const char *v = a + strlen(attrs[k]);
 			size_t len = strcspn(v, "\"#");
-			if (!strncmp(v, "https://git.example/ddt/commit/", 31))
+			if (!strncmp(v, COMPARE_URL, strlen(COMPARE_URL)))
 				continue;
 			if (!strncmp(v, "file://", 7)) { /* the browser's DOM resolves nothing */
 				v += 7;
@@ -191,6 +203,25 @@ static int check_links(const char *html, const char *page)
 	return n;
 }
 
+/* The id of the first alert in state `state` that reports/<night>/summary.txt
+ * lists, into id (7 bytes). */
+static void summary_alert(const char *reps, const char *night, const char *state, char *id)
+{
+	char p[700], pat[64];
+	snprintf(p, sizeof p, "%s/%s/summary.txt", reps, night);
+	char *sum = helpers_slurp(p);
+	assert_non_null(sum);
+	snprintf(pat, sizeof pat, "  alert ");
+	const char *a = strstr(sum, pat);
+	for (; a; a = strstr(a + 1, pat))
+		if (!strncmp(a + 15, state, strlen(state)))
+			break;
+	if (!a)
+		fail_msg("%s lists no %s alert", p, state);
+	snprintf(id, 7, "%s", a + 8);
+	free(sum);
+}
+
 /* ---------------------------------------------------------------- tests */
 
 static void test_site__overview_shows_headline_band_and_open_alert(void **state)
@@ -202,14 +233,25 @@ static void test_site__overview_shows_headline_band_and_open_alert(void **state)
 	assert_non_null(strstr(t, "b300-b8-native"));
 	assert_non_null(strstr(html, "class=\"n headline\""));
 	assert_non_null(strstr(t, "p5-p95"));
-	/* the regression of moe_w4a16 M=9 is an open alert with its commits linked */
-	const char *alerts = strstr(html, "id=\"alerts\"");
+	/* the regression of moe_w4a16 M=9 is the open alert summary.txt lists: its
+	 * id, age, size and interval, its range linked through regress.commit_url */
+	char sid[16], cell[96];
+	summary_alert(reports, id, "open", sid);
+	const char *alerts = strstr(html, "id=\"alerts\""), *end = strstr(html, "id=\"recent\"");
 	assert_non_null(alerts);
-	const char *row = strstr(alerts, "moe_w4a16/cold M=9");
-	assert_non_null(row);
-	assert_true(row < strstr(alerts, "id=\"recent\""));
-	assert_non_null(strstr(alerts, "<td class=\"a-open\">open</td>"));
-	assert_non_null(strstr(alerts, "https://git.example/ddt/commit/abc1234"));
+	assert_non_null(strstr(alerts, "<p>1 open, 0 answered"));
+	snprintf(cell, sizeof cell, "<td class=\"a-open\">open <code>%s</code></td>", sid);
+	const char *row = strstr(alerts, cell);
+	assert_true(row && row < end);
+	const char *series = strstr(row, "moe_w4a16/cold M=9");
+	assert_true(series && series < strstr(row, "</tr>"));
+	assert_non_null(strstr(series, "+25."));
+	assert_non_null(strstr(series, "%, +")); /* its 95% interval "[+2x.x%, +2x.x%]" */
+	assert_non_null(strstr(row, "nights ("));
+	assert_non_null(strstr(row, "href=\"" COMPARE_URL "abc1234...abc1234\""));
+	/* and the series' row says the same */
+	const char *srow = strstr(strstr(html, "id=\"series\""), "moe_w4a16/cold M=9,");
+	assert_true(strstr(srow, cell) < strstr(srow, "</tr>"));
 	/* the newest night's failed kernel, from its verdicts.yaml */
 	assert_non_null(strstr(strstr(html, "id=\"tonight\""), "class=\"v-failed\""));
 	free(html);
@@ -330,8 +372,13 @@ static void test_site__news_names_headline_and_alerts(void **state)
 	assert_non_null(strstr(news.headline, "b300-b8-native"));
 	assert_non_null(strstr(news.headline, "tok/s (p5-p95 "));
 	assert_int_equal(news.nalerts, 1);
-	assert_non_null(strstr(news.alerts[0], "regression +25."));
-	assert_non_null(strstr(news.alerts[0], "moe_w4a16/cold M=9"));
+	/* the nightly's own line for it, range link and all */
+	char sid[16];
+	summary_alert(reports, id, "open", sid);
+	assert_int_equal(strncmp(news.alerts[0], "alert ", 6), 0);
+	assert_int_equal(strncmp(news.alerts[0] + 6, sid, 6), 0);
+	assert_non_null(strstr(news.alerts[0], "1 series regression, +25."));
+	assert_non_null(strstr(news.alerts[0], " " COMPARE_URL "abc1234...abc1234"));
 	assert_true(pages > 10);
 }
 
@@ -345,7 +392,7 @@ static void test_site__conf_errors_name_file_line_column(void **state)
 	snprintf(path, sizeof path, "%s/bad.yaml", root);
 	snprintf(text, sizeof text,
 		 "name: bad\nextends: default.yaml\nsite:\n  source: x\n"
-		 "  commit_url: \"javascript:alert(1)\"\n  chart_width_pt: 720\n"
+		 "  commit_url: \"https://x/commit/{rev}\"\n  chart_width_pt: 720\n"
 		 "  chart_height_pt: 300\n  alert_nights: 14\n  colour: red\n");
 	snprintf(text + 600, 600, "cp %s/templates/default.yaml %s/", fixture_home(), root);
 	assert_int_equal(system(text + 600), 0);
@@ -353,14 +400,15 @@ static void test_site__conf_errors_name_file_line_column(void **state)
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
 	assert_int_equal(site_conf_load(&c, &t, &diag), DDT_EINPUT);
 	assert_int_equal(diag.n, 2);
-	assert_non_null(strstr(diag.msgs[0], "bad.yaml:5:15: site.commit_url: expected"));
+	assert_non_null(strstr(diag.msgs[0], "bad.yaml:5:15: site.commit_url: moved to regress.commit_url"));
 	assert_non_null(strstr(diag.msgs[1], "bad.yaml:9:3: unknown key 'colour'"));
 	tmpl_free(&t);
 	ydiag_free(&diag);
 }
 
-/* A regression that a later improvement undoes: its alert closes. */
-static void test_site__improvement_closes_the_alert(void **state)
+/* A regression that a later improvement undoes: the nightly's list drops its
+ * alert, and so does the site (it had its own "closed" once). */
+static void test_site__series_that_returned_has_no_alert(void **state)
 {
 	(void)state;
 	char r2[400], rep2[400], last[96], p[600];
@@ -373,21 +421,62 @@ static void test_site__improvement_closes_the_alert(void **state)
 	assert_int_equal(site_build(r2, rep2, fixture_home(), &conf, NULL, NULL), 0);
 	snprintf(p, sizeof p, "%s/index.html", rep2);
 	char *html = helpers_slurp(p), *href = series_href(html, "moe_w4a16/cold M=9,");
-	assert_non_null(strstr(html, "<p>No open alerts.</p>"));
+	assert_non_null(strstr(html, "<p>0 open, 0 answered"));
 	const char *row = strstr(strstr(html, "id=\"series\""), "moe_w4a16/cold M=9,");
 	assert_non_null(row);
-	const char *closed = strstr(row, "<td class=\"a-closed\">closed</td>");
-	assert_true(closed && closed < strstr(row, "</tr>"));
+	const char *none = strstr(row, "<td class=\"a-none\">-</td>");
+	assert_true(none && none < strstr(row, "</tr>"));
 	snprintf(p, sizeof p, "%s/%s", rep2, href);
 	char *page = helpers_slurp(p);
+	assert_non_null(strstr(page, "No alert (open or answered) as of the newest night."));
 	const char *ch = strstr(page, "id=\"changes\"");
 	const char *imp = strstr(ch, "class=\"v-improvement\""), *reg = strstr(ch, "class=\"v-regression\"");
 	assert_non_null(imp);
 	assert_non_null(reg);
 	assert_true(imp < reg); /* newest first */
-	const char *none = strstr(imp, "<td class=\"a-\">-</td>");
-	assert_true(none && none < reg); /* an improvement is no alert */
-	assert_non_null(strstr(reg, "<td class=\"a-closed\">closed</td>"));
+	assert_null(strstr(ch, "class=\"a-open\""));
+	free(page);
+	free(href);
+	free(html);
+}
+
+/* `ddt ack` answers the open alert: the site marks it acknowledged with the
+ * answer, as summary.txt does, and the news has no open alert left. */
+static void test_site__acknowledged_alert_shows_acknowledged(void **state)
+{
+	(void)state;
+	char r2[400], rep2[400], args[1400], sid[16], cell[128], *out = NULL;
+	struct report_ctx c = {r2, fixture_home(), 1, NULL};
+	struct site_news news;
+	snprintf(r2, sizeof r2, "%s/runs-ack", root);
+	snprintf(rep2, sizeof rep2, "%s/reports-ack", root);
+	snprintf(args, sizeof args, "cp -r %s %s", runs, r2);
+	assert_int_equal(system(args), 0);
+	summary_alert(reports, id, "open", sid);
+	snprintf(args, sizeof args, "ack %s --runs %s --reason 'known <b>slow</b>'", sid, r2);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	free(out);
+	assert_int_equal(report_render(&c, rep2, id), 0);
+	assert_int_equal(site_build(r2, rep2, fixture_home(), &conf, &news, NULL), 0);
+	assert_int_equal(news.nalerts, 0);
+	char p[700];
+	snprintf(p, sizeof p, "%s/index.html", rep2);
+	char *html = helpers_slurp(p), *href = series_href(html, "moe_w4a16/cold M=9,");
+	/* summary.txt of the same night says acknowledged; the site says the same */
+	summary_alert(rep2, id, "acknowledged", cell);
+	assert_string_equal(cell, sid);
+	const char *alerts = strstr(html, "id=\"alerts\"");
+	assert_non_null(strstr(alerts, "<p>0 open, 1 answered"));
+	snprintf(cell, sizeof cell, "<td class=\"a-acknowledged\">acknowledged <code>%s</code></td>",
+		 sid);
+	const char *row = strstr(alerts, cell);
+	assert_true(row && row < strstr(html, "id=\"recent\""));
+	assert_non_null(strstr(row, "acknowledged by "));
+	assert_non_null(strstr(row, ": known &lt;b&gt;slow&lt;/b&gt;</td>"));
+	assert_null(strstr(html, "class=\"a-open\""));
+	snprintf(p, sizeof p, "%s/%s", rep2, href);
+	char *page = helpers_slurp(p);
+	assert_non_null(strstr(strstr(page, "id=\"alerts\""), cell));
 	free(page);
 	free(href);
 	free(html);
@@ -466,7 +555,7 @@ static void test_site__chromium_shows_the_site_from_its_files(void **state)
 		why = "index.html did not load";
 	else if (!strstr(dom, "class=\"n headline\"") || !strstr(t = text_of(dom), "b300-b8-native"))
 		why = "the overview shows no headline";
-	else if (!strstr(dom, "<td class=\"a-open\">open</td>"))
+	else if (!strstr(dom, "<td class=\"a-open\">open <code>"))
 		why = "the overview shows no open alert";
 	else if (check_links(dom, "index.html") < 20)
 		why = "the overview has too few links";
@@ -497,7 +586,8 @@ int main(void)
 		cmocka_unit_test(test_site__rebuild_is_byte_identical),
 		cmocka_unit_test(test_site__news_names_headline_and_alerts),
 		cmocka_unit_test(test_site__conf_errors_name_file_line_column),
-		cmocka_unit_test(test_site__improvement_closes_the_alert),
+		cmocka_unit_test(test_site__series_that_returned_has_no_alert),
+		cmocka_unit_test(test_site__acknowledged_alert_shows_acknowledged),
 		cmocka_unit_test(test_site__ddt_site_command),
 		cmocka_unit_test(test_site__chromium_shows_the_site_from_its_files),
 	};

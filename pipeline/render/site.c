@@ -24,19 +24,15 @@
 
 /* ---------------------------------------------------------------- settings */
 
-/* commit_url: "" or an http(s) address holding {rev}; problems to y. */
-static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *url)
+/* site.commit_url went to regress.commit_url (one link for a commit
+ * range, the alert lines' own): a template still holding it is told so. */
+static void moved_commit_url(struct yctx *y, struct ydoc_node *sec)
 {
 	struct ydoc_node *n = ydoc_get(sec, "commit_url");
-	if (!url[0] || !n)
-		return;
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+	if (n)
 		ydiag_add(y->diag, y->file, n->line, n->col,
-			  "site.commit_url: expected \"\" or an http:// or https:// address, got '%s'",
-			  url);
-	else if (!strstr(url, "{rev}"))
-		ydiag_add(y->diag, y->file, n->line, n->col,
-			  "site.commit_url: '%s' has no {rev} (where the revision goes)", url);
+			  "site.commit_url: moved to regress.commit_url (\"https://.../compare/"
+			  "{good}...{bad}\"), which the site and the alert lines share");
 }
 
 int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag)
@@ -54,19 +50,12 @@ int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag
 	if (yget_expect(&y, sec, YDOC_MAP, "site"))
 		return DDT_EINPUT;
 	yget_strcpy(&y, sec, "source", Y_REQUIRED, c->source, sizeof c->source);
-	if (!yget_strcpy(&y, sec, "commit_url", Y_REQUIRED, c->commit_url, sizeof c->commit_url))
-		check_commit_url(&y, sec, c->commit_url);
+	moved_commit_url(&y, sec);
 	yget_num(&y, sec, "chart_width_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_width_pt);
 	yget_num(&y, sec, "chart_height_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_height_pt);
 	yget_int(&y, sec, "alert_nights", Y_REQUIRED | Y_POSITIVE, &c->alert_nights);
 	yget_check_unknown(&y, sec);
 	return diag->n > before ? DDT_EINPUT : 0;
-}
-
-const char *site_alert_name(enum site_alert a)
-{
-	static const char *const names[] = {"", "open", "closed", "acknowledged"};
-	return names[a];
 }
 
 /* ---------------------------------------------------------------- escaping */
@@ -110,7 +99,7 @@ struct site_series {
 	char label[512];      /* history_key_label */
 	const struct hist_point *newest; /* its newest point; NULL: none */
 	const struct hist_point *change; /* its newest change point; NULL: none */
-	enum site_alert alert;
+	const struct regress_alert *alert; /* its alert in the night's list; NULL: none */
 	int nchanges;
 };
 
@@ -156,8 +145,8 @@ static void series_summarize(struct site *st, size_t i)
 {
 	const struct hist_series *hs = &st->h->series[i];
 	struct site_series *s = &st->s[i];
+	const struct regress_night *night = st->in->night;
 	size_t last_bad = HIST_NO_RUN;
-	int slower = 0;
 
 	series_slug(&hs->key, s->slug, sizeof s->slug);
 	history_key_label(&hs->key, s->label, sizeof s->label);
@@ -173,13 +162,12 @@ static void series_summarize(struct site *st, size_t i)
 		last_bad = p->bad_run;
 		s->change = p;
 		s->nchanges++;
-		slower |= is_slower(p);
 	}
-	/* a faster change after a slower one closes its alert; one alone is none */
-	if (s->change && is_slower(s->change))
-		s->alert = SITE_ALERT_OPEN;
-	else if (slower)
-		s->alert = SITE_ALERT_CLOSED;
+	/* its alert as the night's documents list it: the same list, not a rule of
+	 * the site's own */
+	for (size_t k = 0; night && k < night->nalerts && !s->alert; k++)
+		if (history_key_equal(&night->alerts[k].key, &hs->key))
+			s->alert = &night->alerts[k];
 }
 
 /* ---------------------------------------------------------------- formats */
@@ -205,40 +193,49 @@ static const char *pct_text(char *buf, size_t len, double frac)
 	return buf;
 }
 
-/* A revision as text, or linked through the template's commit_url. */
-static void write_rev(FILE *fp, const struct site_conf *c, const char *rev)
+/* A revision as text (7 characters, as git shortens; "+" when dirty). */
+static void write_rev(FILE *fp, const char *rev)
 {
 	size_t n = strcspn(rev, "+");
-	char bare[64] = "", shown[8] = "";
-	int link;
-
-	snprintf(bare, sizeof bare, "%.*s", (int)n, rev);
-	memcpy(shown, bare, 7); /* 7 characters, as git shortens */
-	if (!bare[0]) {
+	char shown[8];
+	if (!n) {
 		fputs("?", fp);
 		return;
 	}
-	if ((link = c->commit_url[0] && strcmp(bare, "unknown")) != 0) {
-		const char *at = strstr(c->commit_url, "{rev}");
-		fputs("<a class=\"rev\" href=\"", fp);
-		for (const char *u = c->commit_url; u < at; u++) /* the part before {rev} */
-			site_html_escape(fp, (char[2]){*u, 0});
-		url_escape(fp, bare, 0);
-		site_html_escape(fp, at + 5);
-		fputs("\">", fp);
-	}
+	snprintf(shown, sizeof shown, "%.*s", (int)n, rev);
 	fputs("<code>", fp);
 	site_html_escape(fp, shown);
-	fprintf(fp, "%s</code>%s", rev[n] ? "+" : "", link ? "</a>" : "");
+	fprintf(fp, "%s</code>", rev[n] ? "+" : "");
 }
 
-/* "a1b2c3d..e4f5a6b" of a change point, each end linked. */
+/* "a1b2c3d..e4f5a6b": the revisions of a range, linked as one through
+ * regress.commit_url when it is set and both are known (regress_range_url,
+ * the alert lines' own link). */
+static void write_range(FILE *fp, const struct site *st, const char *good, const char *bad)
+{
+	char url[1024], g[64], b[64];
+	snprintf(g, sizeof g, "%.*s", (int)strcspn(good, "+"), good);
+	snprintf(b, sizeof b, "%.*s", (int)strcspn(bad, "+"), bad);
+	regress_range_url(st->in->commit_url, strcmp(g, "unknown") ? g : "",
+			  strcmp(b, "unknown") ? b : "", url, sizeof url);
+	if (url[0]) {
+		fputs("<a class=\"rev\" href=\"", fp);
+		site_html_escape(fp, url);
+		fputs("\">", fp);
+	}
+	write_rev(fp, good);
+	fputs("..", fp);
+	write_rev(fp, bad);
+	if (url[0])
+		fputs("</a>", fp);
+}
+
+/* The commits of a change point, last good..first bad. */
 static void write_commits(FILE *fp, const struct site *st, const struct hist_point *p)
 {
 	const struct history *h = st->h;
-	write_rev(fp, st->in->conf, p->good_run < h->nruns ? h->runs[p->good_run].git_rev : "");
-	fputs("..", fp);
-	write_rev(fp, st->in->conf, h->runs[p->bad_run].git_rev);
+	write_range(fp, st, p->good_run < h->nruns ? h->runs[p->good_run].git_rev : "",
+		    h->runs[p->bad_run].git_rev);
 }
 
 static const char *const doc_files[] = {"report.pdf", "report.xlsx", "summary.txt"};
@@ -287,7 +284,7 @@ static const char site_css[] =
 	"padding:.2em .6em;text-align:left;vertical-align:top}th{background:#f3f3f3;white-space:nowrap}"
 	"td.n{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#555}"
 	".v-regression,.v-drift,.v-failed,.a-open{color:#b00020;font-weight:bold}"
-	".v-suspect{color:#b06000}.v-improvement,.a-closed{color:#1b7a1b}"
+	".v-suspect{color:#b06000}.v-improvement{color:#1b7a1b}.a-acknowledged,.a-invalid{color:#555}"
 	"img.chart{max-width:100%;height:auto;border:1px solid #eee}code{font-size:.95em}";
 
 /* The page's head and opening; title is outside text. */
@@ -311,10 +308,98 @@ static void verdict_cell(FILE *fp, enum regress_verdict v)
 	fprintf(fp, "<td class=\"v-%.*s\">%s</td>", (int)strcspn(name, " "), name, name);
 }
 
-static void alert_cell(FILE *fp, enum site_alert a)
+/* The alert that change point p of series i opened, while the night's list
+ * holds it; NULL none. */
+static const struct regress_alert *change_alert(const struct site *st, size_t i,
+						const struct hist_point *p)
 {
-	fprintf(fp, "<td class=\"a-%s\">%s</td>", site_alert_name(a),
-		a == SITE_ALERT_NONE ? "-" : site_alert_name(a));
+	const struct regress_alert *a = st->s[i].alert;
+	return a && !strcmp(a->bad_run_id, st->h->runs[p->bad_run].run_id) ? a : NULL;
+}
+
+/* An alert's state and id as a cell ("-" none). */
+static void alert_cell(FILE *fp, const struct regress_alert *a)
+{
+	const char *state = a ? regress_alert_state_name(a->state) : "none";
+	fprintf(fp, "<td class=\"a-%s\">", state);
+	if (!a) {
+		fputs("-</td>", fp);
+		return;
+	}
+	fprintf(fp, "%s <code>", state);
+	site_html_escape(fp, a->id);
+	fputs("</code></td>", fp);
+}
+
+/* A series' name linked to its page; dir is "site/" from the overview, ""
+ * from a series page. */
+static void series_link(FILE *fp, const struct site_series *s, const char *dir)
+{
+	fprintf(fp, "<a href=\"%s%s.html\">", dir, s->slug);
+	site_html_escape(fp, s->label);
+	fputs("</a>", fp);
+}
+
+/* One alert group, the k alerts of one id and state from a (a commit range;
+ * regress_alert_group), as a row: state and id, age, each series with its
+ * size and 95% interval (linked to its page), the range (linked), the night
+ * that confirmed it with its documents, the answer. dir and up: "site/" and
+ * "" from the overview, "" and "../" from a series page. */
+static void alert_row(FILE *fp, const struct site *st, const struct regress_alert *a, size_t k,
+		      const char *dir, const char *up)
+{
+	char line[1024];
+	long r = history_run_index(st->h, a->opened_run);
+
+	fputs("<tr>", fp);
+	alert_cell(fp, a);
+	fprintf(fp, "<td class=\"n\">%d night%s (%.1f days)</td><td>", a->age_nights + 1,
+		a->age_nights ? "s" : "", a->age_days);
+	for (size_t j = 0; j < k; j++) {
+		long i = history_find(st->h, &a[j].key);
+		fputs(j ? "<br>" : "", fp);
+		if (i >= 0)
+			fprintf(fp, "<a href=\"%s%s.html\">", dir, st->s[i].slug);
+		site_html_escape(fp, regress_alert_series_line(&a[j], line, sizeof line));
+		fputs(i >= 0 ? "</a>" : "", fp);
+	}
+	fputs("</td><td>", fp);
+	if (a->good_rev[0] || a->bad_rev[0])
+		write_range(fp, st, a->good_rev, a->bad_rev);
+	else
+		site_html_escape(fp, a->commits[0] ? a->commits : "-");
+	fputs("</td><td>", fp);
+	site_html_escape(fp, a->opened_run);
+	if (r >= 0) {
+		fputs(" ", fp);
+		write_docs(fp, st, (size_t)r, up);
+	}
+	fputs("</td><td>", fp);
+	site_html_escape(fp, a->answer[0] ? a->answer : "-");
+	fputs("</td></tr>\n", fp);
+}
+
+static const char alert_head[] =
+	"<tr><th>alert</th><th>open for</th><th>series: size [95% interval] over nights on the new "
+	"level</th><th>commits (last good..first bad)</th><th>confirmed</th><th>answer "
+	"(ddt ack)</th></tr>\n";
+
+/* The alerts of series i (its rows of the night's list). */
+static void series_alerts(FILE *fp, const struct site *st, size_t i)
+{
+	const struct regress_night *night = st->in->night;
+	int n = 0;
+
+	fputs("<h2 id=\"alerts\">Alerts</h2>\n", fp);
+	for (size_t k = 0; night && k < night->nalerts; k++) {
+		if (!history_key_equal(&night->alerts[k].key, &st->h->series[i].key))
+			continue;
+		if (!n++)
+			fprintf(fp, "<table class=\"alerts\">\n%s", alert_head);
+		alert_row(fp, st, &night->alerts[k], 1, "", "../");
+	}
+	fputs(n ? "</table>\n" : night ? "<p>No alert (open or answered) as of the newest night.</p>\n"
+				       : "<p>No verdicts stored for the newest night: alerts unknown.</p>\n", fp);
 }
 
 /* The change points of series i, newest first. */
@@ -322,7 +407,7 @@ static void series_changes(FILE *fp, const struct site *st, size_t i)
 {
 	const struct hist_series *hs = &st->h->series[i];
 	size_t last_bad = HIST_NO_RUN;
-	char a[32], b[32];
+	char d[32], b[32];
 	int any = 0;
 
 	fputs("<h2 id=\"changes\">Change points</h2>\n", fp);
@@ -340,11 +425,10 @@ static void series_changes(FILE *fp, const struct site *st, size_t i)
 		fputs("</td>", fp);
 		verdict_cell(fp, p->verdict);
 		fprintf(fp, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
-			pct_text(a, sizeof a, p->delta_frac), us_text(b, sizeof b, p->median_us));
+			pct_text(d, sizeof d, p->delta_frac), us_text(b, sizeof b, p->median_us));
 		write_commits(fp, st, p);
 		fputs("</td>", fp);
-		alert_cell(fp, !is_slower(p) ? SITE_ALERT_NONE
-			       : p == st->s[i].change ? st->s[i].alert : SITE_ALERT_CLOSED);
+		alert_cell(fp, change_alert(st, i, p));
 		fputs("</tr>\n", fp);
 	}
 	fputs(any ? "</table>\n" : "<p>No change point in this series' history.</p>\n", fp);
@@ -365,7 +449,7 @@ static void series_nights(FILE *fp, const struct site *st, size_t i)
 		fputs("<tr><td>", fp);
 		site_html_escape(fp, r->run_id);
 		fputs("</td><td>", fp);
-		write_rev(fp, st->in->conf, r->git_rev);
+		write_rev(fp, r->git_rev);
 		fprintf(fp, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
 			us_text(a, sizeof a, p->median_us), us_text(b, sizeof b, p->baseline_us),
 			pct_text(c, sizeof c, p->delta_frac));
@@ -447,6 +531,7 @@ static int series_page(struct site *st, size_t i)
 	fprintf(fp, "<p><img class=\"chart\" src=\"%s.svg\" width=\"%.0f\" height=\"%.0f\" "
 		"alt=\"history chart\"></p>\n", s->slug, st->in->conf->chart_width_pt * 4 / 3,
 		st->in->conf->chart_height_pt * 4 / 3);
+	series_alerts(fp, st, i);
 	series_changes(fp, st, i);
 	series_nights(fp, st, i);
 	page_close(fp);
@@ -501,47 +586,40 @@ static void overview_headline(FILE *fp, const struct site *st, struct site_news 
 	fputs("</p>\n", fp);
 }
 
-/* A series' name linked to its page. */
-static void series_link(FILE *fp, const struct site_series *s)
-{
-	fprintf(fp, "<a href=\"%s/%s.html\">", SITE_DIR, s->slug);
-	site_html_escape(fp, s->label);
-	fputs("</a>", fp);
-}
-
-/* Open alerts: every series whose newest change made it slower. */
+/* Every alert of the newest night's list, open ones first, one row per
+ * commit range (what summary.txt lists; page one prints the open ones);
+ * news gets the nightly's line of each open one. */
 static void overview_alerts(FILE *fp, const struct site *st, struct site_news *news)
 {
-	char a[32];
-	int n = 0;
+	const struct regress_night *night = st->in->night;
+	char line[1024];
 
-	fputs("<h2 id=\"alerts\">Open alerts</h2>\n", fp);
-	for (size_t i = 0; i < st->h->n; i++) {
-		const struct site_series *s = &st->s[i];
-		if (s->alert != SITE_ALERT_OPEN)
-			continue;
-		if (!n++)
-			fputs("<table class=\"alerts\">\n<tr><th>alert</th><th>series</th><th>verdict</th>"
-			      "<th>change</th><th>since night</th><th>commits</th></tr>\n", fp);
-		fputs("<tr>", fp);
-		alert_cell(fp, s->alert);
-		fputs("<td>", fp);
-		series_link(fp, s);
-		fputs("</td>", fp);
-		verdict_cell(fp, s->change->verdict);
-		fprintf(fp, "<td class=\"n\">%s</td><td>", pct_text(a, sizeof a, s->change->delta_frac));
-		site_html_escape(fp, st->h->runs[s->change->bad_run].run_id);
-		fputs("</td><td>", fp);
-		write_commits(fp, st, s->change);
-		fputs("</td></tr>\n", fp);
-		if (news && news->nalerts < SITE_NEWS_ALERTS)
-			snprintf(news->alerts[news->nalerts], sizeof news->alerts[0],
-				 "%s %s since %s: %s", regress_verdict_name(s->change->verdict), a,
-				 st->h->runs[s->change->bad_run].run_id, s->label);
-		if (news)
-			news->nalerts++;
+	fputs("<h2 id=\"alerts\">Alerts</h2>\n", fp);
+	if (!night) {
+		fputs("<p>No verdicts stored for the newest night: its alerts are unknown.</p>\n", fp);
+		return;
 	}
-	fputs(n ? "</table>\n" : "<p>No open alerts.</p>\n", fp);
+	fprintf(fp, "<p>%d open, %zu answered (<code>ddt ack SERIES|ALERT</code> answers one).</p>\n",
+		night->open_alerts, night->nalerts - (size_t)night->open_alerts);
+	if (!night->nalerts)
+		return;
+	fprintf(fp, "<table class=\"alerts\">\n%s", alert_head);
+	for (int open = 1; open >= 0; open--)
+		for (size_t i = 0, k; i < night->nalerts; i += k) {
+			const struct regress_alert *a = &night->alerts[i];
+			k = regress_alert_group(night, i);
+			if ((a->state == ALERT_OPEN) != open)
+				continue;
+			alert_row(fp, st, a, k, SITE_DIR "/", "");
+			if (!open || !news)
+				continue;
+			if (news->nalerts < SITE_NEWS_ALERTS)
+				snprintf(news->alerts[news->nalerts], sizeof news->alerts[0], "%s",
+					 regress_alert_group_line(a, k, st->in->commit_url, line,
+								  sizeof line));
+			news->nalerts++;
+		}
+	fputs("</table>\n", fp);
 }
 
 /* The change points of every series whose first bad night is among the
@@ -569,13 +647,13 @@ static void overview_recent(FILE *fp, const struct site *st)
 			fputs("<tr><td>", fp);
 			site_html_escape(fp, h->runs[r].run_id);
 			fputs("</td><td>", fp);
-			series_link(fp, &st->s[i]);
+			series_link(fp, &st->s[i], SITE_DIR "/");
 			fputs("</td>", fp);
 			verdict_cell(fp, p->verdict);
 			fprintf(fp, "<td class=\"n\">%s</td><td>", pct_text(a, sizeof a, p->delta_frac));
 			write_commits(fp, st, p);
 			fputs("</td>", fp);
-			alert_cell(fp, st->s[i].alert);
+			alert_cell(fp, change_alert(st, i, p));
 			fputs("</tr>\n", fp);
 		}
 	fputs(n ? "</table>\n" : "<p>None.</p>\n", fp);
@@ -584,7 +662,7 @@ static void overview_recent(FILE *fp, const struct site *st)
 /* The newest night's verdicts that say something (verdicts.yaml). */
 static void overview_tonight(FILE *fp, const struct site *st)
 {
-	const struct regress_night *v = st->in->d && st->in->d->have_night ? &st->in->d->night : NULL;
+	const struct regress_night *v = st->in->night;
 	char line[1024];
 	int n = 0;
 
@@ -620,7 +698,7 @@ static void overview_series(FILE *fp, const struct site *st)
 		const struct site_series *s = &st->s[i];
 		const struct hist_point *p = s->newest;
 		fputs("<tr><td>", fp);
-		series_link(fp, s);
+		series_link(fp, s, SITE_DIR "/");
 		fprintf(fp, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
 			us_text(a, sizeof a, p ? p->median_us : NAN),
 			pct_text(b, sizeof b, p ? p->delta_frac : NAN));
@@ -649,7 +727,7 @@ static void overview_nights(FILE *fp, const struct site *st)
 		fputs("</td><td>", fp);
 		site_html_escape(fp, run->created);
 		fputs("</td><td>", fp);
-		write_rev(fp, st->in->conf, run->git_rev);
+		write_rev(fp, run->git_rev);
 		fprintf(fp, "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d"
 			"</td><td>", c[0], c[1], c[2]);
 		write_docs(fp, st, r, "");
@@ -672,7 +750,7 @@ static int overview_page(struct site *st, struct site_news *news, char **html, s
 	fputs("</b> (", fp);
 	site_html_escape(fp, r->created);
 	fputs(", project ", fp);
-	write_rev(fp, st->in->conf, r->git_rev);
+	write_rev(fp, r->git_rev);
 	fprintf(fp, "); %zu nights, %zu series. Documents: ", st->h->nruns, st->h->n);
 	write_docs(fp, st, st->h->nruns - 1, "");
 	fputs(".</p>\n", fp);
@@ -774,6 +852,24 @@ int site_write(const struct site_in *in, struct site_news *news, size_t *pages)
 
 /* ---------------------------------------------------------------- from runs/ */
 
+/* The newest night's verdicts when its documents' data could not load:
+ * verdicts.yaml with the answers of runs/acks.yaml (in h) applied, as
+ * report_data does. Returns 1 when read. */
+static int night_alone(struct regress_night *n, const char *runs_dir, const char *id,
+		       const struct history *h)
+{
+	char path[PATH_MAX];
+	struct ydiag diag = {0};
+	int rc;
+
+	snprintf(path, sizeof path, "%s/%s/verdicts.yaml", runs_dir, id);
+	rc = regress_night_read(n, path, &diag);
+	ydiag_free(&diag);
+	if (!rc)
+		regress_alerts_answer(n, h);
+	return rc == 0;
+}
+
 int site_build(const char *runs_dir, const char *reports_dir, const char *home,
 	       const struct site_conf *conf, struct site_news *news, size_t *pages)
 {
@@ -781,8 +877,9 @@ int site_build(const char *runs_dir, const char *reports_dir, const char *home,
 	struct ydiag warn = {0}, diag = {0};
 	struct regress_conf rconf;
 	struct report_data d;
+	struct regress_night night = {0};
 	char tmpl_path[PATH_MAX], fonts[PATH_MAX];
-	int rc, have_d = 0;
+	int rc, have_d = 0, have_night = 0;
 
 	memset(&d, 0, sizeof d);
 	snprintf(fonts, sizeof fonts, "%s/fonts/fonts.conf", home);
@@ -799,12 +896,17 @@ int site_build(const char *runs_dir, const char *reports_dir, const char *home,
 			/* a newest night whose documents' inputs are damaged still gets its
 			 * pages; the overview then says its headline is missing */
 			have_d = report_data_load(&d, runs_dir, id, &h, &diag) == 0;
+			if (!have_d)
+				have_night = night_alone(&night, runs_dir, id, &h);
 		}
 	}
 	if (!rc) {
-		struct site_in in = {&h, have_d ? &d : NULL, conf, reports_dir};
+		const struct regress_night *v = have_d && d.have_night ? &d.night
+						: have_night ? &night : NULL;
+		struct site_in in = {&h, have_d ? &d : NULL, v, rconf.commit_url, conf, reports_dir};
 		rc = site_write(&in, news, pages);
 	}
+	regress_night_free(&night);
 	report_data_free(&d);
 	ydiag_free(&diag);
 	ydiag_free(&warn);

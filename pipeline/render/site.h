@@ -14,38 +14,29 @@
 #include "tmpl.h"
 #include "ydoc.h"
 
-/* The template's `site:` section. */
+/* The template's `site:` section. Commit ranges are linked through
+ * regress.commit_url, the key the alert lines use (regress.h). */
 struct site_conf {
-	/* a commit's page, "{rev}" replaced by the revision ("https://host/
-	 * commit/{rev}"); "" : revisions are shown as text */
-	char commit_url[512];
 	double chart_width_pt, chart_height_pt; /* each series' chart */
 	int alert_nights;      /* the overview lists change points of this many newest nights */
 	char source[320];
 };
 
 /* Loads and checks the `site:` section of t (every key required, unknown
- * keys are errors; commit_url "" or http(s):// with {rev}; problems to diag
- * as file:line:col). Returns 0 or DDT_EINPUT (also when the section is
- * missing). */
+ * keys are errors, the old site.commit_url names where it went; problems
+ * to diag as file:line:col). Returns 0 or DDT_EINPUT (also when the section
+ * is missing). */
 int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag);
-
-/* The alert state of a series. Today it is derived from the verdicts alone:
- * its newest change point made it slower: open; a faster one followed a
- * slower one: closed; no slower change: none. The history's own alert
- * records (acknowledged by someone) will fill ACKED. */
-enum site_alert { SITE_ALERT_NONE, SITE_ALERT_OPEN, SITE_ALERT_CLOSED, SITE_ALERT_ACKED };
-
-/* "open", "closed", "acknowledged" ("" for NONE). */
-const char *site_alert_name(enum site_alert a);
 
 /* What the site says in a few lines: the notifier sends these. */
 #define SITE_NEWS_ALERTS 16
 struct site_news {
 	char run_id[80];          /* the newest night; "" when there is none */
 	char headline[512];       /* "b300-b8-native 462.9 tok/s (p5-p95 431.0-488.2)" */
-	int nalerts;              /* open alerts (all of them; the first SITE_NEWS_ALERTS kept) */
-	char alerts[SITE_NEWS_ALERTS][768];
+	int nalerts;              /* open alerts, one per id (a commit range; all of
+				   * them; the first SITE_NEWS_ALERTS kept) */
+	char alerts[SITE_NEWS_ALERTS][1024]; /* the nightly's line of each
+					      * (regress_alert_group_line) */
 	char regress_status[512]; /* the newest night's line (report_regress_status) */
 };
 
@@ -54,6 +45,11 @@ struct site_in {
 	const struct history *h;     /* analysed (regress_history); its newest night is shown */
 	const struct report_data *d; /* the newest night's documents' data (its headline);
 				      * NULL: the overview says there is none */
+	/* the newest night's verdicts and alerts with the answers runs/acks.yaml
+	 * holds now: what its report's page one and summary.txt print (d->night
+	 * when d has it); NULL: none stored, the site says so */
+	const struct regress_night *night;
+	const char *commit_url;      /* regress.commit_url ({good}, {bad}); NULL or "": none */
 	const struct site_conf *conf;
 	const char *reports_dir;     /* where each night's documents are looked for */
 };
