@@ -251,7 +251,8 @@ static void test_site__overview_shows_headline_band_and_open_alert(void **state)
 	assert_non_null(strstr(row, "href=\"" COMPARE_URL "abc1234...abc1234\""));
 	/* and the series' row says the same */
 	const char *srow = strstr(strstr(html, "id=\"series\""), "moe_w4a16/cold M=9,");
-	assert_true(strstr(srow, cell) < strstr(srow, "</tr>"));
+	const char *scell = strstr(srow, cell);
+	assert_true(scell && scell < strstr(srow, "</tr>"));
 	/* the newest night's failed kernel, from its verdicts.yaml */
 	assert_non_null(strstr(strstr(html, "id=\"tonight\""), "class=\"v-failed\""));
 	free(html);
@@ -478,6 +479,19 @@ static void test_site__acknowledged_alert_shows_acknowledged(void **state)
 	char *page = helpers_slurp(p);
 	assert_non_null(strstr(strstr(page, "id=\"alerts\""), cell));
 	free(page);
+	free(html);
+	/* answered again as a false alarm: the newest answer counts, as in the nightly */
+	snprintf(args, sizeof args, "ack %s --runs %s --invalid --reason noise", sid, r2);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	free(out);
+	assert_int_equal(site_build(r2, rep2, fixture_home(), &conf, NULL, NULL), 0);
+	snprintf(p, sizeof p, "%s/index.html", rep2);
+	html = helpers_slurp(p);
+	snprintf(cell, sizeof cell, "<td class=\"a-invalid\">invalid <code>%s</code></td>", sid);
+	row = strstr(strstr(html, "id=\"alerts\""), cell);
+	assert_non_null(row);
+	assert_non_null(strstr(row, "marked invalid by "));
+	assert_non_null(strstr(row, ": noise</td>"));
 	free(href);
 	free(html);
 }
