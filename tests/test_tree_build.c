@@ -166,6 +166,82 @@ static void test_tree_build__heap_matches_brute_force(void **state)
 		}
 }
 
+/* One tree per field set, room for 1 + B nodes and the masks. */
+struct big_tree {
+	struct tree_build_out out;
+};
+
+static void big_tree_alloc(struct big_tree *t, int B)
+{
+	size_t n = (size_t)B + 1, W = (n + 31) / 32;
+	t->out = (struct tree_build_out){0,           malloc(n * 4), malloc(n * 4), malloc(n * 4),
+					 malloc(n * 4), malloc(n * 4), malloc(n * W * 4)};
+	assert_true(t->out.parent && t->out.depth && t->out.rank && t->out.token && t->out.logp &&
+		    t->out.mask);
+}
+
+static void big_tree_free(struct big_tree *t)
+{
+	free(t->out.parent), free(t->out.depth), free(t->out.rank);
+	free(t->out.token), free(t->out.logp), free(t->out.mask);
+}
+
+/* The heapless build against the heap, node for node, on random trees: K
+ * below and above B, exact ties (coarse log-probs, 0 and -0 among them) and
+ * none, exhausted trees. */
+static void test_tree_build__sort_build_matches_the_heap(void **state)
+{
+	(void)state;
+	struct rng r;
+	rng_seed(&r, 2604);
+	float logp[MAXL * 8];
+	int32_t tok[MAXL * 8];
+	for (int c = 0; c < 3000; c++) {
+		int L = 1 + (int)rng_below(&r, 6), K = 1 + (int)rng_below(&r, 8);
+		int B = 1 + (int)rng_below(&r, c % 3 ? 64 : 1100), ties = c % 2;
+		struct big_tree h, s;
+		big_tree_alloc(&h, B);
+		big_tree_alloc(&s, B);
+		void *heap = malloc((size_t)(2 * B + 2) * TREE_HEAP_ENTRY);
+		size_t need = tree_sort_scratch_bytes(L, K, B);
+		void *scratch = malloc(need ? need : 1);
+		assert_true(heap && scratch);
+		random_lists(logp, tok, L, K, &r, ties);
+		tree_heap_build(logp, tok, L, K, B, 7, (B + 1 + 31) / 32, heap, &h.out);
+		int rc = tree_sort_build(logp, tok, L, K, B, 7, scratch, &s.out);
+		assert_int_equal(rc, need ? 0 : -1);
+		if (!rc) {
+			assert_int_equal(s.out.n, h.out.n);
+			for (int i = 0; i < h.out.n; i++) {
+				assert_int_equal(s.out.parent[i], h.out.parent[i]);
+				assert_int_equal(s.out.depth[i], h.out.depth[i]);
+				assert_int_equal(s.out.rank[i], h.out.rank[i]);
+				assert_int_equal(s.out.token[i], h.out.token[i]);
+				assert_memory_equal(&s.out.logp[i], &h.out.logp[i], 4);
+			}
+		}
+		free(heap), free(scratch);
+		big_tree_free(&h), big_tree_free(&s);
+	}
+}
+
+/* A row out of order or a log-prob above 0 is refused: only the heap's
+ * order holds there. */
+static void test_tree_build__sort_build_refuses_unsorted_rows(void **state)
+{
+	(void)state;
+	float up[4] = {-0.1f, -2.0f, -1.0f, -0.3f}, pos[4] = {0.5f, -2.0f, -0.3f, -1.0f};
+	int32_t tok[4] = {10, 11, 20, 21};
+	struct big_tree s;
+	big_tree_alloc(&s, 6);
+	void *scratch = malloc(tree_sort_scratch_bytes(2, 2, 6));
+	assert_non_null(scratch);
+	assert_int_equal(tree_sort_build(up, tok, 2, 2, 6, 3, scratch, &s.out), -1);
+	assert_int_equal(tree_sort_build(pos, tok, 2, 2, 6, 3, scratch, &s.out), -1);
+	free(scratch);
+	big_tree_free(&s);
+}
+
 static void test_tree_build__exhausted_tree_stops_early(void **state)
 {
 	(void)state;
@@ -307,6 +383,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_build__heap_matches_brute_force),
+		cmocka_unit_test(test_tree_build__sort_build_matches_the_heap),
+		cmocka_unit_test(test_tree_build__sort_build_refuses_unsorted_rows),
 		cmocka_unit_test(test_tree_build__exhausted_tree_stops_early),
 		cmocka_unit_test(test_tree_build__op_matches_brute_force),
 		cmocka_unit_test(test_tree_build__topk_takes_smaller_id_on_ties),

@@ -25,6 +25,18 @@ int tree_topk_scratch_len(int K);
 void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
 		     int32_t root_token, int mask_words, void *heap, struct tree_build_out *out);
 
+/* Stage 2 without a heap, for trees whose K + K^2 + ... + K^L prefixes are
+ * at most tree_sort_cap(B): the same n, parent, depth, rank, token and logp
+ * as tree_heap_build, node for node (mask is not written). scratch holds
+ * tree_sort_scratch_bytes(L, K, B) bytes (0: too many prefixes), 8-byte
+ * aligned. Returns 0, or -1 (nothing written) when the tree is too large or
+ * a row is not sorted best first with every entry at most 0: then only the
+ * heap gives its order. */
+int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
+		    int32_t root_token, void *scratch, struct tree_build_out *out);
+size_t tree_sort_scratch_bytes(int L, int K, int B);
+long tree_sort_cap(int B);
+
 /* Whether candidate (parent pa, rank ra) comes before (pb, rb), both with
  * the same prefix log-prob, under the tie rule: the smaller rank tuple from
  * depth 1 down. Nodes' ranks and parents come from out. */

@@ -326,3 +326,185 @@ void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
 	}
 	out->n = n;
 }
+
+/* ---- stage 2 without a heap, for small trees ----
+ *
+ * With every row sorted best first and no log-prob above 0, a child never
+ * beats its parent and rank r + 1 never beats rank r (float addition rounds
+ * monotonically), so the heap pops the prefixes in the plain total order:
+ * larger prefix log-prob first, ties to the smaller rank tuple, then the
+ * shorter. When the K + K^2 + ... + K^L prefixes are few, they are all
+ * summed level by level (vectorized), the B best are picked out by a
+ * histogram over their float keys, and those are sorted by a 64-bit key
+ * (float key, then the prefix's depth-first preorder index, which is the rank
+ * tuple order) inside their histogram bins. */
+
+#define TS_BINS 2048
+#define TS_MAX_L 64
+
+struct ts_ent {
+	uint64_t key;  /* float key << 32 | preorder index */
+	uint32_t id;   /* index into the level arrays */
+};
+
+/* Prefixes of a complete K-ary tree of depth L, or -1 past cap. */
+static long ts_count(int L, int K, long cap)
+{
+	long n = 0, level = 1;
+	for (int d = 1; d <= L; d++) {
+		if (level > cap / K)
+			return -1;
+		level *= K;
+		n += level;
+		if (n > cap)
+			return -1;
+	}
+	return n;
+}
+
+size_t tree_sort_scratch_bytes(int L, int K, int B)
+{
+	long n = ts_count(L, K, tree_sort_cap(B));
+	return n < 0 ? 0 : (size_t)(n + 1) * (16 + sizeof(struct ts_ent)) + (TS_BINS + 2) * 4;
+}
+
+long tree_sort_cap(int B)
+{
+	long c = 16L * ((long)B + 1);
+	return c < 4096 ? 4096 : c > (1L << 20) ? (1L << 20) : c;
+}
+
+/* Every row non-increasing and no entry above 0 (NaN fails too). */
+static int ts_rows_ok(const float *logp, int L, int K)
+{
+	for (int d = 0; d < L; d++) {
+		const float *row = logp + (size_t)d * K;
+		for (int r = 0; r < K; r++)
+			if (!(row[r] <= 0) || (r && !(row[r] <= row[r - 1])))
+				return 0;
+	}
+	return 1;
+}
+
+/* Descending float order as an ascending unsigned key (x <= 0; -0 is +0). */
+static inline uint32_t ts_key(float x)
+{
+	uint32_t b;
+	x += 0.0f;
+	memcpy(&b, &x, 4);
+	return b & 0x80000000u ? b : 0x7fffffffu;
+}
+
+/* Level d's prefixes at off[d] .. off[d] + K^d, child (rank r, parent p of
+ * P = K^(d-1)) at r P + p: each level is K shifted copies of the last. */
+static void ts_levels(const float *logp, int L, int K, long *off, float *sum, uint32_t *key,
+		      uint32_t *pre)
+{
+	long P = 1, S = 0, pw = 1;
+	for (int d = 1; d <= L; d++)
+		S += pw, pw *= K; /* S: the subtree of a depth-1 node */
+	off[1] = 0;
+	for (int d = 1; d <= L; d++, P *= K, S = (S - 1) / K) {
+		const float *row = logp + (size_t)(d - 1) * K;
+		off[d + 1] = off[d] + P * K;
+		for (int r = 0; r < K; r++) {
+			long at = off[d] + r * P;
+			uint32_t step = (uint32_t)(1 + r * S);
+			if (d == 1) {
+				sum[at] = r ? 0.0f + row[r] : row[0]; /* as the heap adds them */
+				pre[at] = step;
+				key[at] = ts_key(sum[at]);
+				continue;
+			}
+			const float *ps = sum + off[d - 1];
+			const uint32_t *pp = pre + off[d - 1];
+			float lr = row[r];
+			for (long p = 0; p < P; p++) {
+				float x = ps[p] + lr;
+				sum[at + p] = x;
+				pre[at + p] = pp[p] + step;
+				key[at + p] = ts_key(x);
+			}
+		}
+	}
+}
+
+/* The B best of n keys, sorted, into e (room for n + 1); returns how many
+ * (at most B). The best key is the first (depth 1, rank 0) and the worst the
+ * last (every rank K - 1 at depth L): the bins span them. */
+static int ts_select(const uint32_t *key, const uint32_t *pre, long n, int B, uint32_t *cnt,
+		     struct ts_ent *e)
+{
+	uint32_t lo = key[0], hi = key[n - 1];
+	int shift = 0;
+	while (((uint64_t)(hi - lo) >> shift) >= TS_BINS)
+		shift++;
+	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
+	for (long i = 0; i < n; i++)
+		cnt[((key[i] - lo) >> shift) + 1]++;
+	uint32_t last = 0; /* the bin that holds the B-th best */
+	long below = 0;
+	while (last < TS_BINS - 1 && below + cnt[last + 1] < B)
+		below += cnt[++last];
+	for (int b = 1; b <= TS_BINS; b++)
+		cnt[b] += cnt[b - 1]; /* cnt[b]: where bin b starts; cnt[TS_BINS] = n */
+	for (long i = 0; i < n; i++) { /* past the last bin: into e[n], without a branch */
+		uint32_t b = (key[i] - lo) >> shift, keep = b <= last, at = keep ? b : TS_BINS;
+		e[cnt[at]] = (struct ts_ent){(uint64_t)key[i] << 32 | pre[i], (uint32_t)i};
+		cnt[at] += keep;
+	}
+	/* cnt[b] is now where bin b ends: sort each bin by insertion */
+	uint32_t start = 0;
+	for (uint32_t b = 0; b <= last; b++) {
+		for (uint32_t i = start + 1; i < cnt[b]; i++) {
+			struct ts_ent x = e[i];
+			uint32_t j = i;
+			while (j > start && e[j - 1].key > x.key) {
+				e[j] = e[j - 1];
+				j--;
+			}
+			e[j] = x;
+		}
+		start = cnt[b];
+	}
+	return (long)start < B ? (int)start : B;
+}
+
+int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
+		    int32_t root_token, void *scratch, struct tree_build_out *out)
+{
+	long n = L > 0 && L <= TS_MAX_L && K > 0 && B > 0 ? ts_count(L, K, tree_sort_cap(B)) : -1;
+	if (n < 0 || !ts_rows_ok(logp, L, K))
+		return -1;
+	long off[TS_MAX_L + 2];
+	float *sum = scratch;
+	uint32_t *key = (uint32_t *)(sum + n), *pre = key + n;
+	int32_t *pos = (int32_t *)(pre + n);
+	uint32_t *cnt = (uint32_t *)(pos + n);
+	struct ts_ent *e = (struct ts_ent *)(cnt + TS_BINS + 2);
+	ts_levels(logp, L, K, off, sum, key, pre);
+	int m = ts_select(key, pre, n, B, cnt, e);
+	out->parent[0] = -1;
+	out->depth[0] = 0;
+	out->rank[0] = 0;
+	out->token[0] = root_token;
+	out->logp[0] = 0;
+	for (int i = 0; i < m; i++) {
+		long id = e[i].id, P = 1;
+		int d = 1;
+		while (id >= off[d + 1])
+			d++, P *= K;
+		long c = id - off[d];
+		int r = 0;
+		while (c >= P) /* at most K - 1 steps, and the best ranks come first */
+			c -= P, r++;
+		out->parent[i + 1] = d > 1 ? pos[off[d - 1] + c] : 0;
+		out->depth[i + 1] = d;
+		out->rank[i + 1] = r;
+		out->token[i + 1] = tok[(size_t)(d - 1) * K + r];
+		out->logp[i + 1] = sum[id];
+		pos[id] = i + 1;
+	}
+	out->n = m + 1;
+	return 0;
+}

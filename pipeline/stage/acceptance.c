@@ -120,6 +120,8 @@ struct ws {
 	float *lp;               /* [L][K'] top-K cut to the budget */
 	int32_t *tok;
 	size_t cap_lk;
+	void *sort;              /* tree_sort_build's scratch */
+	size_t cap_sort;
 	int32_t path[TRACE_MAX_L + 2];
 };
 
@@ -144,6 +146,7 @@ static void ws_free(struct ws *w)
 	trace_step_free(&w->step);
 	free(w->lp);
 	free(w->tok);
+	free(w->sort);
 }
 
 /* Room for a tree of budget B (grows only). */
@@ -168,6 +171,23 @@ static int ws_reserve(struct ws *w, int B)
 		return DDT_ENOMEM;
 	}
 	w->cap = B;
+	return 0;
+}
+
+/* The tree at budget B: without a heap when its prefixes are few (the same
+ * tree, node for node), else the heap. Returns 0 or DDT_ENOMEM. */
+static int ws_build(struct ws *w, const float *lp, const int32_t *tok, int L, int K, int B)
+{
+	size_t need = tree_sort_scratch_bytes(L, K, B);
+	if (need > w->cap_sort) {
+		free(w->sort);
+		w->cap_sort = 0;
+		if (!(w->sort = malloc(need)))
+			return DDT_ENOMEM;
+		w->cap_sort = need;
+	}
+	if (!need || tree_sort_build(lp, tok, L, K, B, -1, w->sort, &w->out))
+		tree_heap_build(lp, tok, L, K, B, -1, (B + 1 + 31) / 32, w->heap, &w->out);
 	return 0;
 }
 
@@ -292,9 +312,10 @@ static void step_replay(const struct job *jb, struct ws *w, const char *line, si
 	const int32_t *tok;
 	if ((r->rc = ws_reserve(w, B > 0 ? B : 1)) || (r->rc = step_lists(w, L, K, &lp, &tok)))
 		return;
-	if (B > 0)
-		tree_heap_build(lp, tok, L, K, B, -1, (B + 1 + 31) / 32, w->heap, &w->out);
-	else
+	if (B > 0) {
+		if ((r->rc = ws_build(w, lp, tok, L, K, B)))
+			return;
+	} else
 		w->out.n = 1, w->out.parent[0] = -1, w->out.depth[0] = 0;
 	int ntarget = L < s->L ? L + 1 : s->ntarget;
 	for (int i = 0; i < w->out.n; i++)
