@@ -339,12 +339,21 @@ void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
  * (float key, then the prefix's depth-first preorder index, which is the rank
  * tuple order) inside their histogram bins. */
 
-#define TS_BINS 2048
+#define TS_BINS 4096
 #define TS_MAX_L 64
+#define TS_RADIX_BITS 8
+#define TS_RADIX (1 << TS_RADIX_BITS)
 
 struct ts_ent {
 	uint64_t key;  /* float key << 32 | preorder index */
 	uint32_t id;   /* index into the level arrays */
+	uint32_t dr;   /* depth << 26 | rank */
+};
+
+/* The levels: level d's prefixes at off[d] .. off[d] + P[d] K, P[d] = K^(d-1). */
+struct ts_lv {
+	long off[TS_MAX_L + 2], P[TS_MAX_L + 2];
+	uint32_t lo, shift; /* bin of key k: (k - lo) >> shift */
 };
 
 /* Prefixes of a complete K-ary tree of depth L, or -1 past cap. */
@@ -365,7 +374,7 @@ static long ts_count(int L, int K, long cap)
 size_t tree_sort_scratch_bytes(int L, int K, int B)
 {
 	long n = ts_count(L, K, tree_sort_cap(B));
-	return n < 0 ? 0 : (size_t)(n + 1) * (16 + sizeof(struct ts_ent)) + (TS_BINS + 2) * 4;
+	return n < 0 ? 0 : (size_t)(n + 1) * (16 + 2 * sizeof(struct ts_ent)) + (TS_BINS + 2) * 4;
 }
 
 long tree_sort_cap(int B)
@@ -396,78 +405,126 @@ static inline uint32_t ts_key(float x)
 }
 
 /* Level d's prefixes at off[d] .. off[d] + K^d, child (rank r, parent p of
- * P = K^(d-1)) at r P + p: each level is K shifted copies of the last. */
-static void ts_levels(const float *logp, int L, int K, long *off, float *sum, uint32_t *key,
-		      uint32_t *pre)
+ * P = K^(d-1)) at r P + p: each level is K shifted copies of the last. The
+ * keys' histogram (cnt[b + 1]: bin b) is taken as they are made. */
+static void ts_levels(const float *logp, int L, int K, struct ts_lv *lv, float *sum,
+		      uint32_t *key, uint32_t *pre, uint32_t *cnt)
 {
 	long P = 1, S = 0, pw = 1;
 	for (int d = 1; d <= L; d++)
 		S += pw, pw *= K; /* S: the subtree of a depth-1 node */
-	off[1] = 0;
+	lv->off[1] = 0;
 	for (int d = 1; d <= L; d++, P *= K, S = (S - 1) / K) {
 		const float *row = logp + (size_t)(d - 1) * K;
-		off[d + 1] = off[d] + P * K;
+		long o = lv->off[d];
+		lv->P[d] = P;
+		lv->off[d + 1] = o + P * K;
 		for (int r = 0; r < K; r++) {
-			long at = off[d] + r * P;
-			uint32_t step = (uint32_t)(1 + r * S);
+			long at = o + r * P;
+			uint32_t step = (uint32_t)(1 + r * S), k;
 			if (d == 1) {
 				sum[at] = r ? 0.0f + row[r] : row[0]; /* as the heap adds them */
 				pre[at] = step;
-				key[at] = ts_key(sum[at]);
+				key[at] = k = ts_key(sum[at]);
+				cnt[((k - lv->lo) >> lv->shift) + 1]++;
 				continue;
 			}
-			const float *ps = sum + off[d - 1];
-			const uint32_t *pp = pre + off[d - 1];
+			const float *ps = sum + lv->off[d - 1];
+			const uint32_t *pp = pre + lv->off[d - 1];
 			float lr = row[r];
 			for (long p = 0; p < P; p++) {
 				float x = ps[p] + lr;
 				sum[at + p] = x;
 				pre[at + p] = pp[p] + step;
-				key[at + p] = ts_key(x);
+				key[at + p] = k = ts_key(x);
+				cnt[((k - lv->lo) >> lv->shift) + 1]++;
 			}
 		}
 	}
 }
 
-/* The B best of n keys, sorted, into e (room for n + 1); returns how many
- * (at most B). The best key is the first (depth 1, rank 0) and the worst the
- * last (every rank K - 1 at depth L): the bins span them. */
-static int ts_select(const uint32_t *key, const uint32_t *pre, long n, int B, uint32_t *cnt,
-		     struct ts_ent *e)
+/* The bins: from the best key (depth 1, rank 0) to the worst (rank K - 1 at
+ * every depth to L), at most TS_BINS of them. */
+static void ts_bins(const float *logp, int L, int K, struct ts_lv *lv)
 {
-	uint32_t lo = key[0], hi = key[n - 1];
-	int shift = 0;
-	while (((uint64_t)(hi - lo) >> shift) >= TS_BINS)
-		shift++;
-	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
-	for (long i = 0; i < n; i++)
-		cnt[((key[i] - lo) >> shift) + 1]++;
+	float worst = logp[K - 1];
+	for (int d = 1; d < L; d++)
+		worst = worst + logp[(size_t)d * K + K - 1];
+	uint32_t lo = ts_key(logp[0]), hi = ts_key(K > 1 ? 0.0f + logp[K - 1] : logp[0]);
+	hi = ts_key(worst) > hi ? ts_key(worst) : hi;
+	lv->lo = lo;
+	lv->shift = 0;
+	while (((uint64_t)(hi - lo) >> lv->shift) >= TS_BINS)
+		lv->shift++;
+}
+
+/* Sorts e[start, end) by key, in place (the bins are small). */
+static void ts_insertion(struct ts_ent *e, uint32_t start, uint32_t end)
+{
+	for (uint32_t i = start + 1; i < end; i++) {
+		struct ts_ent x = e[i];
+		uint32_t j = i;
+		while (j > start && e[j - 1].key > x.key) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j] = x;
+	}
+}
+
+/* Stable sort of e[0, m) into t by digit (key - lo) >> shift & mask. */
+static void ts_radix_pass(const struct ts_ent *e, uint32_t m, uint32_t lo, int shift,
+			  uint32_t mask, struct ts_ent *t)
+{
+	uint32_t c[TS_RADIX + 1] = {0};
+	for (uint32_t i = 0; i < m; i++)
+		c[(((uint32_t)(e[i].key >> 32) - lo) >> shift & mask) + 1]++;
+	for (uint32_t b = 1; b <= mask; b++)
+		c[b] += c[b - 1];
+	for (uint32_t i = 0; i < m; i++)
+		t[c[((uint32_t)(e[i].key >> 32) - lo) >> shift & mask]++] = e[i];
+}
+
+/* The B best of n keys (their histogram in cnt), sorted, into e (room for
+ * n + 1, and as much again at t); returns how many (at most B). The keys up
+ * to the B-th best's bin are gathered in level order, sorted (LSD radix,
+ * stable) by the key's bits below the bin, then by bin (whose counts cnt
+ * holds), then equal keys by preorder index (insertion: they are next to
+ * each other, and rare). */
+static int ts_select(const struct ts_lv *lv, int L, int K, const uint32_t *key,
+		     const uint32_t *pre, int B, uint32_t *cnt, struct ts_ent *e,
+		     struct ts_ent *t)
+{
 	uint32_t last = 0; /* the bin that holds the B-th best */
 	long below = 0;
 	while (last < TS_BINS - 1 && below + cnt[last + 1] < B)
 		below += cnt[++last];
-	for (int b = 1; b <= TS_BINS; b++)
-		cnt[b] += cnt[b - 1]; /* cnt[b]: where bin b starts; cnt[TS_BINS] = n */
-	for (long i = 0; i < n; i++) { /* past the last bin: into e[n], without a branch */
-		uint32_t b = (key[i] - lo) >> shift, keep = b <= last, at = keep ? b : TS_BINS;
-		e[cnt[at]] = (struct ts_ent){(uint64_t)key[i] << 32 | pre[i], (uint32_t)i};
-		cnt[at] += keep;
-	}
-	/* cnt[b] is now where bin b ends: sort each bin by insertion */
-	uint32_t start = 0;
-	for (uint32_t b = 0; b <= last; b++) {
-		for (uint32_t i = start + 1; i < cnt[b]; i++) {
-			struct ts_ent x = e[i];
-			uint32_t j = i;
-			while (j > start && e[j - 1].key > x.key) {
-				e[j] = e[j - 1];
-				j--;
+	uint64_t top = (uint64_t)(last + 1) << lv->shift; /* keys below lo + top are kept */
+	uint32_t m = 0;
+	for (int d = 1; d <= L; d++)
+		for (int r = 0; r < K; r++) {
+			long at = lv->off[d] + r * lv->P[d];
+			uint32_t dr = (uint32_t)d << 26 | (uint32_t)r;
+			for (long i = at; i < at + lv->P[d]; i++) { /* no branch */
+				e[m] = (struct ts_ent){(uint64_t)key[i] << 32 | pre[i], (uint32_t)i, dr};
+				m += (uint64_t)(key[i] - lv->lo) < top;
 			}
-			e[j] = x;
 		}
-		start = cnt[b];
+	for (int sh = 0; sh < (int)lv->shift; sh += TS_RADIX_BITS) {
+		int w = (int)lv->shift - sh < TS_RADIX_BITS ? (int)lv->shift - sh : TS_RADIX_BITS;
+		ts_radix_pass(e, m, lv->lo, sh, (1u << w) - 1, t);
+		struct ts_ent *x = e;
+		e = t, t = x;
 	}
-	return (long)start < B ? (int)start : B;
+	cnt[0] = 0; /* cnt[b + 1]: bin b's count; now where it starts */
+	for (uint32_t b = 1; b <= last; b++)
+		cnt[b] += cnt[b - 1];
+	for (uint32_t i = 0; i < m; i++)
+		t[cnt[((uint32_t)(e[i].key >> 32) - lv->lo) >> lv->shift]++] = e[i];
+	ts_insertion(t, 0, m);
+	if ((lv->shift + TS_RADIX_BITS - 1) / TS_RADIX_BITS % 2 == 0) /* else t is the caller's e */
+		memcpy(e, t, m * sizeof *e);
+	return m < (uint32_t)B ? (int)m : B;
 }
 
 int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
@@ -476,29 +533,26 @@ int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
 	long n = L > 0 && L <= TS_MAX_L && K > 0 && B > 0 ? ts_count(L, K, tree_sort_cap(B)) : -1;
 	if (n < 0 || !ts_rows_ok(logp, L, K))
 		return -1;
-	long off[TS_MAX_L + 2];
+	struct ts_lv lv;
 	float *sum = scratch;
 	uint32_t *key = (uint32_t *)(sum + n), *pre = key + n;
 	int32_t *pos = (int32_t *)(pre + n);
 	uint32_t *cnt = (uint32_t *)(pos + n);
-	struct ts_ent *e = (struct ts_ent *)(cnt + TS_BINS + 2);
-	ts_levels(logp, L, K, off, sum, key, pre);
-	int m = ts_select(key, pre, n, B, cnt, e);
+	struct ts_ent *e = (struct ts_ent *)(cnt + TS_BINS + 2), *t = e + n + 1;
+	ts_bins(logp, L, K, &lv);
+	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
+	ts_levels(logp, L, K, &lv, sum, key, pre, cnt);
+	int m = ts_select(&lv, L, K, key, pre, B, cnt, e, t);
 	out->parent[0] = -1;
 	out->depth[0] = 0;
 	out->rank[0] = 0;
 	out->token[0] = root_token;
 	out->logp[0] = 0;
 	for (int i = 0; i < m; i++) {
-		long id = e[i].id, P = 1;
-		int d = 1;
-		while (id >= off[d + 1])
-			d++, P *= K;
-		long c = id - off[d];
-		int r = 0;
-		while (c >= P) /* at most K - 1 steps, and the best ranks come first */
-			c -= P, r++;
-		out->parent[i + 1] = d > 1 ? pos[off[d - 1] + c] : 0;
+		uint32_t id = e[i].id;
+		int d = (int)(e[i].dr >> 26), r = (int)(e[i].dr & ((1u << 26) - 1));
+		long c = (long)id - lv.off[d] - r * lv.P[d]; /* the parent's place in level d - 1 */
+		out->parent[i + 1] = d > 1 ? pos[lv.off[d - 1] + c] : 0;
 		out->depth[i + 1] = d;
 		out->rank[i + 1] = r;
 		out->token[i + 1] = tok[(size_t)(d - 1) * K + r];
