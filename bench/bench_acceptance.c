@@ -155,9 +155,11 @@ static int big_trace(void)
 		return 1;
 	}
 	printf("bench_acceptance: %ld steps (block %d, top-%d, %d budgets 1..1024, %d resamples over "
-	       "%lld requests; %.0f MB): %.1f s CPU (limit %d s: %s), %.1f s wall; bootstrap %.2f s CPU\n",
+	       "%lld requests; %.0f MB): %.1f s CPU, %.1f s a million steps (limit %d s: %s), %.1f s "
+	       "wall; bootstrap %.2f s CPU\n",
 	       steps, BIG_L + 1, BIG_K, o.nbudgets, o.resamples, res.requests, bytes / 1e6, cpu,
-	       BIG_LIMIT_CPU_S, cpu < BIG_LIMIT_CPU_S ? "met" : "NOT met", wall, res.boot_cpu_s);
+	       cpu * 1e6 / steps, BIG_LIMIT_CPU_S,
+	       cpu * 1e6 / steps < BIG_LIMIT_CPU_S ? "met" : "NOT met", wall, res.boot_cpu_s);
 	acceptance_free(&res);
 	return 0;
 }

@@ -318,8 +318,11 @@ static void step_replay(const struct job *jb, struct ws *w, const char *line, si
 	} else
 		w->out.n = 1, w->out.parent[0] = -1, w->out.depth[0] = 0;
 	int ntarget = L < s->L ? L + 1 : s->ntarget;
+	int32_t by_depth[TRACE_MAX_L + 2]; /* a table, not a branch a node */
+	for (int d = 0; d <= L; d++)
+		by_depth[d] = d < ntarget ? s->target[d] : -1;
 	for (int i = 0; i < w->out.n; i++)
-		w->node_target[i] = w->out.depth[i] < ntarget ? s->target[w->out.depth[i]] : -1;
+		w->node_target[i] = by_depth[w->out.depth[i]];
 	int32_t bonus;
 	int len = accept_walk(w->out.parent, w->out.token, w->node_target, w->out.n, L, w->path,
 			      &bonus);
