@@ -166,11 +166,31 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 	return phys_eval(a, b, lnq, p[MOE_P_OVERLAP], M);
 }
 
+/* The physical form through its own points: between them the points joined
+ * in log-log (a GDDR curve's floor and jump that the form cannot follow);
+ * beyond them the physical curve scaled through the end point it leaves
+ * from. With fewer than two points, the physical curve. */
+static double phys_through(const struct model *m, double M)
+{
+	int n = m->npoints, i = 1;
+	double y = phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
+	if (n < 2)
+		return y;
+	if (M <= m->pm[0] || M >= m->pm[n - 1]) {
+		int e = M <= m->pm[0] ? 0 : n - 1;
+		return y * m->pms[e] / phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, m->pm[e]);
+	}
+	while (i < n - 1 && M > m->pm[i])
+		i++;
+	return m->pms[i - 1] * exp(log(M / m->pm[i - 1]) * log(m->pms[i] / m->pms[i - 1]) /
+				   log(m->pm[i] / m->pm[i - 1]));
+}
+
 double model_moe_ref_form_ms(const struct model *m, enum moe_curve_kind k, double M)
 {
 	double y;
 	if (k == MOE_CURVE_PHYSICAL && m->has_phys)
-		y = phys_eval(m->phys_a, m->phys_b, m->lnq, m->overlap, M);
+		y = phys_through(m, M);
 	else if (m->npoints < 2)
 		y = m->npoints ? m->pms[0] : 0;
 	else {
@@ -664,6 +684,8 @@ const char *const model_row_var_names[MV_COUNT] = {
 };
 
 #define ROW(k, sc, n, t, u, w, f) [k] = {n, t, u, w, sc, f}
+/* The physical curve on the reference GPU at width x (a formula). */
+#define PHYS_AT(x) "(-phys_a*(EXP(phys_lnq*(1+(" x "-1)*(1-moe_reference_physical_overlap)))-1)+phys_b)"
 const struct model_row_def model_row_terms[MR_COUNT] = {
 	ROW(MR_AR_NSIZES, MR_ONCE, "ar_nsizes", "", "sizes", "message sizes in the table",
 	    "COUNT(ar_bytes)"),
@@ -671,8 +693,14 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	ROW(MR_MOE_SEG, MR_ROW, "moe_seg", "MoE curve seg", "segment", "the reference points' segment of M",
 	    "MIN(MAX(COUNTIF(moe_pts_m,\"<\"&M),1),COUNT(moe_pts_m)-1)"),
 	ROW(MR_MOE_PHYS, MR_ROW, "moe_phys_ms", "MoE physical curve (ms)", "ms",
-	    "the physical curve at M on the reference GPU",
-	    "-phys_a*(EXP(phys_lnq*(1+(M-1)*(1-moe_reference_physical_overlap)))-1)+phys_b"),
+	    "on the reference GPU: the points joined in log-log; beyond them the physical "
+	    "curve through the end point",
+	    "IF(COUNT(moe_pts_m)<2," PHYS_AT("M") ",IF(M<=INDEX(moe_pts_m,1)," PHYS_AT("M")
+	    "*INDEX(moe_pts_ms,1)/" PHYS_AT("INDEX(moe_pts_m,1)") ",IF(M>=INDEX(moe_pts_m,COUNT("
+	    "moe_pts_m))," PHYS_AT("M") "*INDEX(moe_pts_ms,COUNT(moe_pts_m))/"
+	    PHYS_AT("INDEX(moe_pts_m,COUNT(moe_pts_m))") ",INDEX(moe_pts_ms,moe_seg)*EXP(LN(M/"
+	    "INDEX(moe_pts_m,moe_seg))*LN(INDEX(moe_pts_ms,moe_seg+1)/INDEX(moe_pts_ms,moe_seg))/"
+	    "LN(INDEX(moe_pts_m,moe_seg+1)/INDEX(moe_pts_m,moe_seg))))))"),
 	ROW(MR_MOE_LIN, MR_ROW, "moe_lin_ms", "MoE linear curve (ms)", "ms",
 	    "the reference points joined by lines (the end segments extended)",
 	    "IF(COUNT(moe_pts_m)<2,IF(COUNT(moe_pts_m)=1,INDEX(moe_pts_ms,1),0),"
