@@ -1764,6 +1764,33 @@ static void test_project__a_whole_curve_passes_through_its_points(void **state)
 	project_free(&p);
 }
 
+/* --moe-reference with another implementation's curve, slower than the
+ * anchors' MoE allows: the anchors keep the MoE they were measured with
+ * (the calibration's own), so their non-MoE is unchanged and the new
+ * curve's band is neither cut nor refused. */
+static void test_project__anchors_keep_their_own_moe(void **state)
+{
+	struct fixture *f = *state;
+	struct calib c = f->cal;
+	struct model own, m;
+	struct projection p;
+	double at[2];
+	assert_int_equal(model_prepare(&own, &c, NULL), 0);
+	assert_int_equal(model_anchor_moe(&c, at), 0);
+	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/slower.csv"), 0);
+	/* the anchor measured with the new curve: no room for the rest */
+	assert_int_equal(model_prepare(&m, &c, NULL), DDT_EINPUT);
+	memcpy(c.moe_ref.anchor_ms, at, sizeof at);
+	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_true(fabs(m.n0_ms / own.n0_ms - 1) < 1e-12);
+	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	const struct project_row *r = row(&p, "b300-b8-native", 4.4);
+	printf("b300-b8-native MoE %.2f-%.2f ms (p5-p95), the anchor's step %.2f ms\n",
+	       r->moe_band.p5, r->moe_band.p95, c.sglang_b8.step_ms);
+	assert_true(r->moe_band.p50 > c.sglang_b8.step_ms);
+	project_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1804,6 +1831,7 @@ int main(void)
 		cmocka_unit_test(test_project__implementation_gap_is_in_the_band),
 		cmocka_unit_test(test_project__a_curve_that_misses_its_points_carries_its_error),
 		cmocka_unit_test(test_project__a_whole_curve_passes_through_its_points),
+		cmocka_unit_test(test_project__anchors_keep_their_own_moe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

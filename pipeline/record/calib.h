@@ -132,6 +132,11 @@ struct moe_reference {
 	struct moe_fit fit;            /* of phys to points; fit.h: fit_calib_moe */
 	double floor_us;               /* per-call floor of one layer (NaN: none) */
 	char floor_source[CALIB_SOURCE_LEN];
+	/* The MoE (ms) of the calibration's own reference at the b8 and b16
+	 * anchors when another implementation's curve replaced it
+	 * (--moe-reference): the anchors measure the SGLang pipeline's step with
+	 * that MoE, not with the new curve's (0: the reference is its own). */
+	double anchor_ms[2];
 };
 
 enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_TRIANGULAR, DIST_NORMAL, DIST_LOGNORMAL };

@@ -1258,6 +1258,11 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		  "µs per layer", "measured",
 		  isnan(c->moe_ref.floor_us) ? "no per-call floor in the calibration"
 					     : c->moe_ref.floor_source);
+	for (int i = 0; i < 2; i++)
+		wi_scalar(w, i ? "moe_reference.anchor_b16_ms" : "moe_reference.anchor_b8_ms",
+			  c->moe_ref.anchor_ms[i], "ms", "calibration",
+			  "the calibration's own MoE at this anchor, the one its step was measured "
+			  "with, where --moe-reference replaced the curve (0: the curve is its own)");
 	for (int k = 0; k < MODEL_NGEOMETRY_INPUTS; k++) {
 		const struct model_geometry_input *in = &model_geometry_inputs[k];
 		double v;

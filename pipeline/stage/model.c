@@ -417,6 +417,21 @@ static double case_moe(const struct model *m, const struct model_case *k)
 	return model_case_moe(m, k);
 }
 
+/* The MoE inside anchor i's measured step (0: b8, 1: b16): the
+ * calibration's own reference's where another curve replaced it
+ * (calib.h anchor_ms), else the case's. */
+static double anchor_moe(const struct model *m, const struct model_case *k, int i)
+{
+	double a = m->cal->moe_ref.anchor_ms[i];
+	return a > 0 ? a : case_moe(m, k);
+}
+
+double model_anchor_step(const struct model *m, int i)
+{
+	const struct model_case *k = i ? &m->k16 : &m->k8;
+	return anchor_moe(m, k, i) + model_case_rest(m, k);
+}
+
 static double case_ar(const struct model *m, const struct model_case *k)
 {
 	return k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
@@ -539,6 +554,17 @@ static int prepare_curve(struct model *m, const struct calib *c)
 	return 0;
 }
 
+int model_anchor_moe(const struct calib *c, double anchor_ms[2])
+{
+	struct model m;
+	int rc = model_prepare(&m, c, NULL);
+	if (rc)
+		return rc;
+	anchor_ms[0] = anchor_moe(&m, &m.k8, 0);
+	anchor_ms[1] = anchor_moe(&m, &m.k16, 1);
+	return 0;
+}
+
 int model_prepare(struct model *m, const struct calib *c, const double *asm_values)
 {
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
@@ -612,7 +638,7 @@ int model_set_values(struct model *m, const double *asm_values)
 	m->c_cut[0] = 1;
 	m->c_cut[1] = 1 - m->v[ASM_NATIVE_CUT];
 	m->ar0_ms = case_ar(m, &m->k8);
-	m->n0_ms = m->a8_step_ms - case_moe(m, &m->k8) - m->ar0_ms;
+	m->n0_ms = m->a8_step_ms - anchor_moe(m, &m->k8, 0) - m->ar0_ms;
 	if (!(m->n0_ms > 0) && c->anchors_at.file[0] && a8->step_line > 0 && !a8->overridden)
 		return err_set(DDT_EINPUT,
 			       "%s:%d:%d: anchor sglang_b8: its step (%.3g ms) is shorter than its "
@@ -657,7 +683,7 @@ void model_set_growth(struct model *m, double g)
  * clamped to [0, 1]. */
 static void solve_growth(struct model *m)
 {
-	double want = m->b16_step_ms - case_moe(m, &m->k16) - case_ar(m, &m->k16);
+	double want = m->b16_step_ms - anchor_moe(m, &m->k16, 1) - case_ar(m, &m->k16);
 	double f0 = parts_sum(m, &m->k16, 0), f1 = parts_sum(m, &m->k16, 1);
 	m->growth = f1 != f0 ? (want - f0) / (f1 - f0) : 0;
 	if (!(m->growth >= 0 && m->growth <= 1)) {
@@ -741,7 +767,8 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "C*budget"),
 	ROW(MR_ANCHOR_NONMOE, MR_AT_B8, "anchor_nonmoe_ms", "", "ms",
 	    "the anchor's step minus its MoE and all-reduce",
-	    "anchors_sglang_b8_step_ms-moe_ms-ar_step_ms"),
+	    "anchors_sglang_b8_step_ms-IF(moe_reference_anchor_b8_ms>0,moe_reference_anchor_b8_ms,"
+	    "moe_ms)-ar_step_ms"),
 	ROW(MR_SHARE_SUM, MR_ONCE, "share_sum", "", "", "the shares are normalized by their sum",
 	    "share_attn+share_draft+share_tree+share_overhead"),
 	ROW(MR_COMP_ATTN, MR_ONCE, "comp_attn_ms", "", "ms",
@@ -757,7 +784,9 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "component at the anchor (type a number over it to try one)",
 	    "anchor_nonmoe_ms*(share_overhead/share_sum)"),
 	ROW(MR_GROWTH_WANT, MR_AT_B16, "growth_want_ms", "", "ms",
-	    "the b16 anchor's non-MoE time to meet", "anchors_sglang_b16_step_ms-moe_ms-ar_step_ms"),
+	    "the b16 anchor's non-MoE time to meet",
+	    "anchors_sglang_b16_step_ms-IF(moe_reference_anchor_b16_ms>0,moe_reference_anchor_b16_ms,"
+	    "moe_ms)-ar_step_ms"),
 	ROW(MR_GROWTH_TREE, MR_AT_B16, "growth_tree_ms", "", "ms", "tree time at the b16 anchor",
 	    "comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*C*budget/anchor_tree0)"),
 	ROW(MR_GROWTH_F0, MR_AT_B16, "growth_f0_ms", "", "ms", "b16 non-MoE with growth 0",
@@ -844,6 +873,10 @@ static int row_lookup(void *ctx, const char *name, size_t len, int i, int j, dou
 		return *out = m->a8_step_ms, 0;
 	if (key_is(name, len, "anchors.sglang_b16.step_ms"))
 		return *out = m->b16_step_ms, 0;
+	if (key_is(name, len, "moe_reference.anchor_b8_ms"))
+		return *out = m->cal->moe_ref.anchor_ms[0], 0;
+	if (key_is(name, len, "moe_reference.anchor_b16_ms"))
+		return *out = m->cal->moe_ref.anchor_ms[1], 0;
 	if (key_is(name, len, "allreduce.gpus"))
 		return *out = m->cal->ar.gpus, 0;
 	return term_lookup((void *)&e->terms, name, len, 0, 0, out);

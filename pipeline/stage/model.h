@@ -225,6 +225,15 @@ static inline double model_case_step(const struct model *m, const struct model_c
 	return model_case_moe(m, k) + model_case_rest(m, k);
 }
 
+/* Anchor i's step (0: b8, 1: b16) as the model makes it, with the MoE the
+ * anchor was measured with (calib.h moe_reference.anchor_ms). Pure. */
+double model_anchor_step(const struct model *m, int i);
+
+/* The calibration's own reference's MoE at the b8 and b16 anchors (point
+ * values), into anchor_ms[2]: what --moe-reference keeps for the anchors
+ * before its curve replaces the reference. Returns 0 or an error. */
+int model_anchor_moe(const struct calib *c, double anchor_ms[2]);
+
 /* Evaluates one configuration. Pure; cannot fail. */
 void model_eval(const struct model *m, const struct model_in *in, struct model_out *out);
 

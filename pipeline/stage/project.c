@@ -1043,7 +1043,7 @@ static int mc_run(struct mc *mc, struct model *m, int samples, uint64_t seed)
 				if (ck->moe_col >= 0)
 					row[mc->ncases + (size_t)ck->moe_col] = moe;
 			}
-			mc->b16[s0 + j] = model_case_step(m, &m->k16);
+			mc->b16[s0 + j] = model_anchor_step(m, 1);
 			for (size_t g = 0; g < nu; g++)
 				MC_U(mc, g)[s0 + j] = u[g];
 		}
