@@ -380,6 +380,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 										 : MOE_CURVE_PHYSICAL, M) *
 			m->ref_gpu->bw_tbps * inv_bw;
 	k->moe_lr = k->moe_mem_ms > 0 && k->moe_alt_ms > 0 ? log(k->moe_alt_ms / k->moe_mem_ms) : 0;
+	k->moe_fitted = m->npoints < 2 || M < m->m_lo || M > m->m_hi;
 	k->moe_x_sig = M > m->m_hi   ? m->xsig_hi * log(M / m->m_hi)
 		       : M < m->m_lo ? m->xsig_lo * log(m->m_lo / M)
 				     : 0;

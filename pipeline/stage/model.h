@@ -63,6 +63,7 @@ struct model_case {
 				   * line; linear: the physical fit) */
 	double moe_lr;            /* log(moe_alt_ms / moe_mem_ms): the form's geometric mix */
 	double moe_x_sig;         /* sigma of the log extrapolation error (0: inside the points) */
+	int moe_fitted;           /* beyond the points: the fit's form, and its error, give M */
 	int xfer;                 /* index into v of the transfer factor; -1: none */
 	double xfer_adj;          /* the pair's median at M over its range's (calib_xfer_adj) */
 	double moe_flop_ms;       /* flops at the target's bf16 peak (before compute eff) */
@@ -175,7 +176,8 @@ static inline double model_case_moe(const struct model *m, const struct model_ca
 {
 	/* the form's mix and the extrapolation error: one exponential */
 	double e = m->form * k->moe_lr + m->z_x * k->moe_x_sig;
-	double moe = k->moe_mem_ms * (e != 0 ? exp(e) : 1) * m->moe_scale *
+	/* between its points the curve is theirs: the fit's error is the form's */
+	double moe = k->moe_mem_ms * (e != 0 ? exp(e) : 1) * (k->moe_fitted ? m->moe_scale : 1) *
 		     (k->xfer >= 0 ? m->v[k->xfer] * m->c_xfer * (m->xfer_curve ? k->xfer_adj : 1) : 1);
 	double roof = k->moe_flop_ms * m->c_inv_ceff;
 	return moe > roof ? moe : roof;
