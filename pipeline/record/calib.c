@@ -1328,6 +1328,9 @@ static int set_moe_reference(struct calib *c, const char *rest, double v, const 
 		return set_checked(&c->moe_ref.tp, REQ_INT, v, full);
 	if (!strcmp(rest, "floor_us")) /* 0: no per-call floor */
 		return set_checked(&c->moe_ref.floor_us, Y_NONNEG, v, full);
+	/* 0: the anchors take the curve's own MoE */
+	if (!strcmp(rest, "anchor_b8_ms") || !strcmp(rest, "anchor_b16_ms"))
+		return set_checked(&c->moe_ref.anchor_ms[rest[8] == '1'], Y_NONNEG, v, full);
 	if (!strncmp(rest, "physical.", 9))
 		return set_physical(c, rest + 9, v, full);
 	return set_ref_point(c, rest, v, full);
@@ -1532,6 +1535,8 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	rc = rc ? rc : fn(ctx, "moe_reference.curve", calib_moe_curve_name(r->curve));
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.tp", r->tp);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.floor_us", r->floor_us);
+	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b8_ms", r->anchor_ms[0]);
+	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b16_ms", r->anchor_ms[1]);
 	for (int p = 0; p < MOE_P_COUNT && !rc; p++) {
 		snprintf(key, sizeof key, "moe_reference.physical.%s", moe_param_names[p]);
 		rc = key_num(fn, ctx, key, r->fit.ok || r->fit.held[p] ? r->fit.value[p] : r->phys.value[p]);
