@@ -419,15 +419,14 @@ void pdf_table_end(struct pdf_doc *doc)
 
 /* ---------------------------------------------------------------- output */
 
+/* After a failed write the rest is dropped, not refused: cairo 1.16 can
+ * abort on an assertion when a write error meets it mid-document (seen on a
+ * full disk); the error is kept and reported once the surface is done. */
 static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len)
 {
 	struct pdf_doc *doc = closure;
-	if (doc->write_errno)
-		return CAIRO_STATUS_WRITE_ERROR;
-	if (fwrite(data, 1, len, doc->fp) != len) {
+	if (!doc->write_errno && fwrite(data, 1, len, doc->fp) != len)
 		doc->write_errno = errno ? errno : EIO;
-		return CAIRO_STATUS_WRITE_ERROR;
-	}
 	return CAIRO_STATUS_SUCCESS;
 }
 
