@@ -23,7 +23,7 @@
  * instructions (the index's writes): the rest of a ratio above that is the
  * host's noise, which the best of 3 left at up to 1.21x.
  *
- * Last, many series (`bench_history --series` runs this table alone): one
+ * Last, many series (`bench_history --series` runs this table alone, `--series NIGHTS SERIES` one shape): one
  * night of 5,000 to RECORD_MAX_ROWS series, and 365 nights of 4,096: parse,
  * verdict walk, the night's verdicts, and the load through a full index.
  * The cost per series-night must stay flat: a walk that compared every
@@ -287,16 +287,18 @@ done:
 
 /* Many series: one night at 5,000 to RECORD_MAX_ROWS rows, and a year of
  * 4,096 series. Each phase's cost per series must stay flat (linear). */
-static int series_table(const struct regress_conf *conf)
+static int series_table(const struct regress_conf *conf, int nights, int series)
 {
-	static const int shape[][2] = {
-		{1, 5000}, {1, 20000}, {1, 40000}, {1, RECORD_MAX_ROWS}, {365, 4096}};
+	int shape[][2] = {{1, 5000}, {1, 20000}, {1, 40000}, {1, RECORD_MAX_ROWS}, {365, 4096}};
+	size_t nshape = sizeof shape / sizeof *shape;
 	double base = 0;
 	struct rusage ru;
 
 	printf("\n%-7s %8s %10s %12s %10s %14s %10s %12s\n", "nights", "series", "parse_s",
 	       "verdicts_s", "night_s", "us/series/night", "vs first", "indexed_s");
-	for (size_t k = 0; k < sizeof shape / sizeof *shape; k++) {
+	if (nights > 0 && series > 0) /* one shape alone (profiling) */
+		shape[0][0] = nights, shape[0][1] = series, nshape = 1;
+	for (size_t k = 0; k < nshape; k++) {
 		double t[4];
 		if (time_series(shape[k][0], shape[k][1], conf, t))
 			return 1;
@@ -322,8 +324,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_history: %s\n", err_msg());
 		return 1;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--series")) /* this table alone */
-		return series_table(&conf);
+	if (argc > 1 && !strcmp(argv[1], "--series")) /* this table alone, or one shape */
+		return series_table(&conf, argc > 3 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0);
 	if (!mkdtemp(dir))
 		return 1;
 	printf("CPU time of this process (a shared machine's other jobs stretch wall time\n"
@@ -358,5 +360,5 @@ int main(int argc, char **argv)
 	if (index_table(dir, 365))
 		return 1;
 	fsx_rm_rf(dir);
-	return rows_table() || series_table(&conf);
+	return rows_table() || series_table(&conf, 0, 0);
 }

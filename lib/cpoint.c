@@ -77,29 +77,47 @@ static double qhat_of(double sxy, double sxx, double syy, size_t nx, size_t ny)
 	return (double)nx * (double)ny / (double)(nx + ny) * e;
 }
 
+/* The windows the walk searches are at most change_window_nights long: up to
+ * this many points the distance sums live on the stack (no allocation per
+ * call); a longer series takes the heap. */
+#define CPOINT_STACK_POINTS 64
+
+/* r[k * w + a] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a), for a <= k
+ * only (the search reads no other entry: row k ends at its own point), and
+ * sxx[a] = the same sum over the pairs within x[lo..lo + a). The sums run in
+ * the order of the full matrix, so each entry is bit for bit the same. */
+static void distance_sums(const double *x, size_t lo, size_t m, size_t w, double *r, double *sxx)
+{
+	sxx[0] = 0;
+	for (size_t k = 0; k < m; k++) {
+		double xk = x[lo + k], *row = r + k * w;
+		row[0] = 0;
+		for (size_t a = 0; a < k; a++)
+			row[a + 1] = row[a] + fabs(x[lo + a] - xk);
+		sxx[k + 1] = sxx[k] + row[k];
+	}
+}
+
 int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
 		  size_t *kappa, double *qhat)
 {
 	size_t m = hi > lo ? hi - lo : 0, w = m + 1;
+	double stack_r[CPOINT_STACK_POINTS * (CPOINT_STACK_POINTS + 1)],
+		stack_sxx[CPOINT_STACK_POINTS + 1], *r = stack_r, *sxx = stack_sxx;
 	if (min_seg < 1)
 		min_seg = 1;
 	if (m < 2 * min_seg)
 		return DDT_EINPUT;
-	/* r[k * w + a] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a) */
-	double *r = malloc(m * w * sizeof *r), *sxx = malloc(w * sizeof *sxx);
-	if (!r || !sxx) {
-		free(r);
-		free(sxx);
-		return err_nomem();
+	if (m > CPOINT_STACK_POINTS) {
+		r = malloc(m * w * sizeof *r);
+		sxx = malloc(w * sizeof *sxx);
+		if (!r || !sxx) {
+			free(r);
+			free(sxx);
+			return err_nomem();
+		}
 	}
-	for (size_t k = 0; k < m; k++) {
-		r[k * w] = 0;
-		for (size_t a = 0; a < m; a++)
-			r[k * w + a + 1] = r[k * w + a] + fabs(x[lo + a] - x[lo + k]);
-	}
-	sxx[0] = 0; /* sxx[a]: pairs within x[lo..lo + a) */
-	for (size_t a = 1; a <= m; a++)
-		sxx[a] = sxx[a - 1] + r[(a - 1) * w + a - 1];
+	distance_sums(x, lo, m, w, r, sxx);
 	double best = -INFINITY;
 	size_t best_at = lo + min_seg, best_kappa = hi;
 	for (size_t t = min_seg; t + min_seg <= m; t++) {
@@ -117,8 +135,10 @@ int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, siz
 			}
 		}
 	}
-	free(r);
-	free(sxx);
+	if (r != stack_r) {
+		free(r);
+		free(sxx);
+	}
 	*at = best_at;
 	*kappa = best_kappa;
 	*qhat = best;
@@ -157,6 +177,27 @@ static void insert_sorted(size_t *c, size_t *k, size_t v)
 	(*k)++;
 }
 
+/* The best split of each interval tried, by the interval's first point: an
+ * interval the last split left whole is not searched again. */
+struct split_memo {
+	size_t end, at, kappa;
+	double q;
+	int rc;
+};
+
+/* cpoint_best_split of x[a..b), from the memo when it holds that interval. */
+static int best_split_memo(const double *x, size_t a, size_t b, size_t min_seg, struct split_memo *memo,
+			   size_t *at, size_t *kappa, double *q)
+{
+	struct split_memo *e = &memo[a];
+	if (e->end != b) {
+		e->rc = cpoint_best_split(x, a, b, min_seg, &e->at, &e->kappa, &e->q);
+		e->end = e->rc == DDT_ENOMEM ? 0 : b;
+	}
+	*at = e->at, *kappa = e->kappa, *q = e->q;
+	return e->rc;
+}
+
 /* Split step: change points into c (room for n), their number into *k.
  * The interval whose best candidate has the largest Q-hat is split when a t
  * test between the points before the candidate and those up to its kappa
@@ -165,9 +206,13 @@ static void insert_sorted(size_t *c, size_t *k, size_t v)
 static int split_all(const double *x, size_t n, const struct cpoint_opts *o, size_t *c, size_t *k)
 {
 	unsigned char *done = calloc(n + 1, 1); /* done[lo]: interval from lo tried */
+	struct split_memo *memo = calloc(n + 1, sizeof *memo); /* end 0: none */
 	int rc = 0;
-	if (!done)
+	if (!done || !memo) {
+		free(done);
+		free(memo);
 		return err_nomem();
+	}
 	*k = 0;
 	for (;;) {
 		size_t best_at = 0, best_kappa = 0, lo = 0;
@@ -177,7 +222,7 @@ static int split_all(const double *x, size_t n, const struct cpoint_opts *o, siz
 			double q;
 			if (done[a])
 				continue;
-			rc = cpoint_best_split(x, a, b, o->min_seg, &at, &kappa, &q);
+			rc = best_split_memo(x, a, b, o->min_seg, memo, &at, &kappa, &q);
 			if (rc == DDT_ENOMEM)
 				goto out;
 			if (rc) {
@@ -203,6 +248,7 @@ static int split_all(const double *x, size_t n, const struct cpoint_opts *o, siz
 	}
 out:
 	free(done);
+	free(memo);
 	return rc;
 }
 
