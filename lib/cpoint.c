@@ -70,31 +70,62 @@ static double pair_mean(double sum, size_t k)
 	return k > 1 ? sum / ((double)k * (double)(k - 1) / 2) : 0;
 }
 
-/* Q-hat of X = x[lo..tau), Y = x[tau..kappa) from the three distance sums. */
-static double qhat_of(double sxy, double sxx, double syy, size_t nx, size_t ny)
-{
-	double e = 2 * sxy / ((double)nx * (double)ny) - pair_mean(sxx, nx) - pair_mean(syy, ny);
-	return (double)nx * (double)ny / (double)(nx + ny) * e;
-}
-
 /* The windows the walk searches are at most change_window_nights long: up to
- * this many points the distance sums live on the stack (no allocation per
- * call); a longer series takes the heap. */
+ * this many points the scratch lives on the stack (no allocation per call);
+ * a longer series takes the heap. */
 #define CPOINT_STACK_POINTS 64
+/* The loops below are written for the vectorizer, which -O2 of GCC 12 runs
+ * only on loops of a known trip count: these two ask for it (lanes keep IEEE
+ * results, -std=c11 contracts nothing: the same bits as scalar code). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CPOINT_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define CPOINT_VECTORIZE
+#endif
+#define CPOINT_SCRATCH(m) ((m) * ((m) + 1) + ((m) + 1) + 4 * (m))
 
-/* r[k * w + a] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a), for a <= k
- * only (the search reads no other entry: row k ends at its own point), and
- * sxx[a] = the same sum over the pairs within x[lo..lo + a). The sums run in
- * the order of the full matrix, so each entry is bit for bit the same. */
-static void distance_sums(const double *x, size_t lo, size_t m, size_t w, double *r, double *sxx)
+/* rt[a * w + k] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a), for a <= k
+ * only (the search reads no other entry), d[k] = rt[k * w + k], and sxx[a] =
+ * the sum over the pairs within x[lo..lo + a). Each sum runs over i in the
+ * order of the plain row-by-row prefix sums, so every entry is bit for bit
+ * that value; laid out by a, the k of one step are independent (vectorized). */
+CPOINT_VECTORIZE static void distance_sums(const double *x, size_t lo, size_t m, size_t w, double *rt, double *d,
+			  double *sxx)
 {
+	for (size_t k = 0; k < m; k++)
+		rt[k] = 0;
+	for (size_t a = 0; a + 1 < m; a++) {
+		const double xa = x[lo + a], *src = rt + a * w;
+		double *dst = rt + (a + 1) * w;
+		for (size_t k = a + 1; k < m; k++)
+			dst[k] = src[k] + fabs(xa - x[lo + k]);
+	}
 	sxx[0] = 0;
 	for (size_t k = 0; k < m; k++) {
-		double xk = x[lo + k], *row = r + k * w;
-		row[0] = 0;
-		for (size_t a = 0; a < k; a++)
-			row[a + 1] = row[a] + fabs(x[lo + a] - xk);
-		sxx[k + 1] = sxx[k] + row[k];
+		d[k] = rt[k * w + k];
+		sxx[k + 1] = sxx[k] + d[k];
+	}
+}
+
+/* Q-hat of X = x[lo..lo + t), Y = x[lo + t..lo + k + 1) from the three
+ * distance sums, nx ny / (nx + ny) (2 sxy / (nx ny) - mean pair distance
+ * within X - within Y), for every kappa = k + 1 in [t + min_seg, m] into q[k] (the sums first, in order; then the divisions, independent). */
+CPOINT_VECTORIZE static void qhat_row(const double *rt, const double *d, const double *sxx, size_t m, size_t w,
+		     size_t t, size_t min_seg, double *sxy, double *syy, double *q)
+{
+	const double *row = rt + t * w, nx = (double)t, px = pair_mean(sxx[t], t);
+	double a = 0, b = 0;
+	for (size_t k = t; k < m; k++) {
+		a += row[k];
+		b += d[k] - row[k];
+		sxy[k] = a;
+		syy[k] = b;
+	}
+	for (size_t k = t + min_seg - 1; k < m; k++) {
+		double ny = (double)(k + 1 - t);
+		double py = ny > 1 ? syy[k] / (ny * (ny - 1) / 2) : 0;
+		double e = 2 * sxy[k] / (nx * ny) - px - py;
+		q[k] = nx * ny / (nx + ny) * e;
 	}
 }
 
@@ -102,43 +133,28 @@ int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, siz
 		  size_t *kappa, double *qhat)
 {
 	size_t m = hi > lo ? hi - lo : 0, w = m + 1;
-	double stack_r[CPOINT_STACK_POINTS * (CPOINT_STACK_POINTS + 1)],
-		stack_sxx[CPOINT_STACK_POINTS + 1], *r = stack_r, *sxx = stack_sxx;
+	double stack[CPOINT_SCRATCH(CPOINT_STACK_POINTS)], *rt = stack;
 	if (min_seg < 1)
 		min_seg = 1;
 	if (m < 2 * min_seg)
 		return DDT_EINPUT;
-	if (m > CPOINT_STACK_POINTS) {
-		r = malloc(m * w * sizeof *r);
-		sxx = malloc(w * sizeof *sxx);
-		if (!r || !sxx) {
-			free(r);
-			free(sxx);
-			return err_nomem();
-		}
-	}
-	distance_sums(x, lo, m, w, r, sxx);
+	if (m > CPOINT_STACK_POINTS && !(rt = malloc(CPOINT_SCRATCH(m) * sizeof *rt)))
+		return err_nomem();
+	double *sxx = rt + m * w, *d = sxx + w, *sxy = d + m, *syy = sxy + m, *q = syy + m;
+	distance_sums(x, lo, m, w, rt, d, sxx);
 	double best = -INFINITY;
 	size_t best_at = lo + min_seg, best_kappa = hi;
 	for (size_t t = min_seg; t + min_seg <= m; t++) {
-		double sxy = 0, syy = 0;
-		for (size_t k = t; k < m; k++) { /* kappa = k + 1 */
-			sxy += r[k * w + t];
-			syy += r[k * w + k] - r[k * w + t];
-			if (k + 1 - t < min_seg)
-				continue;
-			double q = qhat_of(sxy, sxx[t], syy, t, k + 1 - t);
-			if (q > best) {
-				best = q;
+		qhat_row(rt, d, sxx, m, w, t, min_seg, sxy, syy, q);
+		for (size_t k = t + min_seg - 1; k < m; k++)
+			if (q[k] > best) {
+				best = q[k];
 				best_at = lo + t;
 				best_kappa = lo + k + 1;
 			}
-		}
 	}
-	if (r != stack_r) {
-		free(r);
-		free(sxx);
-	}
+	if (rt != stack)
+		free(rt);
 	*at = best_at;
 	*kappa = best_kappa;
 	*qhat = best;
@@ -203,16 +219,12 @@ static int best_split_memo(const double *x, size_t a, size_t b, size_t min_seg, 
  * test between the points before the candidate and those up to its kappa
  * (the two groups Q-hat compared) gives p <= split_p; an interval whose best
  * candidate fails is not tried again. */
-static int split_all(const double *x, size_t n, const struct cpoint_opts *o, size_t *c, size_t *k)
+static int split_all(const double *x, size_t n, const struct cpoint_opts *o, unsigned char *done,
+		     struct split_memo *memo, size_t *c, size_t *k)
 {
-	unsigned char *done = calloc(n + 1, 1); /* done[lo]: interval from lo tried */
-	struct split_memo *memo = calloc(n + 1, sizeof *memo); /* end 0: none */
 	int rc = 0;
-	if (!done || !memo) {
-		free(done);
-		free(memo);
-		return err_nomem();
-	}
+	memset(done, 0, n + 1); /* done[lo]: interval from lo tried */
+	memset(memo, 0, (n + 1) * sizeof *memo); /* end 0: none */
 	*k = 0;
 	for (;;) {
 		size_t best_at = 0, best_kappa = 0, lo = 0;
@@ -247,8 +259,6 @@ static int split_all(const double *x, size_t n, const struct cpoint_opts *o, siz
 			insert_sorted(c, k, best_at);
 	}
 out:
-	free(done);
-	free(memo);
 	return rc;
 }
 
@@ -320,23 +330,28 @@ static int by_at(const void *a, const void *b)
 int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, struct cpoint_change *out,
 		 size_t cap, size_t *nout)
 {
-	size_t *c = malloc((n ? n : 1) * sizeof *c), k = 0;
-	struct cpoint_change *all = NULL;
+	/* a window's scratch on the stack; a longer series's on the heap */
+	size_t c_stack[CPOINT_STACK_POINTS], *c = c_stack, k = 0;
+	unsigned char done_stack[CPOINT_STACK_POINTS + 1], *done = done_stack;
+	struct split_memo memo_stack[CPOINT_STACK_POINTS + 1], *memo = memo_stack;
+	struct cpoint_change all_stack[CPOINT_STACK_POINTS], *all = all_stack;
 	int rc;
 
 	*nout = 0;
-	if (!c)
-		return err_nomem();
-	if ((rc = split_all(x, n, o, c, &k)) != 0)
+	if (n > CPOINT_STACK_POINTS) {
+		c = malloc(n * sizeof *c);
+		done = malloc(n + 1);
+		memo = malloc((n + 1) * sizeof *memo);
+		all = malloc(n * sizeof *all);
+		if (!c || !done || !memo || !all) {
+			rc = err_nomem();
+			goto done;
+		}
+	}
+	if ((rc = split_all(x, n, o, done, memo, c, &k)) != 0)
 		goto done;
 	merge_weak(x, n, o, c, &k);
 	refine(x, n, o->min_seg ? o->min_seg : 1, c, k);
-	if (!k)
-		goto done;
-	if (!(all = malloc(k * sizeof *all))) {
-		rc = err_nomem();
-		goto done;
-	}
 	for (size_t i = 0; i < k; i++)
 		all[i] = stats_of(x, n, c, k, i);
 	if (k > cap) /* keep the strongest */
@@ -345,7 +360,11 @@ int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, str
 	qsort(all, *nout, sizeof *all, by_at);
 	memcpy(out, all, *nout * sizeof *out);
 done:
-	free(all);
-	free(c);
+	if (n > CPOINT_STACK_POINTS) {
+		free(all);
+		free(memo);
+		free(done);
+		free(c);
+	}
 	return rc;
 }

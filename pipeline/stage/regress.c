@@ -14,7 +14,7 @@
 /* Median of v[0..n) (n > 0); sorts v. */
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, sort_cmp_double);
+	sort_doubles(v, n);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -378,7 +378,7 @@ static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size
 {
 	double lo, hi, sigma;
 	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
-	qsort(sc->sorted, m, sizeof *sc->sorted, sort_cmp_double);
+	sort_doubles(sc->sorted, m);
 	return bimodal(c, sc->sorted, sc->win, m, &lo, &hi, &sigma);
 }
 
