@@ -75,14 +75,16 @@ static double pair_mean(double sum, size_t k)
  * a longer series takes the heap. */
 #define CPOINT_STACK_POINTS 64
 /* The loops below are written for the vectorizer, which -O2 of GCC 12 runs
- * only on loops of a known trip count: these two ask for it (lanes keep IEEE
- * results, -std=c11 contracts nothing: the same bits as scalar code). */
+ * only on loops of a known trip count: these two ask for it, and for no
+ * trapping math (a compare or a division may then run in a lane it does not
+ * count in; no value changes). Lanes keep IEEE results and -std=c11
+ * contracts nothing: the same bits as scalar code. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define CPOINT_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#define CPOINT_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math")))
 #else
 #define CPOINT_VECTORIZE
 #endif
-#define CPOINT_SCRATCH(m) ((m) * ((m) + 1) + ((m) + 1) + 4 * (m))
+#define CPOINT_SCRATCH(m) ((m) * ((m) + 1) + ((m) + 1) + 8 * (m))
 
 /* rt[a * w + k] = sum of |x_i - x_(lo+k)| over i in [lo, lo + a), for a <= k
  * only (the search reads no other entry), d[k] = rt[k * w + k], and sxx[a] =
@@ -107,25 +109,31 @@ CPOINT_VECTORIZE static void distance_sums(const double *x, size_t lo, size_t m,
 	}
 }
 
-/* Q-hat of X = x[lo..lo + t), Y = x[lo + t..lo + k + 1) from the three
- * distance sums, nx ny / (nx + ny) (2 sxy / (nx ny) - mean pair distance
- * within X - within Y), for every kappa = k + 1 in [t + min_seg, m] into q[k] (the sums first, in order; then the divisions, independent). */
-CPOINT_VECTORIZE static void qhat_row(const double *rt, const double *d, const double *sxx, size_t m, size_t w,
-		     size_t t, size_t min_seg, double *sxy, double *syy, double *q)
+/* The split search, kappa = k + 1 by kappa: the sums of each split t get
+ * column k's distances (col[t] = rt[t * w + k], dk = d[k]) in the order of k,
+ * as a search of t then k adds them, and Q-hat of X = x[lo..lo + t),
+ * Y = x[lo + t..lo + k + 1) is nx ny / (nx + ny) (2 sxy / (nx ny) - mean pair
+ * distance within X (px[t]) - within Y). The splits t of one k are
+ * independent (vectorized); bq[t], bk[t]: the best Q-hat of split t so far
+ * and its first k. */
+CPOINT_VECTORIZE static void qhat_column(const double *col, double dk, const double *px, size_t k,
+					 size_t min_seg, size_t tmax, double *sxy, double *syy,
+					 double *bq, double *bk)
 {
-	const double *row = rt + t * w, nx = (double)t, px = pair_mean(sxx[t], t);
-	double a = 0, b = 0;
-	for (size_t k = t; k < m; k++) {
-		a += row[k];
-		b += d[k] - row[k];
-		sxy[k] = a;
-		syy[k] = b;
+	size_t hi = k < tmax ? k : tmax;
+	for (size_t t = min_seg; t <= hi; t++) {
+		sxy[t] += col[t];
+		syy[t] += dk - col[t];
 	}
-	for (size_t k = t + min_seg - 1; k < m; k++) {
-		double ny = (double)(k + 1 - t);
-		double py = ny > 1 ? syy[k] / (ny * (ny - 1) / 2) : 0;
-		double e = 2 * sxy[k] / (nx * ny) - px - py;
-		q[k] = nx * ny / (nx + ny) * e;
+	const double kk = (double)(k + 1);
+	for (size_t t = min_seg; t + min_seg <= k + 1; t++) {
+		double nx = (double)t, ny = kk - nx;
+		double py = syy[t] / (ny > 1 ? ny * (ny - 1) / 2 : 1); /* no branch */
+		py = ny > 1 ? py : 0;
+		double e = 2 * sxy[t] / (nx * ny) - px[t] - py;
+		double q = nx * ny / kk * e;
+		bk[t] = q > bq[t] ? (double)k : bk[t];
+		bq[t] = q > bq[t] ? q : bq[t];
 	}
 }
 
@@ -140,19 +148,29 @@ int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, siz
 		return DDT_EINPUT;
 	if (m > CPOINT_STACK_POINTS && !(rt = malloc(CPOINT_SCRATCH(m) * sizeof *rt)))
 		return err_nomem();
-	double *sxx = rt + m * w, *d = sxx + w, *sxy = d + m, *syy = sxy + m, *q = syy + m;
+	double *sxx = rt + m * w, *d = sxx + w, *sxy = d + m, *syy = sxy + m, *px = syy + m,
+	       *col = px + m, *bq = col + m, *bk = bq + m;
+	size_t tmax = m - min_seg;
 	distance_sums(x, lo, m, w, rt, d, sxx);
+	for (size_t t = min_seg; t <= tmax; t++) {
+		sxy[t] = syy[t] = bk[t] = 0;
+		bq[t] = -INFINITY;
+		px[t] = pair_mean(sxx[t], t);
+	}
+	for (size_t k = min_seg; k < m; k++) {
+		for (size_t t = min_seg; t <= k && t <= tmax; t++)
+			col[t] = rt[t * w + k];
+		qhat_column(col, d[k], px, k, min_seg, tmax, sxy, syy, bq, bk);
+	}
+	/* the first split with the largest Q-hat, as a search of t then k finds */
 	double best = -INFINITY;
 	size_t best_at = lo + min_seg, best_kappa = hi;
-	for (size_t t = min_seg; t + min_seg <= m; t++) {
-		qhat_row(rt, d, sxx, m, w, t, min_seg, sxy, syy, q);
-		for (size_t k = t + min_seg - 1; k < m; k++)
-			if (q[k] > best) {
-				best = q[k];
-				best_at = lo + t;
-				best_kappa = lo + k + 1;
-			}
-	}
+	for (size_t t = min_seg; t <= tmax; t++)
+		if (bq[t] > best) {
+			best = bq[t];
+			best_at = lo + t;
+			best_kappa = lo + (size_t)bk[t] + 1;
+		}
 	if (rt != stack)
 		free(rt);
 	*at = best_at;
