@@ -23,9 +23,11 @@
  * instructions (the index's writes): the rest of a ratio above that is the
  * host's noise, which the best of 3 left at up to 1.21x.
  *
- * Last, many series (`bench_history --series` runs this table alone, `--series NIGHTS SERIES` one shape; the verdict walk of 365 x 4,096 beside its limit, WALK_LIMIT_S): one
- * night of 5,000 to RECORD_MAX_ROWS series, and 365 nights of 4,096: parse,
- * verdict walk, the night's verdicts, and the load through a full index.
+ * Last, many series (`bench_history --series` runs this table alone,
+ * `--series NIGHTS SERIES` one shape): one night of 5,000 to RECORD_MAX_ROWS
+ * series, and 365 nights of 4,096: parse, verdict walk, the night's
+ * verdicts, and the load through a full index; the walk of 365 x 4,096
+ * beside its limit, WALK_LIMIT_S.
  * The cost per series-night must stay flat: a walk that compared every
  * pair of series made 40,000 series take 16 s. */
 #include <dirent.h>
