@@ -746,8 +746,10 @@ int main(int argc, char **argv)
 	fclose(plan);
 	if (!rc && count_only)
 		printf("%ld\n", pl.rows);
-	if (rc || count_only)
+	if (rc || count_only) {
+		free(pl.items);
 		return rc;
+	}
 	if (!(out = fopen(argv[2], "w"))) {
 		perror(argv[2]);
 		return 1;
