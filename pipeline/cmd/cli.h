@@ -89,6 +89,14 @@ int cli_folder_arg(void *field, const char *arg);
 
 /* The help of a folder option a command accepts like the others but does not use. */
 #define CLI_UNUSED "accepted for symmetry; unused here"
+/* The folders of a command that reads the history: the template whose
+ * regress: settings judge it, runs/, and the other two accepted unused. */
+#define CLI_OPTS_HISTORY_PATHS(T, f)                                                        \
+	CLI_OPT_TEMPLATE_AS(T, f,                                                           \
+			    "where the regress: settings come from (default:\n"              \
+			    "templates/default.yaml)"),                                       \
+		CLI_OPT_RUNS(T, f), CLI_OPT_BUF(T, f.calibration, "calibration", "PATH", CLI_UNUSED), \
+		CLI_OPT_BUF(T, f.reports, "reports", "DIR", CLI_UNUSED)
 
 /* Parses argv[1..argc) into the argument struct args by s's table (GNU
  * getopt_long rules: long options may be abbreviated, options and arguments

@@ -19,12 +19,7 @@ typedef struct ack_args A;
 static const struct cli_opt ack_opts[] = {
 	CLI_OPT_STR(A, reason, 0, "reason", "TEXT", "why (kept with the answer)"),
 	CLI_OPT_FLAG(A, invalid, 0, "invalid", "the alert was a false alarm, not a real change"),
-	CLI_OPT_TEMPLATE_AS(A, paths,
-			    "where the regress: settings come from (default:\n"
-			    "templates/default.yaml)"),
-	CLI_OPT_RUNS(A, paths),
-	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
-	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,
 };
 

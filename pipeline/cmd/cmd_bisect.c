@@ -28,12 +28,7 @@ static const struct cli_opt bisect_opts[] = {
 	CLI_OPT_STR(A, bench, 0, "bench", "CMD",
 		    "writes one run record under $DDT_BISECT_RUNS,\nrun in the checkout (default: "
 		    "build/ddt bench\n--ops $DDT_BISECT_OP --runs $DDT_BISECT_RUNS)"),
-	CLI_OPT_TEMPLATE_AS(A, paths,
-			    "where the regress: settings come from (default:\n"
-			    "templates/default.yaml)"),
-	CLI_OPT_RUNS(A, paths),
-	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
-	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,
 };
 

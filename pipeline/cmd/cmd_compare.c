@@ -184,12 +184,7 @@ typedef struct compare_args A;
 static const struct cli_opt compare_opts[] = {
 	CLI_OPT_STR(A, op, 0, "op", "NAME", "only series of this op"),
 	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
-	CLI_OPT_TEMPLATE_AS(A, paths,
-			    "where the regress: settings come from (default:\n"
-			    "templates/default.yaml)"),
-	CLI_OPT_RUNS(A, paths),
-	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
-	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,
 };
 

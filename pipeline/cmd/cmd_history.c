@@ -166,12 +166,7 @@ static const struct cli_opt history_opts[] = {
 		    "one read-only SQL statement on the history index\n"
 		    "(runs/.index.sqlite; tables in README \"History index\"),\n"
 		    "its rows printed as CSV"),
-	CLI_OPT_TEMPLATE_AS(A, paths,
-			    "where the regress: settings come from (default:\n"
-			    "templates/default.yaml)"),
-	CLI_OPT_RUNS(A, paths),
-	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
-	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
+	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,
 };
 
