@@ -37,6 +37,12 @@ struct scratch {
 	double *sorted;     /* [max(change_window_nights, baseline_nights)] */
 	double *win;        /* [change_window_nights] */
 	size_t *win_pt;     /* point index of each win value */
+	/* what change_check found of tonight's window, for long_drift on the
+	 * same night (win unchanged when it returns 0): bimodal -1 and noise
+	 * NaN when it did not get that far */
+	size_t win_m;
+	int win_bimodal;
+	double win_noise;
 };
 
 /* Collects up to c->baseline_nights good values before point i of the current
@@ -437,9 +443,11 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 	double noise, a, b;
 	struct cpoint_change ch[4];
 
-	if (m < (size_t)(c->min_good_nights + c->confirm_nights) || window_bimodal(c, sc, m))
+	sc->win_m = m, sc->win_bimodal = -1, sc->win_noise = NAN;
+	if (m < (size_t)(c->min_good_nights + c->confirm_nights) ||
+	    (sc->win_bimodal = window_bimodal(c, sc, m)))
 		return 0;
-	noise = diff_noise(c, sc->win, m, sc->vals);
+	noise = sc->win_noise = diff_noise(c, sc->win, m, sc->vals);
 	if (isfinite(w->carry_noise) && m < (size_t)c->baseline_nights)
 		noise = fmax(noise, w->carry_noise); /* a new level's few nights */
 	/* averaged over nights, a change of one noise sigma is real when the
@@ -518,13 +526,17 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 	}
 	if (n < 3 * k)
 		return 0;
-	size_t m0 = level_window(c, s, w, i, sc);
-	if (window_bimodal(c, sc, m0))
+	/* runs only after change_check returned 0 on this night: its window
+	 * (win is untouched then), bimodal check and noise are reused */
+	size_t m = sc->win_m;
+	if (sc->win_bimodal < 0)
+		sc->win_bimodal = window_bimodal(c, sc, m);
+	if (sc->win_bimodal)
 		return 0;
 	level_end(s, w, i, k, 1, sc->vals, &ref);
 	level_end(s, w, i, k, 0, sc->vals, &cur);
-	size_t m = level_window(c, s, w, i, sc);
-	double noise = diff_noise(c, sc->win, m, sc->vals), dn = (double)n;
+	double noise = isfinite(sc->win_noise) ? sc->win_noise : diff_noise(c, sc->win, m, sc->vals),
+	       dn = (double)n;
 	double thr = fmax(c->min_delta_frac, c->noise_multiple * noise);
 	double sxx_c = sxx - sx * sx / dn, slope = (sxy - sx * sy / dn) / sxx_c;
 	double res = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
@@ -903,7 +915,7 @@ void regress_history(const struct regress_conf *c, struct history *h)
 						 ? c->change_window_nights
 						 : c->baseline_nights) * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
-			     malloc((size_t)c->change_window_nights * sizeof(size_t))};
+			     malloc((size_t)c->change_window_nights * sizeof(size_t)), 0, -1, NAN};
 
 	if (!ws || !ms || !cur || !next || !bym || !sc.vals || !sc.sorted || !sc.win ||
 	    !sc.win_pt) {
