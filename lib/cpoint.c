@@ -5,6 +5,7 @@
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,9 +117,9 @@ CPOINT_VECTORIZE static void distance_sums(const double *x, size_t lo, size_t m,
  * distance within X (px[t]) - within Y). The splits t of one k are
  * independent (vectorized); bq[t], bk[t]: the best Q-hat of split t so far
  * and its first k. */
-CPOINT_VECTORIZE static void qhat_column(const double *col, double dk, const double *px, size_t k,
-					 size_t min_seg, size_t tmax, double *sxy, double *syy,
-					 double *bq, double *bk)
+CPOINT_VECTORIZE static void qhat_column(const double *col, double dk, const double *px,
+					 const double *qn, size_t k, size_t min_seg, size_t tmax,
+					 double *sxy, double *syy, double *bq, double *bk)
 {
 	size_t hi = k < tmax ? k : tmax;
 	for (size_t t = min_seg; t <= hi; t++) {
@@ -131,10 +132,38 @@ CPOINT_VECTORIZE static void qhat_column(const double *col, double dk, const dou
 		double py = syy[t] / (ny > 1 ? ny * (ny - 1) / 2 : 1); /* no branch */
 		py = ny > 1 ? py : 0;
 		double e = 2 * sxy[t] / (nx * ny) - px[t] - py;
-		double q = nx * ny / kk * e;
+		double q = qn[t] * e; /* qn[t] = nx * ny / kk, the same bits */
 		bk[t] = q > bq[t] ? (double)k : bk[t];
 		bq[t] = q > bq[t] ? q : bq[t];
 	}
+}
+
+/* Q-hat's weights nx ny / (nx + ny) for nx + ny = kk <= CPOINT_STACK_POINTS:
+ * row kk, entry nx, built once (they are the same for every search). */
+static double qn_table[(CPOINT_STACK_POINTS + 1) * CPOINT_STACK_POINTS];
+static pthread_once_t qn_once = PTHREAD_ONCE_INIT;
+
+static void qn_fill(double *row, double kk, size_t n)
+{
+	for (size_t t = 1; t < n; t++) {
+		double nx = (double)t, ny = kk - nx;
+		row[t] = nx * ny / kk;
+	}
+}
+
+static void qn_build(void)
+{
+	for (size_t kk = 2; kk <= CPOINT_STACK_POINTS; kk++)
+		qn_fill(qn_table + kk * CPOINT_STACK_POINTS, (double)kk, kk);
+}
+
+/* The weights of kappa = k + 1: the table's row, or computed into spare. */
+static const double *qn_row(size_t k, double *spare)
+{
+	if (k + 1 <= CPOINT_STACK_POINTS)
+		return qn_table + (k + 1) * CPOINT_STACK_POINTS;
+	qn_fill(spare, (double)(k + 1), k + 1);
+	return spare;
 }
 
 int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, size_t *at,
@@ -151,6 +180,7 @@ int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, siz
 	double *sxx = rt + m * w, *d = sxx + w, *sxy = d + m, *syy = sxy + m, *px = syy + m,
 	       *col = px + m, *bq = col + m, *bk = bq + m;
 	size_t tmax = m - min_seg;
+	pthread_once(&qn_once, qn_build);
 	distance_sums(x, lo, m, w, rt, d, sxx);
 	for (size_t t = min_seg; t <= tmax; t++) {
 		sxy[t] = syy[t] = bk[t] = 0;
@@ -160,7 +190,7 @@ int cpoint_best_split(const double *x, size_t lo, size_t hi, size_t min_seg, siz
 	for (size_t k = min_seg; k < m; k++) {
 		for (size_t t = min_seg; t <= k && t <= tmax; t++)
 			col[t] = rt[t * w + k];
-		qhat_column(col, d[k], px, k, min_seg, tmax, sxy, syy, bq, bk);
+		qhat_column(col, d[k], px, qn_row(k, bk + m), k, min_seg, tmax, sxy, syy, bq, bk);
 	}
 	/* the first split with the largest Q-hat, as a search of t then k finds */
 	double best = -INFINITY;
