@@ -29,6 +29,11 @@ struct walk {
 	int env_first;      /* the series continues another machine's: its first
 			     * night is an environment change */
 	size_t env_from;    /* then: the series it continues */
+	double *wc;         /* the last window sorted: wc[0] how many, then its
+			     * values in time order and sorted
+			     * (change_window_nights each); in one block, so
+			     * that a copy of the walk (restored) cannot
+			     * leave them out of step */
 };
 
 /* Scratch space of a walk: baseline values and the change window. */
@@ -378,14 +383,48 @@ static void set_drift(struct history *hist, struct hist_series *s, struct walk *
 	new_level(s, w, i, i, noise);
 }
 
+/* The series' window win[0..m) sorted into w->wsort. When it is the last
+ * sorted window slid by a night (its oldest value dropped, or none while the
+ * level is still filling, and tonight's added), that night's value leaves
+ * the sorted copy and tonight's goes in where the sort would put it: the
+ * same multiset gives the same sorted values. Else a full sort. */
+static double *window_sorted(const struct regress_conf *c, const double *win, size_t m,
+			      struct walk *w)
+{
+	size_t pm = (size_t)w->wc[0], drop = pm == m;
+	double *t = w->wc + 1, *v = t + c->change_window_nights;
+	int clean = 1; /* positive numbers only: equal values are the same bits */
+	if (m < 2 || (pm != m && pm + 1 != m) ||
+	    memcmp(t + drop, win, (m - 1) * sizeof *win) != 0 ||
+	    !(win[m - 1] > 0 && isfinite(win[m - 1]))) {
+		memcpy(v, win, m * sizeof *v);
+		sort_doubles(v, m);
+		for (size_t k = 0; k < m; k++)
+			clean &= v[k] > 0 && isfinite(v[k]);
+	} else {
+		size_t k = 0, n = pm;
+		if (drop) { /* the oldest value leaves */
+			while (v[k] != t[0])
+				k++;
+			memmove(v + k, v + k + 1, (--n - k) * sizeof *v);
+		}
+		double x = win[m - 1]; /* after equal values, as the stable sort puts it */
+		for (k = n; k && v[k - 1] > x; k--)
+			v[k] = v[k - 1];
+		v[k] = x;
+	}
+	memcpy(t, win, m * sizeof *win);
+	w->wc[0] = clean ? (double)m : 0; /* 0: the next window is sorted whole */
+	return v;
+}
+
 /* Whether the window's values show two levels (bimodal noise): the change
  * search would take a run of nights on one of them for a change. */
-static int window_bimodal(const struct regress_conf *c, struct scratch *sc, size_t m)
+static int window_bimodal(const struct regress_conf *c, struct scratch *sc, struct walk *w,
+			  size_t m)
 {
 	double lo, hi, sigma;
-	memcpy(sc->sorted, sc->win, m * sizeof *sc->sorted);
-	sort_doubles(sc->sorted, m);
-	return bimodal(c, sc->sorted, sc->win, m, &lo, &hi, &sigma);
+	return bimodal(c, window_sorted(c, sc->win, m, w), sc->win, m, &lo, &hi, &sigma);
 }
 
 /* Whether the level change at window point `at` lasted: at least
@@ -445,7 +484,7 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 
 	sc->win_m = m, sc->win_bimodal = -1, sc->win_noise = NAN;
 	if (m < (size_t)(c->min_good_nights + c->confirm_nights) ||
-	    (sc->win_bimodal = window_bimodal(c, sc, m)))
+	    (sc->win_bimodal = window_bimodal(c, sc, w, m)))
 		return 0;
 	noise = sc->win_noise = diff_noise(c, sc->win, m, sc->vals);
 	if (isfinite(w->carry_noise) && m < (size_t)c->baseline_nights)
@@ -530,7 +569,7 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 	 * (win is untouched then), bimodal check and noise are reused */
 	size_t m = sc->win_m;
 	if (sc->win_bimodal < 0)
-		sc->win_bimodal = window_bimodal(c, sc, m);
+		sc->win_bimodal = window_bimodal(c, sc, w, m);
 	if (sc->win_bimodal)
 		return 0;
 	level_end(s, w, i, k, 1, sc->vals, &ref);
@@ -908,6 +947,7 @@ void regress_history(const struct regress_conf *c, struct history *h)
 {
 	size_t ns = h->n ? h->n : 1;
 	struct walk *ws = calloc(ns, sizeof *ws);
+	double *wbuf = calloc(ns * (1 + 2 * (size_t)c->change_window_nights), sizeof *wbuf);
 	size_t *ms = calloc(ns, sizeof *ms), *cur = calloc(ns, sizeof *cur),
 	       *next = calloc(ns, sizeof *next), *bym = calloc(ns, sizeof *bym);
 	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
@@ -917,13 +957,15 @@ void regress_history(const struct regress_conf *c, struct history *h)
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(size_t)), 0, -1, NAN};
 
-	if (!ws || !ms || !cur || !next || !bym || !sc.vals || !sc.sorted || !sc.win ||
+	if (!ws || !wbuf || !ms || !cur || !next || !bym || !sc.vals || !sc.sorted || !sc.win ||
 	    !sc.win_pt) {
 		walk_unable(h);
 		goto done;
 	}
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		ws[i].carry_noise = NAN;
+		ws[i].wc = wbuf + i * (1 + 2 * (size_t)c->change_window_nights);
+	}
 	group_machines(h, ms, bym);
 	mark_machine_changes(h, ws, cur); /* cur: scratch until the walk */
 	memset(cur, 0, ns * sizeof *cur);
@@ -945,6 +987,7 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	}
 done:
 	free(ws);
+	free(wbuf);
 	free(ms);
 	free(bym);
 	free(cur);
