@@ -17,17 +17,13 @@
 
 int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *file = t->path, *src = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "fleet", &file), *ms = NULL;
-	struct yctx y = {file, diag};
+	const char *src = NULL;
+	struct yctx y;
+	struct ydoc_node *sec = tmpl_section_map(t, "fleet", diag, &y), *ms = NULL;
 	size_t before = diag->n;
 
 	memset(c, 0, sizeof *c);
-	if (!sec) {
-		ydiag_add(diag, t->path, 0, 0, "missing required section 'fleet'");
-		return DDT_EINPUT;
-	}
-	if (yget_expect(&y, sec, YDOC_MAP, "fleet"))
+	if (!sec)
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
@@ -38,7 +34,7 @@ int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *di
 	yget_int(&y, sec, "allreduce_hidden", Y_REQUIRED | Y_POSITIVE, &c->allreduce_hidden);
 	if (!yget_node(&y, sec, "allreduce_m", YDOC_SEQ, Y_REQUIRED, &ms) && ms) {
 		if (ms->n == 0 || ms->n > FLEET_MAX_M)
-			ydiag_add(diag, file, ms->line, ms->col,
+			ydiag_add(diag, y.file, ms->line, ms->col,
 				  "allreduce_m: expected 1 to %d values, got %zu", FLEET_MAX_M, ms->n);
 		for (size_t i = 0; i < ms->n && i < FLEET_MAX_M; i++) {
 			double v;

@@ -38,17 +38,13 @@
 
 int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *file = t->path, *src = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "nightly", &file);
-	struct yctx y = {file, diag};
+	const char *src = NULL;
+	struct yctx y;
+	struct ydoc_node *sec = tmpl_section_map(t, "nightly", diag, &y);
 	size_t before = diag->n;
 
 	memset(c, 0, sizeof *c);
-	if (!sec) {
-		ydiag_add(diag, t->path, 0, 0, "missing required section 'nightly'");
-		return DDT_EINPUT;
-	}
-	if (yget_expect(&y, sec, YDOC_MAP, "nightly"))
+	if (!sec)
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);

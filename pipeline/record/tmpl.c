@@ -273,6 +273,19 @@ struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const cha
 	return n;
 }
 
+struct ydoc_node *tmpl_section_map(const struct tmpl *t, const char *name, struct ydiag *diag,
+				   struct yctx *y)
+{
+	const char *file = t->path;
+	struct ydoc_node *sec = tmpl_section(t, name, &file);
+	*y = (struct yctx){file, diag};
+	if (!sec) {
+		ydiag_add(diag, t->path, 0, 0, "missing required section '%s'", name);
+		return NULL;
+	}
+	return yget_expect(y, sec, YDOC_MAP, name) ? NULL : sec;
+}
+
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name)
 {
 	for (size_t i = 0; i < t->nscenarios; i++)

@@ -58,6 +58,12 @@ void tmpl_free(struct tmpl *t);
  * file it came from, for a stage's loader; NULL when neither has it. */
 struct ydoc_node *tmpl_section(const struct tmpl *t, const char *name, const char **file);
 
+/* A stage's required section as a mapping, with *y set to read it (the file
+ * it came from, diag): the node, or NULL with the problem added to diag
+ * (missing, or not a mapping). */
+struct ydoc_node *tmpl_section_map(const struct tmpl *t, const char *name, struct ydiag *diag,
+				   struct yctx *y);
+
 /* The scenario of that name, or NULL. */
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
 

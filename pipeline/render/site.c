@@ -37,17 +37,12 @@ static void moved_commit_url(struct yctx *y, struct ydoc_node *sec)
 
 int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *file = t->path;
-	struct ydoc_node *sec = tmpl_section(t, "site", &file);
-	struct yctx y = {file, diag};
+	struct yctx y;
+	struct ydoc_node *sec = tmpl_section_map(t, "site", diag, &y);
 	size_t before = diag->n;
 
 	memset(c, 0, sizeof *c);
-	if (!sec) {
-		ydiag_add(diag, t->path, 0, 0, "missing required section 'site'");
-		return DDT_EINPUT;
-	}
-	if (yget_expect(&y, sec, YDOC_MAP, "site"))
+	if (!sec)
 		return DDT_EINPUT;
 	yget_strcpy(&y, sec, "source", Y_REQUIRED, c->source, sizeof c->source);
 	moved_commit_url(&y, sec);

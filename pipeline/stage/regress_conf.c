@@ -82,18 +82,14 @@ static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *
 
 int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *file = t->path, *src = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "regress", &file), *imp = NULL;
-	struct yctx y = {file, diag};
+	const char *src = NULL;
+	struct yctx y;
+	struct ydoc_node *sec = tmpl_section_map(t, "regress", diag, &y), *imp = NULL;
 	size_t before = diag->n;
 	double pct = NAN;
 
 	memset(c, 0, sizeof *c);
-	if (!sec) {
-		ydiag_add(diag, t->path, 0, 0, "missing required section 'regress'");
-		return DDT_EINPUT;
-	}
-	if (yget_expect(&y, sec, YDOC_MAP, "regress"))
+	if (!sec)
 		return DDT_EINPUT;
 	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
 		snprintf(c->source, sizeof c->source, "%s", src);
@@ -126,13 +122,13 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {
 		struct ydoc_node *n = ydoc_get(sec, c->change_max_p >= 1 ? "change_max_p"
 									  : "change_window_nights");
-		ydiag_add(diag, file, n->line, n->col, "%s",
+		ydiag_add(diag, y.file, n->line, n->col, "%s",
 			  c->change_max_p >= 1 ? "change_max_p: expected a p-value below 1"
 					       : "change_window_nights: at most 1000");
 	}
 	if (c->min_good_nights > c->baseline_nights) {
 		struct ydoc_node *n = ydoc_get(sec, "min_good_nights");
-		ydiag_add(diag, file, n->line, n->col,
+		ydiag_add(diag, y.file, n->line, n->col,
 			  "min_good_nights (%d) exceeds baseline_nights (%d)", c->min_good_nights,
 			  c->baseline_nights);
 	}
