@@ -1,5 +1,5 @@
-/* pool.c - a small persistent worker pool, so a parallel op pays microseconds, not a thread start, per run. */
-#include "cpu/cpu.h"
+/* cpu_pool.c - a small persistent worker pool, so a parallel op pays microseconds, not a thread start, per run; the aligned allocator and the cache size beside it. */
+#include "cpu_pool.h"
 
 #include <pthread.h>
 #include <sched.h>

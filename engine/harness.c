@@ -1,7 +1,7 @@
 /* harness.c - the stopping rule, sample statistics and the CPU timing loop every measurement goes through. */
 #include "harness.h"
 
-#include "cpu/cpu.h"
+#include "cpu_pool.h"
 #include "err.h"
 #include "sort.h"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_layers.py - fails on an include that points up the layers, or on an
-include cycle between files of different folders (README "Layout").
+include cycle between files of different folders, or on a cycle between folders
+(README "Layout").
 
 The layers, lowest first; a file may include headers of its own layer and of
 the layers below it, never above:
@@ -12,8 +13,10 @@ Subfolders belong to their folder's layer (engine/cpu is engine). A quoted
 include resolves as the compiler resolves it: the including file's folder
 first, then the layers' folders in order (the Makefile's -I list). Angle
 includes and headers outside the layers (system, cmocka, CUDA) are not
-checked. For cycles, x.c and x.h are one node; a cycle whose nodes all share
-one folder is that folder's business and is not reported.
+checked. For file cycles, x.c and x.h are one node; a cycle whose nodes all
+share one folder is that folder's business and is not reported. Folders are
+nodes too: a folder whose files include a folder whose files include it back
+(engine -> engine/cpu -> engine) is a cycle even when no file cycle closes.
 
 Usage: tools/check_layers.py [ROOT]   (exit 0: clean; 1: one line per problem)
        tools/check_layers.py --self-test  (the check catches what it should)
@@ -113,7 +116,7 @@ def cycles(edges):
 
 def problems_in(root):
     """One line per upward include and per cycle across folders under root."""
-    problems, edges = [], {}
+    problems, edges, dirs = [], {}, {}
     for src, ln, h in includes(root):
         ls, lh = layer_of(src), layer_of(h)
         if ls is not None and lh is not None and lh > ls:
@@ -122,10 +125,17 @@ def problems_in(root):
         a, b = node(src), node(h)
         if a != b:
             edges.setdefault(a, set()).add(b)
+        da, db = os.path.dirname(src), os.path.dirname(h)
+        if da != db:
+            dirs.setdefault(da, {}).setdefault(db, f"{src}:{ln}")
     for comp in cycles(edges):
         if len({os.path.dirname(x) for x in comp}) > 1:
             problems.append("include cycle across folders: " + " <-> ".join(comp) +
                             ": cut it so one of them needs nothing of the others")
+    for comp in cycles({d: set(to) for d, to in dirs.items()}):
+        why = [dirs[a][b] for a in comp for b in comp if b in dirs.get(a, {})]
+        problems.append("folder cycle: " + " <-> ".join(comp) + " (" + ", ".join(why) +
+                        "): move what both need into the lower folder")
     return problems
 
 
@@ -137,7 +147,12 @@ def self_test():
         ({"engine/e.c": '#include "record.h"\n', "pipeline/record/record.h": ""},
          ["engine/e.c:1: includes pipeline/record/record.h"]),
         ({"engine/r.h": '#include "cpu/c.h"\n', "engine/cpu/c.h": '#include "r.h"\n'},
-         ["include cycle across folders: engine/cpu/c <-> engine/r"]),
+         ["include cycle across folders: engine/cpu/c <-> engine/r", "folder cycle: engine"]),
+        ({"engine/h.c": '#include "cpu/c.h"\n', "engine/cpu/c.h": "",
+          "engine/cpu/k.c": '#include "r.h"\n', "engine/r.h": ""},
+         ["folder cycle: engine <-> engine/cpu"]),
+        ({"engine/h.c": '#include "p.h"\n', "engine/p.h": "",
+          "engine/cpu/k.c": '#include "r.h"\n', "engine/r.h": ""}, []),
         ({"pipeline/stage/x.h": '#include "y.h"\n', "pipeline/stage/y.h": '#include "x.h"\n'},
          []),
     ]
@@ -162,7 +177,7 @@ def main():
         print("check-layers: " + p)
     if not problems:
         print(f"check-layers: {len(LAYERS)} layers, every include points down, no cycle "
-              "across folders")
+              "across files or folders")
     return 1 if problems else 0
 
 
