@@ -217,7 +217,7 @@ void fleet_write_devices_csv(FILE *fp, const struct run_record *r, const struct 
  * (nccl-tests' definition: the bandwidth each link sees in a ring). */
 double fleet_busbw(double algbw_gbps, int ranks);
 
-/* ---- the jobs (fleet_slurm.c; the merge is fleet_merge.c) ---- */
+/* ---- the jobs (submitted by fleet_slurm.c, run by fleet_jobs.c; the merge is fleet_merge.c) ---- */
 
 /* What a night across the cluster is asked for ("" and 0: the defaults). */
 struct fleet_opts {

@@ -150,3 +150,27 @@ char *fleet_path(const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
+
+int fleet_argv_add(struct fleet_argv *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	if (a->n >= 63)
+		return err_set(DDT_EGENERIC, "too many arguments");
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return err_nomem();
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+void fleet_argv_free(struct fleet_argv *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+}

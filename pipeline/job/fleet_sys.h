@@ -1,4 +1,4 @@
-/* fleet_sys.h - what the fleet's jobs (fleet_slurm.c, fleet_merge.c) share with the system: child processes, Slurm's clients, paths, the time. */
+/* fleet_sys.h - what the fleet's jobs (fleet_slurm.c, fleet_jobs.c, fleet_merge.c) share with the system: child processes and their argument vectors, Slurm's clients, paths, the time. */
 #ifndef DDT_FLEET_SYS_H
 #define DDT_FLEET_SYS_H
 
@@ -25,5 +25,17 @@ int fleet_slurm_cmd(char *const argv[], char *out, size_t olen);
 
 /* Now as ISO 8601 UTC ("2026-01-01T02:00:00Z") into buf (len >= 21). */
 void fleet_now_iso(char *buf, size_t len);
+
+/* An argument vector whose strings it owns. */
+struct fleet_argv {
+	int n;
+	char *v[64];
+};
+
+/* Appends a printf-formatted string to a (at most 63; a->v stays
+ * NULL-terminated). Returns 0, DDT_EGENERIC when full, or the nomem error. */
+int fleet_argv_add(struct fleet_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees a's strings; a is empty after. */
+void fleet_argv_free(struct fleet_argv *a);
 
 #endif
