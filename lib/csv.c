@@ -32,11 +32,16 @@ void csv_field(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
+void csv_value(FILE *fp, double v)
+{
+	if (isfinite(v))
+		fprintf(fp, "%.9g", v);
+}
+
 void csv_num(FILE *fp, double v)
 {
 	fputc(',', fp);
-	if (isfinite(v))
-		fprintf(fp, "%.9g", v);
+	csv_value(fp, v);
 }
 
 int csv_split(char *line, char **field, int max)

@@ -22,6 +22,8 @@ char *csv_text(char *field);
 
 /* Writes ",v" (%.9g); an empty field when v is not finite. */
 void csv_num(FILE *fp, double v);
+/* Writes v alone (%.9g), nothing when v is not finite. */
+void csv_value(FILE *fp, double v);
 
 /* Splits one line (no line break) into its fields in place: field[i] points
  * into line, quotes removed and doubled quotes undone. Returns the number

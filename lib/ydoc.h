@@ -143,6 +143,9 @@ struct yout {
 };
 
 void yout_init(struct yout *y, FILE *fp);
+/* Bytes of the well-formed UTF-8 sequence at p (1 to 4), or 0 when the bytes
+ * there are not one (p is NUL-terminated: a NUL ends the checks early). */
+int yout_utf8_len(const unsigned char *p);
 void yout_map(struct yout *y);      /* begin a block mapping */
 void yout_map_flow(struct yout *y); /* begin a mapping on one line: {a: 1, b: 2} */
 void yout_seq(struct yout *y);      /* begin a block sequence */

@@ -114,7 +114,7 @@ static int plain_ok(const char *s)
 
 /* Bytes of the well-formed UTF-8 sequence at p (1 to 4), or 0 when the bytes
  * there are not one (p is NUL-terminated: a NUL ends the checks early). */
-static int utf8_len(const unsigned char *p)
+int yout_utf8_len(const unsigned char *p)
 {
 	if (p[0] < 0x80)
 		return 1;
@@ -140,7 +140,7 @@ static void write_string(FILE *fp, const char *s)
 	}
 	fputc('"', fp);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n = utf8_len(p);
+		int n = yout_utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			fprintf(fp, "\\%c", *p);
 		else if (*p == '\n')

@@ -1,6 +1,6 @@
 /* cmd_compare.c - `ddt compare RUN_A RUN_B`: two runs side by side, with verdicts. */
 #include "cmd.h"
-#include "csv.h"
+#include "rows.h"
 #include "err.h"
 #include "esc.h"
 #include "history.h"
@@ -75,35 +75,27 @@ static double noise_of(struct side s)
 	return isfinite(a) && isfinite(b) ? fmax(a, b) : isfinite(b) ? b : a;
 }
 
-static void csv_row(FILE *fp, const struct history *h, const struct hist_series *s,
-		    struct side d, const char *word, const char *rule)
+static void data_row(struct rows *w, const struct history *h, const struct hist_series *s,
+		     struct side d, const char *word, const char *rule)
 {
 	char commits[112] = "";
-	const char *key[] = {s->key.op, s->key.variant, s->key.params,
+	const char *key[] = {s->key.op,	     s->key.variant, s->key.params,
 			     s->key.device, s->key.backend, s->key.build};
-	for (size_t j = 0; j < 6; j++) {
-		if (j)
-			fputc(',', fp);
-		csv_field(fp, key[j]);
-	}
-	fprintf(fp, ",%s", d.a ? rec_status_name(d.a->status) : "");
-	csv_num(fp, median_of(d.a));
-	fprintf(fp, ",%s", d.b ? rec_status_name(d.b->status) : "");
-	csv_num(fp, median_of(d.b));
-	csv_num(fp, (median_of(d.b) / median_of(d.a) - 1) * 100);
-	csv_num(fp, noise_of(d) * 100);
-	fputc(',', fp);
-	csv_field(fp, word);
-	fprintf(fp, ",%s", d.b ? regress_verdict_name(d.b->verdict) : "");
-	fputc(',', fp);
-	csv_field(fp, rule);
-	fputc(',', fp);
-	csv_field(fp, s->key.machine);
-	fputc(',', fp);
-	csv_field(fp, d.sa ? d.sa->key.machine : "");
-	fputc(',', fp);
-	csv_field(fp, d.b ? regress_commits(h, d.b, commits, sizeof commits) : "");
-	fputc('\n', fp);
+	for (size_t j = 0; j < 6; j++)
+		rows_str(w, key[j]);
+	rows_str(w, d.a ? rec_status_name(d.a->status) : "");
+	rows_num(w, median_of(d.a));
+	rows_str(w, d.b ? rec_status_name(d.b->status) : "");
+	rows_num(w, median_of(d.b));
+	rows_num(w, (median_of(d.b) / median_of(d.a) - 1) * 100);
+	rows_num(w, noise_of(d) * 100);
+	rows_str(w, word);
+	rows_str(w, d.b ? regress_verdict_name(d.b->verdict) : "");
+	rows_str(w, rule);
+	rows_str(w, s->key.machine);
+	rows_str(w, d.sa ? d.sa->key.machine : "");
+	rows_str(w, d.b ? regress_commits(h, d.b, commits, sizeof commits) : "");
+	rows_end_row(w);
 }
 
 /* Microseconds with 4 significant digits, never in exponent form. */
@@ -135,14 +127,13 @@ static void table_row(FILE *fp, const struct history *h, const struct hist_serie
 		d.sa ? d.sa->key.machine : "");
 }
 
-/* Writes the comparison of runs ia and ib of h, then how many got slower or faster. */
+/* Writes the comparison of runs ia and ib of h, then how many got slower or
+ * faster; as rows (CSV or JSON) when w is not NULL, else as the table. */
 static void write_compare(const struct regress_conf *c, const struct history *h, size_t ia,
-			  size_t ib, const char *op, int csv, FILE *fp)
+			  size_t ib, const char *op, struct rows *w, FILE *fp)
 {
 	int slower = 0, faster = 0, same = 0;
-	if (csv)
-		fprintf(fp, COMPARE_CSV_HEADER "\n");
-	else
+	if (!w)
 		fprintf(fp, "A = %s (%s)\nB = %s (%s)\ncommits: %.7s..%.7s\n\n"
 			    "%10s %10s %8s %7s  %-10s %-19s %s\n",
 			h->runs[ia].run_id, h->runs[ia].git_rev[0] ? h->runs[ia].git_rev : "?",
@@ -164,12 +155,14 @@ static void write_compare(const struct regress_conf *c, const struct history *h,
 		slower += !strcmp(word, "slower");
 		faster += !strcmp(word, "faster");
 		same += !strcmp(word, "same");
-		if (csv)
-			csv_row(fp, h, s, d, word, rule);
+		if (w)
+			data_row(w, h, s, d, word, rule);
 		else
 			table_row(fp, h, s, d, word);
 	}
-	if (!csv)
+	if (w)
+		rows_end(w);
+	else
 		fprintf(fp, "\n%d slower, %d faster, %d the same (the nightly's rule: the change "
 			    "against the series' night-to-night noise, the larger of A's and B's)\n",
 			slower, faster, same);
@@ -183,14 +176,17 @@ struct compare_args {
 typedef struct compare_args A;
 static const struct cli_opt compare_opts[] = {
 	CLI_OPT_STR(A, op, 0, "op", "NAME", "only series of this op"),
-	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|json",
+		       "table (default), csv, or json (an array of objects\n"
+		       "keyed by the csv's columns)"),
 	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,
 };
 
 const struct cli_spec cmd_compare_spec = {
 	.name = "compare",
-	.usage = "compare [OPTIONS] RUN_A RUN_B",
+	.usage = "compare [OPTIONS] RUN_A RUN_B\n"
+		 "       ddt compare [OPTIONS] latest",
 	.about = "Shows every kernel series measured in either run side by side: the median\n"
 		 "of each, the change from A to B, and two verdicts: `compare`, slower or\n"
 		 "faster by the nightly's own rule (at least regress.min_delta_pct,\n"
@@ -198,11 +194,51 @@ const struct cli_spec cmd_compare_spec = {
 		 "noise, the larger of A's and B's), else same. And `night`, B's own\n"
 		 "verdict against its history, with its commits when it names a change.\n"
 		 "Runs of two machines are compared series by series by op, variant,\n"
-		 "params and backend. RUN_A and RUN_B are run ids (folders of runs/);\n"
+		 "params and backend. RUN_A and RUN_B are run ids (folders of runs/),\n"
+		 "'latest' the newest; 'ddt compare latest' compares the newest night with\n"
+		 "the one before it;\n"
 		 "the header gives their revisions as a range for `git log`.",
 	.opts = compare_opts,
 	.takes_args = 1,
 };
+
+/* The run named id: its index in h, the newest for "latest"; -1 when none. */
+static long run_named(const struct history *h, const char *id)
+{
+	if (!strcmp(id, "latest"))
+		return h->nruns ? (long)h->nruns - 1 : -1;
+	return history_run_index(h, id);
+}
+
+/* The runs to compare from the n (1 or 2) names given: two ids ("latest"
+ * for the newest), or "latest" alone: the night before the newest, and the
+ * newest. Returns 0, or DDT_EINPUT naming the run not found and the newest
+ * ones there are. */
+static int compare_runs(const struct history *h, int n, char **names, const char *dir, long *ia,
+			long *ib)
+{
+	char have[400] = "";
+	size_t len = 0;
+	if (n == 1) {
+		*ia = (long)h->nruns - 2;
+		*ib = (long)h->nruns - 1;
+		if (*ia >= 0)
+			return 0;
+		return err_set(DDT_EINPUT, "'latest' compares the two newest nights; %s holds %zu",
+			       dir, h->nruns);
+	}
+	*ia = run_named(h, names[0]);
+	*ib = run_named(h, names[1]);
+	if (*ia >= 0 && *ib >= 0)
+		return 0;
+	for (size_t k = h->nruns; k-- > 0 && h->nruns - k <= 5 && len < sizeof have;)
+		len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "",
+					h->runs[k].run_id);
+	return err_set(DDT_EINPUT, "no readable run %s in %s; %s%s%s", *ia < 0 ? names[0] : names[1],
+		       dir, h->nruns ? "the newest: " : "no runs there", have,
+		       h->nruns > 5 ? ", ... ('ddt history' lists them all; 'latest' names the newest)"
+				    : "");
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -216,8 +252,9 @@ int cmd_compare(int argc, char **argv)
 	paths_init(&a.paths, "default");
 	if ((rc = cli_parse(&cmd_compare_spec, &a, argc, argv, &first)) >= 0)
 		return rc;
-	if (argc - first != 2)
-		return cli_usage_error("compare", "expected two run ids, RUN_A and RUN_B");
+	if (argc - first != 2 && !(argc - first == 1 && !strcmp(argv[first], "latest")))
+		return cli_usage_error("compare", "expected two run ids, RUN_A and RUN_B, or "
+						  "'latest' (the newest night against the one before)");
 	if ((rc = regress_conf_load_file(&conf, a.paths.template_path)) != 0)
 		return cli_fail("compare", rc);
 	rc = history_load(&h, a.paths.runs, &warn);
@@ -228,16 +265,17 @@ int cmd_compare(int argc, char **argv)
 		status = cli_fail("compare", rc);
 		goto done;
 	}
-	for (int k = 0; k < 2; k++)
-		if (history_run_index(&h, argv[first + k]) < 0) {
-			status = cli_fail("compare", err_set(DDT_EINPUT, "no readable run %s in %s",
-							     argv[first + k], a.paths.runs));
-			goto done;
-		}
-	ia = history_run_index(&h, argv[first]);
-	ib = history_run_index(&h, argv[first + 1]);
+	if ((rc = compare_runs(&h, argc - first, argv + first, a.paths.runs, &ia, &ib)) != 0) {
+		status = cli_fail("compare", rc);
+		goto done;
+	}
 	regress_history(&conf, &h);
-	write_compare(&conf, &h, (size_t)ia, (size_t)ib, a.op, !strcmp(a.format, "csv"), stdout);
+	struct rows w;
+	enum rows_format fmt;
+	int as_rows = !rows_format_parse(a.format, &fmt);
+	if (as_rows)
+		rows_begin(&w, stdout, fmt, COMPARE_CSV_HEADER);
+	write_compare(&conf, &h, (size_t)ia, (size_t)ib, a.op, as_rows ? &w : NULL, stdout);
 	status = fflush(stdout) == 0 ? 0 : 1;
 done:
 	history_free(&h);

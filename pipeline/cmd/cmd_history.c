@@ -1,11 +1,11 @@
 /* cmd_history.c - `ddt history`: every series over the nights, with verdicts. */
 #include "cmd.h"
-#include "csv.h"
 #include "err.h"
 #include "esc.h"
 #include "hindex.h"
 #include "history.h"
 #include "regress.h"
+#include "rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,62 +30,55 @@ static int shown(const struct filter *f, const struct hist_series *s)
 
 /* The columns after reason: machine, the night's git_rev, and the change the
  * verdict names (commits a..b, last good and first bad run ids). */
-static void write_csv_change(const struct history *h, const struct hist_series *s,
-			     const struct hist_point *p, FILE *fp)
+static void write_rows_change(const struct history *h, const struct hist_series *s,
+			      const struct hist_point *p, struct rows *w)
 {
 	char commits[112];
 	const char *f[] = {s->key.machine, h->runs[p->run].git_rev,
 			   regress_commits(h, p, commits, sizeof commits),
 			   p->good_run < h->nruns ? h->runs[p->good_run].run_id : "",
 			   p->bad_run < h->nruns ? h->runs[p->bad_run].run_id : ""};
-	for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
-		fputc(',', fp);
-		csv_field(fp, f[j]);
-	}
+	for (size_t j = 0; j < sizeof f / sizeof *f; j++)
+		rows_str(w, f[j]);
 }
 
-static void write_csv(const struct history *h, const struct filter *f, FILE *fp)
+static void write_point_row(const struct history *h, const struct hist_series *s,
+			    const struct hist_point *p, struct rows *w)
 {
-	fprintf(fp, HISTORY_CSV_HEADER "\n");
+	const char *fields[] = {s->key.op,		s->key.variant,
+				s->key.params,		s->key.device,
+				s->key.backend,		s->key.build,
+				h->runs[p->run].run_id, h->runs[p->run].created,
+				rec_status_name(p->status)};
+	const double nums[] = {p->median_us,	     p->baseline_us, p->noise_frac * 100,
+			       p->delta_frac * 100, p->z,	     p->band_lo_us,
+			       p->band_hi_us};
+	for (size_t j = 0; j < sizeof fields / sizeof *fields; j++)
+		rows_str(w, fields[j]);
+	for (size_t j = 0; j < sizeof nums / sizeof *nums; j++)
+		rows_num(w, nums[j]);
+	rows_str(w, regress_verdict_name(p->verdict));
+	rows_str(w, regress_verdict_name(p->verdict_night));
+	rows_str(w, p->reason);
+	write_rows_change(h, s, p, w);
+	rows_end_row(w);
+}
+
+/* The points as CSV or JSON (one object a point, keyed by the CSV's columns). */
+static void write_rows(const struct history *h, const struct filter *f, enum rows_format fmt,
+		       FILE *fp)
+{
+	struct rows w;
+	rows_begin(&w, fp, fmt, HISTORY_CSV_HEADER);
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hist_series *s = &h->series[i];
 		if (!shown(f, s))
 			continue;
-		for (size_t k = 0; k < s->n; k++) {
-			const struct hist_point *p = &s->pts[k];
-			const char *fields[] = {s->key.op,
-						s->key.variant,
-						s->key.params,
-						s->key.device,
-						s->key.backend,
-						s->key.build,
-						h->runs[p->run].run_id,
-						h->runs[p->run].created,
-						rec_status_name(p->status)};
-			if (p->run < f->first_run)
-				continue;
-			for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) {
-				if (j)
-					fputc(',', fp);
-				csv_field(fp, fields[j]);
-			}
-			csv_num(fp, p->median_us);
-			csv_num(fp, p->baseline_us);
-			csv_num(fp, p->noise_frac * 100);
-			csv_num(fp, p->delta_frac * 100);
-			csv_num(fp, p->z);
-			csv_num(fp, p->band_lo_us);
-			csv_num(fp, p->band_hi_us);
-			fputc(',', fp);
-			csv_field(fp, regress_verdict_name(p->verdict));
-			fputc(',', fp);
-			csv_field(fp, regress_verdict_name(p->verdict_night));
-			fputc(',', fp);
-			csv_field(fp, p->reason);
-			write_csv_change(h, s, p, fp);
-			fputc('\n', fp);
-		}
+		for (size_t k = 0; k < s->n; k++)
+			if (s->pts[k].run >= f->first_run)
+				write_point_row(h, s, &s->pts[k], &w);
 	}
+	rows_end(&w);
 }
 
 /* "%+.1f%%", or "-" when not finite. */
@@ -161,7 +154,9 @@ static const struct cli_opt history_opts[] = {
 	CLI_OPT_STR(A, op, 0, "op", "NAME", "only series of this op"),
 	CLI_OPT_STR(A, variant, 0, "variant", "NAME", "only series of this variant"),
 	CLI_OPT_WHOLE(A, last, "last", "N", 0, 1e9, "only the last N nights (default 14; 0: all)"),
-	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv", "table (default) or csv"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|json",
+		       "table (default), csv, or json (an array of objects\n"
+		       "keyed by the csv's columns)"),
 	CLI_OPT_STR(A, sql, 0, "sql", "SELECT",
 		    "one read-only SQL statement on the history index\n"
 		    "(runs/.index.sqlite; tables in README \"History index\"),\n"
@@ -216,8 +211,9 @@ int cmd_history(int argc, char **argv)
 	}
 	regress_history(&conf, &h);
 	f.first_run = a.last > 0 && h.nruns > (size_t)a.last ? h.nruns - (size_t)a.last : 0;
-	if (!strcmp(a.format, "csv"))
-		write_csv(&h, &f, stdout);
+	enum rows_format fmt;
+	if (!rows_format_parse(a.format, &fmt))
+		write_rows(&h, &f, fmt, stdout);
 	else
 		write_table(&h, &f, stdout);
 	history_free(&h);
