@@ -1,6 +1,11 @@
 /* cmd.c - the list of ddt's subcommands. */
 #include "cmd.h"
 
+#include "err.h"
+#include "json.h"
+#include "ydoc.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 const struct cmd cmd_list[] = {
@@ -36,4 +41,30 @@ const struct cmd *cmd_find(const char *name)
 		if (!strcmp(cmd_list[i].name, name))
 			return &cmd_list[i];
 	return NULL;
+}
+
+int cmd_write_json(FILE *out, void (*write_yaml)(const void *obj, FILE *fp), const void *obj)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct ydoc *doc = NULL;
+	struct ydiag diag = {0};
+	/* what ddt wrote itself: no cap but memory's */
+	const struct ydoc_caps caps = {(size_t)-1, (size_t)-1};
+	FILE *m = open_memstream(&buf, &len);
+	int rc;
+	if (!m)
+		return err_nomem();
+	write_yaml(obj, m);
+	if (fclose(m) != 0) {
+		free(buf);
+		return err_nomem();
+	}
+	rc = ydoc_load_buf_capped(&doc, "the YAML output", buf, len, &caps, &diag);
+	if (!rc)
+		json_write_ydoc(out, doc->root);
+	ydoc_free(doc);
+	ydiag_free(&diag);
+	free(buf);
+	return rc;
 }

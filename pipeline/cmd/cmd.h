@@ -33,6 +33,11 @@ int cmd_report(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_site(int argc, char **argv);
 
+/* Writes as JSON (json.h) what write_yaml writes of obj as YAML (yout), so
+ * a command's JSON holds exactly its YAML's fields. Returns 0, or an error
+ * code with the message set. */
+int cmd_write_json(FILE *out, void (*write_yaml)(const void *obj, FILE *fp), const void *obj);
+
 /* `ddt fleet submit` and `ddt nightly --slurm` (name: "fleet submit" or "nightly"). */
 int cmd_fleet_submit(const char *name, int argc, char **argv);
 

@@ -12,7 +12,7 @@
 struct acceptance_args {
 	struct acceptance_opts opts;
 	double seed;
-	const char *yaml, *csv, *from;
+	const char *yaml, *csv, *from, *format;
 };
 
 static int budgets_arg(void *opts, const char *arg)
@@ -37,10 +37,17 @@ static const struct cli_opt acceptance_opts_table[] = {
 		     "('...' goes on by the ratio, or step, of the two before)"),
 	CLI_OPT_INT(A, opts.block, "block", "B", 2, 256,
 		    "replay a smaller block than the trace's\n(its first B - 1 positions)"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "text|csv|yaml|json",
+		       "what stdout gets: text (the table; default), csv (a\n"
+		       "row per budget), yaml (the curve: an acceptance\n"
+		       "source for the projection) or json (the yaml's\n"
+		       "fields); with --from: text, yaml or json"),
 	CLI_OPT_STR(A, yaml, 0, "yaml", "PATH",
-		    "also write the curve as YAML: an acceptance source\n"
-		    "for the projection ('-': to stdout, not the table)"),
-	CLI_OPT_STR(A, csv, 0, "csv", "PATH", "also write one CSV row per budget ('-': stdout)"),
+		    "also write the curve as YAML to PATH ('-': stdout,\n"
+		    "as --format yaml)"),
+	CLI_OPT_STR(A, csv, 0, "csv", "PATH",
+		    "also write one CSV row per budget to PATH ('-':\n"
+		    "stdout, as --format csv)"),
 	CLI_OPT_STR(A, from, 0, "from", "KIND",
 		    "TRACE is an engine's log, not a trace: vllm-log\n"
 		    "(SpecDecoding metrics lines), vllm-metrics (Prometheus\n"
@@ -54,10 +61,10 @@ static const struct cli_opt acceptance_opts_table[] = {
 
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
-	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--yaml PATH] [--csv P]\n"
-		 "       acceptance --from KIND LOG [--budgets LIST] [--yaml PATH]",
-	.about = "Replays a drafter trace (JSON Lines, plain or gzip; README \"Acceptance from\n"
-		 "your own drafter\") through the engine's own DDTree build (tree_build's heap)\n"
+	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--format text|csv|yaml|json]\n"
+		 "       ddt acceptance --from KIND LOG [--budgets LIST] [--format text|yaml|json]",
+	.about = "Replays a drafter trace (JSON Lines, plain or gzip; 'ddt help acceptance')\n"
+		 "through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"
 		 "acceptance length (root included) with a bootstrap interval over steps,\n"
 		 "what the drafter itself expected, the share of steps capped by the block,\n"
@@ -72,24 +79,78 @@ const struct cli_spec cmd_acceptance_spec = {
 		 "      --budgets 1,4,...,1024",
 };
 
-/* Writes r to path ("-": stdout) with write, atomically. */
-static int emit(const struct acceptance_result *r, const char *path,
-		void (*write)(const struct acceptance_result *, FILE *))
+static void yaml_of_result(const void *r, FILE *fp)
+{
+	acceptance_write_yaml(r, fp);
+}
+
+static void yaml_of_logs(const void *r, FILE *fp)
+{
+	accept_logs_write_yaml(r, fp);
+}
+
+/* Writes r to fp in format (text, csv, yaml or json; with the writers of a
+ * replay's result, or with logs set, those of a log's estimate, which has
+ * no csv). Returns 0 or an error code. */
+static int write_as(const void *r, int logs, const char *format, FILE *fp)
+{
+	if (!strcmp(format, "json"))
+		return cmd_write_json(fp, logs ? yaml_of_logs : yaml_of_result, r);
+	if (!strcmp(format, "yaml"))
+		logs ? accept_logs_write_yaml(r, fp) : acceptance_write_yaml(r, fp);
+	else if (!strcmp(format, "csv") && !logs)
+		acceptance_write_csv(r, fp);
+	else if (!strcmp(format, "text"))
+		logs ? accept_logs_write_text(r, fp) : acceptance_write_text(r, fp);
+	else
+		return err_set(DDT_EINPUT, "--format %s: a log's estimate is written as text, "
+				 "yaml or json", format);
+	return 0;
+}
+
+/* Writes r in format to path ("-": stdout), atomically. */
+static int emit(const void *r, int logs, const char *path, const char *format)
 {
 	struct fsx_file f;
 	int rc;
-	if (!strcmp(path, "-")) {
-		write(r, stdout);
-		return 0;
-	}
+	if (!strcmp(path, "-"))
+		return write_as(r, logs, format, stdout);
 	if ((rc = fsx_open(&f, path)))
 		return err_wrap(rc, "cannot write %s", path);
-	write(r, f.fp);
+	if ((rc = write_as(r, logs, format, f.fp)) != 0) {
+		fsx_abort(&f);
+		return rc;
+	}
 	return fsx_commit(&f);
 }
 
+/* What stdout gets: --format, or (the aliases) the format of a '-' given to
+ * --csv or --yaml, else text. Sets *status to 2 when --format and a '-'
+ * both claim stdout. */
+static const char *stdout_format(const struct acceptance_args *a, int *status)
+{
+	int csv = a->csv && !strcmp(a->csv, "-"), yaml = a->yaml && !strcmp(a->yaml, "-");
+	*status = 0;
+	if (a->format && (csv || yaml))
+		*status = cli_usage_error("acceptance", "--format %s and --%s - both write to stdout",
+					  a->format, csv ? "csv" : "yaml");
+	return a->format ? a->format : yaml ? "yaml" : csv ? "csv" : "text";
+}
+
+/* The result to stdout in its format, then to the --yaml and --csv files. */
+static int emit_all(const struct acceptance_args *a, const void *r, int logs, const char *out)
+{
+	int rc = write_as(r, logs, out, stdout);
+	/* a '-' of the format stdout got is written; --yaml - --csv - writes both */
+	if (!rc && a->yaml && (strcmp(a->yaml, "-") || strcmp(out, "yaml")))
+		rc = emit(r, logs, a->yaml, "yaml");
+	if (!rc && a->csv && (strcmp(a->csv, "-") || strcmp(out, "csv")))
+		rc = emit(r, logs, a->csv, "csv");
+	return rc;
+}
+
 /* `--from KIND LOG`: the engine's logged chain, and a tree estimate per budget. */
-static int from_log(const struct acceptance_args *a, const char *path)
+static int from_log(const struct acceptance_args *a, const char *path, const char *out)
 {
 	struct spec_log l;
 	struct accept_logs_result r = {0};
@@ -104,19 +165,8 @@ static int from_log(const struct acceptance_args *a, const char *path)
 	    (rc = accept_logs_prior_load(&prior, prior_path)))
 		return cli_fail("acceptance", rc);
 	if (!(rc = spec_log_read(&l, path, kind)) &&
-	    !(rc = accept_logs_estimate(&r, path, &l, &a->opts, &prior))) {
-		if (!a->yaml || strcmp(a->yaml, "-"))
-			accept_logs_write_text(&r, stdout);
-		if (a->yaml && !strcmp(a->yaml, "-"))
-			accept_logs_write_yaml(&r, stdout);
-		else if (a->yaml) {
-			struct fsx_file f;
-			if (!(rc = fsx_open(&f, a->yaml))) {
-				accept_logs_write_yaml(&r, f.fp);
-				rc = fsx_commit(&f);
-			}
-		}
-	}
+	    !(rc = accept_logs_estimate(&r, path, &l, &a->opts, &prior)))
+		rc = emit_all(a, &r, 1, out);
 	spec_log_free(&l);
 	accept_logs_free(&r);
 	return rc ? cli_fail("acceptance", rc) : 0;
@@ -135,18 +185,19 @@ int cmd_acceptance(int argc, char **argv)
 		return cli_usage_error("acceptance", "which trace? Give TRACE (.jsonl, .jsonl.gz or -)");
 	if (first < argc - 1)
 		return cli_usage_error("acceptance", "one TRACE, got %d arguments", argc - first);
-	if (a.from)
-		return from_log(&a, argv[first]);
+	const char *out = stdout_format(&a, &rc);
+	if (rc)
+		return rc;
+	if (a.from) {
+		if (!strcmp(out, "csv") || (a.csv && strcmp(a.csv, "-")))
+			return cli_usage_error("acceptance", "--from: a log's estimate is written as "
+					       "text, yaml or json, not csv");
+		return from_log(&a, argv[first], out);
+	}
 	a.opts.seed = (uint64_t)a.seed;
 	a.opts.progress = cli_is_tty();
-	if ((rc = acceptance_replay(&r, argv[first], &a.opts)) == 0) {
-		if (!(a.yaml && !strcmp(a.yaml, "-")) && !(a.csv && !strcmp(a.csv, "-")))
-			acceptance_write_text(&r, stdout);
-		if (a.yaml)
-			rc = emit(&r, a.yaml, acceptance_write_yaml);
-		if (!rc && a.csv)
-			rc = emit(&r, a.csv, acceptance_write_csv);
-	}
+	if ((rc = acceptance_replay(&r, argv[first], &a.opts)) == 0)
+		rc = emit_all(&a, &r, 0, out);
 	acceptance_free(&r);
 	return rc ? cli_fail("acceptance", rc) : 0;
 }

@@ -13,6 +13,7 @@
 #include "ydoc.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ struct estimate_args {
 	struct paths paths;
 	struct cli_list scenarios, sets;
 	const char *format, *curve, *moe_reference, *replay, *acceptance, *context;
-	int samples, sensitivity, grid, keys;
+	int samples, sensitivity, grid, keys, brief;
 	double seed; /* -1: the template's */
 	/* ad hoc: a scenario from the options (NULL, 0, budget -1: not given) */
 	const char *target, *pipeline, *accept, *estimator;
@@ -86,11 +87,14 @@ static const struct cli_opt estimate_opts[] = {
 	CLI_OPT_FLAG(A, sensitivity, 0, "sensitivity",
 		     "also print the tornado: each assumption at its p5 and p95"),
 	CLI_OPT_FLAG(A, grid, 0, "grid", "also print the best budget per target and concurrency"),
-	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|yaml",
-		       "table (default), csv or yaml; csv and yaml carry\n"
-		       "the tornado and the grid in sections of their own,\n"
-		       "the calibration's hash, the arguments and every\n"
-		       "override"),
+	CLI_OPT_CHOICE(A, format, "format", "F", "table|csv|yaml|json",
+		       "table (default), csv, yaml or json (the yaml's\n"
+		       "fields); csv, yaml and json carry the tornado and the\n"
+		       "grid in sections of their own, the calibration's\n"
+		       "hash, the arguments and every override"),
+	CLI_OPT_FLAG(A, brief, 0, "brief",
+		     "print only the answer: one line per scenario (the\n"
+		     "table's first lines)"),
 	CLI_OPT_STR(A, replay, 0, "replay", "FILE",
 		    "make again the estimate a --format yaml or csv\n"
 		    "output records (the same calibration, template\n"
@@ -110,7 +114,9 @@ const struct cli_spec cmd_estimate_spec = {
 		 "--scenario and ad hoc options, every scenario of the template. Each row\n"
 		 "shows its estimator's point (seed: the seed's assumptions; calibrated:\n"
 		 "ddt's median), its p5-p95 band and where the other estimator falls in it.\n"
-		 "Ad hoc scenarios are calibrated; several --accept values are a range.",
+		 "Ad hoc scenarios are calibrated; several --accept values are a range.\n"
+		 "The table starts with the answer (--brief: only the answer), then each\n"
+		 "scenario's step, the inputs under their --set keys, the bands and notes.",
 	.opts = estimate_opts,
 	.after = "example: ddt estimate --scenario seed-b16-native --accept 10,12 \\\n"
 		 "             --set native_cut=0.3",
@@ -410,6 +416,64 @@ static void canon_args(struct canon *c, const struct estimate_args *a, const str
 		canon_add(c, "--grid", NULL);
 }
 
+/* The answer, first in the table (alone with --brief), one line per
+ * projected row: a calibrated row's median tok/s, a seed row's own figure
+ * (the seed estimator has no band), each beside ddt's p5-p95 for that
+ * configuration and over the measured baseline the model is pinned to. */
+static void answer_write(const struct projection *p, const struct calib *cal, FILE *fp)
+{
+	const struct anchor *b = &cal->sglang_b8;
+	const struct gpu *bg = calib_gpu(cal, b->gpu);
+	int base = isfinite(b->tok_s) && b->tok_s > 0;
+	fprintf(fp, "answer: decode tok/s; calibrated: the median of %d draws (seed %llu), seed: "
+		    "the seed estimator's figure, each beside ddt's p5-p95;\n        x: over the "
+		    "measured baseline, ",
+		p->samples, (unsigned long long)p->seed);
+	if (base)
+		fprintf(fp, "%.1f tok/s", b->tok_s);
+	else
+		fprintf(fp, "none (the anchor gives a %.3f ms step, no tok/s)", b->step_ms);
+	fprintf(fp, " (%s, block %g, budget %g, C=%g on %s)\n",
+		b->pipeline == PIPE_NATIVE ? "native" : "SGLang", b->block, b->budget,
+		b->concurrency, bg ? bg->name : b->gpu);
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct project_row *r = &p->rows[i];
+		int seed = r->estimator == EST_SEED;
+		double tok = seed ? r->tok_s.point : r->tok_s.p50;
+		char acc[48], x[24] = "-", band[48] = "-", more[96];
+		if (r->accept_hi > r->accept_lo && strcmp(r->accept_from, "trace"))
+			snprintf(acc, sizeof acc, "%g-%g", r->accept_lo, r->accept_hi);
+		else
+			snprintf(acc, sizeof acc, "%.3g", r->accept);
+		if (base)
+			snprintf(x, sizeof x, "x%.2f", tok / b->tok_s);
+		if (isfinite(r->tok_s.p5))
+			snprintf(band, sizeof band, "%.1f-%.1f", r->tok_s.p5, r->tok_s.p95);
+		if (seed)
+			snprintf(more, sizeof more, "at p%.0f of the band; ddt's median %.1f",
+				 r->point_pctile, r->tok_s.p50);
+		else
+			snprintf(more, sizeof more, "point %.1f; seed's %.1f at p%.0f", r->tok_s.point,
+				 r->other_tok_s, r->other_pctile);
+		fprintf(fp, "  %-18s %-10s %s C=%d accept %-6s %7.1f tok/s %-6s  p5-p95 %-13s %-6s %s%s\n",
+			r->scenario, tmpl_estimator_name(r->estimator), r->target, r->concurrency, acc,
+			tok, seed ? "seed" : "median", band, x, more,
+			r->runnable ? "" : "  [not runnable]");
+	}
+}
+
+struct yaml_of {
+	const struct estimate *e;
+	const struct projection *p;
+	const struct estimate_source *src;
+};
+
+static void yaml_of_write(const void *obj, FILE *fp)
+{
+	const struct yaml_of *y = obj;
+	estimate_write_yaml(y->e, y->p, y->src, fp);
+}
+
 /* Evaluates and projects the scenarios and prints them in a's format.
  * Returns the exit status. */
 static int estimate_print(const struct inputs *in, const struct estimate_args *a)
@@ -435,7 +499,15 @@ static int estimate_print(const struct inputs *in, const struct estimate_args *a
 		estimate_write_csv(&e, &proj, &src, stdout);
 	else if (!strcmp(a->format, "yaml"))
 		estimate_write_yaml(&e, &proj, &src, stdout);
+	else if (!strcmp(a->format, "json")) {
+		struct yaml_of y = {&e, &proj, &src};
+		if ((rc = cmd_write_json(stdout, yaml_of_write, &y)) != 0)
+			status = cli_fail("estimate", rc);
+	} else if (a->brief)
+		answer_write(&proj, &in->cal, stdout);
 	else {
+		answer_write(&proj, &in->cal, stdout);
+		fputc('\n', stdout);
 		estimate_write_table(&e, &m, &proj, stdout);
 		fputc('\n', stdout);
 		project_write_text(&proj,
@@ -583,7 +655,7 @@ static int only_replay(const struct estimate_args *a)
 static int replay_args(struct estimate_args *a, struct replay *r)
 {
 	const char *format = a->format, *path = a->replay;
-	int first, status;
+	int first, status, brief = a->brief;
 	if (!only_replay(a))
 		return cli_usage_error("estimate", "--replay takes every other option from %s; "
 				       "give only --format with it", path);
@@ -598,6 +670,7 @@ static int replay_args(struct estimate_args *a, struct replay *r)
 	snprintf(a->paths.template_path, sizeof a->paths.template_path, "%s", r->template_path);
 	a->format = format ? format : r->format;
 	a->replay = path;
+	a->brief = brief;
 	return -1;
 }
 
@@ -632,6 +705,11 @@ int cmd_estimate(int argc, char **argv)
 		goto done;
 	if (!a.format)
 		a.format = "table";
+	if (a.brief && strcmp(a.format, "table")) {
+		status = cli_usage_error("estimate", "--brief shortens the table; --format %s "
+					 "carries everything", a.format);
+		goto done;
+	}
 	if (ad_hoc_given(&a) && a.scenarios.n > 1) {
 		status = cli_usage_error("estimate", "ad hoc options change one --scenario, not %d",
 					 a.scenarios.n);
