@@ -99,7 +99,11 @@ ifeq ($(MAKELEVEL),0)
   endif
 endif
 
-OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+# Made here: docs/*.md built into ddt for `ddt help TOPIC` (tools/embed-docs;
+# built in, so help works wherever the binary goes and matches its build),
+# and the version `ddt --version` prints.
+GEN_OBJ := $(BUILD)/gen/help_docs.o $(BUILD)/gen/version.o
+OBJ := $(PIPE_SRC:%.c=$(BUILD)/%.o) $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 LIB := $(BUILD)/libddt.a
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -137,6 +141,21 @@ $(BUILD)/%.o: %.cu $(BUILD)/.cuflags | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  NVCC  $<"
 	@$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+DOCS := $(sort $(wildcard docs/*.md))
+$(BUILD)/gen/help_docs.c: $(DOCS) tools/embed-docs
+	@mkdir -p $(dir $@)
+	@tools/embed-docs $(DOCS) > $@.tmp && mv $@.tmp $@
+# `git describe` of the checkout, else "unknown" (a tarball); rewritten only
+# when it changed, so an unchanged tree relinks nothing.
+DDT_VERSION = $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
+$(BUILD)/gen/version.c: FORCE
+	@mkdir -p $(dir $@)
+	@v='const char help_version[] = "$(DDT_VERSION)";'; \
+	 printf '#include "help.h"\n%s\n' "$$v" | cmp -s - $@ || printf '#include "help.h"\n%s\n' "$$v" > $@
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags | $(DEPS_OK)
+	@echo "  CC    $<"
+	@$(CC) $(ALL_CFLAGS) -Ipipeline/cmd -c $< -o $@
 
 $(LIB): $(OBJ)
 	@rm -f $@

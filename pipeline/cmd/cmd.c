@@ -32,6 +32,8 @@ const struct cmd cmd_list[] = {
 	 {&cmd_site_spec}},
 	{"fleet", "the nightly across a Slurm cluster's nodes (ddt nightly --slurm)", cmd_fleet,
 	 {&cmd_fleet_submit_spec, &cmd_fleet_merge_spec}},
+	{"list", "the names commands take: scenarios, gpus or ops", cmd_list_run, {&cmd_list_spec}},
+	{"help", "a documentation topic (docs/), or a command's --help", cmd_help, {&cmd_help_spec}},
 };
 const size_t cmd_count = sizeof cmd_list / sizeof *cmd_list;
 

@@ -265,6 +265,8 @@ int cmd_compare(int argc, char **argv)
 		status = cli_fail("compare", rc);
 		goto done;
 	}
+	if ((status = cmd_check_op("compare", cmd_history_has_op(&h, a.op) ? NULL : a.op)) != 0)
+		goto done;
 	if ((rc = compare_runs(&h, argc - first, argv + first, a.paths.runs, &ia, &ib)) != 0) {
 		status = cli_fail("compare", rc);
 		goto done;

@@ -281,10 +281,19 @@ static int pick_scenarios(struct inputs *in, const struct estimate_args *a)
 		return cli_fail("estimate", err_nomem());
 	for (int i = 0; i < a->scenarios.n; i++) {
 		const struct scenario *s = tmpl_scenario(&in->t, a->scenarios.v[i]);
-		if (!s)
-			return cli_usage_error("estimate", "no scenario '%s' in %s",
-					       a->scenarios.v[i], a->paths.template_path);
+		if (!s) {
+			char names[1024];
+			cmd_scenario_names(&in->t, names, sizeof names);
+			return cli_usage_error("estimate", "no scenario '%s' in %s; its scenarios: %s",
+					       a->scenarios.v[i], a->paths.template_path, names);
+		}
 		in->scs[in->nscs++] = *s;
+	}
+	if (a->target && !calib_gpu(&in->cal, a->target)) {
+		char names[512];
+		cmd_gpu_names(&in->cal, names, sizeof names);
+		return cli_usage_error("estimate", "--target: '%s' is not in the GPU catalog; its "
+				       "GPUs: %s", a->target, names);
 	}
 	if (ad_hoc_given(a)) {
 		if (!in->nscs) {

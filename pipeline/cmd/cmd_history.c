@@ -209,6 +209,10 @@ int cmd_history(int argc, char **argv)
 		rc = hindex_query(a.paths.runs, a.sql, stdout);
 		return rc ? cli_fail("history", rc) : fflush(stdout) == 0 ? 0 : 1;
 	}
+	if ((rc = cmd_check_op("history", cmd_history_has_op(&h, a.op) ? NULL : a.op)) != 0) {
+		history_free(&h);
+		return rc;
+	}
 	regress_history(&conf, &h);
 	f.first_run = a.last > 0 && h.nruns > (size_t)a.last ? h.nruns - (size_t)a.last : 0;
 	enum rows_format fmt;

@@ -313,8 +313,11 @@ int bench_check_only(const char *only)
 	for (const char *s = only; s && *s;) {
 		size_t len = strcspn(s, ",");
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-		if (!op_find(name) && !bench_conf_is_cuda_only(name))
-			return err_set(DDT_EINPUT, "--ops: unknown op '%s'", name);
+		if (!op_find(name) && !bench_conf_is_cuda_only(name)) {
+			char names[512];
+			bench_conf_op_names(names, sizeof names);
+			return err_set(DDT_EINPUT, "--ops: unknown op '%s' (the ops: %s)", name, names);
+		}
 		s += len + (s[len] == ',');
 	}
 	return 0;

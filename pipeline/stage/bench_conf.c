@@ -13,9 +13,28 @@ static const char *const launch_keys[] = {"layers", "M",   "ctx",   "hidden", "i
 					  "topk",   "group", "heads", "V",      "L",     "B",
 					  NULL};
 
+const struct bench_conf_cuda_op bench_conf_cuda_ops[] = {
+	{"allreduce", "NCCL all-reduce of the decode step's M x hidden bf16 message (CUDA only)"},
+	{"launch", "launch overhead: empty-kernel latency, and a synthetic decode step eager and as a CUDA graph (CUDA only)"},
+};
+const int bench_conf_ncuda_ops = (int)(sizeof bench_conf_cuda_ops / sizeof *bench_conf_cuda_ops);
+
 int bench_conf_is_cuda_only(const char *op)
 {
-	return !strcmp(op, "allreduce") || !strcmp(op, "launch");
+	for (int i = 0; i < bench_conf_ncuda_ops; i++)
+		if (!strcmp(op, bench_conf_cuda_ops[i].name))
+			return 1;
+	return 0;
+}
+
+void bench_conf_op_names(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; op_table[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", op_table[i]->name);
+	for (int i = 0; i < bench_conf_ncuda_ops && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, ", %s", bench_conf_cuda_ops[i].name);
 }
 
 /* Whether op reads key. */
@@ -171,7 +190,10 @@ static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
 		rc = DDT_EINPUT;
 	else if (!op_find(name) && !bench_conf_is_cuda_only(name)) {
 		struct ydoc_node *n = ydoc_get(m, "op");
-		ydiag_add(c->diag, c->file, n->line, n->col, "unknown op '%s'", name);
+		char names[512];
+		bench_conf_op_names(names, sizeof names);
+		ydiag_add(c->diag, c->file, n->line, n->col, "unknown op '%s' (the ops: %s)", name,
+			  names);
 		rc = DDT_EINPUT;
 	} else
 		snprintf(o->op, sizeof o->op, "%s", name);

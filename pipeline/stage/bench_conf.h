@@ -73,4 +73,14 @@ void bench_conf_op_point(const struct bench_op *o, int i, struct op_params *p);
 /* True for the names of the CUDA-only benchmarks. */
 int bench_conf_is_cuda_only(const char *op);
 
+/* The CUDA-only benchmarks (name, summary), beside the op table (op.h). */
+struct bench_conf_cuda_op {
+	const char *name, *summary;
+};
+extern const struct bench_conf_cuda_op bench_conf_cuda_ops[];
+extern const int bench_conf_ncuda_ops;
+
+/* Every op name a template or --ops takes, ", " between them, into buf. */
+void bench_conf_op_names(char *buf, size_t len);
+
 #endif
