@@ -51,7 +51,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 OPT ?= -O2 -march=native
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Werror
-# The layers, lowest first (README "Layout"). A layer's objects are built
+# The layers, lowest first (docs/layout.md). A layer's objects are built
 # with the -I of its own folder and those below only, so an include that
 # points up fails to build; tests, benchmarks and fuzz targets see every
 # layer. check-layers checks every #include line the same way.
@@ -287,7 +287,7 @@ $(BUILD)/bench/ddt-cuda-linked: $(BUILD)/pipeline/cmd/main.o $(LIB)
 nightly: $(BUILD)/ddt
 	$(BUILD)/ddt nightly
 
-# Runs the nightly every night for this user from cron (README "Nightly";
+# Runs the nightly every night for this user from cron (docs/nightly.md;
 # tools/install-cron --systemd: a systemd user timer instead).
 .PHONY: install-cron
 install-cron: $(BUILD)/ddt
@@ -296,7 +296,7 @@ install-cron: $(BUILD)/ddt
 gpu-check:
 	tools/gpu-check
 
-# The multi-node all-reduce (engine/mpi/, README "Running on a cluster"):
+# The multi-node all-reduce (engine/mpi/, docs/cluster.md):
 # build/ddt-allreduce, only where mpicc exists (NCCL inside when CUDA=1).
 # test-fleet installs Slurm and OpenMPI, starts a one-host cluster, runs
 # `ddt nightly --slurm` and the 2-rank all-reduce, and stops what it started.
@@ -322,7 +322,7 @@ test-fleet: $(BUILD)/ddt
 clean:
 	rm -rf $(BUILD) build-kern-avx2 build-kern-scalar
 
-# ---- hardening (README "Reliability"): fuzzing, sanitizers, valgrind ----
+# ---- hardening (docs/reliability.md): fuzzing, sanitizers, valgrind ----
 FUZZ_SECONDS ?= 60
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)

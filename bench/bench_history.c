@@ -289,7 +289,7 @@ done:
 
 /* The verdict walk's limit for a year of nights (issue 36: 365 nights x
  * 4,096 series "in a few seconds"), CPU seconds. Not met yet: the last
- * measured walk is in README.md's scale paragraph. */
+ * measured walk is in docs/performance.md, "Big records". */
 #define WALK_LIMIT_S 5.0
 
 /* Many series: one night at 5,000 to RECORD_MAX_ROWS rows, and a year of

@@ -361,9 +361,9 @@ static void test_cli__positional_arguments_follow_the_options(void **state)
 }
 
 
-/* Compares out with the README's block: each line as written, "  ..." for
+/* Compares out with a docs page's block: each line as written, "  ..." for
  * any lines up to the next one given (or to the end). Returns NULL, or the
- * first README line not found. */
+ * first line of the block not found. */
 static const char *block_mismatch(const char *block, const char *out)
 {
 	static char want[1024];
@@ -390,18 +390,18 @@ static const char *block_mismatch(const char *block, const char *out)
 		}
 		skipping = 0;
 	}
-	return skipping || !*o ? NULL : "(the README's block ends before the output)";
+	return skipping || !*o ? NULL : "(the block ends before the output)";
 }
 
-/* The README's estimate example runs as shown: its command's output holds
- * the block's lines in order. */
-static void test_cli__readme_estimate_example_matches_the_output(void **state)
+/* The estimate example of docs/projection.md (`ddt help projection`) runs
+ * as shown: its command's output holds the block's lines in order. */
+static void test_cli__docs_estimate_example_matches_the_output(void **state)
 {
 	(void)state;
 	const char *home = getenv("DDT_HOME"), *tag = "```sh\n$ build/ddt ";
 	char path[4096], *readme = NULL, *out;
 	size_t len;
-	snprintf(path, sizeof path, "%s/README.md", home && *home ? home : ".");
+	snprintf(path, sizeof path, "%s/docs/projection.md", home && *home ? home : ".");
 	assert_int_equal(fsx_read_all(path, 1 << 20, &readme, &len), 0);
 	char *start = strstr(readme, tag);
 	assert_non_null(start);
@@ -413,7 +413,8 @@ static void test_cli__readme_estimate_example_matches_the_output(void **state)
 	assert_int_equal(helpers_ddt(&out, cmd), 0);
 	const char *bad = block_mismatch(eol + 1, out);
 	if (bad)
-		fail_msg("README.md's example of 'ddt %s' differs from its output at:\n%s", cmd, bad);
+		fail_msg("docs/projection.md's example of 'ddt %s' differs from its output at:\n%s",
+			 cmd, bad);
 	free(out);
 	free(readme);
 }
@@ -498,7 +499,7 @@ int main(void)
 		cmocka_unit_test(test_cli__estimate_csv_reproduces_the_seed),
 		cmocka_unit_test(test_cli__estimate_adhoc_and_set),
 		cmocka_unit_test(test_cli__usage_errors_exit_2_with_one_line),
-		cmocka_unit_test(test_cli__readme_estimate_example_matches_the_output),
+		cmocka_unit_test(test_cli__docs_estimate_example_matches_the_output),
 		cmocka_unit_test(test_cli__table_labels_overrides),
 		cmocka_unit_test(test_cli__csv_and_yaml_carry_grid_tornado_and_replay),
 		cmocka_unit_test(test_cli__accept_is_between_1_and_the_block),

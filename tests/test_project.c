@@ -1121,7 +1121,7 @@ static void test_project__calibration_recovers_known_factors(void **state)
 	free(x);
 }
 
-/* The backtest on the shipped tables, held-out GPUs: what the README says.
+/* The backtest on the shipped tables, held-out GPUs: what docs/calibration.md says.
  * The class that matters (INT4 MoE, the model's) meets the targets pooled
  * and on every HBM family; the GDDR parts, each the only one of its family,
  * miss by more but their wider bands still cover. */

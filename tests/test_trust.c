@@ -1,8 +1,8 @@
 /* test_trust.c - a shared runs/ as a hostile co-user would try it: a second
  * uid (65534, through setpriv) plants run folders, a lock, links at run ids
  * and at the log, an index; the clock goes back. What root then writes,
- * prints, keeps and points reports/latest at must not change (README,
- * "Threat model"). Run as root, as CI does; skipped otherwise. */
+ * prints, keeps and points reports/latest at must not change
+ * (docs/reliability.md, "Threat model"). Run as root, as CI does; skipped otherwise. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_functions.py - measures every function outside the tests and fails
 when one is over 100 lines or when the pipeline's median function is over 15
-(README "Layout"; STYLE: functions short), and when a function that lib/,
-engine/ or pipeline/ export is not named by its file (README "Layout": prefixes
+(docs/layout.md; STYLE: functions short), and when a function that lib/,
+engine/ or pipeline/ export is not named by its file (docs/layout.md: prefixes
 name files).
 
 A C file's exported (not static) functions are named `<prefix>_...` where the

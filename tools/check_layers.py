@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_layers.py - fails on an include that points up the layers, or on an
 include cycle between files of different folders, or on a cycle between folders
-(README "Layout").
+(docs/layout.md).
 
 The layers, lowest first; a file may include headers of its own layer and of
 the layers below it, never above:

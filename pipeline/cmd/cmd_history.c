@@ -159,7 +159,7 @@ static const struct cli_opt history_opts[] = {
 		       "keyed by the csv's columns)"),
 	CLI_OPT_STR(A, sql, 0, "sql", "SELECT",
 		    "one read-only SQL statement on the history index\n"
-		    "(runs/.index.sqlite; tables in README \"History index\"),\n"
+		    "(runs/.index.sqlite; tables: ddt help nightly),\n"
 		    "its rows printed as CSV"),
 	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,

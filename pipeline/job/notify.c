@@ -31,7 +31,7 @@ static void check_url(struct yctx *y, struct ydoc_node *sec, const char *key, co
 	if (!strncmp(url, "https://", 8))
 		ydiag_add(y->diag, y->file, n->line, n->col,
 			  "nightly.notify.%s: https is not supported by the built-in sender; use "
-			  "`command:` with curl (see README, \"History on the web\")", key);
+			  "`command:` with curl (ddt help nightly, \"History on the web\")", key);
 	else if (strncmp(url, "http://", 7) || !url[7] || url[strcspn(url, " \r\n")])
 		ydiag_add(y->diag, y->file, n->line, n->col,
 			  "nightly.notify.%s: expected \"\" or http://host[:port]/path, got '%s'", key,

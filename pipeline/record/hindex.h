@@ -20,7 +20,7 @@
  * opens every file it uses with O_NOFOLLOW and SQLITE_OPEN_NOFOLLOW. Several
  * ddt processes may share it (SQLite's file locks: reads in a read
  * transaction, the writes of one load in one write transaction, waiting up to
- * HINDEX_BUSY_MS for the lock). The tables are README "History index".
+ * HINDEX_BUSY_MS for the lock). The tables are in docs/nightly.md, "History index".
  */
 
 #define HINDEX_NAME ".index.sqlite"

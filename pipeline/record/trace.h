@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 /*
- * One line (README "Drafter traces"):
+ * One line (docs/acceptance.md, "Trace format"):
  *
  *   {"topk_ids": [[...] x L], "topk_logprobs": [[...] x L], "target": [L ids]}
  *
- * Position i (0-based here, 1..L in the README) holds the drafter's top-K
+ * Position i (0-based here, 1..L in docs/acceptance.md) holds the drafter's top-K
  * token ids, best first, and their log-probabilities, normalised over the
  * whole vocabulary and non-increasing. `target` is the target model's greedy
  * continuation after the root (L ids, or L + 1 with the bonus after the last

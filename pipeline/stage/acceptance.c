@@ -591,7 +591,7 @@ int acceptance_replay(struct acceptance_result *r, const char *path, const struc
 	if ((rc = trace_open(&tr, path)) || (rc = replay_all(r, &t, &jb, tr)))
 		goto done;
 	if (!r->steps) {
-		rc = err_set(DDT_EINPUT, "%s: no steps: the trace has no lines (README \"Drafter traces\")", path);
+		rc = err_set(DDT_EINPUT, "%s: no steps: the trace has no lines (ddt help acceptance, \"Trace format\")", path);
 		goto done;
 	}
 	if (r->steps > UINT32_MAX) {

@@ -97,7 +97,7 @@ void acceptance_write_text(const struct acceptance_result *r, FILE *fp);
  * k_limited, steps, then accept_1 .. accept_<block> (step counts). */
 void acceptance_write_csv(const struct acceptance_result *r, FILE *fp);
 
-/* The curve as YAML (README "Drafter traces": an acceptance source the
+/* The curve as YAML (docs/acceptance.md, "Trace format": an acceptance source the
  * projection reads): per budget the figures and histogram, the covariance
  * of the means, the engine agreement, context. */
 void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp);
