@@ -61,8 +61,8 @@ static const struct cli_opt acceptance_opts_table[] = {
 
 const struct cli_spec cmd_acceptance_spec = {
 	.name = "acceptance",
-	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--format text|csv|yaml|json]\n"
-		 "       ddt acceptance --from KIND LOG [--budgets LIST] [--format text|yaml|json]",
+	.usage = "acceptance TRACE [--budgets LIST] [--block B] [--format F]\n"
+		 "       ddt acceptance --from KIND LOG [--budgets LIST] [--format F]",
 	.about = "Replays a drafter trace (JSON Lines, plain or gzip; 'ddt help acceptance')\n"
 		 "through the engine's own DDTree build (tree_build's heap)\n"
 		 "and acceptance walk at every budget, and prints per budget the mean\n"
