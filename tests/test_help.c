@@ -235,6 +235,17 @@ static void test_help__json_output_parses(void **state)
 	assert_int_equal(helpers_run(&out, cmd), 0);
 	assert_non_null(strstr(out, "b300-b8-native"));
 	free(out);
+	/* a JSON record replays to the same bytes, as a YAML or CSV one does */
+	char path[300], *again;
+	snprintf(path, sizeof path, "%s/estimate.json", tmp);
+	snprintf(cmd, sizeof cmd, "estimate --scenario b300-b8-native --samples 500 --format json");
+	assert_int_equal(helpers_ddt(&out, cmd), 0);
+	assert_int_equal(fsx_write_all(path, out, strlen(out)), 0);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
+	assert_int_equal(helpers_ddt(&again, cmd), 0);
+	assert_string_equal(again, out);
+	free(again);
+	free(out);
 	snprintf(cmd, sizeof cmd,
 		 "%s acceptance %s/tests/fixtures/acceptance/synthetic.jsonl --format json | %s"
 		 "a=d[\"acceptance\"]; print(a[\"steps\"])'",

@@ -96,7 +96,7 @@ static const struct cli_opt estimate_opts[] = {
 		     "print only the answer: one line per scenario (the\n"
 		     "table's first lines)"),
 	CLI_OPT_STR(A, replay, 0, "replay", "FILE",
-		    "make again the estimate a --format yaml or csv\n"
+		    "make again the estimate a --format yaml, json or csv\n"
 		    "output records (the same calibration, template\n"
 		    "and arguments; refused when a file changed since),\n"
 		    "in the record's format unless --format says\n"
@@ -627,7 +627,7 @@ static int replay_read(struct replay *r, const char *path)
 		return cli_fail("estimate", rc);
 	if (!strncmp(r->text, "scenario,", 9))
 		return replay_read_csv(r, path);
-	r->format = "yaml";
+	r->format = r->text[0] == '{' ? "json" : "yaml"; /* JSON is YAML's flow style */
 	rc = ydoc_load_buf(&r->doc, path, r->text, len, &diag);
 
 	if (!rc && !yget_node(&c, r->doc->root, "made_from", YDOC_MAP, Y_REQUIRED, &mf) && mf) {
