@@ -287,16 +287,15 @@ static void score(const struct dets *d, struct score *sc, int *nights_total)
 
 /* ---- ddt ---- */
 
-/* ddt's detections on series s: each night's own confirmed verdicts. */
-static int ddt_series(const struct regress_conf *c, int s, struct dets *d)
+/* The history of series s's first n nights, walked (regress_history). */
+static int ddt_walk(const struct regress_conf *c, int s, int n, struct history *h)
 {
 	const struct gseries *g = &all[s];
-	struct history h;
 	struct rec_device dev = {.kind = "cpu", .name = "bench", .arch = "x86_64", .cores = 1,
 				 .mem_gb = 1, .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
 				 .peak_gbps = NAN, .copy_gbps = NAN};
-	memset(&h, 0, sizeof h);
-	for (int i = 0; i < g->n; i++) {
+	memset(h, 0, sizeof *h);
+	for (int i = 0; i < n; i++) {
 		struct run_record r;
 		struct rec_row w = {.op = "op", .variant = "cold", .backend = "cpu",
 				    .samples = 10, .status = REC_OK, .median_us = g->v[i]};
@@ -304,23 +303,55 @@ static int ddt_series(const struct regress_conf *c, int s, struct dets *d)
 		snprintf(r.run_id, sizeof r.run_id, "2026%04dT000000Z-bench", i);
 		snprintf(r.prov.git_rev, sizeof r.prov.git_rev, "%07d", i);
 		if (record_add_device(&r, &dev) || record_add_row(&r, &w) ||
-		    history_add_record(&h, &r))
+		    history_add_record(h, &r))
 			return -1;
 		record_free(&r);
 	}
-	regress_history(c, &h);
+	regress_history(c, h);
+	return 0;
+}
+
+/* The later placements of the change confirmed at point k of series s (a
+ * change's first bad night is placed again while its new level is young):
+ * each night whose walk moved it is a detection at the new place. */
+static int ddt_replaced(const struct regress_conf *c, int s, size_t k, size_t at, struct dets *d)
+{
+	for (int t = (int)k + 1; t < all[s].n; t++) {
+		struct history h;
+		if (ddt_walk(c, s, t + 1, &h))
+			return -1;
+		size_t now = h.series[0].pts[k].bad_run;
+		history_free(&h);
+		if (now != at && det_push(d, s, t, (int)now))
+			return -1;
+		at = now;
+	}
+	return 0;
+}
+
+/* ddt's detections on series s: each night's own confirmed verdicts, placed
+ * as that night placed them, and their later placements. */
+static int ddt_series(const struct regress_conf *c, int s, struct dets *d)
+{
+	struct history h;
+	if (ddt_walk(c, s, all[s].n, &h))
+		return -1;
 	const struct hist_series *hs = &h.series[0];
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct hist_point *p = &hs->pts[i];
 		if ((p->verdict_night == REG_REGRESSION || p->verdict_night == REG_IMPROVEMENT ||
 		     p->verdict_night == REG_DRIFT) &&
-		    det_push(d, s, (int)p->run, (int)p->bad_run))
+		    (det_push(d, s, (int)p->run, (int)p->bad_run_night) ||
+		     (p->bad_run != p->bad_run_night &&
+		      ddt_replaced(c, s, i, p->bad_run_night, d))))
 			return -1;
 		if (getenv("DDT_BENCH_VERBOSE") && p->verdict_night != REG_OK &&
 		    p->verdict_night != REG_SHORT)
 			printf("  ddt series %3d night %3zu: %s %+.1f%% noise %.2f%% %s\n", s, i,
 			       regress_verdict_name(p->verdict_night), p->delta_frac * 100,
 			       p->noise_frac * 100, p->reason);
+		else if (getenv("DDT_BENCH_VERBOSE") && p->reason[0] && !strncmp(p->reason, "the change", 10))
+			printf("  ddt series %3d night %3zu: %s\n", s, i, p->reason);
 	}
 	history_free(&h);
 	return 0;

@@ -1029,6 +1029,85 @@ static void test_regress__small_sustained_step_is_a_regression_placed_where_it_b
 	assert_true(exact >= 15);
 }
 
+/* The alert of n opened on run id, or NULL. */
+static const struct regress_alert *alert_opened(const struct regress_night *n, const char *id)
+{
+	for (size_t k = 0; k < n->nalerts; k++)
+		if (!strcmp(n->alerts[k].opened_run, id))
+			return &n->alerts[k];
+	return NULL;
+}
+
+/* A +3% step in 1% noise (found by the change check, not the night rule)
+ * on night 30, over 40 seeds: the confirming night places it where its
+ * nights say; while the new level is young, later nights place it again.
+ * The placement after them is no worse in total than the first one, a
+ * re-placed change says so on the night that moved it, and its alert keeps
+ * the id the confirming night gave it while its range moves. */
+static void test_regress__open_change_is_placed_again_by_later_nights(void **state)
+{
+	(void)state;
+	struct regress_conf c;
+	int moved = 0, err_first = 0, err_last = 0, better = 0, worse = 0, checked = 0;
+	load_conf(&c);
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct history h = {0};
+		rng_state = seed;
+		for (int night = 1; night <= 60; night++) {
+			double us = 100 * (night >= 30 ? 1.03 : 1) * (1 + 0.01 * normal01());
+			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
+		}
+		regress_history(&c, &h);
+		const struct hist_series *s = &h.series[0];
+		for (size_t i = 0; i < s->n; i++) {
+			const struct hist_point *p = &s->pts[i];
+			if (p->verdict_night != REG_REGRESSION)
+				continue;
+			int e0 = abs((int)p->bad_run_night - 29), e1 = abs((int)p->bad_run - 29);
+			err_first += e0, err_last += e1;
+			better += e1 < e0, worse += e1 > e0;
+			if (p->bad_run == p->bad_run_night)
+				continue;
+			moved++;
+			int said = 0; /* the night that moved it says so */
+			for (size_t j = i + 1; j < s->n; j++)
+				said |= strstr(s->pts[j].reason, "placed again") != NULL;
+			assert_true(said);
+			if (checked++) /* the alert of the first one moved */
+				continue;
+			struct regress_night n;
+			assert_int_equal(regress_night_build(&n, &h, h.nruns - 1, NULL), 0);
+			const struct regress_alert *a = alert_opened(&n, h.runs[p->run].run_id);
+			assert_non_null(a);
+			assert_string_equal(a->bad_run_id, h.runs[p->bad_run].run_id);
+			char id[sizeof a->id];
+			snprintf(id, sizeof id, "%s", a->id);
+			regress_night_free(&n);
+			/* the history as of the confirming night: the same id */
+			struct history first = {0};
+			rng_state = seed;
+			for (int night = 1; night <= 60 && night <= (int)p->run + 1; night++) {
+				double us = 100 * (night >= 30 ? 1.03 : 1) * (1 + 0.01 * normal01());
+				add_night(&first, night, "hosta", rev_of(night), &us, 1, -1);
+			}
+			regress_history(&c, &first);
+			assert_int_equal(regress_night_build(&n, &first, p->run, NULL), 0);
+			a = alert_opened(&n, h.runs[p->run].run_id);
+			assert_non_null(a);
+			assert_string_equal(a->id, id);
+			assert_string_equal(a->bad_run_id, h.runs[p->bad_run_night].run_id);
+			regress_night_free(&n);
+			history_free(&first);
+		}
+		history_free(&h);
+	}
+	printf("placed again: %d; nights off in total: %d first, %d after (%d closer, %d "
+	       "farther)\n", moved, err_first, err_last, better, worse);
+	assert_true(moved >= 1);
+	assert_true(checked >= 1);
+	assert_true(err_last <= err_first);
+}
+
 /* +15% on a series' fourth night: suspect that night, a regression the
  * next, though the series has no baseline yet. */
 static void test_regress__jump_on_a_new_series_is_flagged(void **state)
@@ -1376,6 +1455,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__bisect_finds_the_first_slower_commit),
 	    cmocka_unit_test(test_regress__drift_is_a_drift_placed_where_it_began),
 	    cmocka_unit_test(test_regress__small_sustained_step_is_a_regression_placed_where_it_began),
+	    cmocka_unit_test(test_regress__open_change_is_placed_again_by_later_nights),
 	    cmocka_unit_test(test_regress__jump_on_a_new_series_is_flagged),
 	    cmocka_unit_test(test_regress__bimodal_noise_is_not_a_regression),
 	    cmocka_unit_test(test_regress__night_is_judged_on_night_to_night_noise),

@@ -254,7 +254,7 @@ static void point_clear_analysis(struct hist_point *p)
 	p->band_lo_us = p->band_hi_us = NAN;
 	p->verdict = p->verdict_night = REG_NEW;
 	p->in_baseline = 0;
-	p->good_run = p->bad_run = HIST_NO_RUN;
+	p->good_run = p->bad_run = p->good_run_night = p->bad_run_night = HIST_NO_RUN;
 	p->change_nights = 0;
 }
 

@@ -78,6 +78,10 @@ struct hist_point {
 	enum regress_verdict verdict;       /* with hindsight: a suspect the next
 					     * night reverted reads "outlier" */
 	enum regress_verdict verdict_night; /* as decided on its own night */
+	size_t good_run_night, bad_run_night; /* good_run and bad_run as its own
+					       * night placed them (a change's
+					       * first bad night can be placed
+					       * again by later nights) */
 	int in_baseline;          /* counts as a good night for later baselines */
 	int change_nights;        /* drift: nights from its start to this one */
 };

@@ -29,6 +29,10 @@ struct walk {
 	int env_first;      /* the series continues another machine's: its first
 			     * night is an environment change */
 	size_t env_from;    /* then: the series it continues */
+	size_t chg_pt;      /* the night that confirmed the step the current
+			     * level began with, while its first bad night
+			     * may still be placed again; SIZE_MAX: none */
+	size_t prev_start;  /* first point of the level before the current */
 	double *wc;         /* the last window sorted: wc[0] how many, then its
 			     * values in time order and sorted
 			     * (change_window_nights each); in one block, so
@@ -236,6 +240,8 @@ static void new_level(struct hist_series *s, struct walk *w, size_t from, size_t
 	for (size_t j = from; j <= i; j++)
 		if (s->pts[j].status == REC_OK && s->pts[j].verdict != REG_UNJUDGED)
 			s->pts[j].in_baseline = 1;
+	w->prev_start = w->seg_start;
+	w->chg_pt = SIZE_MAX; /* a step's confirming night sets it after */
 	w->seg_start = from;
 	if (isfinite(noise))
 		w->carry_noise = noise;
@@ -262,6 +268,7 @@ static void on_flagged(const struct regress_conf *c, struct hist_series *s, stru
 	/* confirmed: the new level starts at the run's first night */
 	p->verdict = dir > 0 ? REG_REGRESSION : REG_IMPROVEMENT;
 	new_level(s, w, w->run_start, i, p->noise_frac);
+	w->chg_pt = i;
 }
 /* ---------------------------------------------------------------- changes */
 
@@ -524,6 +531,7 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 	history_reason_set(hist, p, "change point: %+.1f%%, p = %.1e", p->delta_frac * 100,
 			   ch[0].p);
 	new_level(s, w, first, i, noise);
+	w->chg_pt = i;
 	return 1;
 }
 
@@ -601,6 +609,79 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 			   p->change_nights);
 	new_level(s, w, i, i, noise);
 	return 1;
+}
+
+/* The change of the level's confirming night w->chg_pt placed again on
+ * point i, while the new level is young (at most baseline_nights good
+ * nights): the previous level's nights and the new one's up to tonight are
+ * searched as change_check searches; when the change point of the same
+ * direction nearest the placement (min_good_nights before it, and lasted)
+ * lies on another night, the confirming night's range, size and the new
+ * level's start move there, and point i says so. Later nights place a
+ * change better than its first few did; `ddt bisect` takes the range. */
+static void replace_change(const struct regress_conf *c, struct history *h, struct hist_series *s,
+			   struct walk *w, size_t i, struct scratch *sc)
+{
+	struct hist_point *pc = &s->pts[w->chg_pt];
+	size_t good = 0, m, n, best = SIZE_MAX, cur = w->seg_start;
+	struct cpoint_change ch[4], pick = {0};
+	for (size_t j = w->seg_start; j <= i; j++)
+		good += s->pts[j].in_baseline;
+	if (good > (size_t)c->baseline_nights ||
+	    (pc->verdict != REG_REGRESSION && pc->verdict != REG_IMPROVEMENT)) {
+		w->chg_pt = SIZE_MAX; /* settled, or no step */
+		return;
+	}
+	struct walk both = *w;
+	both.seg_start = w->prev_start;
+	m = level_window(c, s, &both, i, sc);
+	double noise = isfinite(w->carry_noise) ? w->carry_noise : 0;
+	struct cpoint_opts o = {.max_p = c->change_max_p,
+				.split_p = fmin(10 * c->change_max_p, 0.05),
+				.min_seg = (size_t)c->confirm_nights,
+				.min_rel = fmax(c->min_delta_frac, noise)};
+	if (cpoint_edivisive(sc->win, m, &o, ch, 4, &n))
+		return;
+	for (size_t k = 0; k < n; k++) {
+		size_t at = sc->win_pt[ch[k].at];
+		if ((ch[k].mean_after > ch[k].mean_before) != (pc->verdict == REG_REGRESSION) ||
+		    ch[k].at < (size_t)c->min_good_nights || !sustained(c, sc->win, m, ch[k].at, &ch[k]))
+			continue;
+		if (best == SIZE_MAX || (at > cur ? at - cur : cur - at) <
+					       (best > cur ? best - cur : cur - best)) {
+			best = at;
+			pick = ch[k];
+		}
+	}
+	if (best == SIZE_MAX || best == cur)
+		return;
+	/* the data must prefer the new night: two levels split there leave
+	 * less residual than split at the placement by at least two noise
+	 * variances (a likelihood e times the placement's): no moving back
+	 * and forth between nights that fit about as well */
+	size_t kc = 0, hh;
+	double sd = noise * pick.mean_before, a, b;
+	while (kc < m && sc->win_pt[kc] < cur)
+		kc++;
+	if (kc < 2 || kc + 2 > m ||
+	    !(step_rss(sc->win, m, kc) - step_rss(sc->win, m, pick.at) > 2 * sd * sd))
+		return;
+	/* a drift's best split follows it along: not a step to place */
+	if (classify(c, sc->win, m, pick.at, &hh, &a, &b) != SHAPE_STEP)
+		return;
+	size_t was = pc->bad_run;
+	pc->bad_run = s->pts[best].run;
+	pc->good_run = last_good_run(s, best);
+	pc->baseline_us = pick.mean_before;
+	pc->delta_frac = pick.mean_after / pick.mean_before - 1;
+	for (size_t j = best; j < w->seg_start; j++) /* nights the new level now holds */
+		if (s->pts[j].status == REC_OK && s->pts[j].verdict == REG_OK)
+			s->pts[j].in_baseline = 1;
+	w->seg_start = best;
+	if (!s->pts[i].reason[0] && was < h->nruns)
+		history_reason_set(h, &s->pts[i], "the change confirmed %s placed again: "
+				   "first bad %s (was %s)", h->runs[pc->run].run_id,
+				   h->runs[pc->bad_run].run_id, h->runs[was].run_id);
 }
 
 /* ---------------------------------------------------------------- the walk */
@@ -740,6 +821,8 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 	/* a first flagged night waits for the next, whatever the check says */
 	if (p->verdict == REG_SUSPECT && w->run_len == 1)
 		return;
+	if (p->verdict == REG_OK && w->chg_pt != SIZE_MAX)
+		replace_change(c, h, s, w, i, sc);
 	if (!change_check(c, h, s, w, i, sc))
 		long_drift(c, h, s, w, i, sc);
 	else if (p->verdict == REG_REGRESSION || p->verdict == REG_IMPROVEMENT)
@@ -964,6 +1047,7 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	}
 	for (size_t i = 0; i < h->n; i++) {
 		ws[i].carry_noise = NAN;
+		ws[i].chg_pt = SIZE_MAX;
 		ws[i].wc = wbuf + i * (1 + 2 * (size_t)c->change_window_nights);
 	}
 	group_machines(h, ms, bym);
@@ -982,8 +1066,12 @@ void regress_history(const struct regress_conf *c, struct history *h)
 		}
 		machine_moves(c, h, ws, ms, bym, cur, run);
 		for (size_t i = 0; i < h->n; i++)
-			if (cur[i] != (size_t)-1)
-				h->series[i].pts[cur[i]].verdict_night = h->series[i].pts[cur[i]].verdict;
+			if (cur[i] != (size_t)-1) {
+				struct hist_point *p = &h->series[i].pts[cur[i]];
+				p->verdict_night = p->verdict;
+				p->good_run_night = p->good_run;
+				p->bad_run_night = p->bad_run;
+			}
 	}
 done:
 	free(ws);

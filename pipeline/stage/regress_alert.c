@@ -148,7 +148,11 @@ static void alert_of(struct regress_alert *a, const struct history *h, const str
 		snprintf(a->good_rev, sizeof a->good_rev, "%.*s",
 			 (int)strcspn(h->runs[p->good_run].git_rev, "+"), h->runs[p->good_run].git_rev);
 	regress_commits(h, p, a->commits, sizeof a->commits);
-	snprintf(range, sizeof range, "%s..%s", a->good_run_id, a->bad_run_id);
+	/* the id names the range as the confirming night placed it, so that
+	 * an answer to it holds when later nights place the change again */
+	snprintf(range, sizeof range, "%s..%s",
+		 p->good_run_night < h->nruns ? h->runs[p->good_run_night].run_id : "",
+		 p->bad_run_night < h->nruns ? h->runs[p->bad_run_night].run_id : "");
 	for (const char *c = range; *c; c++)
 		x = (x ^ (unsigned char)*c) * 16777619u;
 	snprintf(a->id, sizeof a->id, "%06x", (unsigned)(x & 0xffffff));
