@@ -174,6 +174,11 @@ static int judge(const struct regress_conf *c, struct history *h, struct hist_po
 				? c->mad_to_sigma * median(vals, n) *
 				      sqrt(fmax(1, (double)c->baseline_nights / (double)n))
 				: carry_noise * base;
+		/* a young level's few nights can read the noise far too low
+		 * (a MAD of five): until it has a full window it keeps at
+		 * least the noise the series had before the change */
+		if (n < (size_t)c->baseline_nights && isfinite(carry_noise))
+			sigma = fmax(sigma, carry_noise * base);
 		sigma = fmax(sigma, c->noise_floor_frac * base);
 	}
 	p->baseline_us = base;
@@ -357,13 +362,19 @@ enum shape { SHAPE_STEP, SHAPE_DRIFT, SHAPE_UNSURE };
  * level then a line (from hinge *h, level *a, slope *b) spans at least twice
  * min_good_nights and leaves a quarter less residual than two levels;
  * unsure when the line fits better but spans less (a drift's first nights
- * and a step's look the same: the next nights decide); else a step. */
+ * and a step's look the same: the next nights decide); else a step. The
+ * two levels are split at `at` or wherever they fit best (two points or
+ * more on each side), as the line's hinge is put where it fits best: a
+ * step weighed at one night only against a line free to choose its own
+ * lost to it on a step's first nights, and the step waited for nothing. */
 static enum shape classify(const struct regress_conf *c, const double *y, size_t m, size_t at,
 			   size_t *h, double *a, double *b)
 {
 	double rss_h;
 	*h = hinge_fit(y, m, a, b, &rss_h);
 	double rss_s = step_rss(y, m, at);
+	for (size_t k = 2; k + 2 <= m; k++)
+		rss_s = fmin(rss_s, step_rss(y, m, k));
 	int long_line = m - 1 - *h >= 2 * (size_t)c->min_good_nights;
 	if (!(rss_h < rss_s))
 		return SHAPE_STEP;
