@@ -997,6 +997,19 @@ static void test_regress__drift_is_a_drift_placed_where_it_began(void **state)
  * change check finds it in every seed, as a regression in all but at most
  * two (where the noise before the step makes it look like a ramp, a drift),
  * placed on night 25 in most and never more than two nights off. */
+/* One series of `nights` nights at 100 us with 1% noise (seeded), times
+ * 1 + step from night step_night on. */
+static void step_history(struct history *h, uint64_t seed, int nights, int step_night,
+			 double step)
+{
+	memset(h, 0, sizeof *h);
+	rng_state = seed;
+	for (int night = 1; night <= nights && night <= 100; night++) {
+		double us = 100 * (night >= step_night ? 1 + step : 1) * (1 + 0.01 * normal01());
+		add_night(h, night, "hosta", rev_of(night), &us, 1, -1);
+	}
+}
+
 static void test_regress__small_sustained_step_is_a_regression_placed_where_it_began(void **state)
 {
 	(void)state;
@@ -1004,12 +1017,8 @@ static void test_regress__small_sustained_step_is_a_regression_placed_where_it_b
 	int exact = 0, drifts = 0;
 	load_conf(&c);
 	for (uint64_t seed = 1; seed <= 20; seed++) {
-		struct history h = {0};
-		rng_state = seed;
-		for (int night = 1; night <= 40; night++) {
-			double us = 100 * (night >= 25 ? 1.04 : 1) * (1 + 0.01 * normal01());
-			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
-		}
+		struct history h;
+		step_history(&h, seed, 40, 25, 0.04);
 		regress_history(&c, &h);
 		const struct hist_series *s = &h.series[0];
 		int regs = count_verdict(s, REG_REGRESSION), dr = count_verdict(s, REG_DRIFT);
@@ -1051,12 +1060,8 @@ static void test_regress__open_change_is_placed_again_by_later_nights(void **sta
 	int moved = 0, err_first = 0, err_last = 0, better = 0, worse = 0, checked = 0;
 	load_conf(&c);
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		struct history h = {0};
-		rng_state = seed;
-		for (int night = 1; night <= 60; night++) {
-			double us = 100 * (night >= 30 ? 1.03 : 1) * (1 + 0.01 * normal01());
-			add_night(&h, night, "hosta", rev_of(night), &us, 1, -1);
-		}
+		struct history h;
+		step_history(&h, seed, 60, 30, 0.03);
 		regress_history(&c, &h);
 		const struct hist_series *s = &h.series[0];
 		for (size_t i = 0; i < s->n; i++) {
@@ -1084,12 +1089,8 @@ static void test_regress__open_change_is_placed_again_by_later_nights(void **sta
 			snprintf(id, sizeof id, "%s", a->id);
 			regress_night_free(&n);
 			/* the history as of the confirming night: the same id */
-			struct history first = {0};
-			rng_state = seed;
-			for (int night = 1; night <= 60 && night <= (int)p->run + 1; night++) {
-				double us = 100 * (night >= 30 ? 1.03 : 1) * (1 + 0.01 * normal01());
-				add_night(&first, night, "hosta", rev_of(night), &us, 1, -1);
-			}
+			struct history first;
+			step_history(&first, seed, (int)p->run + 1, 30, 0.03);
 			regress_history(&c, &first);
 			assert_int_equal(regress_night_build(&n, &first, p->run, NULL), 0);
 			a = alert_opened(&n, h.runs[p->run].run_id);
