@@ -202,6 +202,13 @@ $(BUILD)/tests/fake-driver/libcuda.so.1: tests/fake_driver.c | $(DEPS_OK)
 	@$(CC) -std=c11 $(WARN) -shared -fPIC -Wl,-soname,libcuda.so.1 -o $@ $<
 $(BUILD)/tests/test_cuda_load: | $(BUILD)/tests/fake-driver/libcuda.so.1
 
+# A second user planting a run id at the moment ddt renames a folder into
+# place (test_trust preloads it into ddt: the commit race made certain).
+$(BUILD)/tests/plant_shim.so: tests/plant_shim.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(CC) -std=c11 $(WARN) -shared -fPIC -o $@ $< -ldl
+$(BUILD)/tests/test_trust: | $(BUILD)/tests/plant_shim.so
+
 $(BUILD)/tests/test_cuda_sim: $(SIM_OBJ)
 $(BUILD)/tests/test_cuda_sim: LDLIBS += -lstdc++
 

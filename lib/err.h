@@ -14,7 +14,8 @@ enum ddt_err {
 	DDT_ENOMEM = -3,   /* allocation failed */
 	DDT_EIO = -4,      /* a read or write failed (disk full, permissions) */
 	DDT_ELOCKED = -5,  /* another nightly holds the lock: exit status 75 */
-	DDT_ENOTFOUND = -6 /* a named thing does not exist */
+	DDT_ENOTFOUND = -6, /* a named thing does not exist */
+	DDT_ETAKEN = -7     /* a name to create is already taken: nothing was moved */
 };
 
 /* Sets the message of the current error; returns code so callers can write

@@ -636,7 +636,8 @@ static int rename_at(int fd1, const char *a, int fd2, const char *b, enum fsx_re
 	return renameat(fd1, a, fd2, b);
 }
 
-int fsx_dir_commit(const char *tmp_dir, const char *final_dir)
+/* fsx_dir_commit; keep_taken: a taken name is DDT_ETAKEN and tmp_dir stays. */
+static int dir_commit(const char *tmp_dir, const char *final_dir, int keep_taken)
 {
 	char *tleaf = NULL, *fleaf = NULL;
 	int tdir = walk_parent(tmp_dir, 0, &tleaf), fdir = -1, fd = -1, rc = 0;
@@ -654,13 +655,15 @@ int fsx_dir_commit(const char *tmp_dir, const char *final_dir)
 	}
 	if ((rc = fsync_entries(fd, tmp_dir)) != 0)
 		goto done;
-	if (rename_at(tdir, tleaf, fdir, fleaf, FSX_NOREPLACE) != 0)
-		rc = err_set(DDT_EIO, "%s: cannot rename into place: %s", final_dir,
-			     strerror(errno));
-	else
+	if (rename_at(tdir, tleaf, fdir, fleaf, FSX_NOREPLACE) != 0) {
+		int taken = errno == EEXIST || errno == ENOTEMPTY || errno == ENOTDIR ||
+			    errno == EISDIR;
+		rc = err_set(keep_taken && taken ? DDT_ETAKEN : DDT_EIO,
+			     "%s: cannot rename into place: %s", final_dir, strerror(errno));
+	} else
 		rc = fsync_fd(fdir, final_dir);
 done:
-	if (rc && tleaf)
+	if (rc && rc != DDT_ETAKEN && tleaf)
 		fsx_rm_rf_at(tdir, tleaf);
 	if (fd >= 0)
 		close(fd);
@@ -670,6 +673,16 @@ done:
 	free(tleaf);
 	free(fleaf);
 	return rc;
+}
+
+int fsx_dir_commit(const char *tmp_dir, const char *final_dir)
+{
+	return dir_commit(tmp_dir, final_dir, 0);
+}
+
+int fsx_dir_place(const char *tmp_dir, const char *final_dir)
+{
+	return dir_commit(tmp_dir, final_dir, 1);
 }
 
 int fsx_rename(const char *from, const char *to, enum fsx_rename_how how)

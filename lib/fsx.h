@@ -84,6 +84,12 @@ int fsx_dir_begin(const char *final_dir, char **tmp_dir);
  * removed. Frees nothing. */
 int fsx_dir_commit(const char *tmp_dir, const char *final_dir);
 
+/* fsx_dir_commit, except when something (anything: a folder, a file, a
+ * dangling link) took final_dir's name before the rename: then DDT_ETAKEN,
+ * with tmp_dir left whole, so that the caller can put it in place under
+ * another name. */
+int fsx_dir_place(const char *tmp_dir, const char *final_dir);
+
 /* How fsx_rename moves: replace what is at `to`, never replace, or exchange
  * the two (both must exist). */
 enum fsx_rename_how { FSX_REPLACE, FSX_NOREPLACE, FSX_EXCHANGE };

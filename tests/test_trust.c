@@ -45,22 +45,53 @@ static void sh_ok(const char *fmt, ...)
 	free(out);
 }
 
-/* Runs `ddt nightly` on runs/ and reports/ with extra args (may be "");
- * returns its exit status, stdout and stderr (malloc'd). */
-static int nightly(const char *extra, char **out, char **err)
+/* Runs `ddt nightly` on runs/ and reports/ with extra args (may be "") and
+ * env (assignments before it, may be ""); returns its exit status, stdout
+ * and stderr (malloc'd). */
+static int nightly_env(const char *env, const char *extra, char **out, char **err)
 {
 	char cmd[8192], fo[160], fe[160];
 	snprintf(fo, sizeof fo, "%s/out.txt", root);
 	snprintf(fe, sizeof fe, "%s/err.txt", root);
 	snprintf(cmd, sizeof cmd,
-		 "cd %s && DDT_HOME=%s %s nightly --runs %s --reports %s --template %s "
+		 "cd %s && %s DDT_HOME=%s %s nightly --runs %s --reports %s --template %s "
 		 "--calibration %s/calibration %s >%s 2>%s",
-		 root, proj, helpers_bin(), runs, reports, tmpl, proj, extra, fo, fe);
+		 root, env, proj, helpers_bin(), runs, reports, tmpl, proj, extra, fo, fe);
 	int st = system(cmd);
 	*out = helpers_slurp(fo);
 	*err = helpers_slurp(fe);
 	printf("--- nightly %s: %d\n%s%s", extra, WEXITSTATUS(st), *out, *err);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int nightly(const char *extra, char **out, char **err)
+{
+	return nightly_env("", extra, out, err);
+}
+
+/* The environment that preloads tests/plant_shim.c into ddt: the second
+ * user plants the name ddt renames a folder to in `into`, in `at`, the
+ * first `times` times, just before the rename. */
+static void plant_env(char *env, size_t len, const char *into, const char *at, int times)
+{
+	char self[1024];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	snprintf(env, len,
+		 "LD_PRELOAD=%s/plant_shim.so ASAN_OPTIONS=verify_asan_link_order=0 "
+		 "DDT_PLANT_INTO=%s DDT_PLANT_AT=%s DDT_PLANT_TIMES=%d",
+		 self, into, at, times);
+}
+
+/* True when dir/name is the second user's planted folder, its file whole. */
+static int still_planted(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/%s/mine", dir, name);
+	return stat(p, &st) == 0 && st.st_uid == 65534 && st.st_size == 5;
 }
 
 /* The run id reports/latest points at, into id ("" when none). */
@@ -270,6 +301,79 @@ static void test_trust__taken_run_ids_lose_no_night(void **state)
 	free(out), free(err);
 }
 
+/* The second user plants tonight's run id in runs/ at the moment of the
+ * commit, then the next id at the retry: the night still lands whole, at
+ * ID-3, and every file in it names ID-3 (run.yaml with its trailer, the
+ * verdicts, the projection); its documents and latest follow; the planted
+ * folders stay as they were. The next night reads it as an undamaged night. */
+static void test_trust__name_taken_at_commit_loses_no_night(void **state)
+{
+	(void)state;
+	char *out, *err, env[2048], id[96], base[96], want[128], p[512], *txt;
+	if (!need_root())
+		skip();
+	assert_int_equal(nightly("", &out, &err), 0); /* a night before: tonight is judged */
+	free(out), free(err);
+	for (time_t t0 = time(NULL); time(NULL) == t0;) /* tonight's id: a second of its own */
+		usleep(20000);
+	plant_env(env, sizeof env, runs, runs, 2);
+	int st = nightly_env(env, "", &out, &err);
+	assert_int_equal(st, 0);
+	latest(id, sizeof id);
+	assert_non_null(strstr(id, "-3"));
+	snprintf(base, sizeof base, "%.*s", (int)(strstr(id, "-3") - id), id);
+	char two[128];
+	snprintf(two, sizeof two, "%s-2", base);
+	assert_true(still_planted(runs, base));
+	assert_true(still_planted(runs, two));
+	snprintf(want, sizeof want, "run_id: \"%s\"\n", id);
+	static const char *const files[] = {"run.yaml", "verdicts.yaml", "projection.yaml"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s/%s/%s", runs, id, files[i]);
+		txt = helpers_slurp(p);
+		assert_non_null(txt);
+		if (!strstr(txt, want))
+			fail_msg("%s does not name %s", p, id);
+		for (int k = 0; k < 2; k++) { /* no line names the ids taken */
+			char old[160];
+			snprintf(old, sizeof old, "run_id: \"%s\"\n", k ? two : base);
+			if (strstr(txt, old))
+				fail_msg("%s names %s", p, k ? two : base);
+		}
+		free(txt);
+	}
+	snprintf(p, sizeof p, "%s/%s/report.pdf", reports, id);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_non_null(strstr(err, "taken"));
+	free(out), free(err);
+	assert_int_equal(nightly("", &out, &err), 0);
+	assert_null(strstr(err, "damaged"));
+	assert_non_null(strstr(out, "3 nights, 2 series")); /* the two before it read */
+	free(out), free(err);
+}
+
+/* The second user plants tonight's id in reports/ while the run folder is
+ * put in place: the documents are not written there, the planted folder is
+ * neither replaced nor removed, the failure names it, and the night is in
+ * runs/ all the same. */
+static void test_trust__documents_never_replace_a_planted_folder(void **state)
+{
+	(void)state;
+	char *out, *err, env[2048], id[96], p[512];
+	if (!need_root())
+		skip();
+	assert_int_equal(chmod(reports, 01777), 0); /* others may write reports/ too */
+	plant_env(env, sizeof env, runs, reports, 1);
+	int st = nightly_env(env, "", &out, &err);
+	assert_int_not_equal(st, 0);
+	newest_run(id, sizeof id);
+	snprintf(p, sizeof p, "%s/%s/run.yaml", runs, id);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_true(still_planted(reports, id));
+	assert_non_null(strstr(err, "a folder not ours"));
+	free(out), free(err);
+}
+
 /* --log FILE appends what the nightly prints, and never through a link
  * another user planted at FILE (the cron line's old `>>` followed it). */
 static void test_trust__log_never_follows_a_planted_link(void **state)
@@ -370,6 +474,10 @@ int main(void)
 						setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_trust__taken_run_ids_lose_no_night, setup_each,
 						teardown_each),
+		cmocka_unit_test_setup_teardown(test_trust__name_taken_at_commit_loses_no_night,
+						setup_each, teardown_each),
+		cmocka_unit_test_setup_teardown(test_trust__documents_never_replace_a_planted_folder,
+						setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_trust__log_never_follows_a_planted_link,
 						setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_trust__clock_back_tonight_is_latest, setup_each,

@@ -177,19 +177,14 @@ static int judge_host(struct nightly_after *a, const struct nightly_host *host,
 	return rc ? rc : wrc;
 }
 
-/* Every host's verdicts and their tok/s impact on the template's
- * scenarios; the night's into dir/verdicts.yaml. */
-static void after_regress(struct nightly_after *a, const struct nightly_hooks *k)
+/* Every host's verdicts and their tok/s impact on the template's scenarios,
+ * the night's into dir/verdicts.yaml (a->verdicts empty before). */
+static int judge_all(struct nightly_after *a)
 {
 	struct model model;
 	char *path = NULL;
 	int rc = 0, have_model;
 
-	if (!a->rconf) {
-		k->skip(k->ctx, NIGHTLY_REGRESS, a->regress_skip);
-		return;
-	}
-	k->begin(k->ctx, NIGHTLY_REGRESS);
 	have_model = a->cal && model_prepare(&model, a->cal, NULL) == 0;
 	if (!have_model)
 		snprintf(a->no_impact, sizeof a->no_impact, "%s",
@@ -207,18 +202,28 @@ static void after_regress(struct nightly_after *a, const struct nightly_hooks *k
 		rc = rc ? rc : wrc;
 	}
 	free(path);
+	return rc;
+}
+
+static void after_regress(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	if (!a->rconf) {
+		k->skip(k->ctx, NIGHTLY_REGRESS, a->regress_skip);
+		return;
+	}
+	k->begin(k->ctx, NIGHTLY_REGRESS);
+	int rc = judge_all(a);
 	k->end(k->ctx, NIGHTLY_REGRESS, rc, a);
 }
 
 /* The projection from the measured rows: dir/projection.yaml. */
-static void after_project(struct nightly_after *a, const struct nightly_hooks *k)
+static int project_into(struct nightly_after *a)
 {
 	struct projection p;
 	char *path = NULL;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	k->begin(k->ctx, NIGHTLY_PROJECT);
 	if (!a->cal)
 		rc = err_set(DDT_EINPUT, "no calibration");
 	else if ((rc = project_run(&p, a->cal, a->t, a->measured, NULL)) == 0)
@@ -227,20 +232,57 @@ static void after_project(struct nightly_after *a, const struct nightly_hooks *k
 	a->projected_rows = p.nrows;
 	project_free(&p);
 	free(path);
+	return rc;
+}
+
+static void after_project(struct nightly_after *a, const struct nightly_hooks *k)
+{
+	k->begin(k->ctx, NIGHTLY_PROJECT);
+	int rc = project_into(a);
 	k->end(k->ctx, NIGHTLY_PROJECT, rc, a);
 }
 
-/* The calibration and template stored into dir, then the folder put in place. */
+/* The night moved to another run id (a->id) at its commit: the verdicts and
+ * the projection, which name it, are made again for that id. A file that
+ * cannot be made again is removed (the repair makes the projection again),
+ * so that nothing in the folder names an id that is not its own. */
+static int rewrite_named(struct nightly_after *a)
+{
+	static const char *const names[] = {"verdicts.yaml", "projection.yaml"};
+	int rc[2] = {0, 0};
+
+	if (a->judged) {
+		regress_night_free(&a->verdicts);
+		memset(&a->verdicts, 0, sizeof a->verdicts);
+		rc[0] = judge_all(a);
+	}
+	rc[1] = project_into(a);
+	for (int i = 0; i < 2; i++) {
+		char *path = rc[i] ? fsx_join(a->dir, names[i]) : NULL;
+		if (path)
+			unlink(path);
+		free(path);
+	}
+	return rc[0] ? rc[0] : rc[1];
+}
+
+/* The calibration and template stored into dir, then the folder put in
+ * place; when its name was taken meanwhile, under the next free one. */
 static void after_commit(struct nightly_after *a, const struct nightly_hooks *k)
 {
-	int rc;
+	int rc, wrc = 0;
 
 	k->begin(k->ctx, NIGHTLY_COMMIT);
 	rc = report_stash_inputs(a->dir, a->calibration, a->template_path);
 	if (!rc && k->commit)
 		rc = k->commit(k->ctx);
+	while (rc == DDT_ETAKEN) { /* the hook moved tonight to the next free id */
+		int r = rewrite_named(a);
+		wrc = wrc ? wrc : r;
+		rc = k->commit(k->ctx);
+	}
 	a->committed = rc == 0;
-	k->end(k->ctx, NIGHTLY_COMMIT, rc, a);
+	k->end(k->ctx, NIGHTLY_COMMIT, rc ? rc : wrc, a);
 }
 
 static void after_documents(struct nightly_after *a, const struct nightly_hooks *k)
@@ -300,6 +342,7 @@ struct night {
 	double st_s[ST_COUNT];
 	int worst;                 /* exit status of the worst failure (1 or 2), else 0 */
 	char *run_dir, *tmp_dir;   /* runs/<id> and its temporary name */
+	char base_id[80];          /* tonight's run id before any name was taken */
 	struct calib cal;
 	struct tmpl t;
 	struct bench_conf bc;
@@ -546,8 +589,10 @@ static int ours_or_free(const char *dir, const char *id)
  * night is lost to a name. Returns 0 or DDT_EIO. */
 static int pick_run_id(struct night *n)
 {
-	char base[sizeof n->rec.run_id];
-	snprintf(base, sizeof base, "%s", n->rec.run_id);
+	char *base = n->base_id;
+	if (!base[0])
+		snprintf(base, sizeof n->base_id, "%s", n->rec.run_id);
+	snprintf(n->rec.run_id, sizeof n->rec.run_id, "%s", base);
 	for (long k = 2; run_id_taken(n, n->rec.run_id); k++) {
 		if (k > NIGHTLY_MAX_ID_TRIES ||
 		    snprintf(n->rec.run_id, sizeof n->rec.run_id, "%s-%ld", base, k) >=
@@ -740,8 +785,39 @@ static void night_end(void *ctx, enum nightly_stage s, int rc, const struct nigh
 	}
 }
 
+/* Moves tonight to the next free run id after runs/<id> was taken between
+ * the record and the commit (by anything: another user's folder, a link):
+ * run.yaml written again under the new id (its trailer with it) and
+ * tonight's night in the history renamed, so that the verdicts made again
+ * name it. Returns 0, or the error that leaves no id to move to. */
+static int move_run_id(struct night *n)
+{
+	char old[sizeof n->rec.run_id], *path = NULL;
+	int rc;
+
+	snprintf(old, sizeof old, "%s", n->rec.run_id);
+	if ((rc = pick_run_id(n)) != 0)
+		return rc;
+	free(n->run_dir);
+	if (!(n->run_dir = fsx_join(n->paths.runs, n->rec.run_id)) ||
+	    !(path = fsx_join(n->tmp_dir, "run.yaml")))
+		rc = err_nomem();
+	else
+		rc = record_write(&n->rec, path);
+	free(path);
+	if (n->have_hist && n->h.nruns && !strcmp(n->h.runs[n->h.nruns - 1].run_id, old))
+		snprintf(n->h.runs[n->h.nruns - 1].run_id, sizeof n->h.runs[0].run_id, "%s",
+			 n->rec.run_id);
+	if (!rc && strcmp(old, n->base_id)) /* else pick_run_id said so */
+		alert(n, 1, "warning: %s/%s was taken while tonight ran: tonight is %s",
+		      n->paths.runs, old, n->rec.run_id);
+	return rc;
+}
+
 /* Stores the log so far beside the run's files and puts the run folder in
- * place. */
+ * place. When its name was taken since the record, tonight moves to the
+ * next free id and DDT_ETAKEN asks the caller to make again what names
+ * it, then to call again; the folder stays. */
 static int night_commit(void *ctx)
 {
 	struct night *n = ctx;
@@ -754,12 +830,18 @@ static int night_commit(void *ctx)
 	if (!rc)
 		rc = fsx_write_all(log, n->log_buf, n->log_len);
 	if (!rc)
-		rc = fsx_dir_commit(n->tmp_dir, n->run_dir);
+		rc = fsx_dir_place(n->tmp_dir, n->run_dir);
+	if (rc == DDT_ETAKEN) {
+		int mrc = move_run_id(n);
+		rc = mrc ? mrc : DDT_ETAKEN;
+	}
+	free(log);
+	if (rc == DDT_ETAKEN)
+		return rc;
 	if (rc)
 		fsx_rm_rf(n->tmp_dir);
 	free(n->tmp_dir);
 	n->tmp_dir = NULL;
-	free(log);
 	return rc;
 }
 

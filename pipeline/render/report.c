@@ -63,12 +63,27 @@ static int write_charts(const struct report_data *d, const char *charts)
 
 /* Puts tmp_dir in place of final_dir, which exists: the two are exchanged in
  * one step, so a reader sees the old documents or the new, never a mix; the
- * old ones (now at tmp_dir) are then removed. */
+ * old ones (now at tmp_dir) are then removed. Only a folder of ours is
+ * replaced: one the trust rule does not trust (fsx_trusted), there before or
+ * put there since the check, is left where it was and named. */
 static int replace_dir(const char *tmp_dir, const char *final_dir)
 {
+	char why[96];
 	int rc = fsx_fsync_path(tmp_dir);
+
+	if (!rc && !fsx_trusted_path(final_dir, why, sizeof why))
+		return err_set(DDT_EIO, "%s: a folder not ours (%s): not replaced, the documents "
+					"not written (remove it)",
+			       final_dir, why);
 	if (!rc)
 		rc = fsx_rename(tmp_dir, final_dir, FSX_EXCHANGE);
+	if (!rc && !fsx_trusted_path(tmp_dir, why, sizeof why)) {
+		/* swapped in after the check: give it its name back */
+		rc = fsx_rename(tmp_dir, final_dir, FSX_EXCHANGE);
+		return err_set(DDT_EIO, "%s: a folder not ours (%s)%s: not replaced, the documents "
+					"not written (remove it)",
+			       final_dir, why, rc ? ", left at its temporary name" : "");
+	}
 	if (!rc)
 		fsx_rm_rf(tmp_dir);
 	return rc;
@@ -307,8 +322,8 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 		fsx_rm_rf(tmp);
 		goto done;
 	}
-	if ((rc = put_in_place(tmp, final)) != 0)
-		fsx_rm_rf(tmp);
+	if ((rc = put_in_place(tmp, final)) != 0 && fsx_trusted_path(tmp, NULL, 0))
+		fsx_rm_rf(tmp); /* ours: never a folder swapped in by someone else */
 	else
 		rc = point_latest(reports_dir, ctx->runs_dir);
 	if (!rc && !ctx->quiet)
