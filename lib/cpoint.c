@@ -3,6 +3,7 @@
 
 #include "err.h"
 
+#include <float.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <pthread.h>
@@ -375,6 +376,39 @@ static int by_at(const void *a, const void *b)
 	return (x->at > y->at) - (x->at < y->at);
 }
 
+/* The bound (cpoint.h): a segment of m >= L points splits into runs of L
+ * to 2L - 1 points, so its mean lies between the smallest and largest mean
+ * of such a run; x positive, so no mean is 0. The runs' means are summed in
+ * order from their first point, each within 2L roundings of its exact
+ * value, as the merge's means are within n of theirs: the bound allows
+ * (4n + 16) DBL_EPSILON of slack, and at its edge the full search runs.
+ * O(n L) against the search's O(n^2) per split. */
+int cpoint_no_change_possible(const double *x, size_t n, const struct cpoint_opts *o)
+{
+	size_t L = o->min_seg ? o->min_seg : 1;
+	double min_rel = o->min_rel;
+	double lo = INFINITY, hi = 0;
+
+	if (!(min_rel > 0) || n < 2 * L)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(x[i] > 0 && x[i] < INFINITY))
+			return 0;
+	for (size_t i = 0; i + L <= n; i++) {
+		double sum = 0;
+		for (size_t j = i; j < i + 2 * L - 1 && j < n; j++) {
+			sum += x[j];
+			if (j + 1 - i < L)
+				continue;
+			double mean = sum / (double)(j + 1 - i);
+			lo = mean < lo ? mean : lo;
+			hi = mean > hi ? mean : hi;
+		}
+	}
+	double slack = (4 * (double)n + 16) * DBL_EPSILON;
+	return hi / lo * (1 + slack) - 1 < min_rel * (1 - slack);
+}
+
 int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, struct cpoint_change *out,
 		 size_t cap, size_t *nout)
 {
@@ -386,6 +420,8 @@ int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, str
 	int rc;
 
 	*nout = 0;
+	if (cpoint_no_change_possible(x, n, o))
+		return 0;
 	if (n > CPOINT_STACK_POINTS) {
 		c = malloc(n * sizeof *c);
 		done = malloc(n + 1);

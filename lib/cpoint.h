@@ -42,6 +42,14 @@ struct cpoint_change {
 int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, struct cpoint_change *out,
 		 size_t cap, size_t *nout);
 
+/* 1 when cpoint_edivisive(x, n, o) cannot keep a change point whatever its
+ * splits, so it returns none without searching: every kept change has at
+ * least min_seg points on both sides and a relative change of at least
+ * min_rel, and no two runs of min_seg or more points of x (all positive)
+ * have means that far apart. 0 when it could (or x has a value that is not
+ * a positive number, or min_rel is 0). */
+int cpoint_no_change_possible(const double *x, size_t n, const struct cpoint_opts *o);
+
 /* The split of x[lo..hi) that maximises Q-hat over both its ends (tau, kappa)
  * with lo + min_seg <= tau and tau + min_seg <= kappa <= hi: tau into *at,
  * kappa into *kappa, the value into *qhat. Returns 0, DDT_EINPUT (the

@@ -31,6 +31,26 @@ static inline void sort_doubles(double *v, size_t n)
 	}
 }
 
+/* Slides the sorted window v[0..n) by one: when drop, the value out (one
+ * v holds) leaves; then in goes after the values equal to it, where the
+ * stable sort puts it. Returns the new count. For positive finite values
+ * (equal values are then equal bits) v is afterwards exactly sort_doubles
+ * of the slid window: the same multiset, sorted. */
+static inline size_t sort_slide(double *v, size_t n, int drop, double out, double in)
+{
+	size_t k = 0;
+	if (drop && n) {
+		while (k + 1 < n && v[k] != out)
+			k++;
+		for (n--; k < n; k++)
+			v[k] = v[k + 1];
+	}
+	for (k = n; k && v[k - 1] > in; k--)
+		v[k] = v[k - 1];
+	v[k] = in;
+	return n + 1;
+}
+
 /* The same for size_t. */
 static inline int sort_cmp_size(const void *a, const void *b)
 {

@@ -1,4 +1,4 @@
-/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series. */
+/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series; cpoint_no_change_possible's bound against the merge's own means; sort_slide against a full sort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 
 #include "cpoint.h"
 #include "rng.h"
+#include "sort.h"
 
 /* The search as first written (one m x (m + 1) matrix of prefix sums, row
  * by row; every split t, then every kappa; the first largest Q-hat): the
@@ -94,10 +95,114 @@ static void test_cpoint_ref__best_split_is_the_plain_search_bit_for_bit(void **s
 	}
 }
 
+/* Cuts x[0..n) at random into segments of at least L points (the split
+ * step's segments, and any merge of them): their starts into cut, their
+ * number returned (cut[k] = n closes them). */
+static size_t random_cuts(struct rng *r, size_t n, size_t L, size_t *cut)
+{
+	size_t k = 0, at = 0;
+	while (at < n) {
+		cut[k++] = at;
+		at += L + rng_next(r) % (rng_next(r) % 2 ? L + 1 : n); /* short ones often */
+		if (n - (at < n ? at : n) < L)
+			at = n; /* a tail too short joins the last segment */
+	}
+	cut[k] = n;
+	return k;
+}
+
+/* Where cpoint_no_change_possible says no change can be kept (on noise,
+ * and on nights alternating with a period of min_seg + 1, where runs of
+ * min_seg points all have one mean and longer runs do not), no two
+ * neighbouring segments of any cutting (segments of min_seg points or more,
+ * their means as the merge step computes them) differ by min_rel, and
+ * cpoint_edivisive finds nothing; the bound holds on noise below min_rel,
+ * and never on a step of 1.5 x min_rel. */
+static void test_cpoint_ref__no_change_bound_holds_for_every_cutting(void **state)
+{
+	(void)state;
+	struct rng r;
+	double x[80];
+	size_t cut[81], held = 0, not_held = 0;
+	rng_seed(&r, 20261205);
+	for (int s = 0; s < 3000; s++) {
+		size_t n = 4 + rng_next(&r) % 77, L = 1 + (size_t)s % 3;
+		double noise = 0.03 * (double)(rng_next(&r) % 1000) / 1000;
+		struct cpoint_opts o = {.max_p = 0.001, .split_p = 0.01, .min_seg = L,
+					.min_rel = 0.001 + 0.02 * (double)(rng_next(&r) % 1000) / 1000};
+		size_t period = s % 4 ? 0 : L + 1; /* nights alternating between two values */
+		for (size_t i = 0; i < n; i++)
+			x[i] = 100 * (1 + noise * ((double)(rng_next(&r) >> 11) / 9007199254740992.0 - 0.5)) +
+			       (period && i % period ? 3 : 0);
+		if (!cpoint_no_change_possible(x, n, &o)) {
+			not_held++;
+			continue;
+		}
+		held++;
+		for (int t = 0; t < 300; t++) {
+			size_t k = random_cuts(&r, n, L, cut);
+			for (size_t i = 1; i < k; i++) {
+				double mb, ma, v;
+				cpoint_moments(x, cut[i - 1], cut[i], &mb, &v);
+				cpoint_moments(x, cut[i], cut[i + 1], &ma, &v);
+				if (!(fabs(ma / mb - 1) < o.min_rel))
+					fail_msg("series %d: segments [%zu,%zu) [%zu,%zu) differ by %g >= %g", s,
+						 cut[i - 1], cut[i], cut[i], cut[i + 1], fabs(ma / mb - 1),
+						 o.min_rel);
+			}
+		}
+		struct cpoint_change ch[8];
+		size_t nch = 1;
+		assert_int_equal(cpoint_edivisive(x, n, &o, ch, 8, &nch), 0);
+		assert_int_equal(nch, 0);
+	}
+	assert_true(held > 300 && not_held > 300); /* both sides tried */
+	for (size_t i = 0; i < 40; i++) /* a step of 1.5 x min_rel: searched */
+		x[i] = i < 20 ? 100 : 103;
+	struct cpoint_opts step = {.max_p = 0.001, .split_p = 0.01, .min_seg = 2, .min_rel = 0.02};
+	assert_false(cpoint_no_change_possible(x, 40, &step));
+	x[7] = -1; /* not a positive number: never skipped */
+	step.min_rel = 1;
+	assert_false(cpoint_no_change_possible(x, 40, &step));
+}
+
+/* sort_slide over 5,000 nights of windows up to 60 long, filling and then
+ * sliding, values on a coarse grid (ties everywhere): bit for bit the full
+ * sort of each window. */
+static void test_cpoint_ref__sliding_window_is_the_full_sort(void **state)
+{
+	(void)state;
+	struct rng r;
+	double win[64], sorted[64], want[64];
+	size_t n = 0;
+	rng_seed(&r, 20261206);
+	for (int night = 0; night < 5000; night++) {
+		size_t cap = night < 2500 ? 60 : 1 + (size_t)night % 7;
+		double in = 1 + (double)(rng_next(&r) % 9) / 8;
+		int drop = n == cap || n > cap;
+		if (n > cap) { /* a shorter window: sorted whole again, as the walk does */
+			memmove(win, win + n - cap, cap * sizeof *win);
+			n = cap;
+			memcpy(sorted, win, n * sizeof *win);
+			sort_doubles(sorted, n);
+		}
+		size_t before = n;
+		n = sort_slide(sorted, n, drop, win[0], in);
+		if (drop)
+			memmove(win, win + 1, (before - 1) * sizeof *win);
+		win[n - 1] = in;
+		memcpy(want, win, n * sizeof *win);
+		sort_doubles(want, n);
+		assert_memory_equal(sorted, want, n * sizeof *want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cpoint_ref__best_split_is_the_plain_search_bit_for_bit),
+	    cmocka_unit_test(test_cpoint_ref__no_change_bound_holds_for_every_cutting),
+	    cmocka_unit_test(test_cpoint_ref__sliding_window_is_the_full_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

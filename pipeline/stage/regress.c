@@ -426,18 +426,8 @@ static double *window_sorted(const struct regress_conf *c, const double *win, si
 		sort_doubles(v, m);
 		for (size_t k = 0; k < m; k++)
 			clean &= v[k] > 0 && isfinite(v[k]);
-	} else {
-		size_t k = 0, n = pm;
-		if (drop) { /* the oldest value leaves */
-			while (v[k] != t[0])
-				k++;
-			memmove(v + k, v + k + 1, (--n - k) * sizeof *v);
-		}
-		double x = win[m - 1]; /* after equal values, as the stable sort puts it */
-		for (k = n; k && v[k - 1] > x; k--)
-			v[k] = v[k - 1];
-		v[k] = x;
-	}
+	} else /* the oldest value leaves, tonight's goes in */
+		sort_slide(v, pm, drop, t[0], win[m - 1]);
 	memcpy(t, win, m * sizeof *win);
 	w->wc[0] = clean ? (double)m : 0; /* 0: the next window is sorted whole */
 	return v;
