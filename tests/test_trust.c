@@ -374,6 +374,33 @@ static void test_trust__documents_never_replace_a_planted_folder(void **state)
 	free(out), free(err);
 }
 
+/* Documents made again (`ddt report ID`) while the second user, in a
+ * reports/ without the sticky bit, moves the run's documents away and puts
+ * a folder of theirs at reports/ID between ddt's check and its exchange:
+ * their folder gets its name back, is not removed, and the failure names
+ * it. */
+static void test_trust__documents_swapped_under_the_exchange_stay(void **state)
+{
+	(void)state;
+	char *out, *err, env[2048], id[96], args[1024], cmd[8192];
+	if (!need_root())
+		skip();
+	assert_int_equal(nightly("", &out, &err), 0);
+	free(out), free(err);
+	newest_run(id, sizeof id);
+	assert_int_equal(chmod(reports, 0777), 0);
+	plant_env(env, sizeof env, reports, reports, 1);
+	snprintf(args, sizeof args, "report %s --runs %s --reports %s", id, runs, reports);
+	snprintf(cmd, sizeof cmd, "cd %s && DDT_PLANT_SWAP=1 %s DDT_HOME=%s %s %s 2>&1", root, env,
+		 proj, helpers_bin(), args);
+	int st = helpers_run(&out, cmd);
+	printf("%s", out);
+	assert_int_not_equal(st, 0);
+	assert_non_null(strstr(out, "a folder not ours"));
+	assert_true(still_planted(reports, id));
+	free(out);
+}
+
 /* --log FILE appends what the nightly prints, and never through a link
  * another user planted at FILE (the cron line's old `>>` followed it). */
 static void test_trust__log_never_follows_a_planted_link(void **state)
@@ -477,6 +504,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trust__name_taken_at_commit_loses_no_night,
 						setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_trust__documents_never_replace_a_planted_folder,
+						setup_each, teardown_each),
+		cmocka_unit_test_setup_teardown(test_trust__documents_swapped_under_the_exchange_stay,
 						setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_trust__log_never_follows_a_planted_link,
 						setup_each, teardown_each),
