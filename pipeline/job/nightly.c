@@ -242,28 +242,34 @@ static void after_project(struct nightly_after *a, const struct nightly_hooks *k
 	k->end(k->ctx, NIGHTLY_PROJECT, rc, a);
 }
 
-/* The night moved to another run id (a->id) at its commit: the verdicts and
- * the projection, which name it, are made again for that id. A file that
- * cannot be made again is removed (the repair makes the projection again),
- * so that nothing in the folder names an id that is not its own. */
+/* The night moved to another run id (a->id) at its commit: its verdicts
+ * (projection: its projection), which name the id, made again for it when
+ * they were written. When that fails the file goes (the repair makes the
+ * projection again): nothing in the folder names an id not its own. */
+static int rewrite_one(struct nightly_after *a, int projection)
+{
+	char *path = fsx_join(a->dir, projection ? "projection.yaml" : "verdicts.yaml");
+	int rc = 0;
+
+	if (!path)
+		return err_nomem();
+	if (fsx_kind(path) == FSX_FILE) {
+		if (!projection) {
+			regress_night_free(&a->verdicts);
+			memset(&a->verdicts, 0, sizeof a->verdicts);
+		}
+		rc = projection ? project_into(a) : judge_all(a);
+		if (rc)
+			unlink(path);
+	}
+	free(path);
+	return rc;
+}
+
 static int rewrite_named(struct nightly_after *a)
 {
-	static const char *const names[] = {"verdicts.yaml", "projection.yaml"};
-	int rc[2] = {0, 0};
-
-	if (a->judged) {
-		regress_night_free(&a->verdicts);
-		memset(&a->verdicts, 0, sizeof a->verdicts);
-		rc[0] = judge_all(a);
-	}
-	rc[1] = project_into(a);
-	for (int i = 0; i < 2; i++) {
-		char *path = rc[i] ? fsx_join(a->dir, names[i]) : NULL;
-		if (path)
-			unlink(path);
-		free(path);
-	}
-	return rc[0] ? rc[0] : rc[1];
+	int rc = rewrite_one(a, 0), prc = rewrite_one(a, 1);
+	return rc ? rc : prc;
 }
 
 /* The calibration and template stored into dir, then the folder put in
