@@ -76,8 +76,11 @@ static int backtest_mode(struct projection *p, const struct calib *c,
 }
 
 /* Prints the implementation backtest; returns the exit status. */
-static int backtest_impl_out(const struct projection *p, const struct backtest_args *a)
+static int backtest_impl_out(const struct projection *p, const struct calib *c,
+			     const struct backtest_args *a)
 {
+	struct backtest_win w = {a->m_min, a->m_max, a->pairs};
+	int rc = 0;
 	if (!p->niback) {
 		fprintf(stderr, "ddt backtest: the transfer's class has fewer than two "
 				"implementations with a GPU pair; add one to %s/measured.yaml "
@@ -89,8 +92,12 @@ static int backtest_impl_out(const struct projection *p, const struct backtest_a
 		project_emit_xback(p, stdout);
 	else if (!strcmp(a->format, "points"))
 		backtest_write_points(p, stdout);
-	else
+	else {
 		backtest_write_impl_text(p, stdout);
+		rc = backtest_write_gap(c, &w, stdout);
+	}
+	if (rc)
+		return cli_fail("backtest", rc);
 	return fflush(stdout) != 0;
 }
 
@@ -130,7 +137,7 @@ int cmd_backtest(int argc, char **argv)
 		goto done;
 	}
 	if (!strcmp(a.hold, "implementation")) {
-		status = backtest_impl_out(&p, &a);
+		status = backtest_impl_out(&p, &cal, &a);
 		goto done;
 	}
 	if (!p.nxback) {

@@ -199,6 +199,7 @@ struct xfer_entry {
 	int family_gpus;        /* measured GPUs behind the target family's offset (0: none) */
 	int curve;              /* index into calib.xcurve (-1: the prior, no curve) */
 	int nimpl;              /* implementations behind it (0, 1: the class alone) */
+	int nbuild;             /* their engine builds (layouts of one build: one) */
 	double gap_sigma;       /* the implementation gap's part of d.sigma (0: none) */
 	double bias;            /* the systematic bias corrected in d.median (log) */
 	struct dist d;

@@ -345,13 +345,14 @@ int backtest_xgpu(struct projection *p, const struct calib *c)
 	return backtest_hold(p, c, BACKTEST_GPU, NULL);
 }
 
-/* Implementation i of s held out: its pairs predicted by the others. */
+/* Implementation i of s held out with every layout of its build (they
+ * share its kernels): its pairs predicted by the other builds. */
 static int impl_run(struct projection *p, const struct calib *c, const struct ximpl *s, int i,
 		    const struct backtest_win *w, struct pts *all)
 {
 	struct ximpl_gaps gap;
 	const struct meas_class *k = s->k[i];
-	struct pred pr = {.fn = pred_impl, .c = c, .k = k, .s = s, .skip = 1u << i, .gap = &gap,
+	struct pred pr = {.fn = pred_impl, .c = c, .k = k, .s = s, .skip = ximpl_build_mask(s, i), .gap = &gap,
 			  .w = w, .keep = p};
 	int ci = (int)(k - c->meas.cls), rc;
 	ximpl_gap_est(&gap, s, c, pr.skip);
@@ -515,10 +516,49 @@ void backtest_write_text(const struct projection *p, FILE *fp)
 void backtest_write_impl_text(const struct projection *p, FILE *fp)
 {
 	write_table("implementation backtest: each implementation of the transfer's kernel class "
-		    "held out whole, its pairs projected by the law the others share, with the "
-		    "implementation gap sized without it",
+		    "held out whole with every layout of its build (engine and version: one "
+		    "kernel), its pairs projected by the law the other builds share, with the "
+		    "implementation gap sized without them",
 		    "80% inside p5-p95, median |error| of p50 12%, median width 50%", p->iback,
 		    p->niback, p->isum, p->nisum, "pair", "every implementation", "every pair", fp);
+}
+
+/* The names of ximpl.h's pair kinds. */
+static const char *const gap_kind[XIMPL_NQ] = {"same memory, faster", "same memory, slower",
+					       "across memory, faster", "across memory, slower"};
+
+/* One gap line: M (NaN: every M), its kind q, g. */
+static void gap_line(double M, int q, const struct ximpl_gap *g, FILE *fp)
+{
+	char m[16];
+	double se = sqrt(g->se2), half = sqrt(g->var + g->se2) * ximpl_t_scale(g->nimpl);
+	snprintf(m, sizeof m, isnan(M) ? "every" : "%g", M);
+	fprintf(fp, "  %-6s %-22s %6d %6d %+8.1f%% %8.1f%% %-9s %+8.0f%%\n", m, gap_kind[q],
+		g->nimpl, g->n, 100 * (exp(g->bias) - 1), 100 * se,
+		fabs(g->bias) > XIMPL_BIAS_Z * se ? "yes" : "no", 100 * (exp(Z95 * half) - 1));
+}
+
+int backtest_write_gap(const struct calib *c, const struct backtest_win *w, FILE *fp)
+{
+	struct ximpl s;
+	int rc = ximpl_init(&s, c, c->xfer_class);
+	if (!rc && s.n > 1) {
+		fprintf(fp, "\nimplementation gap, every build in (%d implementations, %d builds), "
+			    "each build left out in turn; bias: + = the law predicts slower than "
+			    "measured, corrected where beyond %g standard errors; gap: 90%% "
+			    "half-width with Student's t at builds - 1 degrees of freedom\n",
+			s.n, s.nbuild, XIMPL_BIAS_Z);
+		fprintf(fp, "  %-6s %-22s %6s %6s %9s %9s %-9s %9s\n", "M", "pair kind", "builds",
+			"points", "bias", "se", "corrected", "gap");
+		for (int r = 0; r <= s.gap.nm; r++)
+			for (int q = 0; q < XIMPL_NQ; q++) {
+				double M = r < s.gap.nm ? s.gap.m[r] : NAN;
+				if (s.gap.g[r][q].nimpl && (isnan(M) || win_m(w, M)))
+					gap_line(M, q, &s.gap.g[r][q], fp);
+			}
+	}
+	ximpl_free(&s);
+	return rc;
 }
 
 void backtest_write_points(const struct projection *p, FILE *fp)
@@ -544,7 +584,7 @@ int backtest_gap_note(const struct projection *p, const struct calib *c, char *b
 		buf, len,
 		"implementation gap: the MoE measured by one implementation and run by another "
 		"(the native engine: no table holds it) moves by -%.0f%%..+%.0f%% (90%%) in the "
-		"transfer %s -> %s at M=%g, sized by holding out each implementation of %s in turn "
+		"transfer %s -> %s at M=%g, sized by holding out each engine build of %s in turn "
 		"(ddt backtest --hold-out implementation); every calibrated band draws it",
 		100 - 100 / (1 + w->xfer_gap_pct / 100), w->xfer_gap_pct, c->moe_ref.gpu, w->target,
 		w->M, c->xfer_class);

@@ -36,8 +36,9 @@ int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hol
 		  const struct backtest_win *w);
 
 /* The implementation backtest (ximpl.h): each implementation of the
- * transfer's class (moe_transfer.class) held out whole, its measured pairs
- * projected by the shared law of the others with the gap sized without it,
+ * transfer's class (moe_transfer.class) held out whole with every layout of
+ * its build (engine and version), its measured pairs projected by the
+ * shared law of the other builds with the gap sized without them,
  * into p->iback, p->isum and p->iback_* (nothing with fewer than two
  * implementations). Returns 0 or DDT_ENOMEM. */
 int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w);
@@ -56,6 +57,13 @@ int backtest_gap_note(const struct projection *p, const struct calib *c, char *b
 
 /* The implementation backtest as text. */
 void backtest_write_impl_text(const struct projection *p, FILE *fp);
+
+/* The implementation gap of c's transfer class with every build in, as
+ * text: per measured M in w's range and pair kind, the builds and points
+ * behind it, the signed bias (+: the law predicts slower than measured),
+ * its standard error, whether it is corrected (systematic) and the gap's
+ * 90% half-width. Returns 0 or DDT_ENOMEM. */
+int backtest_write_gap(const struct calib *c, const struct backtest_win *w, FILE *fp);
 
 /* Runs the backtest over c's measured tables into p->xback and p->xsum
  * (replacing what is there) and the pooled p->xback_*; sets each row's

@@ -535,9 +535,9 @@ static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_c
 	char src[2 * CALIB_SOURCE_LEN];
 	if (e->nimpl > 1)
 		snprintf(src, sizeof src,
-			 "calibrated (ximpl.h): %d implementations of %s, shared law, bias %.1f%% "
-			 "corrected, implementation gap %.0f%% (held out); %s",
-			 e->nimpl, cls, 100 * e->bias, 100 * e->gap_sigma, c->meas.source);
+			 "calibrated (ximpl.h): %d implementations (%d builds) of %s, shared law, "
+			 "bias %.1f%% corrected, implementation gap %.0f%% (builds held out); %s",
+			 e->nimpl, e->nbuild, cls, 100 * e->bias, 100 * e->gap_sigma, c->meas.source);
 	else
 		snprintf(src, sizeof src,
 			 "calibrated (xfer.h) from %d measured GPUs of class %s: curve c + a/compute + "
@@ -629,6 +629,7 @@ static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct 
 		e->family_gpus = 0;
 		e->curve = cv->n ? c->nxcurve : -1;
 		e->nimpl = s && cv->n ? s->n : 0;
+		e->nbuild = s && cv->n ? s->nbuild : 0;
 		e->gap_sigma = cv->n ? range_rms(cv, gap, e) : 0;
 		e->bias = cv->n ? range_rms(cv, bias, e) : 0;
 		if (cv->n) {

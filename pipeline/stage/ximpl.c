@@ -27,6 +27,40 @@ static int impl_of(const struct meas_class *k, const char *cls)
 	return !strcmp(k->name, cls) || !strcmp(k->impl_of, cls);
 }
 
+/* Whether classes a and b are of one build: engine and version, the first
+ * two words of impl (a class with none is a build of its own). */
+static size_t build_len(const char *impl)
+{
+	size_t n = strcspn(impl, " ");
+	return impl[n] ? n + 1 + strcspn(impl + n + 1, " ") : n;
+}
+
+static int same_build(const struct meas_class *a, const struct meas_class *b)
+{
+	size_t n = build_len(a->impl);
+	return a == b || (n && n == build_len(b->impl) && !strncmp(a->impl, b->impl, n));
+}
+
+unsigned ximpl_build_mask(const struct ximpl *s, int i)
+{
+	unsigned m = 0;
+	for (int j = 0; j < s->n; j++)
+		m |= (unsigned)(s->build[j] == s->build[i]) << j;
+	return m;
+}
+
+/* Numbers the builds of s in the order they first appear. */
+static void number_builds(struct ximpl *s)
+{
+	s->nbuild = 0;
+	for (int i = 0; i < s->n; i++) {
+		int j = 0;
+		while (j < i && !same_build(s->k[j], s->k[i]))
+			j++;
+		s->build[i] = j < i ? s->build[j] : s->nbuild++;
+	}
+}
+
 int ximpl_init(struct ximpl *s, const struct calib *c, const char *cls)
 {
 	int rc;
@@ -41,6 +75,7 @@ int ximpl_init(struct ximpl *s, const struct calib *c, const char *cls)
 		if ((rc = xfer_fit(s->x[s->n++], c, k, NULL)) != 0)
 			return rc;
 	}
+	number_builds(s);
 	ximpl_gap_est(&s->gap, s, c, 0);
 	return 0;
 }
@@ -124,12 +159,12 @@ static int m_index(const struct ximpl_gaps *gap, double M)
 }
 
 /* Implementation j's measured pairs predicted by the law without skip and
- * j, into a. */
+ * j's build, added to a. */
 static void gap_score(struct gacc *a, const struct ximpl_gaps *gap, const struct ximpl *s,
 		      const struct calib *c, unsigned skip, int j)
 {
 	const struct meas_class *k = s->k[j];
-	memset(a, 0, sizeof *a);
+	skip |= ximpl_build_mask(s, j);
 	for (int ia = 0; ia < k->nseries; ia++)
 		for (int ib = 0; ib < k->nseries; ib++) {
 			const struct gpu *ga = calib_gpu(c, k->series[ia].gpu);
@@ -140,7 +175,7 @@ static void gap_score(struct gacc *a, const struct ximpl_gaps *gap, const struct
 			for (int m = 0; m < k->nm; m++) {
 				double ta = k->series[ia].us[m], tb = k->series[ib].us[m], lf, sg;
 				if (!(ta > 0) || !(tb > 0) ||
-				    ximpl_shared(s, c, skip | 1u << j, ga, gb, k->m[m], &lf, &sg))
+				    ximpl_shared(s, c, skip, ga, gb, k->m[m], &lf, &sg))
 					continue;
 				double e = log(ta * ga->bw_tbps / gb->bw_tbps / tb) + lf;
 				int r[2] = {m_index(gap, k->m[m]), gap->nm};
@@ -153,14 +188,13 @@ static void gap_score(struct gacc *a, const struct ximpl_gaps *gap, const struct
 		}
 }
 
-/* Bucket (r, q) of g from the implementations' sums a (those not in skip). */
-static void gap_bucket(struct ximpl_gap *g, const struct gacc *a, int na, unsigned skip, int r,
-		       int q)
+/* Bucket (r, q) of g from the builds' sums a[na]: one mean per build. */
+static void gap_bucket(struct ximpl_gap *g, const struct gacc *a, int na, int r, int q)
 {
 	double mu[XIMPL_MAX], sm = 0, sv = 0, ss = 0;
 	memset(g, 0, sizeof *g);
 	for (int j = 0; j < na; j++)
-		if (!(skip >> j & 1) && a[j].n[r][q]) {
+		if (a[j].n[r][q]) {
 			mu[j] = a[j].se[r][q] / a[j].n[r][q];
 			sm += mu[j];
 			g->nimpl++;
@@ -172,7 +206,7 @@ static void gap_bucket(struct ximpl_gap *g, const struct gacc *a, int na, unsign
 	}
 	g->bias = sm / g->nimpl;
 	for (int j = 0; j < na; j++)
-		if (!(skip >> j & 1) && a[j].n[r][q]) {
+		if (a[j].n[r][q]) {
 			double d = mu[j] - g->bias;
 			/* sum (e - b)^2 = sum e^2 - 2 b sum e + n b^2 */
 			ss += a[j].se2[r][q] - 2 * g->bias * a[j].se[r][q] +
@@ -186,7 +220,8 @@ static void gap_bucket(struct ximpl_gap *g, const struct gacc *a, int na, unsign
 void ximpl_gap_est(struct ximpl_gaps *gap, const struct ximpl *s, const struct calib *c,
 		   unsigned skip)
 {
-	struct gacc *a = calloc((size_t)(s->n ? s->n : 1), sizeof *a);
+	/* a[b]: build b's errors, every layout of it scored with all of it out */
+	struct gacc *a = calloc((size_t)(s->nbuild ? s->nbuild : 1), sizeof *a);
 	memset(gap, 0, sizeof *gap);
 	for (int i = 0; i < s->n; i++)
 		for (int j = 0; j < s->k[i]->nm; j++)
@@ -194,11 +229,11 @@ void ximpl_gap_est(struct ximpl_gaps *gap, const struct ximpl *s, const struct c
 				gap->m[gap->nm++] = s->k[i]->m[j];
 	for (int j = 0; a && j < s->n; j++)
 		if (!(skip >> j & 1))
-			gap_score(&a[j], gap, s, c, skip, j);
+			gap_score(&a[s->build[j]], gap, s, c, skip, j);
 	for (int r = 0; r <= gap->nm; r++)
 		for (int q = 0; q < XIMPL_NQ; q++) {
 			if (a)
-				gap_bucket(&gap->g[r][q], a, s->n, skip, r, q);
+				gap_bucket(&gap->g[r][q], a, s->nbuild, r, q);
 			else
 				gap->g[r][q].bias = NAN;
 		}
@@ -237,7 +272,7 @@ int ximpl_predict(const struct ximpl *s, const struct calib *c, unsigned skip,
 	const struct ximpl_gap *g = ximpl_gap_at(gap, c, M, from, to);
 	/* corrected only where systematic: beyond twice its own doubt */
 	*bias = g && fabs(g->bias) > XIMPL_BIAS_Z * sqrt(g->se2) ? g->bias : 0;
-	/* a new implementation is one more draw from a spread seen in n_J of
+	/* a new build is one more draw from a spread seen in n_J of
 	 * them: the predictive band of Student's t with n_J - 1 degrees of
 	 * freedom, as a lognormal of the same p5-p95 */
 	*gap_sig = g ? sqrt(g->var + g->se2) * ximpl_t_scale(g->nimpl) : 0;

@@ -15,9 +15,14 @@
  *
  * where lf_i is the measured ratio when implementation i measured both GPUs
  * at M (sig_i: the calibration's sigma_floor). The implementation gap is
- * what that law missed by on implementations it was not given: each
- * implementation J left out in turn, its measured pairs (A, B) at every M
- * predicted from A's measured time by the law of the others. Per measured M
+ * what that law missed by on implementations it was not given. The unit
+ * left out is the engine build (engine and version: measured.yaml's
+ * implementation less its layout): the layouts of one build (vLLM 0.24.0
+ * EP-8 and TP-8) run the same kernels, so one left out while its twin
+ * stays in the fit would be predicted by itself, and counted as two they
+ * would claim twice the evidence. Each build J left out in turn (every
+ * layout of it together), its measured pairs (A, B) at every M predicted
+ * from A's measured time by the law of the other builds. Per measured M
  * and pair kind (both GPUs of one memory kind, or across kinds: a GDDR part
  * projected to HBM), over those errors e = log(predicted / measured):
  *
@@ -25,13 +30,16 @@
  *     var  = mean of (e - bias)^2             (the gap's spread)
  *     se2  = variance of J's means / n_J      (the doubt of the bias)
  *
+ * n_J counts builds, not layouts: the degrees of freedom are the
+ * independent builds'.
+ *
  * A prediction is corrected by the bias where it is systematic (beyond
  * XIMPL_BIAS_Z standard errors) and carries the rest either way:
  *
  *     lf = lf(S, T, M) - bias,  sigma^2 = sig_gpu^2 + gap^2,
  *     gap = sqrt(var + se2) x t(0.95, n_J - 1) / z(0.95)
  *
- * (a new implementation is one more draw from a spread seen in n_J of them:
+ * (a new build is one more draw from a spread seen in n_J of them:
  * Student's predictive band, as a lognormal of the same p5-p95).
  *
  * A bucket with fewer than XIMPL_MIN_POINTS points or one implementation
@@ -52,7 +60,7 @@
 /* The gap of one bucket (NaN bias: no point). */
 struct ximpl_gap {
 	double bias, var, se2;
-	int n, nimpl;
+	int n, nimpl; /* points, builds (the independent units) */
 };
 
 /* The pair kinds (ximpl_bucket): within one memory kind or across kinds,
@@ -78,11 +86,16 @@ int ximpl_bucket(const struct calib *c, const struct gpu *from, const struct gpu
 
 /* The implementations of one kernel class, each fitted alone. */
 struct ximpl {
-	int n;
+	int n, nbuild;
 	const struct meas_class *k[XIMPL_MAX];
 	struct xfer_fit *x[XIMPL_MAX];  /* owned */
+	int build[XIMPL_MAX];           /* implementation i's build, 0 .. nbuild - 1 */
 	struct ximpl_gaps gap;          /* with nothing held out */
 };
+
+/* The implementations of implementation i's build (bit j: implementation
+ * j): what leaves the fit when i is held out. */
+unsigned ximpl_build_mask(const struct ximpl *s, int i);
 
 /* Fits every implementation of class `cls` in c (the class itself and every
  * class whose implementation.of names it) and sizes the gap. Returns 0 (s->n
@@ -96,8 +109,8 @@ void ximpl_free(struct ximpl *s);
 int ximpl_shared(const struct ximpl *s, const struct calib *c, unsigned skip,
 		 const struct gpu *from, const struct gpu *to, double M, double *lf, double *sig);
 
-/* The gap of the implementations not in skip, each left out in turn, into
- * gap. Cannot fail. */
+/* The gap of the implementations not in skip, each build of them left
+ * out in turn, into gap. Cannot fail. */
 void ximpl_gap_est(struct ximpl_gaps *gap, const struct ximpl *s, const struct calib *c,
 		   unsigned skip);
 
