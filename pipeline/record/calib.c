@@ -88,6 +88,7 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_NATIVE_TREE_US] = "native_tree_us",
 	[ASM_ANCHOR_CONTEXT] = "anchor_context",
 	[ASM_ATTN_CTX_EFF] = "attn_ctx_eff",
+	[ASM_ALLREDUCE_IMPL] = "allreduce_impl",
 };
 
 /* The range a value keeps, whether the calibration's YAML or --set gives it:
@@ -114,6 +115,7 @@ static const struct range asm_ranges[ASM_COUNT] = {
 	[ASM_NATIVE_TREE_US] = RANGE_POSITIVE,
 	[ASM_ANCHOR_CONTEXT] = RANGE_POSITIVE,
 	[ASM_ATTN_CTX_EFF] = {0, 1, 1, 0, "within (0, 1]"},
+	[ASM_ALLREDUCE_IMPL] = RANGE_POSITIVE,
 };
 
 static const struct range moe_param_ranges[MOE_P_COUNT] = {

@@ -172,6 +172,7 @@ enum assumption {
 	ASM_NATIVE_TREE_US,      /* the native engine's tree kernels, us, at the b8 anchor's C x B */
 	ASM_ANCHOR_CONTEXT,      /* tokens of context the anchors' steps were measured at */
 	ASM_ATTN_CTX_EFF,        /* share of bandwidth / bf16 peak attention over context reaches */
+	ASM_ALLREDUCE_IMPL,      /* the engine's all-reduce over transfer.yaml's impl column */
 	ASM_COUNT
 };
 

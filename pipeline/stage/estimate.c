@@ -435,11 +435,14 @@ static void comp_basis(const struct model *m, const struct projection *p,
 	}
 	if (k == COMP_ALLREDUCE) {
 		const struct ar_gpu *a = calib_ar(c, r->target->id);
+		int cal = r->sc.estimator == EST_CALIBRATED;
 		snprintf(buf, len, "%g x %g all-reduces of %.0f KB, %s latency of %s%s%s "
-			 "[aic-095f58a-allreduce]",
+			 "[aic-095f58a-allreduce]%s",
 			 c->ar.per_layer, c->model.layers, c->model.hidden * 2 * r->out.M / 1024,
 			 c->ar.impl, a && a->like[0] ? a->like : r->target->id,
-			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "");
+			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "",
+			 cal ? " x allreduce_impl (the public implementations' spread), not cut"
+			     : r->sc.pipeline == PIPE_NATIVE ? ", cut with the rest (the seed's)" : "");
 		return;
 	}
 	if (k == COMP_ATTN && r->sc.context) {

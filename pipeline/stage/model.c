@@ -435,7 +435,7 @@ double model_anchor_step(const struct model *m, int i)
 
 static double case_ar(const struct model *m, const struct model_case *k)
 {
-	return k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
+	return (k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms) * m->c_ar;
 }
 
 void model_case_eval(const struct model *m, const struct model_case *k, struct model_out *out)
@@ -451,7 +451,7 @@ void model_case_eval(const struct model *m, const struct model_case *k, struct m
 				     ? k->spec * model_case_tree_kernels(m, k)
 				     : cut * k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
 	out->ms[COMP_OVERHEAD] = cut * m->c_over;
-	out->ms[COMP_ALLREDUCE] = cut * case_ar(m, k);
+	out->ms[COMP_ALLREDUCE] = (m->ar_uncut ? 1 : cut) * case_ar(m, k);
 	out->nonmoe_ms = out->ms[COMP_ATTN] + out->ms[COMP_DRAFT] + out->ms[COMP_TREE] +
 			 out->ms[COMP_OVERHEAD] + out->ms[COMP_ALLREDUCE];
 	out->ms[COMP_MOE] = case_moe(m, k);
@@ -634,6 +634,7 @@ int model_set_values(struct model *m, const double *asm_values)
 	for (int i = 0; i < 4; i++)
 		m->share[i] = m->v[ASM_SHARE_ATTN + i] / sum;
 	m->c_pcie = m->v[ASM_ALLREDUCE_PCIE];
+	m->c_ar = m->v[ASM_ALLREDUCE_IMPL];
 	m->c_xfer = m->v[ASM_MOE_TRANSFER];
 	m->c_inv_ceff = 1 / m->v[ASM_MOE_COMPUTE_EFF];
 	m->c_cut[0] = 1;
@@ -756,9 +757,10 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "IF(ar_msg_bytes>=INDEX(ar_bytes,ar_nsizes),2*(allreduce_gpus-1)/allreduce_gpus*"
 	    "(ar_msg_bytes-INDEX(ar_bytes,ar_nsizes))/(target_link*1E9/2)*1E6,0)"),
 	ROW(MR_AR_STEP, MR_ROW, "ar_step_ms", "all-reduce before cut (ms)", "ms",
-	    "every all-reduce of the step, the PCIe factor on the latency",
-	    "ar_count*ar_small_us/1000*IF(target_pcie=1,allreduce_pcie_factor,1)+"
-	    "ar_count*ar_link_us/1000"),
+	    "every all-reduce of the step, the PCIe factor on the latency, the engine's "
+	    "all-reduce over the table's",
+	    "(ar_count*ar_small_us/1000*IF(target_pcie=1,allreduce_pcie_factor,1)+"
+	    "ar_count*ar_link_us/1000)*allreduce_impl"),
 	ROW(MR_ANCHOR_BW, MR_AT_B8, "anchor_bw", "", "TB/s", "bandwidth of the anchor's GPU",
 	    "target_bw"),
 	ROW(MR_ANCHOR_M0, MR_AT_B8, "anchor_m0", "", "tokens", "the anchor's verify width", "M"),

@@ -142,6 +142,12 @@ struct model {
 	int tree_kernels;
 	double c_tn0, c_tn1;
 	double c_pcie, c_xfer, c_inv_ceff;
+	double c_ar;                   /* allreduce_impl: the engine's all-reduce over the table's */
+	/* 1: the native cut spares the all-reduce (a GPU collective: no Python
+	 * dispatch, CPU tree build or launch gap of the SGLang pipeline's is in
+	 * it); 0: the seed's formula, every non-MoE part cut (model_prepare's
+	 * default: the seed point) */
+	int ar_uncut;
 	/* 1: the transfer follows each pair's calibrated curve within its range
 	 * (xfer_adj); 0: the range's value alone (the seed's 1.0 at every M) */
 	int xfer_curve;
@@ -209,15 +215,15 @@ static inline double model_case_tree_kernels(const struct model *m, const struct
  * cannot fail. */
 static inline double model_case_rest(const struct model *m, const struct model_case *k)
 {
-	double ar = k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms;
+	double ar = (k->ar_small_ms * (k->ar_pcie ? m->c_pcie : 1) + k->ar_link_ms) * m->c_ar;
 	double nonmoe = k->bwr_anchor * (m->c_attn * k->attn_c + m->c_attn_g * k->attn_g +
 					 k->spec * (m->c_draft * k->draft_c + m->c_draft_g * k->draft_g)) +
-			m->c_over + ar;
+			m->c_over + (m->ar_uncut ? 0 : ar);
+	double uncut = (m->ar_uncut ? ar : 0) + model_case_context(m, k);
 	if (k->pipeline == PIPE_NATIVE && m->tree_kernels)
-		return m->c_cut[1] * nonmoe + k->spec * model_case_tree_kernels(m, k) +
-		       model_case_context(m, k);
+		return m->c_cut[1] * nonmoe + k->spec * model_case_tree_kernels(m, k) + uncut;
 	nonmoe += k->spec * (m->c_tree0 + m->c_tree1 * k->tree_x);
-	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe + model_case_context(m, k);
+	return m->c_cut[k->pipeline == PIPE_NATIVE] * nonmoe + uncut;
 }
 
 /* The step of a compiled case alone: the same sum model_case_eval makes,

@@ -958,6 +958,7 @@ static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 	m->z_x = kn[KN_ZX];
 	m->xfer_curve = 1;
 	m->tree_kernels = 1;
+	m->ar_uncut = 1;
 	ctx_law_draw(&mc->c->law_ctx, m, kn[KN_CTX_B], kn[KN_CTX_C]);
 }
 
@@ -1360,6 +1361,7 @@ static void use_estimator(const struct mc *mc, struct model *m, int cal, double 
 	m->z_x = 0;
 	m->xfer_curve = 0;
 	m->tree_kernels = 0;
+	m->ar_uncut = 0;
 	ctx_law_draw(&mc->c->law_ctx, m, 0, 0);
 }
 
