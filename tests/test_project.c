@@ -340,6 +340,62 @@ static void test_project__attention_follows_context_and_width(void **state)
 	assert_near(o2.step_ms - o0.step_ms, (131072 - actx) * cmp / eff, 1e-9);
 }
 
+/* ddt's attention over context at attn_ctx_eff e: b300-b8-native's
+ * attention at 32768 tokens of context less at 4096, ms a step. */
+static double ctx_delta(const struct calib *c, double e)
+{
+	struct model m;
+	struct model_out o0, o1;
+	double v[CALIB_MAX_ASM];
+	struct model_in in = {calib_gpu(c, "b300"), PIPE_NATIVE, 8, 8, 1, 4.4, 4096};
+	assert_int_equal(model_prepare(&m, c, NULL), 0);
+	for (int i = 0; i < calib_nassumptions(c); i++)
+		v[i] = c->asm_[i].point;
+	v[ASM_ATTN_CTX_EFF] = e;
+	assert_int_equal(model_set_values(&m, v), 0);
+	model_eval(&m, &in, &o0);
+	in.context = 32768;
+	model_eval(&m, &in, &o1);
+	return o1.ms[COMP_ATTN] - o0.ms[COMP_ATTN];
+}
+
+/* Attention over context against the public MLA decode tables of B300
+ * (tests/fixtures/mla_decode/b300.csv, kept out of calibration/): each
+ * build's 4k -> 32k step lies inside the band attn_ctx_eff's p5-p95 gives
+ * (the projection draws it), whatever its point says. */
+static void test_project__attention_over_context_meets_public_mla_tables(void **state)
+{
+	struct fixture *f = *state;
+	const struct dist *d = &f->cal.asm_[ASM_ATTN_CTX_EFF];
+	FILE *fp = fopen("tests/fixtures/mla_decode/b300.csv", "r");
+	char line[256];
+	double lo = INFINITY, hi = 0;
+	int n = 0;
+	assert_non_null(fp);
+	while (fgets(line, sizeof line, fp)) {
+		double a, b;
+		char *c2 = strrchr(line, ',');
+		if (line[0] == '#' || !c2 || sscanf(c2 + 1, "%lf", &b) != 1)
+			continue;
+		*c2 = 0;
+		if (!(c2 = strrchr(line, ',')) || sscanf(c2 + 1, "%lf", &a) != 1)
+			continue;
+		double step = f->cal.model.layers * (b - a);
+		lo = fmin(lo, step);
+		hi = fmax(hi, step);
+		n++;
+	}
+	fclose(fp);
+	assert_int_equal(n, 4);
+	double at_pt = ctx_delta(&f->cal, d->point);
+	double fast = ctx_delta(&f->cal, calib_dist_quantile(d, 0.95));
+	double slow = ctx_delta(&f->cal, calib_dist_quantile(d, 0.05));
+	printf("B300 attention 4k -> 32k: public %.2f-%.2f ms a step; ddt %.2f at attn_ctx_eff "
+	       "%.2f, p5-p95 %.2f-%.2f\n", lo, hi, at_pt, d->point, fast, slow);
+	assert_true(lo > 0.6 && hi < 0.85);
+	assert_true(fast <= lo && hi <= slow);
+}
+
 /* ddt estimate --context shows how the answer moves: every scenario once
  * per context, named NAME@ctxN, tok/s falling as context grows; the
  * anchors' unknown context is an assumption listed among the inputs. */
@@ -1886,6 +1942,7 @@ int main(void)
 		cmocka_unit_test(test_project__estimate_anchor_widens_never_weighs),
 		cmocka_unit_test(test_project__implementation_gap_is_in_the_band),
 		cmocka_unit_test(test_project__allreduce_carries_its_spread_uncut),
+		cmocka_unit_test(test_project__attention_over_context_meets_public_mla_tables),
 		cmocka_unit_test(test_project__a_curve_that_misses_its_points_carries_its_error),
 		cmocka_unit_test(test_project__a_whole_curve_passes_through_its_points),
 		cmocka_unit_test(test_project__anchors_keep_their_own_moe),

@@ -1334,6 +1334,7 @@ static void sheet_whatif(struct xw *x)
 		"figure (column 'ddt tok/s'; the difference in 'tok/s - ddt'), for the seed-* "
 		"scenarios and the autoregressive baseline (budget 0: M = C, no drafter or tree). "
 		"ddt's calibrated scenarios are the same model at the calibrated central inputs, "
+		"the all-reduce not cut (a GPU collective; the seed cut it with the rest), "
 		"with the curve-form mix and the fit and extrapolation errors besides: their point "
 		"and band are in sheet Projections, not here.",
 		x->f.note);
