@@ -250,7 +250,8 @@ static void test_report__summary_is_page_one_in_order(void **state)
 	at = find_after(s, at, want);
 	/* 3. the backtest's coverage: whole implementations held out first */
 	snprintf(want, sizeof want,
-		 "backtest coverage: implementations held out whole: %.1f%% of %d measured points",
+		 "backtest coverage: implementations held out whole, each with its build's other "
+		 "layouts: %.1f%% of %d measured points",
 		 proj.iback_cover_pct, proj.iback_n);
 	at = find_after(s, at, want);
 	snprintf(want, sizeof want,
