@@ -576,7 +576,8 @@ static size_t report_impl_text(const struct report_data *d, char *buf, size_t le
 		return 0;
 	n = snprintf(buf, len, "implementations held out whole, each with its build's other "
 		     "layouts: %.1f%% of %d measured points inside p5-p95 (target 80%%), median "
-		     "|error| of p50 %.1f%% (target 12%%), median band width %.0f%% of p50 (target 50%%), median signed error %+.1f%%",
+		     "|error| of p50 %.1f%% (target 12%%), median band width %.0f%% of p50 "
+		     "(target 50%%), median signed error %+.1f%%",
 		     d->proj.iback_cover_pct, d->proj.iback_n, d->proj.iback_err_pct,
 		     d->proj.iback_width_pct, d->proj.iback_bias_pct);
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
