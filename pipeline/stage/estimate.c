@@ -441,8 +441,7 @@ static void comp_basis(const struct model *m, const struct projection *p,
 			 c->ar.per_layer, c->model.layers, c->model.hidden * 2 * r->out.M / 1024,
 			 c->ar.impl, a && a->like[0] ? a->like : r->target->id,
 			 a && a->pcie ? " x pcie factor" : "", a && a->like[0] ? " (assumed like)" : "",
-			 cal ? " x allreduce_impl (the public implementations' spread), not cut"
-			     : r->sc.pipeline == PIPE_NATIVE ? ", cut with the rest (the seed's)" : "");
+			 cal ? " x allreduce_impl (the public implementations' spread), not cut" : "");
 		return;
 	}
 	if (k == COMP_ATTN && r->sc.context) {
