@@ -12,7 +12,9 @@
  *
  *   1e6 steps   ddt acceptance's stage at its defaults on a trace of a million small
  *               steps (the shipped synthetic trace's shape, 50 steps a request), in
- *               CPU seconds beside issue 32's limit of 10 (DDT_BENCH_BIG_STEPS: 0 skips)
+ *               CPU seconds beside issue 32's limit of 10 (DDT_BENCH_BIG_STEPS: 0 skips;
+ *               DDT_BENCH_BIG_KEEP=PATH keeps the trace there, to compare ddt
+ *               acceptance's output before and after a change)
  *
  * DDT_BENCH_STEPS sets the steps (default 10000). Wall-clock figures on a
  * shared machine are noisy: compare the ratios, measured together. */
@@ -148,7 +150,9 @@ static int big_trace(void)
 	double c0 = cpu_s(), w0 = now_s();
 	int rc = acceptance_replay(&res, path, &o);
 	double cpu = cpu_s() - c0, wall = now_s() - w0;
-	unlink(path);
+	const char *keep = getenv("DDT_BENCH_BIG_KEEP");
+	if (!keep || rename(path, keep))
+		unlink(path);
 	if (rc) {
 		fprintf(stderr, "bench_acceptance: %s\n", err_msg());
 		acceptance_free(&res);
