@@ -225,6 +225,84 @@ static void test_tree_build__sort_build_matches_the_heap(void **state)
 	}
 }
 
+/* The node index of the prefix ranks[0 .. depth) in the heap's tree, or 0. */
+static int heap_node_of(const struct tree_build_out *o, int depth, const int32_t *ranks)
+{
+	int node = 0;
+	for (int d = 0; d < depth; d++) {
+		int next = 0;
+		for (int i = 1; i < o->n && !next; i++)
+			if (o->parent[i] == node && o->rank[i] == ranks[d])
+				next = i;
+		if (!(node = next))
+			return 0;
+	}
+	return node;
+}
+
+/* tree_sort_read against the heap's tree on random trees (ties among them),
+ * with cuts above, near and below the B-th node: the summed probabilities at
+ * every budget bit for bit as a node-order sum over the heap's nodes, and
+ * every prefix asked about at the heap's node index (0 when it is not in the
+ * tree); a cut that keeps too few says so. */
+static void test_tree_build__sort_read_matches_the_heap(void **state)
+{
+	(void)state;
+	struct rng r;
+	rng_seed(&r, 3207);
+	float logp[MAXL * 8];
+	int32_t tok[MAXL * 8], qrank[6 * 6], qpos[6];
+	int budgets[4], qdepth[6], misses = 0;
+	double mass[4];
+	for (int c = 0; c < 2000; c++) {
+		int L = 1 + (int)rng_below(&r, 6), K = 1 + (int)rng_below(&r, 8);
+		int B = 1 + (int)rng_below(&r, c % 3 ? 64 : 1100);
+		struct big_tree h;
+		big_tree_alloc(&h, B);
+		void *heap = malloc((size_t)(2 * B + 2) * TREE_HEAP_ENTRY);
+		size_t need = tree_sort_scratch_bytes(L, K, B);
+		void *scratch = malloc(need ? need : 1);
+		assert_true(heap && scratch);
+		random_lists(logp, tok, L, K, &r, c % 2);
+		tree_heap_build(logp, tok, L, K, B, 7, (B + 1 + 31) / 32, heap, &h.out);
+		for (int j = 0; j < 4; j++)
+			budgets[j] = j == 3 ? B : (int)rng_below(&r, (uint64_t)B + 1);
+		for (int i = 1; i < 4; i++) /* rising */
+			for (int j = i; j > 0 && budgets[j] < budgets[j - 1]; j--) {
+				int t = budgets[j];
+				budgets[j] = budgets[j - 1], budgets[j - 1] = t;
+			}
+		for (int q = 0; q < L; q++) {
+			qdepth[q] = 1 + (int)rng_below(&r, (uint64_t)L);
+			for (int d = 0; d < L; d++)
+				qrank[q * L + d] = (int)rng_below(&r, (uint64_t)(K < 3 ? K : 3));
+		}
+		float bth = h.out.logp[h.out.n - 1], cut = c % 4 == 0 ? 0 : bth * (0.5f + (float)c / 2000);
+		struct tree_sort_ask ask = {4, budgets, mass, L, qdepth, qrank, qpos, 0, 0, 0};
+		int rc = tree_sort_read(logp, L, K, B, cut, &ask, scratch);
+		if (rc == 1) {
+			misses++;
+			assert_true(cut < 0 && bth < cut);
+			rc = tree_sort_read(logp, L, K, B, 0, &ask, scratch);
+		}
+		assert_int_equal(rc, need ? 0 : -1);
+		if (!rc) {
+			assert_int_equal(ask.n, h.out.n);
+			double cum = 0;
+			for (int j = 0, node = 1; j < 4; j++) {
+				for (; node < h.out.n && node <= budgets[j]; node++)
+					cum += exp((double)h.out.logp[node]);
+				assert_memory_equal(&mass[j], &cum, sizeof cum);
+			}
+			for (int q = 0; q < L; q++)
+				assert_int_equal(qpos[q], heap_node_of(&h.out, qdepth[q], qrank + q * L));
+		}
+		free(heap), free(scratch);
+		big_tree_free(&h);
+	}
+	assert_true(misses > 0);
+}
+
 /* A row out of order or a log-prob above 0 is refused: only the heap's
  * order holds there. */
 static void test_tree_build__sort_build_refuses_unsorted_rows(void **state)
@@ -385,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_tree_build__heap_matches_brute_force),
 		cmocka_unit_test(test_tree_build__sort_build_matches_the_heap),
 		cmocka_unit_test(test_tree_build__sort_build_refuses_unsorted_rows),
+		cmocka_unit_test(test_tree_build__sort_read_matches_the_heap),
 		cmocka_unit_test(test_tree_build__exhausted_tree_stops_early),
 		cmocka_unit_test(test_tree_build__op_matches_brute_force),
 		cmocka_unit_test(test_tree_build__topk_takes_smaller_id_on_ties),

@@ -35,6 +35,32 @@ void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
 int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
 		    int32_t root_token, void *scratch, struct tree_build_out *out);
 size_t tree_sort_scratch_bytes(int L, int K, int B);
+
+/* What a replay reads of the tree at budget B without building it: in,
+ * budgets[nbudgets] (rising) and nq prefixes (qdepth[q] ranks at
+ * qrank[q L ..]); out, mass[j] = the summed exp of the log-probs of nodes
+ * 1 .. budgets[j] (added in node order, as from tree_sort_build's out),
+ * qpos[q] = the prefix's node index (0: not in the tree), n = the tree's
+ * nodes, bth = the last node's log-prob and kept = the prefixes made. */
+struct tree_sort_ask {
+	int nbudgets;
+	const int *budgets;
+	double *mass;
+	int nq;
+	const int *qdepth;
+	const int32_t *qrank;
+	int32_t *qpos;
+	int n;
+	float bth;
+	long kept; /* the prefixes made */
+};
+
+/* Reads ask from the tree tree_sort_build would build (the same scratch),
+ * making only the prefixes at or above cut (a log-prob; >= 0: all).
+ * Returns 0, 1 when fewer than B prefixes are at or above the cut (call
+ * again with a lower one), or -1 as tree_sort_build. */
+int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tree_sort_ask *ask,
+		   void *scratch);
 long tree_sort_cap(int B);
 
 /* Whether candidate (parent pa, rank ra) comes before (pb, rb), both with

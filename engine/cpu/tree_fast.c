@@ -562,3 +562,172 @@ int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
 	out->n = m + 1;
 	return 0;
 }
+
+/* ---- reading the tree without building it ----
+ *
+ * What a replay needs of the tree at budget B is where a few prefixes sit in
+ * the order (the target's path, the first node of the last rank) and the
+ * summed probabilities of its first B_j nodes. Only the prefixes at or above
+ * a cut can be among the B best once at least B of them are: a child never
+ * beats its parent and rank r + 1 never beats rank r, so a level is made
+ * from the parents still above the cut, and a parent stops at its first rank
+ * below it. The kept keys are binned between the best and the cut, put in
+ * bin order, and sorted by (key, preorder index) by insertion (the bins are
+ * sparse, so it is nearly in order already): the same order as the heap's. */
+
+struct ts_kept {
+	uint64_t key;  /* float key << 32 | preorder index */
+	float sum;
+	uint32_t pad;
+};
+
+/* Level by level, every prefix whose key is at most cut: sum, key and
+ * preorder index. Returns how many. */
+static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum, uint32_t *key,
+		       uint32_t *pre, uint32_t *act, uint32_t *act2)
+{
+	long S = 0, pw = 1, m = 0;
+	for (int d = 1; d <= L; d++)
+		S += pw, pw *= K; /* S: the subtree of a depth-1 node */
+	for (int r = 0; r < K; r++) {
+		float x = r ? 0.0f + logp[r] : logp[0]; /* as the heap adds them */
+		if (ts_key(x) > cut)
+			break;
+		sum[m] = x, key[m] = ts_key(x), pre[m] = (uint32_t)(1 + r * S), m++;
+	}
+	long a = 0; /* the level above: a .. b */
+	for (int d = 2; d <= L && m > a; d++) {
+		long b = m, na = b - a;
+		S = (S - 1) / K;
+		const float *row = logp + (size_t)(d - 1) * K;
+		for (long i = 0; i < na; i++)
+			act[i] = (uint32_t)(a + i);
+		for (int r = 0; r < K && na; r++) {
+			float lr = row[r];
+			uint32_t step = (uint32_t)(1 + r * S);
+			long nn = 0;
+			for (long i = 0; i < na; i++) { /* no branch */
+				uint32_t p = act[i];
+				float x = sum[p] + lr;
+				uint32_t k = ts_key(x), in = k <= cut;
+				sum[m] = x, key[m] = k, pre[m] = pre[p] + step;
+				act2[nn] = p;
+				m += in, nn += in;
+			}
+			uint32_t *t = act;
+			act = act2, act2 = t, na = nn;
+		}
+		a = b;
+	}
+	return m;
+}
+
+/* Index of the first of e[0, n) whose key is not below k. */
+static long ts_lower(const struct ts_kept *e, long n, uint64_t k)
+{
+	long lo = 0, hi = n;
+	while (lo < hi) {
+		long mid = (lo + hi) / 2;
+		if (e[mid].key < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The kept keys (m of them, at most cut) in the order, the first ones at
+ * least up to the B-th best (sum, key and pre are overwritten); returns how
+ * many are in order. */
+static long ts_order(const float *logp, int L, int K, uint32_t cut, float *sum, uint32_t *key,
+		     uint32_t *pre, long m, int B, uint32_t *cnt, struct ts_kept *e)
+{
+	struct ts_lv lv;
+	ts_bins(logp, L, K, &lv);
+	uint32_t shift = 0; /* finer bins when the cut is above the worst */
+	while (((uint64_t)(cut - lv.lo) >> shift) >= TS_BINS)
+		shift++;
+	lv.shift = shift < lv.shift ? shift : lv.shift;
+	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
+	for (long i = 0; i < m; i++)
+		cnt[((key[i] - lv.lo) >> lv.shift) + 1]++;
+	uint32_t last = 0; /* the bin of the B-th best; cnt[b]: where bin b starts */
+	long end = 0;
+	for (;; last++) {
+		uint32_t c = cnt[last + 1];
+		cnt[last] = (uint32_t)end;
+		end += c;
+		if (end >= B || last == TS_BINS - 1)
+			break;
+	}
+	uint64_t top = (uint64_t)(last + 1) << lv.shift; /* keys below lo + top are in order */
+	long k = 0;
+	for (long i = 0; i < m; i++) { /* the bins up to last's, in place, no branch */
+		key[k] = key[i], pre[k] = pre[i], sum[k] = sum[i];
+		k += (uint64_t)(key[i] - lv.lo) < top;
+	}
+	for (long i = 0; i < k; i++)
+		e[cnt[(key[i] - lv.lo) >> lv.shift]++] =
+			(struct ts_kept){(uint64_t)key[i] << 32 | pre[i], sum[i], 0};
+	for (long i = 1; i < end; i++) {
+		struct ts_kept x = e[i];
+		long j = i;
+		while (j > 0 && e[j - 1].key > x.key) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j] = x;
+	}
+	return end;
+}
+
+/* Key and preorder index of the prefix ranks[0 .. depth), summed as the
+ * heap sums it. */
+static uint64_t ts_prefix_key(const float *logp, int L, int K, int depth, const int32_t *ranks)
+{
+	long S = 0, pw = 1;
+	for (int d = 1; d <= L; d++)
+		S += pw, pw *= K;
+	float x = ranks[0] ? 0.0f + logp[ranks[0]] : logp[0];
+	uint32_t pre = (uint32_t)(1 + ranks[0] * S);
+	for (int d = 1; d < depth; d++) {
+		S = (S - 1) / K;
+		x = x + logp[(size_t)d * K + ranks[d]];
+		pre += (uint32_t)(1 + ranks[d] * S);
+	}
+	return (uint64_t)ts_key(x) << 32 | pre;
+}
+
+int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tree_sort_ask *rd,
+		   void *scratch)
+{
+	long all = L > 0 && L <= TS_MAX_L && K > 0 && B > 0 ? ts_count(L, K, tree_sort_cap(B)) : -1;
+	if (all < 0 || !ts_rows_ok(logp, L, K))
+		return -1;
+	uint32_t ck = cut < 0 ? ts_key(cut) : UINT32_MAX;
+	struct ts_kept *e = scratch;
+	float *sum = (float *)(e + all + 1);
+	uint32_t *key = (uint32_t *)(sum + all + 1), *pre = key + all + 1, *act = pre + all + 1;
+	uint32_t *act2 = act + all + 1, *cnt = act2 + all + 1;
+	long m = ts_gen_cut(logp, L, K, ck, sum, key, pre, act, act2);
+	if (m < B && m < all)
+		return 1; /* the cut kept too few: the B best may lie below it */
+	long end = ts_order(logp, L, K, ck, sum, key, pre, m, B, cnt, e);
+	long n = m < B ? m : B; /* the tree's nodes past the root */
+	double cum = 0;
+	long node = 0;
+	for (int j = 0; j < rd->nbudgets; j++) {
+		for (; node < n && node < rd->budgets[j]; node++)
+			cum += exp((double)e[node].sum);
+		rd->mass[j] = cum;
+	}
+	for (int q = 0; q < rd->nq; q++) {
+		uint64_t k = ts_prefix_key(logp, L, K, rd->qdepth[q], rd->qrank + (size_t)q * L);
+		long at = ts_lower(e, end, k);
+		rd->qpos[q] = at < n && e[at].key == k ? (int32_t)(at + 1) : 0;
+	}
+	rd->n = (int)n + 1;
+	rd->kept = m;
+	rd->bth = (float)(n ? e[n - 1].sum : 0);
+	return 0;
+}
