@@ -990,6 +990,26 @@ static void test_acceptance__lower_bounds_and_small_traces_are_warned(void **sta
 	assert_non_null(strstr(out, "logs top-32: at budget 256 the tree wanted ranks past it"));
 	assert_non_null(strstr(out, "kjv-ngram.jsonl.gz is small: 500 steps in 500 requests"));
 	free(out);
+	/* the grid's cells past top-32 carry the mark, the ones within it do not */
+	assert_int_equal(helpers_ddt(&out, "estimate --acceptance "
+				     "tests/fixtures/acceptance/kjv-ngram.jsonl.gz --accept curve "
+				     "--block 16 --budget 256 --grid --format csv"), 0);
+	assert_non_null(strstr(out, ",accept_capped,accept_lower_bound,"));
+	int seen[2] = {0, 0};
+	for (char *line = strstr(out, "\ngrid_target,") + 1; (line = strchr(line, '\n')) && line[1] &&
+							      line[1] != '\n';) {
+		int C, B;
+		char *f = strchr(++line, ','); /* after the target */
+		assert_non_null(f);
+		assert_int_equal(sscanf(f, ",%d,%d,", &C, &B), 2);
+		for (int k = 0; k < 5; k++) /* to the 7th field: accept_lower_bound */
+			f = strchr(f + 1, ',');
+		if (B <= 32 || B >= 64) /* top-32: none at or below 32; at 64, 83% of steps */
+			assert_memory_equal(f + 1, B >= 64 ? "yes," : "no,", B >= 64 ? 4 : 3);
+		seen[B >= 64] += B <= 32 || B >= 64;
+	}
+	assert_true(seen[0] > 0 && seen[1] > 0);
+	free(out);
 
 	char *text, *path = tmp_path("disagree.jsonl"), args[1200];
 	size_t len;

@@ -478,6 +478,12 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 	if (g) {
 		chart_legend_add(c, INK_MUTED, SWATCH_BAND, MARK_NONE, "p5-p95 band");
 		chart_legend_add(c, INK_MUTED, SWATCH_MARK, MARK_STAR, "best budget");
+		for (int i = 0; i < g->ntargets * g->nconc * g->nbudgets; i++)
+			if (g->cells[i].accept_lower) {
+				chart_legend_add(c, INK_MUTED, SWATCH_MARK, MARK_NONE,
+						 "≥ lower bound (past the trace's top-K)");
+				break;
+			}
 	}
 	chart_layout_frame(c);
 	if (!g) {
@@ -499,8 +505,12 @@ static void draw_budget(struct chart *c, const struct report_data *d,
 		enum chart_ink ink = chart_target_ink(k);
 		chart_band(c, xs, lo, hi, (size_t)g->nbudgets, ink, 0.1);
 		chart_line(c, xs, y, (size_t)g->nbudgets, ink, 1.4, k % 2);
-		for (int b = 0; b < g->nbudgets; b++)
+		for (int b = 0; b < g->nbudgets; b++) {
 			chart_mark(c, xs[b], y[b], marks[k], ink, 3.5);
+			if (PROJECT_CELL(g, t, ci, b)->accept_lower) /* a lower bound: past top-K */
+				chart_label(c, chart_px(c, xs[b]), chart_py(c, y[b]) + 4, 0.5, 0,
+					    "≥", 6.5, ink);
+		}
 		int best = g->best[t * g->nconc + ci];
 		if (best >= 0 && best < g->nbudgets) {
 			char lab[48];

@@ -318,6 +318,24 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 
 /* ---------------------------------------------------------------- charts */
 
+/* The grid's budgets whose acceptance is a lower bound (marked ">=" in the
+ * chart), named under it; nothing when none is. */
+static void budget_lower_note(GString *gs, const struct project_grid *g)
+{
+	int n = 0;
+	for (int b = 0; b < g->nbudgets; b++) {
+		int lower = 0;
+		for (int t = 0; t < g->ntargets && !lower; t++)
+			for (int c = 0; c < g->nconc && !lower; c++)
+				lower = PROJECT_CELL(g, t, c, b)->accept_lower;
+		if (lower)
+			MARKUP(gs, "%s%d", n++ ? ", " : " Lower bounds (marked ≥): B=", g->budgets[b]);
+	}
+	if (n)
+		MARKUP(gs, "%s", ": the trace's top-K cut ranks these trees wanted, so their acceptance "
+				 "and throughput can only be higher.");
+}
+
 /* One sentence under a chart, computed from what it shows. */
 static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 			  const struct report_section *s)
@@ -345,13 +363,15 @@ static void chart_caption(struct pdf_doc *doc, const struct report_data *d,
 		for (int t = 0; t < g->ntargets; t++) {
 			int best = g->best[t * g->nconc + ci], run = g->runner[t * g->nconc + ci];
 			if (best >= 0 && best < g->nbudgets)
-				MARKUP(gs, " %s B=%d (%.0f tok/s, best in %.0f%% of draws, regret %.1f tok/s; "
+				MARKUP(gs, " %s B=%d (%s%.0f tok/s, best in %.0f%% of draws, regret %.1f tok/s; "
 					   "runner-up B=%d);", g->targets[t], g->budgets[best],
+				       PROJECT_CELL(g, t, ci, best)->accept_lower ? "at least " : "",
 				       PROJECT_CELL(g, t, ci, best)->tok_s.point,
 				       100 * PROJECT_CELL(g, t, ci, best)->p_best,
 				       PROJECT_CELL(g, t, ci, best)->regret, g->budgets[run]);
 		}
 		MARKUP(gs, " Acceptance: %s.", g->accept_source);
+		budget_lower_note(gs, g);
 	} else if (s->kind == RSEC_PARETO && d->have_proj && d->proj.has_grid) {
 		const struct project_grid *g = &d->proj.grid;
 		MARKUP(gs, "Medians at the best budget, from the lowest to the highest concurrency:");

@@ -175,7 +175,7 @@ static void csv_tornado(const struct projection *p, FILE *fp)
 
 static void csv_grid(const struct project_grid *g, FILE *fp)
 {
-	fprintf(fp, "\ngrid_target,concurrency,budget,M,accept,accept_capped,step_ms_point,"
+	fprintf(fp, "\ngrid_target,concurrency,budget,M,accept,accept_capped,accept_lower_bound,step_ms_point,"
 		    "step_ms_p5,step_ms_p50,step_ms_p95,tok_s_point,tok_s_p5,tok_s_p50,tok_s_p95,"
 		    "p_best,best,regret,runner_up\n");
 	for (int t = 0; t < g->ntargets; t++)
@@ -183,10 +183,11 @@ static void csv_grid(const struct project_grid *g, FILE *fp)
 			for (int b = 0; b < g->nbudgets; b++) {
 				const struct project_cell *x = PROJECT_CELL(g, t, c, b);
 				csv_field(fp, g->targets[t]);
-				fprintf(fp, ",%d,%d,%g,%.4f,%s,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
+				fprintf(fp, ",%d,%d,%g,%.4f,%s,%s,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
 					    "%.4f,%s,%.2f,%s\n",
 					g->conc[c], g->budgets[b], x->M, x->accept,
-					x->accept_capped ? "yes" : "no", x->step_ms.point, x->step_ms.p5,
+					x->accept_capped ? "yes" : "no", x->accept_lower ? "yes" : "no",
+					x->step_ms.point, x->step_ms.p5,
 					x->step_ms.p50, x->step_ms.p95, x->tok_s.point, x->tok_s.p5,
 					x->tok_s.p50, x->tok_s.p95, x->p_best, x->best ? "yes" : "no",
 					x->regret, x->runner ? "yes" : "no");

@@ -1977,6 +1977,7 @@ static void grid_finish(struct projection *p, struct mc *mc, const long *case_of
 		cell->regret = mc->regret[i];
 		cell->accept = l->point;
 		cell->accept_capped = l->point >= cap - 1e-9;
+		cell->accept_lower = l->k_limited > 0;
 		mc_band(mc, (size_t)case_of[i], cal, &cell->step_ms);
 		cell->tok_s = tok_band(&cell->step_ms, C, cell->accept);
 		if (!tok)

@@ -157,6 +157,8 @@ struct project_cell {
 	double M;                 /* C (B + 1) */
 	double accept;            /* the acceptance curve at B, scaled, capped at the block */
 	int accept_capped;        /* the scaled curve passed the block size */
+	int accept_lower;         /* trace: a lower bound (its tree wanted ranks past the
+				   * trace's top-K in some steps) */
 	struct band step_ms, tok_s;
 	double p_best;            /* share of draws in which this budget is the best */
 	double regret;            /* expected loss of choosing it: mean over the draws of

@@ -155,6 +155,7 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 				yout_kv_num(y, "M", x->M);
 				yout_kv_num(y, "accept", x->accept);
 				kv_bool(y, "capped", x->accept_capped);
+				kv_bool(y, "lower_bound", x->accept_lower);
 				yout_kv_num(y, "step_point", x->step_ms.point);
 				yout_kv_num(y, "step_p5", x->step_ms.p5);
 				yout_kv_num(y, "step_p50", x->step_ms.p50);
@@ -563,6 +564,7 @@ static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g,
 	yget_num(c, m, "M", NUM, &x->M);
 	yget_num(c, m, "accept", NUM, &x->accept);
 	yget_bool(c, m, "capped", Y_REQUIRED, &x->accept_capped);
+	yget_bool(c, m, "lower_bound", 0, &x->accept_lower); /* runs before it: absent */
 	yget_num(c, m, "step_point", NUM, &x->step_ms.point);
 	yget_num(c, m, "step_p5", NUM, &x->step_ms.p5);
 	yget_num(c, m, "step_p50", NUM, &x->step_ms.p50);
