@@ -209,7 +209,7 @@ __attribute__((noinline)) static const char *find_after(const char *s, const cha
 {
 	const char *p = strstr(from ? from : s, needle);
 	if (!p)
-		fail_msg("summary.txt lacks \"%s\" (in order):\n%s", needle, s);
+		fail_msg("the text lacks \"%s\" (in order):\n%s", needle, s);
 	return p;
 }
 
@@ -359,6 +359,56 @@ static void test_report__pdf_headline_equals_ddt_estimate(void **state)
 	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", reports, id);
 	assert_int_equal(helpers_capture(cmd, text, sizeof text), 0);
 	assert_non_null(strstr(text, "Fixture CPU <2 cores> & \"quotes\""));
+}
+
+/* Page one answers first: the headline median, its band, the ratio to the
+ * measured baseline and the change since the previous night, then the
+ * open alerts, then the caveats, and tonight's kernels after them. */
+static void test_report__page_one_answers_first(void **state)
+{
+	(void)state;
+	char cmd[1024], text[1 << 16], want[256], prev_id[128] = "";
+	struct projection proj, prev;
+	struct ydiag diag = {0};
+	struct report_doc *all = NULL;
+	size_t n = 0;
+
+	snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s/%s/report.pdf' -", reports, id);
+	assert_int_equal(helpers_capture(cmd, text, sizeof text), 0);
+	assert_int_equal(report_runs(runs, &all, &n), 0);
+	assert_true(n >= 2);
+	snprintf(prev_id, sizeof prev_id, "%s", all[n - 2].id);
+	free(all);
+	snprintf(cmd, sizeof cmd, "%s/projection.yaml", rdir);
+	assert_int_equal(project_read(&proj, cmd, &diag), 0);
+	snprintf(cmd, sizeof cmd, "%s/%s/projection.yaml", runs, prev_id);
+	assert_int_equal(project_read(&prev, cmd, &diag), 0);
+	const struct project_row *r = project_find_row(&proj, "b300-b8-native", 4.4);
+	const struct project_row *o = project_find_row(&prev, "b300-b8-native", 4.4);
+	assert_non_null(r);
+	assert_non_null(o);
+	const char *at = find_after(text, NULL, "The answer");
+	snprintf(want, sizeof want, "%.1f tok/s b300-b8-native", r->tok_s.p50);
+	at = find_after(text, at, want);
+	snprintf(want, sizeof want, "p5-p95 %.1f-%.1f tok/s", r->tok_s.p5, r->tok_s.p95);
+	at = find_after(text, at, want);
+	snprintf(want, sizeof want, "x%.2f vs the 303 tok/s baseline", r->tok_s.p50 / 303.0);
+	at = find_after(text, at, want);
+	snprintf(want, sizeof want, "(%.1f -> %.1f tok/s) since run %s", o->tok_s.p50, r->tok_s.p50,
+		 prev_id);
+	assert_true(o->tok_s.p50 != r->tok_s.p50); /* the fixture's nights differ */
+	at = find_after(text, at, want);
+	at = find_after(text, at, "Symbols:");
+	at = find_after(text, at, "(pNN) is the percentile");
+	at = find_after(text, at, "Open alerts");
+	at = find_after(text, at, "alert ");
+	at = find_after(text, at, "open 1 night");
+	at = find_after(text, at, "Caveats tonight");
+	at = find_after(text, at, "regression moe_w4a16/cold");
+	find_after(text, at, "tonight: op / variant");
+	project_free(&proj);
+	project_free(&prev);
+	ydiag_free(&diag);
 }
 
 /* "% of peak": the datasheet figure of a catalog GPU, else tonight's copy
@@ -1034,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_report__pdf_has_pages_and_metadata_from_the_run),
 		cmocka_unit_test(test_report__pdf_embeds_every_font),
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
+		cmocka_unit_test(test_report__page_one_answers_first),
 		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
 		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "fit.h"
 #include "fsx.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -127,6 +128,35 @@ static int read_night(void *obj, const char *path, struct ydiag *diag)
 	return regress_night_read(obj, path, diag);
 }
 
+/* The projection of the committed run just before run_id in runs_dir
+ * (report_runs' order), for the page-one "since the previous night". A
+ * missing or damaged one is no previous night: it never fails the report. */
+static void load_prev(struct report_data *d, const char *runs_dir, const char *run_id)
+{
+	struct report_doc *runs = NULL;
+	struct ydiag quiet = {0};
+	size_t n = 0;
+	char dir[PATH_MAX + 200];
+	if (report_runs(runs_dir, &runs, &n) != 0)
+		n = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(runs[i].id, run_id) != 0)
+			continue;
+		snprintf(dir, sizeof dir, "%s/%s", runs_dir, runs[i - 1].id);
+		if (load_optional(dir, "projection.yaml", &d->have_prev, read_projection, &d->prev,
+				  &quiet) != 0) {
+			project_free(&d->prev);
+			d->have_prev = 0;
+		}
+		if (d->have_prev)
+			snprintf(d->prev_id, sizeof d->prev_id, "%s", runs[i - 1].id);
+		break;
+	}
+	err_clear();
+	ydiag_free(&quiet);
+	free(runs);
+}
+
 static int spec_wants_history(const struct report_spec *s)
 {
 	for (int i = 0; i < s->nsections; i++)
@@ -240,6 +270,8 @@ int report_data_load(struct report_data *d, const char *runs_dir, const char *ru
 		return rc;
 	if (d->have_night && (rc = answers_now(d, runs_dir)) != 0)
 		return rc;
+	if (d->have_proj)
+		load_prev(d, runs_dir, run_id);
 	/* with a projection, the rows are its rows, as `ddt estimate` prints
 	 * them: a calibrated scenario is one row at its acceptance range's
 	 * middle, carrying the band, not the seed model at each end */
@@ -270,10 +302,86 @@ void report_data_free(struct report_data *d)
 	sources_free(&d->sources);
 	estimate_free(&d->est);
 	project_free(&d->proj);
+	project_free(&d->prev);
 	regress_night_free(&d->night);
 	if (!d->hist_borrowed)
 		history_free(&d->hist);
 	memset(d, 0, sizeof *d);
+}
+
+/* ---------------------------------------------------------------- since the previous night */
+
+/* A projection's row of scenario (its first acceptance), or NULL. */
+static const struct project_row *scenario_row(const struct projection *p, const char *scenario)
+{
+	for (size_t i = 0; i < p->nrows; i++)
+		if (!strcmp(p->rows[i].scenario, scenario))
+			return &p->rows[i];
+	return NULL;
+}
+
+/* Appends "name a -> b" for the (up to three) inputs that moved most
+ * between the previous projection and tonight's; returns how many moved. */
+static int changed_inputs(const struct report_data *d, char *buf, size_t len)
+{
+	const struct project_input *top[3] = {0};
+	const struct project_input *was[3] = {0};
+	double rel[3] = {0};
+	int moved = 0;
+	for (size_t i = 0; i < d->proj.ninputs; i++) {
+		const struct project_input *in = &d->proj.inputs[i], *old = NULL;
+		for (size_t j = 0; j < d->prev.ninputs && !old; j++)
+			old = !strcmp(d->prev.inputs[j].name, in->name) ? &d->prev.inputs[j] : NULL;
+		double r = old ? fabs(in->value - old->value) / fmax(fabs(old->value), 1e-12) : 1;
+		if (!(r > 1e-9))
+			continue;
+		moved++;
+		for (int k = 0; k < 3; k++)
+			if (r > rel[k]) {
+				for (int m = 2; m > k; m--)
+					top[m] = top[m - 1], was[m] = was[m - 1], rel[m] = rel[m - 1];
+				top[k] = in, was[k] = old, rel[k] = r;
+				break;
+			}
+	}
+	for (int k = 0; k < 3 && top[k]; k++) {
+		size_t at = strlen(buf);
+		if (was[k])
+			snprintf(buf + at, len - at, "%s%s %.4g -> %.4g", k ? ", " : "", top[k]->name,
+				 was[k]->value, top[k]->value);
+		else
+			snprintf(buf + at, len - at, "%s%s new (%.4g)", k ? ", " : "", top[k]->name,
+				 top[k]->value);
+	}
+	return moved;
+}
+
+int report_prev_change(const struct report_data *d, const char *scenario, double *prev_tok,
+		       char *buf, size_t len)
+{
+	const struct project_row *now = d->have_proj ? scenario_row(&d->proj, scenario) : NULL;
+	const struct project_row *old = d->have_prev ? scenario_row(&d->prev, scenario) : NULL;
+	char why[600] = "";
+	*prev_tok = NAN;
+	if (!now || !old || !isfinite(old->tok_s.p50) || !isfinite(now->tok_s.p50)) {
+		snprintf(buf, len, "no previous night to compare with (%s)",
+			 d->have_prev ? "its projection lacks this scenario"
+				      : "no earlier run with a stored projection");
+		return 0;
+	}
+	*prev_tok = old->tok_s.p50;
+	double pct = 100 * (now->tok_s.p50 / old->tok_s.p50 - 1);
+	int moved = changed_inputs(d, why, sizeof why);
+	if (fabs(pct) < 0.05)
+		pct = 0;
+	char chg[32];
+	snprintf(chg, sizeof chg, pct == 0 ? "unchanged" : "%+.1f%%", pct);
+	snprintf(buf, len, "%s (%.1f -> %.1f tok/s) since run %s: %s%s%s", chg, old->tok_s.p50,
+		 now->tok_s.p50, d->prev_id, moved ? "inputs moved: " : "",
+		 moved ? why : "the same inputs",
+		 moved > 3 ? " and more" : now->tok_s.p50 != old->tok_s.p50 && !moved
+			   ? " (the Monte Carlo's draws differ: samples or seed)" : "");
+	return 1;
 }
 
 /* ---------------------------------------------------------------- inputs */

@@ -36,6 +36,9 @@ struct report_data {
 	struct history hist;       /* the runs up to this one, analysed (may be empty) */
 	int hist_borrowed;         /* hist is the caller's: not freed here */
 	long hist_run;             /* this run's index in hist, or -1 */
+	int have_prev;             /* the run before this one stored a projection */
+	char prev_id[96];          /* that run's id ("" none) */
+	struct projection prev;    /* its projection.yaml (have_prev) */
 	time_t created;            /* the run's time: every document's date */
 	char created_iso[24];      /* 2025-12-02T15:42:00Z */
 	char date_text[40];        /* 2025-12-02 15:42 UTC */
@@ -68,6 +71,15 @@ long report_scenario_row(const struct report_data *d, const char *scenario);
 /* One line: the night's regression status ("no history yet", "2 regressions:
  * ...", "no regressions: 14 series ok"). */
 void report_regress_status(const struct report_data *d, char *buf, size_t len);
+
+/* The change of scenario's median tok/s since the previous run's stored
+ * projection, as "+2.4% (429.6 -> 440.0 tok/s) since run ID: inputs moved:
+ * native_cut 0.4 -> 0.35, ..." naming the inputs that moved most, or
+ * "unchanged (...) since run ID: the same inputs". *prev_tok gets the previous median
+ * (NaN: none). Returns 0 when there is no previous projection with that
+ * scenario (buf then says so). */
+int report_prev_change(const struct report_data *d, const char *scenario, double *prev_tok,
+		       char *buf, size_t len);
 
 /* A line of plain UTF-8 text handed to a document writer (not escaped). */
 typedef void (*report_line_fn)(void *arg, const char *line);

@@ -50,30 +50,43 @@ static const char *section_title(const struct report_section *s)
 
 /* ---------------------------------------------------------------- page one */
 
+/* The measured baseline the headline is compared with: the b8 anchor's
+ * tok/s (C x accept / step when the calibration gives only the step). */
+static double baseline_tok(const struct report_data *d)
+{
+	const struct anchor *a = &d->cal.sglang_b8;
+	return isfinite(a->tok_s) ? a->tok_s : a->concurrency * a->accept * 1000.0 / a->step_ms;
+}
+
 /* One headline scenario: its median tok/s per acceptance in bold, then the
- * bands and the seed estimator's figure beside them. */
+ * band, the ratio to the measured baseline, the seed estimator's figure,
+ * and the change since the previous night with what moved. */
 static void headline_scenario(const struct report_data *d, const char *name, GString *gs)
 {
 	GString *tok = g_string_new(NULL), *acc = g_string_new(NULL), *band = g_string_new(NULL),
-		*seed = g_string_new(NULL), *step = g_string_new(NULL);
+		*seed = g_string_new(NULL), *step = g_string_new(NULL), *ratio = g_string_new(NULL);
 	const struct estimate_row *first = NULL;
+	double base = baseline_tok(d), prev;
+	char since[1200];
 
 	for (size_t i = 0; i < d->est.n; i++) {
 		const struct estimate_row *r = &d->est.rows[i];
 		struct report_figure f;
 		char t[32], lo[32], hi[32], sd[32], st[32];
-		double pct, s;
+		double pct, s, med;
 		if (strcmp(r->sc.name, name) != 0)
 			continue;
 		report_figure(d, i, &f);
 		s = report_seed_tok(&f, &pct);
-		report_fmt_tok(t, sizeof t, isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s);
+		med = isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s;
+		report_fmt_tok(t, sizeof t, med);
 		report_fmt_tok(lo, sizeof lo, f.tok_p5);
 		report_fmt_tok(hi, sizeof hi, f.tok_p95);
 		report_fmt_tok(sd, sizeof sd, isfinite(s) ? s : r->out.tok_s);
 		report_fmt_ms(st, sizeof st, isfinite(f.step_p50) ? f.step_p50 : f.step_ms);
 		g_string_append_printf(tok, "%s%s", first ? " / " : "", t);
 		g_string_append_printf(acc, "%s%g", first ? " / " : "", r->accept);
+		g_string_append_printf(ratio, "%sx%.2f", first ? " / " : "", med / base);
 		if (isfinite(f.tok_p5))
 			g_string_append_printf(band, "%s%s-%s", first ? " / " : "", lo, hi);
 		g_string_append_printf(seed, "%s%s", first ? " / " : "", sd);
@@ -91,16 +104,21 @@ static void headline_scenario(const struct report_data *d, const char *name, GSt
 		       first->sc.pipeline == PIPE_NATIVE ? "native engine" : "SGLang pipeline",
 		       first->sc.block, first->sc.budget, acc->str,
 		       first->runnable ? "" : " [not runnable]");
-		MARKUP(gs, "\n<span size=\"small\">   ");
+		MARKUP(gs, "\n   ");
 		if (band->len)
-			MARKUP(gs, "p5-p95 %s; ", band->str);
-		MARKUP(gs, "seed's estimate %s; step %s ms</span>", seed->str, step->str);
+			MARKUP(gs, "p5-p95 <b>%s tok/s</b>; ", band->str);
+		MARKUP(gs, "<b>%s vs the %.0f tok/s baseline</b>", ratio->str, base);
+		MARKUP(gs, "\n<span size=\"small\">   seed's estimate %s; step %s ms</span>", seed->str,
+		       step->str);
+		report_prev_change(d, name, &prev, since, sizeof since);
+		MARKUP(gs, "\n<span size=\"small\">   <b>Since the previous night:</b> %s.</span>", since);
 	}
 	g_string_free(tok, TRUE);
 	g_string_free(acc, TRUE);
 	g_string_free(band, TRUE);
 	g_string_free(seed, TRUE);
 	g_string_free(step, TRUE);
+	g_string_free(ratio, TRUE);
 }
 
 /* The measured baseline, the MoE reference and tonight's own measurements
@@ -173,28 +191,29 @@ static void page_one_caveat(void *arg, const char *line)
 	g_free(m);
 }
 
-/* Page one, in the order a reader acts on it: what was measured, the
- * projection with its bands beside the seed's estimate, how far the bands
- * can be trusted, tonight's caveats. The template's next section starts on
- * page two. */
 /* The open regression alerts, each with its age, until someone answers
- * them (`ddt ack`); the answered ones in one line. */
+ * them (`ddt ack`); the answered ones in one line; "none" when there are
+ * none, so the reader knows the list was looked at. */
 static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
 {
 	char line[1024];
-	size_t answered = 0;
-	if (!d->have_night || !d->night.nalerts)
-		return;
+	size_t answered = 0, open = 0;
 	pdf_heading(doc, 2, "Open alerts");
-	for (size_t i = 0, k; i < d->night.nalerts; i += k) {
+	for (size_t i = 0, k; d->have_night && i < d->night.nalerts; i += k) {
 		const struct regress_alert *a = &d->night.alerts[i];
 		k = regress_alert_group(&d->night, i);
 		answered += a->state != ALERT_OPEN ? k : 0;
-		if (a->state == ALERT_OPEN)
-			pdf_para(doc, regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url : NULL,
-							       line, sizeof line),
-				 0, BODY_PT, INK_REGRESSION);
+		if (a->state != ALERT_OPEN)
+			continue;
+		open++;
+		pdf_para(doc, regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url : NULL,
+						       line, sizeof line),
+			 0, BODY_PT, INK_REGRESSION);
 	}
+	if (!open)
+		pdf_para(doc, d->have_night ? "None open." : "None: no regression verdicts are stored "
+							    "with this run.",
+			 0, BODY_PT, INK_TEXT);
 	if (answered) {
 		snprintf(line, sizeof line, "%zu series' alerts answered (ddt ack), listed in summary.txt.",
 			 answered);
@@ -202,10 +221,46 @@ static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
 	}
 }
 
+/* The answer: the headline scenarios' medians, bands, ratio to the
+ * baseline and change since the previous night, with every symbol
+ * explained in one line. */
+static void page_one_answer(struct pdf_doc *doc, const struct report_data *d, GString *gs)
+{
+	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	const struct anchor *a = &d->cal.sglang_b8;
+	const struct gpu *ag = calib_gpu(&d->cal, a->gpu);
+
+	if (h0 >= 0) {
+		const struct estimate_row *r = &d->est.rows[h0];
+		MARKUP(gs, "<span size=\"large\"><b>The answer: %s at C=%d, median decode "
+			   "throughput</b></span>", r->target->name, r->sc.concurrency);
+	}
+	for (int h = 0; h < d->spec.nheadline; h++)
+		headline_scenario(d, d->spec.headline[h], gs);
+	if (d->have_proj)
+		MARKUP(gs, "\n<span size=\"small\">Symbols: tok/s is the median (p50) of %d Monte "
+			   "Carlo draws of every assumption (seed %llu); p5-p95 holds 90%% of them; xN.NN "
+			   "is the median over the baseline measured with the %s pipeline on %s (block %g, "
+			   "budget %g, C=%g); (pNN) is the percentile of the band at which the seed "
+			   "estimator's point figure falls; step is the median decode step.</span>",
+		       d->proj.samples, (unsigned long long)d->proj.seed,
+		       a->pipeline == PIPE_NATIVE ? "native" : "SGLang", ag ? ag->name : a->gpu,
+		       a->block, a->budget, a->concurrency);
+	else
+		MARKUP(gs, "\n<span size=\"small\">No projection is stored with this run: point "
+			   "estimates without bands. xN.NN is the estimate over the measured baseline; "
+			   "the seed's estimate is the seed estimator's point figure.</span>");
+	pdf_callout(doc, gs->str, 10);
+	g_string_truncate(gs, 0);
+}
+
+/* Page one, in the order a reader acts on it: the answer (headline,
+ * band, ratio to the baseline, change since yesterday), the open alerts,
+ * tonight's caveats, how far the bands can be trusted, then what was
+ * measured tonight. The template's next section starts on page two. */
 static void page_one(struct pdf_doc *doc, const struct report_data *d)
 {
 	GString *gs = g_string_new(NULL);
-	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
 	struct caveat_sink sink = {doc, 0};
 	char status[600], cover[1200];
 
@@ -213,33 +268,8 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 	MARKUP(gs, "<span foreground=\"#555555\">Nightly report of run %s, %s. Template %s.</span>",
 	       d->rec.run_id, d->date_text, d->rec.template_name);
 	para_markup(doc, gs);
-	page_one_measured(doc, d, gs);
-	pdf_space(doc, 6);
-
-	if (h0 >= 0) {
-		const struct estimate_row *r = &d->est.rows[h0];
-		MARKUP(gs, "<span size=\"large\"><b>Projection: %s at C=%d, median decode "
-			   "throughput</b></span>", r->target->name, r->sc.concurrency);
-	}
-	for (int h = 0; h < d->spec.nheadline; h++)
-		headline_scenario(d, d->spec.headline[h], gs);
-	if (d->have_proj)
-		MARKUP(gs, "\n<span size=\"small\">Median and p5-p95 of %d Monte Carlo draws of "
-			   "every assumption (seed %llu); the seed's estimate is the seed estimator's "
-			   "point figure, with the percentile of the band it falls at.</span>",
-		       d->proj.samples, (unsigned long long)d->proj.seed);
-	else
-		MARKUP(gs, "\n<span size=\"small\">No projection is stored with this run: point "
-			   "estimates without bands.</span>");
-	pdf_callout(doc, gs->str, 10);
-	g_string_truncate(gs, 0);
-
-	pdf_heading(doc, 2, "How far the band can be trusted");
-	report_coverage_text(d, cover, sizeof cover);
-	MARKUP(gs, "Cross-GPU backtest: %s.", cover);
-	if (d->have_proj && d->proj.lean[0])
-		MARKUP(gs, " %s", d->proj.lean);
-	para_markup(doc, gs);
+	page_one_answer(doc, d, gs);
+	page_one_alerts(doc, d);
 
 	pdf_heading(doc, 2, "Caveats tonight");
 	report_caveats(d, page_one_caveat, &sink);
@@ -252,7 +282,15 @@ static void page_one(struct pdf_doc *doc, const struct report_data *d)
 		       d->night.nruns == 1 ? "" : "s");
 	pdf_para(doc, gs->str, 1, BODY_PT,
 		 d->have_night && d->night.count[REG_REGRESSION] ? INK_REGRESSION : INK_TEXT);
-	page_one_alerts(doc, d);
+	g_string_truncate(gs, 0);
+
+	pdf_heading(doc, 2, "How far the band can be trusted");
+	report_coverage_text(d, cover, sizeof cover);
+	MARKUP(gs, "Cross-GPU backtest: %s.", cover);
+	if (d->have_proj && d->proj.lean[0])
+		MARKUP(gs, " %s", d->proj.lean);
+	para_markup(doc, gs);
+	page_one_measured(doc, d, gs);
 	g_string_free(gs, TRUE);
 	pdf_new_page(doc);
 }
