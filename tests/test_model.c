@@ -366,6 +366,17 @@ static void test_model__row_terms_are_the_compiled_model(void **state)
 	v[ASM_ALLREDUCE_PCIE] = 1.7;
 	assert_int_equal(model_prepare(&m, &f->cal, v), 0);
 	n += rows_agree(f, &m);
+	/* ddt's calibrated point: the curve's form mixed, its fit and
+	 * extrapolation errors, the transfer's curve at M, the native tree from
+	 * its kernels, another b8 step; the growth solved, then held */
+	m.form = 0.4, m.moe_scale = 1.03, m.z_x = 0.7, m.xfer_curve = 1, m.tree_kernels = 1;
+	m.a8_step_ms *= 1.01, m.b16_step_ms *= 0.98;
+	assert_int_equal(model_set_values(&m, v), 0);
+	n += rows_agree(f, &m);
+	m.growth_set = 0.37;
+	assert_int_equal(model_set_values(&m, v), 0);
+	assert_true(!m.growth_used || m.growth == 0.37);
+	n += rows_agree(f, &m);
 	printf("%d configurations: the formulas give the compiled model's step\n", n);
 }
 

@@ -65,6 +65,7 @@ static int ddt_bin(char *buf, size_t len)
 struct est {
 	char scenario[48];
 	double accept, tok_s, tok_p50;
+	int cal; /* ddt's calibrated estimator's row */
 };
 
 /* args: more options (an ad hoc scenario), "" for none; with calibrated, the
@@ -115,6 +116,7 @@ static int ddt_estimate_rows(struct est *rows, int max, const char *args, int ca
 		rows[n].accept = atof(f[ci_a]);
 		rows[n].tok_s = atof(f[ci_t]);
 		rows[n].tok_p50 = ci_m >= 0 && nf > ci_m ? atof(f[ci_m]) : NAN;
+		rows[n].cal = ci_e >= 0 && nf > ci_e && !strcmp(f[ci_e], "calibrated");
 		n++;
 	}
 	free(out);
@@ -919,6 +921,126 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	ydiag_free(&diag);
 }
 
+/* The What-if sheet of the run with edits typed over its inputs,
+ * recalculated by LibreOffice: its text (CSV), malloc'd, or NULL when soffice
+ * is missing (the caller skips). */
+static char *whatif_recalculated(const char *tag, const struct xlsx_edit *edits, size_t n)
+{
+	char dir[600], xlsx[700], cmd[4096], out[4096], csv[800];
+	struct report_data d;
+	struct ydiag diag = {0};
+	size_t len;
+
+	snprintf(dir, sizeof dir, "%s/lo-%s", root, tag);
+	fsx_mkdir_p(dir);
+	lo_profile(dir);
+	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
+	snprintf(xlsx, sizeof xlsx, "%s/edited.xlsx", dir);
+	assert_int_equal(xlsx_write_report_edited(&d, xlsx, edits, n), 0);
+	report_data_free(&d);
+	ydiag_free(&diag);
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s' && HOME='%s' timeout 180 soffice -env:UserInstallation=file://%s --headless "
+		 "--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,"
+		 "false,false,-1' --outdir '%s' '%s' 2>&1",
+		 dir, dir, dir, dir, xlsx);
+	int rc = helpers_capture(cmd, out, sizeof out);
+	if (rc != 0)
+		fail_msg("soffice failed (%d): %s", rc, out);
+	snprintf(csv, sizeof csv, "%s/edited-What-if.csv", dir);
+	return read_file(csv, &len);
+}
+
+/* Every row of `ddt estimate` (seed and calibrated, at set_args) against
+ * the recalculated What-if text: a seed row by scenario and acceptance, a
+ * calibrated row (one per scenario, taken at its central acceptance) by
+ * scenario; the autoregressive baseline too. Returns how many matched. */
+static int whatif_matches_estimate(char *text, const char *set_args)
+{
+	struct est rows[40];
+	char args[512], *save = NULL;
+	int tok_col = -1, acc_col = -1, matched = 0, seen[40] = {0};
+	snprintf(args, sizeof args, "--samples %d %s", SAMPLES, set_args);
+	int n = ddt_estimate_rows(rows, 39, args, 1);
+	assert_true(n > 0);
+	snprintf(args, sizeof args, "--budget 0 --estimator seed --target b300 --pipeline native "
+				    "--concurrency 1 %s", set_args);
+	assert_int_equal(ddt_estimate_rows(rows + n, 1, args, 1), 1);
+	snprintf(rows[n].scenario, sizeof rows->scenario, "autoregressive (budget 0)");
+	rows[n++].cal = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[80];
+		int nf = csv_split(line, f, 80);
+		if (tok_col < 0) {
+			for (int i = 0; i < nf; i++) {
+				tok_col = !strcmp(f[i], "tok/s") ? i : tok_col;
+				acc_col = !strcmp(f[i], "accept") ? i : acc_col;
+			}
+			continue;
+		}
+		if (nf <= tok_col || !f[tok_col][0])
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(rows[i].scenario, f[0]) ||
+			    (!rows[i].cal && fabs(atof(f[acc_col]) - rows[i].accept) > 1e-9))
+				continue;
+			/* ddt estimate prints 2 decimals; the sheet carries 15 digits */
+			if (fabs(atof(f[tok_col]) - rows[i].tok_s) > 0.006)
+				fail_msg("What-if %s @ %s (%s): %s tok/s, ddt estimate %.2f", f[0],
+					 f[acc_col], set_args, f[tok_col], rows[i].tok_s);
+			seen[i]++;
+			matched++;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (seen[i] != 1)
+			fail_msg("What-if (%s): %s @ %g found %d times", set_args, rows[i].scenario,
+				 rows[i].accept, seen[i]);
+	return matched;
+}
+
+/* The What-if sheet is both estimators: after a recalculation, as written
+ * and with two inputs typed over (the native engine's cut of the non-MoE
+ * time, and its tree kernels' time), every seed and calibrated scenario
+ * gives what `ddt estimate --set` gives for the same values. (An input
+ * that moves the b16 anchor's step, a bandwidth or a share, also moves the
+ * draws' median of that step, which ddt's calibrated growth is solved for
+ * and no formula gives: there the calibrated rows follow approximately.) */
+static void test_report__whatif_edited_is_ddt_estimate_set(void **state)
+{
+	(void)state;
+	static const struct xlsx_edit edits[] = {{"native_cut", 0.3}, {"native_tree_us", 20}};
+	char bin[PATH_MAX], *text;
+	int calibrated = 0;
+	if (!have_tool("soffice")) {
+		print_message("SKIP: LibreOffice (soffice) is not installed, so the What-if "
+			      "formulas cannot be recalculated here (apt-get install "
+			      "libreoffice-calc-nogui; `make test` tries to)\n");
+		skip();
+	}
+	if (!ddt_bin(bin, sizeof bin)) {
+		print_message("SKIP: ddt binary not found (DDT_BIN)\n");
+		skip();
+	}
+	text = whatif_recalculated("asis", NULL, 0);
+	int n0 = whatif_matches_estimate(text, "");
+	free(text);
+	text = whatif_recalculated("edited", edits, 2);
+	int n1 = whatif_matches_estimate(text, "--set native_cut=0.3 --set native_tree_us=20");
+	free(text);
+	struct est rows[40];
+	char args[64];
+	snprintf(args, sizeof args, "--samples %d", SAMPLES);
+	int n = ddt_estimate_rows(rows, 40, args, 1);
+	for (int i = 0; i < n; i++)
+		calibrated += rows[i].cal;
+	assert_true(calibrated >= 2);
+	assert_int_equal(n0, n + 1);
+	assert_int_equal(n1, n + 1);
+	print_message("What-if: %d rows (%d calibrated) as written and edited = ddt estimate\n", n0,
+		      calibrated);
+}
+
 static void test_report__stash_copies_calibration_and_template(void **state)
 {
 	(void)state;
@@ -1097,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_report__stash_copies_calibration_and_template),
 		cmocka_unit_test(test_report__every_cited_source_is_a_link),
 		cmocka_unit_test(test_report__whatif_recalculates_to_ddt_estimate),
+		cmocka_unit_test(test_report__whatif_edited_is_ddt_estimate_set),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

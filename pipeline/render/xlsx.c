@@ -27,9 +27,20 @@ struct xw {
 	struct xfmt f;
 	const struct report_data *d;
 	int cache;          /* write ddt's value as each formula's cached result */
+	const struct xlsx_edit *edits; /* inputs written as if typed over (n_edits) */
+	size_t n_edits;
 	lxw_error err;      /* first libxlsxwriter error */
 	int rc;             /* first error of ddt's own (message set) */
 };
+
+/* The value typed over input key (xlsx_write_report_edited), else v. */
+static double edited(const struct xw *x, const char *key, double v)
+{
+	for (size_t i = 0; i < x->n_edits; i++)
+		if (!strcmp(x->edits[i].key, key))
+			return x->edits[i].value;
+	return v;
+}
 
 /* Remembers the first error of a libxlsxwriter call. */
 static void ck(struct xw *x, lxw_error e)
@@ -814,6 +825,8 @@ struct wi {
 	struct xw *x;
 	lxw_worksheet *ws;
 	lxw_row_t r;
+	struct model cal;   /* the model at ddt's calibrated point (have_cal) */
+	int have_cal;       /* the stored projection kept its calibrated point */
 };
 
 /* Names cell (r, c): key is a --set key ("model.hidden": the name is
@@ -837,6 +850,32 @@ static void wi_define_range(struct wi *w, const char *name, lxw_row_t r0, lxw_co
 	ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
+/* A list every value of cell (r, c) must come from: the names of the
+ * comma-separated list, or a range's (list "=gpu_ids"); anything else typed
+ * is refused, so "nativ" never computes SGLang silently. */
+static void wi_choice(struct wi *w, lxw_row_t r, lxw_col_t c, const char *list)
+{
+	lxw_data_validation dv;
+	char buf[512], *names[16];
+	int n = 0;
+	memset(&dv, 0, sizeof dv);
+	dv.error_title = "Not one of the choices";
+	dv.error_message = "Pick a value from the list (the cell's drop-down).";
+	if (list[0] == '=') {
+		dv.validate = LXW_VALIDATION_TYPE_LIST_FORMULA;
+		dv.value_formula = (char *)list;
+	} else {
+		snprintf(buf, sizeof buf, "%s", list);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 15;
+		     t = strtok_r(NULL, ",", &save))
+			names[n++] = t;
+		names[n] = NULL;
+		dv.validate = LXW_VALIDATION_TYPE_LIST;
+		dv.value_list = names;
+	}
+	ck(w->x, worksheet_data_validation_cell(w->ws, r, c, &dv));
+}
+
 /* The basis and "unit: source" of a scalar row (columns C and D; the text
  * of D runs on over the empty cells to its right). */
 static void wi_about(struct wi *w, const char *unit, const char *basis, const char *source)
@@ -854,18 +893,19 @@ static void wi_scalar(struct wi *w, const char *name, double v, const char *unit
 {
 	struct xw *x = w->x;
 	put_str(x, w->ws, w->r, 0, name, NULL);
-	put_num(x, w->ws, w->r, 1, v, x->f.in_num);
+	put_num(x, w->ws, w->r, 1, edited(x, name, v), x->f.in_num);
 	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
 	w->r++;
 }
 
 static void wi_text(struct wi *w, const char *name, const char *v, const char *unit,
-		    const char *basis, const char *source)
+		    const char *basis, const char *source, const char *choices)
 {
 	struct xw *x = w->x;
 	put_str(x, w->ws, w->r, 0, name, NULL);
 	put_str(x, w->ws, w->r, 1, v, x->f.in_text);
+	wi_choice(w, w->r, 1, choices);
 	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
 	w->r++;
@@ -912,8 +952,8 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 /* Columns of the model rows: the inputs, the target's catalog row and
  * bandwidth, one column per row term of the model (model_row_terms, scope
  * MR_ROW) from WC_TERMS on, then ddt's figures (wi_col). */
-enum { WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_GPUROW,
-       WC_BW, WC_TERMS };
+enum { WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_MOECORR,
+       WC_TREEK, WC_TREEMEAS, WC_GPUROW, WC_BW, WC_TERMS };
 enum { WA_P5, WA_P50, WA_P95, WA_DDT, WA_DIFF, WA_XNAME, WA_N };
 
 /* The column of row term k (MR_ROW), or of after-column a when k < 0. */
@@ -933,13 +973,35 @@ struct wi_row {
 	double block, budget, C, accept; /* accept NaN: no tok/s */
 	double ddt_tok_s;                /* ddt's own point estimate (NaN: none) */
 	int is_anchor;
+	long est;                        /* its row of d->est (the stored band), -1: none */
+	int cal;                         /* ddt's calibrated point, not the seed's */
 };
+
+/* The names a calibrated row reads under "cal_" (the sheet's calibrated
+ * inputs and the terms taken once or at its anchors); the others (the
+ * curve, geometry, catalog, tables) are shared with the seed's rows. */
+static int wi_is_cal_name(const char *name, size_t len)
+{
+	char key[96];
+	for (int a = 0; a < ASM_COUNT; a++) {
+		model_key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
+		if (strlen(key) == len && !memcmp(key, name, len))
+			return 1;
+	}
+	for (int k = 0; k < MR_COUNT; k++)
+		if (model_row_terms[k].scope != MR_ROW && strlen(model_row_terms[k].name) == len &&
+		    !memcmp(model_row_terms[k].name, name, len))
+			return 1;
+	return (len == 25 && !memcmp(name, "anchors_sglang_b8_step_ms", 25)) ||
+	       (len == 26 && !memcmp(name, "anchors_sglang_b16_step_ms", 26));
+}
 
 /* What a model name stands for in the cells of one row (0-based r): the
  * row's inputs, its target's catalog figures, its row terms' cells; the
  * names the sheet does not define. NULL: a name the sheet defines. */
 struct wi_names {
 	lxw_row_t r;
+	int cal;
 	char buf[96];
 };
 
@@ -948,11 +1010,13 @@ static const char *wi_rename(void *ctx, const char *name, size_t len)
 	static const lxw_col_t in_col[MV_COUNT] = {
 		[MV_C] = WC_C, [MV_BLOCK] = WC_BLOCK, [MV_BUDGET] = WC_BUDGET,
 		[MV_ACCEPT] = WC_ACCEPT, [MV_XFER] = WC_XFER, [MV_TARGET_BW] = WC_BW,
-		[MV_TARGET_ROW] = WC_GPUROW};
+		[MV_TARGET_ROW] = WC_GPUROW, [MV_MOE_CORR] = WC_MOECORR,
+		[MV_TREE_KERNELS] = WC_TREEK, [MV_TREE_MEAS] = WC_TREEMEAS};
+	/* a pipeline neither native nor sglang is an error, never SGLang */
 	static const char *const bound[MV_COUNT] = {
 		[MV_TARGET_BF16] = "INDEX(gpu_bf16,%s)", [MV_TARGET_LINK] = "INDEX(gpu_link,%s)",
 		[MV_TARGET_PCIE] = "INDEX(gpu_pcie,%s)", [MV_SAME_GPU] = "(%s=moe_reference_gpu)",
-		[MV_NATIVE] = "(%s=\"native\")"};
+		[MV_NATIVE] = "IF(%1$s=\"native\",1,IF(%1$s=\"sglang\",0,NA()))"};
 	struct wi_names *n = ctx;
 	char cell[32];
 	if (len == 12 && !memcmp(name, "moe_physical", 12))
@@ -973,13 +1037,18 @@ static const char *wi_rename(void *ctx, const char *name, size_t len)
 			lxw_rowcol_to_cell(n->buf, n->r, wi_col(k, 0));
 			return n->buf;
 		}
+	if (n->cal && wi_is_cal_name(name, len)) {
+		snprintf(n->buf, sizeof n->buf, "cal_%.*s", (int)len, name);
+		return n->buf;
+	}
 	return NULL;
 }
 
-/* Row term k's formula, its names as row r's cells, into buf ('=' first). */
-static void wi_formula(struct wi *w, int k, lxw_row_t r, char *buf, size_t len)
+/* Row term k's formula, its names as row r's cells (cal: the calibrated
+ * point's names), into buf ('=' first). */
+static void wi_formula(struct wi *w, int k, lxw_row_t r, int cal, char *buf, size_t len)
 {
-	struct wi_names n = {r, ""};
+	struct wi_names n = {r, cal, ""};
 	buf[0] = '=';
 	int rc = formula_rewrite(model_row_terms[k].formula, wi_rename, &n, buf + 1, len - 1);
 	if (rc && !w->x->rc)
@@ -1005,19 +1074,19 @@ static void wi_band(struct wi *w, lxw_row_t r, const struct wi_row *row)
 {
 	const struct report_data *d = w->x->d;
 	struct report_figure f = {.tok_p5 = NAN, .tok_p50 = NAN, .tok_p95 = NAN};
-	for (size_t i = 0; i < d->est.n && !row->is_anchor; i++)
-		if (!strcmp(d->est.rows[i].sc.name, row->name) && d->est.rows[i].accept == row->accept)
-			report_figure(d, i, &f);
+	if (row->est >= 0)
+		report_figure(d, (size_t)row->est, &f);
 	put_num(w->x, w->ws, r, wi_col(-1, WA_P5), f.tok_p5, w->x->f.tok);
 	put_num(w->x, w->ws, r, wi_col(-1, WA_P50), f.tok_p50, w->x->f.tok);
 	put_num(w->x, w->ws, r, wi_col(-1, WA_P95), f.tok_p95, w->x->f.tok);
 }
 
-/* The model's row terms of configuration in, computed from their formulas
- * (x->rc set when that fails: NaN each). */
-static void wi_eval(struct xw *x, const struct model_in *in, double t[MR_COUNT])
+/* The model's row terms of configuration in on m, computed from their
+ * formulas (x->rc set when that fails: NaN each). */
+static void wi_eval(struct xw *x, const struct model *m, const struct model_in *in,
+		    double t[MR_COUNT])
 {
-	int rc = model_row_eval(&x->d->model, in, t);
+	int rc = model_row_eval(m, in, t);
 	if (rc && !x->rc)
 		x->rc = rc;
 }
@@ -1026,26 +1095,32 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 {
 	struct xw *x = w->x;
 	const struct calib *c = &x->d->cal;
-	const struct model *m = &x->d->model;
+	const struct model *m = row->cal ? &w->cal : &x->d->model;
 	struct model_in in = {row->target, row->pipeline, row->block, row->budget, row->C,
 			      row->accept, 0};
 	struct xfmt *f = &x->f;
 	int R = (int)r + 1, xi = calib_xfer_index(c, m->ref_gpu, row->target,
 						  row->C * (row->budget + 1));
 	char xname[160] = "", formula[2048];
-	double t[MR_COUNT];
+	double t[MR_COUNT], v[MV_COUNT];
 
-	wi_eval(x, &in, t);
+	wi_eval(x, m, &in, t);
+	model_row_vars(m, &in, v);
 	if (xi >= 0)
 		calib_assumption_label(c, ASM_COUNT + xi, xname, sizeof xname);
 	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
 	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
+	wi_choice(w, r, WC_TARGET, "=gpu_ids");
 	put_str(x, w->ws, r, WC_PIPE, tmpl_pipeline_name(row->pipeline), f->in_text);
+	wi_choice(w, r, WC_PIPE, "sglang,native");
 	put_num(x, w->ws, r, WC_BLOCK, row->block, f->in_num);
 	put_num(x, w->ws, r, WC_BUDGET, row->budget, f->in_num);
 	put_num(x, w->ws, r, WC_C, row->C, f->in_num);
 	put_num(x, w->ws, r, WC_ACCEPT, row->accept, f->in_num);
-	put_num(x, w->ws, r, WC_XFER, xi >= 0 ? m->v[ASM_COUNT + xi] : 1, f->in_num);
+	put_num(x, w->ws, r, WC_XFER, v[MV_XFER], f->in_num);
+	put_num(x, w->ws, r, WC_MOECORR, v[MV_MOE_CORR], f->in_num);
+	put_num(x, w->ws, r, WC_TREEK, v[MV_TREE_KERNELS], f->in_num);
+	put_num(x, w->ws, r, WC_TREEMEAS, v[MV_TREE_MEAS], f->in_num);
 	wi_cell(w, r, WC_GPUROW, f->calc_int, (double)(row->target - c->gpus) + 1,
 		"=MATCH(B%d,gpu_ids,0)", R);
 	lxw_rowcol_to_cell(formula, r, WC_GPUROW);
@@ -1057,7 +1132,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 			put_str(x, w->ws, r, wi_col(k, 0), "", NULL);
 			continue;
 		}
-		wi_formula(w, k, r, formula, sizeof formula);
+		wi_formula(w, k, r, row->cal, formula, sizeof formula);
 		put_formula(x, w->ws, r, wi_col(k, 0), formula, wi_unit_format(x, model_row_terms[k].unit),
 			    t[k]);
 	}
@@ -1073,27 +1148,83 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	put_str(x, w->ws, r, wi_col(-1, WA_XNAME), xi >= 0 ? xname : "same GPU: no transfer", NULL);
 }
 
-static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
+/* The two anchors as rows of the seed's (cal 0) or the calibrated point's
+ * model; their 0-based rows to *r8 and *r16. */
+static void wi_anchor_rows(struct wi *w, int cal, lxw_row_t *r8, lxw_row_t *r16)
+{
+	const struct calib *c = &w->x->d->cal;
+	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+	struct wi_row ra = {cal ? "anchor sglang_b8 (calibrated point)" : "anchor sglang_b8 (measured)",
+			    calib_gpu(c, a8->gpu), a8->pipeline, a8->block, a8->budget,
+			    a8->concurrency, a8->accept, isfinite(a8->tok_s) && !cal ? a8->tok_s : NAN,
+			    1, -1, cal};
+	struct wi_row rb = {cal ? "anchor sglang_b16 (calibrated point)" : "anchor sglang_b16",
+			    calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
+			    a16->concurrency, a16->accept,
+			    isfinite(a16->tok_s) && !cal ? a16->tok_s : NAN, 1, -1, cal};
+	*r8 = w->r;
+	wi_model_row(w, w->r++, &ra);
+	*r16 = w->r;
+	wi_model_row(w, w->r++, &rb);
+}
+
+/* ddt's calibrated scenarios at their calibrated point: the same formulas
+ * on the "cal_" inputs, with the row's transfer on its pair's curve at M,
+ * the MoE curve's form mix and errors (moe_corr) and the native tree from
+ * its kernels; the acceptance is the central one the point is taken at
+ * (a range's geometric mean over the draws). Rows c8, c16: their anchors. */
+static void wi_cal_rows(struct wi *w, lxw_row_t *c8, lxw_row_t *c16)
+{
+	struct xw *x = w->x;
+	const struct report_data *d = x->d;
+	put_str(x, w->ws, w->r++, 0,
+		"ddt's calibrated model: its scenarios at the calibrated point (every assumption at "
+		"the central value of its distribution unless you type one in the inputs below).",
+		x->f.bold);
+	wi_anchor_rows(w, 1, c8, c16);
+	for (size_t i = 0; i < d->est.n; i++) {
+		const struct estimate_row *e = &d->est.rows[i];
+		struct report_figure f;
+		if (e->sc.estimator != EST_CALIBRATED)
+			continue;
+		report_figure(d, i, &f);
+		if (!f.proj || !isfinite(f.proj->tok_s.point))
+			continue;
+		/* one typed acceptance is itself; a range's central one is what the
+		 * stored point was taken at */
+		double acc = f.proj->accept_lo == f.proj->accept_hi && !strcmp(f.proj->accept_from, "typed")
+				     ? f.proj->accept_lo
+				     : f.proj->tok_s.point * f.proj->step_ms.point /
+					       (1000.0 * e->sc.concurrency);
+		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block, e->sc.budget,
+				     e->sc.concurrency, acc, f.proj->tok_s.point, 0, (long)i, 1};
+		wi_model_row(w, w->r++, &row);
+	}
+}
+
+static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, lxw_row_t *c16)
 {
 	static const struct col in_cols[WC_TERMS] = {
 		{"scenario", 24},        {"target (GPU id)", 13}, {"pipeline", 12},
 		{"block b", 7},          {"budget B", 8},         {"C", 5},
-		{"accept", 7},           {"transfer factor", 9},  {"GPU row", 6},
-		{"target bw (TB/s)", 9}};
+		{"accept", 7},           {"transfer factor", 9},  {"MoE form & fit factor", 9},
+		{"tree from kernels (1/0)", 8}, {"kernels' tree ms (-1: none)", 9},
+		{"GPU row", 6},          {"target bw (TB/s)", 9}};
 	static const struct col after[WA_N] = {
 		{"p5 tok/s (stored draws)", 13}, {"p50 tok/s (stored draws)", 13},
-		{"p95 tok/s (stored draws)", 13}, {"ddt tok/s", 12},
+		{"p95 tok/s (stored draws)", 13}, {"ddt tok/s (point)", 12},
 		{"tok/s - ddt", 11},      {"transfer entry", 44}};
 	struct xw *x = w->x;
 	const struct report_data *d = x->d;
 	const struct calib *c = &d->cal;
-	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+	const struct anchor *a8 = &c->sglang_b8;
 
 	put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
 	put_str(x, w->ws, w->r++, 0,
-		"tok/s is the live point of these formulas; p5 / p50 / p95 beside it are the "
-		"stored projection's Monte Carlo band for the same scenario and acceptance (the "
-		"quantiles of its draws): they stay as stored when you edit an input.",
+		"tok/s is the live point of these formulas (the seed's estimator above, ddt's "
+		"calibrated point below); p5 / p50 / p95 beside it are the stored projection's Monte "
+		"Carlo band for the same scenario and acceptance (the quantiles of its draws, p50 the "
+		"median the report's headline quotes): they stay as stored when you edit an input.",
 		x->f.note);
 	for (int i = 0; i < WC_TERMS + MR_COUNT + WA_N; i++) {
 		int k = i - WC_TERMS;
@@ -1112,22 +1243,16 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL));
 	worksheet_freeze_panes(w->ws, w->r + 1, 1);
 	w->r++;
-	struct wi_row ra = {"anchor sglang_b8 (measured)", calib_gpu(c, a8->gpu), a8->pipeline,
-			    a8->block, a8->budget, a8->concurrency, a8->accept,
-			    isfinite(a8->tok_s) ? a8->tok_s : NAN, 1};
-	struct wi_row rb = {"anchor sglang_b16", calib_gpu(c, a16->gpu), a16->pipeline, a16->block,
-			    a16->budget, a16->concurrency, a16->accept,
-			    isfinite(a16->tok_s) ? a16->tok_s : NAN, 1};
-	*r8 = w->r;
-	wi_model_row(w, w->r++, &ra);
-	*r16 = w->r;
-	wi_model_row(w, w->r++, &rb);
+	put_str(x, w->ws, w->r++, 0, "The seed's estimator (its assumptions at their seed points).",
+		x->f.bold);
+	wi_anchor_rows(w, 0, r8, r16);
 	for (size_t i = 0; i < d->est.n; i++) {
 		const struct estimate_row *e = &d->est.rows[i];
 		if (e->sc.estimator == EST_CALIBRATED)
-			continue; /* a Monte Carlo median: no formula reproduces it */
+			continue;
 		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block,
-				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0};
+				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0,
+				     (long)i, 0};
 		wi_model_row(w, w->r++, &row);
 	}
 	/* the autoregressive baseline on the anchor's GPU (`ddt estimate
@@ -1136,8 +1261,11 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16)
 	struct model_in in0 = {calib_gpu(c, a8->gpu), PIPE_NATIVE, 1, 0, 1, 1, 0};
 	struct model_out o0;
 	model_eval(&d->model, &in0, &o0);
-	struct wi_row r0 = {WI_AUTOREGRESSIVE, in0.target, PIPE_NATIVE, 1, 0, 1, 1, o0.tok_s, 0};
+	struct wi_row r0 = {WI_AUTOREGRESSIVE, in0.target, PIPE_NATIVE, 1, 0, 1, 1, o0.tok_s, 0,
+			    -1, 0};
 	wi_model_row(w, w->r++, &r0);
+	if (w->have_cal)
+		wi_cal_rows(w, c8, c16);
 	w->r++;
 }
 
@@ -1170,7 +1298,9 @@ static void wi_gpus(struct wi *w)
 		const struct gpu *g = &c->gpus[i];
 		const struct ar_gpu *a = calib_ar(c, g->id);
 		put_str(x, w->ws, w->r, 0, g->id, x->f.in_text);
-		put_num(x, w->ws, w->r, 1, g->bw_tbps, x->f.in_num);
+		char key[96];
+		snprintf(key, sizeof key, "gpus.%s.bw_tbps", g->id);
+		put_num(x, w->ws, w->r, 1, edited(x, key, g->bw_tbps), x->f.in_num);
 		put_num(x, w->ws, w->r, 2, g->bf16_tflops, x->f.in_num);
 		put_num(x, w->ws, w->r, 3, g->link_gbps, x->f.in_num);
 		put_num(x, w->ws, w->r, 4, a && a->pcie ? 1 : 0, x->f.in_num);
@@ -1242,9 +1372,10 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 			  calib_provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			  asm_source(c, (enum assumption)a));
 	wi_text(w, "moe_reference.gpu", c->moe_ref.gpu, "GPU id", "measured",
-		"the GPU the MoE reference curve was measured on");
+		"the GPU the MoE reference curve was measured on", "=gpu_ids");
 	wi_text(w, "moe_reference.curve", calib_moe_curve_name(m->curve), "physical or linear",
-		"calibration", "how the MoE time between and beyond the reference points is drawn");
+		"calibration", "how the MoE time between and beyond the reference points is drawn",
+		"physical,linear");
 	{
 		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",
 							    "µs per layer"};
@@ -1287,6 +1418,69 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		wi_scalar(w, "anchors.sglang_b16.step_ms", a16->step_ms, "ms", "calibration", a16->source);
 }
 
+/* The calibrated point's inputs, each "cal_" and its name: the central
+ * value of the assumption's distribution while the seed's cell holds its
+ * seed point, else the value typed there (`ddt estimate --set` fixes an
+ * assumption at its value for both estimators); the anchors' steps at the
+ * point, moving with the steps typed above. */
+static void wi_cal_inputs(struct wi *w)
+{
+	struct xw *x = w->x;
+	const struct calib *c = &x->d->cal;
+	const struct model *m = &x->d->model, *k = &w->cal;
+	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
+	char key[96], name[128], what[256];
+
+	put_str(x, w->ws, w->r++, 0,
+		"ddt's calibrated point: the inputs its rows read (cal_ and the name above)", x->f.bold);
+	for (int a = 0; a < ASM_COUNT; a++) {
+		model_key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
+		snprintf(name, sizeof name, "cal_%s", key);
+		snprintf(what, sizeof what, "the central value of %s's distribution, or the value "
+					    "typed in %s", key, key);
+		wi_derived(w, name, k->v[a], c->asm_[a].unit, what, "=IF(%s=%.17g,%.17g,%s)", key,
+			   m->v[a], k->v[a], key);
+	}
+	wi_derived(w, "cal_anchors_sglang_b8_step_ms", k->a8_step_ms, "ms",
+		   "the b8 anchor's step at the point (drawn within its error): the step above x "
+		   "the point's ratio", "=anchors_sglang_b8_step_ms*%.17g", k->a8_step_ms / a8->step_ms);
+	wi_derived(w, "cal_anchors_sglang_b16_step_ms", k->b16_step_ms, "ms",
+		   "the b16 step the point's growth is solved for (the draws' median of the "
+		   "model's b16 step): the step above x the point's ratio; an input that moves the "
+		   "b16 anchor (a bandwidth, a share, the transfer) moves that median in ddt "
+		   "estimate by a little more or less than here", "=anchors_sglang_b16_step_ms*%.17g",
+		   k->b16_step_ms / a16->step_ms);
+}
+
+/* The calibrated point's values derived once or at its anchors (rows c8
+ * and c16, 0-based), as wi_model's; its growth held when the projection
+ * held it (no b16 step to solve for). */
+static void wi_cal_model(struct wi *w, lxw_row_t c8, lxw_row_t c16)
+{
+	struct xw *x = w->x;
+	const struct calib *c = &x->d->cal;
+	const struct anchor *a8 = &c->sglang_b8;
+	struct model_in in8 = {w->cal.anchor_gpu, a8->pipeline, a8->block, a8->budget,
+			       a8->concurrency, 1, 0};
+	double rt[MR_COUNT];
+	char formula[2048], name[128];
+
+	wi_eval(x, &w->cal, &in8, rt);
+	for (int k = 0; k < MR_COUNT; k++) {
+		const struct model_row_def *d = &model_row_terms[k];
+		if (d->scope == MR_ROW)
+			continue;
+		snprintf(name, sizeof name, "cal_%s", d->name);
+		if (k == MR_GROWTH && !isnan(w->cal.growth_set)) {
+			wi_scalar(w, name, w->cal.growth_set, d->unit, "calibration",
+				  "the growth at ddt's calibrated point, held (no b16 step to solve for)");
+			continue;
+		}
+		wi_formula(w, k, d->scope == MR_AT_B16 ? c16 : c8, 1, formula, sizeof formula);
+		wi_derived(w, name, rt[k], d->unit, d->what, "%s", formula);
+	}
+}
+
 /* The values the model derives from the inputs: the reference GPU's
  * bandwidth, model_terms (the MoE curve's terms, the compute roof, the
  * all-reduce count), and the row terms taken once or at an anchor (the
@@ -1309,46 +1503,112 @@ static void wi_model(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	for (int k = 0; k < MT_COUNT; k++)
 		wi_derived(w, model_terms[k].name, t[k], model_terms[k].unit, model_terms[k].what, "=%s",
 			   model_terms[k].formula);
-	wi_eval(x, &in8, rt);
+	wi_eval(x, m, &in8, rt);
 	for (int k = 0; k < MR_COUNT; k++) {
 		const struct model_row_def *d = &model_row_terms[k];
 		if (d->scope == MR_ROW)
 			continue;
-		wi_formula(w, k, d->scope == MR_AT_B16 ? r16 : r8, formula, sizeof formula);
+		wi_formula(w, k, d->scope == MR_AT_B16 ? r16 : r8, 0, formula, sizeof formula);
 		wi_derived(w, d->name, rt[k], d->unit, d->what, "%s", formula);
+	}
+}
+
+/* w->cal: the seed's model put at the stored projection's calibrated point
+ * (project_central); 0 when the projection kept none. */
+static int wi_cal_point(struct wi *w)
+{
+	const struct report_data *d = w->x->d;
+	const struct project_central *k = &d->proj.central;
+	char label[96];
+	if (!d->have_proj || !k->have)
+		return 0;
+	w->cal = d->model;
+	for (int i = 0; i < calib_nassumptions(&d->cal); i++) {
+		calib_assumption_label(&d->cal, i, label, sizeof label);
+		for (int j = 0; j < k->n; j++)
+			if (!strcmp(k->name[j], label))
+				w->cal.v[i] = k->v[j];
+	}
+	w->cal.a8_step_ms = k->a8_step_ms;
+	w->cal.b16_step_ms = isfinite(k->b16_step_ms) ? k->b16_step_ms : d->cal.sglang_b16.step_ms;
+	w->cal.growth_set = isfinite(k->b16_step_ms) ? NAN : k->growth;
+	w->cal.form = k->form;
+	w->cal.moe_scale = k->moe_scale;
+	w->cal.z_x = k->z_x;
+	w->cal.xfer_curve = 1;
+	w->cal.tree_kernels = 1;
+	return 1;
+}
+
+/* The scenario selector on row r (0-based): a list of every scenario row
+ * between first and last (0-based), and its point, band and estimator
+ * looked up from the rows. */
+static void wi_selector(struct wi *w, lxw_row_t r, lxw_row_t first, lxw_row_t last)
+{
+	struct xw *x = w->x;
+	const struct report_data *d = x->d;
+	char names[64], col[64], f[512];
+	long h = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
+	const char *dflt = h >= 0 ? d->est.rows[h].sc.name : d->est.n ? d->est.rows[0].sc.name : "";
+	static const struct {
+		const char *title;
+		int term, after;
+	} out[] = {{"point tok/s", MR_TOK_S, -1}, {"p5 (stored)", -1, WA_P5},
+		   {"p50 (stored)", -1, WA_P50}, {"p95 (stored)", -1, WA_P95}};
+
+	lxw_rowcol_to_range_abs(names, first, 0, last, 0);
+	put_str(x, w->ws, r, 0, "Scenario (pick one):", x->f.bold);
+	put_str(x, w->ws, r, 1, dflt, x->f.in_text);
+	snprintf(f, sizeof f, "=%s", names);
+	wi_choice(w, r, 1, f);
+	for (size_t i = 0; i < sizeof out / sizeof *out; i++) {
+		lxw_col_t c = out[i].term >= 0 ? wi_col(out[i].term, 0) : wi_col(-1, out[i].after);
+		lxw_rowcol_to_range_abs(col, first, c, last, c);
+		put_str(x, w->ws, r, (lxw_col_t)(2 + 2 * i), out[i].title, x->f.head);
+		snprintf(f, sizeof f, "=INDEX(%s,MATCH($B$%d,%s,0))", col, (int)r + 1, names);
+		put_formula(x, w->ws, r, (lxw_col_t)(3 + 2 * i), f, x->f.calc_tok, NAN);
 	}
 }
 
 static void sheet_whatif(struct xw *x)
 {
-	struct wi w = {x, new_sheet(x, "What-if", 1), 0};
-	lxw_row_t r8, r16;
+	struct wi w = {.x = x, .ws = new_sheet(x, "What-if", 1)};
+	lxw_row_t r8, r16, c8 = 0, c16 = 0, sel, first;
 
+	w.have_cal = wi_cal_point(&w);
 	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
 	put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
 	put_str(x, w.ws, w.r++, 0,
 		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
-		"component time) and every tok/s follows. These formulas are the SEED estimator "
-		"(every assumption at its seed point, one transfer factor per GPU pair and M range, "
-		"1.0 unless you type one): at the inputs as written, tok/s equals ddt's seed "
-		"figure (column 'ddt tok/s'; the difference in 'tok/s - ddt'), for the seed-* "
-		"scenarios and the autoregressive baseline (budget 0: M = C, no drafter or tree). "
-		"ddt's calibrated scenarios are the same model at the calibrated central inputs, "
-		"the all-reduce not cut (a GPU collective; the seed cut it with the rest), "
-		"with the curve-form mix and the fit and extrapolation errors besides: their point "
-		"and band are in sheet Projections, not here.",
+		"component time) and every tok/s follows. Two models, one set of formulas: the SEED "
+		"estimator (every assumption at its seed point, one transfer factor per GPU pair and "
+		"M range) for the seed-* scenarios and the autoregressive baseline (budget 0: M = C, "
+		"no drafter or tree), and ddt's CALIBRATED point for ddt's own scenarios (every "
+		"assumption at the central value of its distribution, the transfer on its pair's "
+		"curve at M, the MoE curve's form mix and fit and extrapolation errors in 'MoE form "
+		"& fit factor', the native tree from its kernels, the all-reduce not cut: a GPU "
+		"collective, where the seed cut it with the rest). At the inputs as written, tok/s "
+		"equals ddt's point ('ddt tok/s (point)'; the difference in 'tok/s - ddt'); the "
+		"report's headline quotes the median p50 of the draws beside it.",
 		x->f.note);
 	put_str(x, w.ws, w.r++, 0,
 		"step = MoE + non-MoE; MoE = reference curve at M (at least its per-call floor) x "
-		"(ref bw / target bw) x transfer, "
+		"(ref bw / target bw) x transfer x form & fit factor, "
 		"at least the compute roof (physical curve); non-MoE = components anchored at the "
 		"measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
 		"engine; tok/s = C x accept / step.",
 		x->f.note);
+	sel = w.r++;
 	w.r++;
-	wi_rows(&w, &r8, &r16);
+	first = w.r + 3; /* after the rows' title, note and header (wi_rows) */
+	wi_rows(&w, &r8, &r16, &c8, &c16);
+	wi_selector(&w, sel, first, w.r - 2);
 	wi_inputs(&w, r8, r16);
+	if (w.have_cal)
+		wi_cal_inputs(&w);
 	wi_model(&w, r8, r16);
+	if (w.have_cal)
+		wi_cal_model(&w, c8, c16);
 	w.r++;
 	wi_gpus(&w);
 	wi_moe_points(&w);
@@ -1363,7 +1623,7 @@ static void sheet_whatif(struct xw *x)
 
 /* Writes the workbook into the file f holds (path names it in messages). */
 static int write_book_into(const struct report_data *d, struct fsx_file *f, const char *path,
-			   int cache)
+			   int cache, const struct xlsx_edit *edits, size_t n_edits)
 {
 	lxw_workbook_options opt = {.constant_memory = 0, .tmpdir = NULL, .use_zip64 = 0};
 	struct xw x = {0};
@@ -1372,6 +1632,8 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 
 	x.d = d;
 	x.cache = cache;
+	x.edits = edits;
+	x.n_edits = n_edits;
 	/* libxlsxwriter opens its output by name: it gets the temporary file
 	 * this process just created (O_EXCL, no link followed) through its
 	 * descriptor, which no name on disk can send elsewhere */
@@ -1413,13 +1675,14 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 }
 
 /* The workbook to path, atomically (fsx.h). */
-static int write_book(const struct report_data *d, const char *path, int cache)
+static int write_book(const struct report_data *d, const char *path, int cache,
+		      const struct xlsx_edit *edits, size_t n_edits)
 {
 	struct fsx_file f;
 	int rc = fsx_open(&f, path);
 	if (rc)
 		return rc;
-	if ((rc = write_book_into(d, &f, path, cache)) != 0) {
+	if ((rc = write_book_into(d, &f, path, cache, edits, n_edits)) != 0) {
 		fsx_abort(&f);
 		return rc;
 	}
@@ -1428,10 +1691,16 @@ static int write_book(const struct report_data *d, const char *path, int cache)
 
 int xlsx_write_report(const struct report_data *d, const char *path)
 {
-	return write_book(d, path, 1);
+	return write_book(d, path, 1, NULL, 0);
 }
 
 int xlsx_write_report_uncached(const struct report_data *d, const char *path)
 {
-	return write_book(d, path, 0);
+	return write_book(d, path, 0, NULL, 0);
+}
+
+int xlsx_write_report_edited(const struct report_data *d, const char *path,
+			     const struct xlsx_edit *edits, size_t n)
+{
+	return write_book(d, path, 0, edits, n);
 }

@@ -12,4 +12,17 @@ int xlsx_write_report(const struct report_data *d, const char *path);
  * test can prove that a recalculation reproduces ddt's numbers. */
 int xlsx_write_report_uncached(const struct report_data *d, const char *path);
 
+/* A What-if input typed over: its --set key (an assumption, an anchor's
+ * tok/s, "gpus.ID.bw_tbps") and the value typed. */
+struct xlsx_edit {
+	const char *key;
+	double value;
+};
+/* The uncached workbook with the What-if's inputs edits[n] holding the
+ * values typed, as a user who typed them would leave it (every formula,
+ * and every value not typed, as written): a recalculation must then give
+ * what `ddt estimate --set KEY=VALUE ...` gives. */
+int xlsx_write_report_edited(const struct report_data *d, const char *path,
+			     const struct xlsx_edit *edits, size_t n);
+
 #endif

@@ -709,6 +709,9 @@ const char *const model_row_var_names[MV_COUNT] = {
 	[MV_TARGET_ROW] = "target_row",
 	[MV_SAME_GPU] = "same_gpu",
 	[MV_NATIVE] = "native",
+	[MV_MOE_CORR] = "moe_corr",
+	[MV_TREE_KERNELS] = "tree_kernels",
+	[MV_TREE_MEAS] = "tree_meas",
 };
 
 #define ROW(k, sc, n, t, u, w, f) [k] = {n, t, u, w, sc, f}
@@ -739,7 +742,7 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "MAX(moe_floor_ms,IF(moe_physical,moe_phys_ms,moe_lin_ms))"),
 	ROW(MR_MOE, MR_ROW, "moe_ms", "MoE (ms)", "ms",
 	    "scaled by bandwidth and transfer, at least the compute roof (physical curve)",
-	    "MAX(moe_ref_ms*ref_bw/target_bw*IF(same_gpu,1,xfer*moe_transfer),IF(moe_physical,"
+	    "MAX(moe_ref_ms*ref_bw/target_bw*IF(same_gpu,1,xfer*moe_transfer)*moe_corr,IF(moe_physical,"
 	    "flops_per_m*M/(target_bf16*1E12)*1000/moe_compute_eff,0))"),
 	ROW(MR_AR_MSG_BYTES, MR_ROW, "ar_msg_bytes", "all-reduce bytes", "bytes",
 	    "one all-reduce's message: M hidden states of bf16", "model_hidden*2*M"),
@@ -812,9 +815,11 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "IF(budget=0,0,comp_draft_ms*(1-growth+growth*C*block/anchor_draft0)*anchor_bw/"
 	    "target_bw*cut)"),
 	ROW(MR_TREE, MR_ROW, "tree_ms", "tree (ms)", "ms",
-	    "tree_scale_frac of it grows with C x budget; none without a budget",
-	    "IF(budget=0,0,comp_tree_ms*(1-tree_scale_frac+tree_scale_frac*C*budget/"
-	    "anchor_tree0)*cut)"),
+	    "tree_scale_frac of it grows with C x budget; none without a budget; the native "
+	    "engine's from its kernels (tree_kernels), uncut",
+	    "IF(budget=0,0,IF(native*tree_kernels,IF(tree_meas>=0,tree_meas,native_tree_us/1000*"
+	    "(1-tree_scale_frac+tree_scale_frac*C*budget/anchor_tree0)),comp_tree_ms*"
+	    "(1-tree_scale_frac+tree_scale_frac*C*budget/anchor_tree0)*cut))"),
 	ROW(MR_OVERHEAD, MR_ROW, "overhead_ms", "overhead (ms)", "ms", "fixed",
 	    "comp_overhead_ms*cut"),
 	ROW(MR_ALLREDUCE, MR_ROW, "allreduce_ms", "allreduce (ms)", "ms", "the all-reduce, cut",
@@ -885,19 +890,24 @@ static int row_lookup(void *ctx, const char *name, size_t len, int i, int j, dou
 	return term_lookup((void *)&e->terms, name, len, 0, 0, out);
 }
 
-/* The values of configuration in: its place in m's catalog and its inputs. */
-static void row_vars(const struct model *m, const struct model_in *in, double *v)
+void model_row_vars(const struct model *m, const struct model_in *in, double v[MV_COUNT])
 {
 	const struct calib *c = m->cal;
 	const struct gpu *t = gpu_of(c, in->target);
 	const struct ar_gpu *a = calib_ar(c, t->id);
 	double M = in->concurrency * (in->budget + 1);
 	int xi = calib_xfer_index(c, m->ref_gpu, t, M);
+	struct model_case k;
+	model_case_init(&k, m, in);
+	double e = m->form * k.moe_lr + m->z_x * k.moe_x_sig;
 	v[MV_C] = in->concurrency;
 	v[MV_BLOCK] = in->block;
 	v[MV_BUDGET] = in->budget;
 	v[MV_ACCEPT] = in->accept;
-	v[MV_XFER] = xi >= 0 ? m->v[ASM_COUNT + xi] : 1;
+	v[MV_XFER] = xi >= 0 ? m->v[ASM_COUNT + xi] * (m->xfer_curve ? k.xfer_adj : 1) : 1;
+	v[MV_MOE_CORR] = (e != 0 ? exp(e) : 1) * (k.moe_fitted ? m->moe_scale : 1);
+	v[MV_TREE_KERNELS] = m->tree_kernels;
+	v[MV_TREE_MEAS] = isnan(k.tree_meas_ms) ? -1 : k.tree_meas_ms;
 	v[MV_TARGET_BW] = t->bw_tbps;
 	v[MV_TARGET_BF16] = t->bf16_tflops;
 	v[MV_TARGET_LINK] = t->link_gbps;
@@ -920,9 +930,9 @@ int model_row_eval(const struct model *m, const struct model_in *in, double t[MR
 	int rc = 0;
 
 	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, geo);
-	row_vars(m, in, e[0].var);
-	row_vars(m, &i8, e[1].var);
-	row_vars(m, &i16, e[2].var);
+	model_row_vars(m, in, e[0].var);
+	model_row_vars(m, &i8, e[1].var);
+	model_row_vars(m, &i16, e[2].var);
 	for (int r = 0; r < 3; r++)
 		e[r].terms = (struct term_env){c, m->ref_gpu, c->moe_ref.fit.value, geo, MT_COUNT};
 	for (int k = 0; k < MR_COUNT && !rc; k++) {
@@ -933,6 +943,9 @@ int model_row_eval(const struct model *m, const struct model_in *in, double t[MR
 		else {
 			struct row_env *at = &e[d->scope == MR_AT_B8 ? 1 : d->scope == MR_AT_B16 ? 2 : 0];
 			rc = formula_eval(d->formula, row_lookup, at, &at->t[k]);
+			/* a growth held (the calibrated point's) is not solved */
+			if (k == MR_GROWTH && m->growth_used && !isnan(m->growth_set))
+				at->t[k] = m->growth_set;
 			t[k] = t8[k] = t16[k] = at->t[k];
 		}
 		for (int r = 0; r < 3; r++)

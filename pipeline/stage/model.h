@@ -321,10 +321,16 @@ void model_terms_eval(const struct calib *c, const struct gpu *ref, const double
  * entry's factor at M (1: none); the target GPU's bw (TB/s), bf16 (TFLOP/s),
  * link (GB/s), pcie (1: the all-reduce is over PCIe), row (its place in the
  * catalog, from 1); same_gpu (1: the target is the MoE reference's GPU) and
- * native (1: the native engine). */
+ * native (1: the native engine); moe_corr, the MoE's factor for the curve's
+ * form mix, fit and extrapolation errors (exp(form lr + z_x sigma) x
+ * moe_scale beyond the points; 1 for the seed); tree_kernels (1: the native
+ * tree is its kernels' time, ddt's calibrated estimator) and tree_meas (that
+ * time from tonight's law_tree, ms; -1: none, native_tree_us instead). The
+ * transfer xfer carries the pair's curve at M (xfer_curve). */
 enum model_row_var {
 	MV_C, MV_BLOCK, MV_BUDGET, MV_ACCEPT, MV_XFER, MV_TARGET_BW, MV_TARGET_BF16,
-	MV_TARGET_LINK, MV_TARGET_PCIE, MV_TARGET_ROW, MV_SAME_GPU, MV_NATIVE, MV_COUNT
+	MV_TARGET_LINK, MV_TARGET_PCIE, MV_TARGET_ROW, MV_SAME_GPU, MV_NATIVE, MV_MOE_CORR,
+	MV_TREE_KERNELS, MV_TREE_MEAS, MV_COUNT
 };
 
 extern const char *const model_row_var_names[MV_COUNT];
@@ -342,8 +348,10 @@ enum model_row_scope { MR_ROW, MR_AT_B8, MR_AT_B16, MR_ONCE };
  * row per catalog GPU). The spreadsheet writes these formulas as its live
  * cells; model_row_eval computes with them; the compiled model
  * (model_case_*) is their algebra rearranged for the Monte Carlo's speed,
- * and the tests hold it to them. The seed estimator: growth law, no
- * measured laws, no context, no held all-reduce, the transfer's range value. */
+ * and the tests hold it to them: the seed estimator and ddt's calibrated
+ * point (the knobs form, moe_scale, z_x, xfer_curve, tree_kernels and a held
+ * growth_set), with the growth law, no measured laws, no context, no held
+ * all-reduce. */
 enum model_row_term {
 	MR_AR_NSIZES, MR_M, MR_MOE_SEG, MR_MOE_PHYS, MR_MOE_LIN, MR_MOE_REF, MR_MOE,
 	MR_AR_MSG_BYTES, MR_AR_SEG, MR_AR_SMALL_US, MR_AR_LINK_US, MR_AR_STEP,
@@ -366,5 +374,8 @@ extern const struct model_row_def model_row_terms[MR_COUNT];
  * t[MR_COUNT], computed from the formulas. Returns 0, or DDT_EINPUT when a
  * formula names what is unknown (message set). */
 int model_row_eval(const struct model *m, const struct model_in *in, double t[MR_COUNT]);
+/* The values v[MV_COUNT] the formulas read for configuration in on m (its
+ * knobs in use: the seed's, or the calibrated point's). Pure. */
+void model_row_vars(const struct model *m, const struct model_in *in, double v[MV_COUNT]);
 
 #endif

@@ -1298,6 +1298,24 @@ static int mc_cal_point(struct mc *mc, struct model *m)
 	return 0;
 }
 
+/* Keeps the calibrated point's inputs in p (project_central). */
+static void keep_central(struct projection *p, const struct mc *mc, const struct model *m)
+{
+	struct project_central *k = &p->central;
+	k->have = 1;
+	k->n = mc->nasm;
+	for (int i = 0; i < mc->nasm; i++) {
+		calib_assumption_label(mc->c, i, k->name[i], sizeof k->name[i]);
+		k->v[i] = mc->cval[i];
+	}
+	k->a8_step_ms = mc->c->sglang_b8.step_ms * exp(mc->a8_sig * mc->ckn[KN_A8]);
+	k->b16_step_ms = m->growth_used && mc->b16_sig > 0 ? mc->b16_central : NAN;
+	k->growth = mc->growth_central;
+	k->form = mc->mix_forms ? mc->ckn[KN_FORM] : 0;
+	k->moe_scale = exp(mc->fit_sig * mc->ckn[KN_SCALE]);
+	k->z_x = mc->ckn[KN_ZX];
+}
+
 /* Step quantiles of case k from its draws; point: the row's estimator's own
  * evaluation (seed: every assumption at its seed point; cal: the model at the
  * calibrated central inputs, which lands on the draws' median). */
@@ -2504,6 +2522,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	mc_central(&mc);
 	if ((rc = mc_cal_point(&mc, m)) != 0 || (rc = accept_draw(p, &mc, &acc, gs, cfg)) != 0)
 		goto done;
+	keep_central(p, &mc, m);
 	if (p->has_grid) {
 		run_races(&mc);
 		grid_finish(p, &mc, cell_case, cell_lane, gs->estimator == EST_CALIBRATED);

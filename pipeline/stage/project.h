@@ -283,6 +283,21 @@ void project_input_basis(const struct project_input *in, char *buf, size_t len);
  * bug: add_note refuses it rather than cut a sentence short). */
 #define PROJECT_NOTE_LEN 1024
 
+/* ddt's calibrated point, the model's state its calibrated rows are
+ * evaluated at (project.c mc_central): every assumption's central value
+ * under its label (calib_assumption_label), and the knobs. The What-if
+ * sheet carries them as the calibrated model's inputs. */
+struct project_central {
+	int have;                    /* 0: a projection stored before it was kept */
+	int n;
+	char name[CALIB_MAX_ASM][96];
+	double v[CALIB_MAX_ASM];
+	double a8_step_ms;           /* the b8 anchor's step at the point */
+	double b16_step_ms;          /* the b16 step the growth is solved for; NaN: held */
+	double growth;               /* the growth at the point */
+	double form, moe_scale, z_x; /* model.h knobs (xfer_curve and tree_kernels: 1) */
+};
+
 struct projection {
 	int schema;
 	char run_id[80];             /* the run the projection belongs to ("" for none) */
@@ -338,6 +353,7 @@ struct projection {
 	char weighting[400];         /* what was weighted by what, in words */
 	size_t ninputs;
 	struct project_input *inputs;
+	struct project_central central;
 	size_t nnotes;
 	char (*notes)[PROJECT_NOTE_LEN]; /* caveats in order: "CPU run: ..." */
 };

@@ -364,6 +364,32 @@ void project_emit_sections(struct yout *y, const struct projection *p, unsigned 
 		inputs_out(y, p);
 }
 
+/* The calibrated point (project_central), when kept. */
+static void central_out(struct yout *y, const struct projection *p)
+{
+	const struct project_central *k = &p->central;
+	if (!k->have)
+		return;
+	yout_key(y, "calibrated_point");
+	yout_map(y);
+	yout_kv_num(y, "a8_step_ms", k->a8_step_ms);
+	yout_kv_num(y, "b16_step_ms", k->b16_step_ms);
+	yout_kv_num(y, "growth", k->growth);
+	yout_kv_num(y, "form", k->form);
+	yout_kv_num(y, "moe_scale", k->moe_scale);
+	yout_kv_num(y, "z_x", k->z_x);
+	yout_key(y, "values");
+	yout_seq(y);
+	for (int i = 0; i < k->n; i++) {
+		yout_map_flow(y);
+		yout_kv_str(y, "name", k->name[i]);
+		yout_kv_num(y, "value", k->v[i]);
+		yout_end(y);
+	}
+	yout_end(y);
+	yout_end(y);
+}
+
 void project_emit(const struct projection *p, FILE *fp)
 {
 	struct yout y;
@@ -376,6 +402,7 @@ void project_emit(const struct projection *p, FILE *fp)
 	project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
 	rows_out(&y, p);
 	project_emit_sections(&y, p, PROJECT_TEXT_ALL & ~PROJECT_TEXT_BANDS);
+	central_out(&y, p);
 	yout_end(&y);
 }
 
@@ -756,6 +783,29 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 	return 0;
 }
 
+static void central_in(struct yctx *c, struct ydoc_node *m, struct project_central *k)
+{
+	struct ydoc_node *s = NULL;
+	k->have = 1;
+	yget_num(c, m, "a8_step_ms", NUM, &k->a8_step_ms);
+	yget_num(c, m, "b16_step_ms", NUM, &k->b16_step_ms);
+	yget_num(c, m, "growth", NUM, &k->growth);
+	yget_num(c, m, "form", NUM, &k->form);
+	yget_num(c, m, "moe_scale", NUM, &k->moe_scale);
+	yget_num(c, m, "z_x", NUM, &k->z_x);
+	if (!yget_node(c, m, "values", YDOC_SEQ, Y_REQUIRED, &s) && s)
+		for (size_t i = 0; i < s->n && k->n < CALIB_MAX_ASM; i++) {
+			struct ydoc_node *e = s->items[i];
+			if (yget_expect(c, e, YDOC_MAP, "value"))
+				continue;
+			str_in(c, e, "name", k->name[k->n], sizeof k->name[k->n]);
+			yget_num(c, e, "value", NUM, &k->v[k->n]);
+			yget_check_unknown(c, e);
+			k->n++;
+		}
+	yget_check_unknown(c, m);
+}
+
 static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *in)
 {
 	const char *s = NULL;
@@ -858,6 +908,8 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 			if (!yget_expect(c, s->items[i], YDOC_MAP, "input"))
 				input_in(c, s->items[i], &p->inputs[p->ninputs++]);
 	}
+	if (!yget_node(c, root, "calibrated_point", YDOC_MAP, 0, &g) && g)
+		central_in(c, g, &p->central);
 	yget_check_unknown(c, root);
 	return 0;
 }
