@@ -413,6 +413,23 @@ static void test_report__page_one_answers_first(void **state)
 	ydiag_free(&diag);
 }
 
+/* The sensitivity chart is the headline model's own tornado (the template
+ * names b300-b16-native), its other inputs at ddt's calibrated point, not
+ * the seed's. */
+static void test_report__tornado_is_the_headlines_own(void **state)
+{
+	(void)state;
+	char cmd[1024], *text = malloc(1 << 20);
+	assert_non_null(text);
+	snprintf(cmd, sizeof cmd, "pdftotext '%s/%s/report.pdf' -", reports, id);
+	assert_int_equal(helpers_capture(cmd, text, 1 << 20), 0);
+	const char *at = find_after(text, NULL, "Sensitivity: which assumption moves tok/s");
+	at = find_after(text, at, "b300-b16-native at acceptance 14");
+	find_after(text, at, "the rest at their central values");
+	assert_null(strstr(text, "seed-b16-native at acceptance"));
+	free(text);
+}
+
 /* "% of peak": the datasheet figure of a catalog GPU, else tonight's copy
  * bandwidth, and never above 100% without saying the op ran from cache. */
 static void test_report__pct_of_peak_names_its_basis(void **state)
@@ -1207,6 +1224,7 @@ int main(void)
 		cmocka_unit_test(test_report__pdf_embeds_every_font),
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
 		cmocka_unit_test(test_report__page_one_answers_first),
+		cmocka_unit_test(test_report__tornado_is_the_headlines_own),
 		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
 		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),

@@ -346,9 +346,16 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 
 #define TORNADO_BARS 10
 
+/* The tornado of the section's first scenario; without one named, of the
+ * first headline scenario that has one (page one's answer and its
+ * sensitivity come from one model). */
 static const struct project_tornado *pick_tornado(const struct report_data *d,
 						  const struct report_section *s)
 {
+	for (int h = 0; !s->nscenarios && h < d->spec.nheadline; h++)
+		for (size_t i = 0; i < d->proj.ntornado; i++)
+			if (!strcmp(d->proj.tornado[i].scenario, d->spec.headline[h]))
+				return &d->proj.tornado[i];
 	for (size_t i = 0; i < d->proj.ntornado; i++)
 		if (section_has(s, d->proj.tornado[i].scenario))
 			return &d->proj.tornado[i];
@@ -363,9 +370,12 @@ static void draw_tornado(struct chart *c, const struct report_data *d,
 	double lo = INFINITY, hi = -INFINITY;
 
 	if (t) {
+		long r = report_scenario_row(d, t->scenario);
+		int cal = r >= 0 && d->est.rows[r].sc.estimator == EST_CALIBRATED;
 		snprintf(c->note, sizeof c->note,
 			 "%s at acceptance %g: tok/s with one assumption at its p5 and p95, the rest "
-			 "at their points.", t->scenario, t->accept);
+			 "at %s (the dashed line).", t->scenario, t->accept,
+			 cal ? "their central values, ddt's calibrated point" : "the seed's points");
 		lo = hi = t->tok_s_point;
 	}
 	for (int i = 0; i < n; i++) {
@@ -380,7 +390,7 @@ static void draw_tornado(struct chart *c, const struct report_data *d,
 	if (n) {
 		chart_legend_add(c, INK_PROJECTED, SWATCH_BOX, MARK_NONE,
 				 "tok/s range (label: the input at that end)");
-		chart_legend_add(c, INK_TEXT, SWATCH_DASH, MARK_NONE, "point estimate");
+		chart_legend_add(c, INK_TEXT, SWATCH_DASH, MARK_NONE, "every assumption at its point");
 	}
 	chart_layout_frame(c);
 	if (!n) {
