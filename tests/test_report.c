@@ -430,6 +430,51 @@ static void test_report__tornado_is_the_headlines_own(void **state)
 	free(text);
 }
 
+struct transfer_rows {
+	const struct report_data *d;
+	char want[8][48];
+	int n;
+};
+
+static void transfer_row(void *arg, const char *key, double value, const char *basis,
+			 const char *source)
+{
+	struct transfer_rows *t = arg;
+	const struct dist *ds = report_find_dist(t->d, key);
+	(void)value, (void)basis, (void)source;
+	if (strncmp(key, "moe_transfer.rtx_pro_6000.b300.", 31) || !ds || t->n == 8)
+		return;
+	snprintf(t->want[t->n++], sizeof t->want[0], "%.4g", calib_dist_quantile(ds, 0.5));
+}
+
+/* The Assumptions appendix comes after the caveats, grouped, and shows what
+ * ddt draws: each transfer factor's median (about 2.4 for the headline's
+ * pair), not only the seed's 1. */
+static void test_report__assumptions_appendix_shows_the_medians(void **state)
+{
+	(void)state;
+	struct report_data d;
+	struct ydiag diag = {0};
+	struct transfer_rows t = {0};
+	char cmd[1024], *text = malloc(1 << 20);
+	assert_non_null(text);
+	snprintf(cmd, sizeof cmd, "pdftotext -layout '%s/%s/report.pdf' -", reports, id);
+	assert_int_equal(helpers_capture(cmd, text, 1 << 20), 0);
+	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
+	t.d = &d;
+	report_each_input(&d, transfer_row, &t);
+	assert_true(t.n >= 2);
+	const char *at = find_after(text, NULL, "Caveats");
+	at = find_after(text, at, "Appendix: assumptions");
+	at = find_after(text, at, "The model's assumptions");
+	at = find_after(text, at, "MoE transfer factors rtx_pro_6000 -> b300");
+	for (int i = 0; i < t.n; i++)
+		find_after(text, at, t.want[i]);
+	report_data_free(&d);
+	ydiag_free(&diag);
+	free(text);
+}
+
 /* "% of peak": the datasheet figure of a catalog GPU, else tonight's copy
  * bandwidth, and never above 100% without saying the op ran from cache. */
 static void test_report__pct_of_peak_names_its_basis(void **state)
@@ -1225,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_report__pdf_headline_equals_ddt_estimate),
 		cmocka_unit_test(test_report__page_one_answers_first),
 		cmocka_unit_test(test_report__tornado_is_the_headlines_own),
+		cmocka_unit_test(test_report__assumptions_appendix_shows_the_medians),
 		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
 		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),

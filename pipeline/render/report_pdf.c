@@ -639,22 +639,82 @@ static void kernels(struct pdf_doc *doc, const struct report_data *d)
 
 /* ---------------------------------------------------------------- assumptions */
 
-struct asm_rows {
-	struct pdf_doc *doc;
-	const struct report_data *d;
+/* One input of the Assumptions appendix (report_each_input's). */
+struct asm_row {
+	char key[160], basis[48];
+	double value;
+	const char *source; /* d's, alive while d is */
 };
 
-static void assumption_row(void *arg, const char *key, double value, const char *basis,
-			   const char *source)
+struct asm_rows {
+	struct asm_row *v;
+	size_t n, cap;
+};
+
+static void assumption_collect(void *arg, const char *key, double value, const char *basis,
+			       const char *source)
 {
 	struct asm_rows *a = arg;
-	char val[32], dist[96] = "";
-	const struct dist *ds = report_find_dist(a->d, key);
-	const char *cells[5] = {key, val, basis, dist, source};
-	snprintf(val, sizeof val, "%.4g", value);
-	if (ds)
-		report_fmt_dist(dist, sizeof dist, ds);
-	pdf_table_row(a->doc, cells, INK_TEXT, 0);
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		struct asm_row *v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return; /* out of memory: the table lists fewer rows */
+		a->v = v, a->cap = cap;
+	}
+	struct asm_row *r = &a->v[a->n++];
+	snprintf(r->key, sizeof r->key, "%s", key);
+	snprintf(r->basis, sizeof r->basis, "%s", basis);
+	r->value = value;
+	r->source = source;
+}
+
+/* The appendix group of an input key, as a title: the model's own
+ * assumptions, one group per GPU pair's transfer factors, the anchors, the
+ * MoE curve, the all-reduce, the catalog, the laws. */
+static void asm_group(const char *key, char *buf, size_t len)
+{
+	static const struct {
+		const char *prefix, *title;
+	} g[] = {{"anchors.", "Anchors: the measured steps"},
+		 {"moe_reference.", "MoE reference curve"},
+		 {"allreduce.", "All-reduce"},
+		 {"gpus.", "GPU catalog"},
+		 {"law.", "Scaling laws"},
+		 {"model.", "Model geometry"}};
+	char from[40], to[40];
+	if (sscanf(key, "moe_transfer.%39[^.].%39[^.].", from, to) == 2) {
+		snprintf(buf, len, "MoE transfer factors %s -> %s, per M range", from, to);
+		return;
+	}
+	for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+		if (!strncmp(key, g[i].prefix, strlen(g[i].prefix))) {
+			snprintf(buf, len, "%s", g[i].title);
+			return;
+		}
+	snprintf(buf, len, strchr(key, '.') ? "Other inputs" : "The model's assumptions");
+}
+
+/* One row: the value the seed's estimator takes, the median and p5-p95 of
+ * its distribution (what ddt's Monte Carlo draws; "-" when fixed), its
+ * basis and source; a transfer factor's source once per pair. */
+static void assumption_row(struct pdf_doc *doc, const struct report_data *d,
+			   const struct asm_row *r, int transfer, int repeat)
+{
+	char val[32], med[32] = "-", band[64] = "-";
+	const struct dist *ds = report_find_dist(d, r->key);
+	const char *src = repeat ? "as above (this range's figures: report.xlsx, Assumptions)"
+				 : r->source;
+	const char *range = strrchr(r->key, '.');
+	const char *cells[6] = {transfer && range ? range + 1 : r->key, val, med, band, r->basis,
+				src};
+	snprintf(val, sizeof val, "%.4g", r->value);
+	if (ds && ds->kind != DIST_FIXED) {
+		snprintf(med, sizeof med, "%.4g", calib_dist_quantile(ds, 0.5));
+		snprintf(band, sizeof band, "%.4g - %.4g", calib_dist_quantile(ds, 0.05),
+			 calib_dist_quantile(ds, 0.95));
+	}
+	pdf_table_row(doc, cells, INK_TEXT, 0);
 }
 
 /* The links of a source text: each cited id leads to its public address,
@@ -726,25 +786,51 @@ static void sources_list(struct pdf_doc *doc, const struct report_data *d)
 	pdf_table_end(doc);
 }
 
+/* The Assumptions appendix: every input, grouped (the model's own
+ * assumptions, the anchors, the curve, each GPU pair's transfer factors,
+ * ...), each with the value the seed takes and the median and p5-p95 that
+ * ddt draws; then the sources they cite. */
 static void assumptions(struct pdf_doc *doc, const struct report_data *d)
 {
 	static const struct pdf_col cols[] = {
-		{"input", 0.35, PDF_LEFT},       {"value", 0.08, PDF_RIGHT},
-		{"basis", 0.09, PDF_LEFT},       {"distribution", 0.12, PDF_LEFT},
-		{"source", 0.36, PDF_LEFT},
+		{"input", 0.24, PDF_LEFT},     {"seed value", 0.07, PDF_RIGHT},
+		{"median", 0.08, PDF_RIGHT},   {"p5 - p95", 0.14, PDF_RIGHT},
+		{"basis", 0.08, PDF_LEFT},     {"source", 0.39, PDF_LEFT},
 	};
-	struct asm_rows a = {doc, d};
+	struct asm_rows a = {0};
+	char gi[200], gj[200];
 
-	pdf_para(doc, "measured: a stored measurement; tonight: measured in this run; "
-		      "calibration: a stored value estimated or derived; assumed: taken on faith, "
-		      "drawn from its distribution in the Monte Carlo. Each [id] cites "
-		      "calibration/SOURCES.md and links to its source.",
+	pdf_para(doc, "seed value: what the seed's estimator takes; median and p5 - p95: the "
+		      "distribution ddt's Monte Carlo draws it from (\"-\": held at its value). "
+		      "measured: a stored measurement; tonight: measured in this run; calibration: "
+		      "a stored value estimated or derived; assumed: taken on faith. Each [id] "
+		      "cites calibration/SOURCES.md and links to its source.",
 		 0, 7.5, INK_MUTED);
-	pdf_table_begin(doc, cols, 5);
-	if (d->sources.n)
-		pdf_table_links(doc, 4, source_link, &d->sources);
-	report_each_input(d, assumption_row, &a);
-	pdf_table_end(doc);
+	report_each_input(d, assumption_collect, &a);
+	for (size_t i = 0; i < a.n; i++) {
+		int first = 1;
+		asm_group(a.v[i].key, gi, sizeof gi);
+		for (size_t j = 0; j < i && first; j++) {
+			asm_group(a.v[j].key, gj, sizeof gj);
+			first = strcmp(gi, gj) != 0;
+		}
+		if (!first)
+			continue; /* its group was set with the first of its inputs */
+		pdf_keep(doc, 60);
+		pdf_heading(doc, 2, gi);
+		pdf_table_begin(doc, cols, 6);
+		if (d->sources.n)
+			pdf_table_links(doc, 5, source_link, &d->sources);
+		int shown = 0, transfer = !strncmp(gi, "MoE transfer", 12);
+		for (size_t j = i; j < a.n; j++) {
+			asm_group(a.v[j].key, gj, sizeof gj);
+			if (strcmp(gi, gj))
+				continue;
+			assumption_row(doc, d, &a.v[j], transfer, transfer && shown++);
+		}
+		pdf_table_end(doc);
+	}
+	free(a.v);
 	sources_list(doc, d);
 }
 

@@ -740,14 +740,14 @@ static void assumption_links(struct asm_sheet *a, const char *source)
 		if (e && !pub && e->url[0])
 			pub = e;
 	}
-	put_str(x, a->ws, a->r, 6, ids, NULL);
+	put_str(x, a->ws, a->r, 9, ids, NULL);
 	if (pub) {
 		snprintf(text, sizeof text, "[%s] %s", pub->id, pub->url);
-		ck(x, worksheet_write_url_opt(a->ws, a->r, 7, pub->url, NULL, text, NULL));
+		ck(x, worksheet_write_url_opt(a->ws, a->r, 10, pub->url, NULL, text, NULL));
 	} else if (first && cited_row(a, first) >= 0) {
 		snprintf(url, sizeof url, "internal:Sources!A%ld", cited_row(a, first) + 1);
 		snprintf(text, sizeof text, "[%s]: no public source, see sheet Sources", first->id);
-		ck(x, worksheet_write_url_opt(a->ws, a->r, 7, url, NULL, text, NULL));
+		ck(x, worksheet_write_url_opt(a->ws, a->r, 10, url, NULL, text, NULL));
 	}
 }
 
@@ -760,12 +760,17 @@ static void assumption(void *arg, const char *key, double v, const char *basis,
 	char dist[96] = "";
 	if (ds)
 		report_fmt_dist(dist, sizeof dist, ds);
+	int drawn = ds && ds->kind != DIST_FIXED;
 	put_str(x, a->ws, a->r, 0, key, NULL);
 	put_num(x, a->ws, a->r, 1, v, x->f.num);
-	put_str(x, a->ws, a->r, 2, basis, NULL);
-	put_str(x, a->ws, a->r, 3, dist, NULL);
-	put_str(x, a->ws, a->r, 4, ds ? ds->unit : "", NULL);
-	put_str(x, a->ws, a->r, 5, source, NULL);
+	/* what ddt's Monte Carlo draws it from (blank: held at its value) */
+	put_num(x, a->ws, a->r, 2, drawn ? calib_dist_quantile(ds, 0.5) : NAN, x->f.num);
+	put_num(x, a->ws, a->r, 3, drawn ? calib_dist_quantile(ds, 0.05) : NAN, x->f.num);
+	put_num(x, a->ws, a->r, 4, drawn ? calib_dist_quantile(ds, 0.95) : NAN, x->f.num);
+	put_str(x, a->ws, a->r, 5, basis, NULL);
+	put_str(x, a->ws, a->r, 6, dist, NULL);
+	put_str(x, a->ws, a->r, 7, ds ? ds->unit : "", NULL);
+	put_str(x, a->ws, a->r, 8, source, NULL);
 	assumption_links(a, source);
 	a->r++;
 }
@@ -773,16 +778,18 @@ static void assumption(void *arg, const char *key, double v, const char *basis,
 /* Every input under the key --set takes, with its sources linked. */
 static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 {
-	static const struct col cols[] = {{"input", 34},       {"value", 10}, {"basis", 12},
-					  {"distribution", 26}, {"unit", 40}, {"source", 90},
-					  {"cites", 30},        {"public source", 60}};
+	static const struct col cols[] = {
+		{"input", 34},   {"seed value (the seed's estimator)", 12},
+		{"median (ddt's draws)", 11}, {"p5", 10}, {"p95", 10}, {"basis", 12},
+		{"distribution", 26}, {"unit", 40}, {"source", 90}, {"cites", 30},
+		{"public source", 60}};
 
 	a->x = x;
 	a->ws = new_sheet(x, "Assumptions", 0);
 	a->r = 0;
-	put_header(x, a->ws, a->r++, cols, 8);
+	put_header(x, a->ws, a->r++, cols, 11);
 	report_each_input(x->d, assumption, a);
-	ck(x, worksheet_autofilter(a->ws, 0, 0, a->r - 1, 7));
+	ck(x, worksheet_autofilter(a->ws, 0, 0, a->r - 1, 10));
 }
 
 /* The SOURCES.md entries the Assumptions sheet cites (as the PDF's Sources
