@@ -13,6 +13,7 @@
 
 #include "helpers.h"
 #include "chart.h"
+#include "chart_report.h"
 #include "err.h"
 #include "fsx.h"
 #include "pdf.h"
@@ -255,6 +256,63 @@ static void test_chart__identifiers_break_without_hyphens(void **state)
 	cairo_surface_destroy(s);
 }
 
+/* A crafted history: a step up on night 3 and a noisy night whose baseline
+ * band reaches -50,000 us. The axis follows the medians, widened by the
+ * bands to at most half the lowest median and twice the highest: never
+ * below zero. */
+static void test_chart__history_axis_follows_the_medians(void **state)
+{
+	(void)state;
+	static const double med[] = {100, 101, 99, 150, 151, 149};
+	struct hist_point pts[6];
+	struct hist_series s;
+	struct history h;
+	int idx[1] = {0};
+	double lo, hi;
+	memset(&h, 0, sizeof h);
+	memset(&s, 0, sizeof s);
+	memset(pts, 0, sizeof pts);
+	for (int i = 0; i < 6; i++) {
+		pts[i].run = (size_t)i;
+		pts[i].median_us = med[i];
+		pts[i].band_lo_us = med[i] * 0.95;
+		pts[i].band_hi_us = med[i] * 1.05;
+	}
+	pts[4].band_lo_us = -50000, pts[4].band_hi_us = 50400; /* one wild night */
+	s.pts = pts, s.n = 6;
+	h.series = &s, h.n = 1, h.nruns = 6;
+	chart_report_history_range(&h, 6, idx, 1, &lo, &hi);
+	assert_true(lo >= 49.5 - 1e-9 && lo <= 99 * 0.95 + 1e-9);
+	assert_true(hi >= 151 && hi <= 302 + 1e-9);
+	pts[4].band_lo_us = pts[4].median_us * 0.95, pts[4].band_hi_us = pts[4].median_us * 1.05;
+	chart_report_history_range(&h, 6, idx, 1, &lo, &hi);
+	assert_true(fabs(lo - 99 * 0.95) < 1e-9 && fabs(hi - 151 * 1.05) < 1e-9);
+	chart_report_history_range(&h, 3, idx, 1, &lo, &hi); /* the first three nights */
+	assert_true(hi < 110);
+}
+
+/* Commit labels of change points close together go to rows where none
+ * overlaps another: crafted spans, then 40 labels 5 pt apart. */
+static void test_chart__change_labels_never_overlap(void **state)
+{
+	(void)state;
+	double x0[40] = {0, 5, 20, 11}, x1[40] = {10, 15, 30, 19};
+	int row[40];
+	chart_report_label_rows(x0, x1, 4, row);
+	assert_int_equal(row[0], 0);
+	assert_int_equal(row[1], 1);
+	assert_int_equal(row[2], 0);
+	assert_int_equal(row[3], 2); /* under 2 pt from [0, 10] and [20, 30]: too close */
+	for (int i = 0; i < 40; i++)
+		x1[i] = 300 - 5.0 * i, x0[i] = x1[i] - 48;
+	chart_report_label_rows(x0, x1, 40, row);
+	for (int i = 0; i < 40; i++)
+		for (int j = 0; j < i; j++)
+			if (row[i] == row[j] && x0[i] < x1[j] + 2 && x0[j] < x1[i] + 2)
+				fail_msg("labels %d and %d overlap on row %d", i, j, row[i]);
+	assert_true(row[5] > 0 && row[10] == 0); /* a row is reused once clear */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +325,8 @@ int main(void)
 		cmocka_unit_test(test_chart__pdf_write_errors_are_reported),
 		cmocka_unit_test(test_chart__pdf_numbers_its_pages),
 		cmocka_unit_test(test_chart__identifiers_break_without_hyphens),
+		cmocka_unit_test(test_chart__history_axis_follows_the_medians),
+		cmocka_unit_test(test_chart__change_labels_never_overlap),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

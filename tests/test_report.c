@@ -475,6 +475,29 @@ static void test_report__assumptions_appendix_shows_the_medians(void **state)
 	free(text);
 }
 
+/* An op with an alert gets its history chart though the template lists
+ * none for it, the flagged series drawn first. */
+static void test_report__alerted_op_gets_its_history(void **state)
+{
+	(void)state;
+	char cmd[8192], out[256], runs2[300], rep2[300], tpl[500], png[600];
+	snprintf(runs2, sizeof runs2, "%s/runs-nohist", root);
+	snprintf(rep2, sizeof rep2, "%s/reports-nohist", root);
+	snprintf(tpl, sizeof tpl, "%s/%s/template/template.yaml", runs2, id);
+	snprintf(cmd, sizeof cmd,
+		 "rm -rf '%s' && cp -r '%s' '%s' && grep -c 'op: moe_w4a16' '%s' && sed -i -e ':a;N;$!ba;"
+		 "s/    - section: history\\n      op: moe_w4a16\\n//' '%s' && ! grep -q 'op: moe_w4a16' '%s'",
+		 runs2, runs, runs2, tpl, tpl, tpl);
+	assert_int_equal(helpers_capture(cmd, out, sizeof out), 0);
+	struct report_ctx c = {runs2, fixture_home(), 1, NULL};
+	assert_int_equal(report_render(&c, rep2, id), 0);
+	snprintf(png, sizeof png, "%s/%s/charts/09-history-tree_attn.png", rep2, id);
+	assert_true(fsx_exists(png)); /* the template's own, in its place */
+	snprintf(png, sizeof png, "%s/%s/charts/10-history-moe_w4a16.png", rep2, id);
+	if (!fsx_exists(png))
+		fail_msg("no history chart for moe_w4a16, whose regression opened an alert");
+}
+
 /* "% of peak": the datasheet figure of a catalog GPU, else tonight's copy
  * bandwidth, and never above 100% without saying the op ran from cache. */
 static void test_report__pct_of_peak_names_its_basis(void **state)
@@ -1271,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_report__page_one_answers_first),
 		cmocka_unit_test(test_report__tornado_is_the_headlines_own),
 		cmocka_unit_test(test_report__assumptions_appendix_shows_the_medians),
+		cmocka_unit_test(test_report__alerted_op_gets_its_history),
 		cmocka_unit_test(test_report__pct_of_peak_names_its_basis),
 		cmocka_unit_test(test_report__rerender_is_byte_identical),
 		cmocka_unit_test(test_report__twenty_renders_in_fresh_processes_are_byte_identical),

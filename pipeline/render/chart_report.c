@@ -848,10 +848,27 @@ static enum chart_mark verdict_mark(enum regress_verdict v, enum chart_ink *ink)
 	}
 }
 
+/* The y (points) of a series' end label at y, moved down past the labels
+ * already placed (ys[0..*n)) so that no two overlap; then kept. */
+static double end_label_y(double y, double *ys, int *n)
+{
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (int i = 0; i < *n; i++)
+			if (fabs(y - ys[i]) < 7.5) {
+				y = ys[i] + 7.5;
+				moved = 1;
+			}
+	}
+	if (*n < HIST_SERIES)
+		ys[(*n)++] = y;
+	return y;
+}
+
 /* Draws one series: its baseline band, its medians, its flagged nights, and
- * its label at its last night. */
+ * its label at its last night (below the labels placed before, ys). */
 static void history_series(struct chart *c, const struct hist_series *s, size_t nruns,
-			   const double *day, int dashed, const char *label)
+			   const double *day, int dashed, const char *label, double *ys, int *nys)
 {
 	size_t n = 0;
 	double *x = malloc(sizeof *x * (s->n + 1) * 4), *y, *lo, *hi;
@@ -880,11 +897,52 @@ static void history_series(struct chart *c, const struct hist_series *s, size_t 
 	}
 	for (size_t i = n; i-- > 0;)
 		if (isfinite(y[i])) {
-			chart_text(c, chart_px(c, x[i]) + 5, chart_py(c, y[i]), 0, 0.5, label, 6,
-				   INK_MUTED, 0);
+			chart_text(c, chart_px(c, x[i]) + 5, end_label_y(chart_py(c, y[i]), ys, nys), 0,
+				   0.5, label, 6, INK_MUTED, 0);
 			break;
 		}
 	free(x);
+}
+
+void chart_report_label_rows(const double *x0, const double *x1, int n, int *row)
+{
+	for (int i = 0; i < n; i++) {
+		int r = 0, clash = 1;
+		while (clash) {
+			clash = 0;
+			for (int j = 0; j < i && !clash; j++)
+				clash = row[j] == r && x0[i] < x1[j] + 2 && x0[j] < x1[i] + 2;
+			r += clash;
+		}
+		row[i] = r;
+	}
+}
+
+#define HIST_LABELS 32
+
+/* The change points' commit labels of a chart, set after every series so
+ * that none covers another (chart_report_label_rows). */
+struct change_labels {
+	int n;
+	double x[HIST_LABELS];
+	enum chart_ink ink[HIST_LABELS];
+	char text[HIST_LABELS][120];
+};
+
+static void change_labels_draw(struct chart *c, const struct change_labels *l)
+{
+	double x0[HIST_LABELS] = {0}, x1[HIST_LABELS] = {0};
+	int row[HIST_LABELS] = {0};
+	for (int i = 0; i < l->n; i++) {
+		double w, h;
+		PangoLayout *lay = chart_layout(c->cr, CHART_SANS, 6, 0, l->text[i], 0, 0);
+		chart_layout_size(lay, &w, &h);
+		g_object_unref(lay);
+		x1[i] = l->x[i] - 2, x0[i] = x1[i] - w - 2; /* right-aligned at its line */
+	}
+	chart_report_label_rows(x0, x1, l->n, row);
+	for (int i = 0; i < l->n; i++)
+		chart_label(c, x1[i], c->py + 3 + 9 * row[i], 1, 0, l->text[i], 6, l->ink[i]);
 }
 
 /* A change point of series s at point i: a confirmed regression, improvement
@@ -897,10 +955,12 @@ static int change_point(const struct hist_series *s, size_t i, size_t nruns)
 	       p->bad_run != HIST_NO_RUN && p->bad_run < nruns && p->run < nruns;
 }
 
-/* Marks the change points of s: a dashed line at the first bad night, with
- * the commit range from the last good night's revision to the first bad's. */
+/* Marks the change points of s: a dashed line at the first bad night, and
+ * into l the commit range from the last good night's revision to the first
+ * bad's (once per night and range, whichever series names it). */
 static void history_changes(struct chart *c, const struct history *h,
-			    const struct hist_series *s, size_t nruns, const double *day)
+			    const struct hist_series *s, size_t nruns, const double *day,
+			    struct change_labels *l)
 {
 	size_t last = HIST_NO_RUN;
 	for (size_t i = 0; i < s->n; i++) {
@@ -911,11 +971,18 @@ static void history_changes(struct chart *c, const struct history *h,
 			continue;
 		last = p->bad_run;
 		chart_vline(c, day[p->bad_run], ink, 0.9, 1);
-		snprintf(range, sizeof range, "%s..%s",
+		snprintf(range, sizeof range, "%.20s..%.20s",
 			 p->good_run < nruns && h->runs[p->good_run].git_rev[0]
 				 ? h->runs[p->good_run].git_rev : "?",
 			 h->runs[p->bad_run].git_rev[0] ? h->runs[p->bad_run].git_rev : "?");
-		chart_label(c, chart_px(c, day[p->bad_run]) - 2, c->py + 3, 1, 0, range, 6, ink);
+		int dup = 0;
+		for (int k = 0; k < l->n && !dup; k++)
+			dup = l->x[k] == chart_px(c, day[p->bad_run]) && !strcmp(l->text[k], range);
+		if (dup || l->n == HIST_LABELS)
+			continue;
+		l->x[l->n] = chart_px(c, day[p->bad_run]);
+		l->ink[l->n] = ink;
+		snprintf(l->text[l->n++], sizeof l->text[0], "%s", range);
 	}
 }
 
@@ -924,6 +991,7 @@ static void history_changes(struct chart *c, const struct history *h,
 static void history_range(const struct history *h, size_t nruns, const int *idx, int n,
 			  int *nights, double *ymin, double *ymax)
 {
+	double blo = INFINITY, bhi = 0;
 	*nights = 0, *ymin = INFINITY, *ymax = 0;
 	for (int k = 0; k < n; k++) {
 		const struct hist_series *s = &h->series[idx[k]];
@@ -936,12 +1004,42 @@ static void history_range(const struct history *h, size_t nruns, const int *idx,
 				m++;
 			}
 			if (isfinite(p->band_hi_us))
-				*ymax = fmax(*ymax, p->band_hi_us);
+				bhi = fmax(bhi, p->band_hi_us);
 			if (isfinite(p->band_lo_us))
-				*ymin = fmin(*ymin, p->band_lo_us);
+				blo = fmin(blo, p->band_lo_us);
 		}
 		*nights = m > *nights ? m : *nights;
 	}
+	/* the medians decide the axis; a baseline band widens it to at most
+	 * half the lowest median and twice the highest (a noisy night's band
+	 * can reach below zero: the axis never does, the band is clipped) */
+	if (isfinite(*ymin)) {
+		*ymin = fmin(*ymin, fmax(blo, 0.5 * *ymin));
+		*ymax = fmax(*ymax, fmin(bhi, 2 * *ymax));
+	}
+}
+
+void chart_report_history_range(const struct history *h, size_t nruns, const int *idx, int n,
+				double *ymin, double *ymax)
+{
+	int nights;
+	history_range(h, nruns, idx, n, &nights, ymin, ymax);
+}
+
+/* True when s has a change point among the first nruns nights, or its last
+ * night shown is flagged (a regression, suspect, drift or improvement). */
+static int series_flagged(const struct hist_series *s, size_t nruns)
+{
+	size_t last = s->n;
+	for (size_t i = 0; i < s->n && s->pts[i].run < nruns; i++) {
+		if (change_point(s, i, nruns))
+			return 1;
+		last = i;
+	}
+	if (last == s->n)
+		return 0;
+	enum regress_verdict v = s->pts[last].verdict;
+	return v == REG_REGRESSION || v == REG_SUSPECT || v == REG_DRIFT || v == REG_IMPROVEMENT;
 }
 
 /* The series a history section shows (up to HIST_SERIES, into idx), their
@@ -953,9 +1051,12 @@ static int history_pick(const struct report_data *d, const struct report_section
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
 	int n = 0;
 
-	for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
-		if (series_matches(&h->series[i], sec))
-			idx[n++] = (int)i;
+	/* the series flagged (a change point shown, or tonight's verdict) first */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < h->n && n < HIST_SERIES; i++)
+			if (series_matches(&h->series[i], sec) &&
+			    series_flagged(&h->series[i], nruns) == !pass)
+				idx[n++] = (int)i;
 	history_range(h, nruns, idx, n, nights, ymin, ymax);
 	return n;
 }
@@ -1014,12 +1115,16 @@ static void draw_history_of(struct chart *c, const struct history *h, size_t nru
 		chart_empty(c, "no history yet");
 		return;
 	}
+	struct change_labels labels = {0};
+	double ys[HIST_SERIES];
+	int nys = 0;
 	for (int k = 0; k < n; k++) {
 		char label[256];
 		chart_report_series_label(h, idx, n, k, label, sizeof label);
-		history_series(c, &h->series[idx[k]], nruns, day, k % 2, label);
-		history_changes(c, h, &h->series[idx[k]], nruns, day);
+		history_series(c, &h->series[idx[k]], nruns, day, k % 2, label, ys, &nys);
+		history_changes(c, h, &h->series[idx[k]], nruns, day, &labels);
 	}
+	change_labels_draw(c, &labels);
 	free(day);
 }
 

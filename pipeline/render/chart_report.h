@@ -49,6 +49,15 @@ void chart_report_history(cairo_t *cr, double w, double h, const void *arg);
  * ("B=8 lab2"). */
 void chart_report_series_label(const struct history *h, const int *idx, int n, int k,
 			       char *buf, size_t len);
+/* The y range (µs) of a history chart of series idx[0..n) of h over its
+ * first nruns nights: the medians', widened by their baseline bands to at
+ * most half the lowest median and twice the highest (never below zero). */
+void chart_report_history_range(const struct history *h, size_t nruns, const int *idx, int n,
+				double *ymin, double *ymax);
+/* Rows (0: the top) for n labels spanning x0[i]..x1[i] points, in order:
+ * each the first row where it overlaps no label already placed (2 pt
+ * apart), so no two labels in a row overlap. */
+void chart_report_label_rows(const double *x0, const double *x1, int n, int *row);
 /* True when chart section s would have nothing to draw (a history of one
  * night, no stored grid or tornado); msg then says why in a line, which the
  * documents print instead of an empty chart. */

@@ -157,6 +157,53 @@ static void load_prev(struct report_data *d, const char *runs_dir, const char *r
 	free(runs);
 }
 
+/* 1 when a history section of the spec shows op. */
+static int spec_has_history(const struct report_spec *sp, const char *op)
+{
+	for (int i = 0; i < sp->nsections; i++)
+		if (sp->sections[i].kind == RSEC_HISTORY && !strcmp(sp->sections[i].op, op) &&
+		    !sp->sections[i].variant[0])
+			return 1;
+	return 0;
+}
+
+/* Adds a history chart section for op after the spec's last one (before
+ * its regressions when it has none), when no section shows op yet. */
+static void spec_add_history(struct report_spec *sp, const char *op)
+{
+	int at = sp->nsections;
+	if (spec_has_history(sp, op) || sp->nsections == REPORT_MAX_SECTIONS)
+		return;
+	for (int i = 0; i < sp->nsections; i++)
+		if (sp->sections[i].kind == RSEC_HISTORY)
+			at = i + 1;
+	for (int i = 0; at == sp->nsections && i < sp->nsections; i++)
+		if (sp->sections[i].kind == RSEC_REGRESSIONS)
+			at = i;
+	memmove(&sp->sections[at + 1], &sp->sections[at],
+		(size_t)(sp->nsections - at) * sizeof *sp->sections);
+	memset(&sp->sections[at], 0, sizeof *sp->sections);
+	sp->sections[at].kind = RSEC_HISTORY;
+	snprintf(sp->sections[at].op, sizeof sp->sections[at].op, "%s", op);
+	sp->nsections++;
+}
+
+/* Every op with an alert, or with a change point tonight (a regression,
+ * drift or improvement), gets its history chart, whatever the template
+ * lists. */
+static void add_flagged_histories(struct report_data *d)
+{
+	if (!d->have_night)
+		return;
+	for (size_t i = 0; i < d->night.nalerts; i++)
+		spec_add_history(&d->spec, d->night.alerts[i].key.op);
+	for (size_t i = 0; i < d->night.n; i++) {
+		enum regress_verdict v = d->night.entries[i].verdict;
+		if (v == REG_REGRESSION || v == REG_DRIFT || v == REG_IMPROVEMENT)
+			spec_add_history(&d->spec, d->night.entries[i].key.op);
+	}
+}
+
 static int spec_wants_history(const struct report_spec *s)
 {
 	for (int i = 0; i < s->nsections; i++)
@@ -272,6 +319,7 @@ int report_data_load(struct report_data *d, const char *runs_dir, const char *ru
 		return rc;
 	if (d->have_proj)
 		load_prev(d, runs_dir, run_id);
+	add_flagged_histories(d);
 	/* with a projection, the rows are its rows, as `ddt estimate` prints
 	 * them: a calibrated scenario is one row at its acceptance range's
 	 * middle, carrying the band, not the seed model at each end */
