@@ -359,6 +359,12 @@ void report_data_free(struct report_data *d)
 
 /* ---------------------------------------------------------------- since the previous night */
 
+double report_baseline_tok(const struct report_data *d)
+{
+	const struct anchor *a = &d->cal.sglang_b8;
+	return isfinite(a->tok_s) ? a->tok_s : a->concurrency * a->accept * 1000.0 / a->step_ms;
+}
+
 /* A projection's row of scenario (its first acceptance), or NULL. */
 static const struct project_row *scenario_row(const struct projection *p, const char *scenario)
 {

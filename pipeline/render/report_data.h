@@ -72,6 +72,11 @@ long report_scenario_row(const struct report_data *d, const char *scenario);
  * ...", "no regressions: 14 series ok"). */
 void report_regress_status(const struct report_data *d, char *buf, size_t len);
 
+/* The measured baseline the headline is compared with ("x1.42 vs the 303
+ * tok/s baseline"): the b8 anchor's tok/s (C x accept / step when the
+ * calibration gives only the step). */
+double report_baseline_tok(const struct report_data *d);
+
 /* The change of scenario's median tok/s since the previous run's stored
  * projection, as "+2.4% (429.6 -> 440.0 tok/s) since run ID: inputs moved:
  * native_cut 0.4 -> 0.35, ..." naming the inputs that moved most, or

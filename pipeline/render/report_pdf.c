@@ -50,14 +50,6 @@ static const char *section_title(const struct report_section *s)
 
 /* ---------------------------------------------------------------- page one */
 
-/* The measured baseline the headline is compared with: the b8 anchor's
- * tok/s (C x accept / step when the calibration gives only the step). */
-static double baseline_tok(const struct report_data *d)
-{
-	const struct anchor *a = &d->cal.sglang_b8;
-	return isfinite(a->tok_s) ? a->tok_s : a->concurrency * a->accept * 1000.0 / a->step_ms;
-}
-
 /* One headline scenario: its median tok/s per acceptance in bold, then the
  * band, the ratio to the measured baseline, the seed estimator's figure,
  * and the change since the previous night with what moved. */
@@ -66,7 +58,7 @@ static void headline_scenario(const struct report_data *d, const char *name, GSt
 	GString *tok = g_string_new(NULL), *acc = g_string_new(NULL), *band = g_string_new(NULL),
 		*seed = g_string_new(NULL), *step = g_string_new(NULL), *ratio = g_string_new(NULL);
 	const struct estimate_row *first = NULL;
-	double base = baseline_tok(d), prev;
+	double base = report_baseline_tok(d), prev;
 	char since[1200];
 
 	for (size_t i = 0; i < d->est.n; i++) {
@@ -305,8 +297,8 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 		{"pipeline", 0.08, PDF_LEFT},  {"b / B / C", 0.1, PDF_LEFT},
 		{"M", 0.04, PDF_RIGHT},        {"accept", 0.07, PDF_RIGHT},
 		{"MoE ms", 0.065, PDF_RIGHT},  {"non-MoE ms", 0.08, PDF_RIGHT},
-		{"step ms", 0.07, PDF_RIGHT},  {"tok/s", 0.07, PDF_RIGHT},
-		{"p5-p95 tok/s", 0.135, PDF_RIGHT}, {"lean", 0.075, PDF_RIGHT},
+		{"step ms", 0.07, PDF_RIGHT},  {"point tok/s", 0.07, PDF_RIGHT},
+		{"median (p5-p95)", 0.135, PDF_RIGHT}, {"lean", 0.075, PDF_RIGHT},
 	};
 	GString *gs = g_string_new(NULL);
 
@@ -330,7 +322,7 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 		report_fmt_ms(step, sizeof step, f.step_ms);
 		report_fmt_tok(tok, sizeof tok, f.tok_s);
 		if (isfinite(f.tok_p5))
-			snprintf(band, sizeof band, "%.1f - %.1f", f.tok_p5, f.tok_p95);
+			snprintf(band, sizeof band, "%.1f (%.1f-%.1f)", f.tok_p50, f.tok_p5, f.tok_p95);
 		else
 			snprintf(band, sizeof band, "-");
 		if (f.proj && isfinite(f.proj->lean_pct))
@@ -344,8 +336,11 @@ static void projections(struct pdf_doc *doc, const struct report_data *d,
 		pdf_table_row(doc, cells, r->runnable ? INK_TEXT : INK_MUTED, 0);
 	}
 	pdf_table_end(doc);
-	MARKUP(gs, "Grey rows cannot run on their pipeline as configured (see Caveats). lean: how "
-		   "far the Monte Carlo median sits from the point estimate.");
+	MARKUP(gs, "point: the row's estimator at its inputs (a seed-* row: the seed's points; "
+		   "ddt's rows: the calibrated point, every assumption at its central value); "
+		   "median: the p50 of the Monte Carlo draws, which page one quotes, with p5-p95. Grey "
+		   "rows cannot run on their pipeline as configured (see Caveats). lean: how far the "
+		   "median sits from the point.");
 	for (size_t i = 0; i < d->est.n; i++)
 		if (!d->est.rows[i].runnable && d->est.rows[i].note[0] &&
 		    (i == 0 || strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name)))

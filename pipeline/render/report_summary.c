@@ -82,6 +82,20 @@ static void summary_row(const struct report_data *d, size_t i, FILE *fp)
 		f.est->runnable ? "" : "  [not runnable]");
 }
 
+/* Under a headline scenario's rows: its ratio to the measured baseline
+ * and its change since the previous night, as page one says them. */
+static void summary_since(const struct report_data *d, size_t i, FILE *fp)
+{
+	struct report_figure f;
+	char since[1200];
+	double prev;
+	report_figure(d, i, &f);
+	report_prev_change(d, f.est->sc.name, &prev, since, sizeof since);
+	fprintf(fp, "    x%.2f vs the %.0f tok/s baseline; since the previous night: %s\n",
+		(isfinite(f.tok_p50) ? f.tok_p50 : f.tok_s) / report_baseline_tok(d),
+		report_baseline_tok(d), since);
+}
+
 static void summary_projection(const struct report_data *d, FILE *fp)
 {
 	long h0 = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
@@ -97,10 +111,14 @@ static void summary_projection(const struct report_data *d, FILE *fp)
 			(unsigned long long)d->proj.seed);
 	else
 		fprintf(fp, ": no projection stored with this run, point estimates only\n");
-	for (int h = 0; h < d->spec.nheadline; h++)
+	for (int h = 0; h < d->spec.nheadline; h++) {
+		long last = -1;
 		for (size_t i = 0; i < d->est.n; i++)
 			if (!strcmp(d->est.rows[i].sc.name, d->spec.headline[h]))
-				summary_row(d, i, fp);
+				summary_row(d, i, fp), last = (long)i;
+		if (last >= 0)
+			summary_since(d, (size_t)last, fp);
+	}
 	report_coverage_text(d, cover, sizeof cover);
 	fprintf(fp, "\nbacktest coverage: %s\n", cover);
 }

@@ -192,8 +192,8 @@ static void sheet_summary(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	lxw_worksheet *ws = new_sheet(x, "Summary", 0);
-	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"tok/s", 12},
-					  {"p5 tok/s", 12}, {"p50 tok/s", 12}, {"p95 tok/s", 12},
+	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"point tok/s", 12},
+					  {"p5 tok/s", 12}, {"median tok/s (p50)", 12}, {"p95 tok/s", 12},
 					  {"step", 12},    {"pipeline", 10}, {"target", 16}};
 	char status[600];
 	lxw_row_t r = 0;
@@ -215,7 +215,7 @@ static void sheet_summary(struct xw *x)
 	put_str(x, ws, r++, 1, status,
 		d->have_night && d->night.count[REG_REGRESSION] ? x->f.bad : NULL);
 	r++;
-	put_str(x, ws, r++, 0, "Headline: point estimate and Monte Carlo band", x->f.bold);
+	put_str(x, ws, r++, 0, "Headline: the median (p50) of the Monte Carlo draws, as page one of report.pdf quotes it, its band, and the point (the row's estimator at its central inputs)", x->f.bold);
 	put_header_row(x, ws, r++, cols, 9);
 	for (int pass = 0; pass < 2; pass++) {
 		for (int h = 0; h < (pass ? 1 : d->spec.nheadline); h++) {
@@ -316,8 +316,8 @@ static void sheet_projections(struct xw *x)
 		{"block b", 8},         {"budget B", 8},     {"C", 5},
 		{"M", 6},               {"accept", 8},       {"runnable", 9},
 		{"MoE (ms)", 11},       {"non-MoE (ms)", 12}, {"step (ms)", 11},
-		{"step p5 (ms)", 12},   {"step p95 (ms)", 12}, {"tok/s", 12},
-		{"p5 tok/s", 12},       {"p50 tok/s", 12},   {"p95 tok/s", 12},
+		{"step p5 (ms)", 12},   {"step p95 (ms)", 12}, {"point tok/s (its estimator)", 12},
+		{"p5 tok/s", 12},       {"median tok/s (p50, the headline)", 12}, {"p95 tok/s", 12},
 		{"lean (%)", 9},        {"lean by", 34},     {"note", 50},
 		{"chart label", 22},    {"p5 to p50 (tok/s)", 12}, {"p50 to p95 (tok/s)", 12}};
 	lxw_row_t r = 0;
@@ -1547,33 +1547,39 @@ static int wi_cal_point(struct wi *w)
 	return 1;
 }
 
-/* The scenario selector on row r (0-based): a list of every scenario row
- * between first and last (0-based), and its point, band and estimator
- * looked up from the rows. */
+/* The scenario selector on rows r..r+3 (0-based): a list of every row name
+ * between first and last (0-based) in column B, and beneath it that row's
+ * live point and stored band, looked up from the rows. */
 static void wi_selector(struct wi *w, lxw_row_t r, lxw_row_t first, lxw_row_t last)
 {
 	struct xw *x = w->x;
 	const struct report_data *d = x->d;
 	char names[64], col[64], f[512];
-	long h = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
-	const char *dflt = h >= 0 ? d->est.rows[h].sc.name : d->est.n ? d->est.rows[0].sc.name : "";
-	static const struct {
+	long h = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : 0;
+	struct report_figure fig = {.tok_s = NAN, .tok_p5 = NAN, .tok_p50 = NAN, .tok_p95 = NAN};
+	if (h >= 0 && (size_t)h < d->est.n)
+		report_figure(d, (size_t)h, &fig);
+	const struct {
 		const char *title;
 		int term, after;
-	} out[] = {{"point tok/s", MR_TOK_S, -1}, {"p5 (stored)", -1, WA_P5},
-		   {"p50 (stored)", -1, WA_P50}, {"p95 (stored)", -1, WA_P95}};
+		double cached;
+	} out[] = {{"its point tok/s (live)", MR_TOK_S, -1, fig.tok_s},
+		   {"its median tok/s (p50 of the stored draws)", -1, WA_P50, fig.tok_p50},
+		   {"its p5 tok/s (stored)", -1, WA_P5, fig.tok_p5},
+		   {"its p95 tok/s (stored)", -1, WA_P95, fig.tok_p95}};
 
 	lxw_rowcol_to_range_abs(names, first, 0, last, 0);
 	put_str(x, w->ws, r, 0, "Scenario (pick one):", x->f.bold);
-	put_str(x, w->ws, r, 1, dflt, x->f.in_text);
+	put_str(x, w->ws, r, 1, h >= 0 && (size_t)h < d->est.n ? d->est.rows[h].sc.name : "",
+		x->f.in_text);
 	snprintf(f, sizeof f, "=%s", names);
 	wi_choice(w, r, 1, f);
 	for (size_t i = 0; i < sizeof out / sizeof *out; i++) {
 		lxw_col_t c = out[i].term >= 0 ? wi_col(out[i].term, 0) : wi_col(-1, out[i].after);
 		lxw_rowcol_to_range_abs(col, first, c, last, c);
-		put_str(x, w->ws, r, (lxw_col_t)(2 + 2 * i), out[i].title, x->f.head);
+		put_str(x, w->ws, r + 1 + (lxw_row_t)i, 0, out[i].title, NULL);
 		snprintf(f, sizeof f, "=INDEX(%s,MATCH($B$%d,%s,0))", col, (int)r + 1, names);
-		put_formula(x, w->ws, r, (lxw_col_t)(3 + 2 * i), f, x->f.calc_tok, NAN);
+		put_formula(x, w->ws, r + 1 + (lxw_row_t)i, 1, f, x->f.calc_tok, out[i].cached);
 	}
 }
 
@@ -1605,8 +1611,8 @@ static void sheet_whatif(struct xw *x)
 		"measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
 		"engine; tok/s = C x accept / step.",
 		x->f.note);
-	sel = w.r++;
-	w.r++;
+	sel = w.r;
+	w.r += 5; /* the selector's rows and a blank */
 	first = w.r + 3; /* after the rows' title, note and header (wi_rows) */
 	wi_rows(&w, &r8, &r16, &c8, &c16);
 	wi_selector(&w, sel, first, w.r - 2);
