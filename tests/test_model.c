@@ -370,6 +370,7 @@ static void test_model__row_terms_are_the_compiled_model(void **state)
 	 * extrapolation errors, the transfer's curve at M, the native tree from
 	 * its kernels, another b8 step; the growth solved, then held */
 	m.form = 0.4, m.moe_scale = 1.03, m.z_x = 0.7, m.xfer_curve = 1, m.tree_kernels = 1;
+	m.ar_uncut = 1;
 	m.a8_step_ms *= 1.01, m.b16_step_ms *= 0.98;
 	assert_int_equal(model_set_values(&m, v), 0);
 	n += rows_agree(f, &m);

@@ -960,7 +960,7 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
  * bandwidth, one column per row term of the model (model_row_terms, scope
  * MR_ROW) from WC_TERMS on, then ddt's figures (wi_col). */
 enum { WC_NAME, WC_TARGET, WC_PIPE, WC_BLOCK, WC_BUDGET, WC_C, WC_ACCEPT, WC_XFER, WC_MOECORR,
-       WC_TREEK, WC_TREEMEAS, WC_GPUROW, WC_BW, WC_TERMS };
+       WC_TREEK, WC_TREEMEAS, WC_ARUNCUT, WC_GPUROW, WC_BW, WC_TERMS };
 enum { WA_P5, WA_P50, WA_P95, WA_DDT, WA_DIFF, WA_XNAME, WA_N };
 
 /* The column of row term k (MR_ROW), or of after-column a when k < 0. */
@@ -1018,7 +1018,8 @@ static const char *wi_rename(void *ctx, const char *name, size_t len)
 		[MV_C] = WC_C, [MV_BLOCK] = WC_BLOCK, [MV_BUDGET] = WC_BUDGET,
 		[MV_ACCEPT] = WC_ACCEPT, [MV_XFER] = WC_XFER, [MV_TARGET_BW] = WC_BW,
 		[MV_TARGET_ROW] = WC_GPUROW, [MV_MOE_CORR] = WC_MOECORR,
-		[MV_TREE_KERNELS] = WC_TREEK, [MV_TREE_MEAS] = WC_TREEMEAS};
+		[MV_TREE_KERNELS] = WC_TREEK, [MV_TREE_MEAS] = WC_TREEMEAS,
+		[MV_AR_UNCUT] = WC_ARUNCUT};
 	/* a pipeline neither native nor sglang is an error, never SGLang */
 	static const char *const bound[MV_COUNT] = {
 		[MV_TARGET_BF16] = "INDEX(gpu_bf16,%s)", [MV_TARGET_LINK] = "INDEX(gpu_link,%s)",
@@ -1128,6 +1129,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	put_num(x, w->ws, r, WC_MOECORR, v[MV_MOE_CORR], f->in_num);
 	put_num(x, w->ws, r, WC_TREEK, v[MV_TREE_KERNELS], f->in_num);
 	put_num(x, w->ws, r, WC_TREEMEAS, v[MV_TREE_MEAS], f->in_num);
+	put_num(x, w->ws, r, WC_ARUNCUT, v[MV_AR_UNCUT], f->in_num);
 	wi_cell(w, r, WC_GPUROW, f->calc_int, (double)(row->target - c->gpus) + 1,
 		"=MATCH(B%d,gpu_ids,0)", R);
 	lxw_rowcol_to_cell(formula, r, WC_GPUROW);
@@ -1216,6 +1218,7 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 		{"block b", 7},          {"budget B", 8},         {"C", 5},
 		{"accept", 7},           {"transfer factor", 9},  {"MoE form & fit factor", 9},
 		{"tree from kernels (1/0)", 8}, {"kernels' tree ms (-1: none)", 9},
+		{"all-reduce uncut (1/0)", 8},
 		{"GPU row", 6},          {"target bw (TB/s)", 9}};
 	static const struct col after[WA_N] = {
 		{"p5 tok/s (stored draws)", 13}, {"p50 tok/s (stored draws)", 13},
@@ -1544,6 +1547,7 @@ static int wi_cal_point(struct wi *w)
 	w->cal.z_x = k->z_x;
 	w->cal.xfer_curve = 1;
 	w->cal.tree_kernels = 1;
+	w->cal.ar_uncut = 1;
 	return 1;
 }
 

@@ -712,6 +712,7 @@ const char *const model_row_var_names[MV_COUNT] = {
 	[MV_MOE_CORR] = "moe_corr",
 	[MV_TREE_KERNELS] = "tree_kernels",
 	[MV_TREE_MEAS] = "tree_meas",
+	[MV_AR_UNCUT] = "ar_uncut",
 };
 
 #define ROW(k, sc, n, t, u, w, f) [k] = {n, t, u, w, sc, f}
@@ -822,8 +823,9 @@ const struct model_row_def model_row_terms[MR_COUNT] = {
 	    "(1-tree_scale_frac+tree_scale_frac*C*budget/anchor_tree0)*cut))"),
 	ROW(MR_OVERHEAD, MR_ROW, "overhead_ms", "overhead (ms)", "ms", "fixed",
 	    "comp_overhead_ms*cut"),
-	ROW(MR_ALLREDUCE, MR_ROW, "allreduce_ms", "allreduce (ms)", "ms", "the all-reduce, cut",
-	    "ar_step_ms*cut"),
+	ROW(MR_ALLREDUCE, MR_ROW, "allreduce_ms", "allreduce (ms)", "ms",
+	    "the all-reduce, cut by the seed's rows, not by ddt's (ar_uncut: a GPU collective)",
+	    "ar_step_ms*IF(ar_uncut,1,cut)"),
 	ROW(MR_NONMOE, MR_ROW, "nonmoe_ms", "non-MoE (ms)", "ms", "the components' sum",
 	    "attn_lmhead_ms+draft_ms+tree_ms+overhead_ms+allreduce_ms"),
 	ROW(MR_STEP, MR_ROW, "step_ms", "step (ms)", "ms", "MoE + non-MoE", "moe_ms+nonmoe_ms"),
@@ -908,6 +910,7 @@ void model_row_vars(const struct model *m, const struct model_in *in, double v[M
 	v[MV_MOE_CORR] = (e != 0 ? exp(e) : 1) * (k.moe_fitted ? m->moe_scale : 1);
 	v[MV_TREE_KERNELS] = m->tree_kernels;
 	v[MV_TREE_MEAS] = isnan(k.tree_meas_ms) ? -1 : k.tree_meas_ms;
+	v[MV_AR_UNCUT] = m->ar_uncut;
 	v[MV_TARGET_BW] = t->bw_tbps;
 	v[MV_TARGET_BF16] = t->bf16_tflops;
 	v[MV_TARGET_LINK] = t->link_gbps;

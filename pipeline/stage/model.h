@@ -330,7 +330,7 @@ void model_terms_eval(const struct calib *c, const struct gpu *ref, const double
 enum model_row_var {
 	MV_C, MV_BLOCK, MV_BUDGET, MV_ACCEPT, MV_XFER, MV_TARGET_BW, MV_TARGET_BF16,
 	MV_TARGET_LINK, MV_TARGET_PCIE, MV_TARGET_ROW, MV_SAME_GPU, MV_NATIVE, MV_MOE_CORR,
-	MV_TREE_KERNELS, MV_TREE_MEAS, MV_COUNT
+	MV_TREE_KERNELS, MV_TREE_MEAS, MV_AR_UNCUT, MV_COUNT
 };
 
 extern const char *const model_row_var_names[MV_COUNT];
