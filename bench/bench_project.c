@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "project.h"
@@ -39,7 +40,7 @@ int main(void)
 	home = home && *home ? home : ".";
 	snprintf(cpath, sizeof cpath, "%s/calibration", home);
 	snprintf(tpath, sizeof tpath, "%s/templates/default.yaml", home);
-	if (fit_calib_load(&cal, cpath, &diag) || tmpl_load(&t, tpath, &diag) ||
+	if (calibrate_load(&cal, cpath, &diag) || tmpl_load(&t, tpath, &diag) ||
 	    project_config_load(&cfg, &t, &diag)) {
 		ydiag_print(&diag, stderr);
 		return 1;

@@ -1,4 +1,4 @@
-/* fuzz_calib.c - libFuzzer target: a calibration file from bytes (fit_calib_load
+/* fuzz_calib.c - libFuzzer target: a calibration file from bytes (calibrate_load
  * on a memfd), then what the nightly does with a calibration that loads:
  * every assumption's quantiles, the model prepared, and every catalog GPU
  * evaluated at a spread of configurations. */
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "fuzz_util.h"
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fd = fuzz_memfile(fd, data, size, path, sizeof path);
 	err_clear();
-	rc = fit_calib_load(cal, path, &diag);
+	rc = calibrate_load(cal, path, &diag);
 	if (rc && diag.n == 0 && err_msg()[0] == '\0')
 		abort(); /* an error must say what it is */
 	if (rc == 0)

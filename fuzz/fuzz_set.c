@@ -1,5 +1,5 @@
 /* fuzz_set.c - libFuzzer target: `--set KEY=VALUE` overrides (one a line,
- * at most 8) applied to the shipped calibration with calib_set_arg, then the
+ * at most 8) applied to the shipped calibration with calibrate_set_arg, then the
  * model prepared and every scenario of the default template estimated. */
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
@@ -39,7 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (fit_calib_load(&base, fuzz_path("calibration"), &diag) != 0 ||
+	if (calibrate_load(&base, fuzz_path("calibration"), &diag) != 0 ||
 	    tmpl_load(&tmpl_default, fuzz_path("templates/default.yaml"), &diag) != 0) {
 		ydiag_print(&diag, stderr);
 		exit(1);
@@ -64,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (char *a = strtok_r(args, "\n", &save); a && n < 8 && !rc;
 	     a = strtok_r(NULL, "\n", &save), n++) {
 		err_clear();
-		rc = calib_set_arg(cal, a);
+		rc = calibrate_set_arg(cal, a);
 		if (rc && (rc != DDT_EINPUT || err_msg()[0] == '\0'))
 			abort(); /* a bad --set is bad input, and says why */
 	}

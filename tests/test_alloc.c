@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
@@ -254,7 +255,7 @@ struct path_ctx {
 static int load_calib(void *ctx, struct ydiag *diag)
 {
 	struct path_ctx *c = ctx;
-	return fit_calib_load(&c->cal, c->path, diag);
+	return calibrate_load(&c->cal, c->path, diag);
 }
 
 static void digest_calib(void *ctx, char *buf, size_t len)
@@ -364,7 +365,7 @@ static void test_alloc__calibration_folder_fails_cleanly_at_every_allocation(voi
 	need_countdown();
 	struct path_ctx *c = calloc(1, sizeof *c);
 	c->path = "calibration";
-	struct subject s = {"fit_calib_load(calibration/)", load_calib, digest_calib, free_calib, c, 0};
+	struct subject s = {"calibrate_load(calibration/)", load_calib, digest_calib, free_calib, c, 0};
 	assert_true(sweep(&s) > 100);
 	free(c);
 }
@@ -381,7 +382,7 @@ static void test_alloc__bad_calibration_fails_cleanly_at_every_allocation(void *
 			      " bf16_tflops: 1, fp8_tflops: 1, link: nvlink, source: s, extra: 1}\n"
 			      "model: {name: m}\nbogus: 1\n");
 	c->path = path;
-	struct subject s = {"fit_calib_load(bad file)", load_calib, digest_calib, free_calib, c, DDT_EINPUT};
+	struct subject s = {"calibrate_load(bad file)", load_calib, digest_calib, free_calib, c, DDT_EINPUT};
 	assert_true(sweep(&s) > 20);
 	free(path);
 	free(c);

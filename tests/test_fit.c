@@ -12,6 +12,7 @@
 
 #include "calib.h"
 #include "err.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "model.h"
 #include "rng.h"
@@ -32,7 +33,7 @@ static int setup(void **state)
 	struct ydiag diag = {0};
 	char path[4096];
 	snprintf(path, sizeof path, "%s/calibration", home());
-	if (fit_calib_load(&cal, path, &diag)) {
+	if (calibrate_load(&cal, path, &diag)) {
 		ydiag_print(&diag, stderr);
 		return -1;
 	}
@@ -197,18 +198,32 @@ static void test_fit__growth_fraction_of_a_line(void **state)
 static void test_fit__set_refits_and_switches_curves(void **state)
 {
 	struct calib c = *(struct calib *)*state;
-	assert_int_equal(calib_set(&c, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	assert_int_equal(calibrate_set(&c, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_true(c.moe_ref.fit.ok);
 	const struct gpu *ref = calib_gpu(&c, c.moe_ref.gpu);
 	assert_near(model_phys_ms(&c, ref, c.moe_ref.fit.value, 9), 9.5, 1e-6);
-	assert_int_equal(calib_set(&c, "moe_reference.curve", "linear"), 0);
+	assert_int_equal(calibrate_set(&c, "moe_reference.curve", "linear"), 0);
 	assert_int_equal(c.moe_ref.curve, MOE_CURVE_LINEAR);
-	assert_int_equal(calib_set(&c, "moe_reference.curve", "cubic"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c, "moe_reference.curve", "cubic"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "expected linear or physical"));
 	/* a value set on the command line is held */
-	assert_int_equal(calib_set(&c, "moe_reference.physical.overlap", "0.1"), 0);
+	assert_int_equal(calibrate_set(&c, "moe_reference.physical.overlap", "0.1"), 0);
 	assert_true(c.moe_ref.fit.held[MOE_P_OVERLAP]);
 	assert_near(c.moe_ref.fit.value[MOE_P_OVERLAP], 0.1, 0);
+}
+
+/* The calibration's own set changes the fact and fits nothing: the curve
+ * moves when the calibrate stage refits it. */
+static void test_fit__record_set_fits_nothing(void **state)
+{
+	struct calib c = *(struct calib *)*state;
+	struct moe_fit before = c.moe_ref.fit;
+	const struct gpu *ref = calib_gpu(&c, c.moe_ref.gpu);
+	assert_int_equal(calib_set(&c, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	assert_memory_equal(&before, &c.moe_ref.fit, sizeof before);
+	assert_true(fabs(model_phys_ms(&c, ref, c.moe_ref.fit.value, 9) - 9.5) > 1e-3);
+	assert_int_equal(calibrate_moe(&c), 0);
+	assert_near(model_phys_ms(&c, ref, c.moe_ref.fit.value, 9), 9.5, 1e-6);
 }
 
 /* ---------------------------------------------------------------- attention over context */
@@ -311,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_fit__leave_one_out),
 		cmocka_unit_test(test_fit__growth_fraction_of_a_line),
 		cmocka_unit_test(test_fit__set_refits_and_switches_curves),
+		cmocka_unit_test(test_fit__record_set_fits_nothing),
 		cmocka_unit_test(test_fit__context_law_recovered_within_its_interval),
 		cmocka_unit_test(test_fit__context_law_refuses_too_few_rows),
 	};

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
@@ -666,7 +667,7 @@ static void test_limits__files_that_are_not_regular_are_refused_without_blocking
 	assert_int_equal(fsx_read_all("/dev/zero", 1 << 20, &data, NULL), DDT_EINPUT);
 	assert_null(data);
 	/* a calibration folder with a FIFO among its files */
-	assert_int_equal(fit_calib_load(cal, dir, &diag), DDT_EINPUT);
+	assert_int_equal(calibrate_load(cal, dir, &diag), DDT_EINPUT);
 	assert_non_null(strstr(diag.msgs[0], "not a regular file"));
 	alarm(0);
 	calib_free(cal);
@@ -693,19 +694,19 @@ static void test_limits__set_overrides_are_checked(void **state)
 	};
 
 	assert_non_null(cal);
-	assert_int_equal(fit_calib_load(cal, "calibration", &diag), 0);
+	assert_int_equal(calibrate_load(cal, "calibration", &diag), 0);
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err_clear();
-		int rc = calib_set_arg(cal, bad[i]);
+		int rc = calibrate_set_arg(cal, bad[i]);
 		if (rc != DDT_EINPUT || !err_msg()[0])
 			fail_msg("--set %s: wanted DDT_EINPUT with a message, got %d '%s'", bad[i], rc,
 				 err_msg());
 	}
 	memset(longkey, 'k', sizeof longkey - 3);
 	strcpy(longkey + sizeof longkey - 3, "=1");
-	assert_int_equal(calib_set_arg(cal, longkey), DDT_EINPUT);
-	assert_int_equal(calib_set_arg(cal, "model.hidden=7168"), 0);
-	assert_int_equal(calib_set_arg(cal, "native_cut=0.3"), 0);
+	assert_int_equal(calibrate_set_arg(cal, longkey), DDT_EINPUT);
+	assert_int_equal(calibrate_set_arg(cal, "model.hidden=7168"), 0);
+	assert_int_equal(calibrate_set_arg(cal, "native_cut=0.3"), 0);
 	calib_free(cal);
 	free(cal);
 	ydiag_free(&diag);
@@ -738,7 +739,7 @@ static void test_limits__fuzz_corpus_replays_cleanly(void **state)
 				goto next;
 			err_clear();
 			if (k == 0) {
-				rc = fit_calib_load(cal, path, &diag);
+				rc = calibrate_load(cal, path, &diag);
 				calib_free(cal);
 			} else if (k == 1) {
 				struct tmpl t;
@@ -762,11 +763,11 @@ static void test_limits__fuzz_corpus_replays_cleanly(void **state)
 				record_free(&r);
 			} else {
 				char *save = NULL;
-				assert_int_equal(fit_calib_load(cal, "calibration", &diag), 0);
+				assert_int_equal(calibrate_load(cal, "calibration", &diag), 0);
 				rc = 0;
 				for (char *a = strtok_r(data, "\n", &save); a && !rc;
 				     a = strtok_r(NULL, "\n", &save))
-					if ((rc = calib_set_arg(cal, a)) != 0)
+					if ((rc = calibrate_set_arg(cal, a)) != 0)
 						assert_int_equal(rc, DDT_EINPUT);
 				calib_free(cal);
 			}

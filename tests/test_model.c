@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
@@ -28,7 +29,7 @@ static int setup(void **state)
 	static struct fixture f;
 	struct ydiag diag = {0};
 	memset(&f, 0, sizeof f);
-	if (fit_calib_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
+	if (calibrate_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
 	    model_prepare(&f.m, &f.cal, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "%s\n", err_msg());
@@ -121,7 +122,7 @@ static void test_model__native_cut_override_moves_only_non_moe(void **state)
 	struct fixture *f = *state;
 	struct model_out before = eval(f, "seed-b8-native"), after;
 	struct calib c2 = f->cal;
-	assert_int_equal(calib_set(&c2, "native_cut", "0.3"), 0);
+	assert_int_equal(calibrate_set(&c2, "native_cut", "0.3"), 0);
 	assert_int_equal(c2.asm_[ASM_NATIVE_CUT].kind, DIST_FIXED);
 	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
 	after = eval(f, "seed-b8-native");
@@ -138,7 +139,7 @@ static void test_model__bandwidth_override_scales_moe(void **state)
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c2.gpus = gpus;
 	struct model_out before = eval(f, "seed-b8-native");
-	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "4"), 0);
+	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "4"), 0);
 	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&c2, "b300");
 	assert_within(model_moe_ms(&f->m, b300, 9), 2 * before.ms[COMP_MOE], 1e-9);
@@ -149,13 +150,13 @@ static void test_model__anchor_and_reference_overrides(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c2 = f->cal;
-	assert_int_equal(calib_set(&c2, "anchors.sglang_b8.tok_s", "250"), 0);
+	assert_int_equal(calibrate_set(&c2, "anchors.sglang_b8.tok_s", "250"), 0);
 	assert_within(c2.sglang_b8.step_ms, 4.4 / 250 * 1000, 1e-12);
-	assert_int_equal(calib_set(&c2, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	assert_int_equal(calibrate_set(&c2, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_within(c2.moe_ref.points[0].step_ms, 9.5, 0);
-	assert_int_equal(calib_set(&c2, "model.hidden", "4096"), 0);
-	assert_int_equal(calib_set(&c2, "drafter.layers", "4"), 0);
-	assert_int_equal(calib_set(&c2, "moe_transfer", "1.3"), 0);
+	assert_int_equal(calibrate_set(&c2, "model.hidden", "4096"), 0);
+	assert_int_equal(calibrate_set(&c2, "drafter.layers", "4"), 0);
+	assert_int_equal(calibrate_set(&c2, "moe_transfer", "1.3"), 0);
 	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
 	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
 	struct model_out o = eval(f, "seed-b8-sglang");
@@ -167,24 +168,24 @@ static void test_model__bad_overrides_name_the_key(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c2 = f->cal;
-	assert_int_equal(calib_set(&c2, "native_cutt", "0.3"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "native_cutt", "0.3"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'native_cutt'; did you mean 'native_cut'?");
 	/* a key of another shape: the keys that end the same way */
-	assert_int_equal(calib_set(&c2, "moe_reference.m9_ms", "9"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "moe_reference.m9_ms", "9"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_reference.m9_ms'; did you mean "
 				       "'moe_reference.rtx_pro_6000.m9_ms'?");
-	assert_int_equal(calib_set(&c2, "moe_refernce.gpu", "h200"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "moe_refernce.gpu", "h200"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_refernce.gpu'; did you mean "
 				       "'moe_reference.gpu'?");
-	assert_int_equal(calib_set(&c2, "zzzz", "1"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "zzzz", "1"), DDT_EINPUT);
 	assert_null(strstr(err_msg(), "did you mean"));
-	assert_int_equal(calib_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "b301"));
-	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
-	assert_int_equal(calib_set(&c2, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
-	assert_int_equal(calib_set(&c2, "native_cut", "1.5"), DDT_EINPUT);
-	assert_int_equal(calib_set(&c2, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
-	assert_int_equal(calib_set_arg(&c2, "native_cut"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "native_cut", "1.5"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
+	assert_int_equal(calibrate_set_arg(&c2, "native_cut"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "KEY=VALUE"));
 }
 
@@ -393,7 +394,7 @@ static void test_model__set_keeps_the_loaders_ranges(void **state)
 		"moe_reference.physical.fixed_us=-1",  "moe_reference.tp=1.5",
 		"anchors.sglang_limits.max_budget=0"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		assert_int_equal(calib_set_arg(&f->cal, bad[i]), DDT_EINPUT);
+		assert_int_equal(calibrate_set_arg(&f->cal, bad[i]), DDT_EINPUT);
 		assert_non_null(strstr(err_msg(), "must be"));
 	}
 }

@@ -19,6 +19,7 @@
 #include "model.h"
 #include "project.h"
 #include "backtest.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "xfer.h"
 #include "ximpl.h"
@@ -47,7 +48,7 @@ static int setup(void **state)
 	char path[4096];
 	int rc;
 	snprintf(path, sizeof path, "%s/calibration", home());
-	rc = fit_calib_load(&f.cal, path, &diag);
+	rc = calibrate_load(&f.cal, path, &diag);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	if (!rc)
 		rc = tmpl_load(&f.t, path, &diag);
@@ -1102,7 +1103,7 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 			 calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 300)));
 	/* --set on the pair (by GPU ids or families) fixes every range of it, at
 	 * every M */
-	assert_int_equal(calib_set(&c, "moe_transfer.blackwell_pro.b300", "1.3"), 0);
+	assert_int_equal(calibrate_set(&c, "moe_transfer.blackwell_pro.b300", "1.3"), 0);
 	for (int i = 0; i < c.nxfer; i++)
 		if (!strcmp(c.xfer[i].to, "b300")) {
 			assert_int_equal(c.asm_[ASM_COUNT + i].kind, DIST_FIXED);
@@ -1114,7 +1115,7 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
 	assert_near(model_moe_ms(&m1, b300, 33), 1.3 * model_moe_ms(&m0, b300, 33), 1e-9);
 	assert_near(model_moe_ms(&m1, pro, 33), model_moe_ms(&m0, pro, 33), 1e-12);
-	assert_int_equal(calib_set(&c, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
+	assert_int_equal(calibrate_set(&c, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
 			 DDT_EINPUT);
 }
 
@@ -1242,7 +1243,7 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	const char *dir = "tests/fixtures/moe_reference";
 	char path[256];
 	snprintf(path, sizeof path, "%s/good.csv", dir);
-	assert_int_equal(calib_reference_csv(&c, path), 0);
+	assert_int_equal(calibrate_reference_csv(&c, path), 0);
 	assert_string_equal(c.moe_ref.gpu, "h200");
 	assert_string_equal(c.xfer_ref, "h200");
 	assert_int_equal(c.moe_ref.npoints, 5);
@@ -1273,7 +1274,7 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct calib b = f->cal;
 		snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
-		assert_int_equal(calib_reference_csv(&b, path), DDT_EINPUT);
+		assert_int_equal(calibrate_reference_csv(&b, path), DDT_EINPUT);
 		if (!strstr(err_msg(), bad[i].want))
 			fprintf(stderr, "%s: got '%s'\n", bad[i].file, err_msg());
 		assert_non_null(strstr(err_msg(), bad[i].want));
@@ -1341,7 +1342,7 @@ static void test_project__anchor_conflict_is_reported(void **state)
 	assert_true(p.ess > 0.05 * p.samples && p.ess <= p.samples);
 	assert_non_null(strstr(p.weighting, "effective sample size"));
 	project_free(&p);
-	assert_int_equal(calib_set(&c, "anchors.sglang_b16.step_ms", "60"), 0);
+	assert_int_equal(calibrate_set(&c, "anchors.sglang_b16.step_ms", "60"), 0);
 	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
 	assert_true(p.conflict);
 	assert_non_null(strstr(p.weighting, "PRIOR/ANCHOR CONFLICT"));
@@ -1403,7 +1404,7 @@ static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
 	assert_int_equal(model_prepare(&m0, &f->cal, NULL), 0);
-	assert_int_equal(calib_set(&c, "gpus.b300.link_gbps", "100"), 0);
+	assert_int_equal(calibrate_set(&c, "gpus.b300.link_gbps", "100"), 0);
 	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
 	const struct gpu *b0 = calib_gpu(&f->cal, "b300"), *b1 = calib_gpu(&c, "b300");
 	/* 7168 x 9 bf16 = 129 KB: latency-bound, the link does not matter */
@@ -1470,7 +1471,7 @@ static int load_with_transfer(const char *transfer, struct calib *c, struct ydia
 	char *t = fsx_join(dir, "transfer.yaml");
 	assert_int_equal(fsx_write_all(t, transfer, strlen(transfer)), 0);
 	free(t);
-	int rc = fit_calib_load(c, dir, diag);
+	int rc = calibrate_load(c, dir, diag);
 	fsx_rm_rf(dir);
 	return rc;
 }
@@ -1624,9 +1625,9 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 			listed |= !strcmp(keys.key[k], in->name);
 		if (!listed)
 			fail_msg("input %s is not a key --keys lists", in->name);
-		assert_int_equal(fit_calib_load(&c, path, &diag), 0);
+		assert_int_equal(calibrate_load(&c, path, &diag), 0);
 		snprintf(val, sizeof val, "%.17g", in->value);
-		if (calib_set(&c, in->name, val) != 0)
+		if (calibrate_set(&c, in->name, val) != 0)
 			fail_msg("--set %s=%s: %s", in->name, val, err_msg());
 		assert_int_equal(project_run(&q, &c, &f->t, NULL, &cfg), 0);
 		const struct project_input *out = input_named(&q, in->name);
@@ -1644,8 +1645,8 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 		struct ydiag diag = {0};
 		if (!keys.value[k][0])
 			continue; /* derived (an input above) or not given */
-		assert_int_equal(fit_calib_load(&c, path, &diag), 0);
-		if (calib_set(&c, keys.key[k], keys.value[k]) != 0)
+		assert_int_equal(calibrate_load(&c, path, &diag), 0);
+		if (calibrate_set(&c, keys.key[k], keys.value[k]) != 0)
 			fail_msg("--set %s=%s: %s", keys.key[k], keys.value[k], err_msg());
 		calib_free(&c);
 		ydiag_free(&diag);
@@ -1833,7 +1834,7 @@ static void test_project__a_curve_that_misses_its_points_carries_its_error(void 
 	struct fixture *f = *state;
 	struct calib c = f->cal;
 	struct projection p;
-	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/misses.csv"), 0);
+	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/misses.csv"), 0);
 	assert_true(c.moe_ref.fit.ok);
 	assert_true(c.moe_ref.fit.rms_pct > 5);
 	assert_null(strstr(c.moe_ref.fit.note, "exactly determined"));
@@ -1860,7 +1861,7 @@ static void test_project__a_whole_curve_passes_through_its_points(void **state)
 	struct calib c = f->cal;
 	struct model m;
 	struct projection p;
-	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
+	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
 	assert_true(c.moe_ref.fit.npoints == 15 && c.moe_ref.fit.rms_pct > 10);
 	assert_int_equal(model_prepare(&m, &c, NULL), 0);
 	for (int i = 0; i < m.npoints; i++)
@@ -1889,7 +1890,7 @@ static void test_project__anchors_keep_their_own_moe(void **state)
 	double at[2];
 	assert_int_equal(model_prepare(&own, &c, NULL), 0);
 	assert_int_equal(model_anchor_moe(&c, at), 0);
-	assert_int_equal(calib_reference_csv(&c, "tests/fixtures/moe_reference/slower.csv"), 0);
+	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/slower.csv"), 0);
 	/* the anchor measured with the new curve: no room for the rest */
 	assert_int_equal(model_prepare(&m, &c, NULL), DDT_EINPUT);
 	memcpy(c.moe_ref.anchor_ms, at, sizeof at);

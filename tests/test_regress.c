@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
@@ -404,7 +405,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 	load_conf(&c);
 	snprintf(path, sizeof path, "%s/calibration", home());
-	assert_int_equal(fit_calib_load(&cal, path, &diag), 0);
+	assert_int_equal(calibrate_load(&cal, path, &diag), 0);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
 	assert_int_equal(model_prepare(&m, &cal, NULL), 0);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
@@ -151,7 +152,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	snprintf(tpl, sizeof tpl, "%s/templates/default.yaml", fixture_home());
 	if (!dir || (rc = report_stash_inputs(dir, cal_dir, tpl)) != 0)
 		goto out_early;
-	if ((rc = fit_calib_load(&cal, cal_dir, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
+	if ((rc = calibrate_load(&cal, cal_dir, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
 		ydiag_print(&diag, stderr);
 		goto out_early;
 	}

@@ -1,6 +1,7 @@
 /* cmd_backtest.c - `ddt backtest`: each measured GPU projected from each other one. */
 #include "backtest.h"
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "cmd.h"
 #include "err.h"
@@ -115,7 +116,7 @@ int cmd_backtest(int argc, char **argv)
 		return rc;
 	memset(&p, 0, sizeof p);
 	memset(&run, 0, sizeof run);
-	if ((rc = fit_calib_load(&cal, a.paths.calibration, &diag)) != 0) {
+	if ((rc = calibrate_load(&cal, a.paths.calibration, &diag)) != 0) {
 		fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		status = err_exit_status(rc);
 		goto done;

@@ -1,5 +1,6 @@
 /* cmd_check.c - `ddt check`: validates calibration and templates, listing every problem. */
 #include "calib.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "cmd.h"
 #include "err.h"
@@ -119,7 +120,7 @@ int cmd_check(int argc, char **argv)
 	if (!templates[0])
 		snprintf(templates, sizeof a.templates, "%s/templates", a.paths.home);
 
-	int cal_ok = fit_calib_load(&cal, a.paths.calibration, &diag) == 0;
+	int cal_ok = calibrate_load(&cal, a.paths.calibration, &diag) == 0;
 	if (cal_ok && model_prepare(&m, &cal, NULL) != 0)
 		check_model_problem(&diag, &cal, a.paths.calibration);
 	files++;

@@ -3,6 +3,7 @@
 
 #include "calib.h"
 #include "csv.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
@@ -226,7 +227,7 @@ static int reference_load(struct calib *c, const char *path)
 {
 	double own[2];
 	int rc = model_anchor_moe(c, own);
-	if (!rc && !(rc = calib_reference_csv(c, path)))
+	if (!rc && !(rc = calibrate_reference_csv(c, path)))
 		memcpy(c->moe_ref.anchor_ms, own, sizeof own);
 	return rc;
 }
@@ -234,7 +235,7 @@ static int reference_load(struct calib *c, const char *path)
 static int load_inputs(struct inputs *in, const struct estimate_args *a)
 {
 	struct ydiag diag = {0};
-	int rc = fit_calib_load(&in->cal, a->paths.calibration, &diag);
+	int rc = calibrate_load(&in->cal, a->paths.calibration, &diag);
 
 	if (!rc)
 		rc = tmpl_load(&in->t, a->paths.template_path, &diag);
@@ -251,9 +252,9 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 	if (a->moe_reference && (rc = reference_load(&in->cal, a->moe_reference)) != 0)
 		return cli_fail("estimate", rc);
 	for (int i = 0; i < a->sets.n; i++)
-		if ((rc = calib_set_arg(&in->cal, a->sets.v[i])) != 0)
+		if ((rc = calibrate_set_arg(&in->cal, a->sets.v[i])) != 0)
 			return cli_fail("estimate", rc);
-	if (a->curve && (rc = calib_set(&in->cal, "moe_reference.curve", a->curve)) != 0)
+	if (a->curve && (rc = calibrate_set(&in->cal, "moe_reference.curve", a->curve)) != 0)
 		return cli_fail("estimate", rc);
 	if (a->samples)
 		in->cfg.samples = a->samples;
@@ -548,7 +549,7 @@ static int keys_print(const struct estimate_args *a)
 {
 	struct calib cal;
 	struct ydiag diag = {0};
-	int rc = fit_calib_load(&cal, a->paths.calibration, &diag);
+	int rc = calibrate_load(&cal, a->paths.calibration, &diag);
 	if (rc) {
 		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		ydiag_free(&diag);

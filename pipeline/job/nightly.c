@@ -6,6 +6,7 @@
 #include "cuda_api.h"
 #include "err.h"
 #include "esc.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "model.h"
 #include "fsx.h"
@@ -517,7 +518,7 @@ static int load_inputs(struct night *n)
 	struct ydiag diag = {0};
 	struct project_config pc;
 	struct report_spec *spec = malloc(sizeof *spec);
-	int rc = spec ? fit_calib_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
+	int rc = spec ? calibrate_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
 
 	if (!rc)
 		rc = tmpl_load(&n->t, n->paths.template_path, &diag);

@@ -4,6 +4,7 @@
 #include "repair.h"
 
 #include "err.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "fsx.h"
 #include "project.h"
@@ -35,7 +36,7 @@ static int project_again(const char *run_dir)
 	if ((rc = record_read(&rec, path, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/calibration", run_dir);
-	if ((rc = fit_calib_load(&cal, path, &diag)) != 0)
+	if ((rc = calibrate_load(&cal, path, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/template/template.yaml", run_dir);
 	if ((rc = tmpl_load(&t, path, &diag)) != 0)

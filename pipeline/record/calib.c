@@ -1272,13 +1272,6 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 	return hits ? 0 : NOKEY;
 }
 
-/* What is fitted to the values, refitted after a change (c->refit; none
- * when nothing fitted them). */
-static int refit(struct calib *c)
-{
-	return c->refit ? c->refit(c) : 0;
-}
-
 /* moe_reference.GPU.mM_ms: a point of the reference curve. */
 static int set_ref_point(struct calib *c, const char *rest, double v, const char *full)
 {
@@ -1409,7 +1402,7 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 	return 0;
 }
 
-/* Sets the numeric value of key (no refit); NOKEY when there is no such key. */
+/* Sets the numeric value of key; NOKEY when there is no such key. */
 static int set_value(struct calib *c, const char *key, double v)
 {
 	char buf[256], *dot, *rest;
@@ -1453,7 +1446,6 @@ static int set_value(struct calib *c, const char *key, double v)
 static int set_one(struct calib *c, const char *key, const char *value)
 {
 	double v;
-	int rc;
 
 	if (!strcmp(key, "moe_reference.gpu"))
 		return calib_reference_measured(c, value);
@@ -1461,18 +1453,12 @@ static int set_one(struct calib *c, const char *key, const char *value)
 		if (calib_moe_curve_parse(value, &c->moe_ref.curve))
 			return err_set(DDT_EINPUT, "--set %s: expected linear or physical, got '%s'",
 				       key, value);
-		return refit(c);
+		return 0;
 	}
 	if (yget_parse_num(value, &v) != 0) /* an unknown key first: it says more */
 		return !key_value(c, key, NULL, 0) ? NOKEY
 			: err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
-	if ((rc = set_value(c, key, v)) != 0)
-		return rc;
-	/* the fit depends on the points, the geometry and the reference GPU */
-	if (!strncmp(key, "model.", 6) || !strncmp(key, "gpus.", 5) ||
-	    !strncmp(key, "moe_reference.", 14))
-		refit(c); /* a failed fit is reported by model_prepare */
-	return 0;
+	return set_value(c, key, v);
 }
 
 
@@ -1711,7 +1697,7 @@ int calib_set(struct calib *c, const char *key, const char *value)
 	return 0;
 }
 
-/* Replaces the reference points by (m, ms) measured on gpu; refits. */
+/* Replaces the reference points by (m, ms) measured on gpu. */
 static int set_reference(struct calib *c, const char *gpu, const double *m, const double *ms,
 			 int n, const char *const *src, enum provenance prov)
 {
@@ -1733,7 +1719,7 @@ static int set_reference(struct calib *c, const char *gpu, const double *m, cons
 	for (int i = 1; i < n; i++)
 		if (r->points[i].m == r->points[i - 1].m)
 			return err_set(DDT_EINPUT, "moe_reference: m=%g given twice", r->points[i].m);
-	return refit(c);
+	return 0;
 }
 
 int calib_reference_measured(struct calib *c, const char *gpu)

@@ -129,7 +129,7 @@ struct moe_reference {
 	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
 	int gpu_line, gpu_col;         /* where gpu was read (in moe_ref_at's file) */
 	struct moe_physical phys;
-	struct moe_fit fit;            /* of phys to points; fit.h: fit_calib_moe */
+	struct moe_fit fit;            /* of phys to points; fit.h: calibrate_moe */
 	double floor_us;               /* per-call floor of one layer (NaN: none) */
 	char floor_source[CALIB_SOURCE_LEN];
 	/* The MoE (ms) of the calibration's own reference at the b8 and b16
@@ -369,11 +369,6 @@ struct calib {
 	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
 				   * accept (us) against the budget B */
 	struct ctx_law law_ctx;   /* tonight's attention over context (n 0: the geometry) */
-	/* Refits what is fitted to the values (the physical MoE curve, the
-	 * transfer entries) after calib_set and calib_reference_* change them:
-	 * set by the stage that fitted them (fit.h: fit_calib_load); NULL: the
-	 * values change, nothing is refitted. Returns 0 or an error code. */
-	int (*refit)(struct calib *c);
 	/* where moe_reference, moe_transfer and anchors were read, for the fits'
 	 * and the model's errors */
 	struct {
@@ -386,8 +381,8 @@ struct calib {
  * exactly one file) or one file holding every section. Every problem goes to
  * diag as file:line:col; returns 0 or DDT_EINPUT/DDT_ENOMEM/DDT_EIO.
  * Free with calib_free even on error. Nothing is fitted here: the stages
- * load through fit.h's fit_calib_load, which also fits the physical MoE
- * curve and builds the transfer entries (xfer.h: xfer_build). */
+ * load through calibrate.h's calibrate_load, which also fits the physical
+ * MoE curve and builds the transfer entries (xfer.h: xfer_build). */
 int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
 
@@ -399,6 +394,8 @@ void calib_free(struct calib *c);
  * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this
  * way becomes fixed at that value. Every success is logged in c->sets.
+ * Nothing is refitted: the stages set through calibrate.h's calibrate_set,
+ * which refits what the value changes.
  * Returns 0, or DDT_EINPUT with a message naming the key (an unknown key:
  * the nearest known ones, by edit distance). */
 int calib_set(struct calib *c, const char *key, const char *value);

@@ -4,6 +4,7 @@
 #include "acks.h"
 #include "backtest.h"
 #include "err.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "fsx.h"
 #include "report.h"
@@ -260,7 +261,7 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 	if (!fsx_exists(p))
 		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
 					 "there with report_stash_inputs)", p);
-	else if ((rc = fit_calib_load(&d->cal, p, diag)) != 0 && diag->n)
+	else if ((rc = calibrate_load(&d->cal, p, diag)) != 0 && diag->n)
 		err_set(rc, "%s", diag->msgs[0]);
 	free(p);
 	if (rc)

@@ -1,9 +1,7 @@
 /* fit.c - least-squares fits of the physical MoE curve (GSL) and of scaling laws. */
 #include "fit.h"
 
-#include "err.h"
 #include "model.h"
-#include "xfer.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
@@ -477,43 +475,4 @@ int fit_ctx_law(struct ctx_law *l, const struct gpu *gpu, const double *ctx, con
 		 "%.3g +- %.2g us a token and query", n, gpu->name, c0, c1, t0, t1, r2, l->b_us,
 		 sqrt(l->var_b), l->b_us * gpu->bw_tbps * 1e6, gpu->bw_tbps, l->c_us, sqrt(l->var_c));
 	return 0;
-}
-
-/* ---------------------------------------------------------------- the calibration's fits */
-
-int fit_calib_moe(struct calib *c)
-{
-	struct moe_reference *r = &c->moe_ref;
-	const struct gpu *ref = calib_gpu(c, r->gpu);
-	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
-
-	if (!ref)
-		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog", r->gpu);
-	for (int i = 0; i < r->npoints; i++) {
-		m[i] = r->points[i].m;
-		ms[i] = r->points[i].step_ms;
-	}
-	fit_moe_physical(&r->fit, c, ref, m, ms, r->npoints, &r->phys);
-	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
-		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
-			       r->fit.note);
-	/* the transfer entries start at the reference GPU */
-	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
-		return xfer_build(c);
-	return 0;
-}
-
-int fit_calib_load(struct calib *c, const char *path, struct ydiag *diag)
-{
-	size_t before = diag->n;
-	int rc = calib_load(c, path, diag);
-
-	if (rc)
-		return rc;
-	c->refit = fit_calib_moe;
-	if (fit_calib_moe(c) != 0)
-		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
-	else if (xfer_build(c) != 0)
-		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
-	return diag->n > before ? DDT_EINPUT : 0;
 }

@@ -31,23 +31,6 @@ double fit_moe_loo(const struct calib *c, const struct gpu *ref, const double *m
 void fit_moe_plateau(const struct calib *c, const struct gpu *ref, const double p[MOE_P_COUNT],
 		     double *plateau_ms, double *m95);
 
-/* ---- the calibration's fits ---- */
-
-/* The calibration as the stages use it: calib_load, then the physical MoE
- * curve fitted to moe_reference's points (fit_calib_moe) and the transfer
- * entries built (xfer.h: xfer_build), with c->refit set so calib_set and
- * calib_reference_* refit after a change. A fit that fails is one problem
- * in diag at its section's file:line. Returns 0 or
- * DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free even on error. */
-int fit_calib_load(struct calib *c, const char *path, struct ydiag *diag);
-
-/* Refits the physical MoE curve to the current points (after a change to
- * them, to the geometry or to the reference GPU), then rebuilds the
- * transfer entries when they were built for another reference GPU.
- * Returns 0, or DDT_EINPUT when the curve in use is physical and cannot be
- * fitted (err_msg() says why) / an error of xfer_build. */
-int fit_calib_moe(struct calib *c);
-
 /* The fraction of a component that grows with its driver, from times t at
  * drivers x: the line t = a + b x gives f = b x0 / (a + b x0), clamped to
  * [0, 1]. Returns 0, or -1 with fewer than two distinct x. */

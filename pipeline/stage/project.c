@@ -5,6 +5,7 @@
 
 #include "backtest.h"
 #include "err.h"
+#include "calibrate.h"
 #include "fit.h"
 #include "project_accept.h"
 #include "sort.h"
@@ -2493,7 +2494,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	copy_str(p->calibration, sizeof p->calibration, c0->path);
 	if (cfg->moe_curve >= 0 && (enum moe_curve_kind)cfg->moe_curve != c->moe_ref.curve) {
 		c->moe_ref.curve = (enum moe_curve_kind)cfg->moe_curve;
-		if ((rc = fit_calib_moe(c)) != 0)
+		if ((rc = calibrate_moe(c)) != 0)
 			goto done;
 	}
 	if (run && (rc = merge_tonight(c, run, p)) != 0)

@@ -1,0 +1,40 @@
+/* calibrate.h - the calibration stage: from the facts a calibration folder
+ * holds (calib.h: loaded and checked, overridden with --set) to what the
+ * stages use: the physical MoE curve fitted to the reference points (fit.h),
+ * the transfer entries built from the measured classes (xfer.h) and,
+ * for a projection, tonight's scaling laws. record/ fits nothing and calls
+ * nothing of this stage: a change to a fact is made here, then what is
+ * derived from it is made again. */
+#ifndef DDT_CALIBRATE_H
+#define DDT_CALIBRATE_H
+
+#include "calib.h"
+
+/* The calibration as the stages use it: calib_load, then the physical MoE
+ * curve fitted to moe_reference's points (calibrate_moe) and the transfer
+ * entries built (xfer.h: xfer_build). A fit that fails is one problem in
+ * diag at its section's file:line. Returns 0 or
+ * DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free even on error. */
+int calibrate_load(struct calib *c, const char *path, struct ydiag *diag);
+
+/* Refits the physical MoE curve to the current points (after a change to
+ * them, to the geometry or to the reference GPU), then rebuilds the
+ * transfer entries when they were built for another reference GPU.
+ * Returns 0, or DDT_EINPUT when the curve in use is physical and cannot be
+ * fitted (err_msg() says why) / an error of xfer_build. */
+int calibrate_moe(struct calib *c);
+
+/* calib_set, then what is derived from the value made again: a change to
+ * the MoE reference (its GPU, points, curve or physical settings), to the
+ * geometry or to a GPU refits the curve (calibrate_moe). A fit that fails
+ * after moe_reference.gpu or moe_reference.curve is this call's error;
+ * after the others model_prepare reports it. Returns 0 or an error code. */
+int calibrate_set(struct calib *c, const char *key, const char *value);
+/* Parses "KEY=VALUE" and applies it with calibrate_set. */
+int calibrate_set_arg(struct calib *c, const char *arg);
+
+/* calib_reference_csv, then the curve refitted (calibrate_moe). Returns 0
+ * or an error code. */
+int calibrate_reference_csv(struct calib *c, const char *path);
+
+#endif
