@@ -1,0 +1,570 @@
+/* project_read.c - projection.yaml's strict reader (the writer and the text
+ * form: project_yaml.c), and the normal form both go by. */
+#include "project.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- reader */
+
+#define NUM (Y_REQUIRED | Y_NULLABLE)
+
+/* key's string into dst; flags: Y_REQUIRED, or 0 for a key a projection
+ * written before it existed lacks (dst then stays as it is). */
+static void str_key(struct yctx *c, struct ydoc_node *m, const char *key, unsigned flags,
+		    char *dst, size_t len)
+{
+	const char *s = NULL;
+	if (yget_str(c, m, key, flags, &s) || !s)
+		return;
+	if (strlen(s) >= len) {
+		struct ydoc_node *n = ydoc_get(m, key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
+			  len - 1);
+		return;
+	}
+	strcpy(dst, s);
+}
+
+static void str_in(struct yctx *c, struct ydoc_node *m, const char *key, char *dst, size_t len)
+{
+	str_key(c, m, key, Y_REQUIRED, dst, len);
+}
+
+static void int_in(struct yctx *c, struct ydoc_node *m, const char *key, int *out)
+{
+	yget_int(c, m, key, Y_REQUIRED, out);
+}
+
+static void band_in(struct yctx *c, struct ydoc_node *m, const char *key, struct band *b)
+{
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, key, YDOC_MAP, Y_REQUIRED, &n) || !n)
+		return;
+	yget_num(c, n, "point", NUM, &b->point);
+	yget_num(c, n, "p5", NUM, &b->p5);
+	yget_num(c, n, "p50", NUM, &b->p50);
+	yget_num(c, n, "p95", NUM, &b->p95);
+	yget_check_unknown(c, n);
+}
+
+static void pipeline_in(struct yctx *c, struct ydoc_node *m, enum pipeline_kind *out)
+{
+	const char *s = NULL;
+	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &s) && s && tmpl_pipeline_parse(s, out)) {
+		struct ydoc_node *n = ydoc_get(m, "pipeline");
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "pipeline: expected sglang or native, got '%s'", s);
+	}
+}
+
+/* A sequence under key (required) with at most max items; NULL on a problem. */
+static struct ydoc_node *seq_in(struct yctx *c, struct ydoc_node *m, const char *key, size_t max)
+{
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, key, YDOC_SEQ, Y_REQUIRED, &n) || !n)
+		return NULL;
+	if (n->n > max) {
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %zu items", key, max);
+		return NULL;
+	}
+	return n;
+}
+
+static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
+{
+	struct ydoc_node *ms = NULL;
+	str_in(c, m, "scenario", r->scenario, sizeof r->scenario);
+	str_in(c, m, "target", r->target, sizeof r->target);
+	pipeline_in(c, m, &r->pipeline);
+	int_in(c, m, "block", &r->block);
+	int_in(c, m, "budget", &r->budget);
+	int_in(c, m, "concurrency", &r->concurrency);
+	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &r->context);
+	str_key(c, m, "context_from", 0, r->context_from, sizeof r->context_from);
+	yget_num(c, m, "M", NUM, &r->M);
+	yget_num(c, m, "accept", NUM, &r->accept);
+	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
+	yget_num(c, m, "accept_hi", NUM, &r->accept_hi);
+	str_in(c, m, "accept_from", r->accept_from, sizeof r->accept_from);
+	{
+		const char *e = NULL;
+		if (!yget_str(c, m, "estimator", Y_REQUIRED, &e) && e &&
+		    tmpl_estimator_parse(e, &r->estimator))
+			ydiag_add(c->diag, c->file, m->line, m->col,
+				  "estimator: expected seed or calibrated, got '%s'", e);
+	}
+	yget_bool(c, m, "runnable", Y_REQUIRED, &r->runnable);
+	str_in(c, m, "note", r->note, sizeof r->note);
+	if (!yget_node(c, m, "ms", YDOC_MAP, Y_REQUIRED, &ms) && ms) {
+		for (int k = 0; k < COMP_COUNT; k++)
+			yget_num(c, ms, model_comp_name((enum model_comp)k), NUM, &r->ms[k]);
+		yget_check_unknown(c, ms);
+	}
+	yget_num(c, m, "moe_ms", NUM, &r->moe_ms);
+	yget_num(c, m, "nonmoe_ms", NUM, &r->nonmoe_ms);
+	band_in(c, m, "step_ms", &r->step_ms);
+	band_in(c, m, "tok_s", &r->tok_s);
+	band_in(c, m, "moe_band", &r->moe_band);
+	yget_num(c, m, "lean_pct", NUM, &r->lean_pct);
+	str_in(c, m, "lean_by", r->lean_by, sizeof r->lean_by);
+	yget_num(c, m, "lean_by_pct", NUM, &r->lean_by_pct);
+	yget_num(c, m, "point_pctile", NUM, &r->point_pctile);
+	yget_bool(c, m, "moe_xfer", Y_REQUIRED, &r->moe_xfer);
+	yget_num(c, m, "other_tok_s", NUM, &r->other_tok_s);
+	yget_num(c, m, "other_pctile", NUM, &r->other_pctile);
+	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
+	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
+	yget_num(c, m, "xfer_err_pct", NUM, &r->xfer_err_pct);
+	r->xfer_gap_pct = NAN;
+	yget_num(c, m, "xfer_gap_pct", Y_NULLABLE, &r->xfer_gap_pct);
+	yget_check_unknown(c, m);
+}
+
+static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornado *t)
+{
+	struct ydoc_node *bars;
+	str_in(c, m, "scenario", t->scenario, sizeof t->scenario);
+	yget_num(c, m, "accept", NUM, &t->accept);
+	yget_num(c, m, "tok_s_point", NUM, &t->tok_s_point);
+	if ((bars = seq_in(c, m, "bars", CALIB_MAX_ASM)) != NULL) {
+		t->bars = calloc(bars->n ? bars->n : 1, sizeof *t->bars);
+		if (!t->bars)
+			return err_nomem();
+		for (size_t i = 0; i < bars->n; i++) {
+			struct ydoc_node *b = bars->items[i];
+			struct project_bar *r = &t->bars[t->nbars++];
+			if (yget_expect(c, b, YDOC_MAP, "bar"))
+				continue;
+			str_in(c, b, "name", r->name, sizeof r->name);
+			yget_num(c, b, "value_point", NUM, &r->value_point);
+			yget_num(c, b, "value_p5", NUM, &r->value_p5);
+			yget_num(c, b, "value_p95", NUM, &r->value_p95);
+			yget_num(c, b, "tok_s_p5", NUM, &r->tok_s_p5);
+			yget_num(c, b, "tok_s_p95", NUM, &r->tok_s_p95);
+			yget_num(c, b, "swing", NUM, &r->swing);
+			yget_check_unknown(c, b);
+		}
+	}
+	yget_check_unknown(c, m);
+	return 0;
+}
+
+static void int_list_in(struct yctx *c, struct ydoc_node *m, const char *key, int *out, int *n,
+			int max)
+{
+	struct ydoc_node *s = seq_in(c, m, key, (size_t)max);
+	*n = 0;
+	for (size_t i = 0; s && i < s->n; i++) {
+		double v;
+		if (!yget_node_num(c, s->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
+			out[(*n)++] = (int)v;
+	}
+}
+
+static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g, int t, int ci,
+		    int b)
+{
+	struct project_cell *x = PROJECT_CELL(g, t, ci, b);
+	const char *tg = NULL;
+	int C = 0, B = 0;
+	if (yget_expect(c, m, YDOC_MAP, "cell"))
+		return;
+	yget_str(c, m, "target", Y_REQUIRED, &tg);
+	int_in(c, m, "C", &C);
+	int_in(c, m, "B", &B);
+	if ((tg && strcmp(tg, g->targets[t])) || C != g->conc[ci] || B != g->budgets[b])
+		ydiag_add(c->diag, c->file, m->line, m->col,
+			  "cells: expected %s C=%d B=%d here (target-major order)", g->targets[t],
+			  g->conc[ci], g->budgets[b]);
+	yget_num(c, m, "M", NUM, &x->M);
+	yget_num(c, m, "accept", NUM, &x->accept);
+	yget_bool(c, m, "capped", Y_REQUIRED, &x->accept_capped);
+	yget_bool(c, m, "lower_bound", 0, &x->accept_lower); /* runs before it: absent */
+	yget_num(c, m, "step_point", NUM, &x->step_ms.point);
+	yget_num(c, m, "step_p5", NUM, &x->step_ms.p5);
+	yget_num(c, m, "step_p50", NUM, &x->step_ms.p50);
+	yget_num(c, m, "step_p95", NUM, &x->step_ms.p95);
+	yget_num(c, m, "tok_point", NUM, &x->tok_s.point);
+	yget_num(c, m, "tok_p5", NUM, &x->tok_s.p5);
+	yget_num(c, m, "tok_p50", NUM, &x->tok_s.p50);
+	yget_num(c, m, "tok_p95", NUM, &x->tok_s.p95);
+	yget_num(c, m, "p_best", NUM, &x->p_best);
+	yget_num(c, m, "regret", NUM, &x->regret);
+	yget_bool(c, m, "best", Y_REQUIRED, &x->best);
+	yget_bool(c, m, "runner", Y_REQUIRED, &x->runner);
+	yget_check_unknown(c, m);
+	if (x->best)
+		g->best[t * g->nconc + ci] = b;
+	if (x->runner)
+		g->runner[t * g->nconc + ci] = b;
+}
+
+static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
+{
+	struct ydoc_node *s, *cells;
+	str_in(c, m, "scenario", g->scenario, sizeof g->scenario);
+	pipeline_in(c, m, &g->pipeline);
+	int_in(c, m, "block", &g->block);
+	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &g->context);
+	yget_num(c, m, "ref_budget", NUM, &g->ref_budget);
+	yget_num(c, m, "ref_accept", NUM, &g->ref_accept);
+	str_in(c, m, "accept_kind", g->accept_kind, sizeof g->accept_kind);
+	str_in(c, m, "accept_source", g->accept_source, sizeof g->accept_source);
+	int_in(c, m, "nadded", &g->nadded);
+	if ((s = seq_in(c, m, "targets", PROJECT_MAX_GRID_TARGETS)) != NULL)
+		for (size_t i = 0; i < s->n; i++)
+			if (!yget_expect(c, s->items[i], YDOC_SCALAR, "targets"))
+				snprintf(g->targets[g->ntargets++], sizeof g->targets[0], "%s",
+					 s->items[i]->str);
+	int_list_in(c, m, "concurrency", g->conc, &g->nconc, PROJECT_MAX_GRID_CONC);
+	int_list_in(c, m, "budgets", g->budgets, &g->nbudgets, PROJECT_MAX_GRID_BUDGETS);
+	if ((s = seq_in(c, m, "curve_accept", PROJECT_MAX_GRID_BUDGETS)) != NULL) {
+		if ((int)s->n != g->nbudgets)
+			ydiag_add(c->diag, c->file, s->line, s->col, "curve_accept: one per budget");
+		for (size_t i = 0; i < s->n; i++)
+			yget_node_num(c, s->items[i], "curve_accept", Y_NULLABLE, &g->curve_accept[i]);
+	}
+	size_t n = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	g->cells = calloc(n ? n : 1, sizeof *g->cells);
+	g->best = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->best);
+	g->runner = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->runner);
+	if (!g->cells || !g->best || !g->runner)
+		return err_nomem();
+	if ((cells = seq_in(c, m, "cells", n)) != NULL) {
+		if (cells->n != n)
+			ydiag_add(c->diag, c->file, cells->line, cells->col,
+				  "cells: expected %zu (targets x concurrency x budgets), got %zu", n,
+				  cells->n);
+		else
+			for (size_t i = 0; i < n; i++)
+				cell_in(c, cells->items[i], g, (int)(i / (g->nconc * g->nbudgets)),
+					(int)(i / g->nbudgets % g->nconc), (int)(i % g->nbudgets));
+	}
+	yget_check_unknown(c, m);
+	return 0;
+}
+
+static void fit_in(struct yctx *c, struct ydoc_node *m, struct project_fit *f)
+{
+	struct ydoc_node *s;
+	const char *str = NULL;
+	if (!yget_str(c, m, "curve", Y_REQUIRED, &str) && str && calib_moe_curve_parse(str, &f->curve))
+		ydiag_add(c->diag, c->file, m->line, m->col, "curve: expected linear or physical");
+	str_in(c, m, "gpu", f->gpu, sizeof f->gpu);
+	str = NULL;
+	if (!yget_str(c, m, "source", Y_REQUIRED, &str) && str && calib_provenance_parse(str, &f->source))
+		ydiag_add(c->diag, c->file, m->line, m->col, "source: unknown provenance '%s'", str);
+	yget_num(c, m, "rms_pct", NUM, &f->rms_pct);
+	yget_num(c, m, "plateau_ms", NUM, &f->plateau_ms);
+	yget_num(c, m, "m_plateau", NUM, &f->m_plateau);
+	str_in(c, m, "note", f->note, sizeof f->note);
+	if ((s = seq_in(c, m, "params", PROJECT_MAX_FIT_PARAMS)) != NULL)
+		for (size_t i = 0; i < s->n; i++) {
+			struct project_param *q = &f->params[f->nparams++];
+			struct ydoc_node *it = s->items[i];
+			if (yget_expect(c, it, YDOC_MAP, "param"))
+				continue;
+			str_in(c, it, "name", q->name, sizeof q->name);
+			yget_num(c, it, "value", NUM, &q->value);
+			yget_num(c, it, "se", NUM, &q->se);
+			yget_bool(c, it, "held", Y_REQUIRED, &q->held);
+			str_in(c, it, "unit", q->unit, sizeof q->unit);
+			yget_check_unknown(c, it);
+		}
+	if ((s = seq_in(c, m, "points", PROJECT_MAX_FIT_POINTS)) != NULL)
+		for (size_t i = 0; i < s->n; i++) {
+			struct project_fit_point *q = &f->points[f->npoints++];
+			struct ydoc_node *it = s->items[i];
+			if (yget_expect(c, it, YDOC_MAP, "point"))
+				continue;
+			yget_num(c, it, "m", NUM, &q->m);
+			yget_num(c, it, "step_ms", NUM, &q->step_ms);
+			yget_num(c, it, "fit_ms", NUM, &q->fit_ms);
+			yget_num(c, it, "resid_pct", NUM, &q->resid_pct);
+			yget_num(c, it, "loo_ms", NUM, &q->loo_ms);
+			yget_num(c, it, "loo_pct", NUM, &q->loo_pct);
+			yget_check_unknown(c, it);
+		}
+	yget_check_unknown(c, m);
+}
+
+static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_backtest *b)
+{
+	str_in(c, m, "what", b->what, sizeof b->what);
+	yget_num(c, m, "measured", NUM, &b->measured);
+	yget_num(c, m, "predicted", NUM, &b->predicted);
+	yget_num(c, m, "err_pct", NUM, &b->err_pct);
+	str_in(c, m, "band_scenario", b->band_scenario, sizeof b->band_scenario);
+	yget_num(c, m, "band_lo_pct", NUM, &b->band_lo_pct);
+	yget_num(c, m, "band_hi_pct", NUM, &b->band_hi_pct);
+	str_in(c, m, "note", b->note, sizeof b->note);
+	yget_check_unknown(c, m);
+}
+
+/* xbacktest.implementation's pooled figures (optional: older records have
+ * none; its per-pair list is not read back). */
+static void ximpl_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
+{
+	struct ydoc_node *im = NULL;
+	p->iback_cover_pct = p->iback_err_pct = p->iback_width_pct = p->iback_bias_pct = NAN;
+	if (yget_node(c, m, "implementation", YDOC_MAP, 0, &im) || !im)
+		return;
+	yget_int(c, im, "points", Y_REQUIRED, &p->iback_n);
+	yget_num(c, im, "cover_pct", NUM, &p->iback_cover_pct);
+	yget_num(c, im, "err_pct", NUM, &p->iback_err_pct);
+	yget_num(c, im, "width_pct", NUM, &p->iback_width_pct);
+	yget_num(c, im, "bias_pct", NUM, &p->iback_bias_pct);
+	ydoc_get(im, "pooled");
+	yget_check_unknown(c, im);
+}
+
+static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
+{
+	struct ydoc_node *s;
+	yget_int(c, m, "points", Y_REQUIRED, &p->xback_n);
+	yget_num(c, m, "cover_pct", NUM, &p->xback_cover_pct);
+	yget_num(c, m, "err_pct", NUM, &p->xback_err_pct);
+	if ((s = seq_in(c, m, "pairs", 100000)) != NULL) {
+		p->xback = calloc(s->n ? s->n : 1, sizeof *p->xback);
+		if (!p->xback)
+			return err_nomem();
+		for (size_t i = 0; i < s->n; i++) {
+			struct ydoc_node *it = s->items[i];
+			struct project_xback *x = &p->xback[p->nxback++];
+			if (yget_expect(c, it, YDOC_MAP, "pair"))
+				continue;
+			str_in(c, it, "class", x->cls, sizeof x->cls);
+			str_in(c, it, "from", x->from, sizeof x->from);
+			str_in(c, it, "to", x->to, sizeof x->to);
+			int_in(c, it, "n", &x->n);
+			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
+			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
+			yget_num(c, it, "max_err_pct", NUM, &x->max_err_pct);
+			x->bias_pct = x->width_pct = NAN;
+			yget_num(c, it, "bias_pct", Y_NULLABLE, &x->bias_pct);
+			yget_num(c, it, "width_pct", Y_NULLABLE, &x->width_pct);
+			yget_check_unknown(c, it);
+		}
+	}
+	if ((s = seq_in(c, m, "pooled", 10000)) != NULL) {
+		p->xsum = calloc(s->n ? s->n : 1, sizeof *p->xsum);
+		if (!p->xsum)
+			return err_nomem();
+		for (size_t i = 0; i < s->n; i++) {
+			struct ydoc_node *it = s->items[i];
+			struct project_xsum *x = &p->xsum[p->nxsum++];
+			if (yget_expect(c, it, YDOC_MAP, "pooled"))
+				continue;
+			str_in(c, it, "class", x->cls, sizeof x->cls);
+			str_in(c, it, "family", x->fam, sizeof x->fam);
+			int_in(c, it, "n", &x->n);
+			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
+			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
+			x->bias_pct = x->width_pct = NAN;
+			yget_num(c, it, "bias_pct", Y_NULLABLE, &x->bias_pct);
+			yget_num(c, it, "width_pct", Y_NULLABLE, &x->width_pct);
+			yget_check_unknown(c, it);
+		}
+	}
+	ximpl_in(c, m, p);
+	yget_check_unknown(c, m);
+	return 0;
+}
+
+static void central_in(struct yctx *c, struct ydoc_node *m, struct project_central *k)
+{
+	struct ydoc_node *s = NULL;
+	k->have = 1;
+	yget_num(c, m, "a8_step_ms", NUM, &k->a8_step_ms);
+	yget_num(c, m, "b16_step_ms", NUM, &k->b16_step_ms);
+	yget_num(c, m, "growth", NUM, &k->growth);
+	yget_num(c, m, "form", NUM, &k->form);
+	yget_num(c, m, "moe_scale", NUM, &k->moe_scale);
+	yget_num(c, m, "z_x", NUM, &k->z_x);
+	if (!yget_node(c, m, "values", YDOC_SEQ, Y_REQUIRED, &s) && s)
+		for (size_t i = 0; i < s->n && k->n < CALIB_MAX_ASM; i++) {
+			struct ydoc_node *e = s->items[i];
+			if (yget_expect(c, e, YDOC_MAP, "value"))
+				continue;
+			str_in(c, e, "name", k->name[k->n], sizeof k->name[k->n]);
+			yget_num(c, e, "value", NUM, &k->v[k->n]);
+			yget_check_unknown(c, e);
+			k->n++;
+		}
+	yget_check_unknown(c, m);
+}
+
+static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *in)
+{
+	const char *s = NULL;
+	str_in(c, m, "name", in->name, sizeof in->name);
+	yget_num(c, m, "value", NUM, &in->value);
+	if (!yget_str(c, m, "prov", Y_REQUIRED, &s) && s && calib_provenance_parse(s, &in->prov))
+		ydiag_add(c->diag, c->file, m->line, m->col, "prov: unknown provenance '%s'", s);
+	in->was = NAN;
+	yget_num(c, m, "was", Y_NULLABLE, &in->was);
+	str_in(c, m, "source", in->source, sizeof in->source);
+	yget_check_unknown(c, m);
+}
+
+/* Allocates n items of size sz into *out (at least one). */
+static int alloc_n(void *out, size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+	*(void **)out = p;
+	return p ? 0 : err_nomem();
+}
+
+static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *root)
+{
+	struct ydoc_node *s, *g = NULL, *f = NULL;
+	const char *curve = NULL;
+	double seed = NAN;
+	int rc = 0;
+
+	int_in(c, root, "schema", &p->schema);
+	if (p->schema != PROJECT_SCHEMA) {
+		ydiag_add(c->diag, c->file, root->line, root->col,
+			  "schema: this ddt reads projection schema %d, got %d", PROJECT_SCHEMA,
+			  p->schema);
+		return DDT_EINPUT;
+	}
+	str_in(c, root, "run_id", p->run_id, sizeof p->run_id);
+	str_in(c, root, "template", p->template_name, sizeof p->template_name);
+	str_in(c, root, "calibration", p->calibration, sizeof p->calibration);
+	int_in(c, root, "samples", &p->samples);
+	if (!yget_num(c, root, "seed", Y_REQUIRED | Y_NONNEG | Y_INTEGER, &seed) && !isnan(seed))
+		p->seed = (uint64_t)seed;
+	if (!yget_str(c, root, "curve", Y_REQUIRED, &curve) && curve &&
+	    calib_moe_curve_parse(curve, &p->curve))
+		ydiag_add(c->diag, c->file, root->line, root->col, "curve: expected linear or physical");
+	yget_bool(c, root, "recalibrated", Y_REQUIRED, &p->recalibrated);
+	str_in(c, root, "measured_on", p->measured_on, sizeof p->measured_on);
+	str_in(c, root, "lean", p->lean, sizeof p->lean);
+	yget_num(c, root, "ess", NUM, &p->ess);
+	yget_num(c, root, "ess_pct", NUM, &p->ess_pct);
+	yget_bool(c, root, "conflict", Y_REQUIRED, &p->conflict);
+	str_in(c, root, "weighting", p->weighting, sizeof p->weighting);
+	str_in(c, root, "accept_kind", p->accept_kind, sizeof p->accept_kind);
+	str_in(c, root, "accept_source", p->accept_source, sizeof p->accept_source);
+	str_key(c, root, "context_law_label", 0, p->context_law_label, sizeof p->context_law_label);
+	str_key(c, root, "context_law", 0, p->context_law, sizeof p->context_law);
+	if ((s = seq_in(c, root, "notes", 1000)) != NULL) {
+		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
+			return rc;
+		for (size_t i = 0; i < s->n; i++)
+			if (!yget_expect(c, s->items[i], YDOC_SCALAR, "notes"))
+				snprintf(p->notes[p->nnotes++], sizeof *p->notes, "%s", s->items[i]->str);
+	}
+	if ((s = seq_in(c, root, "rows", 100000)) != NULL) {
+		if ((rc = alloc_n(&p->rows, s->n, sizeof *p->rows)))
+			return rc;
+		for (size_t i = 0; i < s->n; i++)
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "row"))
+				row_in(c, s->items[i], &p->rows[p->nrows++]);
+	}
+	if ((s = seq_in(c, root, "tornado", 100000)) != NULL) {
+		if ((rc = alloc_n(&p->tornado, s->n, sizeof *p->tornado)))
+			return rc;
+		for (size_t i = 0; i < s->n && !rc; i++)
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "tornado"))
+				rc = tornado_in(c, s->items[i], &p->tornado[p->ntornado++]);
+		if (rc)
+			return rc;
+	}
+	if (!yget_node(c, root, "grid", YDOC_MAP, 0, &g) && g) {
+		p->has_grid = 1;
+		if ((rc = grid_in(c, g, &p->grid)))
+			return rc;
+	}
+	if (!yget_node(c, root, "fit", YDOC_MAP, Y_REQUIRED, &f) && f)
+		fit_in(c, f, &p->fit);
+	if ((s = seq_in(c, root, "backtest", 1000)) != NULL) {
+		if ((rc = alloc_n(&p->backtest, s->n, sizeof *p->backtest)))
+			return rc;
+		for (size_t i = 0; i < s->n; i++)
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "backtest"))
+				backtest_in(c, s->items[i], &p->backtest[p->nbacktest++]);
+	}
+	if (!yget_node(c, root, "xbacktest", YDOC_MAP, Y_REQUIRED, &g) && g &&
+	    (rc = xback_in(c, g, p)))
+		return rc;
+	if ((s = seq_in(c, root, "inputs", 100000)) != NULL) {
+		if ((rc = alloc_n(&p->inputs, s->n, sizeof *p->inputs)))
+			return rc;
+		for (size_t i = 0; i < s->n; i++)
+			if (!yget_expect(c, s->items[i], YDOC_MAP, "input"))
+				input_in(c, s->items[i], &p->inputs[p->ninputs++]);
+	}
+	if (!yget_node(c, root, "calibrated_point", YDOC_MAP, 0, &g) && g)
+		central_in(c, g, &p->central);
+	yget_check_unknown(c, root);
+	return 0;
+}
+
+/* Parses a projection document already loaded. */
+static int project_parse(struct projection *p, struct ydoc *doc, struct ydiag *diag)
+{
+	struct yctx c = {doc->file, diag};
+	size_t before = diag->n;
+	int rc;
+	if (!doc->root) {
+		ydiag_add(diag, doc->file, 0, 0, "empty projection");
+		return DDT_EINPUT;
+	}
+	if (yget_expect(&c, doc->root, YDOC_MAP, "projection"))
+		return DDT_EINPUT;
+	if ((rc = read_root(p, &c, doc->root)) != 0)
+		return rc;
+	return diag->n > before ? DDT_EINPUT : 0;
+}
+
+int project_read(struct projection *p, const char *path, struct ydiag *diag)
+{
+	struct ydoc *doc = NULL;
+	int rc;
+	memset(p, 0, sizeof *p);
+	if ((rc = ydoc_load_file(&doc, path, diag)) == 0)
+		rc = project_parse(p, doc, diag);
+	ydoc_free(doc);
+	return rc;
+}
+
+int project_normalize(struct projection *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct projection q;
+	struct ydiag diag = {0};
+	struct ydoc *doc = NULL;
+	int rc;
+
+	if (!fp)
+		return err_nomem();
+	project_emit(p, fp);
+	if (fclose(fp) != 0) {
+		free(buf);
+		return err_nomem();
+	}
+	memset(&q, 0, sizeof q);
+	rc = ydoc_load_buf(&doc, "projection", buf, len, &diag);
+	if (!rc)
+		rc = project_parse(&q, doc, &diag);
+	if (rc)
+		err_set(rc, "projection: %s", diag.n ? diag.msgs[0] : err_msg());
+	ydoc_free(doc);
+	ydiag_free(&diag);
+	free(buf);
+	if (rc) {
+		project_free(&q);
+		return rc;
+	}
+	project_free(p);
+	*p = q;
+	return 0;
+}
