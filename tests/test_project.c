@@ -1300,7 +1300,7 @@ static void test_project__fleet_merge_adds_tonights_factors(void **state)
 	int x = calib_xfer_index(&c, pro, b300, 9);
 	double before = c.xfer[x].d.median * calib_xfer_adj(&c, x, 9);
 	memset(&p, 0, sizeof p);
-	assert_int_equal(project_merge_fleet(&c, &run, &p), 0);
+	assert_int_equal(calibrate_fleet(&c, &run, &p), 0);
 	assert_int_equal(k->nseries, nseries + 2);
 	assert_int_equal(k->nm, nm + 3); /* M = 1, 9, 33 */
 	assert_int_equal(calib_series(k, "b300")->prov, PROV_MEASURED);

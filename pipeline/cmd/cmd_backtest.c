@@ -128,7 +128,7 @@ int cmd_backtest(int argc, char **argv)
 			goto done;
 		}
 		have_run = 1;
-		if ((rc = project_merge_fleet(&cal, &run, NULL)) != 0) {
+		if ((rc = calibrate_fleet(&cal, &run, NULL)) != 0) {
 			status = cli_fail("backtest", rc);
 			goto done;
 		}

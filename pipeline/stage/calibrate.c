@@ -1,11 +1,17 @@
 /* calibrate.c - the calibration stage: the fits and transfer entries made
- * from the calibration's facts, again after a --set changes one. */
+ * from the calibration's facts, again after a --set changes one, and
+ * tonight's measurements folded in (the MoE curve, the laws, the transfer
+ * calibration). */
 #include "calibrate.h"
 
 #include "err.h"
 #include "fit.h"
+#include "project.h"
+#include "record.h"
 #include "xfer.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 int calibrate_moe(struct calib *c)
@@ -82,4 +88,481 @@ int calibrate_reference_csv(struct calib *c, const char *path)
 {
 	int rc = calib_reference_csv(c, path);
 	return rc ? rc : calibrate_moe(c);
+}
+
+/* ---------------------------------------------------------------- tonight */
+
+/* Copies src into dst[len], cut short when it does not fit. */
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void swap_d(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* The catalog GPU a device is: the longest catalog id (underscores dropped)
+ * inside the device name (lowercase, letters and digits only). */
+const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name)
+{
+	char dev[160], id[40];
+	size_t k = 0, best_len = 0;
+	const struct gpu *best = NULL;
+	for (const char *s = name; *s && k + 1 < sizeof dev; s++)
+		if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+			dev[k++] = *s;
+		else if (*s >= 'A' && *s <= 'Z')
+			dev[k++] = (char)(*s - 'A' + 'a');
+	dev[k] = '\0';
+	for (size_t i = 0; i < c->ngpus; i++) {
+		size_t n = 0;
+		for (const char *s = c->gpus[i].id; *s && n + 1 < sizeof id; s++)
+			if (*s != '_')
+				id[n++] = *s;
+		id[n] = '\0';
+		if (n > best_len && strstr(dev, id))
+			best = &c->gpus[i], best_len = n;
+	}
+	return best;
+}
+
+/* A GPU row usable for calibration. */
+static int gpu_row(const struct run_record *run, const struct rec_row *r, const char *op)
+{
+	return !strcmp(r->op, op) && r->status == REC_OK && strcmp(r->backend, "cpu") != 0 &&
+	       r->device >= 0 && (size_t)r->device < run->ndevices &&
+	       strcmp(run->devices[r->device].kind, "cpu") != 0 && r->median_us > 0;
+}
+
+/* Sorts a law's points by x (few points: insertion sort). */
+static void law_sort(struct comp_law *l)
+{
+	for (int i = 1; i < l->n; i++)
+		for (int j = i; j > 0 && l->x[j] < l->x[j - 1]; j--) {
+			swap_d(&l->x[j], &l->x[j - 1]);
+			swap_d(&l->t_us[j], &l->t_us[j - 1]);
+		}
+}
+
+/* Adds (x, t) to l, keeping the smaller time for a repeated x. */
+static void law_add(struct comp_law *l, double x, double t)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->x[i] == x) {
+			l->t_us[i] = t < l->t_us[i] ? t : l->t_us[i];
+			return;
+		}
+	if (l->n < CALIB_MAX_LAW) {
+		l->x[l->n] = x;
+		l->t_us[l->n++] = t;
+	}
+}
+
+/* tonight's moe_w4a16 sweep -> the reference curve (per step = per layer x
+ * MoE layers), when its shape is the model's. */
+static int merge_moe(struct calib *c, const struct run_record *run, struct projection *p,
+		     const struct gpu **gpu_out)
+{
+	const struct geometry *g = &c->model;
+	struct moe_reference *r = &c->moe_ref;
+	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS], overlap = NAN;
+	const struct gpu *gpu = NULL;
+	int n = 0, skipped = 0, rc;
+
+	for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MOE_POINTS; i++) {
+		const struct rec_row *row = &run->rows[i];
+		if (!gpu_row(run, row, "moe_w4a16"))
+			continue;
+		const struct gpu *dg = calibrate_device_gpu(c, run->devices[row->device].name);
+		int shape = rec_row_param(row, "tp", g->tp) == g->tp &&
+			    rec_row_param(row, "ep", 1) == 1 &&
+			    rec_row_param(row, "hidden", g->hidden) == g->hidden &&
+			    rec_row_param(row, "moe_inter", g->moe_intermediate) == g->moe_intermediate &&
+			    rec_row_param(row, "experts", g->experts) == g->experts &&
+			    rec_row_param(row, "topk", g->experts_per_token) == g->experts_per_token;
+		double M = rec_row_param(row, "M", NAN);
+		if (!dg || !shape || isnan(M) || (gpu && dg != gpu) ||
+		    (strcmp(row->variant, "cold") && row->variant[0])) {
+			skipped++;
+			continue;
+		}
+		gpu = dg;
+		overlap = rec_row_param(row, "overlap", 0);
+		int dup = 0;
+		for (int j = 0; j < n; j++)
+			if (m[j] == M) {
+				ms[j] = fmin(ms[j], row->median_us * (g->layers - g->dense_layers) / 1e3);
+				dup = 1;
+			}
+		if (!dup) {
+			m[n] = M;
+			ms[n++] = row->median_us * (g->layers - g->dense_layers) / 1e3;
+		}
+	}
+	if (skipped && (rc = project_note(p, "%d moe_w4a16 row%s of tonight's run left out of the "
+				   "MoE curve (another shape, device or variant)",
+				   skipped, skipped == 1 ? "" : "s")))
+		return rc;
+	*gpu_out = gpu;
+	if (n < 2)
+		return n ? project_note(p, "one moe_w4a16 point tonight: too few for a curve; the "
+				       "calibration's points stay")
+			 : 0;
+	/* The sweep's routing is the bench's synthetic draw (its overlap is
+	 * known); it pins efficiency and fixed cost. Real trees keep the overlap
+	 * the calibration's points gave. */
+	struct moe_fit stored = r->fit, tonight;
+	struct moe_physical ph = r->phys;
+	ph.value[MOE_P_OVERLAP] = overlap;
+	ph.nfit = 0;
+	for (int j = 0; j < r->phys.nfit; j++)
+		if (r->phys.fit[j] != MOE_P_OVERLAP)
+			ph.fit[ph.nfit++] = r->phys.fit[j];
+	fit_moe_physical(&tonight, c, gpu, m, ms, n, &ph);
+	if (!tonight.ok)
+		return project_note(p, "tonight's MoE sweep could not be fitted (%s); the calibration's "
+				   "points stay", tonight.note);
+	r->npoints = n;
+	for (int i = 0; i < n; i++) {
+		r->points[i].m = m[i];
+		r->points[i].step_ms = ms[i];
+		snprintf(r->points[i].source, sizeof r->points[i].source,
+			 "tonight: moe_w4a16 on %s, M=%g, x %g MoE layers", gpu->name, m[i],
+			 g->layers - g->dense_layers);
+	}
+	for (int i = 1; i < n; i++) /* sort by m */
+		for (int j = i; j > 0 && r->points[j].m < r->points[j - 1].m; j--) {
+			struct moe_point t = r->points[j];
+			r->points[j] = r->points[j - 1];
+			r->points[j - 1] = t;
+		}
+	snprintf(r->gpu, sizeof r->gpu, "%s", gpu->id);
+	r->prov = PROV_TONIGHT;
+	tonight.value[MOE_P_OVERLAP] = stored.ok ? stored.value[MOE_P_OVERLAP] : r->phys.value[MOE_P_OVERLAP];
+	tonight.held[MOE_P_OVERLAP] = 1;
+	tonight.se[MOE_P_OVERLAP] = stored.ok ? stored.se[MOE_P_OVERLAP] : NAN;
+	size_t len = strlen(tonight.note);
+	snprintf(tonight.note + len, sizeof tonight.note - len,
+		 "; overlap %.3g from the calibration's points (tonight's routing is the bench's "
+		 "synthetic draw, overlap %g)",
+		 tonight.value[MOE_P_OVERLAP], overlap);
+	r->fit = tonight;
+	p->recalibrated = 1;
+	return 0;
+}
+
+/* A tree_attn row's verify width: M or T when it names one, else 1 + B
+ * (NaN: none). */
+static double attn_width(const struct rec_row *r)
+{
+	double M = rec_row_param(r, "M", NAN);
+	if (isnan(M))
+		M = rec_row_param(r, "T", NAN);
+	return isnan(M) ? rec_row_param(r, "B", NAN) + 1 : M;
+}
+
+/* tonight's tree_attn rows -> the attention law (the ctx with most points). */
+static void merge_attn(struct calib *c, const struct run_record *run, const struct gpu *gpu)
+{
+	double ctxs[64];
+	int counts[64], nctx = 0, best = -1;
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn"))
+			continue;
+		double ctx = rec_row_param(r, "ctx", 0);
+		int k;
+		for (k = 0; k < nctx && ctxs[k] != ctx; k++)
+			;
+		if (k == nctx && nctx < 64)
+			ctxs[nctx] = ctx, counts[nctx++] = 0;
+		if (k < nctx)
+			counts[k]++;
+	}
+	for (int k = 0; k < nctx; k++)
+		if (best < 0 || counts[k] > counts[best] ||
+		    (counts[k] == counts[best] && ctxs[k] > ctxs[best]))
+			best = k;
+	if (best < 0 || counts[best] < 2)
+		return;
+	struct comp_law l = {0};
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn") || rec_row_param(r, "ctx", 0) != ctxs[best])
+			continue;
+		double M = attn_width(r);
+		if (!isnan(M))
+			law_add(&l, M, r->median_us);
+	}
+	if (l.n < 2)
+		return;
+	law_sort(&l);
+	snprintf(l.what, sizeof l.what, "tree_attn on %s, ctx=%g, %d points",
+		 gpu ? gpu->name : run->devices[0].name, ctxs[best], l.n);
+	c->law_attn = l;
+}
+
+/* A tree_attn row of the model's attention on one GPU: its heads, TP,
+ * latent and rope widths the geometry's, a cold (or unnamed) variant. */
+static int attn_row_of_model(const struct geometry *g, const struct rec_row *r)
+{
+	return rec_row_param(r, "heads", g->attn_heads) == g->attn_heads &&
+	       rec_row_param(r, "tp", g->tp) == g->tp &&
+	       rec_row_param(r, "kv_lora", g->kv_lora_rank) == g->kv_lora_rank &&
+	       rec_row_param(r, "rope", g->qk_rope_dim) == g->qk_rope_dim &&
+	       (!r->variant[0] || !strcmp(r->variant, "cold"));
+}
+
+/* tonight's tree_attn rows of the model's shape, on the GPU of the first
+ * -> the law of attention over context (fit_ctx_law) in c->law_ctx; rows
+ * too few or off the law leave the geometry, and why in p->context_law. */
+static void merge_ctx(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	double ctx[CALIB_MAX_LAW * 4], T[CALIB_MAX_LAW * 4], t[CALIB_MAX_LAW * 4];
+	const struct gpu *gpu = NULL;
+	int n = 0, other = 0;
+	for (size_t i = 0; i < run->nrows && n < CALIB_MAX_LAW * 4; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "tree_attn"))
+			continue;
+		const struct gpu *dg = calibrate_device_gpu(c, run->devices[r->device].name);
+		double x = rec_row_param(r, "ctx", NAN), w = attn_width(r);
+		if (!dg || (gpu && dg != gpu) || !attn_row_of_model(&c->model, r) || isnan(x) ||
+		    isnan(w)) {
+			other++;
+			continue;
+		}
+		gpu = dg;
+		ctx[n] = x, T[n] = w, t[n++] = r->median_us;
+	}
+	struct ctx_law l;
+	if (!n) {
+		snprintf(p->context_law, sizeof p->context_law, "tonight's run has no tree_attn row "
+			 "of the model's shape on a catalog GPU%s", other ? " (other shapes only)" : "");
+		return;
+	}
+	if (fit_ctx_law(&l, gpu, ctx, T, t, n)) {
+		snprintf(p->context_law, sizeof p->context_law, "tonight's %s", l.what);
+		return;
+	}
+	c->law_ctx = l;
+	p->recalibrated = 1;
+}
+
+/* tonight's dense_gemv rows of the drafter's MLP shape -> the draft law
+ * (tokens C x block). */
+static void merge_draft(struct calib *c, const struct run_record *run)
+{
+	struct comp_law l = {0};
+	const char *dev = "";
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "dense_gemv") ||
+		    rec_row_param(r, "K", 0) != c->drafter.hidden ||
+		    rec_row_param(r, "N", 0) != c->drafter.intermediate)
+			continue;
+		double M = rec_row_param(r, "M", NAN);
+		if (!isnan(M))
+			law_add(&l, M, r->median_us);
+		dev = run->devices[r->device].name;
+	}
+	if (l.n < 2)
+		return;
+	law_sort(&l);
+	char what[400];
+	snprintf(what, sizeof what, "dense_gemv %gx%g (drafter MLP) on %s, %d points",
+		 c->drafter.hidden, c->drafter.intermediate, dev, l.n);
+	copy_str(l.what, sizeof l.what, what);
+	c->law_draft = l;
+}
+
+/* The native tree per sequence from tonight's rows: tree_build at each
+ * budget plus accept at the nearest budget measured. Returns the note's
+ * length (0: no tree_build rows, the calibration's native_tree_us stands). */
+static int merge_tree_law(struct calib *c, const struct run_record *run, char *note, size_t len)
+{
+	struct comp_law l = {0};
+	double ab[64], at[64];
+	int na = 0;
+	for (size_t i = 0; i < run->nrows && na < 64; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN);
+		if (gpu_row(run, r, "accept") && !isnan(b))
+			ab[na] = b, at[na++] = r->median_us;
+	}
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN), acc = 0;
+		if (!gpu_row(run, r, "tree_build") || isnan(b))
+			continue;
+		for (int j = 0, near = -1; j < na; j++)
+			if (near < 0 || fabs(ab[j] - b) < fabs(ab[near] - b))
+				near = j, acc = at[j];
+		law_add(&l, b, r->median_us + acc);
+	}
+	if (!l.n)
+		return 0;
+	law_sort(&l);
+	c->law_tree = l;
+	return snprintf(note, len, "native tree tonight: tree_build + accept per sequence, %d "
+			"budgets (%g-%g us at B=%g-%g)%s; native_tree_us unused", l.n, l.t_us[0],
+			l.t_us[l.n - 1], l.x[0], l.x[l.n - 1],
+			na ? "" : ", no accept rows: tree_build alone");
+}
+
+/* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0)
+ * and the native tree's law (merge_tree_law). */
+static int merge_tree(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	double B[64], t[64], f;
+	char note[200];
+	int n = 0, rc;
+	if (merge_tree_law(c, run, note, sizeof note) > 0 && (rc = project_note(p, "%s", note)) != 0)
+		return rc;
+	for (size_t i = 0; i < run->nrows && n < 64; i++) {
+		const struct rec_row *r = &run->rows[i];
+		double b = rec_row_param(r, "B", NAN);
+		if (!gpu_row(run, r, "tree_build") || isnan(b))
+			continue;
+		B[n] = b;
+		t[n++] = r->median_us;
+	}
+	if (fit_growth_frac(B, t, n, c->sglang_b8.budget, &f))
+		return 0;
+	struct dist *d = &c->asm_[ASM_TREE_SCALE_FRAC];
+	if (d->overridden)
+		return 0;
+	d->kind = DIST_FIXED;
+	d->point = f;
+	snprintf(d->source, sizeof d->source,
+		 "tonight: tree_build over %d budgets, line t = a + b B at B=%g", n,
+		 c->sglang_b8.budget);
+	return project_note(p, "tree_scale_frac %.3g measured tonight (tree_build, %d budgets)", f, n);
+}
+
+/* tonight's launch rows: a note (the model has no eager/graph switch, so
+ * they are no input: the anchors' overhead shares carry launch cost). */
+static int merge_launch(const struct run_record *run, struct projection *p)
+{
+	char line[200] = "";
+	size_t off = 0;
+	for (size_t i = 0; i < run->nrows && off < sizeof line; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (gpu_row(run, r, "launch"))
+			off += (size_t)snprintf(line + off, sizeof line - off, "%s%s %.3g us",
+						off ? ", " : "",
+						r->variant[0] ? r->variant : "default", r->median_us);
+	}
+	return off ? project_note(p, "launch tonight: %s per kernel; not a model input (the "
+			      "anchors' overhead shares carry launch cost)", line)
+		   : 0;
+}
+
+int calibrate_fleet(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	struct meas_class *k = NULL;
+	const struct geometry *g = &c->model;
+	int ngpu = 0, first = -1;
+	for (int i = 0; i < c->meas.nclasses; i++)
+		if (!strcmp(c->meas.cls[i].name, c->xfer_class))
+			k = &c->meas.cls[i];
+	if (!k)
+		return 0;
+	for (size_t d = 0; d < run->ndevices; d++) {
+		const struct gpu *gpu = calibrate_device_gpu(c, run->devices[d].name);
+		double m[CALIB_MAX_MEAS_M], us[CALIB_MAX_MEAS_M];
+		int n = 0;
+		if (!gpu || !strcmp(run->devices[d].kind, "cpu"))
+			continue;
+		for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MEAS_M; i++) {
+			const struct rec_row *r = &run->rows[i];
+			if (!gpu_row(run, r, "moe_w4a16") || (size_t)r->device != d ||
+			    rec_row_param(r, "hidden", g->hidden) != g->hidden ||
+			    rec_row_param(r, "experts", g->experts) != g->experts ||
+			    isnan(rec_row_param(r, "M", NAN)))
+				continue;
+			m[n] = rec_row_param(r, "M", NAN);
+			us[n++] = r->median_us; /* per call, one layer */
+		}
+		if (n < 2 || k->nseries == CALIB_MAX_MEAS_GPUS || k->nm + n > CALIB_MAX_MEAS_M)
+			continue;
+		/* columns of its own: tonight's kernel pairs only with tonight's */
+		if (first < 0)
+			first = k->nm;
+		struct meas_series *s = &k->series[k->nseries++];
+		memset(s, 0, sizeof *s);
+		snprintf(s->gpu, sizeof s->gpu, "%s", gpu->id);
+		s->prov = PROV_TONIGHT;
+		snprintf(s->source, sizeof s->source, "tonight: moe_w4a16 on %s (run %s)",
+			 run->devices[d].name, run->run_id);
+		for (int j = 0; j < k->nm; j++)
+			s->us[j] = NAN;
+		for (int j = 0; j < n; j++) {
+			int col = -1;
+			for (int q = first; q < k->nm; q++)
+				if (k->m[q] == m[j])
+					col = q;
+			if (col < 0) {
+				col = k->nm++;
+				k->m[col] = m[j];
+				for (int t = 0; t < k->nseries - 1; t++)
+					k->series[t].us[col] = NAN;
+			}
+			s->us[col] = us[j];
+		}
+		ngpu++;
+	}
+	if (ngpu < 2) {
+		/* one GPU tonight: nothing to pair; its columns stay out */
+		if (ngpu == 1) {
+			k->nseries--;
+			k->nm = first;
+		}
+		return 0;
+	}
+	if (p)
+		project_note(p, "tonight's moe_w4a16 sweeps on %d GPUs join the transfer calibration "
+			 "and the cross-GPU backtest (paired only with each other)", ngpu);
+	c->xfer_ref[0] = '\0';
+	return xfer_build(c);
+}
+
+/* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
+int calibrate_tonight(struct calib *c, const struct run_record *run, struct projection *p)
+{
+	const struct gpu *gpu = NULL;
+	int gpu_rows = 0, rc;
+
+	snprintf(p->run_id, sizeof p->run_id, "%s", run->run_id);
+	for (size_t i = 0; i < run->nrows; i++)
+		gpu_rows += run->rows[i].status == REC_OK && strcmp(run->rows[i].backend, "cpu") &&
+			    run->rows[i].device >= 0 && (size_t)run->rows[i].device < run->ndevices &&
+			    strcmp(run->devices[run->rows[i].device].kind, "cpu");
+	for (size_t i = 0; i < run->ndevices; i++)
+		if (!p->measured_on[0] || strcmp(run->devices[i].kind, "cpu"))
+			snprintf(p->measured_on, sizeof p->measured_on, "%s", run->devices[i].name);
+	if (!gpu_rows)
+		return project_note(p, "CPU run: tonight's measurements do not recalibrate GPU "
+				   "projections; every GPU figure comes from the calibration");
+	if ((rc = merge_moe(c, run, p, &gpu)) || (rc = merge_tree(c, run, p)) ||
+	    (rc = merge_launch(run, p)))
+		return rc;
+	merge_attn(c, run, gpu);
+	merge_ctx(c, run, p);
+	merge_draft(c, run);
+	if ((rc = calibrate_fleet(c, run, p)) != 0)
+		return rc;
+	if (c->law_attn.n || c->law_draft.n || c->law_tree.n ||
+	    c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
+		p->recalibrated = 1;
+	if (!p->recalibrated)
+		return project_note(p, "tonight's GPU rows hold nothing the model uses; the "
+				   "calibration stands");
+	return 0;
 }

@@ -37,4 +37,27 @@ int calibrate_set_arg(struct calib *c, const char *arg);
  * or an error code. */
 int calibrate_reference_csv(struct calib *c, const char *path);
 
+struct projection;
+struct run_record;
+
+/* The catalog GPU a measured device is ("NVIDIA H200" -> h200): the longest
+ * catalog id (underscores dropped) inside its name, letters and digits
+ * compared without case; NULL when none. */
+const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name);
+
+/* Folds tonight's GPU measurements of run into c: the MoE sweep as the
+ * reference curve, the laws of attention (over width and over context),
+ * draft and native tree, tree_scale_frac, and every GPU's sweep into the
+ * transfer calibration (calibrate_fleet); p gets the run's id and device,
+ * notes, and whether anything was recalibrated. A CPU run changes nothing.
+ * Returns 0 or an error code. */
+int calibrate_tonight(struct calib *c, const struct run_record *run, struct projection *p);
+
+/* Adds tonight's moe_w4a16 sweeps (the model's shape) of every GPU of run
+ * to c's measured class moe_transfer.class as series of their own (they
+ * pair only with each other: another kernel than the shipped tables), and
+ * recalibrates the transfer entries, when two or more GPUs have two or more
+ * points. p (may be NULL) gets a note. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
+int calibrate_fleet(struct calib *c, const struct run_record *run, struct projection *p);
+
 #endif

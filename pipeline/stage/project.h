@@ -372,12 +372,9 @@ int project_run(struct projection *p, const struct calib *c, const struct tmpl *
 int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
 		      size_t n, const struct run_record *run, const struct project_config *cfg);
 
-/* Adds tonight's moe_w4a16 sweeps (the model's shape) of every GPU of run
- * to c's measured class moe_transfer.class as series of their own (they
- * pair only with each other: another kernel than the shipped tables), and
- * recalibrates the transfer entries, when two or more GPUs have two or more
- * points. p (may be NULL) gets a note. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
-int project_merge_fleet(struct calib *c, const struct run_record *run, struct projection *p);
+/* Adds a note to p (printf's format); one longer than PROJECT_NOTE_LEN is
+ * refused, never cut. Returns 0, DDT_EGENERIC or DDT_ENOMEM. */
+int project_note(struct projection *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes p's cross-GPU backtest (xbacktest) as YAML to fp. */
 void project_emit_xback(const struct projection *p, FILE *fp);
