@@ -1,4 +1,5 @@
-/* calib.c - strict loading of the calibration (overrides: calib_set.c; lookups: calib_query.c). */
+/* calib.c - strict loading of the calibration (overrides: calib_set.c;
+ * lookups: calib_query.c). */
 #include "calib.h"
 
 #include "calib_fields.h"

@@ -9,7 +9,7 @@
 #include "err.h"
 #include "fit.h"
 #include "project_accept.h"
-#include "project_mc.h"
+#include "project_parts.h"
 #include "sort.h"
 #include "xfer.h"
 #include "rng.h"
@@ -22,13 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies src into dst[len], cut short when it does not fit. */
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 
 /* ---------------------------------------------------------------- tonight */
 
@@ -89,264 +82,6 @@ static int add_input(struct projection *p, const char *name, double value, enum 
 const struct gpu *project_device_gpu(const struct calib *c, const char *device_name)
 {
 	return calibrate_device_gpu(c, device_name);
-}
-
-/* ---------------------------------------------------------------- rows */
-
-static int cmp_bar(const void *a, const void *b)
-{
-	const struct project_bar *x = a, *y = b;
-	if (x->swing != y->swing)
-		return x->swing < y->swing ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-/* The tornado of row r (its case k). */
-static int tornado_row(struct projection *p, const struct mc *mc, struct model *m,
-		       const struct project_row *r, size_t k)
-{
-	struct project_tornado *t = &p->tornado[p->ntornado++];
-	double K = r->concurrency * r->accept * 1000.0;
-	memset(t, 0, sizeof *t);
-	snprintf(t->scenario, sizeof t->scenario, "%s", r->scenario);
-	t->accept = r->accept;
-	t->tok_s_point = r->tok_s.point;
-	t->bars = calloc((size_t)mc->ngroups, sizeof *t->bars);
-	if (!t->bars)
-		return err_nomem();
-	int cal = r->estimator == EST_CALIBRATED;
-	double base[CALIB_MAX_ASM];
-	project_mc_use_estimator(mc, m, cal, base);
-	for (int g = 0; g < mc->ngroups; g++) {
-		double lo = project_mc_step_with(mc, m, k, g, 0.05, cal), hi = project_mc_step_with(mc, m, k, g, 0.95, cal);
-		struct project_bar *b = &t->bars[t->nbars];
-		if (isnan(lo) || isnan(hi) || fabs(K / lo - K / hi) < 1e-9 * t->tok_s_point)
-			continue;
-		calib_group_label(mc->c, g, b->name, sizeof b->name);
-		for (int i = 0; i < mc->nasm; i++)
-			if (mc->group[i] == g) {
-				/* a transfer that carries the implementation gap says so */
-				if (i >= ASM_COUNT && mc->c->xfer[i - ASM_COUNT].gap_sigma > 0 &&
-				    !strstr(b->name, "+ impl gap"))
-					snprintf(b->name + strlen(b->name), sizeof b->name - strlen(b->name),
-						 " (GPU + impl gap)");
-				const struct dist *d = &mc->c->asm_[i];
-				/* a pair's first range that this row uses, else its first */
-				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
-					continue;
-				b->value_point = base[i];
-				b->value_p5 = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, 0.05);
-				b->value_p95 = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, 0.95);
-			}
-		b->tok_s_p5 = K / lo;
-		b->tok_s_p95 = K / hi;
-		b->swing = fabs(b->tok_s_p95 - b->tok_s_p5);
-		t->nbars++;
-	}
-	qsort(t->bars, (size_t)t->nbars, sizeof *t->bars, cmp_bar);
-	return 0;
-}
-
-/* The lean of row r: which group, alone at its median, moves tok/s most
- * (from the row's own point). */
-static void lean_row(const struct mc *mc, struct model *m, struct project_row *r, size_t k)
-{
-	double best = 0;
-	r->lean_pct = 100 * (r->tok_s.p50 - r->tok_s.point) / r->tok_s.point;
-	r->lean_by[0] = '\0';
-	r->lean_by_pct = 0;
-	int cal = r->estimator == EST_CALIBRATED;
-	for (int g = 0; g < mc->ngroups; g++) {
-		double st = project_mc_step_with(mc, m, k, g, 0.5, cal);
-		double d = 100 * ((cal ? mc->cases[k].cal_step : mc->cases[k].point_step) / st - 1);
-		if (!isnan(st) && fabs(d) > fabs(best) + 1e-12) {
-			best = d;
-			calib_group_label(mc->c, g, r->lean_by, sizeof r->lean_by);
-		}
-	}
-	r->lean_by_pct = best;
-}
-
-/* ---------------------------------------------------------------- summary */
-
-/* The band has some width (the row is not pinned to an anchor). */
-static int has_band(const struct project_row *r)
-{
-	return r->step_ms.p95 - r->step_ms.p5 > 1e-6 * r->step_ms.point;
-}
-
-static void lean_text(struct projection *p)
-{
-	double lo = INFINITY, hi = -INFINITY, plo = INFINITY, phi = -INFINITY;
-	const struct project_row *most = NULL;
-	size_t anchored = 0;
-	for (size_t i = 0; i < p->nrows; i++) {
-		const struct project_row *r = &p->rows[i];
-		if (!has_band(r)) {
-			anchored++;
-			continue;
-		}
-		lo = fmin(lo, r->lean_pct), hi = fmax(hi, r->lean_pct);
-		plo = fmin(plo, r->point_pctile), phi = fmax(phi, r->point_pctile);
-		if (!most || fabs(r->lean_by_pct) > fabs(most->lean_by_pct))
-			most = r;
-	}
-	if (!most) {
-		snprintf(p->lean, sizeof p->lean, "Every projected step is pinned to an anchor: no "
-			 "assumption moves it.");
-		return;
-	}
-	const char *way = hi < 0 ? "below" : lo > 0 ? "above" : "on both sides of";
-	char by[48], at[32];
-	if (fabs(hi - lo) < 0.05)
-		snprintf(by, sizeof by, "tok/s %+.1f%%", lo);
-	else
-		snprintf(by, sizeof by, "tok/s %+.1f%% to %+.1f%%", lo, hi);
-	if (fabs(phi - plo) < 0.5)
-		snprintf(at, sizeof at, "p%.0f", plo);
-	else
-		snprintf(at, sizeof at, "p%.0f-p%.0f", plo, phi);
-	int n = snprintf(p->lean, sizeof p->lean,
-			 "The medians sit %s the point estimates (%s); the point estimates fall at "
-			 "%s of their bands. %s leans most: alone at its median it moves %s "
-			 "(accept %g) by %+.1f%%.",
-			 way, by, at, most->lean_by[0] ? most->lean_by : "no assumption",
-			 most->scenario, most->accept, most->lean_by_pct);
-	if (anchored && n > 0 && (size_t)n < sizeof p->lean)
-		snprintf(p->lean + n, sizeof p->lean - (size_t)n,
-			 " %zu row%s sit%s on an anchor (no band).", anchored, anchored == 1 ? "" : "s",
-			 anchored == 1 ? "s" : "");
-}
-
-/* ---------------------------------------------------------------- fit, backtest */
-
-static void fit_report(struct projection *p, const struct calib *c, const struct model *m)
-{
-	const struct moe_reference *r = &c->moe_ref;
-	struct project_fit *f = &p->fit;
-	double xm[CALIB_MAX_MOE_POINTS], ys[CALIB_MAX_MOE_POINTS];
-
-	memset(f, 0, sizeof *f);
-	f->curve = r->curve;
-	snprintf(f->gpu, sizeof f->gpu, "%s", r->gpu);
-	f->source = r->prov;
-	f->nparams = MOE_P_COUNT;
-	for (int i = 0; i < MOE_P_COUNT; i++) {
-		struct project_param *q = &f->params[i];
-		snprintf(q->name, sizeof q->name, "%s", calib_moe_param_name((enum moe_param)i));
-		snprintf(q->unit, sizeof q->unit, "%s",
-			 i == MOE_P_EFFICIENCY ? "of bandwidth"
-			 : i == MOE_P_OVERLAP  ? "of routing shared"
-					       : "us per layer");
-		q->value = r->fit.value[i];
-		q->se = r->fit.se[i];
-		q->held = r->fit.held[i];
-	}
-	f->npoints = r->npoints;
-	for (int i = 0; i < r->npoints; i++)
-		xm[i] = r->points[i].m, ys[i] = r->points[i].step_ms;
-	double ss = 0;
-	for (int i = 0; i < r->npoints && i < PROJECT_MAX_FIT_POINTS; i++) {
-		struct project_fit_point *q = &f->points[i];
-		q->m = xm[i];
-		q->step_ms = ys[i];
-		q->fit_ms = model_moe_ref_ms(m, xm[i]);
-		q->resid_pct = 100 * (q->fit_ms - ys[i]) / ys[i];
-		ss += q->resid_pct * q->resid_pct;
-		q->loo_ms = fit_moe_loo(c, m->ref_gpu, xm, ys, r->npoints, &r->phys, r->curve, i);
-		q->loo_pct = 100 * (q->loo_ms - ys[i]) / ys[i];
-	}
-	f->rms_pct = r->npoints ? sqrt(ss / r->npoints) : NAN;
-	if (r->fit.ok)
-		fit_moe_plateau(c, m->ref_gpu, r->fit.value, &f->plateau_ms, &f->m_plateau);
-	else
-		f->plateau_ms = f->m_plateau = NAN;
-	char note[1024];
-	snprintf(note, sizeof note, "%s%s",
-		 r->curve == MOE_CURVE_LINEAR ? "linear curve in use (the seed's; no plateau); "
-						"physical fit shown: "
-					      : "",
-		 r->fit.note);
-	copy_str(f->note, sizeof f->note, note);
-}
-
-/* How much a row suits showing a band beside: a band of some width first,
- * then a runnable configuration. */
-static int band_rank(const struct project_row *r)
-{
-	return 2 * has_band(r) + r->runnable;
-}
-
-/* The row whose M is nearest m (log distance) among the best-ranked rows;
- * NULL when there are no rows. */
-static const struct project_row *nearest_row(const struct projection *p, double m)
-{
-	const struct project_row *best = NULL;
-	for (size_t i = 0; i < p->nrows; i++) {
-		const struct project_row *r = &p->rows[i];
-		if (!best || band_rank(r) > band_rank(best) ||
-		    (band_rank(r) == band_rank(best) && fabs(log(r->M / m)) < fabs(log(best->M / m))))
-			best = r;
-	}
-	return best;
-}
-
-static void beside_band(struct project_backtest *b, const struct project_row *r)
-{
-	if (!r) {
-		b->band_lo_pct = b->band_hi_pct = NAN;
-		return;
-	}
-	snprintf(b->band_scenario, sizeof b->band_scenario, "%s", r->scenario);
-	b->band_lo_pct = 100 * (r->step_ms.p5 / r->step_ms.p50 - 1);
-	b->band_hi_pct = 100 * (r->step_ms.p95 / r->step_ms.p50 - 1);
-}
-
-static int backtest(struct projection *p, const struct calib *c, struct model *m)
-{
-	const struct project_fit *f = &p->fit;
-	size_t n = (size_t)f->npoints + 1;
-	p->backtest = calloc(n, sizeof *p->backtest);
-	if (!p->backtest)
-		return err_nomem();
-	for (int i = 0; i < f->npoints; i++) {
-		struct project_backtest *b = &p->backtest[p->nbacktest++];
-		const struct project_row *r = nearest_row(p, f->points[i].m);
-		snprintf(b->what, sizeof b->what, "moe_reference m=%g", f->points[i].m);
-		b->measured = f->points[i].step_ms;
-		b->predicted = f->points[i].loo_ms;
-		b->err_pct = f->points[i].loo_pct;
-		beside_band(b, r);
-		if (isnan(b->predicted))
-			snprintf(b->note, sizeof b->note, "the %s curve cannot be drawn from the other "
-				 "point%s", calib_moe_curve_name(f->curve), f->npoints == 2 ? "" : "s");
-		else if (r)
-			snprintf(b->note, sizeof b->note,
-				 "MoE is %.0f%% of %s's step: this error moves that step by %+.1f%%",
-				 100 * r->moe_ms / r->step_ms.point, r->scenario,
-				 b->err_pct * r->moe_ms / r->step_ms.point);
-	}
-	/* the b16 anchor without itself: the growth it fixes set to 0 */
-	const struct anchor *a = &c->sglang_b16;
-	const struct gpu *g = calib_gpu(c, a->gpu);
-	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1, 0};
-	struct model_out o;
-	struct project_backtest *b = &p->backtest[p->nbacktest++];
-	if (model_prepare(m, c, NULL))
-		return DDT_EINPUT;
-	int used = m->growth_used;
-	model_set_growth(m, 0);
-	model_eval(m, &in, &o);
-	snprintf(b->what, sizeof b->what, "anchors.sglang_b16");
-	b->measured = a->step_ms;
-	b->predicted = o.step_ms;
-	b->err_pct = 100 * (o.step_ms - a->step_ms) / a->step_ms;
-	beside_band(b, nearest_row(p, a->concurrency * (a->budget + 1)));
-	snprintf(b->note, sizeof b->note, "%s",
-		 used ? "predicted with no growth of attention and draft (the growth is what this "
-			"anchor fixes)"
-		      : "predicted by tonight's measured scaling laws");
-	return 0;
 }
 
 /* ---------------------------------------------------------------- inputs */
@@ -507,198 +242,6 @@ static int list_inputs(struct projection *p, const struct calib *c, const struct
 }
 
 /* ---------------------------------------------------------------- the run */
-
-/* The scenario the grid takes its block, pipeline and acceptance from. */
-static const struct scenario *grid_scenario(const struct project_config *cfg,
-					    const struct scenario *scs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(scs[i].name, cfg->grid_scenario))
-			return &scs[i];
-	for (size_t i = 0; i < n; i++)
-		if (scs[i].pipeline == PIPE_NATIVE)
-			return &scs[i];
-	return n ? &scs[0] : NULL;
-}
-
-/* The budgets the grid may add around an optimum, one per gap of cfg's
- * list (gap i lies below budgets[i]; gap n above the last): the geometric
- * midpoint of two neighbours, half a step beyond an end; 0 where no whole
- * number lies strictly between. */
-static void grid_gaps(const struct project_config *cfg, int gap[PROJECT_MAX_GRID_BUDGETS + 1])
-{
-	int n = cfg->nbudgets;
-	const int *b = cfg->budgets;
-	/* half a step beyond an end: the square root of the end's step */
-	double r_lo = n > 1 ? sqrt((double)b[1] / b[0]) : sqrt(2);
-	double r_hi = n > 1 ? sqrt((double)b[n - 1] / b[n - 2]) : sqrt(2);
-	for (int i = 0; i <= n; i++) {
-		double v = i == 0   ? b[0] / r_lo
-			   : i == n ? b[n - 1] * r_hi
-				    : sqrt((double)b[i - 1] * b[i]);
-		long w = lround(v);
-		gap[i] = w >= 1 && w <= (1 << 20) && (i == 0 || w > b[i - 1]) && (i == n || w < b[i])
-				 ? (int)w
-				 : 0;
-	}
-}
-
-/* Asks acc for every acceptance the grid of scenario s may need: its
- * block at cfg's budgets, every gap's and s's own. Returns 0 or an error. */
-static int grid_want(struct project_accept *acc, const struct project_config *cfg,
-		     const struct scenario *s)
-{
-	int gap[PROJECT_MAX_GRID_BUDGETS + 1], rc = project_accept_want(acc, s->block, s->budget);
-	grid_gaps(cfg, gap);
-	for (int i = 0; i < cfg->nbudgets && !rc; i++)
-		rc = project_accept_want(acc, s->block, cfg->budgets[i]);
-	for (int i = 0; i <= cfg->nbudgets && !rc; i++)
-		rc = gap[i] ? project_accept_want(acc, s->block, gap[i]) : 0;
-	return rc;
-}
-
-static int cmp_int(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y;
-	return (a > b) - (a < b);
-}
-
-/* g's budgets: cfg's, and the gaps beside each (target, C)'s point
- * optimum over them (the model at its seed point values, the source's
- * point acceptance). Returns 0 or an error code. */
-static int grid_budgets(struct project_grid *g, const struct project_config *cfg,
-			const struct calib *c, struct mc *mc, const struct model *m, struct project_accept *acc)
-{
-	int gap[PROJECT_MAX_GRID_BUDGETS + 1], add[PROJECT_MAX_GRID_BUDGETS + 1] = {0};
-	grid_gaps(cfg, gap);
-	g->nbudgets = cfg->nbudgets;
-	memcpy(g->budgets, cfg->budgets, sizeof g->budgets);
-	for (int t = 0; t < g->ntargets; t++)
-		for (int ci = 0; ci < g->nconc; ci++) {
-			int best = 0;
-			double bv = -1;
-			for (int b = 0; b < cfg->nbudgets; b++) {
-				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
-						      cfg->budgets[b], g->conc[ci], 1, g->context};
-				long k = project_mc_case_of(mc, m, &in, 0), l = project_accept_lane(acc, g->block, cfg->budgets[b]);
-				if (k < 0 || l < 0)
-					return (int)(k < 0 ? k : l);
-				double v = acc->lanes[l].point / mc->cases[k].point_step;
-				if (v > bv)
-					bv = v, best = b;
-			}
-			add[best] = add[best + 1] = 1;
-		}
-	for (int i = 0; i <= cfg->nbudgets; i++)
-		if (add[i] && gap[i] && g->nbudgets < PROJECT_MAX_GRID_BUDGETS)
-			g->budgets[g->nbudgets++] = gap[i];
-	g->nadded = g->nbudgets - cfg->nbudgets;
-	qsort(g->budgets, (size_t)g->nbudgets, sizeof *g->budgets, cmp_int);
-	return 0;
-}
-
-/* Grid set-up: its budgets (grid_budgets), cells, their cases and
- * acceptance lanes. */
-static int grid_setup(struct projection *p, const struct project_config *cfg, const struct calib *c,
-		      const struct scenario *s, struct mc *mc, const struct model *m,
-		      struct project_accept *acc, long **case_of, long **lane_of)
-{
-	struct project_grid *g = &p->grid;
-	int rc;
-
-	snprintf(g->scenario, sizeof g->scenario, "%s", s->name);
-	g->pipeline = s->pipeline;
-	g->block = s->block;
-	g->context = s->context;
-	g->ref_budget = s->budget;
-	g->ntargets = cfg->ntargets;
-	g->nconc = cfg->nconc;
-	memcpy(g->targets, cfg->targets, sizeof g->targets);
-	memcpy(g->conc, cfg->conc, sizeof g->conc);
-	for (int t = 0; t < g->ntargets; t++)
-		if (!calib_gpu(c, g->targets[t]))
-			return err_set(DDT_EINPUT, "projection.grid: target '%s' is not in the GPU "
-				       "catalog", g->targets[t]);
-	if ((rc = grid_budgets(g, cfg, c, mc, m, acc)) != 0)
-		return rc;
-	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
-	g->cells = calloc(ncells, sizeof *g->cells);
-	g->best = calloc((size_t)g->ntargets * g->nconc, sizeof *g->best);
-	g->runner = calloc((size_t)g->ntargets * g->nconc, sizeof *g->runner);
-	*case_of = calloc(ncells, sizeof **case_of);
-	*lane_of = calloc(ncells, sizeof **lane_of);
-	if (!g->cells || !g->best || !g->runner || !*case_of || !*lane_of)
-		return err_nomem();
-	for (int t = 0; t < g->ntargets; t++)
-		for (int ci = 0; ci < g->nconc; ci++)
-			for (int b = 0; b < g->nbudgets; b++) {
-				struct project_cell *cell = PROJECT_CELL(g, t, ci, b);
-				struct model_in in = {calib_gpu(c, g->targets[t]), g->pipeline, g->block,
-						      g->budgets[b], g->conc[ci], 1, g->context};
-				size_t i = (size_t)(cell - g->cells);
-				cell->M = (double)g->conc[ci] * (g->budgets[b] + 1);
-				(*case_of)[i] = project_mc_case_of(mc, m, &in, 0);
-				(*lane_of)[i] = project_accept_lane(acc, g->block, g->budgets[b]);
-				if ((*case_of)[i] < 0 || (*lane_of)[i] < 0)
-					return (int)((*case_of)[i] < 0 ? (*case_of)[i] : (*lane_of)[i]);
-				g->curve_accept[b] = project_accept_curve(acc, (size_t)(*lane_of)[i]);
-			}
-	return 0;
-}
-
-/* The (target, C) race r's best and runner-up: least and next least regret. */
-static void grid_choose(struct project_grid *g, int r)
-{
-	struct project_cell *x = g->cells + (size_t)r * g->nbudgets;
-	int best = 0, next = g->nbudgets > 1 ? 1 : 0;
-	for (int b = 1; b < g->nbudgets; b++)
-		if (x[b].regret < x[best].regret)
-			best = b;
-	if (next == best)
-		next = 0;
-	for (int b = 0; b < g->nbudgets; b++)
-		if (b != best && x[b].regret < x[next].regret)
-			next = b;
-	g->best[r] = best;
-	g->runner[r] = next;
-	x[best].best = 1;
-	x[next].runner = next != best;
-}
-
-/* Grid results: each cell's bands (its acceptance and step drawn
- * together), how often it wins, its regret; the best budget and the
- * runner-up per (target, C). */
-static void grid_finish(struct projection *p, struct mc *mc, const long *case_of,
-			const long *lane_of, int cal)
-{
-	struct project_grid *g = &p->grid;
-	size_t n = mc->nsamples, ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
-	double *tok = malloc(n * sizeof *tok), q[3];
-	for (size_t i = 0; i < ncells; i++) {
-		struct project_cell *cell = &g->cells[i];
-		const struct project_accept_lane *l = &mc->acc->lanes[lane_of[i]];
-		const double *a = project_accept_draws(mc->acc, (size_t)lane_of[i]);
-		const double *st = mc->step + (size_t)case_of[i] * n;
-		int ci = (int)(i / g->nbudgets % g->nconc);
-		double C = g->conc[ci], cap = fmin(g->block, l->budget + 1);
-		cell->p_best = (double)mc->wins[i] / (double)n;
-		cell->regret = mc->regret[i];
-		cell->accept = l->point;
-		cell->accept_capped = l->point >= cap - 1e-9;
-		cell->accept_lower = l->k_limited > 0;
-		project_mc_band(mc, (size_t)case_of[i], cal, &cell->step_ms);
-		cell->tok_s = project_mc_tok_band(&cell->step_ms, C, cell->accept);
-		if (!tok)
-			continue;
-		for (size_t s = 0; s < n; s++)
-			tok[s] = C * a[s] * 1000.0 / st[s];
-		project_mc_quantiles3(tok, n, mc->scratch, mc->qw, q);
-		cell->tok_s.p5 = q[0], cell->tok_s.p50 = q[1], cell->tok_s.p95 = q[2];
-	}
-	free(tok);
-	for (int r = 0; r < g->ntargets * g->nconc; r++)
-		grid_choose(g, r);
-}
 
 /* Fills row r of scenario s at acceptance [lo, hi] (its point components
  * from m, the seed's values). */
@@ -867,7 +410,7 @@ static int rows_finish(struct projection *p, struct mc *mc, struct model *m, con
 {
 	for (size_t i = 0; i < p->nrows; i++) {
 		row_band(&p->rows[i], mc, m, (size_t)case_of[i], mc->row_lane[i]);
-		lean_row(mc, m, &p->rows[i], (size_t)case_of[i]);
+		project_rows_lean(mc, m, &p->rows[i], (size_t)case_of[i]);
 	}
 	if (!sensitivity)
 		return 0;
@@ -875,7 +418,7 @@ static int rows_finish(struct projection *p, struct mc *mc, struct model *m, con
 	if (!p->tornado)
 		return err_nomem();
 	for (size_t i = 0; i < p->nrows; i++) {
-		int rc = tornado_row(p, mc, m, &p->rows[i], (size_t)case_of[i]);
+		int rc = project_rows_tornado(p, mc, m, &p->rows[i], (size_t)case_of[i]);
 		if (rc)
 			return rc;
 	}
@@ -946,36 +489,6 @@ static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
 		mc->need[m->k16.xfer] = 1;
 }
 
-/* The grid's cells of scenario gs as cases of mc, and its races: one per
- * (target, C), lanes the budgets, in cell order. *cell_case, *cell_lane
- * and *race_c are the caller's to free, even on error. Returns 0 or an
- * error code. */
-static int grid_races(struct projection *p, const struct project_config *cfg,
-		      const struct calib *c, const struct scenario *gs, struct mc *mc,
-		      const struct model *m, struct project_accept *acc, long **cell_case, long **cell_lane,
-		      int **race_c)
-{
-	struct project_grid *g = &p->grid;
-	int rc;
-
-	p->has_grid = 1;
-	if ((rc = grid_setup(p, cfg, c, gs, mc, m, acc, cell_case, cell_lane)) != 0)
-		return rc;
-	size_t ncells = (size_t)g->ntargets * g->nconc * g->nbudgets;
-	mc->nraces = g->ntargets * g->nconc;
-	mc->nlanes = g->nbudgets;
-	mc->race_case = *cell_case;
-	mc->race_acc = *cell_lane;
-	if (!(*race_c = malloc((size_t)mc->nraces * sizeof **race_c)) ||
-	    !(mc->wins = calloc(ncells, sizeof *mc->wins)) ||
-	    !(mc->regret = calloc(ncells, sizeof *mc->regret)))
-		return err_nomem();
-	for (int r = 0; r < mc->nraces; r++)
-		(*race_c)[r] = g->conc[r % g->nconc];
-	mc->race_c = *race_c;
-	return 0;
-}
-
 /* What follows the draws: the notes on them, the fit's report, the
  * backtests and the list of inputs, each reading the model prepared
  * afresh from c. Returns 0 or an error code. */
@@ -995,12 +508,12 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 			 "its MoE and all-reduce time", mc->rejected);
 	if (p->conflict)
 		add_note(p, "%s", p->weighting);
-	lean_text(p);
+	project_rows_lean_text(p);
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		return rc;
-	fit_report(p, c, m);
+	project_rows_fit_report(p, c, m);
 	struct backtest_win win = {c->xback_m_min, c->xback_m_max, NULL};
-	if ((rc = backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
+	if ((rc = project_rows_backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
 	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &win)) != 0)
 		return rc;
@@ -1039,7 +552,7 @@ static int accept_prepare(struct project_accept *acc, const struct project_confi
 		if (scs[i].accept_curve)
 			rc = project_accept_want(acc, scs[i].block, scs[i].budget);
 	if (!rc && gs)
-		rc = grid_want(acc, cfg, gs);
+		rc = project_grid_want(acc, cfg, gs);
 	return rc ? rc : project_accept_replay(acc);
 }
 
@@ -1194,17 +707,18 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	if ((rc = model_prepare(m, c, NULL)) != 0)
 		goto done;
 	mc_init(&mc, c, m);
-	gs = cfg->grid ? grid_scenario(cfg, scs, n) : NULL;
+	gs = cfg->grid ? project_grid_scenario(cfg, scs, n) : NULL;
 	if ((rc = accept_prepare(&acc, cfg, scs, n, gs)) != 0 ||
 	    (rc = trace_contexts(p, c, &acc, scs, n, &own)) != 0)
 		goto done;
 	if (own)
-		gs = cfg->grid ? grid_scenario(cfg, own, n) : NULL;
+		gs = cfg->grid ? project_grid_scenario(cfg, own, n) : NULL;
 	if ((rc = rows_setup(p, c, own ? own : scs, n, &mc, m, &acc, &row_case, &row_lane)) != 0)
 		goto done;
 	rows_context_from(p, scs, n);
 	mc.row_lane = row_lane;
-	if (gs && (rc = grid_races(p, cfg, c, gs, &mc, m, &acc, &cell_case, &cell_lane, &race_c)))
+	if (gs && (rc = project_grid_races(p, cfg, c, gs, &mc, m, &acc, &cell_case, &cell_lane,
+					   &race_c)))
 		goto done;
 	mc_spread(&mc, c);
 	if ((rc = project_mc_run(&mc, m, cfg->samples, cfg->seed)) != 0 ||
@@ -1216,7 +730,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	project_mc_keep_central(p, &mc, m);
 	if (p->has_grid) {
 		project_mc_run_races(&mc);
-		grid_finish(p, &mc, cell_case, cell_lane, gs->estimator == EST_CALIBRATED);
+		project_grid_finish(p, &mc, cell_case, cell_lane, gs->estimator == EST_CALIBRATED);
 	}
 	if ((rc = rows_finish(p, &mc, m, row_case, cfg->sensitivity)) != 0)
 		goto done;

@@ -1,4 +1,5 @@
-/* project_yaml.c - projection.yaml: the writer and the text form (the strict reader: project_read.c). */
+/* project_yaml.c - projection.yaml: the writer and the text form (the
+ * strict reader: project_read.c). */
 #include "project.h"
 
 #include "backtest.h"
