@@ -220,18 +220,6 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 /* Loads calibration, template and projection settings, then applies
  * --moe-reference, --set, --moe-curve, --samples, --seed, --sensitivity and
  * --grid. Returns 0 or the exit status, the error printed. */
-/* --moe-reference: the curve at path replaces the calibration's, which the
- * anchors keep (their steps were measured with its MoE, not with the new
- * implementation's). Returns 0 or an error. */
-static int reference_load(struct calib *c, const char *path)
-{
-	double own[2];
-	int rc = model_anchor_moe(c, own);
-	if (!rc && !(rc = calibrate_reference_csv(c, path)))
-		memcpy(c->moe_ref.anchor_ms, own, sizeof own);
-	return rc;
-}
-
 static int load_inputs(struct inputs *in, const struct estimate_args *a)
 {
 	struct ydiag diag = {0};
@@ -249,7 +237,7 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 	if (file_hash(a->paths.template_path, in->tmpl_hash) ||
 	    (a->moe_reference && file_hash(a->moe_reference, in->ref_hash)))
 		in->tmpl_hash[0] = in->ref_hash[0] = '\0'; /* unreadable: the loads say why */
-	if (a->moe_reference && (rc = reference_load(&in->cal, a->moe_reference)) != 0)
+	if (a->moe_reference && (rc = calibrate_moe_reference(&in->cal, a->moe_reference)) != 0)
 		return cli_fail("estimate", rc);
 	for (int i = 0; i < a->sets.n; i++)
 		if ((rc = calibrate_set_arg(&in->cal, a->sets.v[i])) != 0)

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "fit.h"
+#include "model.h"
 #include "project.h"
 #include "record.h"
 #include "xfer.h"
@@ -88,6 +89,15 @@ int calibrate_reference_csv(struct calib *c, const char *path)
 {
 	int rc = calib_reference_csv(c, path);
 	return rc ? rc : calibrate_moe(c);
+}
+
+int calibrate_moe_reference(struct calib *c, const char *path)
+{
+	double own[2];
+	int rc = model_anchor_moe(c, own);
+	if (!rc && !(rc = calibrate_reference_csv(c, path)))
+		memcpy(c->moe_ref.anchor_ms, own, sizeof own);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- tonight */
@@ -565,4 +575,17 @@ int calibrate_tonight(struct calib *c, const struct run_record *run, struct proj
 		return project_note(p, "tonight's GPU rows hold nothing the model uses; the "
 				   "calibration stands");
 	return 0;
+}
+
+int calibrate_projection(struct calib *c, const struct calib *c0, int moe_curve,
+			 const struct run_record *run, struct projection *p)
+{
+	int rc;
+	*c = *c0;
+	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != c->moe_ref.curve) {
+		c->moe_ref.curve = (enum moe_curve_kind)moe_curve;
+		if ((rc = calibrate_moe(c)) != 0)
+			return rc;
+	}
+	return run ? calibrate_tonight(c, run, p) : 0;
 }

@@ -37,6 +37,12 @@ int calibrate_set_arg(struct calib *c, const char *arg);
  * or an error code. */
 int calibrate_reference_csv(struct calib *c, const char *path);
 
+/* --moe-reference: the curve at path replaces the calibration's
+ * (calibrate_reference_csv), while the anchors keep the MoE of the
+ * calibration's own curve (moe_ref.anchor_ms): their steps were measured
+ * with it, not with the new implementation's. Returns 0 or an error code. */
+int calibrate_moe_reference(struct calib *c, const char *path);
+
 struct projection;
 struct run_record;
 
@@ -44,6 +50,14 @@ struct run_record;
  * catalog id (underscores dropped) inside its name, letters and digits
  * compared without case; NULL when none. */
 const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name);
+
+/* The calibration a projection uses, made in c: a shallow copy of c0 (the
+ * catalog and all-reduce table stay c0's), the MoE curve switched to
+ * moe_curve (enum moe_curve_kind; -1: c0's) and refitted, tonight's run
+ * folded in (calibrate_tonight; run NULL: none). Returns 0 or an error
+ * code. */
+int calibrate_projection(struct calib *c, const struct calib *c0, int moe_curve,
+			 const struct run_record *run, struct projection *p);
 
 /* Folds tonight's GPU measurements of run into c: the MoE sweep as the
  * reference curve, the laws of attention (over width and over context),

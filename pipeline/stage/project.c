@@ -671,8 +671,9 @@ static int trace_contexts(struct projection *p, const struct calib *c,
 			strchr(list, ',') ? "" : "s", ctx, steps, q[1], q[2]);
 }
 
-/* Projects scenarios scs[0..n) into p by cfg, on a copy of c0 with
- * tonight's run folded in (run: NULL for none). Returns 0 or an error code. */
+/* Projects scenarios scs[0..n) into p by cfg, on the calibration the
+ * calibrate stage makes of c0 (calibrate_projection: cfg's curve, tonight's
+ * run folded in; run NULL for none). Returns 0 or an error code. */
 static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
 		   size_t n, const struct run_record *run, const struct project_config *cfg)
 {
@@ -690,17 +691,11 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 		rc = err_nomem();
 		goto done;
 	}
-	*c = *c0; /* shallow: the catalog and all-reduce table stay the caller's */
 	p->schema = PROJECT_SCHEMA;
 	p->samples = cfg->samples;
 	p->seed = cfg->seed;
 	copy_str(p->calibration, sizeof p->calibration, c0->path);
-	if (cfg->moe_curve >= 0 && (enum moe_curve_kind)cfg->moe_curve != c->moe_ref.curve) {
-		c->moe_ref.curve = (enum moe_curve_kind)cfg->moe_curve;
-		if ((rc = calibrate_moe(c)) != 0)
-			goto done;
-	}
-	if (run && (rc = calibrate_tonight(c, run, p)) != 0)
+	if ((rc = calibrate_projection(c, c0, cfg->moe_curve, run, p)) != 0)
 		goto done;
 	context_law_text(p, c);
 	p->curve = c->moe_ref.curve;
