@@ -7,7 +7,7 @@ name files).
 
 A C file's exported (not static) functions are named `<prefix>_...` where the
 prefix is the file's name (`calib_load` in calib.c), the module the file is a
-part of (`project_read` in project_yaml.c) or the folder it is in
+part of (`project_write` in project_yaml.c) or the folder it is in
 (`cpu_device_detect` in engine/cpu/device.c). CUDA sources (.cu) are not held
 to it: their kernels and device helpers carry their op's short prefix (ta_, tb_, moe_); neither are
 the files in NAMED_ELSEWHERE, which define functions whose names are another
