@@ -679,7 +679,22 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 		w = &r.rows[r.nrows - 1];
 		rec_row_param_set(w, "N", 18432);
 	}
+	/* tonight is folded into the projection's own calibration: the
+	 * caller's, catalog and all-reduce table included, is left as it was */
+	struct calib *before = malloc(sizeof *before);
+	struct gpu *gpus = malloc(f->cal.ngpus * sizeof *gpus);
+	struct ar_gpu *ar = malloc(f->cal.ar.n * sizeof *ar);
+	assert_true(before && gpus && ar);
+	*before = f->cal;
+	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
+	memcpy(ar, f->cal.ar.per_gpu, f->cal.ar.n * sizeof *ar);
 	assert_int_equal(project_run(&p, &f->cal, &f->t, &r, &f->cfg), 0);
+	assert_memory_equal(before, &f->cal, sizeof *before);
+	assert_memory_equal(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
+	assert_memory_equal(ar, f->cal.ar.per_gpu, f->cal.ar.n * sizeof *ar);
+	free(before);
+	free(gpus);
+	free(ar);
 	assert_true(p.recalibrated);
 	assert_string_equal(p.measured_on, "NVIDIA H200");
 	assert_string_equal(p.fit.gpu, "h200");
