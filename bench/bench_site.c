@@ -28,6 +28,7 @@
 #include "history.h"
 #include "record.h"
 #include "regress.h"
+#include "report_load.h"
 #include "site.h"
 
 #define NIGHTS 365
@@ -143,7 +144,10 @@ int main(void)
 	struct regress_night night = {0};
 	if (!rc)
 		rc = regress_night_build(&night, &h, h.nruns - 1, NULL);
-	struct site_in in = {&h, NULL, &night, rconf.commit_url, &conf, reports};
+	struct report_night_text text = {0};
+	if (!rc)
+		rc = report_night_text_make(&text, &night, rconf.commit_url);
+	struct site_in in = {&h, NULL, &night, &text, rconf.commit_url, &conf, reports};
 	printf("history site, %d nights x %zu series (analysis before it: %.2f s CPU)\n", NIGHTS,
 	       h.n, a0);
 	printf("%-34s %8s %8s %8s  (judged on CPU time)\n", "", "wall_s", "cpu_s", "limit_s");
@@ -159,6 +163,7 @@ int main(void)
 		       SERIES);
 	else
 		fprintf(stderr, "bench_site: %s\n", err_msg());
+	report_night_text_free(&text, &night);
 	regress_night_free(&night);
 	history_free(&h);
 	fsx_rm_rf(dir);

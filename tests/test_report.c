@@ -525,6 +525,7 @@ static void test_report__pct_of_peak_names_its_basis(void **state)
 	/* a GPU of the catalog: its datasheet bandwidth (H200: 4.8 TB/s) */
 	snprintf(d.rec.devices[0].kind, sizeof d.rec.devices[0].kind, "cuda");
 	snprintf(d.rec.devices[0].name, sizeof d.rec.devices[0].name, "NVIDIA H200");
+	report_data_devices(&d); /* the loader finds each device's catalog GPU */
 	assert_true(fabs(report_row_pct(&d, w, &b) - w->gbps / 4800 * 100) < 1e-9);
 	assert_int_equal(b, REPORT_BW_DATASHEET);
 	report_fmt_pct(cell, sizeof cell, report_row_pct(&d, w, &b));

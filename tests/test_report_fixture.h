@@ -21,6 +21,7 @@
 #include "record.h"
 #include "regress.h"
 #include "report.h"
+#include "report_load.h"
 #include "tmpl.h"
 
 /* The project folder (calibration/, templates/, fonts/): $DDT_HOME or the

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "site.h"
+#include "site_build.h"
 #include "test_report_fixture.h"
 
 #define NIGHTS 8

@@ -3,6 +3,7 @@
 
 #include "record.h"
 #include "report.h"
+#include "report_load.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
 #include "cmd.h"
 
 #include "err.h"
-#include "site.h"
+#include "site_build.h"
 
 #include <stdio.h>
 

@@ -18,6 +18,7 @@
 #include "regress.h"
 #include "repair.h"
 #include "report.h"
+#include "report_load.h"
 #include "report_spec.h"
 
 #include <dirent.h>

@@ -2,6 +2,7 @@
 #include "publish.h"
 
 #include "err.h"
+#include "site_build.h"
 
 #include <stdarg.h>
 #include <string.h>

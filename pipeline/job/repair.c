@@ -10,6 +10,7 @@
 #include "project.h"
 #include "record.h"
 #include "report.h"
+#include "report_load.h"
 #include "tmpl.h"
 
 #include <stdio.h>

@@ -104,7 +104,7 @@ static void draw_breakdown(struct chart *c, const struct report_data *d,
 	chart_axis_category(&c->y, n, "");
 	for (int k = 0; k < COMP_COUNT; k++)
 		chart_legend_add(c, chart_comp_ink(k), SWATCH_BOX, MARK_NONE,
-				 model_comp_name((enum model_comp)k));
+				 model_comp_names[k]);
 	chart_layout_frame(c);
 	for (int i = 0; i < n; i++) {
 		double x = 0;
@@ -243,45 +243,21 @@ static void draw_acceptance(struct chart *c, const struct report_data *d,
 
 /* ---------------------------------------------------------------- MoE curve */
 
-#define CURVE_STEPS 121
-
-/* The fit's parameters in calib order; 0 when one is missing. */
-static int fit_params(const struct project_fit *fit, double p[MOE_P_COUNT])
-{
-	int found = 0;
-	for (int k = 0; k < MOE_P_COUNT; k++)
-		for (int i = 0; i < fit->nparams; i++)
-			if (!strcmp(fit->params[i].name, calib_moe_param_name((enum moe_param)k))) {
-				p[k] = fit->params[i].value;
-				found++;
-			}
-	return found == MOE_P_COUNT;
-}
-
 static void draw_moe_curve(struct chart *c, const struct report_data *d,
 			   const struct report_section *s)
 {
 	const struct moe_reference *ref = &d->cal.moe_ref;
 	const struct project_fit *fit = d->have_proj ? &d->proj.fit : NULL;
-	const struct gpu *refg = calib_gpu(&d->cal, ref->gpu), *fitg = NULL, *target = NULL;
-	double p[MOE_P_COUNT], mmax = 1000, ymax = 0, xs[CURVE_STEPS], yref[CURVE_STEPS],
-			       yfit[CURVE_STEPS], ytgt[CURVE_STEPS];
-	int have_fit = 0, tonight = fit && fit->source == PROV_TONIGHT && fit->npoints > 0;
+	const struct report_moe_curve *m = &d->moe;
+	const struct gpu *refg = calib_gpu(&d->cal, ref->gpu), *fitg = m->fitg, *target = m->target;
+	const double *xs = m->xs, *yref = m->ref, *yfit = m->fit, *ytgt = m->tgt;
+	double mmax = REPORT_CURVE_MMAX, ymax = 0;
+	int have_fit = m->have_fit, tonight = fit && fit->source == PROV_TONIGHT && fit->npoints > 0;
 	char lab[128];
-	long h = d->spec.nheadline ? report_scenario_row(d, d->spec.headline[0]) : -1;
 
 	(void)s;
-	target = h >= 0 ? d->est.rows[h].target : calib_gpu(&d->cal, "b300");
-	if (fit && fit->curve == MOE_CURVE_PHYSICAL && fit_params(fit, p) &&
-	    (fitg = calib_gpu(&d->cal, fit->gpu)) != NULL)
-		have_fit = 1;
-	for (int i = 0; i < CURVE_STEPS; i++) {
-		xs[i] = pow(10, log10(mmax) * i / (CURVE_STEPS - 1));
-		yref[i] = model_moe_ref_ms(&d->model, xs[i]);
-		yfit[i] = have_fit ? model_phys_ms(&d->cal, fitg, p, xs[i]) : NAN;
-		ytgt[i] = target ? model_moe_ms(&d->model, target, xs[i]) : NAN;
+	for (int i = 0; i < REPORT_CURVE_STEPS; i++)
 		ymax = fmax(ymax, fmax(yref[i], isfinite(yfit[i]) ? yfit[i] : 0));
-	}
 	for (int i = 0; i < ref->npoints; i++)
 		ymax = fmax(ymax, ref->points[i].step_ms);
 	for (int i = 0; tonight && i < fit->npoints; i++)
@@ -289,7 +265,7 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 
 	/* the reference curve is drawn only where the fit does not repeat it */
 	int show_ref = !have_fit;
-	for (int i = 0; have_fit && i < CURVE_STEPS; i++)
+	for (int i = 0; have_fit && i < REPORT_CURVE_STEPS; i++)
 		show_ref |= fabs(yfit[i] - yref[i]) > 1e-3 * fabs(yref[i]);
 	int cpu_sweep = 0;
 	for (size_t i = 0; !tonight && i < d->rec.nrows; i++)
@@ -318,11 +294,11 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 	}
 	chart_layout_frame(c);
 	if (show_ref)
-		chart_line(c, xs, yref, CURVE_STEPS, INK_CALIBRATION, 1.3, 0);
+		chart_line(c, xs, yref, REPORT_CURVE_STEPS, INK_CALIBRATION, 1.3, 0);
 	if (have_fit)
-		chart_line(c, xs, yfit, CURVE_STEPS, INK_FIT, 1.6, 1);
+		chart_line(c, xs, yfit, REPORT_CURVE_STEPS, INK_FIT, 1.6, 1);
 	if (target)
-		chart_line(c, xs, ytgt, CURVE_STEPS, INK_PROJECTED, 1.8, 0);
+		chart_line(c, xs, ytgt, REPORT_CURVE_STEPS, INK_PROJECTED, 1.8, 0);
 	if (have_fit && isfinite(fit->m_plateau) && fit->m_plateau > 1 && fit->m_plateau < mmax) {
 		chart_vline(c, fit->m_plateau, INK_MUTED, 0.7, 1);
 		snprintf(lab, sizeof lab, "95%% of plateau at M=%.0f", fit->m_plateau);
@@ -337,7 +313,7 @@ static void draw_moe_curve(struct chart *c, const struct report_data *d,
 	for (size_t i = 0; target && i < d->est.n; i++) {
 		const struct estimate_row *r = &d->est.rows[i];
 		if (r->target == target && (i == 0 || r->out.M != d->est.rows[i - 1].out.M))
-			chart_mark(c, r->out.M, model_moe_ms(&d->model, target, r->out.M),
+			chart_mark(c, r->out.M, m->row_ms[i],
 				   MARK_DIAMOND, INK_PROJECTED, 5);
 	}
 }

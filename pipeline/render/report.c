@@ -288,11 +288,9 @@ static int run_trusted(const char *runs_dir, const char *id)
 	return rc;
 }
 
-int report_render(const struct report_ctx *ctx, const char *reports_dir, const char *run_id)
+int report_begin(const struct report_ctx *ctx, const char *run_id)
 {
-	struct report_data d;
-	struct ydiag diag = {0};
-	char *conf = NULL, *final = NULL, *tmp = NULL;
+	char *conf = NULL;
 	int rc;
 
 	if ((rc = run_trusted(ctx->runs_dir, run_id)) != 0)
@@ -306,10 +304,16 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 			   strerror(errno));
 	free(abs);
 	free(conf);
-	if (rc)
-		return rc;
-	if ((rc = report_data_load(&d, ctx->runs_dir, run_id, ctx->hist, &diag)) != 0)
-		goto done;
+	return rc;
+}
+
+int report_write(const struct report_ctx *ctx, const char *reports_dir,
+		 const struct report_data *d)
+{
+	const char *run_id = d->rec.run_id;
+	char *final = NULL, *tmp = NULL;
+	int rc;
+
 	if ((rc = fsx_mkdir_p(reports_dir)) != 0)
 		goto done;
 	if (!(final = fsx_join(reports_dir, run_id))) {
@@ -318,7 +322,7 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 	}
 	if ((rc = fsx_dir_begin(final, &tmp)) != 0)
 		goto done;
-	if ((rc = render_into(&d, tmp)) != 0) {
+	if ((rc = render_into(d, tmp)) != 0) {
 		fsx_rm_rf(tmp);
 		goto done;
 	}
@@ -331,8 +335,6 @@ int report_render(const struct report_ctx *ctx, const char *reports_dir, const c
 done:
 	free(final);
 	free(tmp);
-	report_data_free(&d);
-	ydiag_free(&diag);
 	return rc;
 }
 

@@ -33,13 +33,20 @@ struct report_ctx {
 				     * once); NULL: loaded from runs_dir */
 };
 
-/* Renders reports_dir/<run-id>/ {report.pdf, report.xlsx, charts/<n>.png,
- * summary.txt} from runs_dir/<run-id>/, replacing an earlier rendering of the
+/* Before a run's documents are made (report_render, report_load.h): 0 when
+ * the folder of run_id and its run.yaml are trusted (fsx_trusted_path) and
+ * the charts' fonts are set up from ctx->home; else DDT_EINPUT naming why, or
+ * DDT_ENOMEM. */
+int report_begin(const struct report_ctx *ctx, const char *run_id);
+
+struct report_data;
+/* Writes reports_dir/<run-id>/ {report.pdf, report.xlsx, charts/<n>.png,
+ * summary.txt} from d (report_data.h), replacing an earlier rendering of the
  * same run as a whole (the folder appears complete or not at all), then points
- * reports_dir/latest at the newest rendered run. Returns 0, DDT_ENOTFOUND
- * (no such run), DDT_EINPUT (a stored file is damaged; the message names it),
- * DDT_EIO or DDT_ENOMEM. */
-int report_render(const struct report_ctx *ctx, const char *reports_dir, const char *run_id);
+ * reports_dir/latest at the newest rendered run. Returns 0, DDT_EIO or
+ * DDT_ENOMEM. */
+int report_write(const struct report_ctx *ctx, const char *reports_dir,
+		 const struct report_data *d);
 
 /* Copies the inputs report_render needs into a run folder being written (the
  * nightly's temporary run folder, before it is committed): the calibration

@@ -1,15 +1,9 @@
 /* report_data.c - one run's documents' data: the stored run loaded once, its figures and the shared formats. */
 #include "report_data.h"
 
-#include "acks.h"
 #include "backtest.h"
 #include "err.h"
-#include "calibrate.h"
-#include "fit.h"
-#include "fsx.h"
-#include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,280 +76,6 @@ const struct dist *report_find_dist(const struct report_data *d, const char *lab
 			return &d->cal.asm_[i];
 	}
 	return NULL;
-}
-
-/* ---------------------------------------------------------------- loading */
-
-/* "2025-12-02T15:42:07Z" -> seconds since the epoch; -1 when malformed. */
-static time_t parse_created(const char *s)
-{
-	struct tm tm;
-	memset(&tm, 0, sizeof tm);
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return timegm(&tm);
-}
-
-/* Reads an optional stored file with reader; *have is 1 when it was there. */
-static int load_optional(const char *dir, const char *name, int *have,
-			 int (*reader)(void *obj, const char *path, struct ydiag *diag), void *obj,
-			 struct ydiag *diag)
-{
-	char *path = fsx_join(dir, name);
-	int rc = 0;
-	if (!path)
-		return err_nomem();
-	*have = 0;
-	if (fsx_exists(path)) {
-		rc = reader(obj, path, diag);
-		*have = rc == 0;
-		if (rc == DDT_EINPUT && diag->n)
-			err_set(rc, "%s", diag->msgs[diag->n - 1]);
-	}
-	free(path);
-	return rc;
-}
-
-static int read_projection(void *obj, const char *path, struct ydiag *diag)
-{
-	return project_read(obj, path, diag);
-}
-
-static int read_night(void *obj, const char *path, struct ydiag *diag)
-{
-	return regress_night_read(obj, path, diag);
-}
-
-/* The projection of the committed run just before run_id in runs_dir
- * (report_runs' order), for the page-one "since the previous night". A
- * missing or damaged one is no previous night: it never fails the report. */
-static void load_prev(struct report_data *d, const char *runs_dir, const char *run_id)
-{
-	struct report_doc *runs = NULL;
-	struct ydiag quiet = {0};
-	size_t n = 0;
-	char dir[PATH_MAX + 200];
-	if (report_runs(runs_dir, &runs, &n) != 0)
-		n = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (strcmp(runs[i].id, run_id) != 0)
-			continue;
-		snprintf(dir, sizeof dir, "%s/%s", runs_dir, runs[i - 1].id);
-		if (load_optional(dir, "projection.yaml", &d->have_prev, read_projection, &d->prev,
-				  &quiet) != 0) {
-			project_free(&d->prev);
-			d->have_prev = 0;
-		}
-		if (d->have_prev)
-			snprintf(d->prev_id, sizeof d->prev_id, "%s", runs[i - 1].id);
-		break;
-	}
-	err_clear();
-	ydiag_free(&quiet);
-	free(runs);
-}
-
-/* 1 when a history section of the spec shows op. */
-static int spec_has_history(const struct report_spec *sp, const char *op)
-{
-	for (int i = 0; i < sp->nsections; i++)
-		if (sp->sections[i].kind == RSEC_HISTORY && !strcmp(sp->sections[i].op, op) &&
-		    !sp->sections[i].variant[0])
-			return 1;
-	return 0;
-}
-
-/* Adds a history chart section for op after the spec's last one (before
- * its regressions when it has none), when no section shows op yet. */
-static void spec_add_history(struct report_spec *sp, const char *op)
-{
-	int at = sp->nsections;
-	if (spec_has_history(sp, op) || sp->nsections == REPORT_MAX_SECTIONS)
-		return;
-	for (int i = 0; i < sp->nsections; i++)
-		if (sp->sections[i].kind == RSEC_HISTORY)
-			at = i + 1;
-	for (int i = 0; at == sp->nsections && i < sp->nsections; i++)
-		if (sp->sections[i].kind == RSEC_REGRESSIONS)
-			at = i;
-	memmove(&sp->sections[at + 1], &sp->sections[at],
-		(size_t)(sp->nsections - at) * sizeof *sp->sections);
-	memset(&sp->sections[at], 0, sizeof *sp->sections);
-	sp->sections[at].kind = RSEC_HISTORY;
-	snprintf(sp->sections[at].op, sizeof sp->sections[at].op, "%s", op);
-	sp->nsections++;
-}
-
-/* Every op with an alert, or with a change point tonight (a regression,
- * drift or improvement), gets its history chart, whatever the template
- * lists. */
-static void add_flagged_histories(struct report_data *d)
-{
-	if (!d->have_night)
-		return;
-	for (size_t i = 0; i < d->night.nalerts; i++)
-		spec_add_history(&d->spec, d->night.alerts[i].key.op);
-	for (size_t i = 0; i < d->night.n; i++) {
-		enum regress_verdict v = d->night.entries[i].verdict;
-		if (v == REG_REGRESSION || v == REG_DRIFT || v == REG_IMPROVEMENT)
-			spec_add_history(&d->spec, d->night.entries[i].key.op);
-	}
-}
-
-static int spec_wants_history(const struct report_spec *s)
-{
-	for (int i = 0; i < s->nsections; i++)
-		if (s->sections[i].kind == RSEC_HISTORY)
-			return 1;
-	return 0;
-}
-
-/* The history of runs_dir up to this run, analysed with the stored template's
- * regression settings. Damaged records of other nights are skipped (history.h);
- * their warnings are dropped here because this night's documents do not
- * depend on them. */
-static int load_history(struct report_data *d, const char *runs_dir)
-{
-	struct ydiag warn = {0};
-	int rc = history_load_until(&d->hist, runs_dir, d->rec.run_id, &warn);
-	ydiag_free(&warn);
-	if (rc)
-		return rc;
-	regress_history(&d->rconf, &d->hist);
-	d->hist_run = history_run_index(&d->hist, d->rec.run_id);
-	return 0;
-}
-
-/* The night's alerts with the answers runs/acks.yaml holds now: an alert
- * acknowledged since its night was judged reads so. */
-static int answers_now(struct report_data *d, const char *runs_dir)
-{
-	struct history acks = {0};
-	int rc = acks_load(&acks, runs_dir, NULL);
-	if (!rc)
-		regress_alerts_answer(&d->night, &acks);
-	history_free(&acks);
-	return rc;
-}
-
-/* Loads the stored inputs (record, calibration, template) of d->run_dir. */
-static int load_inputs(struct report_data *d, struct ydiag *diag)
-{
-	char *p = NULL;
-	int rc;
-
-	if (!(p = fsx_join(d->run_dir, "run.yaml")))
-		return err_nomem();
-	if (!fsx_exists(p))
-		rc = err_set(DDT_ENOTFOUND, "%s: no run record", p);
-	else if ((rc = record_read(&d->rec, p, diag)) == DDT_EINPUT && diag->n)
-		err_set(rc, "%s", diag->msgs[0]);
-	free(p);
-	if (rc)
-		return rc;
-	if (!(p = fsx_join(d->run_dir, "calibration")))
-		return err_nomem();
-	if (!fsx_exists(p))
-		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
-					 "there with report_stash_inputs)", p);
-	else if ((rc = calibrate_load(&d->cal, p, diag)) != 0 && diag->n)
-		err_set(rc, "%s", diag->msgs[0]);
-	free(p);
-	if (rc)
-		return rc;
-	if (!(p = fsx_join(d->run_dir, "template/template.yaml")))
-		return err_nomem();
-	if (!fsx_exists(p))
-		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the template it used "
-					 "there with report_stash_inputs)", p);
-	else if ((rc = tmpl_load(&d->tmpl, p, diag)) != 0 && diag->n)
-		err_set(rc, "%s", diag->msgs[0]);
-	free(p);
-	if (!rc && (rc = report_spec_load(&d->spec, &d->tmpl, diag)) != 0 && diag->n)
-		err_set(rc, "%s", diag->msgs[0]);
-	if (!rc && !(p = fsx_join(d->run_dir, "calibration/" SOURCES_FILE)))
-		return err_nomem();
-	if (!rc && fsx_exists(p)) /* runs stored before it was kept have none */
-		rc = sources_load(&d->sources, p);
-	free(p);
-	return rc;
-}
-
-int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
-		     const struct history *hist, struct ydiag *diag)
-{
-	struct tm tm;
-	int rc;
-
-	memset(d, 0, sizeof *d);
-	d->hist_run = -1;
-	if (!record_run_id_valid(run_id))
-		return err_set(DDT_EINPUT, "'%s' is not a run id (YYYYMMDDTHHMMSSZ-host)", run_id);
-	snprintf(d->run_dir, sizeof d->run_dir, "%s/%s", runs_dir, run_id);
-	if (!fsx_exists(d->run_dir))
-		return err_set(DDT_ENOTFOUND, "no run %s in %s", run_id, runs_dir);
-	if ((rc = load_inputs(d, diag)) != 0)
-		return err_wrap(rc, "run %s", run_id);
-	if (strcmp(d->rec.run_id, run_id) != 0)
-		return err_set(DDT_EINPUT, "%s/run.yaml: holds run %s", d->run_dir, d->rec.run_id);
-	d->created = parse_created(d->rec.created);
-	if (d->created < 0)
-		return err_set(DDT_EINPUT, "%s/run.yaml: created '%s' is not YYYY-MM-DDTHH:MM:SSZ",
-			       d->run_dir, d->rec.created);
-	gmtime_r(&d->created, &tm);
-	strftime(d->created_iso, sizeof d->created_iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	strftime(d->date_text, sizeof d->date_text, "%Y-%m-%d %H:%M UTC", &tm);
-	if ((rc = model_prepare(&d->model, &d->cal, NULL)) != 0 ||
-	    (rc = estimate_run(&d->est, &d->model, d->tmpl.scenarios, d->tmpl.nscenarios)) != 0)
-		return err_wrap(rc, "run %s", run_id);
-	if ((rc = load_optional(d->run_dir, "projection.yaml", &d->have_proj, read_projection,
-				&d->proj, diag)) != 0 ||
-	    (rc = load_optional(d->run_dir, "verdicts.yaml", &d->have_night, read_night,
-				&d->night, diag)) != 0)
-		return rc;
-	if (d->have_night && (rc = answers_now(d, runs_dir)) != 0)
-		return rc;
-	if (d->have_proj)
-		load_prev(d, runs_dir, run_id);
-	add_flagged_histories(d);
-	/* with a projection, the rows are its rows, as `ddt estimate` prints
-	 * them: a calibrated scenario is one row at its acceptance range's
-	 * middle, carrying the band, not the seed model at each end */
-	if (d->have_proj) {
-		estimate_free(&d->est);
-		if ((rc = estimate_from_projection(&d->est, &d->proj, &d->cal)) != 0)
-			return err_wrap(rc, "run %s", run_id);
-	}
-	if (tmpl_section(&d->tmpl, "regress", NULL)) {
-		if ((rc = regress_conf_load(&d->rconf, &d->tmpl, diag)) != 0)
-			return diag->n ? err_set(rc, "%s", diag->msgs[0]) : rc;
-		d->have_rconf = 1;
-	}
-	if (d->have_rconf && spec_wants_history(&d->spec) && hist) {
-		d->hist = *hist; /* read only, never freed here */
-		d->hist_borrowed = 1;
-		d->hist_run = history_run_index(&d->hist, d->rec.run_id);
-	} else if (d->have_rconf && spec_wants_history(&d->spec))
-		return load_history(d, runs_dir);
-	return 0;
-}
-
-void report_data_free(struct report_data *d)
-{
-	record_free(&d->rec);
-	calib_free(&d->cal);
-	tmpl_free(&d->tmpl);
-	sources_free(&d->sources);
-	estimate_free(&d->est);
-	project_free(&d->proj);
-	project_free(&d->prev);
-	regress_night_free(&d->night);
-	if (!d->hist_borrowed)
-		history_free(&d->hist);
-	memset(d, 0, sizeof *d);
 }
 
 /* ---------------------------------------------------------------- since the previous night */
@@ -444,13 +164,12 @@ int report_prev_change(const struct report_data *d, const char *scenario, double
 void report_each_input(const struct report_data *d, report_input_fn fn, void *arg)
 {
 	const struct calib *c = &d->cal;
-	char key[160], basis[48];
+	char key[160];
 
 	if (d->have_proj && d->proj.ninputs) {
 		for (size_t i = 0; i < d->proj.ninputs; i++) {
 			const struct project_input *in = &d->proj.inputs[i];
-			project_input_basis(in, basis, sizeof basis);
-			fn(arg, in->name, in->value, basis, in->source);
+			fn(arg, in->name, in->value, d->input_basis[i], in->source);
 		}
 		return;
 	}
@@ -517,7 +236,7 @@ void report_figure(const struct report_data *d, size_t i, struct report_figure *
 
 	memset(f, 0, sizeof *f);
 	f->est = r;
-	p = f->proj = d->have_proj ? project_find_row(&d->proj, r->sc.name, r->accept) : NULL;
+	p = f->proj = d->have_proj ? d->row_proj[i] : NULL;
 	f->tok_p5 = f->tok_p50 = f->tok_p95 = NAN;
 	f->step_p5 = f->step_p50 = f->step_p95 = NAN;
 	if (!p) {
@@ -578,7 +297,7 @@ void report_regress_status(const struct report_data *d, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof rest / sizeof *rest && off < len; i++)
 		if (k[rest[i]]) {
 			off += (size_t)snprintf(buf + off, len - off, "%s%d %s", sep, k[rest[i]],
-						regress_verdict_name(rest[i]));
+						regress_verdict_names[rest[i]]);
 			sep = ", ";
 		}
 }
@@ -608,7 +327,7 @@ static void regression_caveat(const struct report_data *d, const struct regress_
 	size_t off;
 	int ncost = 0;
 
-	regress_entry_line(e, line, sizeof line);
+	snprintf(line, sizeof line, "%s", d->ntext.entry[e - d->night.entries]);
 	off = strlen(line);
 	for (size_t i = 0; i < d->night.impacts.n && off + 1 < sizeof line; i++) {
 		const struct regress_impact *im = &d->night.impacts.v[i];
@@ -789,11 +508,9 @@ int report_coverage_text(const struct report_data *d, char *buf, size_t len)
 /* The catalog GPU of row w's device, or NULL (a CPU, an unknown GPU). */
 static const struct gpu *row_gpu(const struct report_data *d, const struct rec_row *w)
 {
-	const struct rec_device *v;
 	if (w->device < 0 || (size_t)w->device >= d->rec.ndevices)
 		return NULL;
-	v = &d->rec.devices[w->device];
-	return strcmp(v->kind, "cuda") ? NULL : project_device_gpu(&d->cal, v->name);
+	return d->device_gpu[w->device];
 }
 
 double report_row_pct(const struct report_data *d, const struct rec_row *w,
@@ -840,7 +557,7 @@ void report_pct_legend(const struct report_data *d, char *title, size_t tlen, ch
 	note[0] = '\0';
 	for (size_t i = 0; i < d->rec.ndevices && off < nlen; i++) {
 		const struct rec_device *v = &d->rec.devices[i];
-		const struct gpu *g = strcmp(v->kind, "cuda") ? NULL : project_device_gpu(&d->cal, v->name);
+		const struct gpu *g = d->device_gpu[i];
 		if (g && isfinite(g->bw_tbps))
 			off += (size_t)snprintf(note + off, nlen - off, "%s%s: of the datasheet memory "
 						"bandwidth of the %s, %.2f TB/s (%s).", off ? " " : "",

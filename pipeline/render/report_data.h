@@ -1,5 +1,8 @@
 /* report_data.h - everything one run's documents are made from, loaded once from
- * the run folder, and the formats every document shares. */
+ * the run folder, and the formats every document shares. The documents only
+ * read it: what the stages computed (the derived calibration, the model, the
+ * estimates, the verdicts and their lines) is filled in by the loader above
+ * them (report_load.h), so no document calls a stage. */
 #ifndef DDT_REPORT_DATA_H
 #define DDT_REPORT_DATA_H
 
@@ -17,6 +20,33 @@
 #include "report_spec.h"
 #include "sources.h"
 #include "tmpl.h"
+
+/* The night's verdicts as lines, formatted by the stage that judged them
+ * (regress.h); every array NULL when there is no night. */
+struct report_night_text {
+	char **entry;       /* per entry: its line (regress_entry_line) */
+	size_t *group;      /* per alert: how many alerts from it on share its id
+			     * (regress_alert_group) */
+	char **group_line;  /* per alert: the line of the group it starts, with the
+			     * commit link (regress_alert_group_line) */
+	char **series_line; /* per alert: its series' line (regress_alert_series_line) */
+	char **impact;      /* per impact: its line (regress_impact_line) */
+};
+
+/* The MoE chart's curves: the model evaluated on a log grid of the verify
+ * width M up to REPORT_CURVE_MMAX. */
+#define REPORT_CURVE_STEPS 121
+#define REPORT_CURVE_MMAX 1000.0
+struct report_moe_curve {
+	double xs[REPORT_CURVE_STEPS];
+	double ref[REPORT_CURVE_STEPS]; /* the reference curve (model_moe_ref_ms) */
+	double fit[REPORT_CURVE_STEPS]; /* the fitted physical curve (NaN without have_fit) */
+	double tgt[REPORT_CURVE_STEPS]; /* projected on target (NaN without one) */
+	int have_fit;                   /* the projection's fit is a physical curve */
+	const struct gpu *fitg;         /* the GPU it was fitted on (have_fit) */
+	const struct gpu *target;       /* the headline's target GPU, else the b300; may be NULL */
+	double *row_ms;                 /* per estimate row: target's MoE time at its M */
+};
 
 struct report_data {
 	char run_dir[PATH_MAX];
@@ -39,19 +69,16 @@ struct report_data {
 	int have_prev;             /* the run before this one stored a projection */
 	char prev_id[96];          /* that run's id ("" none) */
 	struct projection prev;    /* its projection.yaml (have_prev) */
+	/* what the loader derived for the documents from the above */
+	const struct project_row **row_proj; /* per estimate row: its projection row or NULL */
+	char (*input_basis)[48];   /* per projection input: its basis (project_input_basis) */
+	const struct gpu **device_gpu; /* per record device: its catalog GPU or NULL */
+	struct report_night_text ntext; /* night's lines (have_night) */
+	struct report_moe_curve moe;
 	time_t created;            /* the run's time: every document's date */
 	char created_iso[24];      /* 2025-12-02T15:42:00Z */
 	char date_text[40];        /* 2025-12-02 15:42 UTC */
 };
-
-/* Loads runs_dir/run_id/ (see report.h for what it holds) and the history of
- * runs_dir up to run_id, or borrows hist (report_ctx.hist) when not NULL: d
- * then reads it and never frees it. Problems with stored files go to diag.
- * Returns 0, DDT_ENOTFOUND, DDT_EINPUT, DDT_EIO or DDT_ENOMEM; free d with
- * report_data_free even on error. */
-int report_data_load(struct report_data *d, const char *runs_dir, const char *run_id,
-		     const struct history *hist, struct ydiag *diag);
-void report_data_free(struct report_data *d);
 
 /* Point estimate and band of (scenario, acceptance): from the stored
  * projection when it has the row (it may be recalibrated from tonight's GPU

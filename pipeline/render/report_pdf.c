@@ -193,14 +193,12 @@ static void page_one_alerts(struct pdf_doc *doc, const struct report_data *d)
 	pdf_heading(doc, 2, "Open alerts");
 	for (size_t i = 0, k; d->have_night && i < d->night.nalerts; i += k) {
 		const struct regress_alert *a = &d->night.alerts[i];
-		k = regress_alert_group(&d->night, i);
+		k = d->ntext.group[i];
 		answered += a->state != ALERT_OPEN ? k : 0;
 		if (a->state != ALERT_OPEN)
 			continue;
 		open++;
-		pdf_para(doc, regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url : NULL,
-						       line, sizeof line),
-			 0, BODY_PT, INK_REGRESSION);
+		pdf_para(doc, d->ntext.group_line[i], 0, BODY_PT, INK_REGRESSION);
 	}
 	if (!open)
 		pdf_para(doc, d->have_night ? "None open." : "None: no regression verdicts are stored "
@@ -521,7 +519,7 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 				 100 * e->delta_frac);
 			snprintf(z, sizeof z, isfinite(e->z) ? "%.1f" : "-", e->z);
 			snprintf(nights, sizeof nights, "%d", e->nights);
-			cells[0] = regress_verdict_name(e->verdict), cells[1] = op;
+			cells[0] = regress_verdict_names[e->verdict], cells[1] = op;
 			cells[2] = params, cells[3] = dev, cells[4] = med, cells[5] = base;
 			cells[6] = chg, cells[7] = z, cells[8] = nights;
 			pdf_table_row(doc, cells,
@@ -542,7 +540,7 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 		    e->verdict == REG_OUTLIER)
 			continue;
 		snprintf(line, sizeof line, "%s %s/%s %s: commits %s (first bad night %s)%s%s.",
-			 regress_verdict_name(e->verdict), e->key.op, e->key.variant, e->key.params,
+			 regress_verdict_names[e->verdict], e->key.op, e->key.variant, e->key.params,
 			 e->commits, e->bad_run_id, e->reason[0] ? "; " : "", e->reason);
 		pdf_para(doc, line, 0, 7.5, INK_MUTED);
 	}
@@ -550,13 +548,11 @@ static void regressions(struct pdf_doc *doc, const struct report_data *d)
 		char line[800];
 		snprintf(line, sizeof line, "Revised: %s/%s %s on %s: %s -> %s.", n->revs[i].key.op,
 			 n->revs[i].key.variant, n->revs[i].key.params, n->revs[i].run_id,
-			 regress_verdict_name(n->revs[i].from), regress_verdict_name(n->revs[i].to));
+			 regress_verdict_names[n->revs[i].from], regress_verdict_names[n->revs[i].to]);
 		pdf_para(doc, line, 0, 7.5, INK_MUTED);
 	}
 	for (size_t i = 0; i < n->impacts.n; i++) {
-		char line[400];
-		regress_impact_line(&n->impacts.v[i], line, sizeof line);
-		pdf_para(doc, line, 0, 7.5,
+		pdf_para(doc, d->ntext.impact[i], 0, 7.5,
 			 n->impacts.v[i].verdict == REG_REGRESSION ? INK_REGRESSION : INK_TEXT);
 	}
 	(void)shown;

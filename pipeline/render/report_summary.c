@@ -137,7 +137,6 @@ static void summary_caveat(void *arg, const char *line)
 /* Every alert as of this night, open ones first, with its age. */
 static void summary_alerts(const struct report_data *d, FILE *fp)
 {
-	char line[1024];
 	if (!d->have_night)
 		return;
 	fprintf(fp, "\nalerts: %d open, %zu answered (ddt ack SERIES|ALERT answers one)\n",
@@ -145,13 +144,12 @@ static void summary_alerts(const struct report_data *d, FILE *fp)
 	for (int open = 1; open >= 0; open--)
 		for (size_t i = 0, k; i < d->night.nalerts; i += k) {
 			const struct regress_alert *a = &d->night.alerts[i];
-			k = regress_alert_group(&d->night, i);
+			k = d->ntext.group[i];
 			if ((a->state == ALERT_OPEN) != open)
 				continue;
-			fprintf(fp, "  %s\n", regress_alert_group_line(a, k, d->have_rconf ? d->rconf.commit_url
-											: NULL, line, sizeof line));
+			fprintf(fp, "  %s\n", d->ntext.group_line[i]);
 			for (size_t j = 0; j < k; j++)
-				fprintf(fp, "    %s\n", regress_alert_series_line(&a[j], line, sizeof line));
+				fprintf(fp, "    %s\n", d->ntext.series_line[i + j]);
 		}
 }
 

@@ -8,6 +8,7 @@
 #include "fsx.h"
 #include "regress.h"
 #include "report.h"
+#include "revrange.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -211,8 +212,8 @@ static void write_range(FILE *fp, const struct site *st, const char *good, const
 	char url[1024], g[64], b[64];
 	snprintf(g, sizeof g, "%.*s", (int)strcspn(good, "+"), good);
 	snprintf(b, sizeof b, "%.*s", (int)strcspn(bad, "+"), bad);
-	regress_range_url(st->in->commit_url, strcmp(g, "unknown") ? g : "",
-			  strcmp(b, "unknown") ? b : "", url, sizeof url);
+	revrange_url(st->in->commit_url, strcmp(g, "unknown") ? g : "",
+		     strcmp(b, "unknown") ? b : "", url, sizeof url);
 	if (url[0]) {
 		fputs("<a class=\"rev\" href=\"", fp);
 		site_html_escape(fp, url);
@@ -299,7 +300,7 @@ static void page_close(FILE *fp)
 /* A verdict as a cell with its class. */
 static void verdict_cell(FILE *fp, enum regress_verdict v)
 {
-	const char *name = regress_verdict_name(v);
+	const char *name = (unsigned)v < REG_COUNT ? regress_verdict_names[v] : "?";
 	fprintf(fp, "<td class=\"v-%.*s\">%s</td>", (int)strcspn(name, " "), name, name);
 }
 
@@ -315,7 +316,8 @@ static const struct regress_alert *change_alert(const struct site *st, size_t i,
 /* An alert's state and id as a cell ("-" none). */
 static void alert_cell(FILE *fp, const struct regress_alert *a)
 {
-	const char *state = a ? regress_alert_state_name(a->state) : "none";
+	const char *state = !a ? "none" : (unsigned)a->state < ALERT_COUNT
+						 ? regress_alert_state_names[a->state] : "?";
 	fprintf(fp, "<td class=\"a-%s\">", state);
 	if (!a) {
 		fputs("-</td>", fp);
@@ -343,7 +345,7 @@ static void series_link(FILE *fp, const struct site_series *s, const char *dir)
 static void alert_row(FILE *fp, const struct site *st, const struct regress_alert *a, size_t k,
 		      const char *dir, const char *up)
 {
-	char line[1024];
+	size_t at = (size_t)(a - st->in->night->alerts);
 	long r = history_run_index(st->h, a->opened_run);
 
 	fputs("<tr>", fp);
@@ -355,7 +357,7 @@ static void alert_row(FILE *fp, const struct site *st, const struct regress_aler
 		fputs(j ? "<br>" : "", fp);
 		if (i >= 0)
 			fprintf(fp, "<a href=\"%s%s.html\">", dir, st->s[i].slug);
-		site_html_escape(fp, regress_alert_series_line(&a[j], line, sizeof line));
+		site_html_escape(fp, st->in->ntext->series_line[at + j]);
 		fputs(i >= 0 ? "</a>" : "", fp);
 	}
 	fputs("</td><td>", fp);
@@ -587,7 +589,6 @@ static void overview_headline(FILE *fp, const struct site *st, struct site_news 
 static void overview_alerts(FILE *fp, const struct site *st, struct site_news *news)
 {
 	const struct regress_night *night = st->in->night;
-	char line[1024];
 
 	fputs("<h2 id=\"alerts\">Alerts</h2>\n", fp);
 	if (!night) {
@@ -602,7 +603,7 @@ static void overview_alerts(FILE *fp, const struct site *st, struct site_news *n
 	for (int open = 1; open >= 0; open--)
 		for (size_t i = 0, k; i < night->nalerts; i += k) {
 			const struct regress_alert *a = &night->alerts[i];
-			k = regress_alert_group(night, i);
+			k = st->in->ntext->group[i];
 			if ((a->state == ALERT_OPEN) != open)
 				continue;
 			alert_row(fp, st, a, k, SITE_DIR "/", "");
@@ -610,8 +611,7 @@ static void overview_alerts(FILE *fp, const struct site *st, struct site_news *n
 				continue;
 			if (news->nalerts < SITE_NEWS_ALERTS)
 				snprintf(news->alerts[news->nalerts], sizeof news->alerts[0], "%s",
-					 regress_alert_group_line(a, k, st->in->commit_url, line,
-								  sizeof line));
+					 st->in->ntext->group_line[i]);
 			news->nalerts++;
 		}
 	fputs("</table>\n", fp);
@@ -674,7 +674,8 @@ static void overview_tonight(FILE *fp, const struct site *st)
 		fputs("<tr>", fp);
 		verdict_cell(fp, w);
 		fputs("<td>", fp);
-		site_html_escape(fp, regress_entry_line(&v->entries[i], line, sizeof line));
+		snprintf(line, sizeof line, "%s", st->in->ntext->entry[i]); /* as the lines' width */
+		site_html_escape(fp, line);
 		fputs("</td></tr>\n", fp);
 	}
 	fputs(n ? "</table>\n" : v ? "<p>No regression, drift, suspect, improvement, outlier or "
@@ -842,69 +843,5 @@ int site_write(const struct site_in *in, struct site_news *news, size_t *pages)
 	free(final);
 	free(index);
 	site_free(&st);
-	return rc;
-}
-
-/* ---------------------------------------------------------------- from runs/ */
-
-/* The newest night's verdicts when its documents' data could not load:
- * verdicts.yaml with the answers of runs/acks.yaml (in h) applied, as
- * report_data does. Returns 1 when read. */
-static int night_alone(struct regress_night *n, const char *runs_dir, const char *id,
-		       const struct history *h)
-{
-	char path[PATH_MAX];
-	struct ydiag diag = {0};
-	int rc;
-
-	snprintf(path, sizeof path, "%s/%s/verdicts.yaml", runs_dir, id);
-	rc = regress_night_read(n, path, &diag);
-	ydiag_free(&diag);
-	if (!rc)
-		regress_alerts_answer(n, h);
-	return rc == 0;
-}
-
-int site_build(const char *runs_dir, const char *reports_dir, const char *home,
-	       const struct site_conf *conf, struct site_news *news, size_t *pages)
-{
-	struct history h;
-	struct ydiag warn = {0}, diag = {0};
-	struct regress_conf rconf;
-	struct report_data d;
-	struct regress_night night = {0};
-	char tmpl_path[PATH_MAX], fonts[PATH_MAX];
-	int rc, have_d = 0, have_night = 0;
-
-	memset(&d, 0, sizeof d);
-	snprintf(fonts, sizeof fonts, "%s/fonts/fonts.conf", home);
-	if ((rc = chart_fonts_init(fonts)) != 0)
-		return rc;
-	rc = history_load(&h, runs_dir, &warn);
-	if (!rc && !h.nruns)
-		rc = err_set(DDT_ENOTFOUND, "%s: no run yet: nothing to show", runs_dir);
-	if (!rc) {
-		const char *id = h.runs[h.nruns - 1].run_id;
-		snprintf(tmpl_path, sizeof tmpl_path, "%s/%s/template/template.yaml", runs_dir, id);
-		if ((rc = regress_conf_load_file(&rconf, tmpl_path)) == 0) {
-			regress_history(&rconf, &h);
-			/* a newest night whose documents' inputs are damaged still gets its
-			 * pages; the overview then says its headline is missing */
-			have_d = report_data_load(&d, runs_dir, id, &h, &diag) == 0;
-			if (!have_d)
-				have_night = night_alone(&night, runs_dir, id, &h);
-		}
-	}
-	if (!rc) {
-		const struct regress_night *v = have_d && d.have_night ? &d.night
-						: have_night ? &night : NULL;
-		struct site_in in = {&h, have_d ? &d : NULL, v, rconf.commit_url, conf, reports_dir};
-		rc = site_write(&in, news, pages);
-	}
-	regress_night_free(&night);
-	report_data_free(&d);
-	ydiag_free(&diag);
-	ydiag_free(&warn);
-	history_free(&h);
 	return rc;
 }

@@ -49,6 +49,8 @@ struct site_in {
 	 * holds now: what its report's page one and summary.txt print (d->night
 	 * when d has it); NULL: none stored, the site says so */
 	const struct regress_night *night;
+	const struct report_night_text *ntext; /* night's lines, linked through commit_url
+						* (report_night_text_make); NULL with night */
 	const char *commit_url;      /* regress.commit_url ({good}, {bad}); NULL or "": none */
 	const struct site_conf *conf;
 	const char *reports_dir;     /* where each night's documents are looked for */
@@ -60,14 +62,6 @@ struct site_in {
  * bytes. news (may be NULL) receives the overview's lines; *pages (may be
  * NULL) how many pages were written. Returns 0, DDT_EIO or DDT_ENOMEM. */
 int site_write(const struct site_in *in, struct site_news *news, size_t *pages);
-
-/* The whole site from runs_dir alone: every night (history_load), judged with
- * the newest night's stored `regress:` settings, the newest night's documents'
- * data (report_data_load), the charts' fonts from home, under conf. Damaged
- * nights are skipped (history.h). Returns 0, DDT_ENOTFOUND (no run yet),
- * DDT_EINPUT, DDT_EIO or DDT_ENOMEM. */
-int site_build(const char *runs_dir, const char *reports_dir, const char *home,
-	       const struct site_conf *conf, struct site_news *news, size_t *pages);
 
 /* Appends s to fp with &, <, >, " and ' escaped: every outside text (device
  * names, hosts, reasons) goes through it. */

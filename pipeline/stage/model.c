@@ -10,11 +10,12 @@
 #include <math.h>
 #include <string.h>
 
+const char *const model_comp_names[COMP_COUNT] = {"moe",  "attn_lmhead", "draft",
+						  "tree", "overhead",    "allreduce"};
+
 const char *model_comp_name(enum model_comp k)
 {
-	static const char *const names[COMP_COUNT] = {"moe",  "attn_lmhead", "draft",
-						      "tree", "overhead",    "allreduce"};
-	return names[k];
+	return model_comp_names[k];
 }
 
 /* ---------------------------------------------------------------- MoE curve */

@@ -260,6 +260,8 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 		     double M);
 
 const char *model_comp_name(enum model_comp k);
+/* The same names as data, indexed by component (COMP_COUNT of them). */
+extern const char *const model_comp_names[];
 
 /* ---- the model's one description of its derived terms ---- */
 

@@ -111,6 +111,8 @@ const char *regress_compare(const struct regress_conf *c, const struct hist_poin
  * "not enough history", "failed", "skipped", "drift", "environment changed",
  * "not judgeable". */
 const char *regress_verdict_name(enum regress_verdict v);
+/* The same names as data, indexed by verdict (REG_COUNT of them). */
+extern const char *const regress_verdict_names[];
 /* Parses a verdict name; returns 0 or -1. */
 int regress_verdict_parse(const char *s, enum regress_verdict *out);
 
@@ -269,7 +271,8 @@ char *regress_alert_group_line(const struct regress_alert *a, size_t k, const ch
 
 /* url (regress_conf.commit_url) with {good} and {bad} replaced by the
  * revisions good and bad into buf; "" when url, good or bad is NULL or "".
- * The one link of a commit range: alert lines, the site. Returns buf. */
+ * The one link of a commit range: alert lines, the site (revrange_url).
+ * Returns buf. */
 char *regress_range_url(const char *url, const char *good, const char *bad, char *buf, size_t len);
 
 /* "op/variant params [...] +10.1% [+9.2%, +11.0%] over 4 nights" into buf. */
@@ -277,6 +280,8 @@ char *regress_alert_series_line(const struct regress_alert *a, char *buf, size_t
 
 /* "open", "acknowledged", "invalid". */
 const char *regress_alert_state_name(enum regress_alert_state s);
+/* The same names as data, indexed by state (ALERT_COUNT of them). */
+extern const char *const regress_alert_state_names[];
 
 /* The verdicts of run index `run` of an analysed history (regress_history),
  * copying imp (may be NULL). Returns 0 or DDT_ENOMEM; out zeroed first. */

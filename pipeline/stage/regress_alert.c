@@ -3,6 +3,7 @@
 
 #include "acks.h"
 #include "err.h"
+#include "revrange.h"
 #include "sort.h"
 
 #include <math.h>
@@ -10,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const state_names[ALERT_COUNT] = {"open", "acknowledged", "invalid"};
+const char *const regress_alert_state_names[ALERT_COUNT] = {"open", "acknowledged", "invalid"};
 
 const char *regress_alert_state_name(enum regress_alert_state s)
 {
-	return (unsigned)s < ALERT_COUNT ? state_names[s] : "?";
+	return (unsigned)s < ALERT_COUNT ? regress_alert_state_names[s] : "?";
 }
 
 /* A confirmed slowdown opens an alert. */
@@ -299,22 +300,7 @@ size_t regress_alert_group(const struct regress_night *n, size_t i)
 
 char *regress_range_url(const char *url, const char *good, const char *bad, char *buf, size_t len)
 {
-	size_t off = 0;
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	if (!url || !url[0] || !good || !good[0] || !bad || !bad[0])
-		return buf;
-	for (const char *u = url; *u && off + 1 < len;) {
-		const char *rev = !strncmp(u, "{good}", 6) ? good : !strncmp(u, "{bad}", 5) ? bad : NULL;
-		if (rev) {
-			off += (size_t)snprintf(buf + off, len - off, "%s", rev);
-			u += rev == good ? 6 : 5;
-		} else
-			buf[off++] = *u++;
-	}
-	buf[off < len ? off : len - 1] = '\0';
-	return buf;
+	return revrange_url(url, good, bad, buf, len);
 }
 
 /* a's range link (regress_range_url) appended to buf at off (" <url>");

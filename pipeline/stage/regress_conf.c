@@ -7,20 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const verdict_names[REG_COUNT] = {
+const char *const regress_verdict_names[REG_COUNT] = {
 	"new",	   "not enough history", "ok",	  "improvement", "suspect",
 	"regression", "outlier",	    "failed", "skipped",     "drift",
 	"environment changed", "not judgeable"};
 
 const char *regress_verdict_name(enum regress_verdict v)
 {
-	return (unsigned)v < REG_COUNT ? verdict_names[v] : "?";
+	return (unsigned)v < REG_COUNT ? regress_verdict_names[v] : "?";
 }
 
 int regress_verdict_parse(const char *s, enum regress_verdict *out)
 {
 	for (int i = 0; i < REG_COUNT; i++)
-		if (!strcmp(s, verdict_names[i])) {
+		if (!strcmp(s, regress_verdict_names[i])) {
 			*out = (enum regress_verdict)i;
 			return 0;
 		}
