@@ -18,7 +18,15 @@ share one folder is that folder's business and is not reported. Folders are
 nodes too: a folder whose files include a folder whose files include it back
 (engine -> engine/cpu -> engine) is a cycle even when no file cycle closes.
 
-Usage: tools/check_layers.py [ROOT]   (exit 0: clean; 1: one line per problem)
+With --render-calls it also fails on a file of pipeline/render/ that names a
+function defined in pipeline/stage/ (one with external linkage in a .c file,
+or a static inline one in a header): the documents read what the stages
+computed, which the job layer hands them, and never run a stage. Reading a
+stage's data (a name table) is fine; a render file's own static function
+of the same name is its own. --except FILE leaves a render file out.
+
+Usage: tools/check_layers.py [--render-calls [--except FILE]...] [ROOT]
+                                     (exit 0: clean; 1: one line per problem)
        tools/check_layers.py --self-test  (the check catches what it should)
 """
 import os
@@ -30,6 +38,8 @@ LAYERS = ["lib", "engine", "pipeline/record", "pipeline/stage", "pipeline/render
           "pipeline/job", "pipeline/cmd"]
 EXTS = (".c", ".h", ".cu", ".cuh", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+STAGE, RENDER = "pipeline/stage", "pipeline/render"
+IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def layer_of(path):
@@ -139,6 +149,106 @@ def problems_in(root):
     return problems
 
 
+def code_only(text):
+    """text with comments, string and character literals and preprocessor
+    lines blanked (newlines kept, so line numbers hold)."""
+    out, i, n = [], 0, len(text)
+    bol = True
+    while i < n:
+        c = text[i]
+        if bol and c == "#":
+            j = i
+            while j < n and (text[j] != "\n" or text[j - 1] == "\\"):
+                j += 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+            continue
+        if c in " \t":
+            out.append(c)
+            i += 1
+            continue
+        bol = c == "\n"
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+        else:
+            out.append(c)
+            i += 1
+            continue
+        out.append(re.sub(r"[^\n]", " ", text[i:j]))
+        i = j
+    return "".join(out)
+
+
+def definitions(code):
+    """(name, is_static) of every function defined at file scope of code
+    (code_only's text): a name, its parenthesised parameters, then a body."""
+    found, depth, start = [], 0, 0
+    for m in re.finditer(r"[{};]", code):
+        if m.group() == "{":
+            if depth == 0:
+                head = code[start:m.start()]
+                d = re.search(r"(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*$", head)
+                if d and d.group(1) not in ("if", "for", "while", "switch"):
+                    found.append((d.group(1), re.search(r"\bstatic\b", head) is not None))
+            depth += 1
+        elif m.group() == "}":
+            depth = max(depth - 1, 0)
+            if depth == 0:
+                start = m.end()
+        elif depth == 0:
+            start = m.end()
+    return found
+
+
+def read_code(root, rel):
+    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+        return code_only(f.read())
+
+
+def stage_functions(root):
+    """name -> the stage file defining it, for every function render/ may not
+    name: external ones of .c files, static inline ones of headers."""
+    funcs = {}
+    for rel in sources(root):
+        if not rel.startswith(STAGE + "/"):
+            continue
+        header = rel.endswith((".h", ".cuh"))
+        for name, static in definitions(read_code(root, rel)):
+            if header or not static:
+                funcs.setdefault(name, rel)
+    return funcs
+
+
+def render_calls(root, skip=()):
+    """One line per place a render/ file (but those in skip) names a stage function."""
+    funcs, problems = stage_functions(root), []
+    for rel in sources(root):
+        if not rel.startswith(RENDER + "/") or rel in skip:
+            continue
+        code = read_code(root, rel)
+        own = {name for name, _ in definitions(code)}
+        for ln, line in enumerate(code.split("\n"), 1):
+            for m in IDENT.finditer(line):
+                name = m.group()
+                if name not in funcs or name in own:
+                    continue
+                before = line[:m.start()].rstrip()
+                if before.endswith((".", "->")) or re.search(r"\b(struct|union|enum)$", before):
+                    continue  # a member, or a tag that shares the name
+                problems.append(f"{rel}:{ln}: calls {name} ({funcs[name]}), a stage function: "
+                                "a document reads what the job layer computed for it")
+    return problems
+
+
 def self_test():
     """Small trees: a clean one passes, an upward include and a cycle across
     folders of one layer are each caught, a cycle inside one folder is not."""
@@ -156,13 +266,37 @@ def self_test():
         ({"pipeline/stage/x.h": '#include "y.h"\n', "pipeline/stage/y.h": '#include "x.h"\n'},
          []),
     ]
-    for files, want in cases:
+    stage = {"pipeline/stage/s.h": "extern const char *const s_names[];\n"
+                                    "static inline int s_twice(int x)\n{\n\treturn 2 * x;\n}\n",
+             "pipeline/stage/s.c": '#include "s.h"\nconst char *const s_names[] = {"a"};\n'
+                                    "static int s_own(void) { return 1; }\n"
+                                    "int s_run(const struct s *p,\n\t  int (*f)(int))\n{\n"
+                                    "\tif (p) { return s_own(); }\n\treturn 0;\n}\n"
+                                    "void s_free(struct s *p) {}\n"}
+    calls = [  # (render files, skip, what --render-calls reports)
+        ({"pipeline/render/r.c": "int r(void)\n{\n\treturn s_run(0, 0);\n}\n"}, (),
+         ["pipeline/render/r.c:3: calls s_run (pipeline/stage/s.c)"]),
+        ({"pipeline/render/r.c": "int r(void)\n{\n\treturn s_twice(2);\n}\n"}, (),
+         ["pipeline/render/r.c:3: calls s_twice (pipeline/stage/s.h)"]),
+        ({"pipeline/render/r.c": "void (*g)(struct s *) = s_free;\n"}, (),
+         ["pipeline/render/r.c:1: calls s_free"]),
+        ({"pipeline/render/r.c": "/* s_run(p) */\nconst char *r(int v)\n{\n\tputs(\"s_run(\");"
+          "\n\treturn p->s_run ? s_names[v] : x.s_free;\n}\nstruct s_run *q;\n"
+          "static int s_own(void)\n{\n\treturn 0;\n}\nint t(void) { return s_own(); }\n"},
+         (), []),
+        ({"pipeline/render/r.c": "int r(void)\n{\n\treturn s_run(0, 0);\n}\n",
+          "pipeline/job/j.c": "int j(void) { return s_run(0, 0); }\n"},
+         ("pipeline/render/r.c",), []),
+    ]
+    for files, want in cases + [({**stage, **f}, w) for f, _, w in calls]:
         with tempfile.TemporaryDirectory() as root:
             for path, text in files.items():
                 os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
                 with open(os.path.join(root, path), "w") as f:
                     f.write(text)
-            got = problems_in(root)
+            skip = next((k for f, k, _ in calls if {**stage, **f} == files), ())
+            got = problems_in(root) + (render_calls(root, skip) if "pipeline/stage/s.c" in files
+                                       else [])
             if len(got) != len(want) or any(not g.startswith(w) for g, w in zip(got, want)):
                 print(f"check-layers: self-test failed on {sorted(files)}: got {got}, want {want}")
                 return 1
@@ -170,14 +304,28 @@ def self_test():
 
 
 def main():
-    if sys.argv[1:] == ["--self-test"]:
+    args = sys.argv[1:]
+    if args == ["--self-test"]:
         return self_test()
-    problems = problems_in(sys.argv[1] if len(sys.argv) > 1 else ".")
+    calls, skip, root = False, [], "."
+    while args:
+        a = args.pop(0)
+        if a == "--render-calls":
+            calls = True
+        elif a == "--except" and args:
+            skip.append(os.path.normpath(args.pop(0)))
+        elif a.startswith("-"):
+            print(f"check-layers: unknown option {a} (see tools/check_layers.py)")
+            return 2
+        else:
+            root = a
+    problems = problems_in(root) + (render_calls(root, skip) if calls else [])
     for p in problems:
         print("check-layers: " + p)
     if not problems:
         print(f"check-layers: {len(LAYERS)} layers, every include points down, no cycle "
-              "across files or folders")
+              "across files or folders" + (", no document calls a stage" if calls else "") +
+              (f" ({', '.join(skip)} left out)" if skip else ""))
     return 1 if problems else 0
 
 
