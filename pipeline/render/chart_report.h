@@ -58,6 +58,16 @@ void chart_report_history_range(const struct history *h, size_t nruns, const int
  * each the first row where it overlaps no label already placed (2 pt
  * apart), so no two labels in a row overlap. */
 void chart_report_label_rows(const double *x0, const double *x1, int n, int *row);
+/* The series a history section shows (at most HIST_SERIES, into idx), their
+ * range in µs, and the most measured nights any of them has; returns how
+ * many (chart_history.c). */
+#define HIST_SERIES 6
+int chart_history_pick(const struct report_data *d, const struct report_section *sec, int *idx,
+		       int *nights, double *ymin, double *ymax);
+struct chart;
+/* Draws history section sec of d into c. */
+void chart_history_draw(struct chart *c, const struct report_data *d,
+			const struct report_section *sec);
 /* True when chart section s would have nothing to draw (a history of one
  * night, no stored grid or tornado); msg then says why in a line, which the
  * documents print instead of an empty chart. */
