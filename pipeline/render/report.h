@@ -7,7 +7,7 @@
 #include <time.h>
 
 
-/* What report_render reads from the run folder runs/<run-id>/:
+/* What report_render (report_load.h) reads from the run folder runs/<run-id>/:
  *
  *   run.yaml         the run record (record.h); required
  *   calibration/     the calibration the run used, every *.yaml; required
