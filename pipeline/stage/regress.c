@@ -1,5 +1,6 @@
-/* regress.c - verdicts per series and night: the walk, change points, drifts, machine and environment changes, commits. */
+/* regress.c - verdicts per series and night: the walk, change points, drifts, commits (machine and environment changes: regress_env.c). */
 #include "regress.h"
+#include "regress_walk.h"
 
 #include "cpoint.h"
 #include "sort.h"
@@ -18,27 +19,6 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* A series' walk state: where the current level started, the noise carried
- * over a confirmed change, and the run of flagged nights in progress. */
-struct walk {
-	size_t seg_start;   /* first point of the current level */
-	double carry_noise; /* relative sigma carried over a step; NaN: none */
-	size_t run_start;   /* first point of the flagged run */
-	int run_len, run_dir;
-	int measured;       /* measured points so far */
-	int env_first;      /* the series continues another machine's: its first
-			     * night is an environment change */
-	size_t env_from;    /* then: the series it continues */
-	size_t chg_pt;      /* the night that confirmed the step the current
-			     * level began with, while its first bad night
-			     * may still be placed again; SIZE_MAX: none */
-	size_t prev_start;  /* first point of the level before the current */
-	double *wc;         /* the last window sorted: wc[0] how many, then its
-			     * values in time order and sorted
-			     * (change_window_nights each); in one block, so
-			     * that a copy of the walk (restored) cannot
-			     * leave them out of step */
-};
 
 /* Scratch space of a walk: baseline values and the change window. */
 struct scratch {
@@ -67,7 +47,7 @@ static size_t good_before(const struct regress_conf *c, const struct hist_series
 }
 
 /* The last measured, judged point before i (a good night), or HIST_NO_RUN. */
-static size_t last_good_run(const struct hist_series *s, size_t i)
+size_t regress_last_good_run(const struct hist_series *s, size_t i)
 {
 	while (i--)
 		if (s->pts[i].status == REC_OK && s->pts[i].verdict != REG_OUTLIER &&
@@ -246,7 +226,7 @@ static void run_to_outliers(struct hist_series *s, struct walk *w, size_t end)
 
 /* A new level starts at point `from` (confirmed on point i): the points
  * since are good nights of it, and the noise is carried over. */
-static void new_level(struct hist_series *s, struct walk *w, size_t from, size_t i,
+void regress_new_level(struct hist_series *s, struct walk *w, size_t from, size_t i,
 		      double noise)
 {
 	for (size_t j = from; j <= i; j++)
@@ -272,14 +252,14 @@ static void on_flagged(const struct regress_conf *c, struct hist_series *s, stru
 		w->run_dir = dir;
 	}
 	p->bad_run = s->pts[w->run_start].run;
-	p->good_run = last_good_run(s, w->run_start);
+	p->good_run = regress_last_good_run(s, w->run_start);
 	if (w->run_len < c->confirm_nights) {
 		p->verdict = REG_SUSPECT;
 		return;
 	}
 	/* confirmed: the new level starts at the run's first night */
 	p->verdict = dir > 0 ? REG_REGRESSION : REG_IMPROVEMENT;
-	new_level(s, w, w->run_start, i, p->noise_frac);
+	regress_new_level(s, w, w->run_start, i, p->noise_frac);
 	w->chg_pt = i;
 }
 /* ---------------------------------------------------------------- changes */
@@ -401,11 +381,11 @@ static void set_drift(struct history *hist, struct hist_series *s, struct walk *
 	p->baseline_us = a;
 	p->delta_frac = b * (double)(m - 1 - h) / a;
 	p->bad_run = s->pts[first].run;
-	p->good_run = last_good_run(s, first);
+	p->good_run = regress_last_good_run(s, first);
 	p->change_nights = (int)(p->run - s->pts[sc->win_pt[h]].run);
 	history_reason_set(hist, p, "drift: %+.1f%% over %d nights", p->delta_frac * 100,
 			   p->change_nights);
-	new_level(s, w, i, i, noise);
+	regress_new_level(s, w, i, i, noise);
 }
 
 /* The series' window win[0..m) sorted into w->wsort. When it is the last
@@ -535,10 +515,10 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 	p->baseline_us = ch[0].mean_before;
 	p->delta_frac = ch[0].mean_after / ch[0].mean_before - 1;
 	p->bad_run = s->pts[first].run;
-	p->good_run = last_good_run(s, first);
+	p->good_run = regress_last_good_run(s, first);
 	history_reason_set(hist, p, "change point: %+.1f%%, p = %.1e", p->delta_frac * 100,
 			   ch[0].p);
-	new_level(s, w, first, i, noise);
+	regress_new_level(s, w, first, i, noise);
 	w->chg_pt = i;
 	return 1;
 }
@@ -611,11 +591,11 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 	p->baseline_us = ref;
 	p->delta_frac = cur / ref - 1;
 	p->bad_run = s->pts[first].run;
-	p->good_run = last_good_run(s, first);
+	p->good_run = regress_last_good_run(s, first);
 	p->change_nights = (int)(p->run - s->pts[first].run);
 	history_reason_set(h, p, "drift: %+.1f%% over %d nights", p->delta_frac * 100,
 			   p->change_nights);
-	new_level(s, w, i, i, noise);
+	regress_new_level(s, w, i, i, noise);
 	return 1;
 }
 
@@ -679,7 +659,7 @@ static void replace_change(const struct regress_conf *c, struct history *h, stru
 		return;
 	size_t was = pc->bad_run;
 	pc->bad_run = s->pts[best].run;
-	pc->good_run = last_good_run(s, best);
+	pc->good_run = regress_last_good_run(s, best);
 	pc->baseline_us = pick.mean_before;
 	pc->delta_frac = pick.mean_after / pick.mean_before - 1;
 	for (size_t j = best; j < w->seg_start; j++) /* nights the new level now holds */
@@ -839,193 +819,6 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 
 /* ---------------------------------------------------------------- history */
 
-/* Series indices ordered by their key without the machine, then by their
- * first night, then by index (qsort_r over the history). */
-static int cmp_same_but_machine(const void *a, const void *b, void *arg)
-{
-	const struct history *h = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct hist_key *x = &h->series[i].key, *y = &h->series[j].key;
-	int d;
-	if ((d = strcmp(x->op, y->op)) || (d = strcmp(x->variant, y->variant)) ||
-	    (d = strcmp(x->params, y->params)) || (d = strcmp(x->device, y->device)) ||
-	    (d = strcmp(x->backend, y->backend)) || (d = strcmp(x->build, y->build)))
-		return d;
-	size_t fi = h->series[i].n ? h->series[i].pts[0].run : SIZE_MAX;
-	size_t fj = h->series[j].n ? h->series[j].pts[0].run : SIZE_MAX;
-	if (fi != fj)
-		return fi < fj ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-/* Marks the series that continue one of another machine (the same key but
- * the machine, first seen on an earlier night): their first night is an
- * environment change; ws[i].env_from is the series it continues (the
- * lowest index of those). One sort, not a scan of every pair: a night of
- * 40,000 series took 15 s. order: scratch of h->n. */
-static void mark_machine_changes(const struct history *h, struct walk *ws, size_t *order)
-{
-	for (size_t i = 0; i < h->n; i++)
-		order[i] = i;
-	qsort_r(order, h->n, sizeof *order, cmp_same_but_machine, (void *)h);
-	for (size_t g = 0, e; g < h->n; g = e) {
-		const struct hist_key *k = &h->series[order[g]].key;
-		for (e = g + 1; e < h->n && history_key_same_but_machine(
-						    k, &h->series[order[e]].key);
-		     e++)
-			;
-		size_t from = SIZE_MAX; /* the lowest index first seen before this night */
-		for (size_t b = g, c; b < e; b = c) {
-			const struct hist_series *first = &h->series[order[b]];
-			size_t night = first->n ? first->pts[0].run : SIZE_MAX, low = SIZE_MAX;
-			for (c = b; c < e && (h->series[order[c]].n ? h->series[order[c]].pts[0].run
-								 : SIZE_MAX) == night;
-			     c++) {
-				size_t i = order[c];
-				if (!h->series[i].n)
-					continue;
-				ws[i].env_first = from != SIZE_MAX;
-				ws[i].env_from = from;
-				low = i < low ? i : low;
-			}
-			from = low < from ? low : from;
-		}
-	}
-}
-
-/* The note and range of a series' first night on a new machine. */
-static void note_machine_change(struct history *h, size_t si, const struct walk *w)
-{
-	struct hist_series *s = &h->series[si];
-	struct hist_point *p = &s->pts[0];
-	const struct hist_series *o = &h->series[w->env_from];
-	size_t last = HIST_NO_RUN;
-	for (size_t k = 0; k < o->n && o->pts[k].run < p->run; k++)
-		if (o->pts[k].status == REC_OK)
-			last = o->pts[k].run;
-	p->good_run = last;
-	p->bad_run = p->run;
-	history_reason_set(h, p, "environment changed: first night on %.50s (was %.50s)",
-			   s->key.machine, o->key.machine);
-}
-
-/* Series indices ordered by machine, then index (qsort_r over the history). */
-static int cmp_machine(const void *a, const void *b, void *arg)
-{
-	const struct history *h = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int d = strcmp(h->series[i].key.machine, h->series[j].key.machine);
-	return d ? d : i < j ? -1 : i > j;
-}
-
-/* bym: the series grouped by machine (ms[k]: the machine's lowest series
- * index), each machine's series in index order. */
-static void group_machines(const struct history *h, size_t *ms, size_t *bym)
-{
-	for (size_t i = 0; i < h->n; i++)
-		bym[i] = i;
-	qsort_r(bym, h->n, sizeof *bym, cmp_machine, (void *)h);
-	for (size_t g = 0, e; g < h->n; g = e) {
-		for (e = g + 1; e < h->n && !strcmp(h->series[bym[g]].key.machine,
-						    h->series[bym[e]].key.machine);
-		     e++)
-			;
-		for (size_t k = g; k < e; k++)
-			ms[bym[k]] = bym[g];
-	}
-}
-
-/* Whether point p moved (flagged or confirmed) in direction dir (0: either). */
-static int moved(const struct hist_point *p, int dir)
-{
-	if (p->status != REC_OK || !isfinite(p->z) ||
-	    !(p->verdict == REG_SUSPECT || p->verdict == REG_REGRESSION ||
-	      p->verdict == REG_IMPROVEMENT))
-		return 0;
-	return !dir || (p->delta_frac > 0 ? 1 : -1) == dir;
-}
-
-/* The shared move of machine k's series on night `run` (most of them, dir):
- * the environment's change since the first mover's last good night into
- * what ("" when the provenance records none). */
-static void shared_env_change(const struct history *h, const size_t *ms, const size_t *cur,
-			      size_t k, int dir, size_t run, char *what, size_t len)
-{
-	what[0] = '\0';
-	for (size_t j = 0; j < h->n; j++) {
-		const struct hist_series *s = &h->series[j];
-		if (ms[j] != ms[k] || cur[j] == (size_t)-1 || !moved(&s->pts[cur[j]], dir))
-			continue;
-		const struct hist_point *first = s->pts[cur[j]].bad_run < h->nruns
-							 ? history_point_at(s, s->pts[cur[j]].bad_run)
-							 : NULL;
-		size_t good = last_good_run(s, first ? (size_t)(first - s->pts) : cur[j]);
-		if (good < h->nruns)
-			history_env_diff(h->runs[good].env, h->runs[run].env, what, len);
-		return;
-	}
-}
-
-/* Most judged series of one machine moving together on one night: when the
- * environment the records name changed (compiler, CUDA, driver, NCCL,
- * build, host, template) it is the machine, not the code: those series
- * read "environment changed" and restart their baselines. With the same
- * environment each keeps its own verdict (a shared slowdown of a new
- * revision is a regression of each series, grouped as one alert by its
- * commit range). ms[k] is series k's machine number, cur[k] its point on
- * night `run` (or SIZE_MAX). */
-static void machine_moves(const struct regress_conf *c, struct history *h, struct walk *ws,
-			  const size_t *ms, const size_t *bym, const size_t *cur, size_t run)
-{
-	char what[160];
-	for (size_t g = 0, e; g < h->n; g = e) { /* each machine: bym[g..e) */
-		size_t k = bym[g];
-		for (e = g + 1; e < h->n && ms[bym[e]] == k; e++)
-			;
-		if (cur[k] == (size_t)-1) /* machine k is first seen as series k */
-			continue;
-		int judged = 0, up = 0, down = 0;
-		for (size_t m = g; m < e; m++) {
-			size_t j = bym[m];
-			if (cur[j] == (size_t)-1)
-				continue;
-			const struct hist_point *p = &h->series[j].pts[cur[j]];
-			judged += p->status == REC_OK && isfinite(p->z);
-			up += moved(p, 1);
-			down += moved(p, -1);
-		}
-		int most = up > down ? up : down, dir = up > down ? 1 : -1;
-		if (most < c->env_min_series || most < c->env_share * judged)
-			continue;
-		shared_env_change(h, ms, cur, k, dir, run, what, sizeof what);
-		for (size_t m = g; m < e; m++) {
-			size_t j = bym[m];
-			if (cur[j] == (size_t)-1)
-				continue;
-			struct hist_series *s = &h->series[j];
-			struct hist_point *p = &s->pts[cur[j]];
-			if (!moved(p, dir))
-				continue;
-			if (!what[0]) {
-				if (!p->reason[0])
-					history_reason_set(h, p,
-							   "%d of %d series of %.60s moved %s together; "
-							   "the environment is the same",
-							   most, judged, s->key.machine,
-							   dir > 0 ? "up" : "down");
-				continue;
-			}
-			p->verdict = REG_ENV;
-			p->bad_run = p->run;
-			p->good_run = last_good_run(s, cur[j]);
-			history_reason_set(h, p,
-					   "environment changed: %s (%d of %d series of %.60s moved %s)",
-					   what, most, judged, s->key.machine, dir > 0 ? "up" : "down");
-			new_level(s, &ws[j], cur[j], cur[j], p->noise_frac);
-		}
-	}
-}
-
 /* Allocation failed: every measured point reads "not enough history". */
 static void walk_unable(struct history *h)
 {
@@ -1058,8 +851,8 @@ void regress_history(const struct regress_conf *c, struct history *h)
 		ws[i].chg_pt = SIZE_MAX;
 		ws[i].wc = wbuf + i * (1 + 2 * (size_t)c->change_window_nights);
 	}
-	group_machines(h, ms, bym);
-	mark_machine_changes(h, ws, cur); /* cur: scratch until the walk */
+	regress_group_machines(h, ms, bym);
+	regress_mark_machine_changes(h, ws, cur); /* cur: scratch until the walk */
 	memset(cur, 0, ns * sizeof *cur);
 	for (size_t run = 0; run < h->nruns; run++) {
 		for (size_t i = 0; i < h->n; i++) {
@@ -1069,10 +862,10 @@ void regress_history(const struct regress_conf *c, struct history *h)
 				cur[i] = next[i]++;
 				walk_point(c, h, s, &ws[i], cur[i], &sc);
 				if (cur[i] == 0 && ws[i].env_first && s->pts[0].verdict == REG_ENV)
-					note_machine_change(h, i, &ws[i]);
+					regress_note_machine_change(h, i, &ws[i]);
 			}
 		}
-		machine_moves(c, h, ws, ms, bym, cur, run);
+		regress_machine_moves(c, h, ws, ms, bym, cur, run);
 		for (size_t i = 0; i < h->n; i++)
 			if (cur[i] != (size_t)-1) {
 				struct hist_point *p = &h->series[i].pts[cur[i]];
