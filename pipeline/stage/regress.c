@@ -23,7 +23,7 @@ static double median(double *v, size_t n)
 /* Scratch space of a walk: baseline values and the change window. */
 struct scratch {
 	double *vals;       /* [baseline_nights] */
-	double *sorted;     /* [max(change_window_nights, baseline_nights)] */
+	double *sorted;     /* [max(change_window_nights, 3 x baseline_nights)] */
 	double *win;        /* [change_window_nights] */
 	size_t *win_pt;     /* point index of each win value */
 	/* what change_check found of tonight's window, for long_drift on the
@@ -501,10 +501,20 @@ static int change_check(const struct regress_conf *c, struct history *hist,
 		k++;
 	if (k == n)
 		return 0;
+	size_t lo = k ? ch[k - 1].at : 0, hi = k + 1 < n ? ch[k + 1].at : m;
 	ch[0] = ch[k];
 	enum shape sh = classify(c, sc->win, m, ch[0].at, &h, &a, &b);
 	if (sh == SHAPE_UNSURE ||
 	    (sh == SHAPE_DRIFT && fabs(b * (double)(m - 1 - h) / a) < o.min_rel))
+		return 0;
+	double cut = sh == SHAPE_DRIFT ? a + b * (double)(m - 1 - h) / 2
+				       : (ch[0].mean_before + ch[0].mean_after) / 2;
+	if (regress_keeps_swinging(c, s, i, cut,
+				   sc->win_pt[sh == SHAPE_DRIFT ? (h + 1 < m ? h + 1 : h) : ch[0].at],
+				   sc->sorted))
+		return 0;
+	if (sh == SHAPE_DRIFT ? !regress_drift_holds(c, sc->win, m, h, a, b, sc->sorted)
+			      : !regress_step_holds(c, sc->win, lo, ch[0].at, hi, sc->sorted))
 		return 0;
 	if (sh == SHAPE_DRIFT) {
 		set_drift(hist, s, w, i, sc, h, m, a, b, noise);
@@ -835,9 +845,9 @@ void regress_history(const struct regress_conf *c, struct history *h)
 	size_t *ms = calloc(ns, sizeof *ms), *cur = calloc(ns, sizeof *cur),
 	       *next = calloc(ns, sizeof *next), *bym = calloc(ns, sizeof *bym);
 	struct scratch sc = {malloc((size_t)c->baseline_nights * sizeof(double)),
-			     malloc((size_t)(c->change_window_nights > c->baseline_nights
+			     malloc((size_t)(c->change_window_nights > 3 * c->baseline_nights
 						 ? c->change_window_nights
-						 : c->baseline_nights) * sizeof(double)),
+						 : 3 * c->baseline_nights) * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(double)),
 			     malloc((size_t)c->change_window_nights * sizeof(size_t)), 0, -1, NAN};
 

@@ -1,4 +1,4 @@
-/* regress_walk.h - the walk state of regress.c, shared with regress_env.c (machine and environment changes); private to the regression stage. */
+/* regress_walk.h - the walk state of regress.c, shared with regress_env.c (machine and environment changes) and regress_wander.c (changes in series that wander); private to the regression stage. */
 #ifndef DDT_REGRESS_WALK_H
 #define DDT_REGRESS_WALK_H
 
@@ -41,5 +41,33 @@ void regress_note_machine_change(struct history *h, size_t si, const struct walk
 void regress_group_machines(const struct history *h, size_t *ms, size_t *bym);
 void regress_machine_moves(const struct regress_conf *c, struct history *h, struct walk *ws,
 			   const size_t *ms, const size_t *bym, const size_t *cur, size_t run);
+
+/* regress_wander.c */
+/* Whether the change found in y[0..m) holds once the nights' correlation
+ * is allowed for: a series that wanders (periodic swings, a slow walk)
+ * gives the change search nights that are not independent, and its t test
+ * reads far too sure. Residuals about the fitted shape
+ * (regress_step_holds: two levels split at `at`, segments lo..at..hi of
+ * y; regress_drift_holds: a level then a line from hinge h with level a
+ * and slope b, y[0..m)) give their lag-1 autocorrelation rho; the test is
+ * taken again with the nights counted (1 - rho) / (1 + rho) times (the
+ * variance of a mean of AR(1) nights), and must still reach max_p. White noise (rho not significant) is
+ * judged as before. tmp: room for m values. */
+int regress_step_holds(const struct regress_conf *c, const double *y, size_t lo, size_t at,
+		       size_t hi, double *tmp);
+int regress_drift_holds(const struct regress_conf *c, const double *y, size_t m, size_t h,
+			double a, double b, double *tmp);
+/* Whether the series keeps going back and forth across cut (the middle of
+ * a change found tonight, at point i): over its last 3 x baseline_nights
+ * measured, judged nights (outliers left out), the side it is on changes
+ * only when swing_nights nights in a row lie on the other side, and it
+ * changed side at least three times (four runs: a step is two, a step
+ * and its fix three), and its nights before the change's first (point
+ * from) are significantly autocorrelated (white noise around a level is
+ * not). Then the "change" is one more swing of a series that swings
+ * (periodic load, a wandering level), not a new level. tmp: room for
+ * 3 x baseline_nights values. */
+int regress_keeps_swinging(const struct regress_conf *c, const struct hist_series *s, size_t i,
+			   double cut, size_t from, double *tmp);
 
 #endif
