@@ -286,6 +286,65 @@ static void series_of(struct history *h, const double *us, int n)
 	}
 }
 
+/* A series that takes turns between two levels 10% apart, 4-8 nights on
+ * each (1% noise), then a level 30% above both from night `step` (none
+ * when past n). Counts its confirmed changes (the nights' own verdicts)
+ * into *changes, those placed within 3 nights of the step into *found
+ * (a change and its placing again may both be). */
+static void turns_series(int n, int step, int *changes, int *found)
+{
+	struct regress_conf c;
+	struct history h;
+	load_conf(&c);
+	memset(&h, 0, sizeof h);
+	rng_state = 29;
+	int left = 0, high = 0;
+	for (int i = 0; i < n; i++) {
+		struct run_record r;
+		struct rec_device d = {.kind = "cpu", .name = "cpu0", .arch = "x86_64",
+				       .sm_clock_mhz = NAN, .mem_clock_mhz = NAN,
+				       .peak_gbps = NAN, .copy_gbps = NAN};
+		if (!left--) {
+			left = 3 + (int)(uniform01() * 5); /* 4-8 nights, this one included */
+			high = !high;
+		}
+		double us = 100 * (high ? 1.1 : 1) * (i >= step ? 1.3 : 1) * (1 + 0.01 * normal01());
+		struct rec_row w = {.op = "tree_attn", .variant = "cold", .backend = "cpu",
+				    .median_us = us, .status = REC_OK};
+		memset(&r, 0, sizeof r);
+		snprintf(r.run_id, sizeof r.run_id, "2026%04dT000000Z-t", i);
+		assert_int_equal(record_add_device(&r, &d), 0);
+		assert_int_equal(record_add_row(&r, &w), 0);
+		assert_int_equal(history_add_record(&h, &r), 0);
+		record_free(&r);
+	}
+	regress_history(&c, &h);
+	*changes = *found = 0;
+	for (size_t k = 0; k < h.series[0].n; k++) {
+		const struct hist_point *p = &h.series[0].pts[k];
+		if (p->verdict_night != REG_REGRESSION && p->verdict_night != REG_IMPROVEMENT &&
+		    p->verdict_night != REG_DRIFT)
+			continue;
+		(*changes)++;
+		*found += abs((int)p->bad_run_night - step) <= 3;
+	}
+	history_free(&h);
+}
+
+/* Nights that take turns between two levels are not independent: each
+ * turn is no change (the change search took them for changes, 20 and more
+ * in 200 nights); a level beyond both is one. */
+static void test_regress__a_series_taking_turns_between_levels_has_no_changes(void **state)
+{
+	(void)state;
+	int changes, found;
+	turns_series(200, 1000, &changes, &found);
+	assert_true(changes <= 4); /* its first turns, before they recur */
+	turns_series(200, 150, &changes, &found);
+	assert_true(found >= 1);
+	assert_true(changes <= 5);
+}
+
 static void test_regress__failed_night_neither_breaks_nor_counts(void **state)
 {
 	(void)state;
@@ -1466,6 +1525,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__contended_night_is_not_judgeable),
 	    cmocka_unit_test(test_regress__schema_1_records_keep_their_history),
 	    cmocka_unit_test(test_regress__compare_is_the_nightly_rule),
+	    cmocka_unit_test(test_regress__a_series_taking_turns_between_levels_has_no_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
