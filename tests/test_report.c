@@ -832,6 +832,21 @@ static int names_key(const char *name, const char *key)
 	return 1;
 }
 
+/* report.xlsx of the loaded run d to path, uncached with edits typed over
+ * (n edits) when edits is not NULL or uncached is set. */
+static int write_xlsx(const struct report_data *d, const char *path, int uncached,
+		      const struct xlsx_edit *edits, size_t n)
+{
+	struct whatif wi;
+	int rc = whatif_make(&wi, &d->cal, &d->model, &d->est, d->have_proj ? &d->proj : NULL);
+	if (!rc)
+		rc = edits ? xlsx_write_report_edited(d, &wi, path, edits, n)
+		     : uncached ? xlsx_write_report_uncached(d, &wi, path)
+				: xlsx_write_report(d, &wi, path);
+	whatif_free(&wi);
+	return rc;
+}
+
 /* Every defined name of the What-if sheet (workbook.xml of xlsx) is a
  * `--set` key with '.' as '_', or names a value the sheet derives (its row,
  * in the recalculated sheet's CSV text, says "derived"), or a table (a
@@ -934,7 +949,7 @@ static void test_report__whatif_recalculates_to_ddt_estimate(void **state)
 	/* every formula caches 0: only a recalculation can give ddt's numbers */
 	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
 	snprintf(xlsx, sizeof xlsx, "%s/uncached.xlsx", dir);
-	assert_int_equal(xlsx_write_report_uncached(&d, xlsx), 0);
+	assert_int_equal(write_xlsx(&d, xlsx, 1, NULL, 0), 0);
 	report_data_free(&d);
 	snprintf(cmd, sizeof cmd,
 		 "cd '%s' && HOME='%s' timeout 180 soffice -env:UserInstallation=file://%s --headless "
@@ -1022,7 +1037,7 @@ static char *whatif_recalculated(const char *tag, const struct xlsx_edit *edits,
 	lo_profile(dir);
 	assert_int_equal(report_data_load(&d, runs, id, NULL, &diag), 0);
 	snprintf(xlsx, sizeof xlsx, "%s/edited.xlsx", dir);
-	assert_int_equal(xlsx_write_report_edited(&d, xlsx, edits, n), 0);
+	assert_int_equal(write_xlsx(&d, xlsx, 1, edits, n), 0);
 	report_data_free(&d);
 	ydiag_free(&diag);
 	snprintf(cmd, sizeof cmd,

@@ -224,6 +224,16 @@ static int point_latest(const char *reports_dir, const char *runs_dir)
 	return rc;
 }
 
+/* report.xlsx to path, its What-if sheet's values (whatif.h) made from d. */
+static int write_xlsx(const struct report_data *d, const char *path)
+{
+	struct whatif wi;
+	int rc = whatif_make(&wi, &d->cal, &d->model, &d->est, d->have_proj ? &d->proj : NULL);
+	rc = rc ? err_wrap(rc, "%s: the What-if sheet", path) : xlsx_write_report(d, &wi, path);
+	whatif_free(&wi);
+	return rc;
+}
+
 /* Writes every document into dir, one after the other on this thread. Text
  * is laid out on one thread only: pango's font maps are per thread, but the
  * fontconfig patterns and cairo's FreeType font faces under them are shared
@@ -242,7 +252,7 @@ static int render_into(const struct report_data *d, const char *dir)
 	/* the charts first: the PDF (every source linked) is the largest file,
 	 * and a file size limit below it meets a chart first */
 	if (!rc && (rc = write_charts(d, charts)) == 0 && (rc = report_pdf_write(d, pdf)) == 0 &&
-	    (rc = xlsx_write_report(d, xlsx)) == 0)
+	    (rc = write_xlsx(d, xlsx)) == 0)
 		rc = write_summary(d, dir);
 	free(pdf);
 	free(xlsx);

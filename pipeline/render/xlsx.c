@@ -26,6 +26,7 @@ struct xw {
 	lxw_workbook *wb;
 	struct xfmt f;
 	const struct report_data *d;
+	const struct whatif *wi; /* the What-if sheet's values */
 	int cache;          /* write ddt's value as each formula's cached result */
 	const struct xlsx_edit *edits; /* inputs written as if typed over (n_edits) */
 	size_t n_edits;
@@ -473,14 +474,14 @@ static void sheet_breakdown(struct xw *x)
 	cols[n++] = (struct col){"scenario", 20};
 	cols[n++] = (struct col){"M", 6};
 	for (int k = 0; k < COMP_COUNT; k++) {
-		snprintf(titles[k], sizeof titles[k], "%s (ms)", model_comp_name((enum model_comp)k));
+		snprintf(titles[k], sizeof titles[k], "%s (ms)", model_comp_names[k]);
 		cols[n++] = (struct col){titles[k], 13};
 	}
 	cols[n++] = (struct col){"non-MoE (ms)", 13};
 	cols[n++] = (struct col){"step (ms)", 12};
 	for (int k = 0; k < COMP_COUNT; k++) {
 		snprintf(titles[COMP_COUNT + k], sizeof titles[0], "%s share",
-			 model_comp_name((enum model_comp)k));
+			 model_comp_names[k]);
 		cols[n++] = (struct col){titles[COMP_COUNT + k], 11};
 	}
 	cols[n++] = (struct col){"non-MoE share", 12};
@@ -648,6 +649,39 @@ static void sheet_history(struct xw *x)
 
 /* ---------------------------------------------------------------- Regressions */
 
+/* The tok/s each regression or improvement moves, one row each from row r:
+ * the kernel, its change, and the scenario it moves (none: its op maps to
+ * no model component). */
+static void regress_impacts(struct xw *x, lxw_worksheet *ws, lxw_row_t r,
+			    const struct regress_impacts *im)
+{
+	/* under the verdicts' columns, whose widths they keep */
+	static const char *const head[] = {"impact: op", "variant",	"params",     "kernel change",
+					   "model component", "scenario", "target", "tok/s",
+					   "tok/s after", "tok/s change"};
+	if (!im->n)
+		return;
+	for (int k = 0; k < 10; k++)
+		put_str(x, ws, r, (lxw_col_t)k, head[k], x->f.head);
+	r++;
+	for (size_t i = 0; i < im->n; i++, r++) {
+		const struct regress_impact *e = &im->v[i];
+		put_str(x, ws, r, 0, e->key.op, NULL);
+		put_str(x, ws, r, 1, e->key.variant, NULL);
+		put_str(x, ws, r, 2, e->key.params, NULL);
+		put_num(x, ws, r, 3, e->delta_frac, x->f.pct);
+		put_str(x, ws, r, 4, e->comp >= 0 ? model_comp_names[e->comp]
+						  : "none (add the op to regress.impact)", NULL);
+		if (e->comp < 0)
+			continue;
+		put_str(x, ws, r, 5, e->scenario, NULL);
+		put_str(x, ws, r, 6, e->target, NULL);
+		put_num(x, ws, r, 7, e->tok_s, x->f.tok);
+		put_num(x, ws, r, 8, e->tok_s_after, x->f.tok);
+		put_num(x, ws, r, 9, e->change_frac, x->f.pct);
+	}
+}
+
 static void sheet_regressions(struct xw *x)
 {
 	const struct report_data *d = x->d;
@@ -670,7 +704,7 @@ static void sheet_regressions(struct xw *x)
 	for (size_t i = 0; i < nt->n; i++, r++) {
 		const struct regress_entry *e = &nt->entries[i];
 		int bad = e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT;
-		put_str(x, ws, r, 0, regress_verdict_name(e->verdict),
+		put_str(x, ws, r, 0, regress_verdict_names[e->verdict],
 			bad ? x->f.bad : e->verdict == REG_IMPROVEMENT ? x->f.good : NULL);
 		put_str(x, ws, r, 1, e->key.op, NULL);
 		put_str(x, ws, r, 2, e->key.variant, NULL);
@@ -694,11 +728,7 @@ static void sheet_regressions(struct xw *x)
 	r++;
 	report_regress_status(d, status, sizeof status);
 	put_str(x, ws, r++, 0, status, nt->count[REG_REGRESSION] ? x->f.bad : x->f.bold);
-	for (size_t i = 0; i < nt->impacts.n; i++) {
-		char line[400];
-		regress_impact_line(&nt->impacts.v[i], line, sizeof line);
-		put_str(x, ws, r++, 0, line, NULL);
-	}
+	regress_impacts(x, ws, r + 1, &nt->impacts);
 }
 
 /* ---------------------------------------------------------------- Assumptions */
@@ -832,9 +862,20 @@ struct wi {
 	struct xw *x;
 	lxw_worksheet *ws;
 	lxw_row_t r;
-	struct model cal;   /* the model at ddt's calibrated point (have_cal) */
-	int have_cal;       /* the stored projection kept its calibrated point */
+	const struct whatif *k; /* the values the sheet caches (have_cal: the
+				 * stored projection kept its calibrated point) */
 };
+
+/* A --set key as the model's formulas name it: every '.' as '_' (model.h:
+ * model.hidden is model_hidden). */
+static void key_name(const char *key, char *buf, size_t len)
+{
+	size_t i = 0;
+	for (; key[i] && i + 1 < len; i++)
+		buf[i] = key[i] == '.' ? '_' : key[i];
+	if (len)
+		buf[i] = '\0';
+}
 
 /* Names cell (r, c): key is a --set key ("model.hidden": the name is
  * model_hidden, as the model's formulas call it) or a derived value's name. */
@@ -843,7 +884,7 @@ static void wi_define(struct wi *w, const char *key, lxw_row_t r, lxw_col_t c)
 	char cell[32], ref[64], name[160];
 	lxw_rowcol_to_cell_abs(cell, r, c, 1, 1);
 	snprintf(ref, sizeof ref, "='What-if'!%s", cell);
-	model_key_name(key, name, sizeof name);
+	key_name(key, name, sizeof name);
 	ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
@@ -953,9 +994,6 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 	put_formula(w->x, w->ws, r, c, formula, f, cached);
 }
 
-/* The name of the autoregressive baseline's row. */
-#define WI_AUTOREGRESSIVE "autoregressive (budget 0)"
-
 /* Columns of the model rows: the inputs, the target's catalog row and
  * bandwidth, one column per row term of the model (model_row_terms, scope
  * MR_ROW) from WC_TERMS on, then ddt's figures (wi_col). */
@@ -972,18 +1010,6 @@ static lxw_col_t wi_col(int k, int a)
 	return (lxw_col_t)(c + (k < 0 ? a : 0));
 }
 
-/* One configuration of the model, for a row and its cached values. */
-struct wi_row {
-	const char *name;
-	const struct gpu *target;
-	enum pipeline_kind pipeline;
-	double block, budget, C, accept; /* accept NaN: no tok/s */
-	double ddt_tok_s;                /* ddt's own point estimate (NaN: none) */
-	int is_anchor;
-	long est;                        /* its row of d->est (the stored band), -1: none */
-	int cal;                         /* ddt's calibrated point, not the seed's */
-};
-
 /* The names a calibrated row reads under "cal_" (the sheet's calibrated
  * inputs and the terms taken once or at its anchors); the others (the
  * curve, geometry, catalog, tables) are shared with the seed's rows. */
@@ -991,7 +1017,7 @@ static int wi_is_cal_name(const char *name, size_t len)
 {
 	char key[96];
 	for (int a = 0; a < ASM_COUNT; a++) {
-		model_key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
+		key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
 		if (strlen(key) == len && !memcmp(key, name, len))
 			return 1;
 	}
@@ -1078,7 +1104,7 @@ static lxw_format *wi_unit_format(struct xw *x, const char *u)
 /* The stored projection's p5 / p50 / p95 tok/s of the row's scenario at its
  * acceptance, beside the live point: numbers from the draws, which no edit
  * of the sheet moves. Blank where the projection has no such row. */
-static void wi_band(struct wi *w, lxw_row_t r, const struct wi_row *row)
+static void wi_band(struct wi *w, lxw_row_t r, const struct whatif_row *row)
 {
 	const struct report_data *d = w->x->d;
 	struct report_figure f = {.tok_p5 = NAN, .tok_p50 = NAN, .tok_p95 = NAN};
@@ -1089,33 +1115,20 @@ static void wi_band(struct wi *w, lxw_row_t r, const struct wi_row *row)
 	put_num(w->x, w->ws, r, wi_col(-1, WA_P95), f.tok_p95, w->x->f.tok);
 }
 
-/* The model's row terms of configuration in on m, computed from their
- * formulas (x->rc set when that fails: NaN each). */
-static void wi_eval(struct xw *x, const struct model *m, const struct model_in *in,
-		    double t[MR_COUNT])
-{
-	int rc = model_row_eval(m, in, t);
-	if (rc && !x->rc)
-		x->rc = rc;
-}
-
-static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
+/* One configuration's row: its inputs (blue), its row terms as the model's
+ * formulas (ddt's values cached), the stored band, ddt's point and the
+ * difference. */
+static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row)
 {
 	struct xw *x = w->x;
 	const struct calib *c = &x->d->cal;
-	const struct model *m = row->cal ? &w->cal : &x->d->model;
-	struct model_in in = {row->target, row->pipeline, row->block, row->budget, row->C,
-			      row->accept, 0};
+	const double *t = row->t, *v = row->v;
 	struct xfmt *f = &x->f;
-	int R = (int)r + 1, xi = calib_xfer_index(c, m->ref_gpu, row->target,
-						  row->C * (row->budget + 1));
+	int R = (int)r + 1;
 	char xname[160] = "", formula[2048];
-	double t[MR_COUNT], v[MV_COUNT];
 
-	wi_eval(x, m, &in, t);
-	model_row_vars(m, &in, v);
-	if (xi >= 0)
-		calib_assumption_label(c, ASM_COUNT + xi, xname, sizeof xname);
+	if (row->xfer >= 0)
+		calib_assumption_label(c, ASM_COUNT + row->xfer, xname, sizeof xname);
 	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
 	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
 	wi_choice(w, r, WC_TARGET, "=gpu_ids");
@@ -1154,61 +1167,18 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct wi_row *row)
 		wi_cell(w, r, wi_col(-1, WA_DIFF), f->check,
 			round((t[MR_TOK_S] - row->ddt_tok_s) * 1e6) / 1e6, "=ROUND(%s-%s,6)", tok, ddt);
 	}
-	put_str(x, w->ws, r, wi_col(-1, WA_XNAME), xi >= 0 ? xname : "same GPU: no transfer", NULL);
+	put_str(x, w->ws, r, wi_col(-1, WA_XNAME),
+		row->xfer >= 0 ? xname : "same GPU: no transfer", NULL);
 }
 
-/* The two anchors as rows of the seed's (cal 0) or the calibrated point's
- * model; their 0-based rows to *r8 and *r16. */
-static void wi_anchor_rows(struct wi *w, int cal, lxw_row_t *r8, lxw_row_t *r16)
+/* Rows [i, j) of the configurations (whatif.h); the 0-based sheet rows of
+ * the first two (the anchors) to *a8 and *a16. */
+static void wi_model_rows(struct wi *w, size_t i, size_t j, lxw_row_t *a8, lxw_row_t *a16)
 {
-	const struct calib *c = &w->x->d->cal;
-	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
-	struct wi_row ra = {cal ? "anchor sglang_b8 (calibrated point)" : "anchor sglang_b8 (measured)",
-			    calib_gpu(c, a8->gpu), a8->pipeline, a8->block, a8->budget,
-			    a8->concurrency, a8->accept, isfinite(a8->tok_s) && !cal ? a8->tok_s : NAN,
-			    1, -1, cal};
-	struct wi_row rb = {cal ? "anchor sglang_b16 (calibrated point)" : "anchor sglang_b16",
-			    calib_gpu(c, a16->gpu), a16->pipeline, a16->block, a16->budget,
-			    a16->concurrency, a16->accept,
-			    isfinite(a16->tok_s) && !cal ? a16->tok_s : NAN, 1, -1, cal};
-	*r8 = w->r;
-	wi_model_row(w, w->r++, &ra);
-	*r16 = w->r;
-	wi_model_row(w, w->r++, &rb);
-}
-
-/* ddt's calibrated scenarios at their calibrated point: the same formulas
- * on the "cal_" inputs, with the row's transfer on its pair's curve at M,
- * the MoE curve's form mix and errors (moe_corr) and the native tree from
- * its kernels; the acceptance is the central one the point is taken at
- * (a range's geometric mean over the draws). Rows c8, c16: their anchors. */
-static void wi_cal_rows(struct wi *w, lxw_row_t *c8, lxw_row_t *c16)
-{
-	struct xw *x = w->x;
-	const struct report_data *d = x->d;
-	put_str(x, w->ws, w->r++, 0,
-		"ddt's calibrated model: its scenarios at the calibrated point (every assumption at "
-		"the central value of its distribution unless you type one in the inputs below).",
-		x->f.bold);
-	wi_anchor_rows(w, 1, c8, c16);
-	for (size_t i = 0; i < d->est.n; i++) {
-		const struct estimate_row *e = &d->est.rows[i];
-		struct report_figure f;
-		if (e->sc.estimator != EST_CALIBRATED)
-			continue;
-		report_figure(d, i, &f);
-		if (!f.proj || !isfinite(f.proj->tok_s.point))
-			continue;
-		/* one typed acceptance is itself; a range's central one is what the
-		 * stored point was taken at */
-		double acc = f.proj->accept_lo == f.proj->accept_hi && !strcmp(f.proj->accept_from, "typed")
-				     ? f.proj->accept_lo
-				     : f.proj->tok_s.point * f.proj->step_ms.point /
-					       (1000.0 * e->sc.concurrency);
-		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block, e->sc.budget,
-				     e->sc.concurrency, acc, f.proj->tok_s.point, 0, (long)i, 1};
-		wi_model_row(w, w->r++, &row);
-	}
+	*a8 = w->r;
+	*a16 = w->r + 1;
+	for (; i < j; i++)
+		wi_model_row(w, w->r++, &w->k->rows[i]);
 }
 
 static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, lxw_row_t *c16)
@@ -1225,9 +1195,6 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 		{"p95 tok/s (stored draws)", 13}, {"ddt tok/s (point)", 12},
 		{"tok/s - ddt", 11},      {"transfer entry", 44}};
 	struct xw *x = w->x;
-	const struct report_data *d = x->d;
-	const struct calib *c = &d->cal;
-	const struct anchor *a8 = &c->sglang_b8;
 
 	put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
 	put_str(x, w->ws, w->r++, 0,
@@ -1255,27 +1222,15 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 	w->r++;
 	put_str(x, w->ws, w->r++, 0, "The seed's estimator (its assumptions at their seed points).",
 		x->f.bold);
-	wi_anchor_rows(w, 0, r8, r16);
-	for (size_t i = 0; i < d->est.n; i++) {
-		const struct estimate_row *e = &d->est.rows[i];
-		if (e->sc.estimator == EST_CALIBRATED)
-			continue;
-		struct wi_row row = {e->sc.name, e->target, e->sc.pipeline, e->sc.block,
-				     e->sc.budget, e->sc.concurrency, e->accept, e->out.tok_s, 0,
-				     (long)i, 0};
-		wi_model_row(w, w->r++, &row);
+	wi_model_rows(w, 0, w->k->nseed, r8, r16);
+	if (w->k->have_cal) {
+		put_str(x, w->ws, w->r++, 0,
+			"ddt's calibrated model: its scenarios at the calibrated point (every "
+			"assumption at the central value of its distribution unless you type one in "
+			"the inputs below).",
+			x->f.bold);
+		wi_model_rows(w, w->k->nseed, w->k->n, c8, c16);
 	}
-	/* the autoregressive baseline on the anchor's GPU (`ddt estimate
-	 * --budget 0 --estimator seed`): M = C, no drafter, no tree, the MoE
-	 * on its per-call floor */
-	struct model_in in0 = {calib_gpu(c, a8->gpu), PIPE_NATIVE, 1, 0, 1, 1, 0};
-	struct model_out o0;
-	model_eval(&d->model, &in0, &o0);
-	struct wi_row r0 = {WI_AUTOREGRESSIVE, in0.target, PIPE_NATIVE, 1, 0, 1, 1, o0.tok_s, 0,
-			    -1, 0};
-	wi_model_row(w, w->r++, &r0);
-	if (w->have_cal)
-		wi_cal_rows(w, c8, c16);
 	w->r++;
 }
 
@@ -1362,7 +1317,7 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	struct xw *x = w->x;
 	const struct calib *c = &x->d->cal;
 	const struct geometry *g = &c->model;
-	const struct model *m = &x->d->model;
+	const struct whatif *k = w->k;
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	int R8 = (int)r8 + 1, R16 = (int)r16 + 1;
 
@@ -1378,12 +1333,12 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL)); /* room for titles that wrap */
 	w->r++;
 	for (int a = 0; a < ASM_COUNT; a++)
-		wi_scalar(w, calib_assumption_name((enum assumption)a), m->v[a], c->asm_[a].unit,
+		wi_scalar(w, calib_assumption_name((enum assumption)a), k->seed.v[a], c->asm_[a].unit,
 			  calib_provenance_name(c->asm_[a].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
 			  asm_source(c, (enum assumption)a));
 	wi_text(w, "moe_reference.gpu", c->moe_ref.gpu, "GPU id", "measured",
 		"the GPU the MoE reference curve was measured on", "=gpu_ids");
-	wi_text(w, "moe_reference.curve", calib_moe_curve_name(m->curve), "physical or linear",
+	wi_text(w, "moe_reference.curve", calib_moe_curve_name(k->curve), "physical or linear",
 		"calibration", "how the MoE time between and beyond the reference points is drawn",
 		"physical,linear");
 	{
@@ -1410,7 +1365,7 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 		memcpy(&v, (const char *)g + in->offset, sizeof v);
 		wi_scalar(w, in->key, v, in->unit, "calibration", g->source);
 	}
-	wi_scalar(w, "moe_reference.tp", model_moe_tp(c), "GPUs", "calibration", c->moe_ref.source);
+	wi_scalar(w, "moe_reference.tp", k->moe_tp, "GPUs", "calibration", c->moe_ref.source);
 	wi_scalar(w, "allreduce.per_layer", c->ar.per_layer, "all-reduces per layer", "calibration",
 		  c->ar.source);
 	wi_scalar(w, "allreduce.gpus", c->ar.gpus, "ranks", "calibration", c->ar.source);
@@ -1437,29 +1392,29 @@ static void wi_cal_inputs(struct wi *w)
 {
 	struct xw *x = w->x;
 	const struct calib *c = &x->d->cal;
-	const struct model *m = &x->d->model, *k = &w->cal;
+	const struct whatif *k = w->k;
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	char key[96], name[128], what[256];
 
 	put_str(x, w->ws, w->r++, 0,
 		"ddt's calibrated point: the inputs its rows read (cal_ and the name above)", x->f.bold);
 	for (int a = 0; a < ASM_COUNT; a++) {
-		model_key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
+		key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
 		snprintf(name, sizeof name, "cal_%s", key);
 		snprintf(what, sizeof what, "the central value of %s's distribution, or the value "
 					    "typed in %s", key, key);
-		wi_derived(w, name, k->v[a], c->asm_[a].unit, what, "=IF(%s=%.17g,%.17g,%s)", key,
-			   m->v[a], k->v[a], key);
+		wi_derived(w, name, k->cal.v[a], c->asm_[a].unit, what, "=IF(%s=%.17g,%.17g,%s)", key,
+			   k->seed.v[a], k->cal.v[a], key);
 	}
-	wi_derived(w, "cal_anchors_sglang_b8_step_ms", k->a8_step_ms, "ms",
+	wi_derived(w, "cal_anchors_sglang_b8_step_ms", k->cal_a8_step_ms, "ms",
 		   "the b8 anchor's step at the point (drawn within its error): the step above x "
-		   "the point's ratio", "=anchors_sglang_b8_step_ms*%.17g", k->a8_step_ms / a8->step_ms);
-	wi_derived(w, "cal_anchors_sglang_b16_step_ms", k->b16_step_ms, "ms",
+		   "the point's ratio", "=anchors_sglang_b8_step_ms*%.17g", k->cal_a8_step_ms / a8->step_ms);
+	wi_derived(w, "cal_anchors_sglang_b16_step_ms", k->cal_b16_step_ms, "ms",
 		   "the b16 step the point's growth is solved for (the draws' median of the "
 		   "model's b16 step): the step above x the point's ratio; an input that moves the "
 		   "b16 anchor (a bandwidth, a share, the transfer) moves that median in ddt "
 		   "estimate by a little more or less than here", "=anchors_sglang_b16_step_ms*%.17g",
-		   k->b16_step_ms / a16->step_ms);
+		   k->cal_b16_step_ms / a16->step_ms);
 }
 
 /* The calibrated point's values derived once or at its anchors (rows c8
@@ -1467,22 +1422,16 @@ static void wi_cal_inputs(struct wi *w)
  * held it (no b16 step to solve for). */
 static void wi_cal_model(struct wi *w, lxw_row_t c8, lxw_row_t c16)
 {
-	struct xw *x = w->x;
-	const struct calib *c = &x->d->cal;
-	const struct anchor *a8 = &c->sglang_b8;
-	struct model_in in8 = {w->cal.anchor_gpu, a8->pipeline, a8->block, a8->budget,
-			       a8->concurrency, 1, 0};
-	double rt[MR_COUNT];
+	const double *rt = w->k->cal.at;
 	char formula[2048], name[128];
 
-	wi_eval(x, &w->cal, &in8, rt);
 	for (int k = 0; k < MR_COUNT; k++) {
 		const struct model_row_def *d = &model_row_terms[k];
 		if (d->scope == MR_ROW)
 			continue;
 		snprintf(name, sizeof name, "cal_%s", d->name);
-		if (k == MR_GROWTH && !isnan(w->cal.growth_set)) {
-			wi_scalar(w, name, w->cal.growth_set, d->unit, "calibration",
+		if (k == MR_GROWTH && !isnan(w->k->cal_growth_set)) {
+			wi_scalar(w, name, w->k->cal_growth_set, d->unit, "calibration",
 				  "the growth at ddt's calibrated point, held (no b16 step to solve for)");
 			continue;
 		}
@@ -1498,57 +1447,21 @@ static void wi_cal_model(struct wi *w, lxw_row_t c8, lxw_row_t c16)
  * row names as the anchors' cells (rows r8 and r16, 0-based). */
 static void wi_model(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 {
-	struct xw *x = w->x;
-	const struct calib *c = &x->d->cal;
-	const struct model *m = &x->d->model;
-	const struct anchor *a8 = &c->sglang_b8;
-	struct model_in in8 = {m->anchor_gpu, a8->pipeline, a8->block, a8->budget, a8->concurrency,
-			       1, 0};
-	double t[MT_COUNT], rt[MR_COUNT];
+	const struct whatif *m = w->k;
 	char formula[2048];
 
-	wi_derived(w, "ref_bw", m->ref_gpu->bw_tbps, "TB/s", "bandwidth of moe_reference.gpu",
+	wi_derived(w, "ref_bw", m->ref_bw, "TB/s", "bandwidth of moe_reference.gpu",
 		   "=INDEX(gpu_bw,MATCH(moe_reference_gpu,gpu_ids,0))");
-	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, t);
 	for (int k = 0; k < MT_COUNT; k++)
-		wi_derived(w, model_terms[k].name, t[k], model_terms[k].unit, model_terms[k].what, "=%s",
-			   model_terms[k].formula);
-	wi_eval(x, m, &in8, rt);
+		wi_derived(w, model_terms[k].name, m->terms[k], model_terms[k].unit, model_terms[k].what,
+			   "=%s", model_terms[k].formula);
 	for (int k = 0; k < MR_COUNT; k++) {
 		const struct model_row_def *d = &model_row_terms[k];
 		if (d->scope == MR_ROW)
 			continue;
 		wi_formula(w, k, d->scope == MR_AT_B16 ? r16 : r8, 0, formula, sizeof formula);
-		wi_derived(w, d->name, rt[k], d->unit, d->what, "%s", formula);
+		wi_derived(w, d->name, m->seed.at[k], d->unit, d->what, "%s", formula);
 	}
-}
-
-/* w->cal: the seed's model put at the stored projection's calibrated point
- * (project_central); 0 when the projection kept none. */
-static int wi_cal_point(struct wi *w)
-{
-	const struct report_data *d = w->x->d;
-	const struct project_central *k = &d->proj.central;
-	char label[96];
-	if (!d->have_proj || !k->have)
-		return 0;
-	w->cal = d->model;
-	for (int i = 0; i < calib_nassumptions(&d->cal); i++) {
-		calib_assumption_label(&d->cal, i, label, sizeof label);
-		for (int j = 0; j < k->n; j++)
-			if (!strcmp(k->name[j], label))
-				w->cal.v[i] = k->v[j];
-	}
-	w->cal.a8_step_ms = k->a8_step_ms;
-	w->cal.b16_step_ms = isfinite(k->b16_step_ms) ? k->b16_step_ms : d->cal.sglang_b16.step_ms;
-	w->cal.growth_set = isfinite(k->b16_step_ms) ? NAN : k->growth;
-	w->cal.form = k->form;
-	w->cal.moe_scale = k->moe_scale;
-	w->cal.z_x = k->z_x;
-	w->cal.xfer_curve = 1;
-	w->cal.tree_kernels = 1;
-	w->cal.ar_uncut = 1;
-	return 1;
 }
 
 /* The scenario selector on rows r..r+3 (0-based): a list of every row name
@@ -1589,10 +1502,9 @@ static void wi_selector(struct wi *w, lxw_row_t r, lxw_row_t first, lxw_row_t la
 
 static void sheet_whatif(struct xw *x)
 {
-	struct wi w = {.x = x, .ws = new_sheet(x, "What-if", 1)};
+	struct wi w = {.x = x, .ws = new_sheet(x, "What-if", 1), .k = x->wi};
 	lxw_row_t r8, r16, c8 = 0, c16 = 0, sel, first;
 
-	w.have_cal = wi_cal_point(&w);
 	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
 	put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
 	put_str(x, w.ws, w.r++, 0,
@@ -1621,10 +1533,10 @@ static void sheet_whatif(struct xw *x)
 	wi_rows(&w, &r8, &r16, &c8, &c16);
 	wi_selector(&w, sel, first, w.r - 2);
 	wi_inputs(&w, r8, r16);
-	if (w.have_cal)
+	if (w.k->have_cal)
 		wi_cal_inputs(&w);
 	wi_model(&w, r8, r16);
-	if (w.have_cal)
+	if (w.k->have_cal)
 		wi_cal_model(&w, c8, c16);
 	w.r++;
 	wi_gpus(&w);
@@ -1639,8 +1551,9 @@ static void sheet_whatif(struct xw *x)
 /* ---------------------------------------------------------------- workbook */
 
 /* Writes the workbook into the file f holds (path names it in messages). */
-static int write_book_into(const struct report_data *d, struct fsx_file *f, const char *path,
-			   int cache, const struct xlsx_edit *edits, size_t n_edits)
+static int write_book_into(const struct report_data *d, const struct whatif *wi,
+			   struct fsx_file *f, const char *path, int cache,
+			   const struct xlsx_edit *edits, size_t n_edits)
 {
 	lxw_workbook_options opt = {.constant_memory = 0, .tmpdir = NULL, .use_zip64 = 0};
 	struct xw x = {0};
@@ -1648,6 +1561,7 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 	char subject[200], by_fd[64];
 
 	x.d = d;
+	x.wi = wi;
 	x.cache = cache;
 	x.edits = edits;
 	x.n_edits = n_edits;
@@ -1692,32 +1606,33 @@ static int write_book_into(const struct report_data *d, struct fsx_file *f, cons
 }
 
 /* The workbook to path, atomically (fsx.h). */
-static int write_book(const struct report_data *d, const char *path, int cache,
-		      const struct xlsx_edit *edits, size_t n_edits)
+static int write_book(const struct report_data *d, const struct whatif *wi, const char *path,
+		      int cache, const struct xlsx_edit *edits, size_t n_edits)
 {
 	struct fsx_file f;
 	int rc = fsx_open(&f, path);
 	if (rc)
 		return rc;
-	if ((rc = write_book_into(d, &f, path, cache, edits, n_edits)) != 0) {
+	if ((rc = write_book_into(d, wi, &f, path, cache, edits, n_edits)) != 0) {
 		fsx_abort(&f);
 		return rc;
 	}
 	return fsx_commit(&f);
 }
 
-int xlsx_write_report(const struct report_data *d, const char *path)
+int xlsx_write_report(const struct report_data *d, const struct whatif *wi, const char *path)
 {
-	return write_book(d, path, 1, NULL, 0);
+	return write_book(d, wi, path, 1, NULL, 0);
 }
 
-int xlsx_write_report_uncached(const struct report_data *d, const char *path)
+int xlsx_write_report_uncached(const struct report_data *d, const struct whatif *wi,
+			       const char *path)
 {
-	return write_book(d, path, 0, NULL, 0);
+	return write_book(d, wi, path, 0, NULL, 0);
 }
 
-int xlsx_write_report_edited(const struct report_data *d, const char *path,
-			     const struct xlsx_edit *edits, size_t n)
+int xlsx_write_report_edited(const struct report_data *d, const struct whatif *wi,
+			     const char *path, const struct xlsx_edit *edits, size_t n)
 {
-	return write_book(d, path, 0, edits, n);
+	return write_book(d, wi, path, 0, edits, n);
 }
