@@ -1,6 +1,7 @@
 /* xlsx.c - report.xlsx: Summary, Projections, Throughput, Breakdown, Kernels, History,
  * Regressions, Assumptions, What-if (the step model as live formulas), Sources. */
 #include "xlsx.h"
+#include "xlsx_book.h"
 
 #include "chart.h"
 #include "chart_report.h"
@@ -15,27 +16,9 @@
 #include <string.h>
 #include <xlsxwriter.h>
 
-/* Formats shared by the sheets. */
-struct xfmt {
-	lxw_format *title, *note, *head, *text, *wrap, *bold, *bad, *good;
-	lxw_format *ms, *tok, *us, *num, *pct, *pct1, *intg, *gbps, *sci;
-	lxw_format *in_num, *in_text, *calc, *calc_big, *calc_ms, *calc_tok, *calc_int, *check;
-};
-
-struct xw {
-	lxw_workbook *wb;
-	struct xfmt f;
-	const struct report_data *d;
-	const struct whatif *wi; /* the What-if sheet's values */
-	int cache;          /* write ddt's value as each formula's cached result */
-	const struct xlsx_edit *edits; /* inputs written as if typed over (n_edits) */
-	size_t n_edits;
-	lxw_error err;      /* first libxlsxwriter error */
-	int rc;             /* first error of ddt's own (message set) */
-};
 
 /* The value typed over input key (xlsx_write_report_edited), else v. */
-static double edited(const struct xw *x, const char *key, double v)
+double xlsx_edited(const struct xw *x, const char *key, double v)
 {
 	for (size_t i = 0; i < x->n_edits; i++)
 		if (!strcmp(x->edits[i].key, key))
@@ -44,49 +27,44 @@ static double edited(const struct xw *x, const char *key, double v)
 }
 
 /* Remembers the first error of a libxlsxwriter call. */
-static void ck(struct xw *x, lxw_error e)
+void xlsx_ck(struct xw *x, lxw_error e)
 {
 	if (e != LXW_NO_ERROR && x->err == LXW_NO_ERROR)
 		x->err = e;
 }
 
 /* A number, or a blank cell when it is not finite (never -NAN). */
-static void put_num(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, double v,
+void xlsx_put_num(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, double v,
 		    lxw_format *f)
 {
 	if (isfinite(v))
-		ck(x, worksheet_write_number(ws, r, c, v, f));
+		xlsx_ck(x, worksheet_write_number(ws, r, c, v, f));
 	else
-		ck(x, worksheet_write_blank(ws, r, c, f));
+		xlsx_ck(x, worksheet_write_blank(ws, r, c, f));
 }
 
 /* A string, always as a string (a leading '=' stays text). */
-static void put_str(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s,
+void xlsx_put_str(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s,
 		    lxw_format *f)
 {
 	if (s && s[0])
-		ck(x, worksheet_write_string(ws, r, c, s, f));
+		xlsx_ck(x, worksheet_write_string(ws, r, c, s, f));
 	else
-		ck(x, worksheet_write_blank(ws, r, c, f));
+		xlsx_ck(x, worksheet_write_blank(ws, r, c, f));
 }
 
 /* A formula with its cached result (ddt's own value at the default inputs),
  * or 0 when x->cache is off, so a recalculation is what fills it. */
-static void put_formula(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c,
+void xlsx_put_formula(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c,
 			const char *formula, lxw_format *f, double cached)
 {
 	double v = x->cache && isfinite(cached) ? cached : 0;
-	ck(x, worksheet_write_formula_num(ws, r, c, formula, f, v));
+	xlsx_ck(x, worksheet_write_formula_num(ws, r, c, formula, f, v));
 }
-
-struct col {
-	const char *title;
-	double width;
-};
 
 /* A new sheet that prints landscape on A4; one page wide (its charts whole)
  * unless wide (the What-if's 32 columns would print unreadably small). */
-static lxw_worksheet *new_sheet(struct xw *x, const char *name, int wide)
+lxw_worksheet *xlsx_new_sheet(struct xw *x, const char *name, int wide)
 {
 	lxw_worksheet *ws = workbook_add_worksheet(x->wb, name);
 	if (ws) {
@@ -99,21 +77,21 @@ static lxw_worksheet *new_sheet(struct xw *x, const char *name, int wide)
 }
 
 /* A header row, and the column widths. */
-static void put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
+void xlsx_put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
 			   int n)
 {
 	for (int i = 0; i < n; i++) {
-		put_str(x, ws, r, (lxw_col_t)i, cols[i].title, x->f.head);
-		ck(x, worksheet_set_column(ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width, NULL));
+		xlsx_put_str(x, ws, r, (lxw_col_t)i, cols[i].title, x->f.head);
+		xlsx_ck(x, worksheet_set_column(ws, (lxw_col_t)i, (lxw_col_t)i, cols[i].width, NULL));
 	}
-	ck(x, worksheet_set_row(ws, r, 30, NULL)); /* room for titles that wrap */
+	xlsx_ck(x, worksheet_set_row(ws, r, 30, NULL)); /* room for titles that wrap */
 }
 
 /* A header row that stays in view with the rows above it. */
-static void put_header(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
+void xlsx_put_header(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
 		       int n)
 {
-	put_header_row(x, ws, r, cols, n);
+	xlsx_put_header_row(x, ws, r, cols, n);
 	worksheet_freeze_panes(ws, r + 1, 0);
 }
 
@@ -189,35 +167,35 @@ static void formats(struct xw *x)
 
 /* ---------------------------------------------------------------- Summary */
 
-static void sheet_summary(struct xw *x)
+void xlsx_sheet_summary(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Summary", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Summary", 0);
 	static const struct col cols[] = {{"scenario", 20}, {"accept", 8}, {"point tok/s", 12},
 					  {"p5 tok/s", 12}, {"median tok/s (p50)", 12}, {"p95 tok/s", 12},
 					  {"step", 12},    {"pipeline", 10}, {"target", 16}};
 	char status[600];
 	lxw_row_t r = 0;
 
-	put_str(x, ws, r++, 0, d->spec.title, x->f.title);
-	put_str(x, ws, r, 0, "run", x->f.bold);
-	put_str(x, ws, r++, 1, d->rec.run_id, NULL);
-	put_str(x, ws, r, 0, "date", x->f.bold);
-	put_str(x, ws, r++, 1, d->date_text, NULL);
-	put_str(x, ws, r, 0, "host / build", x->f.bold);
+	xlsx_put_str(x, ws, r++, 0, d->spec.title, x->f.title);
+	xlsx_put_str(x, ws, r, 0, "run", x->f.bold);
+	xlsx_put_str(x, ws, r++, 1, d->rec.run_id, NULL);
+	xlsx_put_str(x, ws, r, 0, "date", x->f.bold);
+	xlsx_put_str(x, ws, r++, 1, d->date_text, NULL);
+	xlsx_put_str(x, ws, r, 0, "host / build", x->f.bold);
 	{
 		char hb[300];
 		snprintf(hb, sizeof hb, "%s, %s, %s", d->rec.prov.host, d->rec.prov.git_rev,
 			 d->rec.prov.build);
-		put_str(x, ws, r++, 1, hb, NULL);
+		xlsx_put_str(x, ws, r++, 1, hb, NULL);
 	}
 	report_regress_status(d, status, sizeof status);
-	put_str(x, ws, r, 0, "regressions", x->f.bold);
-	put_str(x, ws, r++, 1, status,
+	xlsx_put_str(x, ws, r, 0, "regressions", x->f.bold);
+	xlsx_put_str(x, ws, r++, 1, status,
 		d->have_night && d->night.count[REG_REGRESSION] ? x->f.bad : NULL);
 	r++;
-	put_str(x, ws, r++, 0, "Headline: the median (p50) of the Monte Carlo draws, as page one of report.pdf quotes it, its band, and the point (the row's estimator at its central inputs)", x->f.bold);
-	put_header_row(x, ws, r++, cols, 9);
+	xlsx_put_str(x, ws, r++, 0, "Headline: the median (p50) of the Monte Carlo draws, as page one of report.pdf quotes it, its band, and the point (the row's estimator at its central inputs)", x->f.bold);
+	xlsx_put_header_row(x, ws, r++, cols, 9);
 	for (int pass = 0; pass < 2; pass++) {
 		for (int h = 0; h < (pass ? 1 : d->spec.nheadline); h++) {
 			const char *name = pass ? d->spec.baseline : d->spec.headline[h];
@@ -227,20 +205,20 @@ static void sheet_summary(struct xw *x)
 				if (strcmp(e->sc.name, name))
 					continue;
 				report_figure(d, i, &f);
-				put_str(x, ws, r, 0, e->sc.name, pass ? x->f.text : x->f.bold);
-				put_num(x, ws, r, 1, e->accept, x->f.num);
-				put_num(x, ws, r, 2, f.tok_s, x->f.tok);
-				put_num(x, ws, r, 3, f.tok_p5, x->f.tok);
-				put_num(x, ws, r, 4, f.tok_p50, x->f.tok);
-				put_num(x, ws, r, 5, f.tok_p95, x->f.tok);
-				put_num(x, ws, r, 6, f.step_ms, x->f.ms);
-				put_str(x, ws, r, 7, tmpl_pipeline_name(e->sc.pipeline), NULL);
-				put_str(x, ws, r, 8, e->target->name, NULL);
+				xlsx_put_str(x, ws, r, 0, e->sc.name, pass ? x->f.text : x->f.bold);
+				xlsx_put_num(x, ws, r, 1, e->accept, x->f.num);
+				xlsx_put_num(x, ws, r, 2, f.tok_s, x->f.tok);
+				xlsx_put_num(x, ws, r, 3, f.tok_p5, x->f.tok);
+				xlsx_put_num(x, ws, r, 4, f.tok_p50, x->f.tok);
+				xlsx_put_num(x, ws, r, 5, f.tok_p95, x->f.tok);
+				xlsx_put_num(x, ws, r, 6, f.step_ms, x->f.ms);
+				xlsx_put_str(x, ws, r, 7, tmpl_pipeline_name(e->sc.pipeline), NULL);
+				xlsx_put_str(x, ws, r, 8, e->target->name, NULL);
 				r++;
 			}
 		}
 		if (!pass)
-			put_str(x, ws, r++, 0, "The measured baseline, as the model gives it:",
+			xlsx_put_str(x, ws, r++, 0, "The measured baseline, as the model gives it:",
 				x->f.note);
 	}
 	r++;
@@ -248,8 +226,8 @@ static void sheet_summary(struct xw *x)
 	char line[600];
 	snprintf(line, sizeof line, "Measured: %s pipeline on %s, block %g, budget %g, C=%g: %s",
 		 tmpl_pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
-	put_str(x, ws, r++, 0, line, x->f.note);
-	put_str(x, ws, r++, 0,
+	xlsx_put_str(x, ws, r++, 0, line, x->f.note);
+	xlsx_put_str(x, ws, r++, 0,
 		"Sheets: Projections (every scenario with bands), Throughput (per GPU vs per "
 		"user), Breakdown, Kernels, History, "
 		"Regressions, Assumptions, What-if (the model as live formulas), Sources (every "
@@ -297,20 +275,20 @@ static void projections_chart(struct xw *x, lxw_worksheet *ws, lxw_row_t last)
 			chart_series_set_line(s, &none);
 	}
 	chart_set_series_gap(ch, 60);
-	ck(x, chart_legend_delete_series(ch, (int16_t[]){0, -1}));
+	xlsx_ck(x, chart_legend_delete_series(ch, (int16_t[]){0, -1}));
 	chart_title_set_name(ch, "tok/s per scenario: the p5-p95 band, split at the median");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y), "decode throughput (tok/s)");
 	chart_axis_set_num_font(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X),
 				&(lxw_chart_font){.rotation = -45});
 	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
 	chart_show_blanks_as(ch, LXW_CHART_BLANKS_AS_GAP);
-	ck(x, worksheet_insert_chart_opt(ws, last + 3, 0, ch, &opt));
+	xlsx_ck(x, worksheet_insert_chart_opt(ws, last + 3, 0, ch, &opt));
 }
 
-static void sheet_projections(struct xw *x)
+void xlsx_sheet_projections(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Projections", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Projections", 0);
 	char label[96];
 	static const struct col cols[] = {
 		{"scenario", 20},       {"target", 10},      {"pipeline", 9},
@@ -323,43 +301,43 @@ static void sheet_projections(struct xw *x)
 		{"chart label", 22},    {"p5 to p50 (tok/s)", 12}, {"p50 to p95 (tok/s)", 12}};
 	lxw_row_t r = 0;
 
-	put_header(x, ws, r++, cols, 24);
+	xlsx_put_header(x, ws, r++, cols, 24);
 	for (size_t i = 0; i < d->est.n; i++, r++) {
 		const struct estimate_row *e = &d->est.rows[i];
 		struct report_figure f;
 		report_figure(d, i, &f);
-		put_str(x, ws, r, 0, e->sc.name, NULL);
-		put_str(x, ws, r, 1, e->target->id, NULL);
-		put_str(x, ws, r, 2, tmpl_pipeline_name(e->sc.pipeline), NULL);
-		put_num(x, ws, r, 3, e->sc.block, x->f.intg);
-		put_num(x, ws, r, 4, e->sc.budget, x->f.intg);
-		put_num(x, ws, r, 5, e->sc.concurrency, x->f.intg);
-		put_num(x, ws, r, 6, f.M, x->f.intg);
-		put_num(x, ws, r, 7, e->accept, x->f.num);
-		put_str(x, ws, r, 8, e->runnable ? "yes" : "no", e->runnable ? NULL : x->f.bad);
-		put_num(x, ws, r, 9, f.moe_ms, x->f.ms);
-		put_num(x, ws, r, 10, f.nonmoe_ms, x->f.ms);
-		put_num(x, ws, r, 11, f.step_ms, x->f.ms);
-		put_num(x, ws, r, 12, f.step_p5, x->f.ms);
-		put_num(x, ws, r, 13, f.step_p95, x->f.ms);
-		put_num(x, ws, r, 14, f.tok_s, x->f.tok);
-		put_num(x, ws, r, 15, f.tok_p5, x->f.tok);
-		put_num(x, ws, r, 16, f.tok_p50, x->f.tok);
-		put_num(x, ws, r, 17, f.tok_p95, x->f.tok);
-		put_num(x, ws, r, 18, f.proj ? round(f.proj->lean_pct * 10) / 10 + 0.0 : NAN,
+		xlsx_put_str(x, ws, r, 0, e->sc.name, NULL);
+		xlsx_put_str(x, ws, r, 1, e->target->id, NULL);
+		xlsx_put_str(x, ws, r, 2, tmpl_pipeline_name(e->sc.pipeline), NULL);
+		xlsx_put_num(x, ws, r, 3, e->sc.block, x->f.intg);
+		xlsx_put_num(x, ws, r, 4, e->sc.budget, x->f.intg);
+		xlsx_put_num(x, ws, r, 5, e->sc.concurrency, x->f.intg);
+		xlsx_put_num(x, ws, r, 6, f.M, x->f.intg);
+		xlsx_put_num(x, ws, r, 7, e->accept, x->f.num);
+		xlsx_put_str(x, ws, r, 8, e->runnable ? "yes" : "no", e->runnable ? NULL : x->f.bad);
+		xlsx_put_num(x, ws, r, 9, f.moe_ms, x->f.ms);
+		xlsx_put_num(x, ws, r, 10, f.nonmoe_ms, x->f.ms);
+		xlsx_put_num(x, ws, r, 11, f.step_ms, x->f.ms);
+		xlsx_put_num(x, ws, r, 12, f.step_p5, x->f.ms);
+		xlsx_put_num(x, ws, r, 13, f.step_p95, x->f.ms);
+		xlsx_put_num(x, ws, r, 14, f.tok_s, x->f.tok);
+		xlsx_put_num(x, ws, r, 15, f.tok_p5, x->f.tok);
+		xlsx_put_num(x, ws, r, 16, f.tok_p50, x->f.tok);
+		xlsx_put_num(x, ws, r, 17, f.tok_p95, x->f.tok);
+		xlsx_put_num(x, ws, r, 18, f.proj ? round(f.proj->lean_pct * 10) / 10 + 0.0 : NAN,
 			x->f.pct1);
-		put_str(x, ws, r, 19, f.proj ? f.proj->lean_by : "", NULL);
-		put_str(x, ws, r, 20, e->note, NULL);
+		xlsx_put_str(x, ws, r, 19, f.proj ? f.proj->lean_by : "", NULL);
+		xlsx_put_str(x, ws, r, 20, e->note, NULL);
 		snprintf(label, sizeof label, "%s @%g", e->sc.name, e->accept);
-		put_str(x, ws, r, 21, label, NULL);
+		xlsx_put_str(x, ws, r, 21, label, NULL);
 		/* the chart's band segments, live from the band's columns */
 		char formula[64];
 		snprintf(formula, sizeof formula, "=Q%1$u-P%1$u", (unsigned)r + 1);
-		put_formula(x, ws, r, 22, formula, x->f.tok, f.tok_p50 - f.tok_p5);
+		xlsx_put_formula(x, ws, r, 22, formula, x->f.tok, f.tok_p50 - f.tok_p5);
 		snprintf(formula, sizeof formula, "=R%1$u-Q%1$u", (unsigned)r + 1);
-		put_formula(x, ws, r, 23, formula, x->f.tok, f.tok_p95 - f.tok_p50);
+		xlsx_put_formula(x, ws, r, 23, formula, x->f.tok, f.tok_p95 - f.tok_p50);
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 23));
+	xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 23));
 	if (r > 1)
 		projections_chart(x, ws, r - 1);
 }
@@ -389,10 +367,10 @@ static lxw_chart_series *tp_series(lxw_chart *ch, lxw_row_t r0, lxw_row_t r1, lx
 /* Throughput per GPU against speed per user, per target and concurrency at
  * its best budget (the PDF's chart as a table and a native scatter chart:
  * the median joined, the p5 and p95 dashed). */
-static void sheet_throughput(struct xw *x)
+void xlsx_sheet_throughput(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Throughput", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Throughput", 0);
 	static const struct col cols[] = {
 		{"target", 14}, {"GPU", 30}, {"C", 5}, {"best budget B", 8},
 		{"p5 tok/s", 11}, {"p50 tok/s", 11}, {"p95 tok/s", 11},
@@ -406,9 +384,9 @@ static void sheet_throughput(struct xw *x)
 	lxw_row_t r = 0;
 	char note[300];
 
-	put_header(x, ws, r++, cols, 13);
+	xlsx_put_header(x, ws, r++, cols, 13);
 	if (!g) {
-		put_str(x, ws, r, 0, "no budget grid is stored with this run", x->f.note);
+		xlsx_put_str(x, ws, r, 0, "no budget grid is stored with this run", x->f.note);
 		return;
 	}
 	int group[PROJECT_MAX_GRID_TARGETS];
@@ -421,14 +399,14 @@ static void sheet_throughput(struct xw *x)
 		chart_report_pareto_curve(d, t, &pc);
 		for (int k = 0; k < pc.n; k++, r++) {
 			double tok[3] = {pc.lo[k], pc.gpu[k] * gpus, pc.hi[k]};
-			put_str(x, ws, r, 0, g->targets[t], NULL);
-			put_str(x, ws, r, 1, gp ? gp->name : "", NULL);
-			put_num(x, ws, r, 2, pc.conc[k], x->f.intg);
-			put_num(x, ws, r, 3, pc.budget[k], x->f.intg);
+			xlsx_put_str(x, ws, r, 0, g->targets[t], NULL);
+			xlsx_put_str(x, ws, r, 1, gp ? gp->name : "", NULL);
+			xlsx_put_num(x, ws, r, 2, pc.conc[k], x->f.intg);
+			xlsx_put_num(x, ws, r, 3, pc.budget[k], x->f.intg);
 			for (int q = 0; q < 3; q++) {
-				put_num(x, ws, r, (lxw_col_t)(4 + q), tok[q], x->f.tok);
-				put_num(x, ws, r, (lxw_col_t)(7 + q), tok[q] / pc.conc[k], x->f.tok);
-				put_num(x, ws, r, (lxw_col_t)(10 + q), tok[q] / gpus, x->f.tok);
+				xlsx_put_num(x, ws, r, (lxw_col_t)(4 + q), tok[q], x->f.tok);
+				xlsx_put_num(x, ws, r, (lxw_col_t)(7 + q), tok[q] / pc.conc[k], x->f.tok);
+				xlsx_put_num(x, ws, r, (lxw_col_t)(10 + q), tok[q] / gpus, x->f.tok);
 			}
 		}
 		if (r == r0)
@@ -447,25 +425,25 @@ static void sheet_throughput(struct xw *x)
 		 "Per user = tok/s / C; per GPU = tok/s / %g (the GPUs of one replica, TP-%g). "
 		 "%s pipeline, block %d; each concurrency at its best node budget.",
 		 gpus, gpus, tmpl_pipeline_name(g->pipeline), g->block);
-	put_str(x, ws, r + 1, 0, note, x->f.note);
-	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 12));
+	xlsx_put_str(x, ws, r + 1, 0, note, x->f.note);
+	xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 12));
 	if (nhide)
-		ck(x, chart_legend_delete_series(ch, hide));
+		xlsx_ck(x, chart_legend_delete_series(ch, hide));
 	chart_title_set_name(ch, "Throughput per GPU vs speed per user (median; dashed: p5, p95)");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_X), "speed per user (tok/s per user)");
 	chart_axis_set_name(chart_axis_get(ch, LXW_CHART_AXIS_TYPE_Y),
 			    "throughput per GPU (tok/s per GPU)");
 	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
 	lxw_chart_options opt = {.x_scale = 2.0, .y_scale = 1.7};
-	ck(x, worksheet_insert_chart_opt(ws, r + 3, 0, ch, &opt));
+	xlsx_ck(x, worksheet_insert_chart_opt(ws, r + 3, 0, ch, &opt));
 }
 
 /* ---------------------------------------------------------------- Breakdown */
 
-static void sheet_breakdown(struct xw *x)
+void xlsx_sheet_breakdown(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Breakdown", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Breakdown", 0);
 	struct col cols[2 + 2 * COMP_COUNT + 3];
 	char titles[2 * COMP_COUNT][48];
 	int n = 0;
@@ -485,33 +463,33 @@ static void sheet_breakdown(struct xw *x)
 		cols[n++] = (struct col){titles[COMP_COUNT + k], 11};
 	}
 	cols[n++] = (struct col){"non-MoE share", 12};
-	put_header(x, ws, r++, cols, n);
+	xlsx_put_header(x, ws, r++, cols, n);
 	for (size_t i = 0; i < d->est.n; i++) {
 		struct report_figure f;
 		if (i && !strcmp(d->est.rows[i - 1].sc.name, d->est.rows[i].sc.name))
 			continue; /* components do not depend on the acceptance */
 		report_figure(d, i, &f);
 		int c = 0;
-		put_str(x, ws, r, (lxw_col_t)c++, d->est.rows[i].sc.name, NULL);
-		put_num(x, ws, r, (lxw_col_t)c++, f.M, x->f.intg);
+		xlsx_put_str(x, ws, r, (lxw_col_t)c++, d->est.rows[i].sc.name, NULL);
+		xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.M, x->f.intg);
 		for (int k = 0; k < COMP_COUNT; k++)
-			put_num(x, ws, r, (lxw_col_t)c++, f.ms[k], x->f.ms);
-		put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms, x->f.ms);
-		put_num(x, ws, r, (lxw_col_t)c++, f.step_ms, x->f.ms);
+			xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.ms[k], x->f.ms);
+		xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms, x->f.ms);
+		xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.step_ms, x->f.ms);
 		for (int k = 0; k < COMP_COUNT; k++)
-			put_num(x, ws, r, (lxw_col_t)c++, f.ms[k] / f.step_ms, x->f.pct);
-		put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms / f.step_ms, x->f.pct);
+			xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.ms[k] / f.step_ms, x->f.pct);
+		xlsx_put_num(x, ws, r, (lxw_col_t)c++, f.nonmoe_ms / f.step_ms, x->f.pct);
 		r++;
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(n - 1)));
+	xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(n - 1)));
 }
 
 /* ---------------------------------------------------------------- Kernels */
 
-static void sheet_kernels(struct xw *x)
+void xlsx_sheet_kernels(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "Kernels", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Kernels", 0);
 	struct col cols[] = {
 		{"op", 14},          {"variant", 9},      {"backend", 8},     {"device", 30},
 		{"params", 34},      {"samples", 8},      {"median (µs)", 12}, {"p10 (µs)", 11},
@@ -523,41 +501,41 @@ static void sheet_kernels(struct xw *x)
 
 	report_pct_legend(d, pct_title, sizeof pct_title, pct_note, sizeof pct_note);
 	cols[15].title = pct_title;
-	put_header(x, ws, r++, cols, 20);
+	xlsx_put_header(x, ws, r++, cols, 20);
 	for (size_t i = 0; i < d->rec.nrows; i++, r++) {
 		const struct rec_row *w = &d->rec.rows[i];
 		char params[256];
 		const char *dev = (size_t)w->device < d->rec.ndevices ? d->rec.devices[w->device].name
 								      : "";
-		put_str(x, ws, r, 0, w->op, NULL);
-		put_str(x, ws, r, 1, w->variant, NULL);
-		put_str(x, ws, r, 2, w->backend, NULL);
-		put_str(x, ws, r, 3, dev, NULL);
-		put_str(x, ws, r, 4, rec_row_params_str(w, params, sizeof params), NULL);
-		put_num(x, ws, r, 5, w->samples, x->f.intg);
-		put_num(x, ws, r, 6, w->median_us, x->f.us);
-		put_num(x, ws, r, 7, w->p10_us, x->f.us);
-		put_num(x, ws, r, 8, w->p90_us, x->f.us);
-		put_num(x, ws, r, 9, w->min_us, x->f.us);
-		put_num(x, ws, r, 10, w->max_us, x->f.us);
-		put_num(x, ws, r, 11, w->stdev_us, x->f.us);
-		put_num(x, ws, r, 12, w->bytes, x->f.sci);
-		put_num(x, ws, r, 13, w->flops, x->f.sci);
-		put_num(x, ws, r, 14, w->gbps, x->f.gbps);
+		xlsx_put_str(x, ws, r, 0, w->op, NULL);
+		xlsx_put_str(x, ws, r, 1, w->variant, NULL);
+		xlsx_put_str(x, ws, r, 2, w->backend, NULL);
+		xlsx_put_str(x, ws, r, 3, dev, NULL);
+		xlsx_put_str(x, ws, r, 4, rec_row_params_str(w, params, sizeof params), NULL);
+		xlsx_put_num(x, ws, r, 5, w->samples, x->f.intg);
+		xlsx_put_num(x, ws, r, 6, w->median_us, x->f.us);
+		xlsx_put_num(x, ws, r, 7, w->p10_us, x->f.us);
+		xlsx_put_num(x, ws, r, 8, w->p90_us, x->f.us);
+		xlsx_put_num(x, ws, r, 9, w->min_us, x->f.us);
+		xlsx_put_num(x, ws, r, 10, w->max_us, x->f.us);
+		xlsx_put_num(x, ws, r, 11, w->stdev_us, x->f.us);
+		xlsx_put_num(x, ws, r, 12, w->bytes, x->f.sci);
+		xlsx_put_num(x, ws, r, 13, w->flops, x->f.sci);
+		xlsx_put_num(x, ws, r, 14, w->gbps, x->f.gbps);
 		enum report_bw_basis basis;
 		double pct = report_row_pct(d, w, &basis);
-		put_num(x, ws, r, 15, pct / 100, x->f.pct);
+		xlsx_put_num(x, ws, r, 15, pct / 100, x->f.pct);
 		if (pct > 100)
-			ck(x, worksheet_write_comment(ws, r, 15, "ran from cache: above the device "
+			xlsx_ck(x, worksheet_write_comment(ws, r, 15, "ran from cache: above the device "
 							       "memory's bandwidth"));
-		put_num(x, ws, r, 16, w->max_err, x->f.sci);
-		put_num(x, ws, r, 17, w->sm_clock_mhz, x->f.intg);
-		put_str(x, ws, r, 18, rec_status_name(w->status), w->status == REC_FAILED ? x->f.bad : NULL);
-		put_str(x, ws, r, 19, w->reason, NULL);
+		xlsx_put_num(x, ws, r, 16, w->max_err, x->f.sci);
+		xlsx_put_num(x, ws, r, 17, w->sm_clock_mhz, x->f.intg);
+		xlsx_put_str(x, ws, r, 18, rec_status_name(w->status), w->status == REC_FAILED ? x->f.bad : NULL);
+		xlsx_put_str(x, ws, r, 19, w->reason, NULL);
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 19));
+	xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r ? r - 1 : 0, 19));
 	if (pct_note[0])
-		put_str(x, ws, r + 1, 0, pct_note, x->f.note);
+		xlsx_put_str(x, ws, r + 1, 0, pct_note, x->f.note);
 }
 
 /* ---------------------------------------------------------------- History */
@@ -586,10 +564,10 @@ static int history_series_idx(const struct report_data *d, int *idx, int max)
 	return n;
 }
 
-static void sheet_history(struct xw *x)
+void xlsx_sheet_history(struct xw *x)
 {
 	const struct report_data *d = x->d;
-	lxw_worksheet *ws = new_sheet(x, "History", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "History", 0);
 	size_t nruns = d->hist_run >= 0 ? (size_t)d->hist_run + 1 : 0;
 	int idx[XLSX_HIST_SERIES], n = history_series_idx(d, idx, XLSX_HIST_SERIES);
 	char labels[XLSX_HIST_SERIES][640];
@@ -604,22 +582,22 @@ static void sheet_history(struct xw *x)
 			 key->params, key->backend);
 		cols[2 + k] = (struct col){labels[k], 18};
 	}
-	put_header(x, ws, r++, cols, 2 + n);
+	xlsx_put_header(x, ws, r++, cols, 2 + n);
 	if (nruns < 2 || !n) {
-		put_str(x, ws, r, 0, "no history yet", x->f.note);
+		xlsx_put_str(x, ws, r, 0, "no history yet", x->f.note);
 		return;
 	}
 	for (size_t i = 0; i < nruns; i++, r++) {
 		char date[16];
 		snprintf(date, sizeof date, "%.10s", d->hist.runs[i].created); /* the day */
-		put_str(x, ws, r, 0, date, NULL);
-		put_str(x, ws, r, 1, d->hist.runs[i].run_id, NULL);
+		xlsx_put_str(x, ws, r, 0, date, NULL);
+		xlsx_put_str(x, ws, r, 1, d->hist.runs[i].run_id, NULL);
 		for (int k = 0; k < n; k++) {
 			const struct hist_point *p = history_point_at(&d->hist.series[idx[k]], i);
-			put_num(x, ws, r, (lxw_col_t)(2 + k), p ? p->median_us : NAN, x->f.us);
+			xlsx_put_num(x, ws, r, (lxw_col_t)(2 + k), p ? p->median_us : NAN, x->f.us);
 		}
 	}
-	ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(1 + n)));
+	xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r - 1, (lxw_col_t)(1 + n)));
 
 	/* a native line chart: one line per series over the nights */
 	lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_LINE);
@@ -644,7 +622,7 @@ static void sheet_history(struct xw *x)
 	chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
 	chart_show_blanks_as(ch, LXW_CHART_BLANKS_AS_GAP);
 	lxw_chart_options opt = {.x_scale = 2.0, .y_scale = 1.6};
-	ck(x, worksheet_insert_chart_opt(ws, 1, (lxw_col_t)(3 + n), ch, &opt));
+	xlsx_ck(x, worksheet_insert_chart_opt(ws, 1, (lxw_col_t)(3 + n), ch, &opt));
 }
 
 /* ---------------------------------------------------------------- Regressions */
@@ -662,31 +640,31 @@ static void regress_impacts(struct xw *x, lxw_worksheet *ws, lxw_row_t r,
 	if (!im->n)
 		return;
 	for (int k = 0; k < 10; k++)
-		put_str(x, ws, r, (lxw_col_t)k, head[k], x->f.head);
+		xlsx_put_str(x, ws, r, (lxw_col_t)k, head[k], x->f.head);
 	r++;
 	for (size_t i = 0; i < im->n; i++, r++) {
 		const struct regress_impact *e = &im->v[i];
-		put_str(x, ws, r, 0, e->key.op, NULL);
-		put_str(x, ws, r, 1, e->key.variant, NULL);
-		put_str(x, ws, r, 2, e->key.params, NULL);
-		put_num(x, ws, r, 3, e->delta_frac, x->f.pct);
-		put_str(x, ws, r, 4, e->comp >= 0 ? model_comp_names[e->comp]
+		xlsx_put_str(x, ws, r, 0, e->key.op, NULL);
+		xlsx_put_str(x, ws, r, 1, e->key.variant, NULL);
+		xlsx_put_str(x, ws, r, 2, e->key.params, NULL);
+		xlsx_put_num(x, ws, r, 3, e->delta_frac, x->f.pct);
+		xlsx_put_str(x, ws, r, 4, e->comp >= 0 ? model_comp_names[e->comp]
 						  : "none (add the op to regress.impact)", NULL);
 		if (e->comp < 0)
 			continue;
-		put_str(x, ws, r, 5, e->scenario, NULL);
-		put_str(x, ws, r, 6, e->target, NULL);
-		put_num(x, ws, r, 7, e->tok_s, x->f.tok);
-		put_num(x, ws, r, 8, e->tok_s_after, x->f.tok);
-		put_num(x, ws, r, 9, e->change_frac, x->f.pct);
+		xlsx_put_str(x, ws, r, 5, e->scenario, NULL);
+		xlsx_put_str(x, ws, r, 6, e->target, NULL);
+		xlsx_put_num(x, ws, r, 7, e->tok_s, x->f.tok);
+		xlsx_put_num(x, ws, r, 8, e->tok_s_after, x->f.tok);
+		xlsx_put_num(x, ws, r, 9, e->change_frac, x->f.pct);
 	}
 }
 
-static void sheet_regressions(struct xw *x)
+void xlsx_sheet_regressions(struct xw *x)
 {
 	const struct report_data *d = x->d;
 	const struct regress_night *nt = &d->night;
-	lxw_worksheet *ws = new_sheet(x, "Regressions", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Regressions", 0);
 	static const struct col cols[] = {
 		{"verdict", 16},       {"op", 14},          {"variant", 9},     {"params", 30},
 		{"device", 26},        {"backend", 8},      {"build", 16},      {"status", 9},
@@ -696,50 +674,42 @@ static void sheet_regressions(struct xw *x)
 	char status[600];
 	lxw_row_t r = 0;
 
-	put_header(x, ws, r++, cols, 17);
+	xlsx_put_header(x, ws, r++, cols, 17);
 	if (!d->have_night) {
-		put_str(x, ws, r, 0, "no history yet", x->f.note);
+		xlsx_put_str(x, ws, r, 0, "no history yet", x->f.note);
 		return;
 	}
 	for (size_t i = 0; i < nt->n; i++, r++) {
 		const struct regress_entry *e = &nt->entries[i];
 		int bad = e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT;
-		put_str(x, ws, r, 0, regress_verdict_names[e->verdict],
+		xlsx_put_str(x, ws, r, 0, regress_verdict_names[e->verdict],
 			bad ? x->f.bad : e->verdict == REG_IMPROVEMENT ? x->f.good : NULL);
-		put_str(x, ws, r, 1, e->key.op, NULL);
-		put_str(x, ws, r, 2, e->key.variant, NULL);
-		put_str(x, ws, r, 3, e->key.params, NULL);
-		put_str(x, ws, r, 4, e->key.device, NULL);
-		put_str(x, ws, r, 5, e->key.backend, NULL);
-		put_str(x, ws, r, 6, e->key.build, NULL);
-		put_str(x, ws, r, 7, rec_status_name(e->status), NULL);
-		put_num(x, ws, r, 8, e->median_us, x->f.us);
-		put_num(x, ws, r, 9, e->baseline_us, x->f.us);
-		put_num(x, ws, r, 10, e->delta_frac, x->f.pct);
-		put_num(x, ws, r, 11, e->noise_frac, x->f.pct);
-		put_num(x, ws, r, 12, e->z, x->f.num);
-		put_num(x, ws, r, 13, e->band_lo_us, x->f.us);
-		put_num(x, ws, r, 14, e->band_hi_us, x->f.us);
-		put_num(x, ws, r, 15, e->nights, x->f.intg);
-		put_str(x, ws, r, 16, e->reason, NULL);
+		xlsx_put_str(x, ws, r, 1, e->key.op, NULL);
+		xlsx_put_str(x, ws, r, 2, e->key.variant, NULL);
+		xlsx_put_str(x, ws, r, 3, e->key.params, NULL);
+		xlsx_put_str(x, ws, r, 4, e->key.device, NULL);
+		xlsx_put_str(x, ws, r, 5, e->key.backend, NULL);
+		xlsx_put_str(x, ws, r, 6, e->key.build, NULL);
+		xlsx_put_str(x, ws, r, 7, rec_status_name(e->status), NULL);
+		xlsx_put_num(x, ws, r, 8, e->median_us, x->f.us);
+		xlsx_put_num(x, ws, r, 9, e->baseline_us, x->f.us);
+		xlsx_put_num(x, ws, r, 10, e->delta_frac, x->f.pct);
+		xlsx_put_num(x, ws, r, 11, e->noise_frac, x->f.pct);
+		xlsx_put_num(x, ws, r, 12, e->z, x->f.num);
+		xlsx_put_num(x, ws, r, 13, e->band_lo_us, x->f.us);
+		xlsx_put_num(x, ws, r, 14, e->band_hi_us, x->f.us);
+		xlsx_put_num(x, ws, r, 15, e->nights, x->f.intg);
+		xlsx_put_str(x, ws, r, 16, e->reason, NULL);
 	}
 	if (nt->n)
-		ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 16));
+		xlsx_ck(x, worksheet_autofilter(ws, 0, 0, r - 1, 16));
 	r++;
 	report_regress_status(d, status, sizeof status);
-	put_str(x, ws, r++, 0, status, nt->count[REG_REGRESSION] ? x->f.bad : x->f.bold);
+	xlsx_put_str(x, ws, r++, 0, status, nt->count[REG_REGRESSION] ? x->f.bad : x->f.bold);
 	regress_impacts(x, ws, r + 1, &nt->impacts);
 }
 
 /* ---------------------------------------------------------------- Assumptions */
-
-struct asm_sheet {
-	struct xw *x;
-	lxw_worksheet *ws;
-	lxw_row_t r;
-	const struct source *cited[128]; /* the Sources sheet's rows, in order */
-	size_t ncited;
-};
 
 /* The Sources sheet's row (0-based) of entry e, or -1. */
 static long cited_row(const struct asm_sheet *a, const struct source *e)
@@ -770,14 +740,14 @@ static void assumption_links(struct asm_sheet *a, const char *source)
 		if (e && !pub && e->url[0])
 			pub = e;
 	}
-	put_str(x, a->ws, a->r, 9, ids, NULL);
+	xlsx_put_str(x, a->ws, a->r, 9, ids, NULL);
 	if (pub) {
 		snprintf(text, sizeof text, "[%s] %s", pub->id, pub->url);
-		ck(x, worksheet_write_url_opt(a->ws, a->r, 10, pub->url, NULL, text, NULL));
+		xlsx_ck(x, worksheet_write_url_opt(a->ws, a->r, 10, pub->url, NULL, text, NULL));
 	} else if (first && cited_row(a, first) >= 0) {
 		snprintf(url, sizeof url, "internal:Sources!A%ld", cited_row(a, first) + 1);
 		snprintf(text, sizeof text, "[%s]: no public source, see sheet Sources", first->id);
-		ck(x, worksheet_write_url_opt(a->ws, a->r, 10, url, NULL, text, NULL));
+		xlsx_ck(x, worksheet_write_url_opt(a->ws, a->r, 10, url, NULL, text, NULL));
 	}
 }
 
@@ -791,22 +761,22 @@ static void assumption(void *arg, const char *key, double v, const char *basis,
 	if (ds)
 		report_fmt_dist(dist, sizeof dist, ds);
 	int drawn = ds && ds->kind != DIST_FIXED;
-	put_str(x, a->ws, a->r, 0, key, NULL);
-	put_num(x, a->ws, a->r, 1, v, x->f.num);
+	xlsx_put_str(x, a->ws, a->r, 0, key, NULL);
+	xlsx_put_num(x, a->ws, a->r, 1, v, x->f.num);
 	/* what ddt's Monte Carlo draws it from (blank: held at its value) */
-	put_num(x, a->ws, a->r, 2, drawn ? calib_dist_quantile(ds, 0.5) : NAN, x->f.num);
-	put_num(x, a->ws, a->r, 3, drawn ? calib_dist_quantile(ds, 0.05) : NAN, x->f.num);
-	put_num(x, a->ws, a->r, 4, drawn ? calib_dist_quantile(ds, 0.95) : NAN, x->f.num);
-	put_str(x, a->ws, a->r, 5, basis, NULL);
-	put_str(x, a->ws, a->r, 6, dist, NULL);
-	put_str(x, a->ws, a->r, 7, ds ? ds->unit : "", NULL);
-	put_str(x, a->ws, a->r, 8, source, NULL);
+	xlsx_put_num(x, a->ws, a->r, 2, drawn ? calib_dist_quantile(ds, 0.5) : NAN, x->f.num);
+	xlsx_put_num(x, a->ws, a->r, 3, drawn ? calib_dist_quantile(ds, 0.05) : NAN, x->f.num);
+	xlsx_put_num(x, a->ws, a->r, 4, drawn ? calib_dist_quantile(ds, 0.95) : NAN, x->f.num);
+	xlsx_put_str(x, a->ws, a->r, 5, basis, NULL);
+	xlsx_put_str(x, a->ws, a->r, 6, dist, NULL);
+	xlsx_put_str(x, a->ws, a->r, 7, ds ? ds->unit : "", NULL);
+	xlsx_put_str(x, a->ws, a->r, 8, source, NULL);
 	assumption_links(a, source);
 	a->r++;
 }
 
 /* Every input under the key --set takes, with its sources linked. */
-static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
+void xlsx_sheet_assumptions(struct xw *x, struct asm_sheet *a)
 {
 	static const struct col cols[] = {
 		{"input", 34},   {"seed value (the seed's estimator)", 12},
@@ -815,38 +785,38 @@ static void sheet_assumptions(struct xw *x, struct asm_sheet *a)
 		{"public source", 60}};
 
 	a->x = x;
-	a->ws = new_sheet(x, "Assumptions", 0);
+	a->ws = xlsx_new_sheet(x, "Assumptions", 0);
 	a->r = 0;
-	put_header(x, a->ws, a->r++, cols, 11);
+	xlsx_put_header(x, a->ws, a->r++, cols, 11);
 	report_each_input(x->d, assumption, a);
-	ck(x, worksheet_autofilter(a->ws, 0, 0, a->r - 1, 10));
+	xlsx_ck(x, worksheet_autofilter(a->ws, 0, 0, a->r - 1, 10));
 }
 
 /* The SOURCES.md entries the Assumptions sheet cites (as the PDF's Sources
  * list): id, public address (a link), what it is. */
-static void sheet_sources(struct xw *x, const struct asm_sheet *a)
+void xlsx_sheet_sources(struct xw *x, const struct asm_sheet *a)
 {
 	static const struct col cols[] = {{"id", 24}, {"public source", 60}, {"what it is", 120}};
-	lxw_worksheet *ws = new_sheet(x, "Sources", 0);
+	lxw_worksheet *ws = xlsx_new_sheet(x, "Sources", 0);
 	lxw_row_t r = 0;
 
-	put_header(x, ws, r++, cols, 3);
+	xlsx_put_header(x, ws, r++, cols, 3);
 	for (size_t i = 0; i < a->ncited; i++, r++) {
 		char id[64];
 		snprintf(id, sizeof id, "[%s]", a->cited[i]->id);
-		put_str(x, ws, r, 0, id, x->f.bold);
+		xlsx_put_str(x, ws, r, 0, id, x->f.bold);
 		if (a->cited[i]->url[0])
-			ck(x, worksheet_write_url(ws, r, 1, a->cited[i]->url, NULL));
+			xlsx_ck(x, worksheet_write_url(ws, r, 1, a->cited[i]->url, NULL));
 		else
-			put_str(x, ws, r, 1, "no public source", x->f.note);
-		put_str(x, ws, r, 2, a->cited[i]->about, x->f.wrap);
+			xlsx_put_str(x, ws, r, 1, "no public source", x->f.note);
+		xlsx_put_str(x, ws, r, 2, a->cited[i]->about, x->f.wrap);
 		/* as many lines as the text takes at the column's width (120
 		 * characters); spreadsheets do not size a written row to its text */
-		ck(x, worksheet_set_row(ws, r, 15.0 * (double)(strlen(a->cited[i]->about) / 110 + 1),
+		xlsx_ck(x, worksheet_set_row(ws, r, 15.0 * (double)(strlen(a->cited[i]->about) / 110 + 1),
 					NULL));
 	}
 	r++;
-	put_str(x, ws, r, 0,
+	xlsx_put_str(x, ws, r, 0,
 		x->d->sources.n ? "Every fact with its primary source: calibration/SOURCES.md."
 				: "No calibration/SOURCES.md was stored with this run.",
 		x->f.note);
@@ -885,7 +855,7 @@ static void wi_define(struct wi *w, const char *key, lxw_row_t r, lxw_col_t c)
 	lxw_rowcol_to_cell_abs(cell, r, c, 1, 1);
 	snprintf(ref, sizeof ref, "='What-if'!%s", cell);
 	key_name(key, name, sizeof name);
-	ck(w->x, workbook_define_name(w->x->wb, name, ref));
+	xlsx_ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
 static void wi_define_range(struct wi *w, const char *name, lxw_row_t r0, lxw_col_t c0,
@@ -895,7 +865,7 @@ static void wi_define_range(struct wi *w, const char *name, lxw_row_t r0, lxw_co
 	lxw_rowcol_to_cell_abs(a, r0, c0, 1, 1);
 	lxw_rowcol_to_cell_abs(b, r1, c1, 1, 1);
 	snprintf(ref, sizeof ref, "='What-if'!%s:%s", a, b);
-	ck(w->x, workbook_define_name(w->x->wb, name, ref));
+	xlsx_ck(w->x, workbook_define_name(w->x->wb, name, ref));
 }
 
 /* A list every value of cell (r, c) must come from: the names of the
@@ -921,7 +891,7 @@ static void wi_choice(struct wi *w, lxw_row_t r, lxw_col_t c, const char *list)
 		dv.validate = LXW_VALIDATION_TYPE_LIST;
 		dv.value_list = names;
 	}
-	ck(w->x, worksheet_data_validation_cell(w->ws, r, c, &dv));
+	xlsx_ck(w->x, worksheet_data_validation_cell(w->ws, r, c, &dv));
 }
 
 /* The basis and "unit: source" of a scalar row (columns C and D; the text
@@ -930,8 +900,8 @@ static void wi_about(struct wi *w, const char *unit, const char *basis, const ch
 {
 	char about[CALIB_SOURCE_LEN + 128];
 	snprintf(about, sizeof about, "%s%s%s", unit, unit[0] && source[0] ? ": " : "", source);
-	put_str(w->x, w->ws, w->r, 2, basis, NULL);
-	put_str(w->x, w->ws, w->r, 3, about, NULL);
+	xlsx_put_str(w->x, w->ws, w->r, 2, basis, NULL);
+	xlsx_put_str(w->x, w->ws, w->r, 3, about, NULL);
 }
 
 /* One scalar input row: its --set key | value | basis | unit: source; the
@@ -940,8 +910,8 @@ static void wi_scalar(struct wi *w, const char *name, double v, const char *unit
 		      const char *basis, const char *source)
 {
 	struct xw *x = w->x;
-	put_str(x, w->ws, w->r, 0, name, NULL);
-	put_num(x, w->ws, w->r, 1, edited(x, name, v), x->f.in_num);
+	xlsx_put_str(x, w->ws, w->r, 0, name, NULL);
+	xlsx_put_num(x, w->ws, w->r, 1, xlsx_edited(x, name, v), x->f.in_num);
 	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
 	w->r++;
@@ -951,8 +921,8 @@ static void wi_text(struct wi *w, const char *name, const char *v, const char *u
 		    const char *basis, const char *source, const char *choices)
 {
 	struct xw *x = w->x;
-	put_str(x, w->ws, w->r, 0, name, NULL);
-	put_str(x, w->ws, w->r, 1, v, x->f.in_text);
+	xlsx_put_str(x, w->ws, w->r, 0, name, NULL);
+	xlsx_put_str(x, w->ws, w->r, 1, v, x->f.in_text);
 	wi_choice(w, w->r, 1, choices);
 	wi_about(w, unit, basis, source);
 	wi_define(w, name, w->r, 1);
@@ -971,9 +941,9 @@ static void wi_derived(struct wi *w, const char *name, double cached, const char
 	va_start(ap, fmt);
 	vsnprintf(formula, sizeof formula, fmt, ap);
 	va_end(ap);
-	put_str(x, w->ws, w->r, 0, name, NULL);
+	xlsx_put_str(x, w->ws, w->r, 0, name, NULL);
 	/* byte and flop counts in whole units: six decimals of 3.6E9 do not fit */
-	put_formula(x, w->ws, w->r, 1, formula, fabs(cached) >= 1e5 ? x->f.calc_big : x->f.calc,
+	xlsx_put_formula(x, w->ws, w->r, 1, formula, fabs(cached) >= 1e5 ? x->f.calc_big : x->f.calc,
 		    cached);
 	wi_about(w, unit, "derived", what);
 	wi_define(w, name, w->r, 1);
@@ -991,7 +961,7 @@ static void wi_cell(struct wi *w, lxw_row_t r, lxw_col_t c, lxw_format *f, doubl
 	va_start(ap, fmt);
 	vsnprintf(formula, sizeof formula, fmt, ap);
 	va_end(ap);
-	put_formula(w->x, w->ws, r, c, formula, f, cached);
+	xlsx_put_formula(w->x, w->ws, r, c, formula, f, cached);
 }
 
 /* Columns of the model rows: the inputs, the target's catalog row and
@@ -1110,9 +1080,9 @@ static void wi_band(struct wi *w, lxw_row_t r, const struct whatif_row *row)
 	struct report_figure f = {.tok_p5 = NAN, .tok_p50 = NAN, .tok_p95 = NAN};
 	if (row->est >= 0)
 		report_figure(d, (size_t)row->est, &f);
-	put_num(w->x, w->ws, r, wi_col(-1, WA_P5), f.tok_p5, w->x->f.tok);
-	put_num(w->x, w->ws, r, wi_col(-1, WA_P50), f.tok_p50, w->x->f.tok);
-	put_num(w->x, w->ws, r, wi_col(-1, WA_P95), f.tok_p95, w->x->f.tok);
+	xlsx_put_num(w->x, w->ws, r, wi_col(-1, WA_P5), f.tok_p5, w->x->f.tok);
+	xlsx_put_num(w->x, w->ws, r, wi_col(-1, WA_P50), f.tok_p50, w->x->f.tok);
+	xlsx_put_num(w->x, w->ws, r, wi_col(-1, WA_P95), f.tok_p95, w->x->f.tok);
 }
 
 /* One configuration's row: its inputs (blue), its row terms as the model's
@@ -1129,20 +1099,20 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 
 	if (row->xfer >= 0)
 		calib_assumption_label(c, ASM_COUNT + row->xfer, xname, sizeof xname);
-	put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
-	put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
+	xlsx_put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
+	xlsx_put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
 	wi_choice(w, r, WC_TARGET, "=gpu_ids");
-	put_str(x, w->ws, r, WC_PIPE, tmpl_pipeline_name(row->pipeline), f->in_text);
+	xlsx_put_str(x, w->ws, r, WC_PIPE, tmpl_pipeline_name(row->pipeline), f->in_text);
 	wi_choice(w, r, WC_PIPE, "sglang,native");
-	put_num(x, w->ws, r, WC_BLOCK, row->block, f->in_num);
-	put_num(x, w->ws, r, WC_BUDGET, row->budget, f->in_num);
-	put_num(x, w->ws, r, WC_C, row->C, f->in_num);
-	put_num(x, w->ws, r, WC_ACCEPT, row->accept, f->in_num);
-	put_num(x, w->ws, r, WC_XFER, v[MV_XFER], f->in_num);
-	put_num(x, w->ws, r, WC_MOECORR, v[MV_MOE_CORR], f->in_num);
-	put_num(x, w->ws, r, WC_TREEK, v[MV_TREE_KERNELS], f->in_num);
-	put_num(x, w->ws, r, WC_TREEMEAS, v[MV_TREE_MEAS], f->in_num);
-	put_num(x, w->ws, r, WC_ARUNCUT, v[MV_AR_UNCUT], f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_BLOCK, row->block, f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_BUDGET, row->budget, f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_C, row->C, f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_ACCEPT, row->accept, f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_XFER, v[MV_XFER], f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_MOECORR, v[MV_MOE_CORR], f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_TREEK, v[MV_TREE_KERNELS], f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_TREEMEAS, v[MV_TREE_MEAS], f->in_num);
+	xlsx_put_num(x, w->ws, r, WC_ARUNCUT, v[MV_AR_UNCUT], f->in_num);
 	wi_cell(w, r, WC_GPUROW, f->calc_int, (double)(row->target - c->gpus) + 1,
 		"=MATCH(B%d,gpu_ids,0)", R);
 	lxw_rowcol_to_cell(formula, r, WC_GPUROW);
@@ -1151,15 +1121,15 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 		if (model_row_terms[k].scope != MR_ROW)
 			continue;
 		if (k == MR_TOK_S && !isfinite(row->accept)) {
-			put_str(x, w->ws, r, wi_col(k, 0), "", NULL);
+			xlsx_put_str(x, w->ws, r, wi_col(k, 0), "", NULL);
 			continue;
 		}
 		wi_formula(w, k, r, row->cal, formula, sizeof formula);
-		put_formula(x, w->ws, r, wi_col(k, 0), formula, wi_unit_format(x, model_row_terms[k].unit),
+		xlsx_put_formula(x, w->ws, r, wi_col(k, 0), formula, wi_unit_format(x, model_row_terms[k].unit),
 			    t[k]);
 	}
 	wi_band(w, r, row);
-	put_num(x, w->ws, r, wi_col(-1, WA_DDT), row->ddt_tok_s, f->tok);
+	xlsx_put_num(x, w->ws, r, wi_col(-1, WA_DDT), row->ddt_tok_s, f->tok);
 	if (isfinite(row->ddt_tok_s)) { /* rounded: a difference of 1E-13 is agreement */
 		char tok[32], ddt[32];
 		lxw_rowcol_to_cell(tok, r, wi_col(MR_TOK_S, 0));
@@ -1167,7 +1137,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 		wi_cell(w, r, wi_col(-1, WA_DIFF), f->check,
 			round((t[MR_TOK_S] - row->ddt_tok_s) * 1e6) / 1e6, "=ROUND(%s-%s,6)", tok, ddt);
 	}
-	put_str(x, w->ws, r, wi_col(-1, WA_XNAME),
+	xlsx_put_str(x, w->ws, r, wi_col(-1, WA_XNAME),
 		row->xfer >= 0 ? xname : "same GPU: no transfer", NULL);
 }
 
@@ -1196,8 +1166,8 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 		{"tok/s - ddt", 11},      {"transfer entry", 44}};
 	struct xw *x = w->x;
 
-	put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
-	put_str(x, w->ws, w->r++, 0,
+	xlsx_put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
+	xlsx_put_str(x, w->ws, w->r++, 0,
 		"tok/s is the live point of these formulas (the seed's estimator above, ddt's "
 		"calibrated point below); p5 / p50 / p95 beside it are the stored projection's Monte "
 		"Carlo band for the same scenario and acceptance (the quantiles of its draws, p50 the "
@@ -1213,18 +1183,18 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 					       : wi_col(-1, k - MR_COUNT);
 		if (k >= 0 && k < MR_COUNT && model_row_terms[k].scope != MR_ROW)
 			continue;
-		put_str(x, w->ws, w->r, col, cl.title, x->f.head);
+		xlsx_put_str(x, w->ws, w->r, col, cl.title, x->f.head);
 		if (i)
-			ck(x, worksheet_set_column(w->ws, col, col, cl.width, NULL));
+			xlsx_ck(x, worksheet_set_column(w->ws, col, col, cl.width, NULL));
 	}
-	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL));
+	xlsx_ck(x, worksheet_set_row(w->ws, w->r, 30, NULL));
 	worksheet_freeze_panes(w->ws, w->r + 1, 1);
 	w->r++;
-	put_str(x, w->ws, w->r++, 0, "The seed's estimator (its assumptions at their seed points).",
+	xlsx_put_str(x, w->ws, w->r++, 0, "The seed's estimator (its assumptions at their seed points).",
 		x->f.bold);
 	wi_model_rows(w, 0, w->k->nseed, r8, r16);
 	if (w->k->have_cal) {
-		put_str(x, w->ws, w->r++, 0,
+		xlsx_put_str(x, w->ws, w->r++, 0,
 			"ddt's calibrated model: its scenarios at the calibrated point (every "
 			"assumption at the central value of its distribution unless you type one in "
 			"the inputs below).",
@@ -1241,37 +1211,37 @@ static void wi_gpus(struct wi *w)
 	lxw_row_t r0;
 	int nsz = c->ar.nsizes;
 
-	put_str(x, w->ws, w->r++, 0, "GPU catalog and small all-reduce latency (µs) per message size",
+	xlsx_put_str(x, w->ws, w->r++, 0, "GPU catalog and small all-reduce latency (µs) per message size",
 		x->f.bold);
-	put_str(x, w->ws, w->r, 5, "message bytes:", x->f.bold);
+	xlsx_put_str(x, w->ws, w->r, 5, "message bytes:", x->f.bold);
 	for (int k = 0; k < nsz; k++)
-		put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), c->ar.bytes[k], x->f.in_num);
+		xlsx_put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), c->ar.bytes[k], x->f.in_num);
 	wi_define_range(w, "ar_bytes", w->r, 6, w->r, (lxw_col_t)(6 + nsz - 1));
 	w->r++;
 	static const char *const head[] = {"GPU id", "bw (TB/s)", "bf16 (TFLOP/s)",
 					   "link (GB/s)", "PCIe (1/0)", "name"};
 	for (int k = 0; k < 6; k++)
-		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
+		xlsx_put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
 	for (int k = 0; k < nsz; k++) {
 		char h[32];
 		snprintf(h, sizeof h, "µs at size %d", k + 1);
-		put_str(x, w->ws, w->r, (lxw_col_t)(6 + k), h, x->f.head);
+		xlsx_put_str(x, w->ws, w->r, (lxw_col_t)(6 + k), h, x->f.head);
 	}
 	w->r++;
 	r0 = w->r;
 	for (size_t i = 0; i < c->ngpus; i++, w->r++) {
 		const struct gpu *g = &c->gpus[i];
 		const struct ar_gpu *a = calib_ar(c, g->id);
-		put_str(x, w->ws, w->r, 0, g->id, x->f.in_text);
+		xlsx_put_str(x, w->ws, w->r, 0, g->id, x->f.in_text);
 		char key[96];
 		snprintf(key, sizeof key, "gpus.%s.bw_tbps", g->id);
-		put_num(x, w->ws, w->r, 1, edited(x, key, g->bw_tbps), x->f.in_num);
-		put_num(x, w->ws, w->r, 2, g->bf16_tflops, x->f.in_num);
-		put_num(x, w->ws, w->r, 3, g->link_gbps, x->f.in_num);
-		put_num(x, w->ws, w->r, 4, a && a->pcie ? 1 : 0, x->f.in_num);
-		put_str(x, w->ws, w->r, 5, g->name, NULL);
+		xlsx_put_num(x, w->ws, w->r, 1, xlsx_edited(x, key, g->bw_tbps), x->f.in_num);
+		xlsx_put_num(x, w->ws, w->r, 2, g->bf16_tflops, x->f.in_num);
+		xlsx_put_num(x, w->ws, w->r, 3, g->link_gbps, x->f.in_num);
+		xlsx_put_num(x, w->ws, w->r, 4, a && a->pcie ? 1 : 0, x->f.in_num);
+		xlsx_put_str(x, w->ws, w->r, 5, g->name, NULL);
 		for (int k = 0; k < nsz; k++)
-			put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), a ? a->us[k] : NAN, x->f.in_num);
+			xlsx_put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), a ? a->us[k] : NAN, x->f.in_num);
 	}
 	wi_define_range(w, "gpu_ids", r0, 0, w->r - 1, 0);
 	wi_define_range(w, "gpu_bw", r0, 1, w->r - 1, 1);
@@ -1287,17 +1257,17 @@ static void wi_moe_points(struct wi *w)
 	struct xw *x = w->x;
 	const struct moe_reference *mr = &x->d->cal.moe_ref;
 	lxw_row_t r0;
-	put_str(x, w->ws, w->r++, 0, "MoE reference points (the linear curve; the fit's data)",
+	xlsx_put_str(x, w->ws, w->r++, 0, "MoE reference points (the linear curve; the fit's data)",
 		x->f.bold);
-	put_str(x, w->ws, w->r, 0, "M", x->f.head);
-	put_str(x, w->ws, w->r, 1, "MoE (ms)", x->f.head);
-	put_str(x, w->ws, w->r, 2, "source", x->f.head);
+	xlsx_put_str(x, w->ws, w->r, 0, "M", x->f.head);
+	xlsx_put_str(x, w->ws, w->r, 1, "MoE (ms)", x->f.head);
+	xlsx_put_str(x, w->ws, w->r, 2, "source", x->f.head);
 	w->r++;
 	r0 = w->r;
 	for (int i = 0; i < mr->npoints; i++, w->r++) {
-		put_num(x, w->ws, w->r, 0, mr->points[i].m, x->f.in_num);
-		put_num(x, w->ws, w->r, 1, mr->points[i].step_ms, x->f.in_num);
-		put_str(x, w->ws, w->r, 2, mr->points[i].source, NULL);
+		xlsx_put_num(x, w->ws, w->r, 0, mr->points[i].m, x->f.in_num);
+		xlsx_put_num(x, w->ws, w->r, 1, mr->points[i].step_ms, x->f.in_num);
+		xlsx_put_str(x, w->ws, w->r, 2, mr->points[i].source, NULL);
 	}
 	wi_define_range(w, "moe_pts_m", r0, 0, w->r - 1, 0);
 	wi_define_range(w, "moe_pts_ms", r0, 1, w->r - 1, 1);
@@ -1321,16 +1291,16 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	int R8 = (int)r8 + 1, R16 = (int)r16 + 1;
 
-	put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
-	put_str(x, w->ws, w->r++, 0,
+	xlsx_put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
+	xlsx_put_str(x, w->ws, w->r++, 0,
 		"An input is listed under its key for `ddt estimate --set KEY=VALUE`; its cell is "
 		"named by that key with every '.' as '_' (model.hidden is model_hidden), the name "
 		"the formulas use. A derived value is named as listed.",
 		x->f.note);
 	static const char *const head[] = {"name (--set key)", "value", "basis", "unit: source"};
 	for (int k = 0; k < 4; k++)
-		put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
-	ck(x, worksheet_set_row(w->ws, w->r, 30, NULL)); /* room for titles that wrap */
+		xlsx_put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
+	xlsx_ck(x, worksheet_set_row(w->ws, w->r, 30, NULL)); /* room for titles that wrap */
 	w->r++;
 	for (int a = 0; a < ASM_COUNT; a++)
 		wi_scalar(w, calib_assumption_name((enum assumption)a), k->seed.v[a], c->asm_[a].unit,
@@ -1396,7 +1366,7 @@ static void wi_cal_inputs(struct wi *w)
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	char key[96], name[128], what[256];
 
-	put_str(x, w->ws, w->r++, 0,
+	xlsx_put_str(x, w->ws, w->r++, 0,
 		"ddt's calibrated point: the inputs its rows read (cal_ and the name above)", x->f.bold);
 	for (int a = 0; a < ASM_COUNT; a++) {
 		key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
@@ -1486,28 +1456,28 @@ static void wi_selector(struct wi *w, lxw_row_t r, lxw_row_t first, lxw_row_t la
 		   {"its p95 tok/s (stored)", -1, WA_P95, fig.tok_p95}};
 
 	lxw_rowcol_to_range_abs(names, first, 0, last, 0);
-	put_str(x, w->ws, r, 0, "Scenario (pick one):", x->f.bold);
-	put_str(x, w->ws, r, 1, h >= 0 && (size_t)h < d->est.n ? d->est.rows[h].sc.name : "",
+	xlsx_put_str(x, w->ws, r, 0, "Scenario (pick one):", x->f.bold);
+	xlsx_put_str(x, w->ws, r, 1, h >= 0 && (size_t)h < d->est.n ? d->est.rows[h].sc.name : "",
 		x->f.in_text);
 	snprintf(f, sizeof f, "=%s", names);
 	wi_choice(w, r, 1, f);
 	for (size_t i = 0; i < sizeof out / sizeof *out; i++) {
 		lxw_col_t c = out[i].term >= 0 ? wi_col(out[i].term, 0) : wi_col(-1, out[i].after);
 		lxw_rowcol_to_range_abs(col, first, c, last, c);
-		put_str(x, w->ws, r + 1 + (lxw_row_t)i, 0, out[i].title, NULL);
+		xlsx_put_str(x, w->ws, r + 1 + (lxw_row_t)i, 0, out[i].title, NULL);
 		snprintf(f, sizeof f, "=INDEX(%s,MATCH($B$%d,%s,0))", col, (int)r + 1, names);
-		put_formula(x, w->ws, r + 1 + (lxw_row_t)i, 1, f, x->f.calc_tok, out[i].cached);
+		xlsx_put_formula(x, w->ws, r + 1 + (lxw_row_t)i, 1, f, x->f.calc_tok, out[i].cached);
 	}
 }
 
-static void sheet_whatif(struct xw *x)
+void xlsx_sheet_whatif(struct xw *x)
 {
-	struct wi w = {.x = x, .ws = new_sheet(x, "What-if", 1), .k = x->wi};
+	struct wi w = {.x = x, .ws = xlsx_new_sheet(x, "What-if", 1), .k = x->wi};
 	lxw_row_t r8, r16, c8 = 0, c16 = 0, sel, first;
 
-	ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
-	put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
-	put_str(x, w.ws, w.r++, 0,
+	xlsx_ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
+	xlsx_put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
+	xlsx_put_str(x, w.ws, w.r++, 0,
 		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
 		"component time) and every tok/s follows. Two models, one set of formulas: the SEED "
 		"estimator (every assumption at its seed point, one transfer factor per GPU pair and "
@@ -1520,7 +1490,7 @@ static void sheet_whatif(struct xw *x)
 		"equals ddt's point ('ddt tok/s (point)'; the difference in 'tok/s - ddt'); the "
 		"report's headline quotes the median p50 of the draws beside it.",
 		x->f.note);
-	put_str(x, w.ws, w.r++, 0,
+	xlsx_put_str(x, w.ws, w.r++, 0,
 		"step = MoE + non-MoE; MoE = reference curve at M (at least its per-call floor) x "
 		"(ref bw / target bw) x transfer x form & fit factor, "
 		"at least the compute roof (physical curve); non-MoE = components anchored at the "
@@ -1542,7 +1512,7 @@ static void sheet_whatif(struct xw *x)
 	wi_gpus(&w);
 	wi_moe_points(&w);
 	if (x->d->cal.law_attn.n || x->d->cal.law_draft.n)
-		put_str(x, w.ws, w.r++, 0,
+		xlsx_put_str(x, w.ws, w.r++, 0,
 			"Note: this calibration carries measured scaling laws; the sheet uses the "
 			"growth law instead.",
 			x->f.bad);
@@ -1580,19 +1550,19 @@ static int write_book_into(const struct report_data *d, const struct whatif *wi,
 						"live formulas",
 				    .created = d->created};
 	formats(&x);
-	ck(&x, workbook_set_properties(x.wb, &props));
-	sheet_summary(&x);
-	sheet_projections(&x);
-	sheet_throughput(&x);
-	sheet_breakdown(&x);
-	sheet_kernels(&x);
-	sheet_history(&x);
-	sheet_regressions(&x);
+	xlsx_ck(&x, workbook_set_properties(x.wb, &props));
+	xlsx_sheet_summary(&x);
+	xlsx_sheet_projections(&x);
+	xlsx_sheet_throughput(&x);
+	xlsx_sheet_breakdown(&x);
+	xlsx_sheet_kernels(&x);
+	xlsx_sheet_history(&x);
+	xlsx_sheet_regressions(&x);
 	struct asm_sheet a = {0};
 	a.ncited = report_cited_sources(d, a.cited, sizeof a.cited / sizeof *a.cited);
-	sheet_assumptions(&x, &a);
-	sheet_whatif(&x);
-	sheet_sources(&x, &a);
+	xlsx_sheet_assumptions(&x, &a);
+	xlsx_sheet_whatif(&x);
+	xlsx_sheet_sources(&x, &a);
 	errno = 0; /* what the zip writer's failed write leaves says why (disk full) */
 	e = workbook_close(x.wb);
 	if (x.err != LXW_NO_ERROR)
