@@ -31,7 +31,7 @@ void xlsx_ck(struct xw *x, lxw_error e)
 
 /* A number, or a blank cell when it is not finite (never -NAN). */
 void xlsx_put_num(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, double v,
-		    lxw_format *f)
+		  lxw_format *f)
 {
 	if (isfinite(v))
 		xlsx_ck(x, worksheet_write_number(ws, r, c, v, f));
@@ -41,7 +41,7 @@ void xlsx_put_num(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, dou
 
 /* A string, always as a string (a leading '=' stays text). */
 void xlsx_put_str(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s,
-		    lxw_format *f)
+		  lxw_format *f)
 {
 	if (s && s[0])
 		xlsx_ck(x, worksheet_write_string(ws, r, c, s, f));
@@ -52,7 +52,7 @@ void xlsx_put_str(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, con
 /* A formula with its cached result (ddt's own value at the default inputs),
  * or 0 when x->cache is off, so a recalculation is what fills it. */
 void xlsx_put_formula(struct xw *x, lxw_worksheet *ws, lxw_row_t r, lxw_col_t c,
-			const char *formula, lxw_format *f, double cached)
+		      const char *formula, lxw_format *f, double cached)
 {
 	double v = x->cache && isfinite(cached) ? cached : 0;
 	xlsx_ck(x, worksheet_write_formula_num(ws, r, c, formula, f, v));
@@ -74,7 +74,7 @@ lxw_worksheet *xlsx_new_sheet(struct xw *x, const char *name, int wide)
 
 /* A header row, and the column widths. */
 void xlsx_put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
-			   int n)
+			 int n)
 {
 	for (int i = 0; i < n; i++) {
 		xlsx_put_str(x, ws, r, (lxw_col_t)i, cols[i].title, x->f.head);
@@ -85,7 +85,7 @@ void xlsx_put_header_row(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const str
 
 /* A header row that stays in view with the rows above it. */
 void xlsx_put_header(struct xw *x, lxw_worksheet *ws, lxw_row_t r, const struct col *cols,
-		       int n)
+		     int n)
 {
 	xlsx_put_header_row(x, ws, r, cols, n);
 	worksheet_freeze_panes(ws, r + 1, 0);

@@ -37,7 +37,7 @@ void xlsx_sheet_summary(struct xw *x)
 	report_regress_status(d, status, sizeof status);
 	xlsx_put_str(x, ws, r, 0, "regressions", x->f.bold);
 	xlsx_put_str(x, ws, r++, 1, status,
-		d->have_night && d->night.count[REG_REGRESSION] ? x->f.bad : NULL);
+		     d->have_night && d->night.count[REG_REGRESSION] ? x->f.bad : NULL);
 	r++;
 	xlsx_put_str(x, ws, r++, 0, "Headline: the median (p50) of the Monte Carlo draws, as page one of report.pdf quotes it, its band, and the point (the row's estimator at its central inputs)", x->f.bold);
 	xlsx_put_header_row(x, ws, r++, cols, 9);
@@ -64,7 +64,7 @@ void xlsx_sheet_summary(struct xw *x)
 		}
 		if (!pass)
 			xlsx_put_str(x, ws, r++, 0, "The measured baseline, as the model gives it:",
-				x->f.note);
+				     x->f.note);
 	}
 	r++;
 	const struct anchor *a = &d->cal.sglang_b8;
@@ -73,11 +73,11 @@ void xlsx_sheet_summary(struct xw *x)
 		 tmpl_pipeline_name(a->pipeline), a->gpu, a->block, a->budget, a->concurrency, a->source);
 	xlsx_put_str(x, ws, r++, 0, line, x->f.note);
 	xlsx_put_str(x, ws, r++, 0,
-		"Sheets: Projections (every scenario with bands), Throughput (per GPU vs per "
-		"user), Breakdown, Kernels, History, "
-		"Regressions, Assumptions, What-if (the model as live formulas), Sources (every "
-		"cited fact's public source).",
-		x->f.note);
+		     "Sheets: Projections (every scenario with bands), Throughput (per GPU vs per "
+		     "user), Breakdown, Kernels, History, "
+		     "Regressions, Assumptions, What-if (the model as live formulas), Sources (every "
+		     "cited fact's public source).",
+		     x->f.note);
 	worksheet_activate(ws);
 }
 
@@ -170,7 +170,7 @@ void xlsx_sheet_projections(struct xw *x)
 		xlsx_put_num(x, ws, r, 16, f.tok_p50, x->f.tok);
 		xlsx_put_num(x, ws, r, 17, f.tok_p95, x->f.tok);
 		xlsx_put_num(x, ws, r, 18, f.proj ? round(f.proj->lean_pct * 10) / 10 + 0.0 : NAN,
-			x->f.pct1);
+			     x->f.pct1);
 		xlsx_put_str(x, ws, r, 19, f.proj ? f.proj->lean_by : "", NULL);
 		xlsx_put_str(x, ws, r, 20, e->note, NULL);
 		snprintf(label, sizeof label, "%s @%g", e->sc.name, e->accept);
@@ -372,7 +372,7 @@ void xlsx_sheet_kernels(struct xw *x)
 		xlsx_put_num(x, ws, r, 15, pct / 100, x->f.pct);
 		if (pct > 100)
 			xlsx_ck(x, worksheet_write_comment(ws, r, 15, "ran from cache: above the device "
-							       "memory's bandwidth"));
+							            "memory's bandwidth"));
 		xlsx_put_num(x, ws, r, 16, w->max_err, x->f.sci);
 		xlsx_put_num(x, ws, r, 17, w->sm_clock_mhz, x->f.intg);
 		xlsx_put_str(x, ws, r, 18, rec_status_name(w->status), w->status == REC_FAILED ? x->f.bad : NULL);
@@ -494,7 +494,7 @@ static void regress_impacts(struct xw *x, lxw_worksheet *ws, lxw_row_t r,
 		xlsx_put_str(x, ws, r, 2, e->key.params, NULL);
 		xlsx_put_num(x, ws, r, 3, e->delta_frac, x->f.pct);
 		xlsx_put_str(x, ws, r, 4, e->comp >= 0 ? model_comp_names[e->comp]
-						  : "none (add the op to regress.impact)", NULL);
+						       : "none (add the op to regress.impact)", NULL);
 		if (e->comp < 0)
 			continue;
 		xlsx_put_str(x, ws, r, 5, e->scenario, NULL);
@@ -528,7 +528,7 @@ void xlsx_sheet_regressions(struct xw *x)
 		const struct regress_entry *e = &nt->entries[i];
 		int bad = e->verdict == REG_REGRESSION || e->verdict == REG_SUSPECT;
 		xlsx_put_str(x, ws, r, 0, regress_verdict_names[e->verdict],
-			bad ? x->f.bad : e->verdict == REG_IMPROVEMENT ? x->f.good : NULL);
+			     bad ? x->f.bad : e->verdict == REG_IMPROVEMENT ? x->f.good : NULL);
 		xlsx_put_str(x, ws, r, 1, e->key.op, NULL);
 		xlsx_put_str(x, ws, r, 2, e->key.variant, NULL);
 		xlsx_put_str(x, ws, r, 3, e->key.params, NULL);
@@ -658,11 +658,11 @@ void xlsx_sheet_sources(struct xw *x, const struct asm_sheet *a)
 		/* as many lines as the text takes at the column's width (120
 		 * characters); spreadsheets do not size a written row to its text */
 		xlsx_ck(x, worksheet_set_row(ws, r, 15.0 * (double)(strlen(a->cited[i]->about) / 110 + 1),
-					NULL));
+					     NULL));
 	}
 	r++;
 	xlsx_put_str(x, ws, r, 0,
-		x->d->sources.n ? "Every fact with its primary source: calibration/SOURCES.md."
-				: "No calibration/SOURCES.md was stored with this run.",
-		x->f.note);
+		     x->d->sources.n ? "Every fact with its primary source: calibration/SOURCES.md."
+				     : "No calibration/SOURCES.md was stored with this run.",
+		     x->f.note);
 }

@@ -130,7 +130,7 @@ static void wi_derived(struct wi *w, const char *name, double cached, const char
 	xlsx_put_str(x, w->ws, w->r, 0, name, NULL);
 	/* byte and flop counts in whole units: six decimals of 3.6E9 do not fit */
 	xlsx_put_formula(x, w->ws, w->r, 1, formula, fabs(cached) >= 1e5 ? x->f.calc_big : x->f.calc,
-		    cached);
+		         cached);
 	wi_about(w, unit, "derived", what);
 	wi_define(w, name, w->r, 1);
 	w->r++;
@@ -312,7 +312,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 		}
 		wi_formula(w, k, r, row->cal, formula, sizeof formula);
 		xlsx_put_formula(x, w->ws, r, wi_col(k, 0), formula, wi_unit_format(x, model_row_terms[k].unit),
-			    t[k]);
+			         t[k]);
 	}
 	wi_band(w, r, row);
 	xlsx_put_num(x, w->ws, r, wi_col(-1, WA_DDT), row->ddt_tok_s, f->tok);
@@ -324,7 +324,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 			round((t[MR_TOK_S] - row->ddt_tok_s) * 1e6) / 1e6, "=ROUND(%s-%s,6)", tok, ddt);
 	}
 	xlsx_put_str(x, w->ws, r, wi_col(-1, WA_XNAME),
-		row->xfer >= 0 ? xname : "same GPU: no transfer", NULL);
+		     row->xfer >= 0 ? xname : "same GPU: no transfer", NULL);
 }
 
 /* Rows [i, j) of the configurations (whatif.h); the 0-based sheet rows of
@@ -354,11 +354,11 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 
 	xlsx_put_str(x, w->ws, w->r++, 0, "Scenarios: blue cells are inputs; tok/s follows.", x->f.bold);
 	xlsx_put_str(x, w->ws, w->r++, 0,
-		"tok/s is the live point of these formulas (the seed's estimator above, ddt's "
-		"calibrated point below); p5 / p50 / p95 beside it are the stored projection's Monte "
-		"Carlo band for the same scenario and acceptance (the quantiles of its draws, p50 the "
-		"median the report's headline quotes): they stay as stored when you edit an input.",
-		x->f.note);
+		     "tok/s is the live point of these formulas (the seed's estimator above, ddt's "
+		     "calibrated point below); p5 / p50 / p95 beside it are the stored projection's Monte "
+		     "Carlo band for the same scenario and acceptance (the quantiles of its draws, p50 the "
+		     "median the report's headline quotes): they stay as stored when you edit an input.",
+		     x->f.note);
 	for (int i = 0; i < WC_TERMS + MR_COUNT + WA_N; i++) {
 		int k = i - WC_TERMS;
 		struct col cl = i < WC_TERMS ? in_cols[i]
@@ -377,14 +377,14 @@ static void wi_rows(struct wi *w, lxw_row_t *r8, lxw_row_t *r16, lxw_row_t *c8, 
 	worksheet_freeze_panes(w->ws, w->r + 1, 1);
 	w->r++;
 	xlsx_put_str(x, w->ws, w->r++, 0, "The seed's estimator (its assumptions at their seed points).",
-		x->f.bold);
+		     x->f.bold);
 	wi_model_rows(w, 0, w->k->nseed, r8, r16);
 	if (w->k->have_cal) {
 		xlsx_put_str(x, w->ws, w->r++, 0,
-			"ddt's calibrated model: its scenarios at the calibrated point (every "
-			"assumption at the central value of its distribution unless you type one in "
-			"the inputs below).",
-			x->f.bold);
+			     "ddt's calibrated model: its scenarios at the calibrated point (every "
+			     "assumption at the central value of its distribution unless you type one in "
+			     "the inputs below).",
+			     x->f.bold);
 		wi_model_rows(w, w->k->nseed, w->k->n, c8, c16);
 	}
 	w->r++;
@@ -398,7 +398,7 @@ static void wi_gpus(struct wi *w)
 	int nsz = c->ar.nsizes;
 
 	xlsx_put_str(x, w->ws, w->r++, 0, "GPU catalog and small all-reduce latency (µs) per message size",
-		x->f.bold);
+		     x->f.bold);
 	xlsx_put_str(x, w->ws, w->r, 5, "message bytes:", x->f.bold);
 	for (int k = 0; k < nsz; k++)
 		xlsx_put_num(x, w->ws, w->r, (lxw_col_t)(6 + k), c->ar.bytes[k], x->f.in_num);
@@ -444,7 +444,7 @@ static void wi_moe_points(struct wi *w)
 	const struct moe_reference *mr = &x->d->cal.moe_ref;
 	lxw_row_t r0;
 	xlsx_put_str(x, w->ws, w->r++, 0, "MoE reference points (the linear curve; the fit's data)",
-		x->f.bold);
+		     x->f.bold);
 	xlsx_put_str(x, w->ws, w->r, 0, "M", x->f.head);
 	xlsx_put_str(x, w->ws, w->r, 1, "MoE (ms)", x->f.head);
 	xlsx_put_str(x, w->ws, w->r, 2, "source", x->f.head);
@@ -479,10 +479,10 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 
 	xlsx_put_str(x, w->ws, w->r++, 0, "Inputs (blue) and the values derived from them", x->f.bold);
 	xlsx_put_str(x, w->ws, w->r++, 0,
-		"An input is listed under its key for `ddt estimate --set KEY=VALUE`; its cell is "
-		"named by that key with every '.' as '_' (model.hidden is model_hidden), the name "
-		"the formulas use. A derived value is named as listed.",
-		x->f.note);
+		     "An input is listed under its key for `ddt estimate --set KEY=VALUE`; its cell is "
+		     "named by that key with every '.' as '_' (model.hidden is model_hidden), the name "
+		     "the formulas use. A derived value is named as listed.",
+		     x->f.note);
 	static const char *const head[] = {"name (--set key)", "value", "basis", "unit: source"};
 	for (int k = 0; k < 4; k++)
 		xlsx_put_str(x, w->ws, w->r, (lxw_col_t)k, head[k], x->f.head);
@@ -553,7 +553,7 @@ static void wi_cal_inputs(struct wi *w)
 	char key[96], name[128], what[256];
 
 	xlsx_put_str(x, w->ws, w->r++, 0,
-		"ddt's calibrated point: the inputs its rows read (cal_ and the name above)", x->f.bold);
+		     "ddt's calibrated point: the inputs its rows read (cal_ and the name above)", x->f.bold);
 	for (int a = 0; a < ASM_COUNT; a++) {
 		key_name(calib_assumption_name((enum assumption)a), key, sizeof key);
 		snprintf(name, sizeof name, "cal_%s", key);
@@ -644,7 +644,7 @@ static void wi_selector(struct wi *w, lxw_row_t r, lxw_row_t first, lxw_row_t la
 	lxw_rowcol_to_range_abs(names, first, 0, last, 0);
 	xlsx_put_str(x, w->ws, r, 0, "Scenario (pick one):", x->f.bold);
 	xlsx_put_str(x, w->ws, r, 1, h >= 0 && (size_t)h < d->est.n ? d->est.rows[h].sc.name : "",
-		x->f.in_text);
+		     x->f.in_text);
 	snprintf(f, sizeof f, "=%s", names);
 	wi_choice(w, r, 1, f);
 	for (size_t i = 0; i < sizeof out / sizeof *out; i++) {
@@ -664,25 +664,25 @@ void xlsx_sheet_whatif(struct xw *x)
 	xlsx_ck(x, worksheet_set_column(w.ws, 0, 0, 30, NULL));
 	xlsx_put_str(x, w.ws, w.r++, 0, "What-if: the step model as live formulas", x->f.title);
 	xlsx_put_str(x, w.ws, w.r++, 0,
-		"Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
-		"component time) and every tok/s follows. Two models, one set of formulas: the SEED "
-		"estimator (every assumption at its seed point, one transfer factor per GPU pair and "
-		"M range) for the seed-* scenarios and the autoregressive baseline (budget 0: M = C, "
-		"no drafter or tree), and ddt's CALIBRATED point for ddt's own scenarios (every "
-		"assumption at the central value of its distribution, the transfer on its pair's "
-		"curve at M, the MoE curve's form mix and fit and extrapolation errors in 'MoE form "
-		"& fit factor', the native tree from its kernels, the all-reduce not cut: a GPU "
-		"collective, where the seed cut it with the rest). At the inputs as written, tok/s "
-		"equals ddt's point ('ddt tok/s (point)'; the difference in 'tok/s - ddt'); the "
-		"report's headline quotes the median p50 of the draws beside it.",
-		x->f.note);
+		     "Change a blue cell (a bandwidth, native_cut, an acceptance, a block, a budget, a "
+		     "component time) and every tok/s follows. Two models, one set of formulas: the SEED "
+		     "estimator (every assumption at its seed point, one transfer factor per GPU pair and "
+		     "M range) for the seed-* scenarios and the autoregressive baseline (budget 0: M = C, "
+		     "no drafter or tree), and ddt's CALIBRATED point for ddt's own scenarios (every "
+		     "assumption at the central value of its distribution, the transfer on its pair's "
+		     "curve at M, the MoE curve's form mix and fit and extrapolation errors in 'MoE form "
+		     "& fit factor', the native tree from its kernels, the all-reduce not cut: a GPU "
+		     "collective, where the seed cut it with the rest). At the inputs as written, tok/s "
+		     "equals ddt's point ('ddt tok/s (point)'; the difference in 'tok/s - ddt'); the "
+		     "report's headline quotes the median p50 of the draws beside it.",
+		     x->f.note);
 	xlsx_put_str(x, w.ws, w.r++, 0,
-		"step = MoE + non-MoE; MoE = reference curve at M (at least its per-call floor) x "
-		"(ref bw / target bw) x transfer x form & fit factor, "
-		"at least the compute roof (physical curve); non-MoE = components anchored at the "
-		"measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
-		"engine; tok/s = C x accept / step.",
-		x->f.note);
+		     "step = MoE + non-MoE; MoE = reference curve at M (at least its per-call floor) x "
+		     "(ref bw / target bw) x transfer x form & fit factor, "
+		     "at least the compute roof (physical curve); non-MoE = components anchored at the "
+		     "measured SGLang step, each scaled by its law, times (1 - native_cut) on the native "
+		     "engine; tok/s = C x accept / step.",
+		     x->f.note);
 	sel = w.r;
 	w.r += 5; /* the selector's rows and a blank */
 	first = w.r + 3; /* after the rows' title, note and header (wi_rows) */
@@ -699,7 +699,7 @@ void xlsx_sheet_whatif(struct xw *x)
 	wi_moe_points(&w);
 	if (x->d->cal.law_attn.n || x->d->cal.law_draft.n)
 		xlsx_put_str(x, w.ws, w.r++, 0,
-			"Note: this calibration carries measured scaling laws; the sheet uses the "
-			"growth law instead.",
-			x->f.bad);
+			     "Note: this calibration carries measured scaling laws; the sheet uses the "
+			     "growth law instead.",
+			     x->f.bad);
 }
