@@ -326,7 +326,7 @@ static int derive_moe(struct report_data *d)
 
 /* What the documents read beside the stored results: each estimate row's
  * projection row, each input's basis, each device's catalog GPU, the
- * night's lines and the MoE curves. */
+ * night's lines, the MoE curves and the What-if sheet's values. */
 static int derive(struct report_data *d)
 {
 	size_t nin = d->have_proj ? d->proj.ninputs : 0;
@@ -341,13 +341,17 @@ static int derive(struct report_data *d)
 	for (size_t i = 0; i < nin; i++)
 		project_input_basis(&d->proj.inputs[i], d->input_basis[i], sizeof d->input_basis[i]);
 	report_data_devices(d);
+	int rc;
 	if (d->have_night) {
-		int rc = report_night_text_make(&d->ntext, &d->night,
+		rc = report_night_text_make(&d->ntext, &d->night,
 						d->have_rconf ? d->rconf.commit_url : NULL);
 		if (rc)
 			return rc;
 	}
-	return derive_moe(d);
+	if ((rc = derive_moe(d)) != 0)
+		return rc;
+	d->wi_rc = whatif_make(&d->wi, &d->cal, &d->model, &d->est, d->have_proj ? &d->proj : NULL);
+	return 0;
 }
 
 void report_data_devices(struct report_data *d)
@@ -364,6 +368,7 @@ static void free_derived(struct report_data *d)
 	free(d->input_basis);
 	free(d->device_gpu);
 	free(d->moe.row_ms);
+	whatif_free(&d->wi);
 	report_night_text_free(&d->ntext, &d->night);
 }
 

@@ -224,14 +224,12 @@ static int point_latest(const char *reports_dir, const char *runs_dir)
 	return rc;
 }
 
-/* report.xlsx to path, its What-if sheet's values (whatif.h) made from d. */
+/* report.xlsx to path, its What-if sheet's values made with the data (d->wi). */
 static int write_xlsx(const struct report_data *d, const char *path)
 {
-	struct whatif wi;
-	int rc = whatif_make(&wi, &d->cal, &d->model, &d->est, d->have_proj ? &d->proj : NULL);
-	rc = rc ? err_wrap(rc, "%s: the What-if sheet", path) : xlsx_write_report(d, &wi, path);
-	whatif_free(&wi);
-	return rc;
+	if (d->wi_rc)
+		return err_wrap(d->wi_rc, "%s: the What-if sheet", path);
+	return xlsx_write_report(d, &d->wi, path);
 }
 
 /* Writes every document into dir, one after the other on this thread. Text

@@ -20,6 +20,7 @@
 #include "report_spec.h"
 #include "sources.h"
 #include "tmpl.h"
+#include "whatif.h"
 
 /* The night's verdicts as lines, formatted by the stage that judged them
  * (regress.h); every array NULL when there is no night. */
@@ -75,6 +76,8 @@ struct report_data {
 	const struct gpu **device_gpu; /* per record device: its catalog GPU or NULL */
 	struct report_night_text ntext; /* night's lines (have_night) */
 	struct report_moe_curve moe;
+	struct whatif wi;           /* the What-if sheet's values (wi_rc 0) */
+	int wi_rc;                  /* whatif_make's error, reported with report.xlsx */
 	time_t created;            /* the run's time: every document's date */
 	char created_iso[24];      /* 2025-12-02T15:42:00Z */
 	char date_text[40];        /* 2025-12-02 15:42 UTC */
