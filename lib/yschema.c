@@ -1,0 +1,268 @@
+/* yschema.c - a YAML mapping read, written and overridden by one table of
+ * its keys (yschema.h). */
+#include "yschema.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
+#define AT_C(obj, f, T) ((const T *)((const char *)(obj) + (f)->off))
+
+const struct yschema_field *yschema_find(const struct yschema *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->fields[i].key, key))
+			return &s->fields[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+static int range_holds(const struct yschema_range *r, double v)
+{
+	return (r->lo_open ? v > r->lo : v >= r->lo) && (r->hi_open ? v < r->hi : v <= r->hi);
+}
+
+/* "a, b or c" of an enum's names into buf. */
+static void names_list(const struct yschema_name *nm, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; nm[i].name && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					!i ? "" : nm[i + 1].name ? ", " : " or ", nm[i].name);
+}
+
+static int read_num(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    void *obj)
+{
+	double *dst = AT(obj, f, double);
+	*dst = NAN;
+	int rc = yget_num(c, map, f->key, f->flags, dst);
+	if (rc || !f->range || isnan(*dst) || range_holds(f->range, *dst))
+		return rc;
+	struct ydoc_node *n = ydoc_get(map, f->key);
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+		  f->range->says, n->str);
+	return DDT_EINPUT;
+}
+
+static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	const char *s = NULL;
+	int rc = yget_str(c, map, f->key, f->flags, &s);
+	char list[256];
+	if (rc || !s)
+		return rc;
+	for (int i = 0; f->names[i].name; i++)
+		if (!strcmp(f->names[i].name, s)) {
+			*AT(obj, f, int) = f->names[i].value;
+			return 0;
+		}
+	struct ydoc_node *n = ydoc_get(map, f->key);
+	names_list(f->names, list, sizeof list);
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected %s, got '%s'", f->key, list, s);
+	return DDT_EINPUT;
+}
+
+static int read_map(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    void *obj)
+{
+	struct ydoc_node *n = NULL;
+	int rc = yget_node(c, map, f->key, YDOC_MAP, f->flags, &n);
+	if (rc || !n)
+		return rc;
+	return yschema_read(c, n, f->sub, AT(obj, f, char));
+}
+
+static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		      void *obj)
+{
+	switch (f->type) {
+	case YS_NUM:
+		return read_num(c, map, f, obj);
+	case YS_INT:
+		return yget_int(c, map, f->key, f->flags, AT(obj, f, int));
+	case YS_STR:
+		return yget_strcpy(c, map, f->key, f->flags, AT(obj, f, char), f->size);
+	case YS_ENUM:
+		return read_enum(c, map, f, obj);
+	case YS_BOOL:
+		return yget_bool(c, map, f->key, f->flags, AT(obj, f, int));
+	case YS_MAP:
+		return read_map(c, map, f, obj);
+	case YS_CUSTOM: {
+		size_t before = c->diag->n;
+		f->read(c, map, f, obj);
+		return c->diag->n > before ? DDT_EINPUT : 0;
+	}
+	}
+	return 0;
+}
+
+int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+			void *obj)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (read_field(c, map, &s->fields[i], obj))
+			rc = DDT_EINPUT;
+	return rc;
+}
+
+int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj)
+{
+	int rc = yschema_read_fields(c, map, s, obj);
+	return yget_check_unknown(c, map) ? DDT_EINPUT : rc;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+static const char *enum_name(const struct yschema_field *f, int v)
+{
+	for (int i = 0; f->names[i].name; i++)
+		if (f->names[i].value == v)
+			return f->names[i].name;
+	return NULL; /* written null: read back, a problem named at its place */
+}
+
+static void write_field(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	switch (f->type) {
+	case YS_NUM: {
+		double v = *AT_C(obj, f, double);
+		if (!isnan(v) || (f->flags & Y_NULLABLE))
+			yout_kv_num(y, f->key, v);
+		return;
+	}
+	case YS_INT:
+		yout_kv_int(y, f->key, *AT_C(obj, f, int));
+		return;
+	case YS_STR:
+		yout_kv_str(y, f->key, AT_C(obj, f, char));
+		return;
+	case YS_ENUM:
+		yout_kv_str(y, f->key, enum_name(f, *AT_C(obj, f, int)));
+		return;
+	case YS_BOOL:
+		yout_key(y, f->key);
+		yout_bool(y, *AT_C(obj, f, int));
+		return;
+	case YS_MAP:
+		yout_key(y, f->key);
+		if (f->sub->flow)
+			yout_map_flow(y);
+		else
+			yout_map(y);
+		yschema_write_fields(y, f->sub, AT_C(obj, f, char));
+		yout_end(y);
+		return;
+	case YS_CUSTOM:
+		f->write(y, f, obj);
+		return;
+	}
+}
+
+void yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj)
+{
+	for (size_t i = 0; i < s->n; i++)
+		write_field(y, &s->fields[i], obj);
+}
+
+/* ---------------------------------------------------------------- overrides */
+
+static int settable(const struct yschema_field *f)
+{
+	return (f->type == YS_NUM || f->type == YS_INT) && !(f->flags & YS_NOSET);
+}
+
+/* The reader's checks of a number (yget_node_num and the range). */
+static const char *num_refused(const struct yschema_field *f, double v)
+{
+	unsigned fl = f->flags | (f->type == YS_INT ? Y_INTEGER : 0);
+	if ((fl & Y_POSITIVE) && !(v > 0))
+		return "must be greater than zero";
+	if ((fl & Y_NONNEG) && v < 0)
+		return "must not be negative";
+	if ((fl & Y_FRACTION) && (v < 0 || v > 1))
+		return "must be between 0 and 1";
+	if ((fl & Y_INTEGER) && (v != floor(v) || fabs(v) > 2147483647.0))
+		return "must be a whole number";
+	return NULL;
+}
+
+int yschema_set_num(const struct yschema *s, void *obj, const char *key, double v,
+		    const char *label)
+{
+	const struct yschema_field *f = yschema_find(s, key);
+	const char *bad;
+	if (!f || !settable(f))
+		return YSCHEMA_NOKEY;
+	if ((bad = num_refused(f, v)) != NULL)
+		return err_set(DDT_EINPUT, "%s: %s", label, bad);
+	if (f->range && !range_holds(f->range, v))
+		return err_set(DDT_EINPUT, "%s: must be %s", label, f->range->says);
+	if (f->type == YS_INT)
+		*AT(obj, f, int) = (int)v;
+	else
+		*AT(obj, f, double) = v;
+	return 0;
+}
+
+int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
+		 yschema_key_fn fn, void *ctx)
+{
+	char key[160], val[40];
+	int rc = 0;
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		const struct yschema_field *f = &s->fields[i];
+		if (!settable(f))
+			continue;
+		double v = f->type == YS_INT ? *AT_C(obj, f, int) : *AT_C(obj, f, double);
+		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+		snprintf(val, sizeof val, isnan(v) ? "" : "%.9g", v);
+		rc = fn(ctx, key, val);
+	}
+	return rc;
+}
+
+/* ---------------------------------------------------------------- help */
+
+static const char *kind_words(const struct yschema_field *f)
+{
+	int whole = f->type == YS_INT || (f->flags & Y_INTEGER);
+	if (f->type == YS_STR)
+		return "text";
+	if (f->type == YS_BOOL)
+		return "true or false";
+	if (f->type == YS_MAP || f->type == YS_CUSTOM)
+		return "mapping";
+	if (f->flags & Y_POSITIVE)
+		return whole ? "whole number > 0" : "number > 0";
+	if (f->flags & Y_NONNEG)
+		return whole ? "whole number >= 0" : "number >= 0";
+	if (f->flags & Y_FRACTION)
+		return "number within [0, 1]";
+	return whole ? "whole number" : "number";
+}
+
+char *yschema_describe(const struct yschema_field *f, char *buf, size_t len)
+{
+	size_t off;
+	if (f->type == YS_ENUM) {
+		names_list(f->names, buf, len);
+		return buf;
+	}
+	off = (size_t)snprintf(buf, len, "%s", kind_words(f));
+	if (f->range && off < len)
+		off += (size_t)snprintf(buf + off, len - off, ", %s", f->range->says);
+	if ((f->flags & Y_NULLABLE) && off < len)
+		off += (size_t)snprintf(buf + off, len - off, " or null");
+	if (f->unit && off < len)
+		snprintf(buf + off, len - off, ", %s", f->unit);
+	return buf;
+}

@@ -1,0 +1,115 @@
+/* yschema.h - a YAML mapping described once, as a table of its keys: each
+ * entry names the key, its type, its range, unit, a help line and where its
+ * value comes from, and the field of the struct it fills. One table drives
+ * the strict reader (every problem at file:line:column, in the getters'
+ * words, yget.c), the writer (yout.c) and the KEY=VALUE overrides with the
+ * list of keys they take. Knows nothing of what the structs mean. */
+#ifndef DDT_YSCHEMA_H
+#define DDT_YSCHEMA_H
+
+#include "ydoc.h"
+
+#include <stddef.h>
+
+enum yschema_type {
+	YS_NUM,    /* double; NaN when absent (or null with Y_NULLABLE) */
+	YS_INT,    /* int */
+	YS_STR,    /* char[size]; a longer value is a problem, never a truncation */
+	YS_ENUM,   /* int holding one of names' values, written by its name */
+	YS_BOOL,   /* int, true or false */
+	YS_MAP,    /* a nested mapping described by sub (a struct member) */
+	YS_CUSTOM  /* read and written by the entry's own functions */
+};
+
+/* Entry flags beyond the getters' (Y_REQUIRED ... Y_NULLABLE, ydoc.h). */
+enum {
+	YS_NOSET = 1 << 12 /* not a KEY=VALUE override (a number fixed by its file) */
+};
+
+/* One name of an enum and the value it stands for; a list ends at name NULL.
+ * A bad value is "key: expected a, b or c, got 'x'" in the list's order. */
+struct yschema_name {
+	const char *name;
+	int value;
+};
+
+/* A range beyond the flags: lo and hi, each end open or closed; says
+ * completes "must be ..." ("within (0, 1]"). */
+struct yschema_range {
+	double lo, hi;
+	unsigned char lo_open, hi_open;
+	const char *says;
+};
+
+struct yschema;
+struct yschema_field;
+typedef void (*yschema_read_fn)(struct yctx *c, struct ydoc_node *map,
+				const struct yschema_field *f, void *obj);
+typedef void (*yschema_write_fn)(struct yout *y, const struct yschema_field *f,
+				 const void *obj);
+
+struct yschema_field {
+	const char *key;
+	enum yschema_type type;
+	size_t off;                        /* the field's offset in its struct */
+	size_t size;                       /* its size (YS_STR: the array's bytes) */
+	unsigned flags;                    /* Y_REQUIRED, Y_POSITIVE, ..., YS_NOSET */
+	const struct yschema_range *range; /* NULL: the flags' checks only */
+	const struct yschema_name *names;  /* YS_ENUM */
+	const struct yschema *sub;         /* YS_MAP */
+	yschema_read_fn read;              /* YS_CUSTOM */
+	yschema_write_fn write;            /* YS_CUSTOM */
+	const char *unit;                  /* "GB", "ms"; NULL: none */
+	const char *help;                  /* one line */
+	const char *source;                /* provenance: who states the value */
+};
+
+struct yschema {
+	const char *name;                  /* the mapping's, for messages and help */
+	const struct yschema_field *fields;
+	size_t n;
+	int flow;                          /* written on one line: {a: 1, b: 2} */
+};
+
+/* Entries: type T's member m under the key "m" (YS_KEYED: another key). */
+#define YS_KEYED(T, k, m, ty, fl, ...)                                                    \
+	{.key = (k), .type = (ty), .off = offsetof(T, m), .size = sizeof(((T *)0)->m),    \
+	 .flags = (fl), __VA_ARGS__}
+#define YS_FIELD(T, m, ty, fl, ...) YS_KEYED(T, #m, m, ty, fl, __VA_ARGS__)
+#define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow)}
+
+/* The entry of key, or NULL. */
+const struct yschema_field *yschema_find(const struct yschema *s, const char *key);
+
+/* Reads every entry of s from map into obj, in the table's order, each
+ * problem recorded in c's diagnostics; yschema_read also records every key
+ * of map that no entry (nor an earlier getter) consumed as "unknown key".
+ * Returns 0 or DDT_EINPUT when a problem was recorded. */
+int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+			void *obj);
+int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj);
+
+/* Writes obj's entries as key: value pairs into the mapping open in y (a
+ * YS_MAP entry opens its own). A NaN number of an entry that takes no null
+ * is left out: absent, it reads back as NaN. */
+void yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj);
+
+/* Sets the number of entry key (YS_NUM or YS_INT, not YS_NOSET) to v after
+ * the reader's checks; a value they refuse is DDT_EINPUT, err_msg()
+ * "LABEL: must be ..." (label: how the caller names the key). Returns 0,
+ * DDT_EINPUT, or YSCHEMA_NOKEY when s has no such settable entry. */
+#define YSCHEMA_NOKEY (-1)
+int yschema_set_num(const struct yschema *s, void *obj, const char *key, double v,
+		    const char *label);
+
+/* Calls fn(ctx, "prefix.key", value) for every settable number of s, value
+ * "%.9g" or "" for NaN. Stops at fn's first nonzero return and returns it. */
+typedef int (*yschema_key_fn)(void *ctx, const char *key, const char *value);
+int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
+		 yschema_key_fn fn, void *ctx);
+
+/* What an entry takes, in words: "number > 0, GB", "whole number >= 0",
+ * "sglang or native". Into buf (len bytes); returns buf. */
+char *yschema_describe(const struct yschema_field *f, char *buf, size_t len);
+
+#endif
