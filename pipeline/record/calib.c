@@ -17,16 +17,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static void load_fields(struct yctx *c, struct ydoc_node *map, void *obj,
-			const struct field *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		double *dst = (double *)((char *)obj + f[i].off);
-		*dst = NAN;
-		yget_num(c, map, f[i].key, f[i].flags, dst);
-	}
-}
-
 static int map_expect(struct yctx *c, struct ydoc_node *n, const char *what)
 {
 	return yget_expect(c, n, YDOC_MAP, what);
@@ -67,13 +57,7 @@ static void load_gpus(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 		if (map_expect(c, m, sec->keys[i]->str))
 			continue;
 		snprintf(g->id, sizeof g->id, "%s", sec->keys[i]->str);
-		yget_strcpy(c, m, "name", Y_REQUIRED, g->name, sizeof g->name);
-		yget_strcpy(c, m, "arch", Y_REQUIRED, g->arch, sizeof g->arch);
-		yget_strcpy(c, m, "memory", Y_REQUIRED, g->memory, sizeof g->memory);
-		yget_strcpy(c, m, "link", Y_REQUIRED, g->link, sizeof g->link);
-		yget_strcpy(c, m, "source", Y_REQUIRED, g->source, sizeof g->source);
-		load_fields(c, m, g, gpu_fields, NFIELDS(gpu_fields));
-		yget_check_unknown(c, m);
+		yschema_read(c, m, &gpu_schema, g);
 		cal->ngpus++;
 	}
 }
@@ -82,45 +66,21 @@ static void load_model(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	if (map_expect(c, sec, "model"))
 		return;
-	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->model.name, sizeof cal->model.name);
-	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->model.source, sizeof cal->model.source);
-	load_fields(c, sec, &cal->model, geometry_fields, NFIELDS(geometry_fields));
-	yget_check_unknown(c, sec);
+	yschema_read(c, sec, &geometry_schema, &cal->model);
 }
 
 static void load_drafter(struct calib *cal, struct yctx *c, struct ydoc_node *sec)
 {
 	if (map_expect(c, sec, "drafter"))
 		return;
-	yget_strcpy(c, sec, "name", Y_REQUIRED, cal->drafter.name, sizeof cal->drafter.name);
-	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->drafter.source, sizeof cal->drafter.source);
-	load_fields(c, sec, &cal->drafter, drafter_fields, NFIELDS(drafter_fields));
-	yget_check_unknown(c, sec);
+	yschema_read(c, sec, &drafter_schema, &cal->drafter);
 }
 
 static void load_anchor(struct anchor *a, struct yctx *c, struct ydoc_node *m, const char *name)
 {
-	const char *pipe = NULL;
 	if (map_expect(c, m, name))
 		return;
-	yget_strcpy(c, m, "gpu", Y_REQUIRED, a->gpu, sizeof a->gpu);
-	yget_strcpy(c, m, "source", Y_REQUIRED, a->source, sizeof a->source);
-	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &pipe) && pipe &&
-	    tmpl_pipeline_parse(pipe, &a->pipeline)) {
-		struct ydoc_node *n = ydoc_get(m, "pipeline");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "pipeline: expected sglang or native, got '%s'", pipe);
-	}
-	load_fields(c, m, a, anchor_fields, NFIELDS(anchor_fields));
-	const char *kind = NULL;
-	if (!yget_str(c, m, "kind", 0, &kind) && kind) {
-		a->estimate = !strcmp(kind, "estimate");
-		if (!a->estimate && strcmp(kind, "measurement")) {
-			struct ydoc_node *n = ydoc_get(m, "kind");
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "kind: expected measurement or estimate, got '%s'", kind);
-		}
-	}
+	yschema_read_fields(c, m, &anchor_schema, a);
 	yget_strcpy(c, m, "error_source", isnan(a->error_pct) ? 0 : Y_REQUIRED, a->error_source,
 		    sizeof a->error_source);
 	struct ydoc_node *gpu = ydoc_get(m, "gpu"), *fig = ydoc_get(m, "tok_s");
@@ -367,7 +327,7 @@ static void load_assumptions(struct calib *cal, struct yctx *c, struct ydoc_node
 	 * first that does not is blamed on its own line */
 	for (int a = 0; a < ASM_COUNT; a++) {
 		const struct dist *d = &cal->asm_[a];
-		const struct range *r = &asm_ranges[a];
+		const struct yschema_range *r = &asm_ranges[a];
 		struct ydoc_node *m = ydoc_get(sec, asm_names[a]);
 		int pt = !range_holds(r, d->point), lo = !isnan(d->min) && !range_holds(r, d->min);
 		if (m && (pt || lo || (!isnan(d->max) && !range_holds(r, d->max))))

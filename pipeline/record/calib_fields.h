@@ -7,68 +7,104 @@
 
 #include "calib.h"
 
+#include "yschema.h"
+
 #include <math.h>
 #include <stddef.h>
 
-/* A numeric field of a struct, for loading and for --set. */
-struct field {
-	const char *key;
-	size_t off;
-	unsigned flags;
-};
-
-#define F(type, name, flags) {#name, offsetof(type, name), flags}
+/* The calibration's tables of keys (yschema.h): the loader reads each
+ * section with its table, --set takes and checks its numbers by it, and
+ * --keys lists them from it. "[source]" is the tag of calibration/SOURCES.md
+ * the section's own source line cites. */
 #define REQ_POS (Y_REQUIRED | Y_POSITIVE)
 #define REQ_INT (Y_REQUIRED | Y_POSITIVE | Y_INTEGER)
+#define REQ_STR(T, m, h) YS_FIELD(T, m, YS_STR, Y_REQUIRED, .help = (h))
+#define NUM(T, m, fl, u, h, src) YS_FIELD(T, m, YS_NUM, fl, .unit = (u), .help = (h), .source = (src))
 
-static const struct field gpu_fields[] = {
-	F(struct gpu, mem_gb, REQ_POS),      F(struct gpu, bw_tbps, REQ_POS),
-	F(struct gpu, bf16_tflops, REQ_POS), F(struct gpu, fp8_tflops, REQ_POS),
-	F(struct gpu, fp4_tflops, Y_POSITIVE), F(struct gpu, link_gbps, Y_POSITIVE),
+#define DATASHEET "vendor datasheet, dense"
+static const struct yschema_field gpu_fields[] = {
+	REQ_STR(struct gpu, name, "the product's name"),
+	REQ_STR(struct gpu, arch, "compute architecture: sm_90, sm_100, sm_103, sm_120"),
+	REQ_STR(struct gpu, memory, "memory kind: hbm3, hbm3e, gddr7 (transfer.yaml's memory_kinds)"),
+	REQ_STR(struct gpu, link, "interconnect: nvlink or pcie"),
+	REQ_STR(struct gpu, source, "where the figures come from"),
+	NUM(struct gpu, mem_gb, REQ_POS, "GB", "memory per GPU", DATASHEET),
+	NUM(struct gpu, bw_tbps, REQ_POS, "TB/s", "memory bandwidth", DATASHEET),
+	NUM(struct gpu, bf16_tflops, REQ_POS, "TFLOPS", "dense BF16 tensor throughput", DATASHEET),
+	NUM(struct gpu, fp8_tflops, REQ_POS, "TFLOPS", "dense FP8 tensor throughput", DATASHEET),
+	NUM(struct gpu, fp4_tflops, Y_POSITIVE, "TFLOPS", "dense FP4 tensor throughput (absent: none)",
+	    DATASHEET),
+	NUM(struct gpu, link_gbps, Y_POSITIVE, "GB/s", "interconnect bandwidth per GPU (absent: "
+	    "not given)", DATASHEET),
 };
+static const struct yschema gpu_schema = YS_TABLE("gpus.GPU", gpu_fields, 0);
 
-static const struct field geometry_fields[] = {
-	F(struct geometry, layers, REQ_INT),
-	F(struct geometry, dense_layers, Y_REQUIRED | Y_NONNEG | Y_INTEGER),
-	F(struct geometry, hidden, REQ_INT),
-	F(struct geometry, dense_intermediate, REQ_INT),
-	F(struct geometry, experts, REQ_INT),
-	F(struct geometry, experts_per_token, REQ_INT),
-	F(struct geometry, shared_experts, Y_REQUIRED | Y_NONNEG | Y_INTEGER),
-	F(struct geometry, moe_intermediate, REQ_INT),
-	F(struct geometry, attn_heads, REQ_INT),
-	F(struct geometry, q_lora_rank, REQ_INT),
-	F(struct geometry, kv_lora_rank, REQ_INT),
-	F(struct geometry, qk_nope_dim, REQ_INT),
-	F(struct geometry, qk_rope_dim, REQ_INT),
-	F(struct geometry, v_head_dim, REQ_INT),
-	F(struct geometry, vocab, REQ_INT),
-	F(struct geometry, context_tokens, REQ_INT),
-	F(struct geometry, expert_weight_bits, REQ_INT),
-	F(struct geometry, expert_group_size, REQ_INT),
-	F(struct geometry, expert_scale_bytes, REQ_INT),
-	F(struct geometry, dense_weight_bytes, REQ_INT),
-	F(struct geometry, kv_cache_bytes, REQ_INT),
-	F(struct geometry, tp, REQ_INT),
+#define CONFIG "the model's config.json"
+#define GEO(m, fl, u, h) NUM(struct geometry, m, fl, u, h, CONFIG)
+#define ZERO_INT (Y_REQUIRED | Y_NONNEG | Y_INTEGER)
+static const struct yschema_field geometry_fields[] = {
+	REQ_STR(struct geometry, name, "the model's name"),
+	REQ_STR(struct geometry, source, "where the shape comes from"),
+	GEO(layers, REQ_INT, NULL, "transformer layers"),
+	GEO(dense_layers, ZERO_INT, NULL, "leading layers with a dense MLP instead of experts"),
+	GEO(hidden, REQ_INT, NULL, "hidden size"),
+	GEO(dense_intermediate, REQ_INT, NULL, "intermediate size of a dense MLP"),
+	GEO(experts, REQ_INT, NULL, "routed experts per MoE layer"),
+	GEO(experts_per_token, REQ_INT, NULL, "routed experts each token takes"),
+	GEO(shared_experts, ZERO_INT, NULL, "shared experts per MoE layer"),
+	GEO(moe_intermediate, REQ_INT, NULL, "intermediate size of one expert"),
+	GEO(attn_heads, REQ_INT, NULL, "attention heads"),
+	GEO(q_lora_rank, REQ_INT, NULL, "MLA query compression rank"),
+	GEO(kv_lora_rank, REQ_INT, NULL, "MLA key/value compression rank"),
+	GEO(qk_nope_dim, REQ_INT, NULL, "per-head query/key dimension without rotary"),
+	GEO(qk_rope_dim, REQ_INT, NULL, "per-head rotary dimension"),
+	GEO(v_head_dim, REQ_INT, NULL, "per-head value dimension"),
+	GEO(vocab, REQ_INT, "tokens", "vocabulary size"),
+	GEO(context_tokens, REQ_INT, "tokens", "longest context"),
+	GEO(expert_weight_bits, REQ_INT, "bits", "bits per routed-expert weight"),
+	GEO(expert_group_size, REQ_INT, NULL, "weights sharing one quantization scale"),
+	GEO(expert_scale_bytes, REQ_INT, "bytes", "bytes per quantization scale"),
+	GEO(dense_weight_bytes, REQ_INT, "bytes", "bytes per weight outside the routed experts"),
+	GEO(kv_cache_bytes, REQ_INT, "bytes", "bytes per cached key/value element"),
+	NUM(struct geometry, tp, REQ_INT, "GPUs", "tensor-parallel width the engine runs",
+	    "ddt setting"),
 };
+static const struct yschema geometry_schema = YS_TABLE("model", geometry_fields, 0);
 
-static const struct field drafter_fields[] = {
-	F(struct drafter, block, REQ_INT),  F(struct drafter, layers, REQ_INT),
-	F(struct drafter, hidden, REQ_INT), F(struct drafter, q_heads, REQ_INT),
-	F(struct drafter, kv_heads, REQ_INT), F(struct drafter, intermediate, REQ_INT),
+#define DRAFTER "the drafter's config.json"
+#define DRF(m, h) NUM(struct drafter, m, REQ_INT, NULL, h, DRAFTER)
+static const struct yschema_field drafter_fields[] = {
+	REQ_STR(struct drafter, name, "the drafter's name"),
+	REQ_STR(struct drafter, source, "where the shape comes from"),
+	DRF(block, "tokens the drafter proposes per step"), DRF(layers, "drafter layers"),
+	DRF(hidden, "hidden size"), DRF(q_heads, "query heads"),
+	DRF(kv_heads, "key/value heads"), DRF(intermediate, "MLP intermediate size"),
 };
+static const struct yschema drafter_schema = YS_TABLE("drafter", drafter_fields, 0);
 
-static const struct field anchor_fields[] = {
-	F(struct anchor, block, REQ_INT),
-	F(struct anchor, budget, REQ_INT),
-	F(struct anchor, concurrency, REQ_INT),
-	F(struct anchor, tok_s, Y_POSITIVE),
-	F(struct anchor, accept, Y_POSITIVE),
-	F(struct anchor, step_ms, Y_POSITIVE),
-	F(struct anchor, error_pct, Y_POSITIVE),
+static const struct yschema_name pipeline_names[] = {
+	{"sglang", PIPE_SGLANG}, {"native", PIPE_NATIVE}, {NULL, 0}};
+static const struct yschema_name anchor_kind_names[] = {
+	{"measurement", 0}, {"estimate", 1}, {NULL, 0}};
+#define ANC(m, fl, u, h) NUM(struct anchor, m, fl, u, h, "the anchor's source")
+/* Read in this order; error_source (required when error_pct is given) and
+ * the tok_s/accept or step_ms rule are the loader's own. */
+static const struct yschema_field anchor_fields[] = {
+	REQ_STR(struct anchor, gpu, "the catalog GPU it was measured on"),
+	REQ_STR(struct anchor, source, "who measured it, how"),
+	YS_FIELD(struct anchor, pipeline, YS_ENUM, Y_REQUIRED, .names = pipeline_names,
+		 .help = "the serving pipeline measured"),
+	ANC(block, REQ_INT, "tokens", "drafter block size"),
+	ANC(budget, REQ_INT, "nodes", "draft tree budget"),
+	ANC(concurrency, REQ_INT, "requests", "concurrent requests"),
+	ANC(tok_s, Y_POSITIVE, "tok/s", "measured throughput (with accept)"),
+	ANC(accept, Y_POSITIVE, "tokens", "mean accepted tokens per step (with tok_s)"),
+	ANC(step_ms, Y_POSITIVE, "ms", "measured decode step (instead of tok_s and accept)"),
+	ANC(error_pct, Y_POSITIVE, "%", "1-sigma relative error of the figure (absent: exact)"),
+	YS_KEYED(struct anchor, "kind", estimate, YS_ENUM, 0, .names = anchor_kind_names,
+		 .help = "measurement (weighs the draws) or estimate (widens the bands)"),
 };
-
-#define NFIELDS(a) (sizeof(a) / sizeof *(a))
+static const struct yschema anchor_schema = YS_TABLE("anchors.NAME", anchor_fields, 0);
 
 static const char *const asm_names[ASM_COUNT] = {
 	[ASM_NATIVE_CUT] = "native_cut",
@@ -86,18 +122,12 @@ static const char *const asm_names[ASM_COUNT] = {
 	[ASM_ALLREDUCE_IMPL] = "allreduce_impl",
 };
 
-/* The range a value keeps, whether the calibration's YAML or --set gives it:
- * lo and hi, each end open or closed; says completes "must be ...". */
-struct range {
-	double lo, hi;
-	unsigned char lo_open, hi_open;
-	const char *says;
-};
+/* The range a value keeps, whether the calibration's YAML or --set gives it. */
 
 #define RANGE_FRACTION {0, 1, 0, 0, "within [0, 1]"}
 #define RANGE_POSITIVE {0, INFINITY, 1, 0, "greater than zero"}
 
-static const struct range asm_ranges[ASM_COUNT] = {
+static const struct yschema_range asm_ranges[ASM_COUNT] = {
 	[ASM_NATIVE_CUT] = RANGE_FRACTION,
 	[ASM_MOE_TRANSFER] = RANGE_POSITIVE,
 	[ASM_SHARE_ATTN] = RANGE_FRACTION,
@@ -113,14 +143,14 @@ static const struct range asm_ranges[ASM_COUNT] = {
 	[ASM_ALLREDUCE_IMPL] = RANGE_POSITIVE,
 };
 
-static const struct range moe_param_ranges[MOE_P_COUNT] = {
+static const struct yschema_range moe_param_ranges[MOE_P_COUNT] = {
 	[MOE_P_EFFICIENCY] = {0, 1, 1, 0, "within (0, 1]"},
 	[MOE_P_OVERLAP] = {0, 1, 0, 1, "within [0, 1)"},
 	[MOE_P_FIXED_US] = {0, INFINITY, 0, 0, "zero or more"},
 };
 
 /* Whether v lies in r (NaN never does). */
-static inline int range_holds(const struct range *r, double v)
+static inline int range_holds(const struct yschema_range *r, double v)
 {
 	return (r->lo_open ? v > r->lo : v >= r->lo) && (r->hi_open ? v < r->hi : v <= r->hi);
 }

@@ -34,15 +34,15 @@ static int set_checked(double *dst, unsigned flags, double v, const char *full)
 	return 0;
 }
 
-/* Sets field key of obj (one of f) to v after its checks; NOKEY when f has
- * no such field. */
-static int set_field(void *obj, const struct field *f, size_t n, const char *key, double v,
+/* Sets number key of obj by its table s (yschema_set_num: the loader's
+ * checks); NOKEY when s has no such settable key. */
+static int set_field(void *obj, const struct yschema *s, const char *key, double v,
 		     const char *full)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(f[i].key, key))
-			return set_checked((double *)((char *)obj + f[i].off), f[i].flags, v, full);
-	return NOKEY;
+	char label[300];
+	snprintf(label, sizeof label, "--set %s", full);
+	int rc = yschema_set_num(s, obj, key, v, label);
+	return rc == YSCHEMA_NOKEY ? NOKEY : rc;
 }
 
 static void dist_fix(struct dist *d, double v)
@@ -211,7 +211,7 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 	if (!a)
 		return NOKEY;
 	double step = a->step_ms;
-	int rc = set_field(a, anchor_fields, NFIELDS(anchor_fields), field, v, full);
+	int rc = set_field(a, &anchor_schema, field, v, full);
 	if (rc)
 		return rc;
 	if (!a->overridden)
@@ -240,9 +240,9 @@ static int set_value(struct calib *c, const char *key, double v)
 	if (!strcmp(buf, "moe_transfer"))
 		return set_transfer(c, rest, v, key);
 	if (!strcmp(buf, "model"))
-		return set_field(&c->model, geometry_fields, NFIELDS(geometry_fields), rest, v, key);
+		return set_field(&c->model, &geometry_schema, rest, v, key);
 	if (!strcmp(buf, "drafter"))
-		return set_field(&c->drafter, drafter_fields, NFIELDS(drafter_fields), rest, v, key);
+		return set_field(&c->drafter, &drafter_schema, rest, v, key);
 	if (!strcmp(buf, "anchors"))
 		return set_anchor(c, rest, v, key);
 	if (!strcmp(buf, "moe_reference"))
@@ -259,7 +259,7 @@ static int set_value(struct calib *c, const char *key, double v)
 		*field++ = '\0';
 		if (!(g = (struct gpu *)calib_gpu(c, rest)))
 			return NOKEY;
-		return set_field(g, gpu_fields, NFIELDS(gpu_fields), field, v, key);
+		return set_field(g, &gpu_schema, field, v, key);
 	}
 	return NOKEY;
 }
@@ -285,21 +285,6 @@ static int set_one(struct calib *c, const char *key, const char *value)
 
 
 /* ---------------------------------------------------------------- keys */
-
-/* Calls fn for the fields of obj as "prefix.field". */
-static int keys_fields(const char *prefix, const void *obj, const struct field *f, size_t n,
-		       calib_key_fn fn, void *ctx)
-{
-	char key[160], val[40];
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		double v = *(const double *)((const char *)obj + f[i].off);
-		snprintf(key, sizeof key, "%s.%s", prefix, f[i].key);
-		snprintf(val, sizeof val, isnan(v) ? "" : "%.9g", v);
-		rc = fn(ctx, key, val);
-	}
-	return rc;
-}
 
 static int key_num(calib_key_fn fn, void *ctx, const char *key, double v)
 {
@@ -366,9 +351,8 @@ int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
 	for (int a = 0; a < ASM_COUNT && !rc; a++)
 		rc = key_num(fn, ctx, asm_names[a], c->asm_[a].point);
 	rc = rc ? rc : keys_transfer(c, fn, ctx);
-	rc = rc ? rc : keys_fields("anchors.sglang_b8", a8, anchor_fields, NFIELDS(anchor_fields), fn, ctx);
-	rc = rc ? rc : keys_fields("anchors.sglang_b16", &c->sglang_b16, anchor_fields,
-				   NFIELDS(anchor_fields), fn, ctx);
+	rc = rc ? rc : yschema_keys(&anchor_schema, a8, "anchors.sglang_b8", fn, ctx);
+	rc = rc ? rc : yschema_keys(&anchor_schema, &c->sglang_b16, "anchors.sglang_b16", fn, ctx);
 	rc = rc ? rc : key_num(fn, ctx, "anchors.sglang_limits.max_budget", c->sglang_max_budget);
 	rc = rc ? rc : keys_reference(c, fn, ctx);
 	rc = rc ? rc : key_num(fn, ctx, "allreduce.per_layer", c->ar.per_layer);
@@ -385,10 +369,10 @@ int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
 	}
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
 		snprintf(key, sizeof key, "gpus.%s", c->gpus[i].id);
-		rc = keys_fields(key, &c->gpus[i], gpu_fields, NFIELDS(gpu_fields), fn, ctx);
+		rc = yschema_keys(&gpu_schema, &c->gpus[i], key, fn, ctx);
 	}
-	rc = rc ? rc : keys_fields("model", &c->model, geometry_fields, NFIELDS(geometry_fields), fn, ctx);
-	rc = rc ? rc : keys_fields("drafter", &c->drafter, drafter_fields, NFIELDS(drafter_fields), fn, ctx);
+	rc = rc ? rc : yschema_keys(&geometry_schema, &c->model, "model", fn, ctx);
+	rc = rc ? rc : yschema_keys(&drafter_schema, &c->drafter, "drafter", fn, ctx);
 	return rc;
 }
 
