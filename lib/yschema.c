@@ -50,6 +50,7 @@ static int read_num(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return DDT_EINPUT;
 }
 
+/* An enum's value by its name; a YS_STR with names: one of them, copied. */
 static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
@@ -60,7 +61,10 @@ static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema
 		return rc;
 	for (int i = 0; f->names[i].name; i++)
 		if (!strcmp(f->names[i].name, s)) {
-			*AT(obj, f, int) = f->names[i].value;
+			if (f->type == YS_STR)
+				snprintf(AT(obj, f, char), f->size, "%s", s);
+			else
+				*AT(obj, f, int) = f->names[i].value;
 			return 0;
 		}
 	struct ydoc_node *n = ydoc_get(map, f->key);
@@ -88,6 +92,8 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 	case YS_INT:
 		return yget_int(c, map, f->key, f->flags, AT(obj, f, int));
 	case YS_STR:
+		if (f->names)
+			return read_enum(c, map, f, obj);
 		return yget_strcpy(c, map, f->key, f->flags, AT(obj, f, char), f->size);
 	case YS_ENUM:
 		return read_enum(c, map, f, obj);
@@ -154,12 +160,7 @@ static void write_field(struct yout *y, const struct yschema_field *f, const voi
 		return;
 	case YS_MAP:
 		yout_key(y, f->key);
-		if (f->sub->flow)
-			yout_map_flow(y);
-		else
-			yout_map(y);
-		yschema_write_fields(y, f->sub, AT_C(obj, f, char));
-		yout_end(y);
+		yschema_write_item(y, f->sub, AT_C(obj, f, char));
 		return;
 	case YS_CUSTOM:
 		f->write(y, f, obj);
@@ -171,6 +172,24 @@ void yschema_write_fields(struct yout *y, const struct yschema *s, const void *o
 {
 	for (size_t i = 0; i < s->n; i++)
 		write_field(y, &s->fields[i], obj);
+}
+
+void yschema_write_item(struct yout *y, const struct yschema *s, const void *obj)
+{
+	if (s->flow)
+		yout_map_flow(y);
+	else
+		yout_map(y);
+	yschema_write_fields(y, s, obj);
+	yout_end(y);
+}
+
+int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
+		      void *obj, const char *what)
+{
+	if (yget_expect(c, node, YDOC_MAP, what))
+		return DDT_EINPUT;
+	return yschema_read(c, node, s, obj);
 }
 
 /* ---------------------------------------------------------------- overrides */
@@ -253,7 +272,7 @@ static const char *kind_words(const struct yschema_field *f)
 char *yschema_describe(const struct yschema_field *f, char *buf, size_t len)
 {
 	size_t off;
-	if (f->type == YS_ENUM) {
+	if (f->names) {
 		names_list(f->names, buf, len);
 		return buf;
 	}

@@ -14,7 +14,8 @@
 enum yschema_type {
 	YS_NUM,    /* double; NaN when absent (or null with Y_NULLABLE) */
 	YS_INT,    /* int */
-	YS_STR,    /* char[size]; a longer value is a problem, never a truncation */
+	YS_STR,    /* char[size]; a longer value is a problem, never a truncation;
+		    * with names: one of the names (their values unused) */
 	YS_ENUM,   /* int holding one of names' values, written by its name */
 	YS_BOOL,   /* int, true or false */
 	YS_MAP,    /* a nested mapping described by sub (a struct member) */
@@ -55,7 +56,7 @@ struct yschema_field {
 	size_t size;                       /* its size (YS_STR: the array's bytes) */
 	unsigned flags;                    /* Y_REQUIRED, Y_POSITIVE, ..., YS_NOSET */
 	const struct yschema_range *range; /* NULL: the flags' checks only */
-	const struct yschema_name *names;  /* YS_ENUM */
+	const struct yschema_name *names;  /* YS_ENUM; YS_STR: the values it takes */
 	const struct yschema *sub;         /* YS_MAP */
 	yschema_read_fn read;              /* YS_CUSTOM */
 	yschema_write_fn write;            /* YS_CUSTOM */
@@ -93,6 +94,13 @@ int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
  * YS_MAP entry opens its own). A NaN number of an entry that takes no null
  * is left out: absent, it reads back as NaN. */
 void yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj);
+
+/* One item of a list: a mapping (on one line when s->flow) holding obj's
+ * entries; its reader checks node is a mapping ("what: expected a
+ * mapping, ...") and reads it strictly (yschema_read). */
+void yschema_write_item(struct yout *y, const struct yschema *s, const void *obj);
+int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
+		      void *obj, const char *what);
 
 /* Sets the number of entry key (YS_NUM or YS_INT, not YS_NOSET) to v after
  * the reader's checks; a value they refuse is DDT_EINPUT, err_msg()

@@ -82,8 +82,6 @@ static const struct yschema_field drafter_fields[] = {
 };
 static const struct yschema drafter_schema = YS_TABLE("drafter", drafter_fields, 0);
 
-static const struct yschema_name pipeline_names[] = {
-	{"sglang", PIPE_SGLANG}, {"native", PIPE_NATIVE}, {NULL, 0}};
 static const struct yschema_name anchor_kind_names[] = {
 	{"measurement", 0}, {"estimate", 1}, {NULL, 0}};
 #define ANC(m, fl, u, h) NUM(struct anchor, m, fl, u, h, "the anchor's source")
@@ -92,7 +90,7 @@ static const struct yschema_name anchor_kind_names[] = {
 static const struct yschema_field anchor_fields[] = {
 	REQ_STR(struct anchor, gpu, "the catalog GPU it was measured on"),
 	REQ_STR(struct anchor, source, "who measured it, how"),
-	YS_FIELD(struct anchor, pipeline, YS_ENUM, Y_REQUIRED, .names = pipeline_names,
+	YS_FIELD(struct anchor, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
 		 .help = "the serving pipeline measured"),
 	ANC(block, REQ_INT, "tokens", "drafter block size"),
 	ANC(budget, REQ_INT, "nodes", "draft tree budget"),

@@ -12,6 +12,11 @@
 static const char *const sections[] = {"name", "description", "extends", "scenarios",
 				       "bench", "projection", "report", "regress", "nightly", "fleet", "site"};
 
+const struct yschema_name tmpl_pipeline_names[] = {
+	{"sglang", PIPE_SGLANG}, {"native", PIPE_NATIVE}, {NULL, 0}};
+const struct yschema_name tmpl_estimator_names[] = {
+	{"seed", EST_SEED}, {"calibrated", EST_CALIBRATED}, {NULL, 0}};
+
 const char *tmpl_pipeline_name(enum pipeline_kind p)
 {
 	return p == PIPE_NATIVE ? "native" : "sglang";

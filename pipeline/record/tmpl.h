@@ -4,6 +4,7 @@
 #define DDT_TMPL_H
 
 #include "ydoc.h"
+#include "yschema.h"
 
 #define TMPL_MAX_ACCEPT 16
 #define TMPL_MAX_SCENARIOS 512 /* each is projected every night */
@@ -67,6 +68,9 @@ struct ydoc_node *tmpl_section_map(const struct tmpl *t, const char *name, struc
 /* The scenario of that name, or NULL. */
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
 
+/* The names the YAML files give them, for the schema tables (yschema.h). */
+extern const struct yschema_name tmpl_pipeline_names[];
+extern const struct yschema_name tmpl_estimator_names[];
 const char *tmpl_pipeline_name(enum pipeline_kind p);
 const char *tmpl_estimator_name(enum estimator_kind e);
 int tmpl_estimator_parse(const char *s, enum estimator_kind *out);

@@ -1,6 +1,7 @@
 /* project_read.c - projection.yaml's strict reader (the writer and the text
  * form: project_yaml.c), and the normal form both go by. */
 #include "project.h"
+#include "project_schema.h"
 
 #include "err.h"
 
@@ -39,18 +40,6 @@ static void int_in(struct yctx *c, struct ydoc_node *m, const char *key, int *ou
 	yget_int(c, m, key, Y_REQUIRED, out);
 }
 
-static void band_in(struct yctx *c, struct ydoc_node *m, const char *key, struct band *b)
-{
-	struct ydoc_node *n = NULL;
-	if (yget_node(c, m, key, YDOC_MAP, Y_REQUIRED, &n) || !n)
-		return;
-	yget_num(c, n, "point", NUM, &b->point);
-	yget_num(c, n, "p5", NUM, &b->p5);
-	yget_num(c, n, "p50", NUM, &b->p50);
-	yget_num(c, n, "p95", NUM, &b->p95);
-	yget_check_unknown(c, n);
-}
-
 static void pipeline_in(struct yctx *c, struct ydoc_node *m, enum pipeline_kind *out)
 {
 	const char *s = NULL;
@@ -76,52 +65,7 @@ static struct ydoc_node *seq_in(struct yctx *c, struct ydoc_node *m, const char 
 
 static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 {
-	struct ydoc_node *ms = NULL;
-	str_in(c, m, "scenario", r->scenario, sizeof r->scenario);
-	str_in(c, m, "target", r->target, sizeof r->target);
-	pipeline_in(c, m, &r->pipeline);
-	int_in(c, m, "block", &r->block);
-	int_in(c, m, "budget", &r->budget);
-	int_in(c, m, "concurrency", &r->concurrency);
-	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &r->context);
-	str_key(c, m, "context_from", 0, r->context_from, sizeof r->context_from);
-	yget_num(c, m, "M", NUM, &r->M);
-	yget_num(c, m, "accept", NUM, &r->accept);
-	yget_num(c, m, "accept_lo", NUM, &r->accept_lo);
-	yget_num(c, m, "accept_hi", NUM, &r->accept_hi);
-	str_in(c, m, "accept_from", r->accept_from, sizeof r->accept_from);
-	{
-		const char *e = NULL;
-		if (!yget_str(c, m, "estimator", Y_REQUIRED, &e) && e &&
-		    tmpl_estimator_parse(e, &r->estimator))
-			ydiag_add(c->diag, c->file, m->line, m->col,
-				  "estimator: expected seed or calibrated, got '%s'", e);
-	}
-	yget_bool(c, m, "runnable", Y_REQUIRED, &r->runnable);
-	str_in(c, m, "note", r->note, sizeof r->note);
-	if (!yget_node(c, m, "ms", YDOC_MAP, Y_REQUIRED, &ms) && ms) {
-		for (int k = 0; k < COMP_COUNT; k++)
-			yget_num(c, ms, model_comp_name((enum model_comp)k), NUM, &r->ms[k]);
-		yget_check_unknown(c, ms);
-	}
-	yget_num(c, m, "moe_ms", NUM, &r->moe_ms);
-	yget_num(c, m, "nonmoe_ms", NUM, &r->nonmoe_ms);
-	band_in(c, m, "step_ms", &r->step_ms);
-	band_in(c, m, "tok_s", &r->tok_s);
-	band_in(c, m, "moe_band", &r->moe_band);
-	yget_num(c, m, "lean_pct", NUM, &r->lean_pct);
-	str_in(c, m, "lean_by", r->lean_by, sizeof r->lean_by);
-	yget_num(c, m, "lean_by_pct", NUM, &r->lean_by_pct);
-	yget_num(c, m, "point_pctile", NUM, &r->point_pctile);
-	yget_bool(c, m, "moe_xfer", Y_REQUIRED, &r->moe_xfer);
-	yget_num(c, m, "other_tok_s", NUM, &r->other_tok_s);
-	yget_num(c, m, "other_pctile", NUM, &r->other_pctile);
-	yget_num(c, m, "extrap_pct", NUM, &r->extrap_pct);
-	yget_num(c, m, "xfer_cover_pct", NUM, &r->xfer_cover_pct);
-	yget_num(c, m, "xfer_err_pct", NUM, &r->xfer_err_pct);
-	r->xfer_gap_pct = NAN;
-	yget_num(c, m, "xfer_gap_pct", Y_NULLABLE, &r->xfer_gap_pct);
-	yget_check_unknown(c, m);
+	yschema_read(c, m, &project_schema_row, r);
 }
 
 static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornado *t)
@@ -137,16 +81,7 @@ static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornad
 		for (size_t i = 0; i < bars->n; i++) {
 			struct ydoc_node *b = bars->items[i];
 			struct project_bar *r = &t->bars[t->nbars++];
-			if (yget_expect(c, b, YDOC_MAP, "bar"))
-				continue;
-			str_in(c, b, "name", r->name, sizeof r->name);
-			yget_num(c, b, "value_point", NUM, &r->value_point);
-			yget_num(c, b, "value_p5", NUM, &r->value_p5);
-			yget_num(c, b, "value_p95", NUM, &r->value_p95);
-			yget_num(c, b, "tok_s_p5", NUM, &r->tok_s_p5);
-			yget_num(c, b, "tok_s_p95", NUM, &r->tok_s_p95);
-			yget_num(c, b, "swing", NUM, &r->swing);
-			yget_check_unknown(c, b);
+			yschema_read_item(c, b, &project_schema_bar, r, "bar");
 		}
 	}
 	yget_check_unknown(c, m);
@@ -265,44 +200,19 @@ static void fit_in(struct yctx *c, struct ydoc_node *m, struct project_fit *f)
 	if ((s = seq_in(c, m, "params", PROJECT_MAX_FIT_PARAMS)) != NULL)
 		for (size_t i = 0; i < s->n; i++) {
 			struct project_param *q = &f->params[f->nparams++];
-			struct ydoc_node *it = s->items[i];
-			if (yget_expect(c, it, YDOC_MAP, "param"))
-				continue;
-			str_in(c, it, "name", q->name, sizeof q->name);
-			yget_num(c, it, "value", NUM, &q->value);
-			yget_num(c, it, "se", NUM, &q->se);
-			yget_bool(c, it, "held", Y_REQUIRED, &q->held);
-			str_in(c, it, "unit", q->unit, sizeof q->unit);
-			yget_check_unknown(c, it);
+			yschema_read_item(c, s->items[i], &project_schema_param, q, "param");
 		}
 	if ((s = seq_in(c, m, "points", PROJECT_MAX_FIT_POINTS)) != NULL)
 		for (size_t i = 0; i < s->n; i++) {
 			struct project_fit_point *q = &f->points[f->npoints++];
-			struct ydoc_node *it = s->items[i];
-			if (yget_expect(c, it, YDOC_MAP, "point"))
-				continue;
-			yget_num(c, it, "m", NUM, &q->m);
-			yget_num(c, it, "step_ms", NUM, &q->step_ms);
-			yget_num(c, it, "fit_ms", NUM, &q->fit_ms);
-			yget_num(c, it, "resid_pct", NUM, &q->resid_pct);
-			yget_num(c, it, "loo_ms", NUM, &q->loo_ms);
-			yget_num(c, it, "loo_pct", NUM, &q->loo_pct);
-			yget_check_unknown(c, it);
+			yschema_read_item(c, s->items[i], &project_schema_fit_point, q, "point");
 		}
 	yget_check_unknown(c, m);
 }
 
 static void backtest_in(struct yctx *c, struct ydoc_node *m, struct project_backtest *b)
 {
-	str_in(c, m, "what", b->what, sizeof b->what);
-	yget_num(c, m, "measured", NUM, &b->measured);
-	yget_num(c, m, "predicted", NUM, &b->predicted);
-	yget_num(c, m, "err_pct", NUM, &b->err_pct);
-	str_in(c, m, "band_scenario", b->band_scenario, sizeof b->band_scenario);
-	yget_num(c, m, "band_lo_pct", NUM, &b->band_lo_pct);
-	yget_num(c, m, "band_hi_pct", NUM, &b->band_hi_pct);
-	str_in(c, m, "note", b->note, sizeof b->note);
-	yget_check_unknown(c, m);
+	yschema_read(c, m, &project_schema_backtest, b);
 }
 
 /* xbacktest.implementation's pooled figures (optional: older records have
@@ -333,21 +243,8 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 		if (!p->xback)
 			return err_nomem();
 		for (size_t i = 0; i < s->n; i++) {
-			struct ydoc_node *it = s->items[i];
 			struct project_xback *x = &p->xback[p->nxback++];
-			if (yget_expect(c, it, YDOC_MAP, "pair"))
-				continue;
-			str_in(c, it, "class", x->cls, sizeof x->cls);
-			str_in(c, it, "from", x->from, sizeof x->from);
-			str_in(c, it, "to", x->to, sizeof x->to);
-			int_in(c, it, "n", &x->n);
-			yget_num(c, it, "cover_pct", NUM, &x->cover_pct);
-			yget_num(c, it, "med_err_pct", NUM, &x->med_err_pct);
-			yget_num(c, it, "max_err_pct", NUM, &x->max_err_pct);
-			x->bias_pct = x->width_pct = NAN;
-			yget_num(c, it, "bias_pct", Y_NULLABLE, &x->bias_pct);
-			yget_num(c, it, "width_pct", Y_NULLABLE, &x->width_pct);
-			yget_check_unknown(c, it);
+			yschema_read_item(c, s->items[i], &project_schema_xback, x, "pair");
 		}
 	}
 	if ((s = seq_in(c, m, "pooled", 10000)) != NULL) {

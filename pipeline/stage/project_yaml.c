@@ -3,6 +3,7 @@
 #include "project.h"
 
 #include "backtest.h"
+#include "project_schema.h"
 
 #include "err.h"
 #include "fsx.h"
@@ -12,17 +13,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- writer */
-
-static void band_out(struct yout *y, const char *key, const struct band *b)
-{
-	yout_key(y, key);
-	yout_map_flow(y);
-	yout_kv_num(y, "point", b->point);
-	yout_kv_num(y, "p5", b->p5);
-	yout_kv_num(y, "p50", b->p50);
-	yout_kv_num(y, "p95", b->p95);
-	yout_end(y);
-}
 
 static void kv_bool(struct yout *y, const char *key, int v)
 {
@@ -35,46 +25,7 @@ static void rows_out(struct yout *y, const struct projection *p)
 	yout_key(y, "rows");
 	yout_seq(y);
 	for (size_t i = 0; i < p->nrows; i++) {
-		const struct project_row *r = &p->rows[i];
-		yout_map(y);
-		yout_kv_str(y, "scenario", r->scenario);
-		yout_kv_str(y, "target", r->target);
-		yout_kv_str(y, "pipeline", tmpl_pipeline_name(r->pipeline));
-		yout_kv_int(y, "block", r->block);
-		yout_kv_int(y, "budget", r->budget);
-		yout_kv_int(y, "concurrency", r->concurrency);
-		yout_kv_int(y, "context", r->context);
-		yout_kv_str(y, "context_from", r->context_from);
-		yout_kv_num(y, "M", r->M);
-		yout_kv_num(y, "accept", r->accept);
-		yout_kv_num(y, "accept_lo", r->accept_lo);
-		yout_kv_num(y, "accept_hi", r->accept_hi);
-		yout_kv_str(y, "accept_from", r->accept_from);
-		yout_kv_str(y, "estimator", tmpl_estimator_name(r->estimator));
-		kv_bool(y, "runnable", r->runnable);
-		yout_kv_str(y, "note", r->note);
-		yout_key(y, "ms");
-		yout_map_flow(y);
-		for (int k = 0; k < COMP_COUNT; k++)
-			yout_kv_num(y, model_comp_name((enum model_comp)k), r->ms[k]);
-		yout_end(y);
-		yout_kv_num(y, "moe_ms", r->moe_ms);
-		yout_kv_num(y, "nonmoe_ms", r->nonmoe_ms);
-		band_out(y, "step_ms", &r->step_ms);
-		band_out(y, "tok_s", &r->tok_s);
-		band_out(y, "moe_band", &r->moe_band);
-		yout_kv_num(y, "lean_pct", r->lean_pct);
-		yout_kv_str(y, "lean_by", r->lean_by);
-		yout_kv_num(y, "lean_by_pct", r->lean_by_pct);
-		yout_kv_num(y, "point_pctile", r->point_pctile);
-		kv_bool(y, "moe_xfer", r->moe_xfer);
-		yout_kv_num(y, "other_tok_s", r->other_tok_s);
-		yout_kv_num(y, "other_pctile", r->other_pctile);
-		yout_kv_num(y, "extrap_pct", r->extrap_pct);
-		yout_kv_num(y, "xfer_cover_pct", r->xfer_cover_pct);
-		yout_kv_num(y, "xfer_err_pct", r->xfer_err_pct);
-		yout_kv_num(y, "xfer_gap_pct", r->xfer_gap_pct);
-		yout_end(y);
+		yschema_write_item(y, &project_schema_row, &p->rows[i]);
 	}
 	yout_end(y);
 }
@@ -91,18 +42,8 @@ static void tornado_out(struct yout *y, const struct projection *p)
 		yout_kv_num(y, "tok_s_point", t->tok_s_point);
 		yout_key(y, "bars");
 		yout_seq(y);
-		for (int b = 0; b < t->nbars; b++) {
-			const struct project_bar *r = &t->bars[b];
-			yout_map_flow(y);
-			yout_kv_str(y, "name", r->name);
-			yout_kv_num(y, "value_point", r->value_point);
-			yout_kv_num(y, "value_p5", r->value_p5);
-			yout_kv_num(y, "value_p95", r->value_p95);
-			yout_kv_num(y, "tok_s_p5", r->tok_s_p5);
-			yout_kv_num(y, "tok_s_p95", r->tok_s_p95);
-			yout_kv_num(y, "swing", r->swing);
-			yout_end(y);
-		}
+		for (int b = 0; b < t->nbars; b++)
+			yschema_write_item(y, &project_schema_bar, &t->bars[b]);
 		yout_end(y);
 		yout_end(y);
 	}
@@ -189,28 +130,13 @@ static void fit_out(struct yout *y, const struct project_fit *f)
 	yout_key(y, "params");
 	yout_seq(y);
 	for (int i = 0; i < f->nparams; i++) {
-		const struct project_param *q = &f->params[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "name", q->name);
-		yout_kv_num(y, "value", q->value);
-		yout_kv_num(y, "se", q->se);
-		kv_bool(y, "held", q->held);
-		yout_kv_str(y, "unit", q->unit);
-		yout_end(y);
+		yschema_write_item(y, &project_schema_param, &f->params[i]);
 	}
 	yout_end(y);
 	yout_key(y, "points");
 	yout_seq(y);
 	for (int i = 0; i < f->npoints; i++) {
-		const struct project_fit_point *q = &f->points[i];
-		yout_map_flow(y);
-		yout_kv_num(y, "m", q->m);
-		yout_kv_num(y, "step_ms", q->step_ms);
-		yout_kv_num(y, "fit_ms", q->fit_ms);
-		yout_kv_num(y, "resid_pct", q->resid_pct);
-		yout_kv_num(y, "loo_ms", q->loo_ms);
-		yout_kv_num(y, "loo_pct", q->loo_pct);
-		yout_end(y);
+		yschema_write_item(y, &project_schema_fit_point, &f->points[i]);
 	}
 	yout_end(y);
 	yout_end(y);
@@ -221,17 +147,7 @@ static void backtest_out(struct yout *y, const struct projection *p)
 	yout_key(y, "backtest");
 	yout_seq(y);
 	for (size_t i = 0; i < p->nbacktest; i++) {
-		const struct project_backtest *b = &p->backtest[i];
-		yout_map(y);
-		yout_kv_str(y, "what", b->what);
-		yout_kv_num(y, "measured", b->measured);
-		yout_kv_num(y, "predicted", b->predicted);
-		yout_kv_num(y, "err_pct", b->err_pct);
-		yout_kv_str(y, "band_scenario", b->band_scenario);
-		yout_kv_num(y, "band_lo_pct", b->band_lo_pct);
-		yout_kv_num(y, "band_hi_pct", b->band_hi_pct);
-		yout_kv_str(y, "note", b->note);
-		yout_end(y);
+		yschema_write_item(y, &project_schema_backtest, &p->backtest[i]);
 	}
 	yout_end(y);
 }
@@ -282,18 +198,7 @@ static void xback_out(struct yout *y, const struct projection *p)
 	yout_key(y, "pairs");
 	yout_seq(y);
 	for (size_t i = 0; i < p->nxback; i++) {
-		const struct project_xback *x = &p->xback[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "class", x->cls);
-		yout_kv_str(y, "from", x->from);
-		yout_kv_str(y, "to", x->to);
-		yout_kv_int(y, "n", x->n);
-		yout_kv_num(y, "cover_pct", x->cover_pct);
-		yout_kv_num(y, "med_err_pct", x->med_err_pct);
-		yout_kv_num(y, "max_err_pct", x->max_err_pct);
-		yout_kv_num(y, "bias_pct", x->bias_pct);
-		yout_kv_num(y, "width_pct", x->width_pct);
-		yout_end(y);
+		yschema_write_item(y, &project_schema_xback, &p->xback[i]);
 	}
 	yout_end(y);
 	xsum_out(y, p->xsum, p->nxsum, "class", "family");
