@@ -110,10 +110,7 @@ static void load_anchors(struct calib *cal, struct yctx *c, struct ydoc_node *se
 		load_anchor(&cal->sglang_b16, c, n, "sglang_b16");
 	cal->sglang_max_budget = NAN;
 	if (!yget_node(c, sec, "sglang_limits", YDOC_MAP, Y_REQUIRED, &n) && n) {
-		yget_num(c, n, "max_budget", REQ_INT, &cal->sglang_max_budget);
-		yget_strcpy(c, n, "source", Y_REQUIRED, cal->sglang_limit_source,
-			 sizeof cal->sglang_limit_source);
-		yget_check_unknown(c, n);
+		yschema_read(c, n, &limits_schema, cal);
 	}
 	yget_check_unknown(c, sec);
 }
@@ -176,26 +173,18 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 {
 	struct moe_reference *r = &cal->moe_ref;
 	struct ydoc_node *pts = NULL, *phys = NULL;
-	const char *curve = NULL, *note = NULL;
+	const char *note = NULL;
 
 	if (map_expect(c, sec, "moe_reference"))
 		return;
 	r->prov = PROV_MEASURED;
-	yget_strcpy(c, sec, "gpu", Y_REQUIRED, r->gpu, sizeof r->gpu);
+	yschema_read_fields(c, sec, &moe_ref_schema, r);
 	{
 		struct ydoc_node *g = ydoc_get(sec, "gpu");
 		r->gpu_line = g ? g->line : sec->line;
 		r->gpu_col = g ? g->col : sec->col;
 	}
-	yget_strcpy(c, sec, "source", Y_REQUIRED, r->source, sizeof r->source);
-	yget_num(c, sec, "tp", REQ_INT, &r->tp);
 	yget_str(c, sec, "efficiency_note", 0, &note);
-	if (!yget_str(c, sec, "curve", Y_REQUIRED, &curve) && curve &&
-	    calib_moe_curve_parse(curve, &r->curve)) {
-		struct ydoc_node *n = ydoc_get(sec, "curve");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "curve: expected linear or physical, got '%s'", curve);
-	}
 	r->floor_us = NAN;
 	{
 		struct ydoc_node *fl = NULL;
@@ -464,9 +453,7 @@ static void load_moe_transfer(struct calib *cal, struct yctx *c, struct ydoc_nod
 
 	if (map_expect(c, sec, "moe_transfer"))
 		return;
-	yget_strcpy(c, sec, "source", Y_REQUIRED, cal->xfer_source, sizeof cal->xfer_source);
-	yget_strcpy(c, sec, "class", Y_REQUIRED, cal->xfer_class, sizeof cal->xfer_class);
-	yget_num(c, sec, "sigma_floor", Y_REQUIRED | Y_NONNEG, &cal->xfer_sigma_floor);
+	yschema_read_fields(c, sec, &xfer_schema, cal);
 	load_backtest_m(cal, c, sec);
 	if (!yget_node(c, sec, "families", YDOC_MAP, Y_REQUIRED, &fam) && fam)
 		load_families(cal, c, fam);
@@ -604,21 +591,10 @@ static void load_allreduce(struct calib *cal, struct yctx *c, struct ydoc_node *
 {
 	struct allreduce *ar = &cal->ar;
 	struct ydoc_node *bytes = NULL, *lat = NULL;
-	const char *impl = NULL;
 
 	if (map_expect(c, sec, "allreduce"))
 		return;
-	yget_strcpy(c, sec, "source", Y_REQUIRED, ar->source, sizeof ar->source);
-	yget_num(c, sec, "per_layer", REQ_INT, &ar->per_layer);
-	yget_num(c, sec, "gpus", REQ_INT, &ar->gpus);
-	if (!yget_str(c, sec, "impl", Y_REQUIRED, &impl) && impl) {
-		if (strcmp(impl, "nccl") && strcmp(impl, "oneshot")) {
-			struct ydoc_node *n = ydoc_get(sec, "impl");
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "impl: expected nccl or oneshot, got '%s'", impl);
-		} else
-			snprintf(ar->impl, sizeof ar->impl, "%s", impl);
-	}
+	yschema_read_fields(c, sec, &ar_schema, ar);
 	if (!yget_node(c, sec, "bytes", YDOC_SEQ, Y_REQUIRED, &bytes) && bytes) {
 		if (bytes->n < 1 || bytes->n > CALIB_AR_SIZES)
 			ydiag_add(c->diag, c->file, bytes->line, bytes->col,

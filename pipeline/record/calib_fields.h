@@ -104,6 +104,55 @@ static const struct yschema_field anchor_fields[] = {
 };
 static const struct yschema anchor_schema = YS_TABLE("anchors.NAME", anchor_fields, 0);
 
+/* anchors.sglang_limits (fields of struct calib). */
+static const struct yschema_field limits_fields[] = {
+	YS_KEYED(struct calib, "max_budget", sglang_max_budget, YS_NUM, REQ_INT, .unit = "nodes",
+		 .help = "largest tree budget the SGLang pipeline runs",
+		 .source = "the anchors' source"),
+	YS_KEYED(struct calib, "source", sglang_limit_source, YS_STR, Y_REQUIRED,
+		 .help = "who found the limit, how"),
+};
+static const struct yschema limits_schema = YS_TABLE("anchors.sglang_limits", limits_fields, 0);
+
+static const struct yschema_name moe_curve_names[] = {
+	{"linear", MOE_CURVE_LINEAR}, {"physical", MOE_CURVE_PHYSICAL}, {NULL, 0}};
+/* moe_reference's own keys before its nested ones (floor_us, physical,
+ * points: the loader's). */
+static const struct yschema_field moe_ref_fields[] = {
+	REQ_STR(struct moe_reference, gpu, "the catalog GPU the curve was measured on"),
+	REQ_STR(struct moe_reference, source, "who measured it, how"),
+	NUM(struct moe_reference, tp, REQ_INT, "GPUs", "tensor-parallel width measured at",
+	    "the curve's source"),
+	YS_FIELD(struct moe_reference, curve, YS_ENUM, Y_REQUIRED, .names = moe_curve_names,
+		 .help = "how the MoE time is drawn between and beyond the points"),
+};
+static const struct yschema moe_ref_schema = YS_TABLE("moe_reference", moe_ref_fields, 0);
+
+/* moe_transfer's own keys before its nested ones (fields of struct calib). */
+static const struct yschema_field xfer_fields[] = {
+	YS_KEYED(struct calib, "source", xfer_source, YS_STR, Y_REQUIRED,
+		 .help = "where the transfer's method comes from"),
+	YS_KEYED(struct calib, "class", xfer_class, YS_STR, Y_REQUIRED,
+		 .help = "the measured class (measured.yaml) the model's MoE is"),
+	YS_KEYED(struct calib, "sigma_floor", xfer_sigma_floor, YS_NUM,
+		 Y_REQUIRED | Y_NONNEG | YS_NOSET,
+		 .help = "added to every calibrated sigma", .source = "the transfer's source"),
+};
+static const struct yschema xfer_schema = YS_TABLE("moe_transfer", xfer_fields, 0);
+
+static const struct yschema_name ar_impl_names[] = {{"nccl", 0}, {"oneshot", 1}, {NULL, 0}};
+/* allreduce's own keys before bytes and latency_us (the loader's). */
+static const struct yschema_field ar_fields[] = {
+	REQ_STR(struct allreduce, source, "who measured the latencies, how"),
+	NUM(struct allreduce, per_layer, REQ_INT, NULL, "all-reduces per layer",
+	    "the model's layer"),
+	NUM(struct allreduce, gpus, REQ_INT, "GPUs", "ranks (the ring's 2(n-1)/n)",
+	    "the measurement's"),
+	YS_FIELD(struct allreduce, impl, YS_STR, Y_REQUIRED, .names = ar_impl_names,
+		 .help = "which implementation's latencies the step takes"),
+};
+static const struct yschema ar_schema = YS_TABLE("allreduce", ar_fields, 0);
+
 static const char *const asm_names[ASM_COUNT] = {
 	[ASM_NATIVE_CUT] = "native_cut",
 	[ASM_MOE_TRANSFER] = "moe_transfer",

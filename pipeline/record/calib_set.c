@@ -142,7 +142,7 @@ static int set_physical(struct calib *c, const char *name, double v, const char 
 static int set_moe_reference(struct calib *c, const char *rest, double v, const char *full)
 {
 	if (!strcmp(rest, "tp"))
-		return set_checked(&c->moe_ref.tp, REQ_INT, v, full);
+		return set_field(&c->moe_ref, &moe_ref_schema, rest, v, full);
 	if (!strcmp(rest, "floor_us")) /* 0: no per-call floor */
 		return set_checked(&c->moe_ref.floor_us, Y_NONNEG, v, full);
 	/* 0: the anchors take the curve's own MoE */
@@ -162,8 +162,9 @@ static int set_allreduce(struct calib *c, const char *rest, double v, const char
 	char gpu[32];
 	double m;
 	int n = 0;
-	if (!strcmp(rest, "per_layer") || !strcmp(rest, "gpus")) /* as the loader reads them */
-		return set_checked(rest[0] == 'p' ? &c->ar.per_layer : &c->ar.gpus, REQ_INT, v, full);
+	int rc = set_field(&c->ar, &ar_schema, rest, v, full); /* per_layer, gpus */
+	if (rc != NOKEY)
+		return rc;
 	if (!dot || (size_t)(dot - rest) >= sizeof gpu ||
 	    sscanf(dot + 1, "step_ms_at_m%lf%n", &m, &n) != 1 || dot[1 + n] || !(m >= 1) ||
 	    m != floor(m) || m > 1e6)
@@ -203,8 +204,8 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 	if (!field)
 		return NOKEY;
 	*field++ = '\0';
-	if (!strcmp(rest, "sglang_limits") && !strcmp(field, "max_budget"))
-		return set_checked(&c->sglang_max_budget, REQ_INT, v, full);
+	if (!strcmp(rest, "sglang_limits"))
+		return set_field(c, &limits_schema, field, v, full);
 	struct anchor *a = !strcmp(rest, "sglang_b8")    ? &c->sglang_b8
 			   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
 							 : NULL;
@@ -328,7 +329,7 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	char key[160];
 	int rc = fn(ctx, "moe_reference.gpu", r->gpu);
 	rc = rc ? rc : fn(ctx, "moe_reference.curve", calib_moe_curve_name(r->curve));
-	rc = rc ? rc : key_num(fn, ctx, "moe_reference.tp", r->tp);
+	rc = rc ? rc : yschema_keys(&moe_ref_schema, r, "moe_reference", fn, ctx);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.floor_us", r->floor_us);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b8_ms", r->anchor_ms[0]);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b16_ms", r->anchor_ms[1]);
@@ -353,10 +354,9 @@ int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
 	rc = rc ? rc : keys_transfer(c, fn, ctx);
 	rc = rc ? rc : yschema_keys(&anchor_schema, a8, "anchors.sglang_b8", fn, ctx);
 	rc = rc ? rc : yschema_keys(&anchor_schema, &c->sglang_b16, "anchors.sglang_b16", fn, ctx);
-	rc = rc ? rc : key_num(fn, ctx, "anchors.sglang_limits.max_budget", c->sglang_max_budget);
+	rc = rc ? rc : yschema_keys(&limits_schema, c, "anchors.sglang_limits", fn, ctx);
 	rc = rc ? rc : keys_reference(c, fn, ctx);
-	rc = rc ? rc : key_num(fn, ctx, "allreduce.per_layer", c->ar.per_layer);
-	rc = rc ? rc : key_num(fn, ctx, "allreduce.gpus", c->ar.gpus);
+	rc = rc ? rc : yschema_keys(&ar_schema, &c->ar, "allreduce", fn, ctx);
 	/* the all-reduce per step at the b8 anchor's width, as the documents show it */
 	for (size_t i = 0; i < c->ar.n && !rc; i++) {
 		snprintf(key, sizeof key, "allreduce.%s.step_ms_at_m%g", c->ar.per_gpu[i].gpu,
