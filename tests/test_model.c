@@ -177,6 +177,17 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	assert_int_equal(calibrate_set(&c2, "moe_refernce.gpu", "h200"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_refernce.gpu'; did you mean "
 				       "'moe_reference.gpu'?");
+	/* the keys of the schema tables: the GPU catalog's, the model's */
+	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbsp", "8"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set: no such key 'gpus.b300.bw_tbsp'; did you mean "
+				       "'gpus.b300.bw_tbps'?");
+	assert_int_equal(calibrate_set(&c2, "model.hiden", "7168"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set: no such key 'model.hiden'; did you mean "
+				       "'model.hidden'?");
+	assert_int_equal(calibrate_set(&c2, "gpus.b300.name", "B"), DDT_EINPUT); /* text: not a --set key */
+	assert_non_null(strstr(err_msg(), "no such key 'gpus.b300.name'"));
+	assert_int_equal(calibrate_set(&c2, "allreduce.gpus", "2.5"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set allreduce.gpus: must be a whole number");
 	assert_int_equal(calibrate_set(&c2, "zzzz", "1"), DDT_EINPUT);
 	assert_null(strstr(err_msg(), "did you mean"));
 	assert_int_equal(calibrate_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,10 @@
 #include "fsx.h"
 #include "model.h"
 #include "sources.h"
+#include "project.h"
+#include "project_schema.h"
 #include "ydoc.h"
+#include "yschema.h"
 
 #define BAD_DIR "tests/fixtures/bad"
 
@@ -199,6 +203,217 @@ static void test_yaml__emitter_output_reads_back(void **state)
 	free(buf);
 }
 
+
+/* ---------------------------------------------------------------- schema tables */
+
+struct sample_pair {
+	double lo, hi;
+};
+struct sample {
+	double rate, opt, nullable, frac;
+	int count;
+	char name[8];
+	int kind, on;
+	struct sample_pair pair;
+};
+
+static const struct yschema_field pair_fields[] = {
+	YS_FIELD(struct sample_pair, lo, YS_NUM, Y_REQUIRED),
+	YS_FIELD(struct sample_pair, hi, YS_NUM, Y_REQUIRED),
+};
+static const struct yschema pair_schema = YS_TABLE("pair", pair_fields, 1);
+static const struct yschema_range open_unit = {0, 1, 1, 0, "within (0, 1]"};
+static const struct yschema_name kinds[] = {{"low", 0}, {"high", 7}, {NULL, 0}};
+static const struct yschema_field sample_fields[] = {
+	YS_FIELD(struct sample, rate, YS_NUM, Y_REQUIRED | Y_POSITIVE, .unit = "GB/s",
+		 .help = "a rate", .source = "datasheet"),
+	YS_FIELD(struct sample, opt, YS_NUM, 0),
+	YS_FIELD(struct sample, nullable, YS_NUM, Y_REQUIRED | Y_NULLABLE),
+	YS_FIELD(struct sample, frac, YS_NUM, Y_REQUIRED, .range = &open_unit),
+	YS_FIELD(struct sample, count, YS_INT, Y_REQUIRED | Y_NONNEG),
+	YS_FIELD(struct sample, name, YS_STR, Y_REQUIRED),
+	YS_FIELD(struct sample, kind, YS_ENUM, Y_REQUIRED, .names = kinds),
+	YS_FIELD(struct sample, on, YS_BOOL, Y_REQUIRED),
+	YS_FIELD(struct sample, pair, YS_MAP, Y_REQUIRED, .sub = &pair_schema),
+};
+static const struct yschema sample_schema = YS_TABLE("sample", sample_fields, 0);
+
+/* Equal, or both NaN. */
+static int same_num(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+/* obj's entries of s as a YAML mapping (malloc'd text). */
+static char *schema_text(const struct yschema *s, const void *obj)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct yout y;
+	yout_init(&y, fp);
+	yout_map(&y);
+	yschema_write_fields(&y, s, obj);
+	yout_end(&y);
+	fclose(fp);
+	return buf;
+}
+
+/* Reads text with s into obj; returns the problems found (diag). */
+static size_t schema_read_text(const struct yschema *s, const char *text, void *obj,
+			       struct ydiag *diag)
+{
+	struct ydoc *doc;
+	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", text, strlen(text), diag), 0);
+	struct yctx c = {"t.yaml", diag};
+	int rc = yschema_read(&c, doc->root, s, obj);
+	assert_int_equal(rc != 0, diag->n != 0);
+	ydoc_free(doc);
+	return diag->n;
+}
+
+static void test_yaml__a_schema_table_writes_what_it_reads_back(void **state)
+{
+	(void)state;
+	struct sample cases[2] = {
+		{2.5, NAN, NAN, 0.25, 3, "abc", 7, 1, {1.5, -2}},
+		{1e-3, 4, 12.125, 1, 0, "", 0, 0, {0, 1e9}},
+	};
+	for (int i = 0; i < 2; i++) {
+		struct sample back;
+		struct ydiag diag = {0};
+		char *text = schema_text(&sample_schema, &cases[i]);
+		memset(&back, 0, sizeof back);
+		back.opt = 99; /* absent on write (NaN): read back as NaN */
+		assert_int_equal(schema_read_text(&sample_schema, text, &back, &diag), 0);
+		assert_true(i ? strstr(text, "opt: 4") != NULL : strstr(text, "opt") == NULL);
+		assert_non_null(strstr(text, i ? "nullable: 12.125" : "nullable: null"));
+		assert_non_null(strstr(text, i ? "pair: {lo: 0, hi: 1e+09}" : "pair: {lo: 1.5, hi: -2}"));
+		assert_non_null(strstr(text, i ? "kind: low" : "kind: high"));
+		const struct sample *w = &cases[i];
+		assert_true(same_num(back.rate, w->rate) && same_num(back.opt, w->opt) &&
+			    same_num(back.nullable, w->nullable) && same_num(back.frac, w->frac) &&
+			    same_num(back.pair.lo, w->pair.lo) && same_num(back.pair.hi, w->pair.hi));
+		assert_int_equal(back.count, w->count);
+		assert_string_equal(back.name, w->name);
+		assert_int_equal(back.kind, w->kind);
+		assert_int_equal(back.on, w->on);
+		free(text);
+	}
+}
+
+static void test_yaml__a_projection_row_reads_back_through_its_table(void **state)
+{
+	(void)state;
+	struct project_row r, back;
+	struct ydiag diag = {0};
+	memset(&r, 0, sizeof r);
+	memset(&back, 0, sizeof back);
+	snprintf(r.scenario, sizeof r.scenario, "b8-native");
+	snprintf(r.target, sizeof r.target, "rtx_pro_6000");
+	r.pipeline = PIPE_NATIVE;
+	r.block = 8, r.budget = 16, r.concurrency = 4, r.context = 4096;
+	snprintf(r.context_from, sizeof r.context_from, "trace");
+	r.M = 68, r.accept = 4.5, r.accept_lo = 4.25, r.accept_hi = NAN;
+	snprintf(r.accept_from, sizeof r.accept_from, "typed");
+	r.estimator = EST_SEED;
+	r.runnable = 1;
+	snprintf(r.note, sizeof r.note, "a note: with \"quotes\"");
+	for (int k = 0; k < COMP_COUNT; k++)
+		r.ms[k] = 0.5 * (k + 1);
+	r.moe_ms = 3.75, r.nonmoe_ms = NAN;
+	r.step_ms = (struct band){10.5, 9, 10.25, 12};
+	r.tok_s = (struct band){381, 320, 390, NAN};
+	r.moe_band = (struct band){3.75, 3.5, 3.75, 4};
+	r.lean_pct = -1.5, r.lean_by_pct = 0.125, r.point_pctile = 48;
+	snprintf(r.lean_by, sizeof r.lean_by, "native_cut");
+	r.moe_xfer = 1;
+	r.other_tok_s = 300, r.other_pctile = 2, r.extrap_pct = 0;
+	r.xfer_cover_pct = 90, r.xfer_err_pct = 6.5, r.xfer_gap_pct = NAN;
+	char *text = schema_text(&project_schema_row, &r);
+	assert_int_equal(schema_read_text(&project_schema_row, text, &back, &diag), 0);
+	assert_memory_equal(&back, &r, sizeof r);
+	assert_non_null(strstr(text, "step_ms: {point: 10.5, p5: 9, p50: 10.25, p95: 12}"));
+	free(text);
+}
+
+/* Each class of problem at its file:line:column, in the getters' words. */
+static void test_yaml__a_schema_table_names_each_problem_at_its_place(void **state)
+{
+	(void)state;
+	static const char text[] = "rate: -1\n"
+				   "frac: 0\n"
+				   "count: many\n"
+				   "name: abcdefghij\n"
+				   "kind: middle\n"
+				   "on: yes\n"
+				   "pair: {lo: 1}\n"
+				   "colour: red\n";
+	const char *want[] = {
+		"t.yaml:1:7: rate must be greater than zero, got -1",
+		"t.yaml:1:1: missing required key 'nullable'",
+		"t.yaml:2:7: frac must be within (0, 1], got 0",
+		"t.yaml:3:8: count: expected a number, got 'many'",
+		"t.yaml:4:7: name: longer than 7 characters",
+		"t.yaml:5:7: kind: expected low or high, got 'middle'",
+		"t.yaml:6:5: on: expected true or false, got 'yes'",
+		"t.yaml:7:7: missing required key 'hi'",
+		"t.yaml:8:1: unknown key 'colour'",
+	};
+	struct sample back = {0};
+	struct ydiag diag = {0};
+	size_t n = schema_read_text(&sample_schema, text, &back, &diag);
+	if (n != sizeof want / sizeof *want)
+		for (size_t i = 0; i < n; i++)
+			printf("  %s\n", diag.msgs[i]);
+	assert_int_equal(n, sizeof want / sizeof *want);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(diag.msgs[i], want[i]);
+	ydiag_free(&diag);
+}
+
+/* Overrides keep the reader's checks; the keys listed are the settable
+ * numbers; what an entry takes reads from its table. */
+static int key_line_fn(void *ctx, const char *key, const char *value)
+{
+	fprintf(ctx, "%s=%s\n", key, value);
+	return 0;
+}
+
+static void test_yaml__a_schema_table_sets_and_lists_its_numbers(void **state)
+{
+	(void)state;
+	struct sample s = {2.5, NAN, 1, 0.5, 3, "x", 0, 0, {0, 0}};
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "rate", 0, "--set rate"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set rate: must be greater than zero");
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "frac", 1.5, "--set frac"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set frac: must be within (0, 1]");
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "count", 2.5, "--set count"),
+			 DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set count: must be a whole number");
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "name", 1, "x"), YSCHEMA_NOKEY);
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "nope", 1, "x"), YSCHEMA_NOKEY);
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "count", 4, "x"), 0);
+	assert_int_equal(s.count, 4);
+	assert_int_equal(yschema_set_num(&sample_schema, &s, "frac", 1, "x"), 0);
+	assert_true(s.frac == 1);
+
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_int_equal(yschema_keys(&sample_schema, &s, "s", key_line_fn, fp), 0);
+	fclose(fp);
+	assert_string_equal(buf, "s.rate=2.5\ns.opt=\ns.nullable=1\ns.frac=1\ns.count=4\n");
+	free(buf);
+
+	char d[80];
+	assert_string_equal(yschema_describe(&sample_fields[0], d, sizeof d), "number > 0, GB/s");
+	assert_string_equal(yschema_describe(&sample_fields[3], d, sizeof d),
+			    "number, within (0, 1]");
+	assert_string_equal(yschema_describe(&sample_fields[4], d, sizeof d), "whole number >= 0");
+	assert_string_equal(yschema_describe(&sample_fields[6], d, sizeof d), "low or high");
+}
+
 /* Checks every [id] of one source text against SOURCES.md; returns the
  * number of ids cited (0: none), or -1 after printing an unknown one. */
 static int cited_ids(const char *where, int line, const char *text, const struct sources *src)
@@ -353,6 +568,10 @@ int main(void)
 		cmocka_unit_test(test_yaml__nesting_deeper_than_the_cap_is_refused),
 		cmocka_unit_test(test_yaml__numbers_parse_strictly),
 		cmocka_unit_test(test_yaml__emitter_output_reads_back),
+		cmocka_unit_test(test_yaml__a_schema_table_writes_what_it_reads_back),
+		cmocka_unit_test(test_yaml__a_projection_row_reads_back_through_its_table),
+		cmocka_unit_test(test_yaml__a_schema_table_names_each_problem_at_its_place),
+		cmocka_unit_test(test_yaml__a_schema_table_sets_and_lists_its_numbers),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),
