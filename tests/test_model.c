@@ -188,6 +188,14 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	assert_non_null(strstr(err_msg(), "no such key 'gpus.b300.name'"));
 	assert_int_equal(calibrate_set(&c2, "allreduce.gpus", "2.5"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set allreduce.gpus: must be a whole number");
+	/* --keys says what a table's key takes, from the same entry */
+	char about[240];
+	assert_int_equal(calib_key_about("gpus.b300.bw_tbps", about, sizeof about), 1);
+	assert_string_equal(about, "number > 0, TB/s: memory bandwidth [vendor datasheet, dense]");
+	assert_int_equal(calib_key_about("model.dense_layers", about, sizeof about), 1);
+	assert_non_null(strstr(about, "whole number >= 0"));
+	assert_int_equal(calib_key_about("gpus.b300.name", about, sizeof about), 0);
+	assert_int_equal(calib_key_about("native_cut", about, sizeof about), 0);
 	assert_int_equal(calibrate_set(&c2, "zzzz", "1"), DDT_EINPUT);
 	assert_null(strstr(err_msg(), "did you mean"));
 	assert_int_equal(calibrate_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);

@@ -528,7 +528,11 @@ done:
 
 static int key_line(void *ctx, const char *key, const char *value)
 {
-	fprintf(ctx, "%-48s %s\n", key, value[0] ? value : "-");
+	char about[240];
+	if (calib_key_about(key, about, sizeof about))
+		fprintf(ctx, "%-48s %-10s # %s\n", key, value[0] ? value : "-", about);
+	else
+		fprintf(ctx, "%-48s %s\n", key, value[0] ? value : "-");
 	return 0;
 }
 
@@ -545,7 +549,7 @@ static int keys_print(const struct estimate_args *a)
 		return err_exit_status(rc);
 	}
 	printf("# every KEY of --set KEY=VALUE, with its value (-: derived by the model, "
-	       "or not given)\n");
+	       "or not given)\n# and, for a key of the calibration's tables, what it takes\n");
 	calib_keys(&cal, key_line, stdout);
 	calib_free(&cal);
 	return fflush(stdout) ? 1 : 0;

@@ -420,6 +420,12 @@ int calib_set_arg(struct calib *c, const char *arg);
 typedef int (*calib_key_fn)(void *ctx, const char *key, const char *value);
 int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx);
 
+/* What the --set key of a schema table (the GPU catalog, the model, the
+ * drafter, the anchors, moe_reference.tp, allreduce.per_layer/gpus) takes,
+ * with its unit, help line and source, into buf: "number > 0, TB/s: memory
+ * bandwidth [vendor datasheet, dense]". Returns 1, or 0 for another key. */
+int calib_key_about(const char *key, char *buf, size_t len);
+
 /* The first override of key (what it replaced is its was), or NULL. */
 const struct calib_override *calib_override_of(const struct calib *c, const char *key);
 

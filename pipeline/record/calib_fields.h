@@ -67,7 +67,7 @@ static const struct yschema_field geometry_fields[] = {
 	GEO(dense_weight_bytes, REQ_INT, "bytes", "bytes per weight outside the routed experts"),
 	GEO(kv_cache_bytes, REQ_INT, "bytes", "bytes per cached key/value element"),
 	NUM(struct geometry, tp, REQ_INT, "GPUs", "tensor-parallel width the engine runs",
-	    "ddt setting"),
+	    "ddt's setting"),
 };
 static const struct yschema geometry_schema = YS_TABLE("model", geometry_fields, 0);
 
@@ -84,7 +84,7 @@ static const struct yschema drafter_schema = YS_TABLE("drafter", drafter_fields,
 
 static const struct yschema_name anchor_kind_names[] = {
 	{"measurement", 0}, {"estimate", 1}, {NULL, 0}};
-#define ANC(m, fl, u, h) NUM(struct anchor, m, fl, u, h, "the anchor's source")
+#define ANC(m, fl, u, h) NUM(struct anchor, m, fl, u, h, "the measurement its source cites")
 /* Read in this order; error_source (required when error_pct is given) and
  * the tok_s/accept or step_ms rule are the loader's own. */
 static const struct yschema_field anchor_fields[] = {
@@ -108,7 +108,7 @@ static const struct yschema anchor_schema = YS_TABLE("anchors.NAME", anchor_fiel
 static const struct yschema_field limits_fields[] = {
 	YS_KEYED(struct calib, "max_budget", sglang_max_budget, YS_NUM, REQ_INT, .unit = "nodes",
 		 .help = "largest tree budget the SGLang pipeline runs",
-		 .source = "the anchors' source"),
+		 .source = "what was seen to run (its source)"),
 	YS_KEYED(struct calib, "source", sglang_limit_source, YS_STR, Y_REQUIRED,
 		 .help = "who found the limit, how"),
 };
@@ -122,7 +122,7 @@ static const struct yschema_field moe_ref_fields[] = {
 	REQ_STR(struct moe_reference, gpu, "the catalog GPU the curve was measured on"),
 	REQ_STR(struct moe_reference, source, "who measured it, how"),
 	NUM(struct moe_reference, tp, REQ_INT, "GPUs", "tensor-parallel width measured at",
-	    "the curve's source"),
+	    "the measurement its source cites"),
 	YS_FIELD(struct moe_reference, curve, YS_ENUM, Y_REQUIRED, .names = moe_curve_names,
 		 .help = "how the MoE time is drawn between and beyond the points"),
 };
@@ -145,9 +145,9 @@ static const struct yschema_name ar_impl_names[] = {{"nccl", 0}, {"oneshot", 1},
 static const struct yschema_field ar_fields[] = {
 	REQ_STR(struct allreduce, source, "who measured the latencies, how"),
 	NUM(struct allreduce, per_layer, REQ_INT, NULL, "all-reduces per layer",
-	    "the model's layer"),
+	    "the model's layer structure"),
 	NUM(struct allreduce, gpus, REQ_INT, "GPUs", "ranks (the ring's 2(n-1)/n)",
-	    "the measurement's"),
+	    "the latency measurement"),
 	YS_FIELD(struct allreduce, impl, YS_STR, Y_REQUIRED, .names = ar_impl_names,
 		 .help = "which implementation's latencies the step takes"),
 };

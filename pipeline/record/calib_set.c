@@ -376,6 +376,46 @@ int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
 	return rc;
 }
 
+/* The table of a --set key's section ("gpus.b300.bw_tbps": the GPU
+ * catalog's), or NULL for a key of no table (the assumptions, curves,
+ * transfers, laws). */
+static const struct yschema *key_schema(const char *key)
+{
+	const char *dot = strchr(key, '.');
+	size_t n = dot ? (size_t)(dot - key) : 0;
+	int parts = 1;
+	for (const char *p = key; (p = strchr(p, '.')) != NULL; p++)
+		parts++;
+#define FIRST(s) (n == strlen(s) && !strncmp(key, s, n))
+	if (FIRST("gpus") && parts == 3)
+		return &gpu_schema;
+	if (FIRST("model") && parts == 2)
+		return &geometry_schema;
+	if (FIRST("drafter") && parts == 2)
+		return &drafter_schema;
+	if (FIRST("moe_reference") && parts == 2)
+		return &moe_ref_schema;
+	if (FIRST("allreduce") && parts == 2)
+		return &ar_schema;
+	if (FIRST("anchors") && parts == 3)
+		return !strncmp(key, "anchors.sglang_limits.", 22) ? &limits_schema : &anchor_schema;
+#undef FIRST
+	return NULL;
+}
+
+int calib_key_about(const char *key, char *buf, size_t len)
+{
+	const struct yschema *s = key_schema(key);
+	const struct yschema_field *f = s ? yschema_find(s, strrchr(key, '.') + 1) : NULL;
+	char what[120];
+	if (!f || (f->type != YS_NUM && f->type != YS_INT) || (f->flags & YS_NOSET))
+		return 0;
+	snprintf(buf, len, "%s: %s%s%s%s", yschema_describe(f, what, sizeof what),
+		 f->help ? f->help : "", f->source ? " [" : "", f->source ? f->source : "",
+		 f->source ? "]" : "");
+	return 1;
+}
+
 struct key_find {
 	const char *key;
 	char *val;
