@@ -243,7 +243,10 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 			continue;
 		double v = f->type == YS_INT ? *AT_C(obj, f, int) : *AT_C(obj, f, double);
 		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
-		snprintf(val, sizeof val, isnan(v) ? "" : "%.9g", v);
+		if (isnan(v))
+			val[0] = '\0';
+		else
+			snprintf(val, sizeof val, "%.9g", v);
 		rc = fn(ctx, key, val);
 	}
 	return rc;

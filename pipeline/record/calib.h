@@ -80,6 +80,8 @@ struct anchor {
  *            + a fixed cost per layer, fitted to the points (fit.h), with a
  *            compute roof on the target; it plateaus once every expert is read. */
 enum moe_curve_kind { MOE_CURVE_LINEAR, MOE_CURVE_PHYSICAL };
+/* The curves' names, by value (the schema tables' list, yschema.h). */
+extern const struct yschema_name calib_moe_curve_names[];
 const char *calib_moe_curve_name(enum moe_curve_kind k);
 /* Parses "linear" or "physical"; returns 0 or -1. */
 int calib_moe_curve_parse(const char *s, enum moe_curve_kind *out);

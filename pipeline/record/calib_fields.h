@@ -114,8 +114,6 @@ static const struct yschema_field limits_fields[] = {
 };
 static const struct yschema limits_schema = YS_TABLE("anchors.sglang_limits", limits_fields, 0);
 
-static const struct yschema_name moe_curve_names[] = {
-	{"linear", MOE_CURVE_LINEAR}, {"physical", MOE_CURVE_PHYSICAL}, {NULL, 0}};
 /* moe_reference's own keys before its nested ones (floor_us, physical,
  * points: the loader's). */
 static const struct yschema_field moe_ref_fields[] = {
@@ -123,7 +121,7 @@ static const struct yschema_field moe_ref_fields[] = {
 	REQ_STR(struct moe_reference, source, "who measured it, how"),
 	NUM(struct moe_reference, tp, REQ_INT, "GPUs", "tensor-parallel width measured at",
 	    "the measurement its source cites"),
-	YS_FIELD(struct moe_reference, curve, YS_ENUM, Y_REQUIRED, .names = moe_curve_names,
+	YS_FIELD(struct moe_reference, curve, YS_ENUM, Y_REQUIRED, .names = calib_moe_curve_names,
 		 .help = "how the MoE time is drawn between and beyond the points"),
 };
 static const struct yschema moe_ref_schema = YS_TABLE("moe_reference", moe_ref_fields, 0);

@@ -42,18 +42,19 @@ int calib_provenance_parse(const char *s, enum provenance *out)
 	return -1;
 }
 
-static const char *const curve_names[] = {"linear", "physical"};
+const struct yschema_name calib_moe_curve_names[] = {
+	{"linear", MOE_CURVE_LINEAR}, {"physical", MOE_CURVE_PHYSICAL}, {NULL, 0}};
 
 const char *calib_moe_curve_name(enum moe_curve_kind k)
 {
-	return curve_names[k];
+	return calib_moe_curve_names[k].name;
 }
 
 int calib_moe_curve_parse(const char *s, enum moe_curve_kind *out)
 {
-	for (int i = 0; i < 2; i++)
-		if (!strcmp(s, curve_names[i])) {
-			*out = (enum moe_curve_kind)i;
+	for (int i = 0; calib_moe_curve_names[i].name; i++)
+		if (!strcmp(s, calib_moe_curve_names[i].name)) {
+			*out = (enum moe_curve_kind)calib_moe_curve_names[i].value;
 			return 0;
 		}
 	return -1;

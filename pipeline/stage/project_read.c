@@ -274,25 +274,8 @@ static int xback_in(struct yctx *c, struct ydoc_node *m, struct projection *p)
 
 static void central_in(struct yctx *c, struct ydoc_node *m, struct project_central *k)
 {
-	struct ydoc_node *s = NULL;
 	k->have = 1;
-	yget_num(c, m, "a8_step_ms", NUM, &k->a8_step_ms);
-	yget_num(c, m, "b16_step_ms", NUM, &k->b16_step_ms);
-	yget_num(c, m, "growth", NUM, &k->growth);
-	yget_num(c, m, "form", NUM, &k->form);
-	yget_num(c, m, "moe_scale", NUM, &k->moe_scale);
-	yget_num(c, m, "z_x", NUM, &k->z_x);
-	if (!yget_node(c, m, "values", YDOC_SEQ, Y_REQUIRED, &s) && s)
-		for (size_t i = 0; i < s->n && k->n < CALIB_MAX_ASM; i++) {
-			struct ydoc_node *e = s->items[i];
-			if (yget_expect(c, e, YDOC_MAP, "value"))
-				continue;
-			str_in(c, e, "name", k->name[k->n], sizeof k->name[k->n]);
-			yget_num(c, e, "value", NUM, &k->v[k->n]);
-			yget_check_unknown(c, e);
-			k->n++;
-		}
-	yget_check_unknown(c, m);
+	yschema_read(c, m, &project_schema_central, k);
 }
 
 static void input_in(struct yctx *c, struct ydoc_node *m, struct project_input *in)
@@ -319,8 +302,6 @@ static int alloc_n(void *out, size_t n, size_t sz)
 static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *root)
 {
 	struct ydoc_node *s, *g = NULL, *f = NULL;
-	const char *curve = NULL;
-	double seed = NAN;
 	int rc = 0;
 
 	int_in(c, root, "schema", &p->schema);
@@ -330,26 +311,8 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 			  p->schema);
 		return DDT_EINPUT;
 	}
-	str_in(c, root, "run_id", p->run_id, sizeof p->run_id);
-	str_in(c, root, "template", p->template_name, sizeof p->template_name);
-	str_in(c, root, "calibration", p->calibration, sizeof p->calibration);
-	int_in(c, root, "samples", &p->samples);
-	if (!yget_num(c, root, "seed", Y_REQUIRED | Y_NONNEG | Y_INTEGER, &seed) && !isnan(seed))
-		p->seed = (uint64_t)seed;
-	if (!yget_str(c, root, "curve", Y_REQUIRED, &curve) && curve &&
-	    calib_moe_curve_parse(curve, &p->curve))
-		ydiag_add(c->diag, c->file, root->line, root->col, "curve: expected linear or physical");
-	yget_bool(c, root, "recalibrated", Y_REQUIRED, &p->recalibrated);
-	str_in(c, root, "measured_on", p->measured_on, sizeof p->measured_on);
-	str_in(c, root, "lean", p->lean, sizeof p->lean);
-	yget_num(c, root, "ess", NUM, &p->ess);
-	yget_num(c, root, "ess_pct", NUM, &p->ess_pct);
-	yget_bool(c, root, "conflict", Y_REQUIRED, &p->conflict);
-	str_in(c, root, "weighting", p->weighting, sizeof p->weighting);
-	str_in(c, root, "accept_kind", p->accept_kind, sizeof p->accept_kind);
-	str_in(c, root, "accept_source", p->accept_source, sizeof p->accept_source);
-	str_key(c, root, "context_law_label", 0, p->context_law_label, sizeof p->context_law_label);
-	str_key(c, root, "context_law", 0, p->context_law, sizeof p->context_law);
+	yschema_read_fields(c, root, &project_schema_ident, p);
+	yschema_read_fields(c, root, &project_schema_head, p);
 	if ((s = seq_in(c, root, "notes", 1000)) != NULL) {
 		if ((rc = alloc_n(&p->notes, s->n, sizeof *p->notes)))
 			return rc;

@@ -3,7 +3,9 @@
 
 #include "project.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A figure: written as a number or null, required on read. */
 #define FIG (Y_REQUIRED | Y_NULLABLE)
@@ -146,3 +148,94 @@ static const struct yschema_field xback_fields[] = {
 	XB(width_pct, Y_NULLABLE, "median (p95 - p5) / p50"),
 };
 const struct yschema project_schema_xback = YS_TABLE("pair", xback_fields, 1);
+
+#define P_STR(m, fl, h) YS_FIELD(struct projection, m, YS_STR, fl, .help = (h))
+static const struct yschema_field ident_fields[] = {
+	P_STR(run_id, Y_REQUIRED, "the run the projection belongs to"),
+	YS_KEYED(struct projection, "template", template_name, YS_STR, Y_REQUIRED,
+		 .help = "the job template's name"),
+	P_STR(calibration, Y_REQUIRED, "the calibration read"),
+};
+const struct yschema project_schema_ident = YS_TABLE("projection", ident_fields, 0);
+
+/* seed: a whole number, written as one (uint64_t). */
+static void seed_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
+{
+	double seed = NAN;
+	if (!yget_num(c, m, f->key, Y_REQUIRED | Y_NONNEG | Y_INTEGER, &seed) && !isnan(seed))
+		((struct projection *)obj)->seed = (uint64_t)seed;
+}
+
+static void seed_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_int(y, f->key, (long long)((const struct projection *)obj)->seed);
+}
+
+#define P(m, ty, fl, u, h) YS_FIELD(struct projection, m, ty, fl, .unit = (u), .help = (h))
+static const struct yschema_field head_fields[] = {
+	P(samples, YS_INT, Y_REQUIRED, "draws", "Monte Carlo draws"),
+	{.key = "seed", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = seed_read,
+	 .write = seed_write, .help = "the draws' random seed"},
+	YS_FIELD(struct projection, curve, YS_ENUM, Y_REQUIRED, .names = calib_moe_curve_names,
+		 .help = "the MoE curve used"),
+	P(recalibrated, YS_BOOL, Y_REQUIRED, NULL, "tonight's measurements replaced laws"),
+	P(measured_on, YS_STR, Y_REQUIRED, NULL, "tonight's device"),
+	P(lean, YS_STR, Y_REQUIRED, NULL, "the lean, in words"),
+	P(ess, YS_NUM, FIG, "draws", "effective sample size of the weighted draws"),
+	P(ess_pct, YS_NUM, FIG, "%", "it, of the draws"),
+	P(conflict, YS_BOOL, Y_REQUIRED, NULL, "the anchors disagree with the prior"),
+	P(weighting, YS_STR, Y_REQUIRED, NULL, "what was weighted by what"),
+	P(accept_kind, YS_STR, Y_REQUIRED, NULL, "published or trace"),
+	P(accept_source, YS_STR, Y_REQUIRED, NULL, "the acceptance source in words"),
+	/* a projection written before the context law existed lacks them */
+	P(context_law_label, YS_STR, 0, NULL, "the context law's label"),
+	P(context_law, YS_STR, 0, NULL, "the context law in words"),
+};
+const struct yschema project_schema_head = YS_TABLE("projection", head_fields, 0);
+
+/* values: the assumptions at the calibrated point, [{name, value}]. */
+static void values_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	struct project_central *k = obj;
+	struct ydoc_node *s = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, Y_REQUIRED, &s) || !s)
+		return;
+	for (size_t i = 0; i < s->n && k->n < CALIB_MAX_ASM; i++) {
+		struct ydoc_node *e = s->items[i];
+		if (yget_expect(c, e, YDOC_MAP, "value"))
+			continue;
+		yget_strcpy(c, e, "name", Y_REQUIRED, k->name[k->n], sizeof k->name[k->n]);
+		yget_num(c, e, "value", FIG, &k->v[k->n]);
+		yget_check_unknown(c, e);
+		k->n++;
+	}
+}
+
+static void values_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct project_central *k = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < k->n; i++) {
+		yout_map_flow(y);
+		yout_kv_str(y, "name", k->name[i]);
+		yout_kv_num(y, "value", k->v[i]);
+		yout_end(y);
+	}
+	yout_end(y);
+}
+
+#define CP(m, u, h) YS_FIELD(struct project_central, m, YS_NUM, FIG, .unit = (u), .help = (h))
+static const struct yschema_field central_fields[] = {
+	CP(a8_step_ms, "ms", "the b8 anchor's step at the point"),
+	CP(b16_step_ms, "ms", "the b16 step the growth is solved for (null: held)"),
+	CP(growth, NULL, "the growth at the point"),
+	CP(form, NULL, "the model's form knob"),
+	CP(moe_scale, NULL, "the model's MoE scale knob"),
+	CP(z_x, NULL, "the model's transfer knob"),
+	{.key = "values", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = values_read,
+	 .write = values_write, .help = "the assumptions at the calibrated point"},
+};
+const struct yschema project_schema_central = YS_TABLE("calibrated_point", central_fields, 0);

@@ -17,5 +17,11 @@ extern const struct yschema project_schema_param;
 extern const struct yschema project_schema_fit_point;
 extern const struct yschema project_schema_backtest;
 extern const struct yschema project_schema_xback;
+/* projection.yaml's identity (run_id, template, calibration), its head
+ * (samples, seed, curve ... context_law: also the text form's) and the
+ * calibrated point. */
+extern const struct yschema project_schema_ident;
+extern const struct yschema project_schema_head;
+extern const struct yschema project_schema_central;
 
 #endif

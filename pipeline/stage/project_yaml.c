@@ -236,20 +236,7 @@ static void inputs_out(struct yout *y, const struct projection *p)
 void project_emit_sections(struct yout *y, const struct projection *p, unsigned parts)
 {
 	if (parts & PROJECT_TEXT_BANDS) {
-		yout_kv_int(y, "samples", p->samples);
-		yout_kv_int(y, "seed", (long long)p->seed);
-		yout_kv_str(y, "curve", calib_moe_curve_name(p->curve));
-		kv_bool(y, "recalibrated", p->recalibrated);
-		yout_kv_str(y, "measured_on", p->measured_on);
-		yout_kv_str(y, "lean", p->lean);
-		yout_kv_num(y, "ess", p->ess);
-		yout_kv_num(y, "ess_pct", p->ess_pct);
-		kv_bool(y, "conflict", p->conflict);
-		yout_kv_str(y, "weighting", p->weighting);
-		yout_kv_str(y, "accept_kind", p->accept_kind);
-		yout_kv_str(y, "accept_source", p->accept_source);
-		yout_kv_str(y, "context_law_label", p->context_law_label);
-		yout_kv_str(y, "context_law", p->context_law);
+		yschema_write_fields(y, &project_schema_head, p);
 		yout_key(y, "notes");
 		yout_seq(y);
 		for (size_t i = 0; i < p->nnotes; i++)
@@ -277,23 +264,7 @@ static void central_out(struct yout *y, const struct projection *p)
 	if (!k->have)
 		return;
 	yout_key(y, "calibrated_point");
-	yout_map(y);
-	yout_kv_num(y, "a8_step_ms", k->a8_step_ms);
-	yout_kv_num(y, "b16_step_ms", k->b16_step_ms);
-	yout_kv_num(y, "growth", k->growth);
-	yout_kv_num(y, "form", k->form);
-	yout_kv_num(y, "moe_scale", k->moe_scale);
-	yout_kv_num(y, "z_x", k->z_x);
-	yout_key(y, "values");
-	yout_seq(y);
-	for (int i = 0; i < k->n; i++) {
-		yout_map_flow(y);
-		yout_kv_str(y, "name", k->name[i]);
-		yout_kv_num(y, "value", k->v[i]);
-		yout_end(y);
-	}
-	yout_end(y);
-	yout_end(y);
+	yschema_write_item(y, &project_schema_central, k);
 }
 
 void project_emit(const struct projection *p, FILE *fp)
@@ -302,9 +273,7 @@ void project_emit(const struct projection *p, FILE *fp)
 	yout_init(&y, fp);
 	yout_map(&y);
 	yout_kv_int(&y, "schema", p->schema);
-	yout_kv_str(&y, "run_id", p->run_id);
-	yout_kv_str(&y, "template", p->template_name);
-	yout_kv_str(&y, "calibration", p->calibration);
+	yschema_write_fields(&y, &project_schema_ident, p);
 	project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
 	rows_out(&y, p);
 	project_emit_sections(&y, p, PROJECT_TEXT_ALL & ~PROJECT_TEXT_BANDS);
