@@ -209,10 +209,7 @@ static void load_moe_reference(struct calib *cal, struct yctx *c, struct ydoc_no
 			struct ydoc_node *m = pts->items[i];
 			if (map_expect(c, m, "point"))
 				continue;
-			yget_num(c, m, "m", REQ_INT, &p->m);
-			yget_num(c, m, "step_ms", REQ_POS, &p->step_ms);
-			yget_strcpy(c, m, "source", Y_REQUIRED, p->source, sizeof p->source);
-			yget_check_unknown(c, m);
+			yschema_read(c, m, &moe_point_schema, p);
 			for (int j = 0; j < r->npoints; j++)
 				if (r->points[j].m == p->m)
 					ydiag_add(c->diag, c->file, m->line, m->col,

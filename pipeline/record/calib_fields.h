@@ -126,6 +126,15 @@ static const struct yschema_field moe_ref_fields[] = {
 };
 static const struct yschema moe_ref_schema = YS_TABLE("moe_reference", moe_ref_fields, 0);
 
+/* One point of moe_reference's points. */
+static const struct yschema_field moe_point_fields[] = {
+	NUM(struct moe_point, m, REQ_INT, "tokens", "verify width", "the curve's measurement"),
+	NUM(struct moe_point, step_ms, REQ_POS, "ms", "MoE per decode step, every MoE layer",
+	    "the curve's measurement"),
+	REQ_STR(struct moe_point, source, "who measured it, how"),
+};
+static const struct yschema moe_point_schema = YS_TABLE("points[]", moe_point_fields, 1);
+
 /* moe_transfer's own keys before its nested ones (fields of struct calib). */
 static const struct yschema_field xfer_fields[] = {
 	YS_KEYED(struct calib, "source", xfer_source, YS_STR, Y_REQUIRED,

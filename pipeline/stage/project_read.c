@@ -40,16 +40,6 @@ static void int_in(struct yctx *c, struct ydoc_node *m, const char *key, int *ou
 	yget_int(c, m, key, Y_REQUIRED, out);
 }
 
-static void pipeline_in(struct yctx *c, struct ydoc_node *m, enum pipeline_kind *out)
-{
-	const char *s = NULL;
-	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &s) && s && tmpl_pipeline_parse(s, out)) {
-		struct ydoc_node *n = ydoc_get(m, "pipeline");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "pipeline: expected sglang or native, got '%s'", s);
-	}
-}
-
 /* A sequence under key (required) with at most max items; NULL on a problem. */
 static struct ydoc_node *seq_in(struct yctx *c, struct ydoc_node *m, const char *key, size_t max)
 {
@@ -71,9 +61,7 @@ static void row_in(struct yctx *c, struct ydoc_node *m, struct project_row *r)
 static int tornado_in(struct yctx *c, struct ydoc_node *m, struct project_tornado *t)
 {
 	struct ydoc_node *bars;
-	str_in(c, m, "scenario", t->scenario, sizeof t->scenario);
-	yget_num(c, m, "accept", NUM, &t->accept);
-	yget_num(c, m, "tok_s_point", NUM, &t->tok_s_point);
+	yschema_read_fields(c, m, &project_schema_tornado, t);
 	if ((bars = seq_in(c, m, "bars", CALIB_MAX_ASM)) != NULL) {
 		t->bars = calloc(bars->n ? bars->n : 1, sizeof *t->bars);
 		if (!t->bars)
@@ -141,15 +129,7 @@ static void cell_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g,
 static int grid_in(struct yctx *c, struct ydoc_node *m, struct project_grid *g)
 {
 	struct ydoc_node *s, *cells;
-	str_in(c, m, "scenario", g->scenario, sizeof g->scenario);
-	pipeline_in(c, m, &g->pipeline);
-	int_in(c, m, "block", &g->block);
-	yget_int(c, m, "context", Y_REQUIRED | Y_NONNEG, &g->context);
-	yget_num(c, m, "ref_budget", NUM, &g->ref_budget);
-	yget_num(c, m, "ref_accept", NUM, &g->ref_accept);
-	str_in(c, m, "accept_kind", g->accept_kind, sizeof g->accept_kind);
-	str_in(c, m, "accept_source", g->accept_source, sizeof g->accept_source);
-	int_in(c, m, "nadded", &g->nadded);
+	yschema_read_fields(c, m, &project_schema_grid, g);
 	if ((s = seq_in(c, m, "targets", PROJECT_MAX_GRID_TARGETS)) != NULL)
 		for (size_t i = 0; i < s->n; i++)
 			if (!yget_expect(c, s->items[i], YDOC_SCALAR, "targets"))

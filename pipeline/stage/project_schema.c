@@ -239,3 +239,27 @@ static const struct yschema_field central_fields[] = {
 	 .write = values_write, .help = "the assumptions at the calibrated point"},
 };
 const struct yschema project_schema_central = YS_TABLE("calibrated_point", central_fields, 0);
+
+static const struct yschema_field tornado_fields[] = {
+	YS_FIELD(struct project_tornado, scenario, YS_STR, Y_REQUIRED, .help = "the scenario"),
+	YS_FIELD(struct project_tornado, accept, YS_NUM, FIG, .unit = "tokens",
+		 .help = "its acceptance"),
+	YS_FIELD(struct project_tornado, tok_s_point, YS_NUM, FIG, .unit = "tok/s",
+		 .help = "throughput with every assumption at its point"),
+};
+const struct yschema project_schema_tornado = YS_TABLE("tornado", tornado_fields, 0);
+
+#define G(m, ty, fl, u, h) YS_FIELD(struct project_grid, m, ty, fl, .unit = (u), .help = (h))
+static const struct yschema_field grid_fields[] = {
+	G(scenario, YS_STR, Y_REQUIRED, NULL, "where block, pipeline and accept come from"),
+	YS_FIELD(struct project_grid, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
+		 .help = "the serving pipeline"),
+	G(block, YS_INT, Y_REQUIRED, "tokens", "drafter block size"),
+	G(context, YS_INT, Y_REQUIRED | Y_NONNEG, "tokens", "context (0: the anchors')"),
+	G(ref_budget, YS_NUM, FIG, "nodes", "the scenario's budget"),
+	G(ref_accept, YS_NUM, FIG, "tokens", "the scenario's (middle) acceptance"),
+	G(accept_kind, YS_STR, Y_REQUIRED, NULL, "published or trace"),
+	G(accept_source, YS_STR, Y_REQUIRED, NULL, "the acceptance source in words"),
+	G(nadded, YS_INT, Y_REQUIRED, NULL, "budgets added around the optimum"),
+};
+const struct yschema project_schema_grid = YS_TABLE("grid", grid_fields, 0);

@@ -23,5 +23,8 @@ extern const struct yschema project_schema_xback;
 extern const struct yschema project_schema_ident;
 extern const struct yschema project_schema_head;
 extern const struct yschema project_schema_central;
+/* The keys of a tornado and of the budget grid before their lists. */
+extern const struct yschema project_schema_tornado;
+extern const struct yschema project_schema_grid;
 
 #endif

@@ -37,9 +37,7 @@ static void tornado_out(struct yout *y, const struct projection *p)
 	for (size_t i = 0; i < p->ntornado; i++) {
 		const struct project_tornado *t = &p->tornado[i];
 		yout_map(y);
-		yout_kv_str(y, "scenario", t->scenario);
-		yout_kv_num(y, "accept", t->accept);
-		yout_kv_num(y, "tok_s_point", t->tok_s_point);
+		yschema_write_fields(y, &project_schema_tornado, t);
 		yout_key(y, "bars");
 		yout_seq(y);
 		for (int b = 0; b < t->nbars; b++)
@@ -63,15 +61,7 @@ static void grid_out(struct yout *y, const struct project_grid *g)
 {
 	yout_key(y, "grid");
 	yout_map(y);
-	yout_kv_str(y, "scenario", g->scenario);
-	yout_kv_str(y, "pipeline", tmpl_pipeline_name(g->pipeline));
-	yout_kv_int(y, "block", g->block);
-	yout_kv_int(y, "context", g->context);
-	yout_kv_num(y, "ref_budget", g->ref_budget);
-	yout_kv_num(y, "ref_accept", g->ref_accept);
-	yout_kv_str(y, "accept_kind", g->accept_kind);
-	yout_kv_str(y, "accept_source", g->accept_source);
-	yout_kv_int(y, "nadded", g->nadded);
+	yschema_write_fields(y, &project_schema_grid, g);
 	yout_key(y, "targets");
 	yout_seq(y);
 	for (int t = 0; t < g->ntargets; t++)
