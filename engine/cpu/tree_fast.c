@@ -343,6 +343,7 @@ void tree_heap_build(const float *logp, const int32_t *tok, int L, int K, int B,
 #define TS_MAX_L 64
 #define TS_RADIX_BITS 8
 #define TS_RADIX (1 << TS_RADIX_BITS)
+#define TS_READ_BINS 1024 /* tree_sort_read's bins */
 
 struct ts_ent {
 	uint64_t key;  /* float key << 32 | preorder index */
@@ -374,7 +375,8 @@ static long ts_count(int L, int K, long cap)
 size_t tree_sort_scratch_bytes(int L, int K, int B)
 {
 	long n = ts_count(L, K, tree_sort_cap(B));
-	return n < 0 ? 0 : (size_t)(n + 1) * (16 + 2 * sizeof(struct ts_ent)) + (TS_BINS + 2) * 4;
+	/* tree_sort_build: 16 + 2 ts_ent a prefix; tree_sort_read: 16 + 5 x 4 + 8 */
+	return n < 0 ? 0 : (size_t)(n + 1) * (16 + 2 * sizeof(struct ts_ent)) + (TS_BINS + 2) * 4 + 8;
 }
 
 long tree_sort_cap(int B)
@@ -444,8 +446,8 @@ static void ts_levels(const float *logp, int L, int K, struct ts_lv *lv, float *
 }
 
 /* The bins: from the best key (depth 1, rank 0) to the worst (rank K - 1 at
- * every depth to L), at most TS_BINS of them. */
-static void ts_bins(const float *logp, int L, int K, struct ts_lv *lv)
+ * every depth to L), at most nbins of them. */
+static void ts_bins(const float *logp, int L, int K, uint32_t nbins, struct ts_lv *lv)
 {
 	float worst = logp[K - 1];
 	for (int d = 1; d < L; d++)
@@ -454,7 +456,7 @@ static void ts_bins(const float *logp, int L, int K, struct ts_lv *lv)
 	hi = ts_key(worst) > hi ? ts_key(worst) : hi;
 	lv->lo = lo;
 	lv->shift = 0;
-	while (((uint64_t)(hi - lo) >> lv->shift) >= TS_BINS)
+	while (((uint64_t)(hi - lo) >> lv->shift) >= nbins)
 		lv->shift++;
 }
 
@@ -539,7 +541,7 @@ int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
 	int32_t *pos = (int32_t *)(pre + n);
 	uint32_t *cnt = (uint32_t *)(pos + n);
 	struct ts_ent *e = (struct ts_ent *)(cnt + TS_BINS + 2), *t = e + n + 1;
-	ts_bins(logp, L, K, &lv);
+	ts_bins(logp, L, K, TS_BINS, &lv);
 	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
 	ts_levels(logp, L, K, &lv, sum, key, pre, cnt);
 	int m = ts_select(&lv, L, K, key, pre, B, cnt, e, t);
@@ -577,14 +579,17 @@ int tree_sort_build(const float *logp, const int32_t *tok, int L, int K, int B,
 
 struct ts_kept {
 	uint64_t key;  /* float key << 32 | preorder index */
-	float sum;
-	uint32_t pad;
+	double ex;     /* exp of the prefix's log-prob */
 };
 
-/* Level by level, every prefix whose key is at most cut: sum, key and
- * preorder index. Returns how many. */
+/* Level by level, every prefix whose key is at most cut: sum, key,
+ * preorder index and ex = exp((double)sum), the child's from its parent's:
+ * exp(parent) exp(log-prob) exp(delta), delta the float sum's rounding
+ * (exact in double, under 2^-24 of the sum, so 1 + delta + delta^2 / 2 is
+ * exp(delta) to 1e-19): the product is within a few ulps of exp's own,
+ * without an exp call a prefix. Returns how many. */
 static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum, uint32_t *key,
-		       uint32_t *pre, uint32_t *act, uint32_t *act2)
+		       uint32_t *pre, double *ex, uint32_t *act, uint32_t *act2)
 {
 	long S = 0, pw = 1, m = 0;
 	for (int d = 1; d <= L; d++)
@@ -593,7 +598,8 @@ static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum
 		float x = r ? 0.0f + logp[r] : logp[0]; /* as the heap adds them */
 		if (ts_key(x) > cut)
 			break;
-		sum[m] = x, key[m] = ts_key(x), pre[m] = (uint32_t)(1 + r * S), m++;
+		sum[m] = x, key[m] = ts_key(x), pre[m] = (uint32_t)(1 + r * S);
+		ex[m++] = exp((double)x);
 	}
 	long a = 0; /* the level above: a .. b */
 	for (int d = 2; d <= L && m > a; d++) {
@@ -604,13 +610,16 @@ static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum
 			act[i] = (uint32_t)(a + i);
 		for (int r = 0; r < K && na; r++) {
 			float lr = row[r];
+			double elr = exp((double)lr);
 			uint32_t step = (uint32_t)(1 + r * S);
 			long nn = 0;
 			for (long i = 0; i < na; i++) { /* no branch */
 				uint32_t p = act[i];
 				float x = sum[p] + lr;
+				double dl = (double)x - ((double)sum[p] + (double)lr);
 				uint32_t k = ts_key(x), in = k <= cut;
 				sum[m] = x, key[m] = k, pre[m] = pre[p] + step;
+				ex[m] = ex[p] * elr * (1 + dl + 0.5 * dl * dl);
 				act2[nn] = p;
 				m += in, nn += in;
 			}
@@ -622,54 +631,10 @@ static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum
 	return m;
 }
 
-/* Index of the first of e[0, n) whose key is not below k. */
-static long ts_lower(const struct ts_kept *e, long n, uint64_t k)
+/* Sorts e[0, n) by key (insertion: a bin holds few). */
+static void ts_sort_bin(struct ts_kept *e, long n)
 {
-	long lo = 0, hi = n;
-	while (lo < hi) {
-		long mid = (lo + hi) / 2;
-		if (e[mid].key < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The kept keys (m of them, at most cut) in the order, the first ones at
- * least up to the B-th best (sum, key and pre are overwritten); returns how
- * many are in order. */
-static long ts_order(const float *logp, int L, int K, uint32_t cut, float *sum, uint32_t *key,
-		     uint32_t *pre, long m, int B, uint32_t *cnt, struct ts_kept *e)
-{
-	struct ts_lv lv;
-	ts_bins(logp, L, K, &lv);
-	uint32_t shift = 0; /* finer bins when the cut is above the worst */
-	while (((uint64_t)(cut - lv.lo) >> shift) >= TS_BINS)
-		shift++;
-	lv.shift = shift < lv.shift ? shift : lv.shift;
-	memset(cnt, 0, (TS_BINS + 1) * sizeof *cnt);
-	for (long i = 0; i < m; i++)
-		cnt[((key[i] - lv.lo) >> lv.shift) + 1]++;
-	uint32_t last = 0; /* the bin of the B-th best; cnt[b]: where bin b starts */
-	long end = 0;
-	for (;; last++) {
-		uint32_t c = cnt[last + 1];
-		cnt[last] = (uint32_t)end;
-		end += c;
-		if (end >= B || last == TS_BINS - 1)
-			break;
-	}
-	uint64_t top = (uint64_t)(last + 1) << lv.shift; /* keys below lo + top are in order */
-	long k = 0;
-	for (long i = 0; i < m; i++) { /* the bins up to last's, in place, no branch */
-		key[k] = key[i], pre[k] = pre[i], sum[k] = sum[i];
-		k += (uint64_t)(key[i] - lv.lo) < top;
-	}
-	for (long i = 0; i < k; i++)
-		e[cnt[(key[i] - lv.lo) >> lv.shift]++] =
-			(struct ts_kept){(uint64_t)key[i] << 32 | pre[i], sum[i], 0};
-	for (long i = 1; i < end; i++) {
+	for (long i = 1; i < n; i++) {
 		struct ts_kept x = e[i];
 		long j = i;
 		while (j > 0 && e[j - 1].key > x.key) {
@@ -678,7 +643,60 @@ static long ts_order(const float *logp, int L, int K, uint32_t cut, float *sum, 
 		}
 		e[j] = x;
 	}
-	return end;
+}
+
+/* The bins of the kept keys (m of them, at most cut), from the best key to
+ * the cut; the bins up to the one that holds the B-th best go to e in bin
+ * order (the order within a bin is the one they were made in), and
+ * start[b] says where bin b begins, start[last + 1] where the last ends.
+ * Returns last. */
+static uint32_t ts_scatter(const float *logp, int L, int K, uint32_t cut, const double *ex,
+			   const uint32_t *key, const uint32_t *pre, long m, int B,
+			   struct ts_lv *lv, uint32_t *start, struct ts_kept *e)
+{
+	ts_bins(logp, L, K, TS_READ_BINS, lv);
+	uint32_t shift = 0; /* finer bins when the cut is above the worst */
+	while (((uint64_t)(cut - lv->lo) >> shift) >= TS_READ_BINS)
+		shift++;
+	lv->shift = shift < lv->shift ? shift : lv->shift;
+	memset(start, 0, (TS_READ_BINS + 1) * sizeof *start);
+	for (long i = 0; i < m; i++)
+		start[((key[i] - lv->lo) >> lv->shift) + 1]++;
+	uint32_t last = 0; /* start[b]: where bin b starts, up to the B-th best's */
+	long end = 0;
+	for (;; last++) {
+		uint32_t c = start[last + 1];
+		start[last] = (uint32_t)end;
+		end += c;
+		if (end >= B || last == TS_READ_BINS - 1)
+			break;
+	}
+	start[last + 1] = (uint32_t)end;
+	uint64_t top = (uint64_t)(last + 1) << lv->shift; /* keys below lo + top go */
+	uint32_t at[TS_READ_BINS + 1]; /* at[TS_READ_BINS]: e[m], where the rest go, no branch */
+	memcpy(at, start, (last + 1) * sizeof *at);
+	at[TS_READ_BINS] = (uint32_t)m;
+	for (long i = 0; i < m; i++) {
+		uint64_t off = (uint64_t)(key[i] - lv->lo);
+		uint32_t b = off < top ? (uint32_t)(off >> lv->shift) : TS_READ_BINS;
+		e[at[b]] = (struct ts_kept){(uint64_t)key[i] << 32 | pre[i], ex[i]};
+		at[b] += b != TS_READ_BINS;
+	}
+	return last;
+}
+
+/* Where the prefix of key k sits among e's binned keys (end of them): the
+ * number before it in the order. */
+static long ts_rank(const struct ts_kept *e, const struct ts_lv *lv, const uint32_t *start,
+		    uint32_t last, uint64_t k)
+{
+	uint64_t bin = (uint64_t)((uint32_t)(k >> 32) - lv->lo) >> lv->shift;
+	if (bin > last)
+		return start[last + 1];
+	long below = start[bin];
+	for (uint32_t i = start[bin]; i < start[bin + 1]; i++)
+		below += e[i].key < k;
+	return below;
 }
 
 /* Key and preorder index of the prefix ranks[0 .. depth), summed as the
@@ -708,26 +726,53 @@ int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tre
 	struct ts_kept *e = scratch;
 	float *sum = (float *)(e + all + 1);
 	uint32_t *key = (uint32_t *)(sum + all + 1), *pre = key + all + 1, *act = pre + all + 1;
-	uint32_t *act2 = act + all + 1, *cnt = act2 + all + 1;
-	long m = ts_gen_cut(logp, L, K, ck, sum, key, pre, act, act2);
+	uint32_t *act2 = act + all + 1, *start = act2 + all + 1;
+	uintptr_t exat = (uintptr_t)(start + TS_READ_BINS + 2);
+	double *ex = (double *)((exat + 7) & ~(uintptr_t)7);
+	long m = ts_gen_cut(logp, L, K, ck, sum, key, pre, ex, act, act2);
 	if (m < B && m < all)
 		return 1; /* the cut kept too few: the B best may lie below it */
-	long end = ts_order(logp, L, K, ck, sum, key, pre, m, B, cnt, e);
+	struct ts_lv lv;
+	uint32_t last = ts_scatter(logp, L, K, ck, ex, key, pre, m, B, &lv, start, e);
 	long n = m < B ? m : B; /* the tree's nodes past the root */
+	/* Only the bins a budget (or the tree's end) cuts need their order:
+	 * then the first b of e are the b best, whatever order the bins
+	 * before hold. */
+	uint32_t sorted = UINT32_MAX;
+	for (int j = 0; j <= rd->nbudgets; j++) {
+		long b = j < rd->nbudgets && rd->budgets[j] < n ? rd->budgets[j] : n;
+		if (b <= 0)
+			continue;
+		uint32_t lo = 0, hi = last; /* the bin of the b-th: start[bin] < b <= start[bin + 1] */
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (start[mid + 1] < b)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo != sorted)
+			ts_sort_bin(e + start[lo], start[lo + 1] - start[lo]);
+		sorted = lo;
+	}
 	double cum = 0;
 	long node = 0;
 	for (int j = 0; j < rd->nbudgets; j++) {
 		for (; node < n && node < rd->budgets[j]; node++)
-			cum += exp((double)e[node].sum);
+			cum += e[node].ex;
 		rd->mass[j] = cum;
 	}
 	for (int q = 0; q < rd->nq; q++) {
 		uint64_t k = ts_prefix_key(logp, L, K, rd->qdepth[q], rd->qrank + (size_t)q * L);
-		long at = ts_lower(e, end, k);
-		rd->qpos[q] = at < n && e[at].key == k ? (int32_t)(at + 1) : 0;
+		long at = (uint32_t)(k >> 32) > ck ? n : ts_rank(e, &lv, start, last, k);
+		rd->qpos[q] = at < n ? (int32_t)(at + 1) : 0;
 	}
 	rd->n = (int)n + 1;
 	rd->kept = m;
-	rd->bth = (float)(n ? e[n - 1].sum : 0);
+	uint32_t bk = n ? (uint32_t)(e[n - 1].key >> 32) : 0x7fffffffu; /* ts_key's inverse */
+	float bth = 0;
+	if (bk != 0x7fffffffu)
+		memcpy(&bth, &bk, 4);
+	rd->bth = bth;
 	return 0;
 }
