@@ -1125,6 +1125,136 @@ static void test_acceptance__command(void **state)
 	free(csv);
 }
 
+/* The KJV trace's own chain written as vLLM would log it: per interval of
+ * 25 steps, the share of drafts whose first d choices all held the target.
+ * Returns its path. */
+static char *kjv_as_vllm_log(void)
+{
+	char *path = tmp_path("kjv.vllm.log");
+	FILE *fp = fopen(path, "w");
+	struct trace_reader *tr;
+	struct trace_batch b;
+	struct trace_step st = {0};
+	struct trace_err e;
+	long long got[TRACE_MAX_L + 1] = {0}, n = 0;
+	assert_non_null(fp);
+	assert_int_equal(trace_open(&tr, "tests/fixtures/acceptance/kjv-ngram.jsonl.gz"), 0);
+	while (!trace_read(tr, &b, 1 << 20) && b.n)
+		for (size_t i = 0; i < b.n; i++) {
+			assert_int_equal(trace_step_parse(&st, b.line[i], b.len[i], &e), 0);
+			for (int d = 0; d < st.L && st.tok[(size_t)d * st.K] == st.target[d]; d++)
+				got[d]++;
+			if (++n % 25)
+				continue;
+			long long acc = 0;
+			for (int d = 0; d < st.L; d++)
+				acc += got[d];
+			fprintf(fp, "INFO [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+				    "%.2f, Accepted: %lld tokens, Drafted: %lld tokens, Per-position "
+				    "acceptance rate: ", 1 + acc / 25.0, acc, 25LL * st.L);
+			for (int d = 0; d < st.L; d++)
+				fprintf(fp, "%s%.3f", d ? ", " : "", got[d] / 25.0), got[d] = 0;
+			fputs(", Avg Draft acceptance rate: 1.0%\n", fp);
+		}
+	trace_close(tr);
+	trace_step_free(&st);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+/* The width of "acceptance: M (LO-HI)" in an estimate's table. */
+static double accept_band(const char *out)
+{
+	double m, lo, hi;
+	const char *a = strstr(out, "\n  acceptance: ");
+	assert_non_null(a);
+	assert_int_equal(sscanf(a, "\n  acceptance: %lf (%lf-%lf)", &m, &lo, &hi), 3);
+	assert_true(lo <= m && m <= hi);
+	return hi - lo;
+}
+
+/* A template whose acceptance source is a log (from: KIND beside trace:).
+ * Returns its path (default.yaml copied beside it). */
+static char *log_template(const char *name, const char *log, const char *from)
+{
+	char *def, *path = tmp_path("default.yaml"), y[2048];
+	size_t len;
+	assert_int_equal(fsx_read_all("templates/default.yaml", 1 << 20, &def, &len), 0);
+	assert_int_equal(fsx_write_all(path, def, len), 0);
+	free(def);
+	free(path);
+	path = tmp_path(name);
+	int n = snprintf(y, sizeof y, "name: t\nextends: default.yaml\nprojection:\n"
+			 "  acceptance_curve:\n    trace: %s\n    from: %s\n", log, from);
+	assert_int_equal(fsx_write_all(path, y, (size_t)n), 0);
+	return path;
+}
+
+/* A log as the projection's acceptance source: `accept: curve` takes the
+ * tree estimated from the log's chain, the band drawn with the unknown
+ * second-choice share and named on page one; the KJV trace's own chain as
+ * a log gets a wider band than the trace replayed; the real fixtures give
+ * a curve; an unknown kind is one line at its file:line:column. */
+static void test_acceptance__log_as_projection_source(void **state)
+{
+	(void)state;
+	char *out, args[2048], *log = kjv_as_vllm_log(), *t = log_template("kjv.yaml", log, "vllm-log");
+	assert_int_equal(helpers_ddt(&out, "estimate --acceptance "
+				     "tests/fixtures/acceptance/kjv-ngram.jsonl.gz --accept curve "
+				     "--block 16 --budget 16 --samples 2000"), 0);
+	double trace_w = accept_band(out);
+	free(out);
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 16 --budget 16 "
+		 "--samples 2000", t);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	double log_w = accept_band(out);
+	assert_non_null(strstr(out, "from the vllm-log "));
+	assert_non_null(strstr(out, "a log holds the engine's chain, not the tree"));
+	assert_non_null(strstr(out, "drawn over 0.10-0.40"));
+	if (!(log_w > 2 * trace_w))
+		fail_msg("the log's band %.3f is not wider than the trace's %.3f", log_w, trace_w);
+	free(out);
+	/* budget 1 is the log's first rate; the draws spread the band, not the point */
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 16 --budget 1 "
+		 "--samples 2000 --brief", t);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "accept 1.49 "));
+	free(out);
+	free(t);
+
+	/* the real fixtures: vLLM's two intervals, SGLang's five (no positions) */
+	t = log_template("club.yaml", "tests/fixtures/acceptance/logs/vllm-club-3090-105.log",
+			 "vllm-log");
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 7 --budget 64", t);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "\n  acceptance: 4.11 (2.9-5.35) from the vllm-log "));
+	free(out);
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 8 --budget 4", t);
+	assert_int_equal(helpers_ddt(&out, args), 2);
+	assert_non_null(strstr(out, "drafts 6 positions (block 7); block 8 is beyond it"));
+	free(out);
+	free(t);
+	t = log_template("sglang.yaml", "tests/fixtures/acceptance/logs/sglang-11948.log", "sglang-log");
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 4 --budget 16", t);
+	assert_int_equal(helpers_ddt(&out, args), 0);
+	assert_non_null(strstr(out, "from the sglang-log "));
+	assert_non_null(strstr(out, "no per-position rates logged: one rate at every position"));
+	free(out);
+	free(t);
+
+	t = log_template("bad.yaml", log, "vllm-lgo");
+	snprintf(args, sizeof args, "estimate --template %s --accept curve --block 16 --budget 16", t);
+	assert_int_equal(helpers_ddt(&out, args), 2);
+	char want[1024];
+	snprintf(want, sizeof want, "%s:6:11: from: expected vllm-log, vllm-metrics or sglang-log", t);
+	if (!strstr(out, want) || strchr(out, '\n') != out + strlen(out) - 1)
+		fail_msg("want one line '%s...' in: %s", want, out);
+	assert_non_null(strstr(out, "got 'vllm-lgo'"));
+	free(out);
+	free(t);
+	free(log);
+}
+
 /* The real trace shipped beside its curve: the replay writes that curve
  * again, byte for byte (the projection reads the curve file). */
 static void test_acceptance__real_trace_reproduces_its_curve(void **state)
@@ -1194,6 +1324,7 @@ int main(void)
 		cmocka_unit_test(test_acceptance__same_figures_on_any_thread_count),
 		cmocka_unit_test(test_acceptance__bootstrap_over_requests_covers),
 		cmocka_unit_test(test_acceptance__one_request_has_no_interval),
+		cmocka_unit_test(test_acceptance__log_as_projection_source),
 		cmocka_unit_test(test_acceptance__engine_logs_give_a_curve),
 		cmocka_unit_test(test_acceptance__engine_metrics),
 		cmocka_unit_test(test_acceptance__tree_from_rates),

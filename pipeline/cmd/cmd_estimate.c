@@ -255,6 +255,7 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 			return cli_usage_error("estimate", "--acceptance: the path is longer than %zu "
 					       "bytes", sizeof in->cfg.accept_trace - 1);
 		in->cfg.accept_kind = ACCEPT_TRACE;
+		in->cfg.accept_from[0] = '\0'; /* a drafter trace */
 		snprintf(in->cfg.accept_trace, sizeof in->cfg.accept_trace, "%s", a->acceptance);
 	}
 	return 0;

@@ -59,7 +59,10 @@ struct project_config {
 	/* the acceptance source (acceptance_curve): the grid's acceptance at
 	 * every budget, and the scenarios' that say `accept: curve` */
 	enum accept_kind accept_kind;
-	char accept_trace[512];  /* ACCEPT_TRACE: the drafter trace replayed */
+	char accept_trace[512];  /* ACCEPT_TRACE: the drafter trace replayed, or a log */
+	char accept_from[16];    /* ACCEPT_TRACE: "" a drafter trace; else the kind of log
+				  * accept_trace is (spec_log.h: vllm-log, vllm-metrics,
+				  * sglang-log), its tree estimated (accept_logs.h) */
 	/* ACCEPT_PUBLISHED: acceptance vs budget from elsewhere, its level taken
 	 * from the grid scenario's acceptance, its gain doubted by accept_shape */
 	int ncurve;

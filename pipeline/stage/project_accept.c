@@ -1,15 +1,37 @@
-/* project_accept.c - the projection's acceptance source: a drafter trace replayed through acceptance.h, or a published curve with a prior on its gain; point values and draws per (block, budget). */
+/* project_accept.c - the projection's acceptance source: a drafter trace replayed through acceptance.h, a serving engine's log (accept_logs.h), or a published curve with a prior on its gain; point values and draws per (block, budget). */
 #include "project_accept.h"
 
 #include "accept_cache.h"
 #include "err.h"
+#include "paths.h"
 #include "rng.h"
+#include "spec_log.h"
 
 #include <gsl/gsl_cdf.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The kinds of log a projection takes (a rank record is a trace of its own). */
+static const char *const log_kinds[] = {"vllm-log", "vllm-metrics", "sglang-log"};
+
+void project_accept_load_from(struct project_config *cfg, struct yctx *c, struct ydoc_node *m)
+{
+	const char *from = NULL;
+	if (yget_str(c, m, "from", 0, &from) || !from)
+		return;
+	for (size_t i = 0; i < sizeof log_kinds / sizeof *log_kinds; i++)
+		if (!strcmp(from, log_kinds[i])) {
+			snprintf(cfg->accept_from, sizeof cfg->accept_from, "%s", from);
+			return;
+		}
+	struct ydoc_node *n = ydoc_get(m, "from");
+	ydiag_add(c->diag, c->file, n->line, n->col,
+		  "from: expected vllm-log, vllm-metrics or sglang-log (the kind of log trace names; "
+		  "none: a drafter trace), got '%s'", from);
+}
 
 void project_accept_init(struct project_accept *a, const struct project_config *cfg,
 			 const struct scenario *s)
@@ -17,6 +39,7 @@ void project_accept_init(struct project_accept *a, const struct project_config *
 	memset(a, 0, sizeof *a);
 	a->cfg = cfg;
 	a->kind = cfg->accept_kind;
+	a->from_log = a->kind == ACCEPT_TRACE && cfg->accept_from[0];
 	a->level_budget = a->level_lo = a->level_hi = a->level_point = NAN;
 	if (!s || s->naccept < 1)
 		return;
@@ -39,7 +62,7 @@ static int cmp_int(const void *x, const void *y)
 int project_accept_want(struct project_accept *a, int block, int budget)
 {
 	int have = 0;
-	if (a->kind != ACCEPT_TRACE)
+	if (a->kind != ACCEPT_TRACE || a->from_log) /* a log's lanes need no replay */
 		return 0;
 	for (int i = 0; i < a->nbudgets; i++)
 		have |= a->budgets[i] == budget;
@@ -86,11 +109,42 @@ static double *chol(const double *c, int n)
 	return L;
 }
 
+/* A log source: its intervals' rates and the prior. Returns 0 or the
+ * reader's error, prefixed with the template key. */
+static int log_load(struct project_accept *a)
+{
+	struct spec_log l;
+	struct accept_logs_prior prior;
+	struct acceptance_opts o;
+	struct paths p;
+	enum spec_log_kind kind;
+	char path[PATH_MAX + 32], why[512];
+	int rc;
+	paths_init(&p, "default");
+	snprintf(path, sizeof path, "%s/acceptance/logs.yaml", p.calibration);
+	acceptance_opts_default(&o);
+	o.nbudgets = 1; /* the rates and their interval; the lanes make the trees */
+	o.budgets[0] = 1;
+	memset(&l, 0, sizeof l);
+	if (!(rc = spec_log_kind_parse(&kind, a->cfg->accept_from)) &&
+	    !(rc = accept_logs_prior_load(&prior, path)) &&
+	    !(rc = spec_log_read(&l, a->cfg->accept_trace, kind)))
+		rc = accept_logs_estimate(&a->log, a->cfg->accept_trace, &l, &o, &prior);
+	spec_log_free(&l);
+	if (!rc)
+		return 0;
+	snprintf(why, sizeof why, "%s", err_msg());
+	return err_set(rc, "projection.acceptance_curve.trace (from: %s): %s", a->cfg->accept_from,
+		       why);
+}
+
 int project_accept_replay(struct project_accept *a)
 {
 	struct acceptance_opts o;
 	if (a->kind != ACCEPT_TRACE)
 		return 0;
+	if (a->from_log)
+		return log_load(a);
 	/* nothing asked of it: one replay all the same, at the trace's block and
 	 * one budget, for what the trace says of itself (its steps, block, top-K
 	 * and context: project_accept_context) */
@@ -157,9 +211,56 @@ static double published_at(const struct project_accept_lane *l, double lv, doubl
 	return clamp_accept(l->ratio > 0 ? lv * pow(l->ratio, e) : 1, l->block, l->budget);
 }
 
+/* The log's rates t of their half-interval from the point (t = z / the
+ * level's z: t = +-1 is the interval's edge), within [0, 1]. */
+static void log_rates_at(const struct accept_logs_result *g, double t, int k, double *rate)
+{
+	for (int d = 0; d < k; d++) {
+		double v = g->rate[d] + t * (t < 0 ? g->rate[d] - g->rate_lo[d] : g->rate_hi[d] - g->rate[d]);
+		rate[d] = v < 0 ? 0 : v > 1 ? 1 : v;
+	}
+}
+
+/* A log's lane: the tree from the first block - 1 positions' rates at the
+ * prior's middle share, the band as ddt acceptance --from draws it (the
+ * rates' interval by the share's range), the table the draws read.
+ * Returns 0, DDT_EINPUT (a block the log does not reach) or DDT_ENOMEM. */
+static int log_lane(struct project_accept *a, struct project_accept_lane *l)
+{
+	const struct accept_logs_result *g = &a->log;
+	const struct accept_logs_prior *pr = &g->prior;
+	int k = l->block - 1, B = l->budget;
+	double rate[SPEC_LOG_MAX_K], s_mid = (pr->s_lo + pr->s_hi) / 2;
+	if (k < 1 || k > g->k)
+		return err_set(DDT_EINPUT, "projection.acceptance_curve.trace: the %s %s drafts %d "
+			       "positions (block %d); block %d is beyond it", a->cfg->accept_from,
+			       a->cfg->accept_trace, g->k, g->k + 1, l->block);
+	double zq = gsl_cdf_ugaussian_Pinv((1 + g->level) / 2);
+	for (int i = 0; i < PROJECT_ACCEPT_LOG_NZ; i++) {
+		log_rates_at(g, (-3 + 6.0 * i / (PROJECT_ACCEPT_LOG_NZ - 1)) / zq, k, rate);
+		for (int j = 0; j < PROJECT_ACCEPT_LOG_NS; j++) {
+			double s = pr->s_lo + (pr->s_hi - pr->s_lo) * j / (PROJECT_ACCEPT_LOG_NS - 1);
+			if (isnan(l->tab[i][j] = accept_logs_tree(rate, k, s, B)))
+				return err_nomem();
+		}
+	}
+	l->point = l->lo = l->hi = accept_logs_tree(g->rate, k, s_mid, B);
+	for (int i = -1; i <= 1; i++) {
+		log_rates_at(g, i, k, rate);
+		for (int j = 0; j < 3; j++) {
+			double v = accept_logs_tree(rate, k, j == 0 ? pr->s_lo : j == 1 ? s_mid : pr->s_hi, B);
+			l->lo = fmin(l->lo, v);
+			l->hi = fmax(l->hi, v);
+		}
+	}
+	return isnan(l->point) || isnan(l->lo) ? err_nomem() : 0;
+}
+
 /* Fills lane l's source figures. Returns 0 or DDT_EINPUT. */
 static int lane_fill(struct project_accept *a, struct project_accept_lane *l)
 {
+	if (a->from_log)
+		return log_lane(a, l);
 	if (a->kind == ACCEPT_PUBLISHED) {
 		l->ratio = curve_at(a->cfg, l->budget) / curve_at(a->cfg, a->level_budget);
 		l->point = l->lo = l->hi =
@@ -244,6 +345,23 @@ static void draw_trace(struct project_accept *a, struct rng *r, size_t s)
 	}
 }
 
+/* One draw s of every log lane: one rate draw z and one share u for all. */
+static void draw_log(struct project_accept *a, struct rng *r, size_t s)
+{
+	double z = gsl_cdf_ugaussian_Pinv(rng_open01(r)), u = rng_open01(r);
+	double fz = (fmin(3, fmax(-3, z)) + 3) / 6 * (PROJECT_ACCEPT_LOG_NZ - 1);
+	double fs = u * (PROJECT_ACCEPT_LOG_NS - 1);
+	int iz = fz >= PROJECT_ACCEPT_LOG_NZ - 1 ? PROJECT_ACCEPT_LOG_NZ - 2 : (int)fz;
+	int is = fs >= PROJECT_ACCEPT_LOG_NS - 1 ? PROJECT_ACCEPT_LOG_NS - 2 : (int)fs;
+	double wz = fz - iz, ws = fs - is;
+	for (size_t l = 0; l < a->nlanes; l++) {
+		const struct project_accept_lane *ln = &a->lanes[l];
+		double v = (1 - wz) * ((1 - ws) * ln->tab[iz][is] + ws * ln->tab[iz][is + 1]) +
+			   wz * ((1 - ws) * ln->tab[iz + 1][is] + ws * ln->tab[iz + 1][is + 1]);
+		a->draws[l * a->nsamples + s] = clamp_accept(v, ln->block, ln->budget);
+	}
+}
+
 int project_accept_draw(struct project_accept *a, size_t n, const double *u_level, uint64_t seed)
 {
 	struct rng r;
@@ -254,7 +372,7 @@ int project_accept_draw(struct project_accept *a, size_t n, const double *u_leve
 	rng_seed(&r, seed ^ 0x9e3779b97f4a7c15u);
 	for (size_t s = 0; s < n; s++) {
 		if (a->kind == ACCEPT_TRACE) {
-			draw_trace(a, &r, s);
+			(a->from_log ? draw_log : draw_trace)(a, &r, s);
 			continue;
 		}
 		double lv = u_level ? a->level_lo + u_level[s] * (a->level_hi - a->level_lo)
@@ -270,6 +388,17 @@ void project_accept_describe(const struct project_accept *a, const char *level_n
 			     size_t len)
 {
 	const struct project_config *cfg = a->cfg;
+	if (a->from_log) {
+		const struct accept_logs_result *g = &a->log;
+		snprintf(buf, len, "%s %s (%zu interval%s, %d drafted positions): the tree per budget "
+			 "from the chain's per-position rates%s; the share of misses on the drafter's "
+			 "second choice, which no log holds, drawn uniform over %.2f-%.2f, and the rates "
+			 "over their %.0f%% t interval across intervals", cfg->accept_from,
+			 cfg->accept_trace, g->n, g->n == 1 ? "" : "s", g->k,
+			 g->rates_logged ? "" : " (one rate at every position, solved from the mean)",
+			 g->prior.s_lo, g->prior.s_hi, 100 * g->level);
+		return;
+	}
 	if (a->kind == ACCEPT_TRACE) {
 		const struct acceptance_result *r = a->nrep ? &a->rep[0] : NULL;
 		snprintf(buf, len, "trace %s (%lld steps, block %d, top-%d..%d): the engine's heap "
@@ -330,9 +459,40 @@ static int lower_bound_budgets(const struct project_accept *a, char *buf, size_t
 	return n;
 }
 
+/* A log's lines for project_accept_warnings. */
+static int log_warnings(const struct project_accept *a, void (*fn)(void *arg, const char *line),
+			void *arg)
+{
+	const struct accept_logs_result *g = &a->log;
+	char line[1400];
+	int k = 0;
+	snprintf(line, sizeof line, "acceptance from the %s %s: a log holds the engine's chain, not "
+		 "the tree: above budget 1 the tree's acceptance rests on how often the target took "
+		 "the drafter's second choice when it missed the first, which no log records (drawn "
+		 "over %.2f-%.2f, calibration/acceptance/logs.yaml); the band holds that doubt, a "
+		 "drafter trace would remove it", a->cfg->accept_from, a->cfg->accept_trace,
+		 g->prior.s_lo, g->prior.s_hi);
+	fn(arg, line), k++;
+	if (!g->rates_logged) {
+		snprintf(line, sizeof line, "acceptance from the %s %s: no per-position rates logged: "
+			 "one rate at every position, solved from the mean acceptance %.3f",
+			 a->cfg->accept_from, a->cfg->accept_trace, g->mean);
+		fn(arg, line), k++;
+	}
+	if (g->n < 2) {
+		snprintf(line, sizeof line, "acceptance from the %s %s: one interval, nothing to spread "
+			 "over: its rates are drawn over all they can be (0 to 1)", a->cfg->accept_from,
+			 a->cfg->accept_trace);
+		fn(arg, line), k++;
+	}
+	return k;
+}
+
 int project_accept_warnings(const struct project_accept *a, void (*fn)(void *arg, const char *line),
 			    void *arg)
 {
+	if (a->from_log)
+		return log_warnings(a, fn, arg);
 	const struct acceptance_result *r = a->kind == ACCEPT_TRACE && a->nrep ? &a->rep[0] : NULL;
 	char line[1400], budgets[200];
 	double worst;
@@ -370,6 +530,7 @@ void project_accept_free(struct project_accept *a)
 		acceptance_free(&a->rep[i]);
 		free(a->chol[i]);
 	}
+	accept_logs_free(&a->log);
 	free(a->lanes);
 	free(a->draws);
 	memset(a, 0, sizeof *a);

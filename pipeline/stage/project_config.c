@@ -3,6 +3,7 @@
 #include "project.h"
 
 #include "err.h"
+#include "project_accept.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 	struct ydoc_node *pts = NULL, *shape = NULL;
 	const char *trace = NULL;
 	cfg->accept_kind = ACCEPT_PUBLISHED;
-	cfg->accept_trace[0] = '\0';
+	cfg->accept_trace[0] = cfg->accept_from[0] = '\0';
 	cfg->ncurve = 0;
 	if (!yget_str(c, m, "trace", 0, &trace) && trace) {
 		struct ydoc_node *n = ydoc_get(m, "trace");
@@ -102,6 +103,7 @@ static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_n
 				  "trace: give a path of 1 to %zu bytes", sizeof cfg->accept_trace - 1);
 		else
 			snprintf(cfg->accept_trace, sizeof cfg->accept_trace, "%s", trace);
+		project_accept_load_from(cfg, c, m); /* from: a log's kind */
 		static const char *const other[] = {"points", "label", "source", "shape"};
 		for (size_t i = 0; i < sizeof other / sizeof *other; i++)
 			if ((n = ydoc_get(m, other[i])) != NULL)
