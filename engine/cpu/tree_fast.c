@@ -652,7 +652,7 @@ static void ts_sort_bin(struct ts_kept *e, long n)
  * Returns last. */
 static uint32_t ts_scatter(const float *logp, int L, int K, uint32_t cut, const double *ex,
 			   const uint32_t *key, const uint32_t *pre, long m, int B,
-			   struct ts_lv *lv, uint32_t *start, struct ts_kept *e)
+			   struct ts_lv *lv, uint32_t *start, uint32_t *act, struct ts_kept *e)
 {
 	ts_bins(logp, L, K, TS_READ_BINS, lv);
 	uint32_t shift = 0; /* finer bins when the cut is above the worst */
@@ -673,14 +673,17 @@ static uint32_t ts_scatter(const float *logp, int L, int K, uint32_t cut, const 
 	}
 	start[last + 1] = (uint32_t)end;
 	uint64_t top = (uint64_t)(last + 1) << lv->shift; /* keys below lo + top go */
-	uint32_t at[TS_READ_BINS + 1]; /* at[TS_READ_BINS]: e[m], where the rest go, no branch */
+	uint32_t at[TS_READ_BINS], *go = act; /* the ones that go, listed without a branch */
 	memcpy(at, start, (last + 1) * sizeof *at);
-	at[TS_READ_BINS] = (uint32_t)m;
+	long ng = 0;
 	for (long i = 0; i < m; i++) {
-		uint64_t off = (uint64_t)(key[i] - lv->lo);
-		uint32_t b = off < top ? (uint32_t)(off >> lv->shift) : TS_READ_BINS;
-		e[at[b]] = (struct ts_kept){(uint64_t)key[i] << 32 | pre[i], ex[i]};
-		at[b] += b != TS_READ_BINS;
+		go[ng] = (uint32_t)i;
+		ng += (uint64_t)(key[i] - lv->lo) < top;
+	}
+	for (long g = 0; g < ng; g++) {
+		uint32_t i = go[g];
+		e[at[(key[i] - lv->lo) >> lv->shift]++] =
+			(struct ts_kept){(uint64_t)key[i] << 32 | pre[i], ex[i]};
 	}
 	return last;
 }
@@ -733,7 +736,7 @@ int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tre
 	if (m < B && m < all)
 		return 1; /* the cut kept too few: the B best may lie below it */
 	struct ts_lv lv;
-	uint32_t last = ts_scatter(logp, L, K, ck, ex, key, pre, m, B, &lv, start, e);
+	uint32_t last = ts_scatter(logp, L, K, ck, ex, key, pre, m, B, &lv, start, act, e);
 	long n = m < B ? m : B; /* the tree's nodes past the root */
 	/* Only the bins a budget (or the tree's end) cuts need their order:
 	 * then the first b of e are the b best, whatever order the bins
@@ -757,10 +760,15 @@ int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tre
 	}
 	double cum = 0;
 	long node = 0;
-	for (int j = 0; j < rd->nbudgets; j++) {
-		for (; node < n && node < rd->budgets[j]; node++)
-			cum += e[node].ex;
-		rd->mass[j] = cum;
+	for (int j = 0; j < rd->nbudgets; j++) { /* four sums a stretch: no chain of adds */
+		long to = rd->budgets[j] < n ? rd->budgets[j] : n;
+		double s4[4] = {0, 0, 0, 0};
+		for (; node + 4 <= to; node += 4)
+			for (int u = 0; u < 4; u++)
+				s4[u] += e[node + u].ex;
+		for (; node < to; node++)
+			s4[0] += e[node].ex;
+		rd->mass[j] = cum += (s4[0] + s4[1]) + (s4[2] + s4[3]);
 	}
 	for (int q = 0; q < rd->nq; q++) {
 		uint64_t k = ts_prefix_key(logp, L, K, rd->qdepth[q], rd->qrank + (size_t)q * L);
