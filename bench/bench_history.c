@@ -24,8 +24,11 @@
  * host's noise, which the best of 3 left at up to 1.21x.
  *
  * Last, many series (`bench_history --series` runs this table alone,
- * `--series NIGHTS SERIES` one shape): one night of 5,000 to RECORD_MAX_ROWS
- * series, and 365 nights of 4,096: parse, verdict walk, the night's
+ * `--series NIGHTS SERIES [--noise PCT]` one shape, its nights' noise
+ * uniform over PCT% (1 by default)): one night of 5,000 to RECORD_MAX_ROWS
+ * series, and 365 nights of 4,096 twice, with 1% and with 7% of noise (the
+ * quiet series let the change-point search be skipped on almost every
+ * night, the noisy ones almost never): parse, verdict walk, the night's
  * verdicts, and the load through a full index; the walk of a year (365
  * nights, or more with `--series NIGHTS SERIES`) beside its limit,
  * WALK_LIMIT_S, in CPU seconds and wall seconds.
@@ -53,10 +56,20 @@
 
 static uint64_t rng = 7;
 
+/* The width of a night's noise, uniform in +-noise_width / 2: 1% by default
+ * (0.5% against the 1% minimum change: the change-point search can be
+ * skipped on almost every series); `--noise PCT` sets it, and the series
+ * table runs a year of series as noisy as bench_regress's beside it, where
+ * the search runs on most series and nights. */
+static double noise_width = 0.01;
+
+/* The noisy variant's width: +-3.5%, a standard deviation of 2%. */
+#define NOISY_WIDTH 0.07
+
 static double noise(void)
 {
 	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-	return ((double)(rng >> 11) / 9007199254740992.0 - 0.5) * 0.01;
+	return ((double)(rng >> 11) / 9007199254740992.0 - 0.5) * noise_width;
 }
 
 static void make_night_rows(struct run_record *r, int night, int rows)
@@ -305,28 +318,31 @@ done:
 #define WALK_LIMIT_S 5.0
 
 /* Many series: one night at 5,000 to RECORD_MAX_ROWS rows, and a year of
- * 4,096 series. Each phase's cost per series must stay flat (linear). */
-static int series_table(const struct regress_conf *conf, int nights, int series)
+ * 4,096 series, quiet and noisy. Each phase's cost per series must stay
+ * flat (linear). A shape is {nights, series, noise width in 1e-4}. */
+static int series_table(const struct regress_conf *conf, int nights, int series, int width)
 {
-	int shape[][2] = {{1, 5000}, {1, 20000}, {1, 40000}, {1, RECORD_MAX_ROWS}, {365, 4096}};
+	int shape[][3] = {{1, 5000, 100},  {1, 20000, 100},   {1, 40000, 100},
+			  {1, RECORD_MAX_ROWS, 100}, {365, 4096, 100}, {365, 4096, 700}};
 	size_t nshape = sizeof shape / sizeof *shape;
 	double base = 0;
 	struct rusage ru;
 
-	printf("\n%-7s %8s %10s %12s %10s %14s %10s %12s\n", "nights", "series", "parse_s",
-	       "verdicts_s", "night_s", "us/series/night", "vs first", "indexed_s");
+	printf("\n%-7s %8s %6s %10s %12s %10s %14s %10s %12s\n", "nights", "series", "noise",
+	       "parse_s", "verdicts_s", "night_s", "us/series/night", "vs first", "indexed_s");
 	if (nights > 0 && series > 0) /* one shape alone (profiling) */
-		shape[0][0] = nights, shape[0][1] = series, nshape = 1;
+		shape[0][0] = nights, shape[0][1] = series, shape[0][2] = width, nshape = 1;
 	for (size_t k = 0; k < nshape; k++) {
 		double t[5];
+		noise_width = shape[k][2] * 1e-4;
 		if (time_series(shape[k][0], shape[k][1], conf, t))
 			return 1;
 		double per = (t[0] + t[1] + t[2]) * 1e6 / ((double)shape[k][0] * shape[k][1]);
 		if (!k)
 			base = per;
-		printf("%-7d %8d %10.2f %12.2f %10.2f %14.2f %9.2fx %12.2f\n", shape[k][0],
-		       shape[k][1], t[0], t[1], t[2], per, per / base, t[3]);
-		if (shape[k][0] >= 365) /* issue 36: a year of 4,096 in a few seconds */
+		printf("%-7d %8d %5.1f%% %10.2f %12.2f %10.2f %14.2f %9.2fx %12.2f\n", shape[k][0],
+		       shape[k][1], shape[k][2] * 1e-2, t[0], t[1], t[2], per, per / base, t[3]);
+		if (shape[k][0] >= 365) /* a year of 4,096 series in a few seconds */
 			printf("  verdict walk %.2f s CPU, limit %.1f s (%.2fx); %.2f s wall\n", t[1],
 			       WALK_LIMIT_S, t[1] / WALK_LIMIT_S, t[4]);
 		fflush(stdout);
@@ -346,8 +362,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_history: %s\n", err_msg());
 		return 1;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--series")) /* this table alone, or one shape */
-		return series_table(&conf, argc > 3 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0);
+	if (argc > 1 && !strcmp(argv[1], "--series")) { /* this table alone, or one shape */
+		int a = 2, nights = 0, series = 0, width = 100;
+		if (argc > a + 1 && strcmp(argv[a], "--noise"))
+			nights = atoi(argv[a]), series = atoi(argv[a + 1]), a += 2;
+		if (argc > a + 1 && !strcmp(argv[a], "--noise"))
+			width = (int)lround(atof(argv[a + 1]) * 100), a += 2;
+		if (a != argc || (nights <= 0) != (series <= 0) || width < 0 || width > 5000 ||
+		    (width != 100 && nights <= 0)) {
+			fprintf(stderr, "usage: bench_history [--series [NIGHTS SERIES] "
+					"[--noise PCT]]\n");
+			return 2;
+		}
+		return series_table(&conf, nights, series, width);
+	}
 	if (!mkdtemp(dir))
 		return 1;
 	printf("CPU time of this process (a shared machine's other jobs stretch wall time\n"
@@ -382,5 +410,5 @@ int main(int argc, char **argv)
 	if (index_table(dir, 365))
 		return 1;
 	fsx_rm_rf(dir);
-	return rows_table() || series_table(&conf, 0, 0);
+	return rows_table() || series_table(&conf, 0, 0, 100);
 }
