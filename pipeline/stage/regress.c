@@ -550,6 +550,23 @@ static size_t level_end(const struct hist_series *s, const struct walk *w, size_
 	return n;
 }
 
+/* The level's first and last min_good_nights good nights up to point i
+ * (medians into *ref, *cur) and the threshold a drift passes (into *thr,
+ * from the noise of change_check's window, into *noise): 0 when they are
+ * closer than that. Needs a window of two points or more. */
+static int level_moved(const struct regress_conf *c, const struct hist_series *s,
+		       const struct walk *w, size_t i, struct scratch *sc, double *ref, double *cur,
+		       double *thr, double *noise)
+{
+	size_t k = (size_t)c->min_good_nights;
+	*noise = isfinite(sc->win_noise) ? sc->win_noise
+					 : diff_noise(c, sc->win, sc->win_m, sc->vals);
+	*thr = fmax(c->min_delta_frac, c->noise_multiple * *noise);
+	level_end(s, w, i, k, 1, sc->vals, ref);
+	level_end(s, w, i, k, 0, sc->vals, cur);
+	return !(fabs(*cur / *ref - 1) < *thr);
+}
+
 /* The long-reference drift check of point i: the level's first
  * min_good_nights good nights against its last ones, when the level has
  * moved past the threshold along a significant straight line (a slow drift
@@ -560,7 +577,15 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 {
 	struct hist_point *p = &s->pts[i];
 	size_t k = (size_t)c->min_good_nights, n = 0, first = HIST_NO_RUN;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, ref, cur, a, b, rss;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, ref, cur, thr, noise, a, b, rss;
+	/* a full window (most nights) tells whether the level's ends moved
+	 * past the threshold before the sums over the whole level: a level
+	 * that did not is told in O(k) (a year-long level made the walk
+	 * quadratic) */
+	size_t m = sc->win_m;
+	int early = m >= 3 * k;
+	if (early && !level_moved(c, s, w, i, sc, &ref, &cur, &thr, &noise))
+		return 0;
 	for (size_t j = w->seg_start; j <= i; j++) {
 		if (!s->pts[j].in_baseline && j != i)
 			continue;
@@ -573,20 +598,15 @@ static int long_drift(const struct regress_conf *c, struct history *h, struct hi
 		return 0;
 	/* runs only after change_check returned 0 on this night: its window
 	 * (win is untouched then), bimodal check and noise are reused */
-	size_t m = sc->win_m;
 	if (sc->win_bimodal < 0)
 		sc->win_bimodal = window_bimodal(c, sc, w, m);
-	if (sc->win_bimodal)
+	if (sc->win_bimodal || (!early && !level_moved(c, s, w, i, sc, &ref, &cur, &thr, &noise)))
 		return 0;
-	level_end(s, w, i, k, 1, sc->vals, &ref);
-	level_end(s, w, i, k, 0, sc->vals, &cur);
-	double noise = isfinite(sc->win_noise) ? sc->win_noise : diff_noise(c, sc->win, m, sc->vals),
-	       dn = (double)n;
-	double thr = fmax(c->min_delta_frac, c->noise_multiple * noise);
+	double dn = (double)n;
 	double sxx_c = sxx - sx * sx / dn, slope = (sxy - sx * sy / dn) / sxx_c;
 	double res = syy - sy * sy / dn - slope * (sxy - sx * sy / dn);
 	double se = sqrt(fmax(res, 0) / (dn - 2) / sxx_c);
-	if (fabs(cur / ref - 1) < thr || cpoint_t_p(slope / se, dn - 2) > c->change_max_p ||
+	if (cpoint_t_p(slope / se, dn - 2) > c->change_max_p ||
 	    (slope > 0) != (cur > ref))
 		return 0;
 	size_t hh = m > 3 ? hinge_fit(sc->win, m, &a, &b, &rss) : 0;
@@ -790,8 +810,7 @@ static void walk_point(const struct regress_conf *c, struct history *h, struct h
 		return;
 	}
 	int flagged = judge(c, h, p, sc->vals, sc->sorted, n, w->carry_noise);
-	int recurring = recurring_level(c, s, i);
-	if (flagged && recurring) {
+	if (flagged && recurring_level(c, s, i)) {
 		flagged = 0;
 		p->reason = "bimodal: a level seen before";
 	}
