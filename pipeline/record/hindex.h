@@ -69,6 +69,12 @@ int hindex_rebuild(struct hindex **ix, struct ydiag *warnings);
 
 void hindex_close(struct hindex *ix);
 
+/* Makes a connection defensive: no writable_schema or other ways to corrupt
+ * the file through SQL, no function with side effects run from the schema,
+ * and, for a reader (reader 1), no write at all. Returns an SQLite code. */
+struct sqlite3;
+int hindex_harden(struct sqlite3 *db, int reader);
+
 /* Runs one read-only SQL statement against runs_dir's index and writes its
  * result as CSV (a header of column names, then a line a row) to fp. The
  * database is opened read-only; ATTACH is refused. Returns 0, DDT_EINPUT
