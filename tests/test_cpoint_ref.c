@@ -1,9 +1,10 @@
-/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series; cpoint_no_change_possible's bound against the merge's own means; sort_slide against a full sort. */
+/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series and on ties; cpoint_no_change_possible's bound against the merge's own means and against the bound as first written; sort_slide against a full sort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,6 +94,102 @@ static void test_cpoint_ref__best_split_is_the_plain_search_bit_for_bit(void **s
 		assert_int_equal(kappa, rkappa);
 		assert_memory_equal(&q, &rq, sizeof q);
 	}
+}
+
+/* Series on which many splits tie or nearly tie, where the search's
+ * bounds (no division in the first pass; cpoint.c, search_bounded) must
+ * leave every split that could hold the largest Q-hat: one value, a mirror
+ * image, a period of 2 or 3, a coarse grid, noise; scaled from subnormal
+ * to near overflow (past DBL_MAX / 2^20 the plain search runs): the same
+ * split, kappa and Q-hat bits as the plain search. */
+static void test_cpoint_ref__bounded_search_keeps_ties_and_extremes(void **state)
+{
+	(void)state;
+	static const double scale[] = {1, 1e-310, 1e-200, 3e-5, 1e200, 1e300};
+	struct rng r;
+	double x[64];
+	rng_seed(&r, 20261207);
+	for (int s = 0; s < 4000; s++) {
+		size_t n = 2 + rng_next(&r) % 63, min_seg = 1 + (size_t)s % 3, kind = (size_t)s / 3 % 6;
+		double f = scale[(size_t)s / 18 % 6];
+		for (size_t i = 0; i < n; i++) {
+			double u = (double)(rng_next(&r) % 5);
+			x[i] = kind == 0   ? 7
+			       : kind == 1 ? (i < n / 2 ? u : x[n - 1 - i])
+			       : kind == 2 ? (double)(i % 2)
+			       : kind == 3 ? (double)(i % 3) * 0.1
+			       : kind == 4 ? u
+					   : 100 + (double)(rng_next(&r) >> 11) / 9007199254740992.0;
+		}
+		for (size_t i = 0; i < n; i++)
+			x[i] *= f;
+		size_t at, kappa, rat, rkappa;
+		double q, rq;
+		if (n < 2 * min_seg)
+			continue;
+		assert_int_equal(cpoint_best_split(x, 0, n, min_seg, &at, &kappa, &q), 0);
+		ref_best_split(x, 0, n, min_seg, &rat, &rkappa, &rq);
+		if (at != rat || kappa != rkappa || memcmp(&q, &rq, sizeof q))
+			fail_msg("series %d (kind %zu, n %zu, min_seg %zu, x %g): split %zu/%zu q %a, "
+				 "plain %zu/%zu q %a", s, kind, n, min_seg, f, at, kappa, q, rat, rkappa,
+				 rq);
+	}
+}
+
+/* cpoint_no_change_possible as first written (each run's mean divided on
+ * its own), the reference of the one that divides each length's extreme
+ * sums once. */
+static int ref_no_change_possible(const double *x, size_t n, const struct cpoint_opts *o)
+{
+	size_t L = o->min_seg ? o->min_seg : 1;
+	double lo = INFINITY, hi = 0;
+	if (!(o->min_rel > 0) || n < 2 * L)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(x[i] > 0 && x[i] < INFINITY))
+			return 0;
+	for (size_t i = 0; i + L <= n; i++) {
+		double sum = 0;
+		for (size_t j = i; j < i + 2 * L - 1 && j < n; j++) {
+			sum += x[j];
+			if (j + 1 - i < L)
+				continue;
+			double mean = sum / (double)(j + 1 - i);
+			lo = mean < lo ? mean : lo;
+			hi = mean > hi ? mean : hi;
+		}
+	}
+	double slack = (4 * (double)n + 16) * DBL_EPSILON;
+	return hi / lo * (1 + slack) - 1 < o->min_rel * (1 - slack);
+}
+
+/* The same answer as the reference for min_seg 1 to 20 (the stack's run
+ * lengths and past them), at the bound's edge too (min_rel set to the
+ * series' own largest relative difference of run means, either side). */
+static void test_cpoint_ref__no_change_bound_is_the_plain_bound(void **state)
+{
+	(void)state;
+	struct rng r;
+	double x[80];
+	size_t yes = 0;
+	rng_seed(&r, 20261208);
+	for (int s = 0; s < 4000; s++) {
+		size_t n = 1 + rng_next(&r) % 80, L = 1 + (size_t)s % 20;
+		double noise = 0.05 * (double)(rng_next(&r) % 1000) / 1000;
+		struct cpoint_opts o = {.max_p = 0.001, .split_p = 0.01, .min_seg = L,
+					.min_rel = 0.06 * (double)(rng_next(&r) % 1000) / 1000};
+		for (size_t i = 0; i < n; i++)
+			x[i] = 100 * (1 + noise * ((double)(rng_next(&r) >> 11) / 9007199254740992.0 - 0.5));
+		int want = ref_no_change_possible(x, n, &o);
+		assert_int_equal(cpoint_no_change_possible(x, n, &o), want);
+		yes += (size_t)want;
+		for (double lo = 0.005; lo < 0.06; lo += 0.005) { /* sweep across the edge */
+			o.min_rel = lo;
+			assert_int_equal(cpoint_no_change_possible(x, n, &o),
+					 ref_no_change_possible(x, n, &o));
+		}
+	}
+	assert_true(yes > 200);
 }
 
 /* Cuts x[0..n) at random into segments of at least L points (the split
@@ -201,7 +298,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cpoint_ref__best_split_is_the_plain_search_bit_for_bit),
+	    cmocka_unit_test(test_cpoint_ref__bounded_search_keeps_ties_and_extremes),
 	    cmocka_unit_test(test_cpoint_ref__no_change_bound_holds_for_every_cutting),
+	    cmocka_unit_test(test_cpoint_ref__no_change_bound_is_the_plain_bound),
 	    cmocka_unit_test(test_cpoint_ref__sliding_window_is_the_full_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
