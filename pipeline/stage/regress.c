@@ -87,7 +87,10 @@ static int bimodal(const struct regress_conf *c, const double *v, const double *
 			gap = v[k] - v[k - 1];
 			cut = k;
 		}
-	if (!cut)
+	/* a gap within four floors of the lowest value is no wider than four
+	 * sigmas (the floor of the lower group's mean, itself at least v[0]
+	 * less rounding), whatever the groups' spread: most windows end here */
+	if (!cut || (v[0] > 0 && gap <= 4 * c->noise_floor_frac * v[0] * (1 - 0x1p-30)))
 		return 0;
 	cpoint_moments(v, 0, cut, &m1, &v1);
 	cpoint_moments(v, cut, n, &m2, &v2);
