@@ -50,6 +50,14 @@ int cpoint_edivisive(const double *x, size_t n, const struct cpoint_opts *o, str
  * a positive number, or min_rel is 0). */
 int cpoint_no_change_possible(const double *x, size_t n, const struct cpoint_opts *o);
 
+/* 1 when cpoint_edivisive(x, n, o) returns no change point because the
+ * split step's first interval, x[0..n), fails its test whatever its best
+ * split: no split tau and end kappa (min_seg <= tau, tau + min_seg <=
+ * kappa <= n) has a t test between x[0..tau) and x[tau..kappa) with
+ * p <= split_p. 0 when one could, or n > 64, or a value is not finite.
+ * O(n^2) without a division, against the search's O(n^2) with two. */
+int cpoint_no_split_passes(const double *x, size_t n, const struct cpoint_opts *o);
+
 /* The split of x[lo..hi) that maximises Q-hat over both its ends (tau, kappa)
  * with lo + min_seg <= tau and tau + min_seg <= kappa <= hi: tau into *at,
  * kappa into *kappa, the value into *qhat. Returns 0, DDT_EINPUT (the

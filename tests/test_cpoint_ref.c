@@ -1,4 +1,4 @@
-/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series and on ties; cpoint_no_change_possible's bound against the merge's own means and against the bound as first written; sort_slide against a full sort. */
+/* test_cpoint_ref.c - cpoint_best_split bit for bit against the plain search (the full distance matrix, t then kappa) on random series and on ties; cpoint_no_change_possible's bound against the merge's own means and against the bound as first written; cpoint_no_split_passes against every split's test; sort_slide against a full sort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -192,6 +192,54 @@ static void test_cpoint_ref__no_change_bound_is_the_plain_bound(void **state)
 	assert_true(yes > 200);
 }
 
+/* Where cpoint_no_split_passes says no split passes (noise of 0.1% to 5%,
+ * noise of 1e-9 on a level of 100, a step, values on a coarse grid,
+ * min_seg 1 to 3, split_p 0.001 to 0.05), every split and end of x[0..n)
+ * fails the split step's own test (its means and variances, its p), and
+ * cpoint_edivisive finds nothing; it holds on most noise and never on a
+ * step of ten sigmas. */
+static void test_cpoint_ref__no_split_bound_holds_for_every_split(void **state)
+{
+	(void)state;
+	static const double split_p[] = {0.001, 0.01, 0.05};
+	struct rng r;
+	double x[64];
+	size_t held = 0, tried = 0;
+	rng_seed(&r, 20261209);
+	for (int s = 0; s < 3000; s++) {
+		size_t n = 2 + rng_next(&r) % 63, L = 1 + (size_t)s % 3, kind = (size_t)s / 3 % 4;
+		double noise = kind == 1 ? 1e-11 : 0.001 + 0.05 * (double)(rng_next(&r) % 1000) / 1000;
+		struct cpoint_opts o = {.max_p = split_p[s % 3] / 10, .split_p = split_p[s % 3],
+					.min_seg = L, .min_rel = 0};
+		for (size_t i = 0; i < n; i++) {
+			double u = (double)(rng_next(&r) >> 11) / 9007199254740992.0 - 0.5;
+			x[i] = kind == 3 ? round(100 * (1 + 0.05 * u)) : 100 * (1 + noise * u);
+			if (kind == 2 && i >= n / 2)
+				x[i] += 100 * noise * 3; /* a step of ten sigmas (uniform noise) */
+		}
+		tried += kind == 0;
+		if (!cpoint_no_split_passes(x, n, &o))
+			continue;
+		held += kind == 0;
+		for (size_t tau = L; tau + L <= n; tau++)
+			for (size_t kap = tau + L; kap <= n; kap++) {
+				double m1, v1, m2, v2;
+				cpoint_moments(x, 0, tau, &m1, &v1);
+				cpoint_moments(x, tau, kap, &m2, &v2);
+				double p = cpoint_ttest_p(m1, v1, (double)tau, m2, v2, (double)(kap - tau));
+				if (!(p > o.split_p))
+					fail_msg("series %d (kind %zu, n %zu, L %zu): [0,%zu) [%zu,%zu) p %g <= %g",
+						 s, kind, n, L, tau, tau, kap, p, o.split_p);
+			}
+		assert_false(kind == 2 && n >= 20);
+		struct cpoint_change ch[8];
+		size_t nch = 1;
+		assert_int_equal(cpoint_edivisive(x, n, &o, ch, 8, &nch), 0);
+		assert_int_equal(nch, 0);
+	}
+	assert_true(held > tried / 2); /* noise: most windows told without a search */
+}
+
 /* Cuts x[0..n) at random into segments of at least L points (the split
  * step's segments, and any merge of them): their starts into cut, their
  * number returned (cut[k] = n closes them). */
@@ -301,6 +349,7 @@ int main(void)
 	    cmocka_unit_test(test_cpoint_ref__bounded_search_keeps_ties_and_extremes),
 	    cmocka_unit_test(test_cpoint_ref__no_change_bound_holds_for_every_cutting),
 	    cmocka_unit_test(test_cpoint_ref__no_change_bound_is_the_plain_bound),
+	    cmocka_unit_test(test_cpoint_ref__no_split_bound_holds_for_every_split),
 	    cmocka_unit_test(test_cpoint_ref__sliding_window_is_the_full_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
