@@ -541,24 +541,60 @@ int cpoint_no_change_possible(const double *x, size_t n, const struct cpoint_opt
 	return hi / lo * (1 + slack) - 1 < min_rel * (1 - slack);
 }
 
-/* |t|^2 at which the split step's test gives p = split_p, for 1 to
- * CPOINT_STACK_POINTS degrees of freedom; per thread, for the last
- * split_p asked (the walk asks one). */
+/* Room past a window's last point for cpoint_no_split_passes' rows, run
+ * in whole vectors of 8 (the lanes past the window count for nothing). */
+#define CPOINT_ROW_PAD 8
+#define CPOINT_ROW_CAP (CPOINT_STACK_POINTS + CPOINT_ROW_PAD + 1)
+
+/* |t|^2 at which the split step's test gives p = split_p, by degrees of
+ * freedom from 1 (past CPOINT_STACK_POINTS: that of CPOINT_STACK_POINTS);
+ * per thread, for the last split_p asked (the walk asks one). */
 static _Thread_local struct {
 	double p;
-	double t2[CPOINT_STACK_POINTS + 1];
+	double t2[CPOINT_ROW_CAP];
 } split_crit = {-1, {0}};
 
 static const double *split_crit2(double split_p)
 {
 	if (split_crit.p != split_p) {
-		for (size_t df = 1; df <= CPOINT_STACK_POINTS; df++) {
-			double t = gsl_cdf_tdist_Qinv(split_p / 2, (double)df);
+		for (size_t df = 1; df < CPOINT_ROW_CAP; df++) {
+			double f = (double)(df < CPOINT_STACK_POINTS ? df : CPOINT_STACK_POINTS);
+			double t = gsl_cdf_tdist_Qinv(split_p / 2, f);
 			split_crit.t2[df] = t * t;
 		}
 		split_crit.p = split_p;
 	}
 	return split_crit.t2;
+}
+
+/* 1 / i and i as doubles, for i < CPOINT_ROW_CAP (inv_n[0] unused). */
+static double inv_n[CPOINT_ROW_CAP], num_n[CPOINT_ROW_CAP];
+static pthread_once_t num_once = PTHREAD_ONCE_INIT;
+
+static void num_build(void)
+{
+	for (size_t i = 1; i < CPOINT_ROW_CAP; i++)
+		inv_n[i] = 1 / (double)i, num_n[i] = (double)i;
+}
+
+/* Whether some end kappa in [from, to) of split tau may pass the test
+ * (cpoint_no_split_passes); to - from a multiple of 8, the ends past n
+ * (num_n[kappa] > dn) count for nothing. */
+CPOINT_VECTORIZE static int split_row_passes(const double *restrict s1,
+					     const double *restrict s2,
+					     const double *restrict c2, size_t tau, size_t from,
+					     size_t to, double dn, double ed, double tol)
+{
+	double n1 = (double)tau, m1 = s1[tau] * inv_n[tau], ss1 = s2[tau] - s1[tau] * m1;
+	int may = 0;
+	for (size_t kap = from; kap < to; kap++) {
+		double dk = num_n[kap], n2 = dk - n1, sy = s1[kap] - s1[tau];
+		double m2 = sy * inv_n[kap - tau], ss2 = (s2[kap] - s2[tau]) - sy * m2;
+		double d = fabs(m2 - m1) + ed;
+		double lhs = d * d * n1 * n2 * (dk - 2) * (1 + 1.0 / 64);
+		may |= (dk <= dn) & !(lhs < c2[kap - 2] * (ss1 + ss2 - tol) * dk);
+	}
+	return may;
 }
 
 /* The bound (cpoint.h), from prefix sums of y = x - mean: each pair's t^2
@@ -569,29 +605,10 @@ static const double *split_crit2(double split_p)
  * the t distribution's own accuracy. O(n^2) multiplications against the
  * search's O(n^2) with two divisions a pair, every split of which fails
  * then. */
-/* Whether some end kappa in [from, n] of split tau may pass the test
- * (cpoint_no_split_passes). */
-CPOINT_VECTORIZE static int split_row_passes(const double *restrict s1,
-					     const double *restrict s2,
-					     const double *restrict inv,
-					     const double *restrict c2, size_t tau, size_t from,
-					     size_t n, double ed, double tol)
-{
-	double n1 = (double)tau, m1 = s1[tau] * inv[tau], ss1 = s2[tau] - s1[tau] * m1;
-	int may = 0;
-	for (size_t kap = from; kap <= n; kap++) {
-		double n2 = (double)(kap - tau), sy = s1[kap] - s1[tau], m2 = sy * inv[kap - tau];
-		double ss2 = (s2[kap] - s2[tau]) - sy * m2, d = fabs(m2 - m1) + ed;
-		double lhs = d * d * n1 * n2 * (double)(kap - 2) * (1 + 1.0 / 64);
-		may |= !(lhs < c2[kap - 2] * (ss1 + ss2 - tol) * (double)kap);
-	}
-	return may;
-}
-
 int cpoint_no_split_passes(const double *x, size_t n, const struct cpoint_opts *o)
 {
 	size_t L = o->min_seg ? o->min_seg : 1;
-	double s1[CPOINT_STACK_POINTS + 1], s2[CPOINT_STACK_POINTS + 1], inv[CPOINT_STACK_POINTS + 1];
+	double s1[CPOINT_ROW_CAP], s2[CPOINT_ROW_CAP];
 	double mean = 0, big = 0, Y = 0;
 	if (n > CPOINT_STACK_POINTS || n < 2 * L || !(o->split_p > 0 && o->split_p < 1))
 		return 0;
@@ -601,6 +618,7 @@ int cpoint_no_split_passes(const double *x, size_t n, const struct cpoint_opts *
 	}
 	if (!(big < 0x1p500))
 		return 0; /* a value not finite, or squares near overflow */
+	pthread_once(&num_once, num_build);
 	mean /= (double)n;
 	s1[0] = s2[0] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -608,13 +626,15 @@ int cpoint_no_split_passes(const double *x, size_t n, const struct cpoint_opts *
 		s1[i + 1] = s1[i] + y;
 		s2[i + 1] = s2[i] + y * y;
 		Y += fabs(y);
-		inv[i + 1] = 1 / (double)(i + 1);
 	}
+	for (size_t i = n + 1; i < n + 1 + CPOINT_ROW_PAD; i++)
+		s1[i] = s1[n], s2[i] = s2[n];
 	const double *c2 = split_crit2(o->split_p), u = DBL_EPSILON / 2, dn = (double)n;
 	double ed = 8 * dn * u * (Y / (double)L + big), tol = 16 * dn * u * (s2[n] + Y * Y / (double)L);
 	for (size_t tau = L; tau + L <= n; tau++) {
 		size_t from = tau + L > 3 ? tau + L : 3; /* kappa < 3: no degree of freedom, p = 1 */
-		if (from <= n && split_row_passes(s1, s2, inv, c2, tau, from, n, ed, tol))
+		size_t to = from + ((n + 1 - from + CPOINT_ROW_PAD - 1) & ~(size_t)(CPOINT_ROW_PAD - 1));
+		if (from <= n && split_row_passes(s1, s2, c2, tau, from, to, dn, ed, tol))
 			return 0;
 	}
 	return 1;
