@@ -312,8 +312,8 @@ done:
 	return rc;
 }
 
-/* The verdict walk's limit for a year of nights (issue 36: 365 nights x
- * 4,096 series "in a few seconds"), CPU seconds; the last measured walk is
+/* The verdict walk's limit for a year of nights (365 nights x 4,096
+ * series "in a few seconds"), CPU seconds; the last measured walk is
  * in docs/performance.md, "Big records". */
 #define WALK_LIMIT_S 5.0
 
