@@ -1103,6 +1103,22 @@ static int whatif_matches_estimate(char *text, const char *set_args, double cal_
 	return matched;
 }
 
+/* Skips the calling test unless LibreOffice and the ddt binary are here. */
+static void whatif_tools_or_skip(void)
+{
+	char bin[PATH_MAX];
+	if (!have_tool("soffice")) {
+		print_message("SKIP: LibreOffice (soffice) is not installed, so the What-if "
+			      "formulas cannot be recalculated here (apt-get install "
+			      "libreoffice-calc-nogui; `make test` tries to)\n");
+		skip();
+	}
+	if (!ddt_bin(bin, sizeof bin)) {
+		print_message("SKIP: ddt binary not found (DDT_BIN)\n");
+		skip();
+	}
+}
+
 /* The What-if sheet is both estimators: after a recalculation, as written
  * and with two inputs typed over (the native engine's cut of the non-MoE
  * time, and its tree kernels' time), every seed and calibrated scenario
@@ -1114,18 +1130,9 @@ static void test_report__whatif_edited_is_ddt_estimate_set(void **state)
 {
 	(void)state;
 	static const struct xlsx_edit edits[] = {{"native_cut", 0.3}, {"native_tree_us", 20}};
-	char bin[PATH_MAX], *text;
+	char *text;
 	int calibrated = 0;
-	if (!have_tool("soffice")) {
-		print_message("SKIP: LibreOffice (soffice) is not installed, so the What-if "
-			      "formulas cannot be recalculated here (apt-get install "
-			      "libreoffice-calc-nogui; `make test` tries to)\n");
-		skip();
-	}
-	if (!ddt_bin(bin, sizeof bin)) {
-		print_message("SKIP: ddt binary not found (DDT_BIN)\n");
-		skip();
-	}
+	whatif_tools_or_skip();
 	text = whatif_recalculated("asis", NULL, 0);
 	int n0 = whatif_matches_estimate(text, "", 0);
 	free(text);
@@ -1156,16 +1163,8 @@ static void test_report__whatif_anchor_inputs_follow_within_the_note(void **stat
 	(void)state;
 	static const struct xlsx_edit bw[] = {{"gpus.b300.bw_tbps", 9.5}};
 	static const struct xlsx_edit share[] = {{"share_attn", 0.36}};
-	char bin[PATH_MAX], *text;
-	if (!have_tool("soffice")) {
-		print_message("SKIP: LibreOffice (soffice) is not installed, so the What-if "
-			      "formulas cannot be recalculated here\n");
-		skip();
-	}
-	if (!ddt_bin(bin, sizeof bin)) {
-		print_message("SKIP: ddt binary not found (DDT_BIN)\n");
-		skip();
-	}
+	char *text;
+	whatif_tools_or_skip();
 	text = whatif_recalculated("bw", bw, 1);
 	int n0 = whatif_matches_estimate(text, "--set gpus.b300.bw_tbps=9.5", 0.03);
 	free(text);

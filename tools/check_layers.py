@@ -34,6 +34,8 @@ import re
 import sys
 import tempfile
 
+from check_functions import blank as code_only  # one C comment and string blanker
+
 LAYERS = ["lib", "engine", "pipeline/record", "pipeline/stage", "pipeline/render",
           "pipeline/job", "pipeline/cmd"]
 EXTS = (".c", ".h", ".cu", ".cuh", ".cpp")
@@ -147,45 +149,6 @@ def problems_in(root):
         problems.append("folder cycle: " + " <-> ".join(comp) + " (" + ", ".join(why) +
                         "): move what both need into the lower folder")
     return problems
-
-
-def code_only(text):
-    """text with comments, string and character literals and preprocessor
-    lines blanked (newlines kept, so line numbers hold)."""
-    out, i, n = [], 0, len(text)
-    bol = True
-    while i < n:
-        c = text[i]
-        if bol and c == "#":
-            j = i
-            while j < n and (text[j] != "\n" or text[j - 1] == "\\"):
-                j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-            continue
-        if c in " \t":
-            out.append(c)
-            i += 1
-            continue
-        bol = c == "\n"
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-        else:
-            out.append(c)
-            i += 1
-            continue
-        out.append(re.sub(r"[^\n]", " ", text[i:j]))
-        i = j
-    return "".join(out)
 
 
 def definitions(code):
