@@ -98,7 +98,7 @@ int main(void)
 	struct ydiag diag = {0};
 	struct model m;
 	snprintf(path, sizeof path, "%s/calibration", home && *home ? home : ".");
-	if (calibrate_load(&cal, path, &diag) || model_prepare(&m, &cal, NULL)) {
+	if (calibrate_load(&cal, path, &diag) || model_prepare(&m, &cal, NULL, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "bench_model: %s\n", err_msg());
 		return 1;

@@ -28,7 +28,7 @@ static void exercise(const struct calib *cal)
 		(void)calib_dist_quantile(d, 0.5);
 		(void)calib_dist_quantile(d, 0.95);
 	}
-	if (model_prepare(&m, cal, NULL) != 0)
+	if (model_prepare(&m, cal, NULL, NULL) != 0)
 		return;
 	for (size_t g = 0; g < cal->ngpus; g++)
 		for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)

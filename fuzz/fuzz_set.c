@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!rc) {
 		struct model m;
 		struct estimate e = {0};
-		if (model_prepare(&m, cal, NULL) == 0 &&
+		if (model_prepare(&m, cal, NULL, NULL) == 0 &&
 		    estimate_run(&e, &m, tmpl_default.scenarios, tmpl_default.nscenarios) == 0)
 			estimate_free(&e);
 	}

@@ -30,7 +30,7 @@ static int setup(void **state)
 	struct ydiag diag = {0};
 	memset(&f, 0, sizeof f);
 	if (calibrate_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
-	    model_prepare(&f.m, &f.cal, NULL)) {
+	    model_prepare(&f.m, &f.cal, NULL, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "%s\n", err_msg());
 		return -1;
@@ -124,11 +124,11 @@ static void test_model__native_cut_override_moves_only_non_moe(void **state)
 	struct calib c2 = f->cal;
 	assert_int_equal(calibrate_set(&c2, "native_cut", "0.3"), 0);
 	assert_int_equal(c2.asm_[ASM_NATIVE_CUT].kind, DIST_FIXED);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
 	after = eval(f, "seed-b8-native");
 	assert_within(after.ms[COMP_MOE], before.ms[COMP_MOE], 1e-12);
 	assert_within(after.nonmoe_ms, before.nonmoe_ms * 0.7 / 0.6, 1e-9);
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
 }
 
 static void test_model__bandwidth_override_scales_moe(void **state)
@@ -140,10 +140,10 @@ static void test_model__bandwidth_override_scales_moe(void **state)
 	c2.gpus = gpus;
 	struct model_out before = eval(f, "seed-b8-native");
 	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "4"), 0);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&c2, "b300");
 	assert_within(model_moe_ms(&f->m, b300, 9), 2 * before.ms[COMP_MOE], 1e-9);
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
 }
 
 static void test_model__anchor_and_reference_overrides(void **state)
@@ -158,10 +158,10 @@ static void test_model__anchor_and_reference_overrides(void **state)
 	assert_int_equal(calibrate_set(&c2, "drafter.layers", "4"), 0);
 	assert_int_equal(calibrate_set(&c2, "moe_transfer", "1.3"), 0);
 	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
 	struct model_out o = eval(f, "seed-b8-sglang");
 	assert_within(o.tok_s, 250, 1e-9); /* the model still passes through its anchor */
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
 }
 
 static void test_model__bad_overrides_name_the_key(void **state)
@@ -377,14 +377,14 @@ static void test_model__row_terms_are_the_compiled_model(void **state)
 	double v[CALIB_MAX_ASM];
 	int n = rows_agree(f, &f->m);
 	f->cal.moe_ref.curve = was == MOE_CURVE_PHYSICAL ? MOE_CURVE_LINEAR : MOE_CURVE_PHYSICAL;
-	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
 	n += rows_agree(f, &m);
 	f->cal.moe_ref.curve = was;
 	for (int i = 0; i < calib_nassumptions(&f->cal); i++)
 		v[i] = f->cal.asm_[i].point;
 	v[ASM_NATIVE_CUT] = 0.31, v[ASM_SHARE_TREE] *= 2, v[ASM_MOE_COMPUTE_EFF] = 0.05;
 	v[ASM_ALLREDUCE_PCIE] = 1.7;
-	assert_int_equal(model_prepare(&m, &f->cal, v), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, NULL, v), 0);
 	n += rows_agree(f, &m);
 	/* ddt's calibrated point: the curve's form mixed, its fit and
 	 * extrapolation errors, the transfer's curve at M, the native tree from

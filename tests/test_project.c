@@ -197,7 +197,7 @@ static void test_project__tornado_orders_by_swing(void **state)
 	struct model_out o;
 	const struct gpu *b300 = calib_gpu(&c, "b300");
 	struct model_in in = {b300, PIPE_NATIVE, 16, 64, 1, 14, 0};
-	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
 	double v[CALIB_MAX_ASM];
 	memcpy(v, m.v, sizeof v);
 	v[ASM_NATIVE_CUT] = 0.49;
@@ -274,7 +274,7 @@ static void test_project__grid_of_the_template(void **state)
 		}
 	/* the plateau: doubling M deep in it costs the MoE little; a line would double it */
 	struct model m;
-	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	assert_true(model_moe_ms(&m, b300, 2 * 1040) < 1.1 * model_moe_ms(&m, b300, 1040));
 	project_free(&p);
@@ -319,7 +319,7 @@ static void test_project__attention_follows_context_and_width(void **state)
 	struct model_out o0, o1, o2;
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	const struct calib *c = &f->cal;
-	assert_int_equal(model_prepare(&m, c, NULL), 0);
+	assert_int_equal(model_prepare(&m, c, NULL, NULL), 0);
 	double actx = c->asm_[ASM_ANCHOR_CONTEXT].point, eff = c->asm_[ASM_ATTN_CTX_EFF].point;
 	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4.4, 0};
 	model_eval(&m, &in, &o0);
@@ -349,7 +349,7 @@ static double ctx_delta(const struct calib *c, double e)
 	struct model_out o0, o1;
 	double v[CALIB_MAX_ASM];
 	struct model_in in = {calib_gpu(c, "b300"), PIPE_NATIVE, 8, 8, 1, 4.4, 4096};
-	assert_int_equal(model_prepare(&m, c, NULL), 0);
+	assert_int_equal(model_prepare(&m, c, NULL, NULL), 0);
 	for (int i = 0; i < calib_nassumptions(c); i++)
 		v[i] = c->asm_[i].point;
 	v[ASM_ATTN_CTX_EFF] = e;
@@ -1126,8 +1126,8 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 			assert_near(calib_xfer_adj(&c, i, 9), 1, 0);
 		}
 	struct model m0, m1;
-	assert_int_equal(model_prepare(&m0, &f->cal, NULL), 0);
-	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m0, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m1, &c, NULL, NULL), 0);
 	assert_near(model_moe_ms(&m1, b300, 33), 1.3 * model_moe_ms(&m0, b300, 33), 1e-9);
 	assert_near(model_moe_ms(&m1, pro, 33), model_moe_ms(&m0, pro, 33), 1e-12);
 	assert_int_equal(calibrate_set(&c, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
@@ -1275,7 +1275,7 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	for (int i = 0; i < c.nxfer; i++)
 		assert_string_equal(c.xfer[i].from, "h200");
 	struct model m;
-	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
 	assert_near(model_moe_ref_ms(&m, 8), 6.006, 0.05 * 6.006);
 	static const struct {
 		const char *file, *want;
@@ -1418,9 +1418,9 @@ static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
 	struct model m0, m1;
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
-	assert_int_equal(model_prepare(&m0, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&m0, &f->cal, NULL, NULL), 0);
 	assert_int_equal(calibrate_set(&c, "gpus.b300.link_gbps", "100"), 0);
-	assert_int_equal(model_prepare(&m1, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m1, &c, NULL, NULL), 0);
 	const struct gpu *b0 = calib_gpu(&f->cal, "b300"), *b1 = calib_gpu(&c, "b300");
 	/* 7168 x 9 bf16 = 129 KB: latency-bound, the link does not matter */
 	assert_near(model_allreduce_ms(&m1, b1, 9), model_allreduce_ms(&m0, b0, 9), 1e-12);
@@ -1447,7 +1447,7 @@ static void test_project__allreduce_carries_its_spread_uncut(void **state)
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	assert_int_equal(d->kind, DIST_UNIFORM);
 	assert_near(d->point, 1, 0);
-	assert_int_equal(model_prepare(&m, &f->cal, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
 	double one_shot = model_allreduce_ms(&m, b300, 33), cut = 1 - f->cal.asm_[ASM_NATIVE_CUT].point;
 	/* 2 x 61 calls of 462 KB: 1.27 ms, the bottom of the public 1.25-3.89 */
 	assert_true(one_shot > 1.2 && one_shot < 1.3);
@@ -1878,7 +1878,7 @@ static void test_project__a_whole_curve_passes_through_its_points(void **state)
 	struct projection p;
 	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
 	assert_true(c.moe_ref.fit.npoints == 15 && c.moe_ref.fit.rms_pct > 10);
-	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
 	for (int i = 0; i < m.npoints; i++)
 		if (m.pms[i] > m.floor_ms)
 			assert_true(fabs(model_moe_ref_ms(&m, m.pm[i]) / m.pms[i] - 1) < 1e-9);
@@ -1903,13 +1903,13 @@ static void test_project__anchors_keep_their_own_moe(void **state)
 	struct model own, m;
 	struct projection p;
 	double at[2];
-	assert_int_equal(model_prepare(&own, &c, NULL), 0);
+	assert_int_equal(model_prepare(&own, &c, NULL, NULL), 0);
 	assert_int_equal(model_anchor_moe(&c, at), 0);
 	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/slower.csv"), 0);
 	/* the anchor measured with the new curve: no room for the rest */
-	assert_int_equal(model_prepare(&m, &c, NULL), DDT_EINPUT);
+	assert_int_equal(model_prepare(&m, &c, NULL, NULL), DDT_EINPUT);
 	memcpy(c.moe_ref.anchor_ms, at, sizeof at);
-	assert_int_equal(model_prepare(&m, &c, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
 	assert_true(fabs(m.n0_ms / own.n0_ms - 1) < 1e-12);
 	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
 	const struct project_row *r = row(&p, "b300-b8-native", 4.4);

@@ -467,7 +467,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	assert_int_equal(calibrate_load(&cal, path, &diag), 0);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
-	assert_int_equal(model_prepare(&m, &cal, NULL), 0);
+	assert_int_equal(model_prepare(&m, &cal, NULL, NULL), 0);
 	series_of(&h, us, 9);
 	regress_history(&c, &h);
 	assert_int_equal(h.series[0].pts[8].verdict, REG_REGRESSION);

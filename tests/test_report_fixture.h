@@ -177,7 +177,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	if (!rc) {
 		long run = history_run_index(&h, id);
 		regress_history(&rc_conf, &h);
-		rc = model_prepare(&m, &cal, NULL);
+		rc = model_prepare(&m, &cal, NULL, NULL);
 		if (!rc)
 			rc = regress_impact(&imp, &rc_conf, &h, (size_t)run, &m, t.scenarios,
 					    t.nscenarios);

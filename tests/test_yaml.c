@@ -107,7 +107,7 @@ static void test_yaml__a_figure_the_model_refuses_names_its_line(void **state)
 		free(dst);
 	}
 	assert_int_equal(calibrate_load(&cal, dir, &diag), 0);
-	assert_int_equal(model_prepare(&m, &cal, NULL), DDT_EINPUT);
+	assert_int_equal(model_prepare(&m, &cal, NULL, NULL), DDT_EINPUT);
 	if (strncmp(err_msg(), want, strlen(want)))
 		fail_msg("wanted '%s...', got '%s'", want, err_msg());
 	calib_free(&cal);

@@ -121,7 +121,7 @@ int cmd_check(int argc, char **argv)
 		snprintf(templates, sizeof a.templates, "%s/templates", a.paths.home);
 
 	int cal_ok = calibrate_load(&cal, a.paths.calibration, &diag) == 0;
-	if (cal_ok && model_prepare(&m, &cal, NULL) != 0)
+	if (cal_ok && model_prepare(&m, &cal, NULL, NULL) != 0)
 		check_model_problem(&diag, &cal, a.paths.calibration);
 	files++;
 	if (stat(templates, &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -488,7 +488,7 @@ static int estimate_print(const struct inputs *in, const struct estimate_args *a
 				      in->tmpl_hash, a->moe_reference ? a->moe_reference : "",
 				      in->ref_hash, args.n, args.v, &in->cal};
 
-	if ((rc = model_prepare(&m, &in->cal, NULL)) != 0 ||
+	if ((rc = model_prepare(&m, &in->cal, NULL, NULL)) != 0 ||
 	    (rc = project_scenarios(&proj, &in->cal, in->scs, in->nscs, NULL, &in->cfg)) ||
 	    (rc = estimate_from_projection(&e, &proj, &in->cal))) {
 		status = cli_fail("estimate", rc);

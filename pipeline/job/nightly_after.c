@@ -93,7 +93,7 @@ static int judge_all(struct nightly_after *a)
 	char *path = NULL;
 	int rc = 0, have_model;
 
-	have_model = a->cal && model_prepare(&model, a->cal, NULL) == 0;
+	have_model = a->cal && model_prepare(&model, a->cal, NULL, NULL) == 0;
 	if (!have_model)
 		snprintf(a->no_impact, sizeof a->no_impact, "%s",
 			 a->cal ? err_msg() : "no calibration");

@@ -381,7 +381,7 @@ static int load_results(struct report_data *d, const char *runs_dir, const char 
 			const struct history *hist, struct ydiag *diag)
 {
 	int rc;
-	if ((rc = model_prepare(&d->model, &d->cal, NULL)) != 0 ||
+	if ((rc = model_prepare(&d->model, &d->cal, NULL, NULL)) != 0 ||
 	    (rc = estimate_run(&d->est, &d->model, d->tmpl.scenarios, d->tmpl.nscenarios)) != 0)
 		return err_wrap(rc, "run %s", run_id);
 	if ((rc = load_optional(d->run_dir, "projection.yaml", &d->have_proj, read_projection,

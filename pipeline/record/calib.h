@@ -290,33 +290,6 @@ struct allreduce {
 	char source[CALIB_SOURCE_LEN];
 };
 
-#define CALIB_MAX_LAW 32
-/* A non-MoE component's scaling law measured tonight: kernel time against its
- * driver (attention: verify width M; draft: tokens C x block). The model uses
- * t(x) / t(x0), x0 the anchor's. n == 0: the growth law of the calibration. */
-struct comp_law {
-	int n;
-	double x[CALIB_MAX_LAW], t_us[CALIB_MAX_LAW]; /* sorted by x */
-	char what[200];         /* "tree_attn on NVIDIA H200, ctx=4096, 6 points" */
-};
-
-/* Attention over context measured: tree_attn rows (one sequence, one layer,
- * T = 1 + B queries over ctx tokens) fitted to t = a0 + a1 T + ctx (b + c T)
- * by least squares (fit.h: fit_ctx_law). b is what a token of context costs
- * whatever the queries (its latent KV row read: bandwidth), c what it costs
- * each query (scores and values: compute). n == 0: none; the model takes
- * MLA's geometry (kv_lora_rank + qk_rope_dim values a token and layer). */
-struct ctx_law {
-	int n;                  /* rows fitted */
-	double b_us, c_us;      /* us per context token and layer; c: per query too */
-	double var_b, cov_bc, var_c; /* their covariance (residual scale included) */
-	double r2;              /* of the fit, on the times */
-	double bw_tbps, bf16_tflops; /* the roofs of the GPU measured: b moves with
-				      * bandwidth, c with bf16 peak to another GPU */
-	char what[300];         /* "fit of 8 tree_attn rows on NVIDIA H200 (ctx 4096-65536,
-				 * T 1-33), R^2 0.998: ..." */
-};
-
 #define CALIB_MAX_SETS 64
 /* A value set with --set, in the order given: the key as written, the value
  * as given, and the value it replaced as text ("" where the calibration
@@ -367,10 +340,6 @@ struct calib {
 	struct dist xfer_prior;   /* when the class has no measured pair */
 	struct measured meas;     /* cross-GPU tables (optional section) */
 	struct allreduce ar;
-	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
-	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
-				   * accept (us) against the budget B */
-	struct ctx_law law_ctx;   /* tonight's attention over context (n 0: the geometry) */
 	/* where moe_reference, moe_transfer and anchors were read, for the fits'
 	 * and the model's errors */
 	struct {

@@ -697,7 +697,8 @@ void xlsx_sheet_whatif(struct xw *x)
 	w.r++;
 	wi_gpus(&w);
 	wi_moe_points(&w);
-	if (x->d->cal.law_attn.n || x->d->cal.law_draft.n)
+	if (x->d->model.der &&
+	    (x->d->model.der->law_attn.n || x->d->model.der->law_draft.n))
 		xlsx_put_str(x, w.ws, w.r++, 0,
 			     "Note: this calibration carries measured scaling laws; the sheet uses the "
 			     "growth law instead.",

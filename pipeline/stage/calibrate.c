@@ -278,7 +278,8 @@ static double attn_width(const struct rec_row *r)
 }
 
 /* tonight's tree_attn rows -> the attention law (the ctx with most points). */
-static void merge_attn(struct calib *c, const struct run_record *run, const struct gpu *gpu)
+static void merge_attn(struct calibration *d, const struct run_record *run,
+		       const struct gpu *gpu)
 {
 	double ctxs[64];
 	int counts[64], nctx = 0, best = -1;
@@ -315,7 +316,7 @@ static void merge_attn(struct calib *c, const struct run_record *run, const stru
 	law_sort(&l);
 	snprintf(l.what, sizeof l.what, "tree_attn on %s, ctx=%g, %d points",
 		 gpu ? gpu->name : run->devices[0].name, ctxs[best], l.n);
-	c->law_attn = l;
+	d->law_attn = l;
 }
 
 /* A tree_attn row of the model's attention on one GPU: its heads, TP,
@@ -330,9 +331,10 @@ static int attn_row_of_model(const struct geometry *g, const struct rec_row *r)
 }
 
 /* tonight's tree_attn rows of the model's shape, on the GPU of the first
- * -> the law of attention over context (fit_ctx_law) in c->law_ctx; rows
+ * -> the law of attention over context (fit_ctx_law) in d->law_ctx; rows
  * too few or off the law leave the geometry, and why in p->context_law. */
-static void merge_ctx(struct calib *c, const struct run_record *run, struct projection *p)
+static void merge_ctx(const struct calib *c, struct calibration *d, const struct run_record *run,
+		      struct projection *p)
 {
 	double ctx[CALIB_MAX_LAW * 4], T[CALIB_MAX_LAW * 4], t[CALIB_MAX_LAW * 4];
 	const struct gpu *gpu = NULL;
@@ -361,13 +363,13 @@ static void merge_ctx(struct calib *c, const struct run_record *run, struct proj
 		snprintf(p->context_law, sizeof p->context_law, "tonight's %s", l.what);
 		return;
 	}
-	c->law_ctx = l;
+	d->law_ctx = l;
 	p->recalibrated = 1;
 }
 
 /* tonight's dense_gemv rows of the drafter's MLP shape -> the draft law
  * (tokens C x block). */
-static void merge_draft(struct calib *c, const struct run_record *run)
+static void merge_draft(const struct calib *c, struct calibration *d, const struct run_record *run)
 {
 	struct comp_law l = {0};
 	const char *dev = "";
@@ -389,13 +391,14 @@ static void merge_draft(struct calib *c, const struct run_record *run)
 	snprintf(what, sizeof what, "dense_gemv %gx%g (drafter MLP) on %s, %d points",
 		 c->drafter.hidden, c->drafter.intermediate, dev, l.n);
 	copy_str(l.what, sizeof l.what, what);
-	c->law_draft = l;
+	d->law_draft = l;
 }
 
 /* The native tree per sequence from tonight's rows: tree_build at each
  * budget plus accept at the nearest budget measured. Returns the note's
  * length (0: no tree_build rows, the calibration's native_tree_us stands). */
-static int merge_tree_law(struct calib *c, const struct run_record *run, char *note, size_t len)
+static int merge_tree_law(struct calibration *d, const struct run_record *run, char *note,
+			  size_t len)
 {
 	struct comp_law l = {0};
 	double ab[64], at[64];
@@ -419,7 +422,7 @@ static int merge_tree_law(struct calib *c, const struct run_record *run, char *n
 	if (!l.n)
 		return 0;
 	law_sort(&l);
-	c->law_tree = l;
+	d->law_tree = l;
 	return snprintf(note, len, "native tree tonight: tree_build + accept per sequence, %d "
 			"budgets (%g-%g us at B=%g-%g)%s; native_tree_us unused", l.n, l.t_us[0],
 			l.t_us[l.n - 1], l.x[0], l.x[l.n - 1],
@@ -428,12 +431,13 @@ static int merge_tree_law(struct calib *c, const struct run_record *run, char *n
 
 /* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0)
  * and the native tree's law (merge_tree_law). */
-static int merge_tree(struct calib *c, const struct run_record *run, struct projection *p)
+static int merge_tree(struct calib *c, struct calibration *d, const struct run_record *run,
+		      struct projection *p)
 {
 	double B[64], t[64], f;
 	char note[200];
 	int n = 0, rc;
-	if (merge_tree_law(c, run, note, sizeof note) > 0 && (rc = project_note(p, "%s", note)) != 0)
+	if (merge_tree_law(d, run, note, sizeof note) > 0 && (rc = project_note(p, "%s", note)) != 0)
 		return rc;
 	for (size_t i = 0; i < run->nrows && n < 64; i++) {
 		const struct rec_row *r = &run->rows[i];
@@ -445,12 +449,12 @@ static int merge_tree(struct calib *c, const struct run_record *run, struct proj
 	}
 	if (fit_growth_frac(B, t, n, c->sglang_b8.budget, &f))
 		return 0;
-	struct dist *d = &c->asm_[ASM_TREE_SCALE_FRAC];
-	if (d->overridden)
+	struct dist *tf = &c->asm_[ASM_TREE_SCALE_FRAC];
+	if (tf->overridden)
 		return 0;
-	d->kind = DIST_FIXED;
-	d->point = f;
-	snprintf(d->source, sizeof d->source,
+	tf->kind = DIST_FIXED;
+	tf->point = f;
+	snprintf(tf->source, sizeof tf->source,
 		 "tonight: tree_build over %d budgets, line t = a + b B at B=%g", n,
 		 c->sglang_b8.budget);
 	return project_note(p, "tree_scale_frac %.3g measured tonight (tree_build, %d budgets)", f, n);
@@ -544,7 +548,8 @@ int calibrate_fleet(struct calib *c, const struct run_record *run, struct projec
 }
 
 /* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
-int calibrate_tonight(struct calib *c, const struct run_record *run, struct projection *p)
+int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_record *run,
+		      struct projection *p)
 {
 	const struct gpu *gpu = NULL;
 	int gpu_rows = 0, rc;
@@ -560,15 +565,15 @@ int calibrate_tonight(struct calib *c, const struct run_record *run, struct proj
 	if (!gpu_rows)
 		return project_note(p, "CPU run: tonight's measurements do not recalibrate GPU "
 				   "projections; every GPU figure comes from the calibration");
-	if ((rc = merge_moe(c, run, p, &gpu)) || (rc = merge_tree(c, run, p)) ||
+	if ((rc = merge_moe(c, run, p, &gpu)) || (rc = merge_tree(c, d, run, p)) ||
 	    (rc = merge_launch(run, p)))
 		return rc;
-	merge_attn(c, run, gpu);
-	merge_ctx(c, run, p);
-	merge_draft(c, run);
+	merge_attn(d, run, gpu);
+	merge_ctx(c, d, run, p);
+	merge_draft(c, d, run);
 	if ((rc = calibrate_fleet(c, run, p)) != 0)
 		return rc;
-	if (c->law_attn.n || c->law_draft.n || c->law_tree.n ||
+	if (d->law_attn.n || d->law_draft.n || d->law_tree.n ||
 	    c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
 		p->recalibrated = 1;
 	if (!p->recalibrated)
@@ -577,15 +582,16 @@ int calibrate_tonight(struct calib *c, const struct run_record *run, struct proj
 	return 0;
 }
 
-int calibrate_projection(struct calib *c, const struct calib *c0, int moe_curve,
-			 const struct run_record *run, struct projection *p)
+int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
+			 int moe_curve, const struct run_record *run, struct projection *p)
 {
 	int rc;
 	*c = *c0;
+	memset(d, 0, sizeof *d);
 	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != c->moe_ref.curve) {
 		c->moe_ref.curve = (enum moe_curve_kind)moe_curve;
 		if ((rc = calibrate_moe(c)) != 0)
 			return rc;
 	}
-	return run ? calibrate_tonight(c, run, p) : 0;
+	return run ? calibrate_tonight(c, d, run, p) : 0;
 }

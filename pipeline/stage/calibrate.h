@@ -10,6 +10,45 @@
 
 #include "calib.h"
 
+#define CALIB_MAX_LAW 32
+/* A non-MoE component's scaling law measured tonight: kernel time against its
+ * driver (attention: verify width M; draft: tokens C x block). The model uses
+ * t(x) / t(x0), x0 the anchor's. n == 0: the growth law of the calibration. */
+struct comp_law {
+	int n;
+	double x[CALIB_MAX_LAW], t_us[CALIB_MAX_LAW]; /* sorted by x */
+	char what[200];         /* "tree_attn on NVIDIA H200, ctx=4096, 6 points" */
+};
+
+/* Attention over context measured: tree_attn rows (one sequence, one layer,
+ * T = 1 + B queries over ctx tokens) fitted to t = a0 + a1 T + ctx (b + c T)
+ * by least squares (fit.h: fit_ctx_law). b is what a token of context costs
+ * whatever the queries (its latent KV row read: bandwidth), c what it costs
+ * each query (scores and values: compute). n == 0: none; the model takes
+ * MLA's geometry (kv_lora_rank + qk_rope_dim values a token and layer). */
+struct ctx_law {
+	int n;                  /* rows fitted */
+	double b_us, c_us;      /* us per context token and layer; c: per query too */
+	double var_b, cov_bc, var_c; /* their covariance (residual scale included) */
+	double r2;              /* of the fit, on the times */
+	double bw_tbps, bf16_tflops; /* the roofs of the GPU measured: b moves with
+				      * bandwidth, c with bf16 peak to another GPU */
+	char what[300];         /* "fit of 8 tree_attn rows on NVIDIA H200 (ctx 4096-65536,
+				 * T 1-33), R^2 0.998: ..." */
+};
+
+/* What the calibrate stage derives for a projection from tonight's run
+ * (calibrate_tonight): the scaling laws measured tonight (n 0: none, the
+ * calibration's growth and geometry stand). The model reads it through its
+ * own pointer (model_prepare); the facts (struct calib) hold none of it. */
+struct calibration {
+	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
+	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
+				   * accept (us) against the budget B */
+	struct ctx_law law_ctx;   /* tonight's attention over context (n 0: the geometry) */
+};
+
+
 /* The calibration as the stages use it: calib_load, then the physical MoE
  * curve fitted to moe_reference's points (calibrate_moe) and the transfer
  * entries built (xfer.h: xfer_build). A fit that fails is one problem in
@@ -51,21 +90,22 @@ struct run_record;
  * compared without case; NULL when none. */
 const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name);
 
-/* The calibration a projection uses, made in c: a shallow copy of c0 (the
- * catalog and all-reduce table stay c0's), the MoE curve switched to
- * moe_curve (enum moe_curve_kind; -1: c0's) and refitted, tonight's run
- * folded in (calibrate_tonight; run NULL: none). Returns 0 or an error
- * code. */
-int calibrate_projection(struct calib *c, const struct calib *c0, int moe_curve,
-			 const struct run_record *run, struct projection *p);
+/* The calibration a projection uses, made in c and d: c a shallow copy of
+ * c0 (the catalog and all-reduce table stay c0's), the MoE curve switched
+ * to moe_curve (enum moe_curve_kind; -1: c0's) and refitted, tonight's run
+ * folded in (calibrate_tonight; run NULL: none, d emptied). Returns 0 or an
+ * error code. */
+int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
+			 int moe_curve, const struct run_record *run, struct projection *p);
 
-/* Folds tonight's GPU measurements of run into c: the MoE sweep as the
- * reference curve, the laws of attention (over width and over context),
- * draft and native tree, tree_scale_frac, and every GPU's sweep into the
- * transfer calibration (calibrate_fleet); p gets the run's id and device,
- * notes, and whether anything was recalibrated. A CPU run changes nothing.
- * Returns 0 or an error code. */
-int calibrate_tonight(struct calib *c, const struct run_record *run, struct projection *p);
+/* Folds tonight's GPU measurements of run into c and d: the MoE sweep as
+ * the reference curve, tree_scale_frac and every GPU's sweep into the
+ * transfer calibration (calibrate_fleet) in c; the laws of attention (over
+ * width and over context), draft and native tree in d. p gets the run's id
+ * and device, notes, and whether anything was recalibrated. A CPU run
+ * changes nothing. Returns 0 or an error code. */
+int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_record *run,
+		      struct projection *p);
 
 /* Adds tonight's moe_w4a16 sweeps (the model's shape) of every GPU of run
  * to c's measured class moe_transfer.class as series of their own (they

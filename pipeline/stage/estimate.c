@@ -455,7 +455,7 @@ static void comp_basis(const struct model *m, const struct projection *p,
 		return;
 	}
 	if (k == COMP_TREE && r->sc.pipeline == PIPE_NATIVE && r->sc.estimator == EST_CALIBRATED) {
-		if (c->law_tree.n)
+		if (m->der->law_tree.n)
 			snprintf(buf, len, "native tree kernels: tree_build + accept measured tonight "
 				 "at B, x C sequences");
 		else

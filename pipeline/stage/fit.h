@@ -3,7 +3,7 @@
 #ifndef DDT_FIT_H
 #define DDT_FIT_H
 
-#include "calib.h"
+#include "calibrate.h"
 
 /* Fits the physical curve (model.h: model_phys_ms) to n points (m, step_ms)
  * measured on ref. The parameters freed are the first min(n, ph->nfit) of

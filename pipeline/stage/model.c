@@ -302,9 +302,10 @@ static double ctx_ms_per_token(const struct calib *c, const struct gpu *t, doubl
 /* The measured law's scales for case k on target t: a token of context
  * costs b per sequence (its KV row: the bandwidth's) and c per query (the
  * bf16 peak's), every layer, moved from the GPU measured to t. */
-static void ctx_law_case(struct model_case *k, const struct calib *c, const struct gpu *t)
+static void ctx_law_case(struct model_case *k, const struct model *m, const struct gpu *t)
 {
-	const struct ctx_law *l = &c->law_ctx;
+	const struct calib *c = m->cal;
+	const struct ctx_law *l = &m->der->law_ctx;
 	k->ctx_fit = l->n > 0;
 	k->ctx_kv_ms = k->ctx_q_ms = 0;
 	if (!k->ctx_fit)
@@ -364,6 +365,7 @@ static void prepare_lookups(struct model *m)
 void model_case_init(struct model_case *k, const struct model *m, const struct model_in *in)
 {
 	const struct calib *c = m->cal;
+	const struct calibration *d = m->der;
 	const struct gpu *t = gpu_of(c, in->target);
 	const struct ar_gpu *ar;
 	double C = in->concurrency, M = C * (in->budget + 1);
@@ -399,14 +401,14 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->tree_x = C * in->budget / m->tree0;
 	k->context = in->context > 0 ? in->context : 0;
 	k->ctx_ms_tok = ctx_ms_per_token(c, in->target, C, M);
-	ctx_law_case(k, c, in->target);
-	k->tree_meas_ms = c->law_tree.n ? C * law_at(&c->law_tree, in->budget) / 1e3 : NAN;
+	ctx_law_case(k, m, in->target);
+	k->tree_meas_ms = d->law_tree.n ? C * law_at(&d->law_tree, in->budget) / 1e3 : NAN;
 	/* a law held with --set law.* follows the growth law at the value held */
-	k->attn_f = c->law_attn.n && isnan(c->law_hold[0])
-			    ? law_at(&c->law_attn, M) / law_at(&c->law_attn, m->m0)
+	k->attn_f = d->law_attn.n && isnan(c->law_hold[0])
+			    ? law_at(&d->law_attn, M) / law_at(&d->law_attn, m->m0)
 			    : NAN;
-	k->draft_f = c->law_draft.n && isnan(c->law_hold[1])
-			     ? law_at(&c->law_draft, C * in->block) / law_at(&c->law_draft, m->draft0)
+	k->draft_f = d->law_draft.n && isnan(c->law_hold[1])
+			     ? law_at(&d->law_draft, C * in->block) / law_at(&d->law_draft, m->draft0)
 			     : NAN;
 	k->attn_c = isnan(k->attn_f) ? 1 : k->attn_f;
 	k->attn_g = isnan(k->attn_f) ? k->attn_x - 1 : 0;
@@ -559,7 +561,7 @@ static int prepare_curve(struct model *m, const struct calib *c)
 int model_anchor_moe(const struct calib *c, double anchor_ms[2])
 {
 	struct model m;
-	int rc = model_prepare(&m, c, NULL);
+	int rc = model_prepare(&m, c, NULL, NULL);
 	if (rc)
 		return rc;
 	anchor_ms[0] = anchor_moe(&m, &m.k8, 0);
@@ -567,14 +569,17 @@ int model_anchor_moe(const struct calib *c, double anchor_ms[2])
 	return 0;
 }
 
-int model_prepare(struct model *m, const struct calib *c, const double *asm_values)
+int model_prepare(struct model *m, const struct calib *c, const struct calibration *d,
+		  const double *asm_values)
 {
+	static const struct calibration none;
 	const struct anchor *a8 = &c->sglang_b8, *a16 = &c->sglang_b16;
 	const struct gpu *g16;
 	int rc;
 
 	memset(m, 0, sizeof *m);
 	m->cal = c;
+	m->der = d ? d : &none;
 	m->ref_gpu = calib_gpu(c, c->moe_ref.gpu);
 	m->anchor_gpu = calib_gpu(c, a8->gpu);
 	g16 = calib_gpu(c, a16->gpu);
@@ -601,8 +606,8 @@ int model_prepare(struct model *m, const struct calib *c, const double *asm_valu
 	m->a8_step_ms = a8->step_ms;
 	m->growth_set = NAN;
 	m->b16_step_ms = a16->step_ms;
-	m->ctx_b_us = c->law_ctx.b_us;
-	m->ctx_c_us = c->law_ctx.c_us;
+	m->ctx_b_us = m->der->law_ctx.b_us;
+	m->ctx_c_us = m->der->law_ctx.c_us;
 	m->m0 = a8->concurrency * (a8->budget + 1);
 	m->draft0 = a8->concurrency * a8->block;
 	m->tree0 = a8->concurrency * a8->budget;

@@ -15,7 +15,7 @@
  *             --set law.attn_lmhead / law.draft holds a component's g)
  *   native  = non-MoE x (1 - native_cut)
  *   context = + (context - anchor_context) x attention a context token costs:
- *             tonight's law (calib law_ctx: layers x (C b + M c), b and c
+ *             tonight's law (calibration law_ctx: layers x (C b + M c), b and c
  *             moved to the target's bandwidth and bf16 peak), else MLA's
  *             geometry / attn_ctx_eff; outside the native cut
  *   tok/s   = C x accept / step
@@ -23,7 +23,7 @@
 #ifndef DDT_MODEL_H
 #define DDT_MODEL_H
 
-#include "calib.h"
+#include "calibrate.h"
 
 #include <math.h>
 
@@ -76,7 +76,7 @@ struct model_case {
 	double ctx_ms_tok;        /* attention per token of context at efficiency 1, ms: the
 				   * larger of reading C latent KV rows and M queries' scores
 				   * over it, every layer (model geometry, target's roofs) */
-	int ctx_fit;              /* 1: the measured law (calib law_ctx) instead */
+	int ctx_fit;              /* 1: the measured law (calibration law_ctx) instead */
 	double ctx_kv_ms, ctx_q_ms; /* ms per context token per us of the law's b and c:
 				     * C x layers x (measured bw / target's), C x M/C x
 				     * layers x (measured bf16 peak / target's), / 1000 */
@@ -93,6 +93,7 @@ struct model_case {
 /* Everything model_eval needs, prepared once per set of assumption values. */
 struct model {
 	const struct calib *cal;
+	const struct calibration *der; /* tonight's laws (never NULL once prepared) */
 	const struct gpu *ref_gpu;     /* the MoE reference curve's GPU */
 	const struct gpu *anchor_gpu;  /* where the non-MoE anchor was measured */
 	enum moe_curve_kind curve;
@@ -153,11 +154,13 @@ struct model {
 	int xfer_curve;
 };
 
-/* Prepares m from c with the given assumption values (NULL: point values;
- * else calib_nassumptions(c) values). Returns 0, or DDT_EINPUT when the
- * calibration is inconsistent (unknown GPUs, an anchor step shorter than its
- * own MoE and all-reduce time). */
-int model_prepare(struct model *m, const struct calib *c, const double *asm_values);
+/* Prepares m from c and the derived calibration d (tonight's laws; NULL:
+ * none) with the given assumption values (NULL: point values; else
+ * calib_nassumptions(c) values). d must outlive m. Returns 0, or DDT_EINPUT
+ * when the calibration is inconsistent (unknown GPUs, an anchor step shorter
+ * than its own MoE and all-reduce time). */
+int model_prepare(struct model *m, const struct calib *c, const struct calibration *d,
+		  const double *asm_values);
 
 /* Sets new assumption values on a prepared model (the Monte Carlo's inner
  * step: no catalog lookups, no curve set-up). Returns 0, or DDT_EINPUT when

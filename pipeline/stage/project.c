@@ -135,10 +135,11 @@ static double law_growth(const struct model *m, int i)
 	return x != 1 ? (f - 1) / (x - 1) : NAN;
 }
 
-/* A model of c without the --set holds of the derived inputs (the
- * all-reduce and the laws), for what they replaced; *cc and *ar to free. */
-static int unheld_model(const struct calib *c, struct model *m, struct calib **cc,
-			struct ar_gpu **ar)
+/* A model of c and tonight's laws d without the --set holds of the derived
+ * inputs (the all-reduce and the laws), for what they replaced; *cc and *ar
+ * to free. */
+static int unheld_model(const struct calib *c, const struct calibration *d, struct model *m,
+			struct calib **cc, struct ar_gpu **ar)
 {
 	*cc = malloc(sizeof **cc);
 	*ar = malloc((c->ar.n ? c->ar.n : 1) * sizeof **ar);
@@ -150,7 +151,7 @@ static int unheld_model(const struct calib *c, struct model *m, struct calib **c
 		(*ar)[i].hold_m = (*ar)[i].hold_ms = 0;
 	(*cc)->ar.per_gpu = *ar;
 	(*cc)->law_hold[0] = (*cc)->law_hold[1] = NAN;
-	return model_prepare(m, *cc, NULL);
+	return model_prepare(m, *cc, d, NULL);
 }
 
 static int list_anchors(struct projection *p, const struct calib *c)
@@ -192,7 +193,7 @@ static int list_derived(struct projection *p, const struct calib *c, const struc
 	struct calib *cc = NULL;
 	struct ar_gpu *ar = NULL;
 	char name[96];
-	int rc = c->nsets ? unheld_model(c, &u, &cc, &ar) : 0;
+	int rc = c->nsets ? unheld_model(c, m->der, &u, &cc, &ar) : 0;
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
 		const struct ar_gpu *a = calib_ar(c, c->gpus[i].id);
 		snprintf(name, sizeof name, "allreduce.%s.step_ms_at_m%g", c->gpus[i].id, m->m0);
@@ -200,7 +201,7 @@ static int list_derived(struct projection *p, const struct calib *c, const struc
 			     a->like[0] ? PROV_ASSUMED : PROV_MEASURED, a->source,
 			     cc ? model_allreduce_ms(&u, &cc->gpus[i], m->m0) : NAN);
 	}
-	const struct comp_law *laws[2] = {&c->law_attn, &c->law_draft};
+	const struct comp_law *laws[2] = {&m->der->law_attn, &m->der->law_draft};
 	for (int i = 0; i < 2 && !rc; i++) {
 		char what[300];
 		snprintf(name, sizeof name, "law.%s", i ? "draft" : "attn_lmhead");
@@ -476,6 +477,7 @@ static int note_extrap(struct projection *p, const struct model *m)
 static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
 {
 	mc->c = c;
+	mc->der = m->der;
 	mc->nasm = calib_nassumptions(c);
 	mc->ngroups = calib_ngroups(c);
 	for (int i = 0; i < mc->nasm; i++) {
@@ -498,7 +500,7 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	int rc;
 
 	/* the law when a row takes it, or when tonight measured it */
-	int ctx = (p->has_grid && p->grid.context > 0) || c->law_ctx.n;
+	int ctx = (p->has_grid && p->grid.context > 0) || m->der->law_ctx.n;
 	for (size_t i = 0; i < p->nrows; i++)
 		ctx |= p->rows[i].context > 0;
 	if (ctx)
@@ -509,11 +511,11 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	if (p->conflict)
 		add_note(p, "%s", p->weighting);
 	project_rows_lean_text(p);
-	if ((rc = model_prepare(m, c, NULL)) != 0)
+	if ((rc = model_prepare(m, c, m->der, NULL)) != 0)
 		return rc;
 	project_rows_fit_report(p, c, m);
 	struct backtest_win win = {c->xback_m_min, c->xback_m_max, NULL};
-	if ((rc = project_rows_backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, NULL)) != 0 ||
+	if ((rc = project_rows_backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, m->der, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
 	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &win)) != 0)
 		return rc;
@@ -593,11 +595,12 @@ static int accept_draw(struct projection *p, struct mc *mc, struct project_accep
 }
 
 /* Where attention over context comes from, in p: the law fitted to
- * tonight's tree_attn rows (c->law_ctx), else MLA's geometry and why no
+ * tonight's tree_attn rows (d->law_ctx), else MLA's geometry and why no
  * law (p->context_law holds merge_ctx's reason, or nothing: no GPU run). */
-static void context_law_text(struct projection *p, const struct calib *c)
+static void context_law_text(struct projection *p, const struct calib *c,
+			     const struct calibration *d)
 {
-	const struct ctx_law *l = &c->law_ctx;
+	const struct ctx_law *l = &d->law_ctx;
 	const struct geometry *g = &c->model;
 	char why[300];
 	if (l->n) {
@@ -678,6 +681,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 		   size_t n, const struct run_record *run, const struct project_config *cfg)
 {
 	struct calib *c = malloc(sizeof *c);
+	struct calibration *d = malloc(sizeof *d);
 	struct model *m = malloc(sizeof *m);
 	struct mc mc = {0};
 	struct project_accept acc = {0};
@@ -687,7 +691,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	struct scenario *own = NULL; /* scs with the trace's context (trace_contexts) */
 	int rc = 0;
 
-	if (!c || !m) {
+	if (!c || !d || !m) {
 		rc = err_nomem();
 		goto done;
 	}
@@ -695,11 +699,11 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	p->samples = cfg->samples;
 	p->seed = cfg->seed;
 	copy_str(p->calibration, sizeof p->calibration, c0->path);
-	if ((rc = calibrate_projection(c, c0, cfg->moe_curve, run, p)) != 0)
+	if ((rc = calibrate_projection(c, d, c0, cfg->moe_curve, run, p)) != 0)
 		goto done;
-	context_law_text(p, c);
+	context_law_text(p, c, d);
 	p->curve = c->moe_ref.curve;
-	if ((rc = model_prepare(m, c, NULL)) != 0)
+	if ((rc = model_prepare(m, c, d, NULL)) != 0)
 		goto done;
 	mc_init(&mc, c, m);
 	gs = cfg->grid ? project_grid_scenario(cfg, scs, n) : NULL;
@@ -740,6 +744,7 @@ done:
 	free(cell_lane);
 	free(own);
 	free(m);
+	free(d);
 	free(c);
 	return rc;
 }

@@ -183,7 +183,7 @@ static void knobs_set(const struct mc *mc, struct model *m, const double *kn)
 	m->xfer_curve = 1;
 	m->tree_kernels = 1;
 	m->ar_uncut = 1;
-	ctx_law_draw(&mc->c->law_ctx, m, kn[KN_CTX_B], kn[KN_CTX_C]);
+	ctx_law_draw(&mc->der->law_ctx, m, kn[KN_CTX_B], kn[KN_CTX_C]);
 }
 
 /* Draws one sample's quantiles and knobs into u[ngroups + KN_COUNT]. */
@@ -199,8 +199,8 @@ static void draw_one(const struct mc *mc, struct rng *r, double *u)
 	kn[KN_ZX] = normal_std(r);
 	kn[KN_ACCEPT] = rng_open01(r);
 	/* drawn only when a law is fitted: without one the stream is unchanged */
-	kn[KN_CTX_B] = mc->c->law_ctx.n ? normal_std(r) : 0;
-	kn[KN_CTX_C] = mc->c->law_ctx.n ? normal_std(r) : 0;
+	kn[KN_CTX_B] = mc->der->law_ctx.n ? normal_std(r) : 0;
+	kn[KN_CTX_C] = mc->der->law_ctx.n ? normal_std(r) : 0;
 	kn[KN_B16] = mc->b16_est ? normal_std(r) : 0;
 }
 
@@ -604,7 +604,7 @@ void project_mc_use_estimator(const struct mc *mc, struct model *m, int cal, dou
 	m->xfer_curve = 0;
 	m->tree_kernels = 0;
 	m->ar_uncut = 0;
-	ctx_law_draw(&mc->c->law_ctx, m, 0, 0);
+	ctx_law_draw(&mc->der->law_ctx, m, 0, 0);
 }
 
 /* The step of case k with group g at quantile q, the rest at the row's

@@ -26,6 +26,7 @@ enum { KN_A8, KN_GROWTH, KN_FORM, KN_SCALE, KN_ZX, KN_ACCEPT, KN_CTX_B, KN_CTX_C
 
 struct mc {
 	const struct calib *c;
+	const struct calibration *der; /* tonight's laws (the model's) */
 	int nasm, ngroups;
 	int group[CALIB_MAX_ASM];
 	unsigned char need[CALIB_MAX_ASM]; /* some case reads it (else: its point) */

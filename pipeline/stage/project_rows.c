@@ -253,7 +253,7 @@ int project_rows_backtest(struct projection *p, const struct calib *c, struct mo
 	struct model_in in = {g, a->pipeline, a->block, a->budget, a->concurrency, 1, 0};
 	struct model_out o;
 	struct project_backtest *b = &p->backtest[p->nbacktest++];
-	if (model_prepare(m, c, NULL))
+	if (model_prepare(m, c, m->der, NULL))
 		return DDT_EINPUT;
 	int used = m->growth_used;
 	model_set_growth(m, 0);
