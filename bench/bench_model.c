@@ -95,10 +95,11 @@ int main(void)
 	const char *home = getenv("DDT_HOME");
 	char path[4096];
 	struct calib cal;
+	struct calibration cal_d;
 	struct ydiag diag = {0};
 	struct model m;
 	snprintf(path, sizeof path, "%s/calibration", home && *home ? home : ".");
-	if (calibrate_load(&cal, path, &diag) || model_prepare(&m, &cal, NULL, NULL)) {
+	if (calibrate_load(&cal, &cal_d, path, &diag) || model_prepare(&m, &cal, &cal_d, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "bench_model: %s\n", err_msg());
 		return 1;

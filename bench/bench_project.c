@@ -31,6 +31,7 @@ int main(void)
 	const char *home = getenv("DDT_HOME");
 	char cpath[4096], tpath[4096];
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct ydiag diag = {0};
 	struct project_config cfg;
@@ -40,14 +41,14 @@ int main(void)
 	home = home && *home ? home : ".";
 	snprintf(cpath, sizeof cpath, "%s/calibration", home);
 	snprintf(tpath, sizeof tpath, "%s/templates/default.yaml", home);
-	if (calibrate_load(&cal, cpath, &diag) || tmpl_load(&t, tpath, &diag) ||
+	if (calibrate_load(&cal, &cal_d, cpath, &diag) || tmpl_load(&t, tpath, &diag) ||
 	    project_config_load(&cfg, &t, &diag)) {
 		ydiag_print(&diag, stderr);
 		return 1;
 	}
 	for (int i = 0; i < 3; i++) {
 		double t0 = cpu_ms();
-		if (project_run(&p, &cal, &t, NULL, &cfg)) {
+		if (project_run(&p, &cal, &cal_d, &t, NULL, &cfg)) {
 			fprintf(stderr, "bench_project: %s\n", err_msg());
 			return 1;
 		}

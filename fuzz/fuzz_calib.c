@@ -14,7 +14,7 @@
 #include "model.h"
 
 /* Evaluates the model on every GPU and both pipelines at a few shapes. */
-static void exercise(const struct calib *cal)
+static void exercise(const struct calib *cal, const struct calibration *der)
 {
 	static const double shapes[][4] = {
 		/* block, budget, concurrency, accept */
@@ -28,7 +28,7 @@ static void exercise(const struct calib *cal)
 		(void)calib_dist_quantile(d, 0.5);
 		(void)calib_dist_quantile(d, 0.95);
 	}
-	if (model_prepare(&m, cal, NULL, NULL) != 0)
+	if (model_prepare(&m, cal, der, NULL) != 0)
 		return;
 	for (size_t g = 0; g < cal->ngpus; g++)
 		for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
@@ -47,17 +47,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64];
 	struct ydiag diag = {0};
 	struct calib *cal = malloc(sizeof *cal);
+	struct calibration der;
 	int rc;
 
 	if (!cal)
 		return 0;
 	fd = fuzz_memfile(fd, data, size, path, sizeof path);
 	err_clear();
-	rc = calibrate_load(cal, path, &diag);
+	rc = calibrate_load(cal, &der, path, &diag);
 	if (rc && diag.n == 0 && err_msg()[0] == '\0')
 		abort(); /* an error must say what it is */
 	if (rc == 0)
-		exercise(cal);
+		exercise(cal, &der);
 	calib_free(cal);
 	free(cal);
 	ydiag_free(&diag);

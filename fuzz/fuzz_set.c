@@ -16,6 +16,7 @@
 #include "tmpl.h"
 
 static struct calib base; /* the shipped calibration, loaded once */
+static struct calibration base_d; /* what the calibrate stage derived from it */
 static struct tmpl tmpl_default;
 
 /* A copy of base that calib_free can free: its arrays duplicated (the ones
@@ -40,7 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (calibrate_load(&base, fuzz_path("calibration"), &diag) != 0 ||
+	if (calibrate_load(&base, &base_d, fuzz_path("calibration"), &diag) != 0 ||
 	    tmpl_load(&tmpl_default, fuzz_path("templates/default.yaml"), &diag) != 0) {
 		ydiag_print(&diag, stderr);
 		exit(1);
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ydiag diag = {0};
 	struct calib *cal = malloc(sizeof *cal);
+	struct calibration der = base_d;
 	char *args = malloc(size + 1), *save = NULL;
 	int n = 0, rc = 0;
 
@@ -65,14 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (char *a = strtok_r(args, "\n", &save); a && n < 8 && !rc;
 	     a = strtok_r(NULL, "\n", &save), n++) {
 		err_clear();
-		rc = calibrate_set_arg(cal, a);
+		rc = calibrate_set_arg(cal, &der, a);
 		if (rc && (rc != DDT_EINPUT || err_msg()[0] == '\0'))
 			abort(); /* a bad --set is bad input, and says why */
 	}
 	if (!rc) {
 		struct model m;
 		struct estimate e = {0};
-		if (model_prepare(&m, cal, NULL, NULL) == 0 &&
+		if (model_prepare(&m, cal, &der, NULL) == 0 &&
 		    estimate_run(&e, &m, tmpl_default.scenarios, tmpl_default.nscenarios) == 0)
 			estimate_free(&e);
 	}

@@ -247,6 +247,7 @@ static long sweep(const struct subject *s)
 struct path_ctx {
 	const char *path;
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct run_record r;
 	struct history h;
@@ -255,7 +256,7 @@ struct path_ctx {
 static int load_calib(void *ctx, struct ydiag *diag)
 {
 	struct path_ctx *c = ctx;
-	return calibrate_load(&c->cal, c->path, diag);
+	return calibrate_load(&c->cal, &c->cal_d, c->path, diag);
 }
 
 static void digest_calib(void *ctx, char *buf, size_t len)

@@ -658,6 +658,7 @@ static void test_limits__files_that_are_not_regular_are_refused_without_blocking
 	char *dir = tmpdir(), *fifo = fsx_join(dir, "x.yaml"), *data = NULL;
 	struct ydiag diag = {0};
 	struct calib *cal = calloc(1, sizeof *cal);
+	struct calibration cal_d_s, *cal_d = &cal_d_s;
 
 	assert_non_null(cal);
 	alarm(20); /* a blocked open fails the test instead of hanging it */
@@ -667,7 +668,7 @@ static void test_limits__files_that_are_not_regular_are_refused_without_blocking
 	assert_int_equal(fsx_read_all("/dev/zero", 1 << 20, &data, NULL), DDT_EINPUT);
 	assert_null(data);
 	/* a calibration folder with a FIFO among its files */
-	assert_int_equal(calibrate_load(cal, dir, &diag), DDT_EINPUT);
+	assert_int_equal(calibrate_load(cal, cal_d, dir, &diag), DDT_EINPUT);
 	assert_non_null(strstr(diag.msgs[0], "not a regular file"));
 	alarm(0);
 	calib_free(cal);
@@ -683,6 +684,7 @@ static void test_limits__set_overrides_are_checked(void **state)
 	(void)state;
 	struct ydiag diag = {0};
 	struct calib *cal = calloc(1, sizeof *cal);
+	struct calibration cal_d_s, *cal_d = &cal_d_s;
 	char longkey[400];
 	static const char *const bad[] = {
 		"model.hidden=1e300", "model.hidden=-7168", "model.hidden=7168.5",
@@ -694,19 +696,19 @@ static void test_limits__set_overrides_are_checked(void **state)
 	};
 
 	assert_non_null(cal);
-	assert_int_equal(calibrate_load(cal, "calibration", &diag), 0);
+	assert_int_equal(calibrate_load(cal, cal_d, "calibration", &diag), 0);
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err_clear();
-		int rc = calibrate_set_arg(cal, bad[i]);
+		int rc = calibrate_set_arg(cal, cal_d, bad[i]);
 		if (rc != DDT_EINPUT || !err_msg()[0])
 			fail_msg("--set %s: wanted DDT_EINPUT with a message, got %d '%s'", bad[i], rc,
 				 err_msg());
 	}
 	memset(longkey, 'k', sizeof longkey - 3);
 	strcpy(longkey + sizeof longkey - 3, "=1");
-	assert_int_equal(calibrate_set_arg(cal, longkey), DDT_EINPUT);
-	assert_int_equal(calibrate_set_arg(cal, "model.hidden=7168"), 0);
-	assert_int_equal(calibrate_set_arg(cal, "native_cut=0.3"), 0);
+	assert_int_equal(calibrate_set_arg(cal, cal_d, longkey), DDT_EINPUT);
+	assert_int_equal(calibrate_set_arg(cal, cal_d, "model.hidden=7168"), 0);
+	assert_int_equal(calibrate_set_arg(cal, cal_d, "native_cut=0.3"), 0);
 	calib_free(cal);
 	free(cal);
 	ydiag_free(&diag);
@@ -720,6 +722,7 @@ static void test_limits__fuzz_corpus_replays_cleanly(void **state)
 	(void)state;
 	static const char *const targets[] = {"calib", "template", "record", "set"};
 	struct calib *cal = calloc(1, sizeof *cal);
+	struct calibration cal_d_s, *cal_d = &cal_d_s;
 	int replayed = 0;
 
 	assert_non_null(cal);
@@ -739,7 +742,7 @@ static void test_limits__fuzz_corpus_replays_cleanly(void **state)
 				goto next;
 			err_clear();
 			if (k == 0) {
-				rc = calibrate_load(cal, path, &diag);
+				rc = calibrate_load(cal, cal_d, path, &diag);
 				calib_free(cal);
 			} else if (k == 1) {
 				struct tmpl t;
@@ -763,11 +766,11 @@ static void test_limits__fuzz_corpus_replays_cleanly(void **state)
 				record_free(&r);
 			} else {
 				char *save = NULL;
-				assert_int_equal(calibrate_load(cal, "calibration", &diag), 0);
+				assert_int_equal(calibrate_load(cal, cal_d, "calibration", &diag), 0);
 				rc = 0;
 				for (char *a = strtok_r(data, "\n", &save); a && !rc;
 				     a = strtok_r(NULL, "\n", &save))
-					if ((rc = calibrate_set_arg(cal, a)) != 0)
+					if ((rc = calibrate_set_arg(cal, cal_d, a)) != 0)
 						assert_int_equal(rc, DDT_EINPUT);
 				calib_free(cal);
 			}

@@ -20,6 +20,7 @@
 
 struct fixture {
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct model m;
 };
@@ -29,8 +30,8 @@ static int setup(void **state)
 	static struct fixture f;
 	struct ydiag diag = {0};
 	memset(&f, 0, sizeof f);
-	if (calibrate_load(&f.cal, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
-	    model_prepare(&f.m, &f.cal, NULL, NULL)) {
+	if (calibrate_load(&f.cal, &f.cal_d, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
+	    model_prepare(&f.m, &f.cal, &f.cal_d, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "%s\n", err_msg());
 		return -1;
@@ -122,13 +123,14 @@ static void test_model__native_cut_override_moves_only_non_moe(void **state)
 	struct fixture *f = *state;
 	struct model_out before = eval(f, "seed-b8-native"), after;
 	struct calib c2 = f->cal;
-	assert_int_equal(calibrate_set(&c2, "native_cut", "0.3"), 0);
+	struct calibration c2_d = f->cal_d;
+	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cut", "0.3"), 0);
 	assert_int_equal(c2.asm_[ASM_NATIVE_CUT].kind, DIST_FIXED);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	after = eval(f, "seed-b8-native");
 	assert_within(after.ms[COMP_MOE], before.ms[COMP_MOE], 1e-12);
 	assert_within(after.nonmoe_ms, before.nonmoe_ms * 0.7 / 0.6, 1e-9);
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
 }
 
 static void test_model__bandwidth_override_scales_moe(void **state)
@@ -136,57 +138,60 @@ static void test_model__bandwidth_override_scales_moe(void **state)
 	struct fixture *f = *state;
 	struct gpu gpus[16];
 	struct calib c2 = f->cal;
+	struct calibration c2_d = f->cal_d;
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c2.gpus = gpus;
 	struct model_out before = eval(f, "seed-b8-native");
-	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "4"), 0);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "4"), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&c2, "b300");
 	assert_within(model_moe_ms(&f->m, b300, 9), 2 * before.ms[COMP_MOE], 1e-9);
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
 }
 
 static void test_model__anchor_and_reference_overrides(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c2 = f->cal;
-	assert_int_equal(calibrate_set(&c2, "anchors.sglang_b8.tok_s", "250"), 0);
+	struct calibration c2_d = f->cal_d;
+	assert_int_equal(calibrate_set(&c2, &c2_d, "anchors.sglang_b8.tok_s", "250"), 0);
 	assert_within(c2.sglang_b8.step_ms, 4.4 / 250 * 1000, 1e-12);
-	assert_int_equal(calibrate_set(&c2, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_within(c2.moe_ref.points[0].step_ms, 9.5, 0);
-	assert_int_equal(calibrate_set(&c2, "model.hidden", "4096"), 0);
-	assert_int_equal(calibrate_set(&c2, "drafter.layers", "4"), 0);
-	assert_int_equal(calibrate_set(&c2, "moe_transfer", "1.3"), 0);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "model.hidden", "4096"), 0);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "drafter.layers", "4"), 0);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_transfer", "1.3"), 0);
 	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
-	assert_int_equal(model_prepare(&f->m, &c2, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	struct model_out o = eval(f, "seed-b8-sglang");
 	assert_within(o.tok_s, 250, 1e-9); /* the model still passes through its anchor */
-	assert_int_equal(model_prepare(&f->m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
 }
 
 static void test_model__bad_overrides_name_the_key(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c2 = f->cal;
-	assert_int_equal(calibrate_set(&c2, "native_cutt", "0.3"), DDT_EINPUT);
+	struct calibration c2_d = f->cal_d;
+	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cutt", "0.3"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'native_cutt'; did you mean 'native_cut'?");
 	/* a key of another shape: the keys that end the same way */
-	assert_int_equal(calibrate_set(&c2, "moe_reference.m9_ms", "9"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.m9_ms", "9"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_reference.m9_ms'; did you mean "
 				       "'moe_reference.rtx_pro_6000.m9_ms'?");
-	assert_int_equal(calibrate_set(&c2, "moe_refernce.gpu", "h200"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_refernce.gpu", "h200"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_refernce.gpu'; did you mean "
 				       "'moe_reference.gpu'?");
 	/* the keys of the schema tables: the GPU catalog's, the model's */
-	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbsp", "8"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbsp", "8"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'gpus.b300.bw_tbsp'; did you mean "
 				       "'gpus.b300.bw_tbps'?");
-	assert_int_equal(calibrate_set(&c2, "model.hiden", "7168"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "model.hiden", "7168"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'model.hiden'; did you mean "
 				       "'model.hidden'?");
-	assert_int_equal(calibrate_set(&c2, "gpus.b300.name", "B"), DDT_EINPUT); /* text: not a --set key */
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.name", "B"), DDT_EINPUT); /* text: not a --set key */
 	assert_non_null(strstr(err_msg(), "no such key 'gpus.b300.name'"));
-	assert_int_equal(calibrate_set(&c2, "allreduce.gpus", "2.5"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "allreduce.gpus", "2.5"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set allreduce.gpus: must be a whole number");
 	/* --keys says what a table's key takes, from the same entry */
 	char about[240];
@@ -196,15 +201,15 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	assert_non_null(strstr(about, "whole number >= 0"));
 	assert_int_equal(calib_key_about("gpus.b300.name", about, sizeof about), 0);
 	assert_int_equal(calib_key_about("native_cut", about, sizeof about), 0);
-	assert_int_equal(calibrate_set(&c2, "zzzz", "1"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "zzzz", "1"), DDT_EINPUT);
 	assert_null(strstr(err_msg(), "did you mean"));
-	assert_int_equal(calibrate_set(&c2, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "b301"));
-	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, "native_cut", "1.5"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
-	assert_int_equal(calibrate_set_arg(&c2, "native_cut"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cut", "1.5"), DDT_EINPUT);
+	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
+	assert_int_equal(calibrate_set_arg(&c2, &c2_d, "native_cut"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "KEY=VALUE"));
 }
 
@@ -317,7 +322,7 @@ static void test_model__terms_are_the_geometry(void **state)
 	const struct geometry *g = &f->cal.model;
 	double t[MT_COUNT], w = 3 * g->hidden * g->moe_intermediate / model_moe_tp(&f->cal);
 
-	model_terms_eval(&f->cal, f->m.ref_gpu, f->cal.moe_ref.fit.value, t);
+	model_terms_eval(&f->cal, f->m.ref_gpu, f->cal_d.moe_fit.value, t);
 	for (int k = 0; k < MT_COUNT; k++)
 		assert_true(isfinite(t[k]));
 	assert_true(t[MT_MOE_LAYERS] == g->layers - g->dense_layers);
@@ -377,14 +382,14 @@ static void test_model__row_terms_are_the_compiled_model(void **state)
 	double v[CALIB_MAX_ASM];
 	int n = rows_agree(f, &f->m);
 	f->cal.moe_ref.curve = was == MOE_CURVE_PHYSICAL ? MOE_CURVE_LINEAR : MOE_CURVE_PHYSICAL;
-	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
 	n += rows_agree(f, &m);
 	f->cal.moe_ref.curve = was;
 	for (int i = 0; i < calib_nassumptions(&f->cal); i++)
 		v[i] = f->cal.asm_[i].point;
 	v[ASM_NATIVE_CUT] = 0.31, v[ASM_SHARE_TREE] *= 2, v[ASM_MOE_COMPUTE_EFF] = 0.05;
 	v[ASM_ALLREDUCE_PCIE] = 1.7;
-	assert_int_equal(model_prepare(&m, &f->cal, NULL, v), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, v), 0);
 	n += rows_agree(f, &m);
 	/* ddt's calibrated point: the curve's form mixed, its fit and
 	 * extrapolation errors, the transfer's curve at M, the native tree from
@@ -413,7 +418,7 @@ static void test_model__set_keeps_the_loaders_ranges(void **state)
 		"moe_reference.physical.fixed_us=-1",  "moe_reference.tp=1.5",
 		"anchors.sglang_limits.max_budget=0"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		assert_int_equal(calibrate_set_arg(&f->cal, bad[i]), DDT_EINPUT);
+		assert_int_equal(calibrate_set_arg(&f->cal, &f->cal_d, bad[i]), DDT_EINPUT);
 		assert_non_null(strstr(err_msg(), "must be"));
 	}
 }

@@ -31,6 +31,7 @@
 
 struct fixture {
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct project_config cfg; /* the template's, with fewer draws */
 };
@@ -48,7 +49,7 @@ static int setup(void **state)
 	char path[4096];
 	int rc;
 	snprintf(path, sizeof path, "%s/calibration", home());
-	rc = calibrate_load(&f.cal, path, &diag);
+	rc = calibrate_load(&f.cal, &f.cal_d, path, &diag);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	if (!rc)
 		rc = tmpl_load(&f.t, path, &diag);
@@ -106,7 +107,7 @@ static void test_project__point_estimates_reproduce_the_seed(void **state)
 {
 	struct fixture *f = *state;
 	struct projection p;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	assert_near(row(&p, "seed-b8-sglang", 4.4)->tok_s.point, 303, 3);
 	assert_near(row(&p, "seed-b8-sglang", 4.4)->step_ms.point, 14.5, 0.145);
 	assert_near(row(&p, "seed-b8-native", 4.4)->tok_s.point, 460, 4.6);
@@ -121,7 +122,7 @@ static void test_project__shipped_transfer_puts_the_seed_high_in_its_band(void *
 {
 	struct fixture *f = *state;
 	struct projection p;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	const struct project_row *r = row(&p, "seed-b16-native", 14);
 	assert_true(r->tok_s.p50 < r->tok_s.point);
 	assert_true(r->lean_pct < -1);
@@ -141,14 +142,14 @@ static void test_project__same_seed_same_output_other_seed_other(void **state)
 	struct fixture *f = *state;
 	struct projection a, b;
 	struct project_config cfg = f->cfg;
-	assert_int_equal(project_run(&a, &f->cal, &f->t, NULL, &cfg), 0);
-	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&a, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&b, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	char *ya = emit(&a), *yb = emit(&b);
 	assert_string_equal(ya, yb);
 	free(yb);
 	project_free(&b);
 	cfg.seed = 12345;
-	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&b, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	yb = emit(&b);
 	assert_true(strcmp(ya, yb) != 0);
 	assert_near(row(&a, "seed-b8-native", 4.4)->tok_s.p50,
@@ -168,6 +169,7 @@ static void test_project__tornado_orders_by_swing(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct projection p;
 	struct scenario s[2] = {
 		{.name = "b64", .target = "b300", .pipeline = PIPE_NATIVE, .block = 16,
@@ -181,7 +183,7 @@ static void test_project__tornado_orders_by_swing(void **state)
 	struct dist *cut = &c.asm_[ASM_NATIVE_CUT], *tree = &c.asm_[ASM_TREE_SCALE_FRAC];
 	*cut = (struct dist){.kind = DIST_UNIFORM, .point = 0.4, .min = 0.3, .max = 0.5};
 	*tree = (struct dist){.kind = DIST_UNIFORM, .point = 0.5, .min = 0.45, .max = 0.55};
-	assert_int_equal(project_scenarios(&p, &c, s, 2, NULL, &f->cfg), 0);
+	assert_int_equal(project_scenarios(&p, &c, &c_d, s, 2, NULL, &f->cfg), 0);
 	const struct project_tornado *t = &p.tornado[0];
 	assert_non_null(t);
 	assert_int_equal(t->nbars, 2);
@@ -197,7 +199,7 @@ static void test_project__tornado_orders_by_swing(void **state)
 	struct model_out o;
 	const struct gpu *b300 = calib_gpu(&c, "b300");
 	struct model_in in = {b300, PIPE_NATIVE, 16, 64, 1, 14, 0};
-	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	double v[CALIB_MAX_ASM];
 	memcpy(v, m.v, sizeof v);
 	v[ASM_NATIVE_CUT] = 0.49;
@@ -226,7 +228,7 @@ static void test_project__best_budget_on_a_constructed_curve(void **state)
 	memcpy(cfg.curve_budget, b, sizeof b);
 	memcpy(cfg.curve_accept, a, sizeof a);
 	snprintf(cfg.grid_scenario, sizeof cfg.grid_scenario, "curve");
-	assert_int_equal(project_scenarios(&p, &f->cal, &s, 1, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, &s, 1, NULL, &cfg), 0);
 	const struct project_grid *g = &p.grid;
 	assert_true(p.has_grid);
 	assert_int_equal(g->ntargets, 5);
@@ -260,7 +262,7 @@ static void test_project__grid_of_the_template(void **state)
 {
 	struct fixture *f = *state;
 	struct projection p;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	const struct project_grid *g = &p.grid;
 	assert_string_equal(g->scenario, "b300-b16-native");
 	assert_int_equal(g->ntargets * g->nconc * g->nbudgets, 25 * (7 + g->nadded));
@@ -274,7 +276,7 @@ static void test_project__grid_of_the_template(void **state)
 		}
 	/* the plateau: doubling M deep in it costs the MoE little; a line would double it */
 	struct model m;
-	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	assert_true(model_moe_ms(&m, b300, 2 * 1040) < 1.1 * model_moe_ms(&m, b300, 1040));
 	project_free(&p);
@@ -291,7 +293,7 @@ static void test_project__native_tree_costs_its_kernels(void **state)
 	struct project_config cfg = f->cfg;
 	struct projection p;
 	cfg.grid = cfg.sensitivity = 0;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	const struct project_row *b8 = row(&p, "b300-b8-native", 4.4);
 	const struct project_row *b16 = row(&p, "b300-b16-native", 14);
 	const struct project_input *us = input_named(&p, "native_tree_us");
@@ -319,7 +321,8 @@ static void test_project__attention_follows_context_and_width(void **state)
 	struct model_out o0, o1, o2;
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	const struct calib *c = &f->cal;
-	assert_int_equal(model_prepare(&m, c, NULL, NULL), 0);
+	const struct calibration *c_d = &f->cal_d;
+	assert_int_equal(model_prepare(&m, c, c_d, NULL), 0);
 	double actx = c->asm_[ASM_ANCHOR_CONTEXT].point, eff = c->asm_[ASM_ATTN_CTX_EFF].point;
 	struct model_in in = {b300, PIPE_NATIVE, 8, 8, 1, 4.4, 0};
 	model_eval(&m, &in, &o0);
@@ -343,13 +346,13 @@ static void test_project__attention_follows_context_and_width(void **state)
 
 /* ddt's attention over context at attn_ctx_eff e: b300-b8-native's
  * attention at 32768 tokens of context less at 4096, ms a step. */
-static double ctx_delta(const struct calib *c, double e)
+static double ctx_delta(const struct calib *c, const struct calibration *c_d, double e)
 {
 	struct model m;
 	struct model_out o0, o1;
 	double v[CALIB_MAX_ASM];
 	struct model_in in = {calib_gpu(c, "b300"), PIPE_NATIVE, 8, 8, 1, 4.4, 4096};
-	assert_int_equal(model_prepare(&m, c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, c, c_d, NULL), 0);
 	for (int i = 0; i < calib_nassumptions(c); i++)
 		v[i] = c->asm_[i].point;
 	v[ASM_ATTN_CTX_EFF] = e;
@@ -388,9 +391,9 @@ static void test_project__attention_over_context_meets_public_mla_tables(void **
 	}
 	fclose(fp);
 	assert_int_equal(n, 4);
-	double at_pt = ctx_delta(&f->cal, d->point);
-	double fast = ctx_delta(&f->cal, calib_dist_quantile(d, 0.95));
-	double slow = ctx_delta(&f->cal, calib_dist_quantile(d, 0.05));
+	double at_pt = ctx_delta(&f->cal, &f->cal_d, d->point);
+	double fast = ctx_delta(&f->cal, &f->cal_d, calib_dist_quantile(d, 0.95));
+	double slow = ctx_delta(&f->cal, &f->cal_d, calib_dist_quantile(d, 0.05));
 	printf("B300 attention 4k -> 32k: public %.2f-%.2f ms a step; ddt %.2f at attn_ctx_eff "
 	       "%.2f, p5-p95 %.2f-%.2f\n", lo, hi, at_pt, d->point, fast, slow);
 	assert_true(lo > 0.6 && hi < 0.85);
@@ -455,7 +458,7 @@ static void test_project__scenario_takes_its_acceptance_from_a_trace(void **stat
 	};
 	cfg.grid = cfg.sensitivity = 0;
 	cfg.samples = 4000;
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, NULL, &cfg), DDT_EINPUT);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 2, NULL, &cfg), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "another model and task"));
 	project_free(&p);
 	use_trace(&cfg);
@@ -471,7 +474,7 @@ static void test_project__scenario_takes_its_acceptance_from_a_trace(void **stat
 	bc.accept_kind = ACCEPT_TRACE;
 	snprintf(bc.accept_trace, sizeof bc.accept_trace, "%s", bad);
 	s[0].block = 2;
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 1, NULL, &bc), DDT_EINPUT);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 1, NULL, &bc), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "projection.acceptance_curve.trace: "));
 	assert_non_null(strstr(err_msg(), ":2:"));
 	project_free(&p);
@@ -487,7 +490,7 @@ static void test_project__scenario_takes_its_acceptance_from_a_trace(void **stat
 		fixed->asm_[i].kind = DIST_FIXED;
 	for (int i = 0; i < fixed->nxfer; i++)
 		fixed->xfer[i].d.kind = DIST_FIXED;
-	assert_int_equal(project_scenarios(&p, fixed, s, 2, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, fixed, &f->cal_d, s, 2, NULL, &cfg), 0);
 	free(fixed);
 	assert_int_equal(p.nrows, 2);
 	const struct project_row *r = &p.rows[0], *t = &p.rows[1];
@@ -519,7 +522,7 @@ static void test_project__grid_on_a_trace_knows_its_doubt(void **state)
 	cfg.samples = 2000;
 	use_trace(&cfg);
 	assert_non_null(gs);
-	assert_int_equal(project_scenarios(&p, &f->cal, gs, 1, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, gs, 1, NULL, &cfg), 0);
 	const struct project_grid *g = &p.grid;
 	assert_string_equal(g->accept_kind, "trace");
 	assert_true(g->nadded >= 1 && g->nbudgets == cfg.nbudgets + g->nadded);
@@ -566,7 +569,7 @@ static void test_project__published_curve_grid_is_not_certain(void **state)
 	struct project_config cfg = f->cfg;
 	int unsure = 0;
 	cfg.sensitivity = 0;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	const struct project_grid *g = &p.grid;
 	assert_string_equal(g->accept_kind, "published");
 	assert_non_null(strstr(g->accept_source, "another model and task"));
@@ -589,7 +592,7 @@ static void test_project__linear_curve_draws_the_other_form(void **state)
 			     .accept = {10}, .runnable = 1};
 	cfg.grid = cfg.sensitivity = 0;
 	cfg.moe_curve = MOE_CURVE_LINEAR;
-	assert_int_equal(project_scenarios(&p, &f->cal, &s, 1, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, &s, 1, NULL, &cfg), 0);
 	const struct band *b = &p.rows[0].moe_band;
 	assert_true(b->p95 > 1.02 * b->p5);
 	project_free(&p);
@@ -636,8 +639,8 @@ static void test_project__cpu_run_never_recalibrates(void **state)
 		add_row(&r, "moe_w4a16", "cpu", 0, 1000 * M, "M", M, NULL, 0);
 	add_row(&r, "tree_build", "cpu", 0, 50, "B", 8, NULL, 0);
 	add_row(&r, "tree_build", "cpu", 0, 90, "B", 64, NULL, 0);
-	assert_int_equal(project_run(&a, &f->cal, &f->t, &r, &f->cfg), 0);
-	assert_int_equal(project_run(&b, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&a, &f->cal, &f->cal_d, &f->t, &r, &f->cfg), 0);
+	assert_int_equal(project_run(&b, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	assert_false(a.recalibrated);
 	assert_string_equal(a.run_id, "20260101T000000Z-test");
 	assert_int_equal(a.nrows, b.nrows);
@@ -688,7 +691,7 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	*before = f->cal;
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	memcpy(ar, f->cal.ar.per_gpu, f->cal.ar.n * sizeof *ar);
-	assert_int_equal(project_run(&p, &f->cal, &f->t, &r, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, &r, &f->cfg), 0);
 	assert_memory_equal(before, &f->cal, sizeof *before);
 	assert_memory_equal(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	assert_memory_equal(ar, f->cal.ar.per_gpu, f->cal.ar.n * sizeof *ar);
@@ -704,7 +707,7 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	assert_near(p.fit.params[MOE_P_FIXED_US].value, 10.0, 0.05);
 	/* tree routing keeps the overlap of the calibration's points */
 	assert_true(p.fit.params[MOE_P_OVERLAP].held);
-	assert_near(p.fit.params[MOE_P_OVERLAP].value, f->cal.moe_ref.fit.value[MOE_P_OVERLAP], 1e-9);
+	assert_near(p.fit.params[MOE_P_OVERLAP].value, f->cal_d.moe_fit.value[MOE_P_OVERLAP], 1e-9);
 	int tonight_moe = 0, tonight_tree = 0, tonight_attn = 0, tonight_draft = 0, launch = 0;
 	for (size_t i = 0; i < p.ninputs; i++) {
 		const struct project_input *in = &p.inputs[i];
@@ -785,7 +788,7 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	const struct gpu *h200 = calib_gpu(&f->cal, "h200"), *b300 = calib_gpu(&f->cal, "b300");
 	cfg.grid = cfg.sensitivity = 0;
 	ctx_run(&r, 9, 0);
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, &r, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 2, &r, &cfg), 0);
 	assert_string_equal(p.context_law_label, "fit of 9 tree_attn rows, R^2 1.000");
 	assert_non_null(strstr(p.context_law, "on H200 SXM (ctx 4096-65536, T 1-33)"));
 	assert_string_equal(p.rows[1].context_from, "scenario");
@@ -805,13 +808,14 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	 * fit's and the law's; 25% noise puts the law in doubt, and its draws
 	 * widen that band */
 	struct calib fixed = f->cal;
+	struct calibration fixed_d = f->cal_d;
 	for (int i = 0; i < calib_nassumptions(&fixed); i++)
 		fixed.asm_[i].kind = DIST_FIXED;
 	ctx_run(&r, 9, 0);
-	assert_int_equal(project_scenarios(&p, &fixed, s, 2, &r, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &fixed, &fixed_d, s, 2, &r, &cfg), 0);
 	record_free(&r);
 	ctx_run(&r, 9, 0.25);
-	assert_int_equal(project_scenarios(&q, &fixed, s, 2, &r, &cfg), 0);
+	assert_int_equal(project_scenarios(&q, &fixed, &fixed_d, s, 2, &r, &cfg), 0);
 	assert_non_null(strstr(q.context_law_label, "fit of 9 tree_attn rows"));
 	/* a law without doubt shifts the long row's draws: its band is the
 	 * short row's; one in doubt spreads them */
@@ -828,7 +832,7 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 
 	/* five rows: the geometry, and why */
 	ctx_run(&r, 5, 0);
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, &r, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 2, &r, &cfg), 0);
 	assert_string_equal(p.context_law_label, "geometry fallback");
 	assert_non_null(strstr(p.context_law, "geometry fallback (tonight's 5 tree_attn rows"));
 	assert_non_null(strstr(p.context_law, "needs 6"));
@@ -841,7 +845,7 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	record_free(&r);
 	project_free(&p);
 	/* no run: the geometry, no run to fit */
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 2, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 2, NULL, &cfg), 0);
 	assert_non_null(strstr(p.context_law, "geometry fallback (no GPU run to fit it to)"));
 	project_free(&p);
 }
@@ -870,7 +874,7 @@ static void test_project__scenarios_take_the_traces_context(void **state)
 	s[3].context = 40952;
 	cfg.grid = cfg.sensitivity = 0;
 	use_trace(&cfg);
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 4, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 4, NULL, &cfg), 0);
 	assert_int_equal(p.rows[0].context, 40952);
 	assert_string_equal(p.rows[0].context_from, "trace");
 	assert_int_equal(p.rows[1].context, 8192);
@@ -889,7 +893,7 @@ static void test_project__scenarios_take_the_traces_context(void **state)
 	assert_non_null(strstr(p.accept_source, "(500 steps, block 16"));
 	project_free(&p);
 	cfg.accept_kind = ACCEPT_PUBLISHED;
-	assert_int_equal(project_scenarios(&p, &f->cal, s, 4, NULL, &cfg), 0);
+	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, s, 4, NULL, &cfg), 0);
 	assert_int_equal(p.rows[0].context, 0);
 	assert_string_equal(p.rows[0].context_from, "");
 	project_free(&p);
@@ -905,7 +909,7 @@ static void test_project__write_then_read_gives_the_same_projection(void **state
 	char dir[] = "/tmp/ddt-proj-XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	char *path = fsx_join(dir, "projection.yaml");
-	assert_int_equal(project_run(&a, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&a, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	assert_int_equal(project_write(&a, path), 0);
 	int rc = project_read(&b, path, &diag);
 	ydiag_print(&diag, stderr);
@@ -1066,6 +1070,7 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct gpu gpus[16];
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
@@ -1118,7 +1123,7 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 			 calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 300)));
 	/* --set on the pair (by GPU ids or families) fixes every range of it, at
 	 * every M */
-	assert_int_equal(calibrate_set(&c, "moe_transfer.blackwell_pro.b300", "1.3"), 0);
+	assert_int_equal(calibrate_set(&c, &c_d, "moe_transfer.blackwell_pro.b300", "1.3"), 0);
 	for (int i = 0; i < c.nxfer; i++)
 		if (!strcmp(c.xfer[i].to, "b300")) {
 			assert_int_equal(c.asm_[ASM_COUNT + i].kind, DIST_FIXED);
@@ -1126,11 +1131,11 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 			assert_near(calib_xfer_adj(&c, i, 9), 1, 0);
 		}
 	struct model m0, m1;
-	assert_int_equal(model_prepare(&m0, &f->cal, NULL, NULL), 0);
-	assert_int_equal(model_prepare(&m1, &c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m0, &f->cal, &f->cal_d, NULL), 0);
+	assert_int_equal(model_prepare(&m1, &c, &c_d, NULL), 0);
 	assert_near(model_moe_ms(&m1, b300, 33), 1.3 * model_moe_ms(&m0, b300, 33), 1e-9);
 	assert_near(model_moe_ms(&m1, pro, 33), model_moe_ms(&m0, pro, 33), 1e-12);
-	assert_int_equal(calibrate_set(&c, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
+	assert_int_equal(calibrate_set(&c, &c_d, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
 			 DDT_EINPUT);
 }
 
@@ -1255,10 +1260,11 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	const char *dir = "tests/fixtures/moe_reference";
 	char path[256];
 	snprintf(path, sizeof path, "%s/good.csv", dir);
-	assert_int_equal(calibrate_reference_csv(&c, path), 0);
+	assert_int_equal(calibrate_reference_csv(&c, &c_d, path), 0);
 	assert_string_equal(c.moe_ref.gpu, "h200");
 	assert_string_equal(c.xfer_ref, "h200");
 	assert_int_equal(c.moe_ref.npoints, 5);
@@ -1270,12 +1276,12 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	assert_string_equal(c.moe_ref.points[2].source, "tests/fixtures/moe_reference/good.csv:4");
 	assert_string_equal(c.moe_ref.points[4].source,
 			    "tests/fixtures/moe_reference/good.csv:6: a \"quoted\" note");
-	assert_true(c.moe_ref.fit.ok);
+	assert_true(c_d.moe_fit.ok);
 	/* every transfer entry starts at the new reference GPU */
 	for (int i = 0; i < c.nxfer; i++)
 		assert_string_equal(c.xfer[i].from, "h200");
 	struct model m;
-	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	assert_near(model_moe_ref_ms(&m, 8), 6.006, 0.05 * 6.006);
 	static const struct {
 		const char *file, *want;
@@ -1288,8 +1294,9 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct calib b = f->cal;
+		struct calibration b_d = f->cal_d;
 		snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
-		assert_int_equal(calibrate_reference_csv(&b, path), DDT_EINPUT);
+		assert_int_equal(calibrate_reference_csv(&b, &b_d, path), DDT_EINPUT);
 		if (!strstr(err_msg(), bad[i].want))
 			fprintf(stderr, "%s: got '%s'\n", bad[i].file, err_msg());
 		assert_non_null(strstr(err_msg(), bad[i].want));
@@ -1350,15 +1357,16 @@ static void test_project__anchor_conflict_is_reported(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct projection p;
 	c.sglang_b16.estimate = 0;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	assert_false(p.conflict);
 	assert_true(p.ess > 0.05 * p.samples && p.ess <= p.samples);
 	assert_non_null(strstr(p.weighting, "effective sample size"));
 	project_free(&p);
-	assert_int_equal(calibrate_set(&c, "anchors.sglang_b16.step_ms", "60"), 0);
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(calibrate_set(&c, &c_d, "anchors.sglang_b16.step_ms", "60"), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	assert_true(p.conflict);
 	assert_non_null(strstr(p.weighting, "PRIOR/ANCHOR CONFLICT"));
 	int noted = 0;
@@ -1375,7 +1383,7 @@ static void test_project__calibrated_point_is_the_median(void **state)
 {
 	struct fixture *f = *state;
 	struct projection p;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
 	int ncal = 0;
 	for (size_t i = 0; i < p.nrows; i++) {
 		const struct project_row *r = &p.rows[i];
@@ -1414,13 +1422,14 @@ static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct gpu gpus[16];
 	struct model m0, m1;
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
-	assert_int_equal(model_prepare(&m0, &f->cal, NULL, NULL), 0);
-	assert_int_equal(calibrate_set(&c, "gpus.b300.link_gbps", "100"), 0);
-	assert_int_equal(model_prepare(&m1, &c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m0, &f->cal, &f->cal_d, NULL), 0);
+	assert_int_equal(calibrate_set(&c, &c_d, "gpus.b300.link_gbps", "100"), 0);
+	assert_int_equal(model_prepare(&m1, &c, &c_d, NULL), 0);
 	const struct gpu *b0 = calib_gpu(&f->cal, "b300"), *b1 = calib_gpu(&c, "b300");
 	/* 7168 x 9 bf16 = 129 KB: latency-bound, the link does not matter */
 	assert_near(model_allreduce_ms(&m1, b1, 9), model_allreduce_ms(&m0, b0, 9), 1e-12);
@@ -1447,12 +1456,12 @@ static void test_project__allreduce_carries_its_spread_uncut(void **state)
 	const struct gpu *b300 = calib_gpu(&f->cal, "b300");
 	assert_int_equal(d->kind, DIST_UNIFORM);
 	assert_near(d->point, 1, 0);
-	assert_int_equal(model_prepare(&m, &f->cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
 	double one_shot = model_allreduce_ms(&m, b300, 33), cut = 1 - f->cal.asm_[ASM_NATIVE_CUT].point;
 	/* 2 x 61 calls of 462 KB: 1.27 ms, the bottom of the public 1.25-3.89 */
 	assert_true(one_shot > 1.2 && one_shot < 1.3);
 	cfg.sensitivity = 1;
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	const struct project_row *cal = row(&p, "b300-b16-native", 14), *seed = row(&p, "seed-b16-native", 14);
 	double mid = (d->min + d->max) / 2;
 	printf("all-reduce at M=33: seed %.3f ms (cut), ddt %.3f ms (one-shot %.3f x %.2f)\n",
@@ -1468,7 +1477,8 @@ static void test_project__allreduce_carries_its_spread_uncut(void **state)
 }
 
 /* A calibration folder: the shipped files with transfer.yaml replaced. */
-static int load_with_transfer(const char *transfer, struct calib *c, struct ydiag *diag)
+static int load_with_transfer(const char *transfer, struct calib *c, struct calibration *c_d,
+			      struct ydiag *diag)
 {
 	char dir[] = "/tmp/ddt-pcal-XXXXXX", src[4096];
 	static const char *const files[] = {"anchors.yaml", "assumptions.yaml", "gpus.yaml",
@@ -1486,7 +1496,7 @@ static int load_with_transfer(const char *transfer, struct calib *c, struct ydia
 	char *t = fsx_join(dir, "transfer.yaml");
 	assert_int_equal(fsx_write_all(t, transfer, strlen(transfer)), 0);
 	free(t);
-	int rc = calibrate_load(c, dir, diag);
+	int rc = calibrate_load(c, c_d, dir, diag);
 	fsx_rm_rf(dir);
 	return rc;
 }
@@ -1505,6 +1515,7 @@ static void test_project__transfer_and_allreduce_loaders_are_strict(void **state
 {
 	(void)state;
 	struct calib c;
+	struct calibration c_d;
 	struct ydiag diag = {0};
 	const char *bad =
 		"moe_transfer:\n"
@@ -1525,7 +1536,7 @@ static void test_project__transfer_and_allreduce_loaders_are_strict(void **state
 		"  latency_us:\n"
 		"    b300: {nccl: [26.0, 27.7], oneshot: [5.8], source: t}\n"
 		"    gb300: {like: nope, source: t}\n";
-	assert_int_equal(load_with_transfer(bad, &c, &diag), DDT_EINPUT);
+	assert_int_equal(load_with_transfer(bad, &c, &c_d, &diag), DDT_EINPUT);
 	assert_true(has_msg(&diag, "ranges: expected an M range like m8-31 or m256+, got 'm6x'"));
 	assert_true(has_msg(&diag, "ranges: they must cover m1 upwards without gaps or overlaps "
 				   "(at m9+)"));
@@ -1601,7 +1612,7 @@ static void test_project__input_sources_are_never_cut(void **state)
 	cfg.samples = 200;
 	cfg.grid = cfg.sensitivity = 0;
 	assert_true(nt > 0);
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	for (size_t i = 0; i < p.ninputs; i++) {
 		const char *src = p.inputs[i].source;
 		size_t n = strlen(src);
@@ -1626,13 +1637,14 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 	cfg.samples = 200;
 	cfg.grid = cfg.sensitivity = 0;
 	snprintf(path, sizeof path, "%s/calibration", home());
-	assert_int_equal(project_run(&p, &f->cal, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	assert_true(p.ninputs > 20);
 	keys.n = 0;
 	assert_int_equal(calib_keys(&f->cal, key_collect, &keys), 0);
 	for (size_t i = 0; i < p.ninputs; i++) {
 		const struct project_input *in = &p.inputs[i];
 		struct calib c;
+		struct calibration c_d;
 		struct ydiag diag = {0};
 		struct projection q = {0};
 		int listed = 0;
@@ -1640,11 +1652,11 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 			listed |= !strcmp(keys.key[k], in->name);
 		if (!listed)
 			fail_msg("input %s is not a key --keys lists", in->name);
-		assert_int_equal(calibrate_load(&c, path, &diag), 0);
+		assert_int_equal(calibrate_load(&c, &c_d, path, &diag), 0);
 		snprintf(val, sizeof val, "%.17g", in->value);
-		if (calibrate_set(&c, in->name, val) != 0)
+		if (calibrate_set(&c, &c_d, in->name, val) != 0)
 			fail_msg("--set %s=%s: %s", in->name, val, err_msg());
-		assert_int_equal(project_run(&q, &c, &f->t, NULL, &cfg), 0);
+		assert_int_equal(project_run(&q, &c, &c_d, &f->t, NULL, &cfg), 0);
 		const struct project_input *out = input_named(&q, in->name);
 		assert_non_null(out);
 		assert_int_equal(out->prov, PROV_OVERRIDE);
@@ -1657,11 +1669,12 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 	}
 	for (int k = 0; k < keys.n; k++) {
 		struct calib c;
+		struct calibration c_d;
 		struct ydiag diag = {0};
 		if (!keys.value[k][0])
 			continue; /* derived (an input above) or not given */
-		assert_int_equal(calibrate_load(&c, path, &diag), 0);
-		if (calibrate_set(&c, keys.key[k], keys.value[k]) != 0)
+		assert_int_equal(calibrate_load(&c, &c_d, path, &diag), 0);
+		if (calibrate_set(&c, &c_d, keys.key[k], keys.value[k]) != 0)
 			fail_msg("--set %s=%s: %s", keys.key[k], keys.value[k], err_msg());
 		calib_free(&c);
 		ydiag_free(&diag);
@@ -1767,9 +1780,10 @@ static void test_project__estimate_anchor_widens_never_weighs(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct projection p;
 	assert_true(c.sglang_b16.estimate);
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	assert_near(p.ess, p.samples, 0);
 	assert_non_null(strstr(p.weighting, "estimate"));
 	project_free(&p);
@@ -1778,12 +1792,12 @@ static void test_project__estimate_anchor_widens_never_weighs(void **state)
 	 * (their MoE and all-reduce leave the anchor less non-MoE time than
 	 * b8's), so the comparison puts the anchor where it binds */
 	c.sglang_b16.step_ms = 24;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	const struct project_row *r = row(&p, "b300-b16-native", 14);
 	double wide = r->step_ms.p95 / r->step_ms.p5;
 	project_free(&p);
 	c.sglang_b16.error_pct = 0.01;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	r = row(&p, "b300-b16-native", 14);
 	printf("b300-b16-native step p95/p5: %.3f with the anchor's 15%%, %.3f without\n", wide,
 	       r->step_ms.p95 / r->step_ms.p5);
@@ -1791,7 +1805,7 @@ static void test_project__estimate_anchor_widens_never_weighs(void **state)
 	project_free(&p);
 	c = f->cal;
 	c.sglang_b16.estimate = 0;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	assert_true(p.ess < p.samples);
 	project_free(&p);
 }
@@ -1803,6 +1817,7 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct project_config cfg = f->cfg;
 	struct projection p;
 	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300");
@@ -1812,7 +1827,7 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 	assert_int_equal(c.xfer[x].nbuild, 4); /* layouts of one build count once */
 	assert_true(c.xfer[x].d.sigma >= c.xfer[x].gap_sigma);
 	cfg.sensitivity = 1;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &cfg), 0);
 	const struct project_row *r = row(&p, "b300-b16-native", 14);
 	assert_true(r->xfer_gap_pct > 10);
 	double wide = r->moe_band.p95 / r->moe_band.p5;
@@ -1831,7 +1846,7 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 	assert_int_equal(xfer_build(&c), 0);
 	x = calib_xfer_index(&c, pro, b300, 33);
 	assert_near(c.xfer[x].gap_sigma, 0, 0);
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	r = row(&p, "b300-b16-native", 14);
 	printf("b300-b16-native MoE p95/p5: %.2f with the gap, %.2f without\n", wide,
 	       r->moe_band.p95 / r->moe_band.p5);
@@ -1848,17 +1863,18 @@ static void test_project__a_curve_that_misses_its_points_carries_its_error(void 
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct projection p;
-	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/misses.csv"), 0);
-	assert_true(c.moe_ref.fit.ok);
-	assert_true(c.moe_ref.fit.rms_pct > 5);
-	assert_null(strstr(c.moe_ref.fit.note, "exactly determined"));
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/misses.csv"), 0);
+	assert_true(c_d.moe_fit.ok);
+	assert_true(c_d.moe_fit.rms_pct > 5);
+	assert_null(strstr(c_d.moe_fit.note, "exactly determined"));
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	const struct project_row *r = row(&p, "b300-b16-native", 14);
-	double wide = r->moe_band.p95 / r->moe_band.p5, rms = c.moe_ref.fit.rms_pct;
+	double wide = r->moe_band.p95 / r->moe_band.p5, rms = c_d.moe_fit.rms_pct;
 	project_free(&p);
-	c.moe_ref.fit.rms_pct = 0;
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	c_d.moe_fit.rms_pct = 0;
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	r = row(&p, "b300-b16-native", 14);
 	printf("MoE p95/p5 at M=33 (beyond the points): %.3f with the residuals (%.0f%% RMS), %.3f without\n", wide,
 	       rms, r->moe_band.p95 / r->moe_band.p5);
@@ -1874,18 +1890,19 @@ static void test_project__a_whole_curve_passes_through_its_points(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct model m;
 	struct projection p;
-	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
-	assert_true(c.moe_ref.fit.npoints == 15 && c.moe_ref.fit.rms_pct > 10);
-	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
+	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
+	assert_true(c_d.moe_fit.npoints == 15 && c_d.moe_fit.rms_pct > 10);
+	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	for (int i = 0; i < m.npoints; i++)
 		if (m.pms[i] > m.floor_ms)
 			assert_true(fabs(model_moe_ref_ms(&m, m.pm[i]) / m.pms[i] - 1) < 1e-9);
 	/* between two points: between their times */
 	double mid = model_moe_ref_ms(&m, 0.5 * (m.pm[3] + m.pm[4]));
 	assert_true(mid > m.pms[3] && mid < m.pms[4]);
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	double p50 = row(&p, "b300-b16-native", 14)->moe_band.p50;
 	printf("b300-b16-native MoE p50: %.2f ms (RTX PRO 6000 at M=32: %.2f ms)\n", p50,
 	       model_moe_ref_ms(&m, 32));
@@ -1900,18 +1917,19 @@ static void test_project__anchors_keep_their_own_moe(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct model own, m;
 	struct projection p;
 	double at[2];
-	assert_int_equal(model_prepare(&own, &c, NULL, NULL), 0);
-	assert_int_equal(model_anchor_moe(&c, at), 0);
-	assert_int_equal(calibrate_reference_csv(&c, "tests/fixtures/moe_reference/slower.csv"), 0);
+	assert_int_equal(model_prepare(&own, &c, &c_d, NULL), 0);
+	assert_int_equal(model_anchor_moe(&c, &c_d, at), 0);
+	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/slower.csv"), 0);
 	/* the anchor measured with the new curve: no room for the rest */
-	assert_int_equal(model_prepare(&m, &c, NULL, NULL), DDT_EINPUT);
+	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), DDT_EINPUT);
 	memcpy(c.moe_ref.anchor_ms, at, sizeof at);
-	assert_int_equal(model_prepare(&m, &c, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	assert_true(fabs(m.n0_ms / own.n0_ms - 1) < 1e-12);
-	assert_int_equal(project_run(&p, &c, &f->t, NULL, &f->cfg), 0);
+	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	const struct project_row *r = row(&p, "b300-b8-native", 4.4);
 	printf("b300-b8-native MoE %.2f-%.2f ms (p5-p95), the anchor's step %.2f ms\n",
 	       r->moe_band.p5, r->moe_band.p95, c.sglang_b8.step_ms);

@@ -455,6 +455,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 	struct regress_conf c;
 	struct history h;
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct model m;
 	struct ydiag diag = {0};
@@ -464,10 +465,10 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 	load_conf(&c);
 	snprintf(path, sizeof path, "%s/calibration", home());
-	assert_int_equal(calibrate_load(&cal, path, &diag), 0);
+	assert_int_equal(calibrate_load(&cal, &cal_d, path, &diag), 0);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
-	assert_int_equal(model_prepare(&m, &cal, NULL, NULL), 0);
+	assert_int_equal(model_prepare(&m, &cal, &cal_d, NULL), 0);
 	series_of(&h, us, 9);
 	regress_history(&c, &h);
 	assert_int_equal(h.series[0].pts[8].verdict, REG_REGRESSION);

@@ -134,6 +134,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 {
 	char cal_dir[4096], tpl[4096], *dir = fsx_join(runs_dir, id), *p = NULL;
 	struct calib cal;
+	struct calibration cal_d;
 	struct tmpl t;
 	struct run_record rec;
 	struct projection proj;
@@ -153,7 +154,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	snprintf(tpl, sizeof tpl, "%s/templates/default.yaml", fixture_home());
 	if (!dir || (rc = report_stash_inputs(dir, cal_dir, tpl)) != 0)
 		goto out_early;
-	if ((rc = calibrate_load(&cal, cal_dir, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
+	if ((rc = calibrate_load(&cal, &cal_d, cal_dir, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
 		ydiag_print(&diag, stderr);
 		goto out_early;
 	}
@@ -165,7 +166,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	if (!rc && samples > 0)
 		cfg.samples = samples;
 	if (!rc)
-		rc = project_run(&proj, &cal, &t, &rec, &cfg);
+		rc = project_run(&proj, &cal, &cal_d, &t, &rec, &cfg);
 	if (!rc && (p = fsx_join(dir, "projection.yaml")) != NULL) {
 		rc = project_write(&proj, p);
 		free(p);
@@ -177,7 +178,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	if (!rc) {
 		long run = history_run_index(&h, id);
 		regress_history(&rc_conf, &h);
-		rc = model_prepare(&m, &cal, NULL, NULL);
+		rc = model_prepare(&m, &cal, &cal_d, NULL);
 		if (!rc)
 			rc = regress_impact(&imp, &rc_conf, &h, (size_t)run, &m, t.scenarios,
 					    t.nscenarios);

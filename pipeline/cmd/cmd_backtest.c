@@ -106,6 +106,7 @@ int cmd_backtest(int argc, char **argv)
 {
 	struct backtest_args a = {.format = "text", .hold = "gpu", .m_min = NAN, .m_max = NAN};
 	struct calib cal;
+	struct calibration der;
 	struct run_record run;
 	struct projection p;
 	struct ydiag diag = {0};
@@ -116,7 +117,7 @@ int cmd_backtest(int argc, char **argv)
 		return rc;
 	memset(&p, 0, sizeof p);
 	memset(&run, 0, sizeof run);
-	if ((rc = calibrate_load(&cal, a.paths.calibration, &diag)) != 0) {
+	if ((rc = calibrate_load(&cal, &der, a.paths.calibration, &diag)) != 0) {
 		fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		status = err_exit_status(rc);
 		goto done;

@@ -109,6 +109,7 @@ int cmd_check(int argc, char **argv)
 	struct check_args a = {0};
 	struct ydiag diag = {0};
 	struct calib cal;
+	struct calibration der;
 	struct model m;
 	struct stat st;
 	int first, files = 0, status;
@@ -120,8 +121,8 @@ int cmd_check(int argc, char **argv)
 	if (!templates[0])
 		snprintf(templates, sizeof a.templates, "%s/templates", a.paths.home);
 
-	int cal_ok = calibrate_load(&cal, a.paths.calibration, &diag) == 0;
-	if (cal_ok && model_prepare(&m, &cal, NULL, NULL) != 0)
+	int cal_ok = calibrate_load(&cal, &der, a.paths.calibration, &diag) == 0;
+	if (cal_ok && model_prepare(&m, &cal, &der, NULL) != 0)
 		check_model_problem(&diag, &cal, a.paths.calibration);
 	files++;
 	if (stat(templates, &st) == 0 && S_ISDIR(st.st_mode)) {

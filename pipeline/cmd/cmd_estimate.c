@@ -126,6 +126,7 @@ const struct cli_spec cmd_estimate_spec = {
 /* What the command works with, freed by inputs_free. */
 struct inputs {
 	struct calib cal;
+	struct calibration der;
 	struct tmpl t;
 	struct project_config cfg;
 	struct scenario *scs;
@@ -223,7 +224,7 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 static int load_inputs(struct inputs *in, const struct estimate_args *a)
 {
 	struct ydiag diag = {0};
-	int rc = calibrate_load(&in->cal, a->paths.calibration, &diag);
+	int rc = calibrate_load(&in->cal, &in->der, a->paths.calibration, &diag);
 
 	if (!rc)
 		rc = tmpl_load(&in->t, a->paths.template_path, &diag);
@@ -237,12 +238,12 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 	if (file_hash(a->paths.template_path, in->tmpl_hash) ||
 	    (a->moe_reference && file_hash(a->moe_reference, in->ref_hash)))
 		in->tmpl_hash[0] = in->ref_hash[0] = '\0'; /* unreadable: the loads say why */
-	if (a->moe_reference && (rc = calibrate_moe_reference(&in->cal, a->moe_reference)) != 0)
+	if (a->moe_reference && (rc = calibrate_moe_reference(&in->cal, &in->der, a->moe_reference)) != 0)
 		return cli_fail("estimate", rc);
 	for (int i = 0; i < a->sets.n; i++)
-		if ((rc = calibrate_set_arg(&in->cal, a->sets.v[i])) != 0)
+		if ((rc = calibrate_set_arg(&in->cal, &in->der, a->sets.v[i])) != 0)
 			return cli_fail("estimate", rc);
-	if (a->curve && (rc = calibrate_set(&in->cal, "moe_reference.curve", a->curve)) != 0)
+	if (a->curve && (rc = calibrate_set(&in->cal, &in->der, "moe_reference.curve", a->curve)) != 0)
 		return cli_fail("estimate", rc);
 	if (a->samples)
 		in->cfg.samples = a->samples;
@@ -488,8 +489,8 @@ static int estimate_print(const struct inputs *in, const struct estimate_args *a
 				      in->tmpl_hash, a->moe_reference ? a->moe_reference : "",
 				      in->ref_hash, args.n, args.v, &in->cal};
 
-	if ((rc = model_prepare(&m, &in->cal, NULL, NULL)) != 0 ||
-	    (rc = project_scenarios(&proj, &in->cal, in->scs, in->nscs, NULL, &in->cfg)) ||
+	if ((rc = model_prepare(&m, &in->cal, &in->der, NULL)) != 0 ||
+	    (rc = project_scenarios(&proj, &in->cal, &in->der, in->scs, in->nscs, NULL, &in->cfg)) ||
 	    (rc = estimate_from_projection(&e, &proj, &in->cal))) {
 		status = cli_fail("estimate", rc);
 		goto done;
@@ -541,8 +542,9 @@ static int key_line(void *ctx, const char *key, const char *value)
 static int keys_print(const struct estimate_args *a)
 {
 	struct calib cal;
+	struct calibration der;
 	struct ydiag diag = {0};
-	int rc = calibrate_load(&cal, a->paths.calibration, &diag);
+	int rc = calibrate_load(&cal, &der, a->paths.calibration, &diag);
 	if (rc) {
 		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		ydiag_free(&diag);
@@ -551,7 +553,7 @@ static int keys_print(const struct estimate_args *a)
 	}
 	printf("# every KEY of --set KEY=VALUE, with its value (-: derived by the model, "
 	       "or not given)\n# and, for a key of the calibration's tables, what it takes\n");
-	calib_keys(&cal, key_line, stdout);
+	calibrate_keys(&cal, &der, key_line, stdout);
 	calib_free(&cal);
 	return fflush(stdout) ? 1 : 0;
 }

@@ -297,7 +297,8 @@ static int merge_hosts(struct merge *m, struct history *hs, struct nightly_host 
  * run folder, all of them into the fleet's), the projection from every
  * device measured tonight, the inputs stored and the documents. Without a
  * `regress:` section in the template, no verdicts. */
-static int merge_night(struct merge *m, const struct tmpl *t, const struct calib *cal)
+static int merge_night(struct merge *m, const struct tmpl *t, const struct calib *cal,
+		       const struct calibration *der)
 {
 	struct regress_conf rconf;
 	struct ydiag diag = {0};
@@ -315,7 +316,7 @@ static int merge_night(struct merge *m, const struct tmpl *t, const struct calib
 	while (measured.nrows && !strcmp(measured.rows[measured.nrows - 1].backend, "slurm"))
 		measured.nrows--;
 	struct nightly_after a = {
-		.cal = cal, .t = t, .rconf = &rconf, .measured = &measured, .dir = m->dir,
+		.cal = cal, .der = der, .t = t, .rconf = &rconf, .measured = &measured, .dir = m->dir,
 		.calibration = m->plan.calibration, .template_path = m->plan.template_path,
 		.runs = runs_fleet, .home = m->plan.home, .reports = m->plan.reports, .id = m->plan.id};
 	struct nightly_hooks k = {m, merge_night_begin, merge_night_end, merge_night_skip, NULL};
@@ -581,6 +582,7 @@ static int merge_stages(struct merge *m, struct ydiag *diag)
 {
 	struct tmpl t;
 	struct calib cal;
+	struct calibration der;
 	int rc = 0, have_cal = 0, have_tmpl;
 	char *rec = fleet_path("%s/run.yaml", m->dir);
 	char *rep = fleet_path("%s/%s", m->plan.reports, m->plan.id);
@@ -594,11 +596,11 @@ static int merge_stages(struct merge *m, struct ydiag *diag)
 	have_tmpl = tmpl_load(&t, m->plan.template_path, diag) == 0;
 	if (!have_tmpl)
 		stage_note(m, 1, "template: %s", diag->n ? diag->msgs[0] : err_msg());
-	else if (!(have_cal = calibrate_load(&cal, m->plan.calibration, diag) == 0))
+	else if (!(have_cal = calibrate_load(&cal, &der, m->plan.calibration, diag) == 0))
 		stage_note(m, 1, "calibration: %s", diag->n ? diag->msgs[diag->n - 1] : err_msg());
 	if ((rc = record_write(&m->merged, rec)) != 0)
 		goto done;
-	if (have_tmpl && (rc = merge_night(m, &t, have_cal ? &cal : NULL)) != 0)
+	if (have_tmpl && (rc = merge_night(m, &t, have_cal ? &cal : NULL, have_cal ? &der : NULL)) != 0)
 		goto done;
 	if ((rc = merge_write_devices(m, m->dir)) != 0)
 		goto done;

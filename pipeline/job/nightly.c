@@ -142,6 +142,7 @@ struct night {
 	char *run_dir, *tmp_dir;   /* runs/<id> and its temporary name */
 	char base_id[80];          /* tonight's run id before any name was taken */
 	struct calib cal;
+	struct calibration der;
 	struct tmpl t;
 	struct bench_conf bc;
 	struct regress_conf rconf;
@@ -309,7 +310,7 @@ static int load_inputs(struct night *n)
 	struct ydiag diag = {0};
 	struct project_config pc;
 	struct report_spec *spec = malloc(sizeof *spec);
-	int rc = spec ? calibrate_load(&n->cal, n->paths.calibration, &diag) : err_nomem();
+	int rc = spec ? calibrate_load(&n->cal, &n->der, n->paths.calibration, &diag) : err_nomem();
 
 	if (!rc)
 		rc = tmpl_load(&n->t, n->paths.template_path, &diag);
@@ -664,7 +665,7 @@ static void stage_after_bench(struct night *n)
 {
 	struct nightly_host host = {&n->h, n->h.nruns - 1, NULL, NULL};
 	struct nightly_after a = {
-		.cal = &n->cal, .t = &n->t, .rconf = n->have_hist ? &n->rconf : NULL,
+		.cal = &n->cal, .der = &n->der, .t = &n->t, .rconf = n->have_hist ? &n->rconf : NULL,
 		.regress_skip = "no history", .hosts = &host, .nhosts = n->have_hist,
 		.measured = &n->rec, .dir = n->tmp_dir, .calibration = n->paths.calibration,
 		.template_path = n->paths.template_path, .runs = n->paths.runs,

@@ -74,6 +74,7 @@ struct nightly_host {
 /* What the stages read, where they write, and what they leave. */
 struct nightly_after {
 	const struct calib *cal;          /* NULL: no tok/s impact and no projection */
+	const struct calibration *der;    /* what calibrate_load derived from cal */
 	const struct tmpl *t;             /* its scenarios: the impact of a change */
 	const struct regress_conf *rconf; /* NULL: no verdicts (regress_skip says why) */
 	const char *regress_skip;

@@ -93,7 +93,7 @@ static int judge_all(struct nightly_after *a)
 	char *path = NULL;
 	int rc = 0, have_model;
 
-	have_model = a->cal && model_prepare(&model, a->cal, NULL, NULL) == 0;
+	have_model = a->cal && model_prepare(&model, a->cal, a->der, NULL) == 0;
 	if (!have_model)
 		snprintf(a->no_impact, sizeof a->no_impact, "%s",
 			 a->cal ? err_msg() : "no calibration");
@@ -134,7 +134,7 @@ static int project_into(struct nightly_after *a)
 	memset(&p, 0, sizeof p);
 	if (!a->cal)
 		rc = err_set(DDT_EINPUT, "no calibration");
-	else if ((rc = project_run(&p, a->cal, a->t, a->measured, NULL)) == 0)
+	else if ((rc = project_run(&p, a->cal, a->der, a->t, a->measured, NULL)) == 0)
 		rc = (path = fsx_join(a->dir, "projection.yaml")) ? project_write(&p, path)
 								   : err_nomem();
 	a->projected_rows = p.nrows;

@@ -23,6 +23,7 @@ static int project_again(const char *run_dir)
 {
 	struct run_record rec;
 	struct calib cal;
+	struct calibration der;
 	struct tmpl t;
 	struct projection p;
 	struct ydiag diag = {0};
@@ -37,12 +38,12 @@ static int project_again(const char *run_dir)
 	if ((rc = record_read(&rec, path, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/calibration", run_dir);
-	if ((rc = calibrate_load(&cal, path, &diag)) != 0)
+	if ((rc = calibrate_load(&cal, &der, path, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/template/template.yaml", run_dir);
 	if ((rc = tmpl_load(&t, path, &diag)) != 0)
 		goto done;
-	if ((rc = project_run(&p, &cal, &t, &rec, NULL)) != 0)
+	if ((rc = project_run(&p, &cal, &der, &t, &rec, NULL)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/projection.yaml", run_dir);
 	rc = project_write(&p, path);

@@ -192,7 +192,7 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 	if (!fsx_exists(p))
 		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
 					 "there with report_stash_inputs)", p);
-	else if ((rc = calibrate_load(&d->cal, p, diag)) != 0 && diag->n)
+	else if ((rc = calibrate_load(&d->cal, &d->der, p, diag)) != 0 && diag->n)
 		err_set(rc, "%s", diag->msgs[0]);
 	free(p);
 	if (rc)
@@ -381,7 +381,7 @@ static int load_results(struct report_data *d, const char *runs_dir, const char 
 			const struct history *hist, struct ydiag *diag)
 {
 	int rc;
-	if ((rc = model_prepare(&d->model, &d->cal, NULL, NULL)) != 0 ||
+	if ((rc = model_prepare(&d->model, &d->cal, &d->der, NULL)) != 0 ||
 	    (rc = estimate_run(&d->est, &d->model, d->tmpl.scenarios, d->tmpl.nscenarios)) != 0)
 		return err_wrap(rc, "run %s", run_id);
 	if ((rc = load_optional(d->run_dir, "projection.yaml", &d->have_proj, read_projection,

@@ -104,17 +104,6 @@ struct moe_physical {
 	double mix_rms_pct;
 };
 
-/* The physical curve fitted to a set of points (fit.h fills it). */
-struct moe_fit {
-	int ok;                       /* 0: could not be fitted (note says why) */
-	double value[MOE_P_COUNT];    /* fitted or held */
-	double se[MOE_P_COUNT];       /* standard errors; NaN when held or exactly determined */
-	int held[MOE_P_COUNT];
-	int npoints;                  /* points used */
-	double rms_pct;               /* relative residuals, root mean square, % */
-	char note[400];
-};
-
 struct moe_point {
 	double m;       /* verify width */
 	double step_ms; /* MoE forward of all MoE layers, one decode step */
@@ -131,7 +120,6 @@ struct moe_reference {
 	enum provenance prov;          /* PROV_MEASURED (stored) or PROV_TONIGHT */
 	int gpu_line, gpu_col;         /* where gpu was read (in moe_ref_at's file) */
 	struct moe_physical phys;
-	struct moe_fit fit;            /* of phys to points; fit.h: calibrate_moe */
 	double floor_us;               /* per-call floor of one layer (NaN: none) */
 	char floor_source[CALIB_SOURCE_LEN];
 	/* The MoE (ms) of the calibration's own reference at the b8 and b16
@@ -385,7 +373,8 @@ int calib_set_arg(struct calib *c, const char *arg);
 
 /* Calls fn(ctx, key, value) for every key calib_set accepts, in a fixed
  * order, with its current value as text ("" for a value the model derives:
- * allreduce.GPU.step_ms_at_mM, law.*). The keys are the names every
+ * allreduce.GPU.step_ms_at_mM, law.*; moe_reference.physical.*: the start
+ * values, calibrate_keys gives the fit's). The keys are the names every
  * document and output uses. Stops at fn's first nonzero return and returns
  * it; else 0. */
 typedef int (*calib_key_fn)(void *ctx, const char *key, const char *value);

@@ -335,7 +335,7 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b16_ms", r->anchor_ms[1]);
 	for (int p = 0; p < MOE_P_COUNT && !rc; p++) {
 		snprintf(key, sizeof key, "moe_reference.physical.%s", moe_param_names[p]);
-		rc = key_num(fn, ctx, key, r->fit.ok || r->fit.held[p] ? r->fit.value[p] : r->phys.value[p]);
+		rc = key_num(fn, ctx, key, r->phys.value[p]);
 	}
 	for (int i = 0; i < r->npoints && !rc; i++) {
 		snprintf(key, sizeof key, "moe_reference.%s.m%g_ms", r->gpu, r->points[i].m);

@@ -53,6 +53,7 @@ struct report_data {
 	char run_dir[PATH_MAX];
 	struct run_record rec;
 	struct calib cal;          /* the calibration stored with the run */
+	struct calibration der;    /* what the calibrate stage derives from it */
 	struct tmpl tmpl;          /* the template stored with the run */
 	struct sources sources;    /* calibration/SOURCES.md stored with it (n 0: none) */
 	struct report_spec spec;

@@ -500,11 +500,11 @@ static void wi_inputs(struct wi *w, lxw_row_t r8, lxw_row_t r16)
 	{
 		static const char *const pu[MOE_P_COUNT] = {"share of bandwidth", "fraction",
 							    "µs per layer"};
+		const struct moe_fit *fit = &x->d->der.moe_fit;
 		for (int k = 0; k < MOE_P_COUNT; k++)
-			wi_scalar(w, model_moe_param_keys[k], c->moe_ref.fit.value[k], pu[k],
-				  c->moe_ref.fit.held[k] ? "calibration" : "derived (fit)",
-				  c->moe_ref.fit.held[k] ? c->moe_ref.phys.source[k]
-							 : c->moe_ref.fit.note);
+			wi_scalar(w, model_moe_param_keys[k], fit->value[k], pu[k],
+				  fit->held[k] ? "calibration" : "derived (fit)",
+				  fit->held[k] ? c->moe_ref.phys.source[k] : fit->note);
 	}
 	wi_scalar(w, "moe_reference.floor_us", isnan(c->moe_ref.floor_us) ? 0 : c->moe_ref.floor_us,
 		  "µs per layer", "measured",
@@ -697,8 +697,7 @@ void xlsx_sheet_whatif(struct xw *x)
 	w.r++;
 	wi_gpus(&w);
 	wi_moe_points(&w);
-	if (x->d->model.der &&
-	    (x->d->model.der->law_attn.n || x->d->model.der->law_draft.n))
+	if (x->d->der.law_attn.n || x->d->der.law_draft.n)
 		xlsx_put_str(x, w.ws, w.r++, 0,
 			     "Note: this calibration carries measured scaling laws; the sheet uses the "
 			     "growth law instead.",

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int calibrate_moe(struct calib *c)
+int calibrate_moe(struct calib *c, struct calibration *d)
 {
 	struct moe_reference *r = &c->moe_ref;
 	const struct gpu *ref = calib_gpu(c, r->gpu);
@@ -27,24 +27,26 @@ int calibrate_moe(struct calib *c)
 		m[i] = r->points[i].m;
 		ms[i] = r->points[i].step_ms;
 	}
-	fit_moe_physical(&r->fit, c, ref, m, ms, r->npoints, &r->phys);
-	if (r->curve == MOE_CURVE_PHYSICAL && !r->fit.ok)
+	fit_moe_physical(&d->moe_fit, c, ref, m, ms, r->npoints, &r->phys);
+	if (r->curve == MOE_CURVE_PHYSICAL && !d->moe_fit.ok)
 		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
-			       r->fit.note);
+			       d->moe_fit.note);
 	/* the transfer entries start at the reference GPU */
 	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
 		return xfer_build(c);
 	return 0;
 }
 
-int calibrate_load(struct calib *c, const char *path, struct ydiag *diag)
+int calibrate_load(struct calib *c, struct calibration *d, const char *path,
+		   struct ydiag *diag)
 {
 	size_t before = diag->n;
-	int rc = calib_load(c, path, diag);
+	int rc;
 
-	if (rc)
+	memset(d, 0, sizeof *d);
+	if ((rc = calib_load(c, path, diag)) != 0)
 		return rc;
-	if (calibrate_moe(c) != 0)
+	if (calibrate_moe(c, d) != 0)
 		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
 	else if (xfer_build(c) != 0)
 		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
@@ -64,38 +66,100 @@ static int refit_need(const char *key, size_t len)
 }
 
 /* Refits after a successful change to the key key[0..len). */
-static int refit_after(struct calib *c, const char *key, size_t len)
+static int refit_after(struct calib *c, struct calibration *d, const char *key, size_t len)
 {
 	int need = refit_need(key, len), rc;
 	if (!need)
 		return 0;
-	rc = calibrate_moe(c);
+	rc = calibrate_moe(c, d);
 	return need == 2 ? rc : 0;
 }
 
-int calibrate_set(struct calib *c, const char *key, const char *value)
+/* The value of moe_reference.physical.PARAM (key[0..len)) the fit in d
+ * gives, as calib_keys writes a number, into buf[len]; 0 for another key
+ * or a parameter the fit neither fitted nor held (the fact stands). */
+static int fit_value(const struct calibration *d, const char *key, size_t klen, char *buf,
+		     size_t len)
 {
+	static const char pre[] = "moe_reference.physical.";
+	const size_t n = sizeof pre - 1;
+	if (klen <= n || strncmp(key, pre, n))
+		return 0;
+	for (int p = 0; p < MOE_P_COUNT; p++) {
+		const char *name = calib_moe_param_name((enum moe_param)p);
+		if (strlen(name) != klen - n || strncmp(key + n, name, klen - n))
+			continue;
+		if (!d->moe_fit.ok && !d->moe_fit.held[p])
+			return 0;
+		double v = d->moe_fit.value[p];
+		snprintf(buf, len, isnan(v) ? "" : "%.9g", v);
+		return 1;
+	}
+	return 0;
+}
+
+/* After a set of key[0..klen) that c logged: what it replaced, when the
+ * fit gave that value (was, fit_value's before the set). */
+static void set_was(struct calib *c, int nsets, const char *was, int fitted)
+{
+	if (fitted && c->nsets > nsets)
+		snprintf(c->sets[c->nsets - 1].was, sizeof c->sets[0].was, "%s", was);
+}
+
+int calibrate_set(struct calib *c, struct calibration *d, const char *key, const char *value)
+{
+	char was[64];
+	int nsets = c->nsets, fitted = fit_value(d, key, strlen(key), was, sizeof was);
 	int rc = calib_set(c, key, value);
-	return rc ? rc : refit_after(c, key, strlen(key));
+	if (rc)
+		return rc;
+	set_was(c, nsets, was, fitted);
+	return refit_after(c, d, key, strlen(key));
 }
 
-int calibrate_set_arg(struct calib *c, const char *arg)
+int calibrate_set_arg(struct calib *c, struct calibration *d, const char *arg)
 {
+	char was[64];
+	size_t klen = strcspn(arg, "=");
+	int nsets = c->nsets, fitted = fit_value(d, arg, klen, was, sizeof was);
 	int rc = calib_set_arg(c, arg);
-	return rc ? rc : refit_after(c, arg, strcspn(arg, "="));
+	if (rc)
+		return rc;
+	set_was(c, nsets, was, fitted);
+	return refit_after(c, d, arg, klen);
 }
 
-int calibrate_reference_csv(struct calib *c, const char *path)
+struct keys_shim {
+	const struct calibration *d;
+	calib_key_fn fn;
+	void *ctx;
+};
+
+static int keys_shim_fn(void *ctx, const char *key, const char *value)
+{
+	const struct keys_shim *s = ctx;
+	char v[64];
+	return s->fn(s->ctx, key, fit_value(s->d, key, strlen(key), v, sizeof v) ? v : value);
+}
+
+int calibrate_keys(const struct calib *c, const struct calibration *d, calib_key_fn fn,
+		   void *ctx)
+{
+	struct keys_shim s = {d, fn, ctx};
+	return calib_keys(c, keys_shim_fn, &s);
+}
+
+int calibrate_reference_csv(struct calib *c, struct calibration *d, const char *path)
 {
 	int rc = calib_reference_csv(c, path);
-	return rc ? rc : calibrate_moe(c);
+	return rc ? rc : calibrate_moe(c, d);
 }
 
-int calibrate_moe_reference(struct calib *c, const char *path)
+int calibrate_moe_reference(struct calib *c, struct calibration *d, const char *path)
 {
 	double own[2];
-	int rc = model_anchor_moe(c, own);
-	if (!rc && !(rc = calibrate_reference_csv(c, path)))
+	int rc = model_anchor_moe(c, d, own);
+	if (!rc && !(rc = calibrate_reference_csv(c, d, path)))
 		memcpy(c->moe_ref.anchor_ms, own, sizeof own);
 	return rc;
 }
@@ -176,8 +240,8 @@ static void law_add(struct comp_law *l, double x, double t)
 
 /* tonight's moe_w4a16 sweep -> the reference curve (per step = per layer x
  * MoE layers), when its shape is the model's. */
-static int merge_moe(struct calib *c, const struct run_record *run, struct projection *p,
-		     const struct gpu **gpu_out)
+static int merge_moe(struct calib *c, struct calibration *d, const struct run_record *run,
+		     struct projection *p, const struct gpu **gpu_out)
 {
 	const struct geometry *g = &c->model;
 	struct moe_reference *r = &c->moe_ref;
@@ -227,7 +291,7 @@ static int merge_moe(struct calib *c, const struct run_record *run, struct proje
 	/* The sweep's routing is the bench's synthetic draw (its overlap is
 	 * known); it pins efficiency and fixed cost. Real trees keep the overlap
 	 * the calibration's points gave. */
-	struct moe_fit stored = r->fit, tonight;
+	struct moe_fit stored = d->moe_fit, tonight;
 	struct moe_physical ph = r->phys;
 	ph.value[MOE_P_OVERLAP] = overlap;
 	ph.nfit = 0;
@@ -262,7 +326,7 @@ static int merge_moe(struct calib *c, const struct run_record *run, struct proje
 		 "; overlap %.3g from the calibration's points (tonight's routing is the bench's "
 		 "synthetic draw, overlap %g)",
 		 tonight.value[MOE_P_OVERLAP], overlap);
-	r->fit = tonight;
+	d->moe_fit = tonight;
 	p->recalibrated = 1;
 	return 0;
 }
@@ -565,7 +629,7 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 	if (!gpu_rows)
 		return project_note(p, "CPU run: tonight's measurements do not recalibrate GPU "
 				   "projections; every GPU figure comes from the calibration");
-	if ((rc = merge_moe(c, run, p, &gpu)) || (rc = merge_tree(c, d, run, p)) ||
+	if ((rc = merge_moe(c, d, run, p, &gpu)) || (rc = merge_tree(c, d, run, p)) ||
 	    (rc = merge_launch(run, p)))
 		return rc;
 	merge_attn(d, run, gpu);
@@ -583,14 +647,16 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 }
 
 int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
-			 int moe_curve, const struct run_record *run, struct projection *p)
+			 const struct calibration *d0, int moe_curve,
+			 const struct run_record *run, struct projection *p)
 {
 	int rc;
 	*c = *c0;
 	memset(d, 0, sizeof *d);
+	d->moe_fit = d0->moe_fit;
 	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != c->moe_ref.curve) {
 		c->moe_ref.curve = (enum moe_curve_kind)moe_curve;
-		if ((rc = calibrate_moe(c)) != 0)
+		if ((rc = calibrate_moe(c, d)) != 0)
 			return rc;
 	}
 	return run ? calibrate_tonight(c, d, run, p) : 0;

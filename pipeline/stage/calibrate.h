@@ -37,11 +37,24 @@ struct ctx_law {
 				 * T 1-33), R^2 0.998: ..." */
 };
 
-/* What the calibrate stage derives for a projection from tonight's run
- * (calibrate_tonight): the scaling laws measured tonight (n 0: none, the
- * calibration's growth and geometry stand). The model reads it through its
- * own pointer (model_prepare); the facts (struct calib) hold none of it. */
+/* The physical curve fitted to a set of points (fit.h fills it). */
+struct moe_fit {
+	int ok;                       /* 0: could not be fitted (note says why) */
+	double value[MOE_P_COUNT];    /* fitted or held */
+	double se[MOE_P_COUNT];       /* standard errors; NaN when held or exactly determined */
+	int held[MOE_P_COUNT];
+	int npoints;                  /* points used */
+	double rms_pct;               /* relative residuals, root mean square, % */
+	char note[400];
+};
+
+/* What the calibrate stage derives from the facts (struct calib): the
+ * physical MoE curve fitted to the reference points (calibrate_moe) and,
+ * for a projection, the scaling laws measured tonight (calibrate_tonight;
+ * n 0: none, the calibration's growth and geometry stand). The model reads
+ * it through its own pointer (model_prepare); the facts hold none of it. */
 struct calibration {
+	struct moe_fit moe_fit;        /* of moe_ref.phys to moe_ref's points */
 	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
 	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
 				   * accept (us) against the budget B */
@@ -49,38 +62,44 @@ struct calibration {
 };
 
 
-/* The calibration as the stages use it: calib_load, then the physical MoE
- * curve fitted to moe_reference's points (calibrate_moe) and the transfer
+/* The calibration as the stages use it: calib_load into c, then the
+ * physical MoE curve fitted to moe_reference's points into d (calibrate_moe) and the transfer
  * entries built (xfer.h: xfer_build). A fit that fails is one problem in
  * diag at its section's file:line. Returns 0 or
  * DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free even on error. */
-int calibrate_load(struct calib *c, const char *path, struct ydiag *diag);
+int calibrate_load(struct calib *c, struct calibration *d, const char *path,
+		   struct ydiag *diag);
 
 /* Refits the physical MoE curve to the current points (after a change to
  * them, to the geometry or to the reference GPU), then rebuilds the
  * transfer entries when they were built for another reference GPU.
  * Returns 0, or DDT_EINPUT when the curve in use is physical and cannot be
  * fitted (err_msg() says why) / an error of xfer_build. */
-int calibrate_moe(struct calib *c);
+int calibrate_moe(struct calib *c, struct calibration *d);
 
 /* calib_set, then what is derived from the value made again: a change to
  * the MoE reference (its GPU, points, curve or physical settings), to the
  * geometry or to a GPU refits the curve (calibrate_moe). A fit that fails
  * after moe_reference.gpu or moe_reference.curve is this call's error;
  * after the others model_prepare reports it. Returns 0 or an error code. */
-int calibrate_set(struct calib *c, const char *key, const char *value);
+int calibrate_set(struct calib *c, struct calibration *d, const char *key, const char *value);
 /* Parses "KEY=VALUE" and applies it with calibrate_set. */
-int calibrate_set_arg(struct calib *c, const char *arg);
+int calibrate_set_arg(struct calib *c, struct calibration *d, const char *arg);
+
+/* calib_keys with the values the fit in d gives
+ * (moe_reference.physical.*: fitted or held) in place of the facts'. */
+int calibrate_keys(const struct calib *c, const struct calibration *d, calib_key_fn fn,
+		   void *ctx);
 
 /* calib_reference_csv, then the curve refitted (calibrate_moe). Returns 0
  * or an error code. */
-int calibrate_reference_csv(struct calib *c, const char *path);
+int calibrate_reference_csv(struct calib *c, struct calibration *d, const char *path);
 
 /* --moe-reference: the curve at path replaces the calibration's
  * (calibrate_reference_csv), while the anchors keep the MoE of the
  * calibration's own curve (moe_ref.anchor_ms): their steps were measured
  * with it, not with the new implementation's. Returns 0 or an error code. */
-int calibrate_moe_reference(struct calib *c, const char *path);
+int calibrate_moe_reference(struct calib *c, struct calibration *d, const char *path);
 
 struct projection;
 struct run_record;
@@ -91,12 +110,13 @@ struct run_record;
 const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name);
 
 /* The calibration a projection uses, made in c and d: c a shallow copy of
- * c0 (the catalog and all-reduce table stay c0's), the MoE curve switched
- * to moe_curve (enum moe_curve_kind; -1: c0's) and refitted, tonight's run
- * folded in (calibrate_tonight; run NULL: none, d emptied). Returns 0 or an
- * error code. */
+ * c0 (the catalog and all-reduce table stay c0's), d a copy of d0 without
+ * laws, the MoE curve switched to moe_curve (enum moe_curve_kind; -1: c0's)
+ * and refitted, tonight's run folded in (calibrate_tonight; run NULL:
+ * none). Returns 0 or an error code. */
 int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
-			 int moe_curve, const struct run_record *run, struct projection *p);
+			 const struct calibration *d0, int moe_curve,
+			 const struct run_record *run, struct projection *p);
 
 /* Folds tonight's GPU measurements of run into c and d: the MoE sweep as
  * the reference curve, tree_scale_frac and every GPU's sweep into the

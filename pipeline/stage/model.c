@@ -517,7 +517,7 @@ static void anchor_case(struct model_case *k, const struct model *m, const struc
 static int prepare_curve(struct model *m, const struct calib *c)
 {
 	double t[MT_COUNT];
-	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, t);
+	model_terms_eval(c, m->ref_gpu, m->der->moe_fit.value, t);
 	m->curve = c->moe_ref.curve;
 	m->npoints = c->moe_ref.npoints;
 	for (int i = 0; i < m->npoints; i++) {
@@ -542,26 +542,26 @@ static int prepare_curve(struct model *m, const struct calib *c)
 		if (isfinite(lo) && lo > 0 && span_lo > 0)
 			m->xsig_lo = fabs(log(lo / m->pms[0])) / span_lo;
 	}
-	if (c->moe_ref.fit.ok) {
+	if (m->der->moe_fit.ok) {
 		/* the other form of a linear curve, for the Monte Carlo's mix */
-		phys_coef(c, m->ref_gpu, c->moe_ref.fit.value, &m->phys_a, &m->phys_b, &m->lnq);
-		m->overlap = c->moe_ref.fit.value[MOE_P_OVERLAP];
+		phys_coef(c, m->ref_gpu, m->der->moe_fit.value, &m->phys_a, &m->phys_b, &m->lnq);
+		m->overlap = m->der->moe_fit.value[MOE_P_OVERLAP];
 		m->has_phys = 1;
 	}
 	if (m->curve != MOE_CURVE_PHYSICAL)
 		return m->npoints >= 2 ? 0
 				       : err_set(DDT_EINPUT, "moe_reference: the linear curve needs "
 							     "two points, got %d", m->npoints);
-	if (!c->moe_ref.fit.ok)
+	if (!m->der->moe_fit.ok)
 		return err_set(DDT_EINPUT, "moe_reference: the physical curve has no fit: %s",
-			       c->moe_ref.fit.note);
+			       m->der->moe_fit.note);
 	return 0;
 }
 
-int model_anchor_moe(const struct calib *c, double anchor_ms[2])
+int model_anchor_moe(const struct calib *c, const struct calibration *d, double anchor_ms[2])
 {
 	struct model m;
-	int rc = model_prepare(&m, c, NULL, NULL);
+	int rc = model_prepare(&m, c, d, NULL);
 	if (rc)
 		return rc;
 	anchor_ms[0] = anchor_moe(&m, &m.k8, 0);
@@ -938,12 +938,12 @@ int model_row_eval(const struct model *m, const struct model_in *in, double t[MR
 	struct row_env e[3] = {{.m = m, .t = t}, {.m = m, .t = t8}, {.m = m, .t = t16}};
 	int rc = 0;
 
-	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, geo);
+	model_terms_eval(c, m->ref_gpu, m->der->moe_fit.value, geo);
 	model_row_vars(m, in, e[0].var);
 	model_row_vars(m, &i8, e[1].var);
 	model_row_vars(m, &i16, e[2].var);
 	for (int r = 0; r < 3; r++)
-		e[r].terms = (struct term_env){c, m->ref_gpu, c->moe_ref.fit.value, geo, MT_COUNT};
+		e[r].terms = (struct term_env){c, m->ref_gpu, m->der->moe_fit.value, geo, MT_COUNT};
 	for (int k = 0; k < MR_COUNT && !rc; k++) {
 		const struct model_row_def *d = &model_row_terms[k];
 		if (d->scope == MR_ROW)

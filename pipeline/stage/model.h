@@ -241,9 +241,10 @@ static inline double model_case_step(const struct model *m, const struct model_c
 double model_anchor_step(const struct model *m, int i);
 
 /* The calibration's own reference's MoE at the b8 and b16 anchors (point
- * values), into anchor_ms[2]: what --moe-reference keeps for the anchors
- * before its curve replaces the reference. Returns 0 or an error. */
-int model_anchor_moe(const struct calib *c, double anchor_ms[2]);
+ * values; the curve fitted in d), into anchor_ms[2]: what --moe-reference
+ * keeps for the anchors before its curve replaces the reference. Returns 0
+ * or an error. */
+int model_anchor_moe(const struct calib *c, const struct calibration *d, double anchor_ms[2]);
 
 /* Evaluates one configuration. Pure; cannot fail. */
 void model_eval(const struct model *m, const struct model_in *in, struct model_out *out);

@@ -232,9 +232,9 @@ static int list_inputs(struct projection *p, const struct calib *c, const struct
 	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
 		snprintf(name, sizeof name, "moe_reference.physical.%s",
 			 calib_moe_param_name((enum moe_param)i));
-		rc = add_key(p, c, name, c->moe_ref.fit.value[i],
-			     c->moe_ref.fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
-			     c->moe_ref.fit.held[i] ? c->moe_ref.phys.source[i]
+		rc = add_key(p, c, name, m->der->moe_fit.value[i],
+			     m->der->moe_fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
+			     m->der->moe_fit.held[i] ? c->moe_ref.phys.source[i]
 						    : "fitted to the MoE reference points",
 			     NAN);
 	}
@@ -429,7 +429,7 @@ static int rows_finish(struct projection *p, struct mc *mc, struct model *m, con
 /* How the draws vary beyond the assumptions, from c and its fit. */
 static void mc_spread(struct mc *mc, const struct calib *c)
 {
-	const struct moe_fit *f = &c->moe_ref.fit;
+	const struct moe_fit *f = &mc->der->moe_fit;
 	int nfree = 0;
 	for (int i = 0; i < MOE_P_COUNT; i++)
 		nfree += !f->held[i];
@@ -675,10 +675,11 @@ static int trace_contexts(struct projection *p, const struct calib *c,
 }
 
 /* Projects scenarios scs[0..n) into p by cfg, on the calibration the
- * calibrate stage makes of c0 (calibrate_projection: cfg's curve, tonight's
- * run folded in; run NULL for none). Returns 0 or an error code. */
-static int compute(struct projection *p, const struct calib *c0, const struct scenario *scs,
-		   size_t n, const struct run_record *run, const struct project_config *cfg)
+ * calibrate stage makes of c0 and d0 (calibrate_projection: cfg's curve,
+ * tonight's run folded in; run NULL for none). Returns 0 or an error code. */
+static int compute(struct projection *p, const struct calib *c0, const struct calibration *d0,
+		   const struct scenario *scs, size_t n, const struct run_record *run,
+		   const struct project_config *cfg)
 {
 	struct calib *c = malloc(sizeof *c);
 	struct calibration *d = malloc(sizeof *d);
@@ -699,7 +700,7 @@ static int compute(struct projection *p, const struct calib *c0, const struct sc
 	p->samples = cfg->samples;
 	p->seed = cfg->seed;
 	copy_str(p->calibration, sizeof p->calibration, c0->path);
-	if ((rc = calibrate_projection(c, d, c0, cfg->moe_curve, run, p)) != 0)
+	if ((rc = calibrate_projection(c, d, c0, d0, cfg->moe_curve, run, p)) != 0)
 		goto done;
 	context_law_text(p, c, d);
 	p->curve = c->moe_ref.curve;
@@ -749,16 +750,18 @@ done:
 	return rc;
 }
 
-int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
-		      size_t n, const struct run_record *run, const struct project_config *cfg)
+int project_scenarios(struct projection *p, const struct calib *c, const struct calibration *d,
+		      const struct scenario *scs, size_t n, const struct run_record *run,
+		      const struct project_config *cfg)
 {
 	memset(p, 0, sizeof *p);
-	int rc = compute(p, c, scs, n, run, cfg);
+	int rc = compute(p, c, d, scs, n, run, cfg);
 	return rc ? rc : project_normalize(p);
 }
 
-int project_run(struct projection *p, const struct calib *c, const struct tmpl *t,
-		const struct run_record *run, const struct project_config *cfg)
+int project_run(struct projection *p, const struct calib *c, const struct calibration *d,
+		const struct tmpl *t, const struct run_record *run,
+		const struct project_config *cfg)
 {
 	struct project_config own;
 	struct ydiag diag = {0};
@@ -774,7 +777,7 @@ int project_run(struct projection *p, const struct calib *c, const struct tmpl *
 		cfg = &own;
 	}
 	ydiag_free(&diag);
-	rc = compute(p, c, t->scenarios, t->nscenarios, run, cfg);
+	rc = compute(p, c, d, t->scenarios, t->nscenarios, run, cfg);
 	snprintf(p->template_name, sizeof p->template_name, "%s", t->name);
 	return rc ? rc : project_normalize(p);
 }

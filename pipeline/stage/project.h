@@ -362,18 +362,20 @@ struct projection {
 };
 
 /* Projects every scenario of t (and the grid, and the tornado, as cfg says)
- * with calibration c, recalibrated from run's GPU rows when run is non-NULL
+ * with calibration c and what is derived from it d (calibrate.h), recalibrated from run's GPU rows when run is non-NULL
  * and came from a GPU (a CPU run never recalibrates GPU projections; the
  * notes say so). cfg NULL: the template's `projection:` section. c is not
  * modified. Returns 0, DDT_EINPUT (inconsistent inputs; err_msg() says
  * which), or DDT_ENOMEM. Free p with project_free even on error. */
-int project_run(struct projection *p, const struct calib *c, const struct tmpl *t,
-		const struct run_record *run, const struct project_config *cfg);
+int project_run(struct projection *p, const struct calib *c, const struct calibration *d,
+		const struct tmpl *t, const struct run_record *run,
+		const struct project_config *cfg);
 
 /* The same for a list of scenarios (ddt estimate's ad hoc ones), with the
  * settings cfg (project_config_load's; not NULL). */
-int project_scenarios(struct projection *p, const struct calib *c, const struct scenario *scs,
-		      size_t n, const struct run_record *run, const struct project_config *cfg);
+int project_scenarios(struct projection *p, const struct calib *c, const struct calibration *d,
+		      const struct scenario *scs, size_t n, const struct run_record *run,
+		      const struct project_config *cfg);
 
 /* Adds a note to p (printf's format); one longer than PROJECT_NOTE_LEN is
  * refused, never cut. Returns 0, DDT_EGENERIC or DDT_ENOMEM. */

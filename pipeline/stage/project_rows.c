@@ -159,9 +159,9 @@ void project_rows_fit_report(struct projection *p, const struct calib *c, const 
 			 i == MOE_P_EFFICIENCY ? "of bandwidth"
 			 : i == MOE_P_OVERLAP  ? "of routing shared"
 					       : "us per layer");
-		q->value = r->fit.value[i];
-		q->se = r->fit.se[i];
-		q->held = r->fit.held[i];
+		q->value = m->der->moe_fit.value[i];
+		q->se = m->der->moe_fit.se[i];
+		q->held = m->der->moe_fit.held[i];
 	}
 	f->npoints = r->npoints;
 	for (int i = 0; i < r->npoints; i++)
@@ -178,8 +178,8 @@ void project_rows_fit_report(struct projection *p, const struct calib *c, const 
 		q->loo_pct = 100 * (q->loo_ms - ys[i]) / ys[i];
 	}
 	f->rms_pct = r->npoints ? sqrt(ss / r->npoints) : NAN;
-	if (r->fit.ok)
-		fit_moe_plateau(c, m->ref_gpu, r->fit.value, &f->plateau_ms, &f->m_plateau);
+	if (m->der->moe_fit.ok)
+		fit_moe_plateau(c, m->ref_gpu, m->der->moe_fit.value, &f->plateau_ms, &f->m_plateau);
 	else
 		f->plateau_ms = f->m_plateau = NAN;
 	char note[1024];
@@ -187,7 +187,7 @@ void project_rows_fit_report(struct projection *p, const struct calib *c, const 
 		 r->curve == MOE_CURVE_LINEAR ? "linear curve in use (the seed's; no plateau); "
 						"physical fit shown: "
 					      : "",
-		 r->fit.note);
+		 m->der->moe_fit.note);
 	copy_str(f->note, sizeof f->note, note);
 }
 

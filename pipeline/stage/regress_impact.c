@@ -160,7 +160,7 @@ static int project_calibrated(struct projection *p, const struct model *m, const
 	rc = project_config_load(&cfg, t, &diag);
 	if (!rc && *n) {
 		cfg.sensitivity = cfg.grid = 0;
-		rc = project_scenarios(p, m->cal, scs, *n, measured, &cfg);
+		rc = project_scenarios(p, m->cal, m->der, scs, *n, measured, &cfg);
 	}
 	if (rc && diag.n)
 		err_set(rc, "%s", diag.msgs[0]);

@@ -148,7 +148,7 @@ int whatif_make(struct whatif *w, const struct calib *c, const struct model *m,
 	w->moe_tp = model_moe_tp(c);
 	w->curve = m->curve;
 	w->cal_growth_set = NAN;
-	model_terms_eval(c, m->ref_gpu, c->moe_ref.fit.value, w->terms);
+	model_terms_eval(c, m->ref_gpu, m->der->moe_fit.value, w->terms);
 	if ((rc = model_values(&w->seed, c, m)) != 0 || (rc = seed_rows(w, c, m, est)) != 0)
 		return rc;
 	w->nseed = w->n;
