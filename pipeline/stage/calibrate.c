@@ -92,7 +92,10 @@ static int fit_value(const struct calibration *d, const char *key, size_t klen, 
 		if (!d->moe_fit.ok && !d->moe_fit.held[p])
 			return 0;
 		double v = d->moe_fit.value[p];
-		snprintf(buf, len, isnan(v) ? "" : "%.9g", v);
+		if (isnan(v))
+			buf[0] = '\0';
+		else
+			snprintf(buf, len, "%.9g", v);
 		return 1;
 	}
 	return 0;
