@@ -30,12 +30,20 @@
 
 #define BATCH_BYTES (8u << 20)
 #define READ_MAX_L 64 /* deeper steps build the tree */
-/* The cut below the last step's last node, relative, and the one a step
- * that misses it tries next (then every prefix): on bench_acceptance's
- * trace 1.05 keeps 1,720 of the 3,905 prefixes a step where 1.2 (missed
- * made in full) kept 2,300; 1.0, 1.02 and 1.1 were no faster. */
-#define CUT_BY 1.05f
+/* tree_sort_read's cut, a step's guess at its B-th log-prob less a margin
+ * (struct cut_fit), and the one a step that misses it tries next (then
+ * every prefix). The B-th log-prob follows the step's summed row means
+ * closely (on bench_acceptance's trace a residual of 0.15 where the last
+ * step's B-th is 0.77 off), so a line fitted over the last steps, less
+ * CUT_SDS of its residual, keeps about 1,230 of the 3,905 prefixes a step
+ * and misses one step in a thousand, where the last step's B-th times 1.05
+ * kept 1,720 and missed one in four. */
+#define CUT_BY 1.05f    /* until the line is fitted: the last step's B-th times this */
 #define CUT_AGAIN 1.25f
+#define CUT_SDS 3.0
+#define CUT_MIN_SD 0.02 /* the margin's floor, in residual units */
+#define CUT_WINDOW 64.0 /* the fit's memory, in steps */
+#define CUT_WARM 16     /* steps before the line is used */
 
 void acceptance_opts_default(struct acceptance_opts *o)
 {
@@ -129,7 +137,11 @@ struct ws {
 	size_t cap_lk;
 	void *sort;              /* tree_sort_build's scratch */
 	size_t cap_sort;
-	float cut;               /* tree_sort_read's cut: the last tree's last log-prob times CUT_BY */
+	struct cut_fit {         /* the B-th log-prob against the summed row means */
+		int L, K, B, n;  /* the steps' shape, and how many were fitted */
+		double f, b, ff, fb, ee; /* moving means: f, B-th, f^2, f B-th, residual^2 */
+		float last;      /* the last step's B-th log-prob */
+	} fit;
 	int32_t path[TRACE_MAX_L + 2];
 	int32_t qrank[2 * READ_MAX_L * READ_MAX_L]; /* tree_sort_read's prefixes */
 };
@@ -317,6 +329,47 @@ static int step_build(const struct job *jb, struct ws *w, const float *lp, const
 	return len;
 }
 
+/* The summed row means of a step's log-probs: what its B-th log-prob is
+ * fitted against. */
+static double cut_feature(const float *lp, int L, int K)
+{
+	double f = 0;
+	for (int i = 0; i < L * K; i++)
+		f += lp[i];
+	return f / K;
+}
+
+/* The cut for a step of feature f: the fitted B-th log-prob less CUT_SDS
+ * residuals (a log-prob; 0: every prefix). The cut only changes the time. */
+static float cut_guess(const struct cut_fit *c, double f, double *pred)
+{
+	*pred = 0;
+	if (c->n < CUT_WARM)
+		return c->last * CUT_BY;
+	double var = c->ff - c->f * c->f, cov = c->fb - c->f * c->b;
+	*pred = c->b + (var > 1e-12 ? cov / var : 0) * (f - c->f);
+	double sd = sqrt(c->ee), cut = *pred - CUT_SDS * (sd > CUT_MIN_SD ? sd : CUT_MIN_SD);
+	return cut < 0 && cut > -1e30 ? (float)cut : 0;
+}
+
+/* Moves the fit by a step (feature f, B-th log-prob bth, guessed pred). */
+static void cut_learn(struct cut_fit *c, int L, int K, int B, double f, double pred, float bth)
+{
+	if (c->L != L || c->K != K || c->B != B)
+		*c = (struct cut_fit){.L = L, .K = K, .B = B};
+	double a = c->n + 1 < CUT_WINDOW ? 1.0 / (c->n + 1) : 1.0 / CUT_WINDOW, e = bth - pred;
+	if (c->n >= CUT_WARM)
+		c->ee += a * (e * e - c->ee);
+	else
+		c->ee = 0.25; /* until the residual is measured: half a nat */
+	c->f += a * (f - c->f);
+	c->b += a * (bth - c->b);
+	c->ff += a * (f * f - c->ff);
+	c->fb += a * (f * bth - c->fb);
+	c->last = bth;
+	c->n++;
+}
+
 /* The same as step_build without the tree (tree_sort_read): the target's
  * path by its ranks, where each of its prefixes and the last rank's first
  * node sit, and the summed probabilities at every budget. Returns the
@@ -351,15 +404,18 @@ static int step_read(const struct job *jb, struct ws *w, const float *lp, const 
 		qdepth[nq] = d;
 	}
 	struct tree_sort_ask ask = {op->nbudgets, op->budgets, mass, nq, qdepth, w->qrank, qpos, 0, 0, 0};
-	int rc = tree_sort_read(lp, L, K, B, B == jb->bmax ? w->cut : 0, &ask, w->sort);
+	int fits = B == jb->bmax && w->fit.L == L && w->fit.K == K && w->fit.B == B;
+	double f = B == jb->bmax ? cut_feature(lp, L, K) : 0, pred = 0;
+	float cut = fits ? cut_guess(&w->fit, f, &pred) : 0;
+	int rc = tree_sort_read(lp, L, K, B, cut, &ask, w->sort);
 	if (rc == 1) /* the cut was too high: a lower one, then every prefix */
-		rc = tree_sort_read(lp, L, K, B, w->cut * CUT_AGAIN, &ask, w->sort);
+		rc = tree_sort_read(lp, L, K, B, cut * CUT_AGAIN, &ask, w->sort);
 	if (rc == 1)
 		rc = tree_sort_read(lp, L, K, B, 0, &ask, w->sort);
 	if (rc)
 		return -1;
-	if (B == jb->bmax) /* the cut only saves time: the next step's B best likely lie above it */
-		w->cut = ask.bth * CUT_BY;
+	if (B == jb->bmax) /* the cut only saves time: the next steps' guess learns from this one */
+		cut_learn(&w->fit, L, K, B, f, fits ? pred : ask.bth, ask.bth);
 	int len = 1, k_edge = INT32_MAX;
 	w->path[0] = 0;
 	while (len <= depth && qpos[len - 1])
