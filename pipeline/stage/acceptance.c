@@ -35,13 +35,13 @@
  * every prefix). The B-th log-prob follows the step's summed row means
  * closely (on bench_acceptance's trace a residual of 0.15 where the last
  * step's B-th is 0.77 off), so a line fitted over the last steps, less
- * CUT_SDS of its residual, keeps about 1,230 of the 3,905 prefixes a step
- * and misses one step in a thousand, where the last step's B-th times 1.05
+ * CUT_SDS of its residual, keeps about 1,245 of the 3,905 prefixes a step
+ * and misses one step in 800, where the last step's B-th times 1.05
  * kept 1,720 and missed one in four. */
 #define CUT_BY 1.05f    /* until the line is fitted: the last step's B-th times this */
 #define CUT_AGAIN 1.25f
 #define CUT_SDS 3.0
-#define CUT_MIN_SD 0.02 /* the margin's floor, in residual units */
+#define CUT_MIN_SD 0.02 /* the residual's floor, in nats */
 #define CUT_WINDOW 64.0 /* the fit's memory, in steps */
 #define CUT_WARM 16     /* steps before the line is used */
 
