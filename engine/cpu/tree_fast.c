@@ -582,6 +582,59 @@ struct ts_kept {
 	double ex;     /* exp of the prefix's log-prob */
 };
 
+#ifdef __AVX512F__
+/* ts_gen_cut's children of one rank, 16 parents (act[0 .. na)) at a time:
+ * the same operations as its scalar loop, lane by lane, the kept ones
+ * compressed to sum, key, pre and ex at *m and their parents to act2 at
+ * *nn. Returns the parents done (a multiple of 16). */
+static long ts_gen_16(float lr, double elr, uint32_t step, uint32_t cut, long na,
+		      const uint32_t *act, uint32_t *act2, float *sum, uint32_t *key,
+		      uint32_t *pre, double *ex, long *m, long *nn)
+{
+	const __m512 vlr = _mm512_set1_ps(lr), zero = _mm512_setzero_ps();
+	const __m512d dlr = _mm512_set1_pd((double)lr), delr = _mm512_set1_pd(elr);
+	const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5);
+	const __m512i vstep = _mm512_set1_epi32((int)step), vcut = _mm512_set1_epi32((int)cut);
+	const __m512i sign = _mm512_set1_epi32((int)0x80000000u), top = _mm512_set1_epi32(0x7fffffff);
+	long i = 0, mm = *m, n2 = *nn;
+	for (; i + 16 <= na; i += 16) {
+		__m512i p = _mm512_loadu_si512(act + i);
+		__m512 sp = _mm512_i32gather_ps(p, sum, 4);
+		__m512 x = _mm512_add_ps(sp, vlr);
+		__m512i b = _mm512_castps_si512(_mm512_add_ps(x, zero));
+		__mmask16 neg = _mm512_test_epi32_mask(b, sign);
+		__m512i k = _mm512_mask_blend_epi32(neg, top, b);
+		__mmask16 in = _mm512_cmple_epu32_mask(k, vcut);
+		__m512i pr = _mm512_add_epi32(_mm512_i32gather_epi32(p, pre, 4), vstep);
+		__m512d e2[2];
+		for (int h = 0; h < 2; h++) {
+			__m256i ph = h ? _mm512_extracti64x4_epi64(p, 1) : _mm512_castsi512_si256(p);
+			__m256 xh = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1))
+				      : _mm512_castps512_ps256(x);
+			__m256 sh = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sp), 1))
+				      : _mm512_castps512_ps256(sp);
+			__m512d xd = _mm512_cvtps_pd(xh), sd = _mm512_cvtps_pd(sh);
+			__m512d dl = _mm512_sub_pd(xd, _mm512_add_pd(sd, dlr));
+			__m512d c = _mm512_add_pd(_mm512_add_pd(one, dl),
+						  _mm512_mul_pd(_mm512_mul_pd(half, dl), dl));
+			__m512d ep = _mm512_i32gather_pd(ph, ex, 8);
+			e2[h] = _mm512_mul_pd(_mm512_mul_pd(ep, delr), c);
+		}
+		_mm512_mask_compressstoreu_ps(sum + mm, in, x);
+		_mm512_mask_compressstoreu_epi32(key + mm, in, k);
+		_mm512_mask_compressstoreu_epi32(pre + mm, in, pr);
+		_mm512_mask_compressstoreu_epi32(act2 + n2, in, p);
+		__mmask8 lo = (__mmask8)(in & 0xff), hi = (__mmask8)(in >> 8);
+		_mm512_mask_compressstoreu_pd(ex + mm, lo, e2[0]);
+		_mm512_mask_compressstoreu_pd(ex + mm + __builtin_popcount(lo), hi, e2[1]);
+		int c = __builtin_popcount(in);
+		mm += c, n2 += c;
+	}
+	*m = mm, *nn = n2;
+	return i;
+}
+#endif
+
 /* Level by level, every prefix whose key is at most cut: sum, key,
  * preorder index and ex = exp((double)sum), the child's from its parent's:
  * exp(parent) exp(log-prob) exp(delta), delta the float sum's rounding
@@ -612,8 +665,11 @@ static long ts_gen_cut(const float *logp, int L, int K, uint32_t cut, float *sum
 			float lr = row[r];
 			double elr = exp((double)lr);
 			uint32_t step = (uint32_t)(1 + r * S);
-			long nn = 0;
-			for (long i = 0; i < na; i++) { /* no branch */
+			long nn = 0, i = 0;
+#ifdef __AVX512F__
+			i = ts_gen_16(lr, elr, step, cut, na, act, act2, sum, key, pre, ex, &m, &nn);
+#endif
+			for (; i < na; i++) { /* no branch */
 				uint32_t p = act[i];
 				float x = sum[p] + lr;
 				double dl = (double)x - ((double)sum[p] + (double)lr);
@@ -675,8 +731,21 @@ static uint32_t ts_scatter(const float *logp, int L, int K, uint32_t cut, const 
 	uint64_t top = (uint64_t)(last + 1) << lv->shift; /* keys below lo + top go */
 	uint32_t at[TS_READ_BINS], *go = act; /* the ones that go, listed without a branch */
 	memcpy(at, start, (last + 1) * sizeof *at);
-	long ng = 0;
-	for (long i = 0; i < m; i++) {
+	long ng = 0, i = 0;
+#ifdef __AVX512F__
+	if (top <= UINT32_MAX) { /* 16 at a time, the same list */
+		const __m512i lo = _mm512_set1_epi32((int)lv->lo), t = _mm512_set1_epi32((int)top);
+		__m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+		for (; i + 16 <= m; i += 16) {
+			__m512i d = _mm512_sub_epi32(_mm512_loadu_si512(key + i), lo);
+			__mmask16 g = _mm512_cmplt_epu32_mask(d, t);
+			_mm512_mask_compressstoreu_epi32(go + ng, g, idx);
+			ng += __builtin_popcount(g);
+			idx = _mm512_add_epi32(idx, _mm512_set1_epi32(16));
+		}
+	}
+#endif
+	for (; i < m; i++) {
 		go[ng] = (uint32_t)i;
 		ng += (uint64_t)(key[i] - lv->lo) < top;
 	}
