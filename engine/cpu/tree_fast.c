@@ -831,13 +831,14 @@ int tree_sort_read(const float *logp, int L, int K, int B, float cut, struct tre
 	long node = 0;
 	for (int j = 0; j < rd->nbudgets; j++) { /* four sums a stretch: no chain of adds */
 		long to = rd->budgets[j] < n ? rd->budgets[j] : n;
-		double s4[4] = {0, 0, 0, 0};
-		for (; node + 4 <= to; node += 4)
-			for (int u = 0; u < 4; u++)
-				s4[u] += e[node + u].ex;
+		double s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* registers: an array stayed in memory */
+		for (; node + 4 <= to; node += 4) {
+			s0 += e[node].ex, s1 += e[node + 1].ex;
+			s2 += e[node + 2].ex, s3 += e[node + 3].ex;
+		}
 		for (; node < to; node++)
-			s4[0] += e[node].ex;
-		rd->mass[j] = cum += (s4[0] + s4[1]) + (s4[2] + s4[3]);
+			s0 += e[node].ex;
+		rd->mass[j] = cum += (s0 + s1) + (s2 + s3);
 	}
 	for (int q = 0; q < rd->nq; q++) {
 		uint64_t k = ts_prefix_key(logp, L, K, rd->qdepth[q], rd->qrank + (size_t)q * L);
