@@ -13,26 +13,10 @@
 
 #define NUM (Y_REQUIRED | Y_NULLABLE)
 
-/* key's string into dst; flags: Y_REQUIRED, or 0 for a key a projection
- * written before it existed lacks (dst then stays as it is). */
-static void str_key(struct yctx *c, struct ydoc_node *m, const char *key, unsigned flags,
-		    char *dst, size_t len)
-{
-	const char *s = NULL;
-	if (yget_str(c, m, key, flags, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	strcpy(dst, s);
-}
-
+/* key's string into dst[len]; too long is a problem at its line:col. */
 static void str_in(struct yctx *c, struct ydoc_node *m, const char *key, char *dst, size_t len)
 {
-	str_key(c, m, key, Y_REQUIRED, dst, len);
+	(void)yget_strcpy(c, m, key, Y_REQUIRED, dst, len);
 }
 
 static void int_in(struct yctx *c, struct ydoc_node *m, const char *key, int *out)

@@ -299,16 +299,7 @@ int regress_night_write(const struct regress_night *n, const char *path)
 static void read_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
 		     size_t len)
 {
-	const char *s = NULL;
-	if (yget_str(c, m, key, Y_REQUIRED, &s) || !s)
-		return;
-	if (strlen(s) >= len) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: longer than %zu characters", key,
-			  len - 1);
-		return;
-	}
-	memcpy(dst, s, strlen(s) + 1);
+	(void)yget_strcpy(c, m, key, Y_REQUIRED, dst, len);
 }
 
 static void read_key(struct yctx *c, struct ydoc_node *m, struct hist_key *k)
