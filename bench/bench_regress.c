@@ -15,9 +15,17 @@
  * was reported (0: that same night).
  *
  * And the real series of bench/data (each file cites its source and says
- * how its changes are labelled: Apache Otava's TigerBeetle series, three of
- * the Turing Change Point Dataset's, bench/data/tcpd_convert.py), scored the
- * same way, with F1 over all of them and found / false alarms per series.
+ * how its changes are labelled), scored the same way, with F1 per class and
+ * found / false alarms per series: performance series (Apache Otava's
+ * TigerBeetle series; Mozilla Perfherder series whose alerts the performance
+ * sheriffs triaged) apart from the Turing Change Point Dataset's three, which
+ * are not performance data (bench/data/tcpd_convert.py). A Perfherder series
+ * is labelled only where an alert was raised ("labels: alerts"): its valid
+ * alerts are the changes ("steps:"), a detection at an alert the sheriffs
+ * marked invalid ("invalid:") is a false alarm, one elsewhere is counted as
+ * unlabelled, not scored. "detector:" lists the alerts Perfherder's own
+ * detector raised, valid or not: how many of them a detector also finds is
+ * the detector-labelled count.
  *
  * Otava runs from build/otava-venv (bench/venv.sh installs
  * bench/otava-requirements.txt from PyPI there once); without it, ddt's
@@ -61,7 +69,12 @@ struct gseries {
 	int nev;
 	struct event ev[MAXEV];
 	char name[64];  /* a real series: its file's name */
-	int found, false_alarms; /* by the detector scored last */
+	int perf;       /* a real series of performance data */
+	int partial;    /* labelled only at alerts: other detections unscored */
+	int ninv, inv[MAXEV]; /* alerts marked invalid: a detection there is false */
+	int ndet, det[MAXEV]; /* alerts the series' own detector raised */
+	/* by the detector scored last: */
+	int found, false_alarms, unlabelled, inv_hit, det_found;
 };
 
 static struct gseries all[MAXS];
@@ -153,36 +166,64 @@ static void gen_all(void)
 		}
 }
 
+/* Reads "key: i j ..." indexes after key into v (at most MAXEV); 1 if line
+ * starts with key. */
+static int read_list(const char *line, const char *key, int *v, int *n)
+{
+	size_t k = strlen(key);
+	char *end;
+	if (strncmp(line, key, k))
+		return 0;
+	for (const char *p = line + k; *n < MAXEV;) {
+		long a = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		v[(*n)++] = (int)a;
+		p = end;
+	}
+	return 1;
+}
+
 /* The real series listed below, bench/data/NAME.series (public data, each citing its
  * source): "steps: i j ..." and "drift: from to" lines give the labelled
- * changes (run indexes), then the values. Returns how many were read. */
+ * changes (run indexes), "labels: alerts", "invalid: ..." and "detector: ..."
+ * a series labelled at its alerts only, then the values. Returns how many
+ * were read. */
 static int load_real(void)
 {
-	static const char *const files[] = {"bench/data/tigerbeetle.series",
-					    "bench/data/tcpd-well_log.series",
-					    "bench/data/tcpd-quality_control_4.series",
-					    "bench/data/tcpd-run_log.series"};
+	static const struct {
+		const char *file;
+		int perf;
+	} files[] = {{"bench/data/tigerbeetle.series", 1},
+		     {"bench/data/mozilla-2780728.series", 1},
+		     {"bench/data/mozilla-4653590.series", 1},
+		     {"bench/data/mozilla-4677930.series", 1},
+		     {"bench/data/mozilla-4754836.series", 1},
+		     {"bench/data/tcpd-well_log.series", 0},
+		     {"bench/data/tcpd-quality_control_4.series", 0},
+		     {"bench/data/tcpd-run_log.series", 0}};
 	int n = 0;
 	for (size_t f = 0; f < sizeof files / sizeof *files && nall < MAXS; f++) {
-		FILE *fp = fopen(files[f], "r");
+		FILE *fp = fopen(files[f].file, "r");
 		char line[4096];
 		if (!fp)
 			continue;
 		struct gseries *g = add(F_REAL, 0, 0, 0);
-		const char *base = strrchr(files[f], '/');
+		const char *base = strrchr(files[f].file, '/');
 		snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(base + 1, "."), base + 1);
+		g->perf = files[f].perf;
 		while (fgets(line, sizeof line, fp)) {
 			char *p = line, *end;
-			int a, b;
-			if (line[0] == '#')
+			int a, b, st[MAXEV], nst = 0;
+			if (line[0] == '#' || read_list(line, "invalid:", g->inv, &g->ninv) ||
+			    read_list(line, "detector:", g->det, &g->ndet))
 				continue;
-			if (!strncmp(line, "steps:", 6)) {
-				for (p += 6; g->nev < MAXEV && sscanf(p, "%d", &a) == 1; g->nev++) {
-					g->ev[g->nev] = (struct event){a, a, 0, 0};
-					strtol(p, &end, 10);
-					p = end;
-				}
-			} else if (sscanf(line, "drift: %d %d", &a, &b) == 2 && g->nev < MAXEV)
+			if (!strncmp(line, "labels: alerts", 14))
+				g->partial = 1;
+			else if (read_list(line, "steps:", st, &nst))
+				for (int k = 0; k < nst && g->nev < MAXEV; k++)
+					g->ev[g->nev++] = (struct event){st[k], st[k], 0, 0};
+			else if (sscanf(line, "drift: %d %d", &a, &b) == 2 && g->nev < MAXEV)
 				g->ev[g->nev++] = (struct event){a, b, 0, 0};
 			else
 				for (double v; g->n < MAXN && (v = strtod(p, &end), end != p); p = end)
@@ -221,19 +262,22 @@ static int det_push(struct dets *d, int series, int night, int at)
 
 struct score {
 	int events, found, false_alarms, delay_sum;
+	int unlabelled;          /* detections where a series has no label */
+	int inv, inv_hit;        /* alerts marked invalid, and those detected */
+	int det, det_found;      /* alerts a series' own detector raised, found */
 };
 
 /* Scores the detections of one detector against every series' events;
  * per family group into sc[group]. Group of a series: what it counts for. */
-enum group { G_STEP4, G_STEP2, G_DRIFT, G_OTHER_STEP, G_NONE, G_REAL, G_COUNT };
-static const char *const group_names[G_COUNT] = {"steps >= 4%", "steps of 2%",
-						 "drifts", "steps in bimodal/outlier noise",
-						 "no change", "real, human-labelled"};
+enum group { G_STEP4, G_STEP2, G_DRIFT, G_OTHER_STEP, G_NONE, G_PERF, G_OTHER, G_COUNT };
+static const char *const group_names[G_COUNT] = {
+	"steps >= 4%", "steps of 2%", "drifts", "steps in bimodal/outlier noise", "no change",
+	"real performance, labelled", "real non-performance (TCPD)"};
 
 static enum group group_of(const struct gseries *g)
 {
 	if (g->fam == F_REAL)
-		return G_REAL;
+		return g->perf ? G_PERF : G_OTHER;
 	if (g->fam == F_STEP)
 		return g->size >= 0.04 ? G_STEP4 : G_STEP2;
 	if (g->fam == F_DRIFT || g->fam == F_SLOW)
@@ -241,47 +285,78 @@ static enum group group_of(const struct gseries *g)
 	return g->nev ? G_OTHER_STEP : G_NONE;
 }
 
+/* Whether detection x reports the change that began at point p: placed
+ * within TOL of it, on or after its night. */
+static int hits(const struct det *x, int p)
+{
+	return abs(x->at - p) <= TOL && x->night >= p;
+}
+
+/* Detection x against series g's labels: 1 when it finds a labelled change
+ * (the first time: its delay), 0 a false alarm, -1 unlabelled (a series
+ * labelled at its alerts only, and x at none of them). */
+static int judge(struct gseries *g, const struct det *x, unsigned char *inv_hit,
+		 unsigned char *det_found)
+{
+	int matched = 0, at_invalid = 0;
+	for (int e = 0; e < g->nev; e++) {
+		struct event *ev = &g->ev[e];
+		if (x->at < ev->start - TOL || x->at > ev->end + TOL || x->night < ev->start)
+			continue;
+		matched = 1;
+		if (!ev->found) {
+			ev->found = 1;
+			ev->delay = x->night - ev->start;
+		}
+	}
+	for (int k = 0; k < g->ninv; k++)
+		if (hits(x, g->inv[k]))
+			at_invalid = inv_hit[k] = 1;
+	for (int k = 0; k < g->ndet; k++)
+		if (hits(x, g->det[k]))
+			det_found[k] = 1;
+	return matched ? 1 : g->partial && !at_invalid ? -1 : 0;
+}
+
 static void score(const struct dets *d, struct score *sc, int *nights_total)
 {
+	static const char *const tag[] = {"  FALSE ALARM", "", "  unlabelled"};
 	memset(sc, 0, G_COUNT * sizeof *sc);
 	*nights_total = 0;
 	for (int s = 0; s < nall; s++) {
 		struct gseries *g = &all[s];
-		enum group gr = group_of(g);
+		struct score *c = &sc[group_of(g)];
+		unsigned char inv_hit[MAXEV] = {0}, det_found[MAXEV] = {0};
 		*nights_total += g->n;
 		for (int e = 0; e < g->nev; e++)
 			g->ev[e].found = 0;
-		g->found = g->false_alarms = 0;
+		g->found = g->false_alarms = g->unlabelled = 0;
 		for (int k = 0; k < d->n; k++) {
 			const struct det *x = &d->v[k];
 			if (x->series != s)
 				continue;
-			int matched = 0;
-			for (int e = 0; e < g->nev; e++) {
-				struct event *ev = &g->ev[e];
-				if (x->at < ev->start - TOL || x->at > ev->end + TOL ||
-				    x->night < ev->start)
-					continue;
-				matched = 1;
-				if (!ev->found) {
-					ev->found = 1;
-					ev->delay = x->night - ev->start;
-				}
-			}
-			sc[gr].false_alarms += !matched;
-			g->false_alarms += !matched;
+			int j = judge(g, x, inv_hit, det_found);
+			g->false_alarms += j == 0;
+			g->unlabelled += j < 0;
 			if (getenv("DDT_BENCH_VERBOSE"))
-				printf("  series %3d (fam %d, size %.2f, noise %.3f, change at %d): "
-				       "night %3d placed %3d%s\n", s, g->fam, g->size, g->noise,
+				printf("  series %3d %s(fam %d, size %.2f, noise %.3f, change at %d): "
+				       "night %3d placed %3d%s\n", s, g->name, g->fam, g->size, g->noise,
 				       g->nev ? g->ev[0].start : -1, x->night, x->at,
-				       matched ? "" : "  FALSE ALARM");
+				       tag[j < 0 ? 2 : j]);
 		}
+		g->inv_hit = g->det_found = 0;
+		for (int k = 0; k < MAXEV; k++)
+			g->inv_hit += inv_hit[k], g->det_found += det_found[k];
 		for (int e = 0; e < g->nev; e++) {
-			sc[gr].events++;
-			sc[gr].found += g->ev[e].found;
 			g->found += g->ev[e].found;
-			sc[gr].delay_sum += g->ev[e].found ? g->ev[e].delay : 0;
+			c->delay_sum += g->ev[e].found ? g->ev[e].delay : 0;
 		}
+		c->events += g->nev;
+		c->found += g->found;
+		c->false_alarms += g->false_alarms;
+		c->unlabelled += g->unlabelled;
+		c->inv += g->ninv, c->inv_hit += g->inv_hit;
+		c->det += g->ndet, c->det_found += g->det_found;
 	}
 }
 
@@ -408,6 +483,47 @@ static int otava_run(struct dets *d, char *why, size_t len)
 
 /* ---- the table ---- */
 
+/* "precision P recall R F1 F" of found changes against false alarms. */
+static void print_f1(const char *who, const char *what, int events, int found, int fa,
+		     const char *tail)
+{
+	double prec = found + fa ? (double)found / (found + fa) : NAN,
+	       rec = events ? (double)found / events : NAN;
+	printf("%-8s %-32s precision %.2f recall %.2f F1 %.2f%s\n", who, what, prec, rec,
+	       2 * prec * rec / (prec + rec), tail);
+}
+
+/* The real series: F1 per class and pooled, the alert-labelled counts, and
+ * per series found / false alarms (and for a series labelled at its alerts:
+ * unlabelled detections, its detector's alerts found, invalid ones hit). */
+static void print_real(const char *who, const struct score *sc)
+{
+	const struct score *p = &sc[G_PERF], *o = &sc[G_OTHER];
+	char tail[128];
+	if (!p->events && !o->events)
+		return;
+	snprintf(tail, sizeof tail, " (%d unlabelled detections not scored)", p->unlabelled);
+	print_f1(who, group_names[G_PERF], p->events, p->found, p->false_alarms, tail);
+	print_f1(who, "  same, unlabelled as false", p->events, p->found,
+		 p->false_alarms + p->unlabelled, "");
+	print_f1(who, group_names[G_OTHER], o->events, o->found, o->false_alarms, "");
+	print_f1(who, "real, pooled", p->events + o->events, p->found + o->found,
+		 p->false_alarms + o->false_alarms, "");
+	printf("%-8s %-32s %d/%d found; alerts marked invalid drawing a detection: %d/%d\n",
+	       who, "Perfherder's own alerts", p->det_found, p->det, p->inv_hit, p->inv);
+	for (int s = 0; s < nall; s++) {
+		const struct gseries *g = &all[s];
+		if (g->fam != F_REAL)
+			continue;
+		tail[0] = 0;
+		if (g->partial)
+			snprintf(tail, sizeof tail, "   unlabelled %d, own alerts %d/%d, invalid %d/%d",
+				 g->unlabelled, g->det_found, g->ndet, g->inv_hit, g->ninv);
+		printf("%-8s   %-30s %7d %7d %19s %7d%s\n", who, g->name, g->nev, g->found, "",
+		       g->false_alarms, tail);
+	}
+}
+
 static void print_row(const char *who, const struct score *sc, int nights)
 {
 	int fa = 0, tp = 0;
@@ -427,18 +543,7 @@ static void print_row(const char *who, const struct score *sc, int nights)
 	}
 	printf("%-8s %-32s precision %.0f%% (%d found, %d false alarms, %.2f per 100 nights)\n",
 	       who, "all", tp + fa ? 100.0 * tp / (tp + fa) : NAN, tp, fa, 100.0 * fa / nights);
-	const struct score *r = &sc[G_REAL];
-	if (r->events) { /* F1 on the real series' labelled changes */
-		double prec = r->found + r->false_alarms ? (double)r->found /
-							      (r->found + r->false_alarms) : NAN,
-		       rec = (double)r->found / r->events;
-		printf("%-8s %-32s precision %.2f recall %.2f F1 %.2f\n", who, group_names[G_REAL],
-		       prec, rec, 2 * prec * rec / (prec + rec));
-		for (int s = 0; s < nall; s++)
-			if (all[s].fam == F_REAL)
-				printf("%-8s   %-30s %7d %7d %19s %7d\n", who, all[s].name, all[s].nev,
-				       all[s].found, "", all[s].false_alarms);
-	}
+	print_real(who, sc);
 	printf("\n");
 }
 
