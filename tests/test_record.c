@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "harness.h"
 #include "record.h"
 
 static void fill(struct run_record *r)
@@ -256,6 +257,126 @@ static void test_record__run_id_shape(void **state)
 	assert_int_equal(strlen(created), 20);
 }
 
+/* The schema tables' names are the engine's: each status and stop rule
+ * written by its name, and no other name read. */
+static void test_record__name_tables_are_the_engines(void **state)
+{
+	(void)state;
+	int n = 0;
+	for (; record_status_names[n].name; n++)
+		assert_string_equal(record_status_names[n].name,
+				    rec_status_name((enum rec_status)record_status_names[n].value));
+	assert_int_equal(n, REC_UNSUPPORTED + 1);
+	for (n = 0; record_stop_names[n].name; n++)
+		assert_string_equal(record_stop_names[n].name,
+				    harness_stop_name(record_stop_names[n].value));
+	assert_int_equal(n, HARNESS_STOP_MAX_SAMPLES);
+}
+
+/* Every problem of a row, in the order of its keys: the device it names,
+ * its status, a key no schema has. */
+static void test_record__row_problems_in_order_and_words(void **state)
+{
+	(void)state;
+	struct run_record r;
+	struct ydiag diag = {0};
+	const char *text = "schema: 3\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
+			   "template: cpu\n"
+			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+			   " cuda_driver: '', nccl: '', host: h}\n"
+			   "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
+			   " mem_gb: 1, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~,"
+			   " copy_gbps: 10}\n"
+			   "rows:\n  - {op: memcpy, variant: hot, backend: cpu, device: 3,"
+			   " params: {mib: 1}, samples: 3, median_us: 1, p10_us: 1, p90_us: 1,"
+			   " min_us: 1, max_us: 1, stdev_us: 0, bytes: 1, flops: 0, gbps: 1,"
+			   " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: maybe, reason: '',"
+			   " colour: red}\n";
+	assert_int_equal(read_text(text, &r, &diag), DDT_EINPUT);
+	assert_int_equal(diag.n, 3);
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:5: device 3: no such device"));
+	assert_non_null(strstr(diag.msgs[1], "run.yaml:9:"));
+	assert_non_null(strstr(diag.msgs[1], ": status: expected ok, failed, skipped or unsupported,"
+					     " got 'maybe'"));
+	assert_non_null(strstr(diag.msgs[2], "unknown key 'colour'"));
+	record_free(&r);
+	ydiag_free(&diag);
+}
+
+/* A record of schema 2 whose machine section holds n GPU states. */
+static void gpus_text(char *text, size_t len, int n)
+{
+	int off = snprintf(text, len,
+			   "schema: 2\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
+			   "template: cpu\n"
+			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+			   " cuda_driver: '', nccl: '', host: h}\n"
+			   "machine:\n  cpus: 2\n  gpus:\n");
+	for (int i = 0; i < n; i++)
+		off += snprintf(text + off, len - (size_t)off, "    - {index: %d}\n", i);
+	snprintf(text + off, len - (size_t)off, "devices: []\nrows: []\n");
+}
+
+/* A record holds at most RECORD_MAX_GPU_STATES GPU states; the one past
+ * them is named at its place. */
+static void test_record__machine_gpus_are_capped(void **state)
+{
+	(void)state;
+	struct run_record r;
+	struct ydiag diag = {0};
+	char text[4096];
+	gpus_text(text, sizeof text, RECORD_MAX_GPU_STATES + 1);
+	assert_int_equal(read_text(text, &r, &diag), DDT_EINPUT);
+	assert_int_equal(diag.n, 1);
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:25:7: machine.gpus: at most 16"));
+	record_free(&r);
+	ydiag_free(&diag);
+	/* the ones it holds: each number absent is unknown */
+	gpus_text(text, sizeof text, RECORD_MAX_GPU_STATES);
+	assert_int_equal(read_text(text, &r, &diag), 0);
+	assert_int_equal(r.machine.known, 1);
+	assert_int_equal(r.machine.ngpus, RECORD_MAX_GPU_STATES);
+	assert_true(isnan(r.machine.gpus[3].temp_c));
+	assert_true(isnan(r.machine.load_avg_1m));
+	assert_int_equal(r.machine.gpus[3].other_procs, -1);
+	assert_int_equal(r.machine.gpus[15].index, 15);
+	record_free(&r);
+}
+
+/* A record read has the room a built one has: rows and devices added to
+ * it afterwards (a fleet's merge) land after those read. */
+static void test_record__read_record_takes_more_rows(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ddt-rec-XXXXXX";
+	struct run_record a, b;
+	struct ydiag diag = {0};
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "run.yaml");
+	fill(&a);
+	for (int i = 0; i < 3; i++) /* 3 devices and rows: room for 4 */
+		assert_int_equal(record_add_device(&a, &a.devices[0]), 0);
+	assert_int_equal(record_add_row(&a, &a.rows[0]), 0);
+	assert_int_equal(record_write(&a, path), 0);
+	assert_int_equal(record_read(&b, path, &diag), 0);
+	assert_int_equal(b.ndevices, 4);
+	assert_int_equal(b.nrows, 3);
+	for (int i = 0; i < 40; i++) {
+		a.rows[0].samples = 100 + i;
+		assert_int_equal(record_add_row(&b, &a.rows[0]), 0);
+		assert_int_equal(record_add_device(&b, &a.devices[0]), 0);
+	}
+	assert_int_equal(b.nrows, 43);
+	assert_int_equal(b.rows[42].samples, 139);
+	assert_int_equal(b.rows[2].samples, 10);
+	assert_string_equal(b.rows[1].op, "allreduce");
+	assert_int_equal(b.ndevices, 44);
+	record_free(&a);
+	record_free(&b);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +387,10 @@ int main(void)
 		cmocka_unit_test(test_record__created_is_a_calendar_date),
 		cmocka_unit_test(test_record__older_schema_reads_without_trailer),
 		cmocka_unit_test(test_record__run_id_shape),
+		cmocka_unit_test(test_record__name_tables_are_the_engines),
+		cmocka_unit_test(test_record__row_problems_in_order_and_words),
+		cmocka_unit_test(test_record__machine_gpus_are_capped),
+		cmocka_unit_test(test_record__read_record_takes_more_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

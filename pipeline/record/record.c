@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "yschema.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -85,127 +86,406 @@ int record_run_id_valid(const char *s)
 	return 1;
 }
 
-/* ---------------------------------------------------------------- emit */
+/* ---------------------------------------------------------------- schema */
 
-static void emit_device(struct yout *y, const struct rec_device *d)
+/* True when s is "YYYY-MM-DDTHH:MM:SSZ" naming a real moment: month 1-12,
+ * the day within its month (leap years counted), hour 0-23, minute and
+ * second 0-59 (Feb 30 25:61 is damage, not a date). */
+static int created_valid(const char *s)
 {
-	yout_map(y);
-	yout_kv_str(y, "kind", d->kind);
-	yout_kv_int(y, "index", d->index);
-	yout_kv_str(y, "name", d->name);
-	yout_kv_str(y, "arch", d->arch);
-	yout_kv_int(y, "cores", d->cores);
-	yout_kv_num(y, "mem_gb", d->mem_gb);
-	yout_kv_num(y, "sm_clock_mhz", d->sm_clock_mhz);
-	yout_kv_num(y, "mem_clock_mhz", d->mem_clock_mhz);
-	yout_kv_num(y, "peak_gbps", d->peak_gbps);
-	yout_kv_num(y, "copy_gbps", d->copy_gbps);
-	yout_end(y);
+	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, sec, end = 0;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec, &end) != 6 ||
+	    end != 20 || s[end] || mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59 || d < 1 ||
+	    h < 0 || mi < 0 || sec < 0 || y < 1970)
+		return 0;
+	for (int i = 0; i < 20; i++) /* digits where digits go: no sign, no space */
+		if (!strchr("-T:Z", s[i]) && !isdigit((unsigned char)s[i]))
+			return 0;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return d <= mdays[mo - 1] + (mo == 2 && leap);
 }
 
-static void emit_row(struct yout *y, const struct rec_row *w)
+#define FIELD_STR(obj, f) ((char *)(obj) + (f)->off)
+#define FIELD_STR_C(obj, f) ((const char *)(obj) + (f)->off)
+
+const struct yschema_name record_status_names[] = {{"ok", REC_OK},
+						   {"failed", REC_FAILED},
+						   {"skipped", REC_SKIPPED},
+						   {"unsupported", REC_UNSUPPORTED},
+						   {NULL, 0}};
+const struct yschema_name record_stop_names[] = {{"rsd", HARNESS_STOP_RSD},
+						 {"ci", HARNESS_STOP_CI},
+						 {"timeout", HARNESS_STOP_TIMEOUT},
+						 {"max_samples", HARNESS_STOP_MAX_SAMPLES},
+						 {NULL, 0}};
+
+/* A text entry that is left out when empty (a key later schemas added):
+ * read as YS_STR, written only when it says something. */
+static void opt_str_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			 void *obj)
 {
-	yout_map(y);
-	yout_kv_str(y, "op", w->op);
-	yout_kv_str(y, "variant", w->variant);
-	yout_kv_str(y, "backend", w->backend);
-	yout_kv_int(y, "device", w->device);
-	yout_key(y, "params");
+	yget_strcpy(c, m, f->key, f->flags, FIELD_STR(obj, f), f->size);
+}
+
+static void opt_str_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	if (FIELD_STR_C(obj, f)[0])
+		yout_kv_str(y, f->key, FIELD_STR_C(obj, f));
+}
+
+/* A row's stop (schema 3): empty, or one of its names (f->names). */
+static void stop_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
+{
+	char *stop = FIELD_STR(obj, f), list[96];
+	yget_strcpy(c, m, f->key, f->flags, stop, f->size);
+	if (!stop[0])
+		return;
+	for (int i = 0; f->names[i].name; i++)
+		if (!strcmp(stop, f->names[i].name))
+			return;
+	struct ydoc_node *n = ydoc_get(m, f->key);
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected %s, got '%s'", f->key,
+		  yschema_describe(f, list, sizeof list), stop);
+}
+
+/* A row's params: a mapping keyed by the op's parameters, {M: 9, k: 64}. */
+static void params_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	struct rec_row *w = obj;
+	struct ydoc_node *params = NULL;
+	if (yget_node(c, m, f->key, YDOC_MAP, f->flags, &params) || !params)
+		return;
+	for (size_t i = 0; i < params->n; i++) {
+		double v;
+		params->used[i] = 1;
+		if (yget_node_num(c, params->items[i], params->keys[i]->str, 0, &v))
+			continue;
+		if (rec_row_param_set(w, params->keys[i]->str, v))
+			ydiag_add(c->diag, c->file, params->keys[i]->line, params->keys[i]->col,
+				  "too many params or key too long");
+	}
+}
+
+static void params_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct rec_row *w = obj;
+	yout_key(y, f->key);
 	yout_map_flow(y);
 	for (int i = 0; i < w->nparams; i++)
 		yout_kv_num(y, w->params[i].key, w->params[i].val);
 	yout_end(y);
-	yout_kv_int(y, "samples", w->samples);
-	yout_kv_num(y, "median_us", w->median_us);
-	yout_kv_num(y, "p10_us", w->p10_us);
-	yout_kv_num(y, "p90_us", w->p90_us);
-	yout_kv_num(y, "min_us", w->min_us);
-	yout_kv_num(y, "max_us", w->max_us);
-	yout_kv_num(y, "stdev_us", w->stdev_us);
-	yout_kv_num(y, "bytes", w->bytes);
-	yout_kv_num(y, "flops", w->flops);
-	yout_kv_num(y, "gbps", w->gbps);
-	yout_kv_num(y, "pct_peak", w->pct_peak);
-	yout_kv_num(y, "max_err", w->max_err);
-	yout_kv_num(y, "sm_clock_mhz", w->sm_clock_mhz);
-	yout_kv_str(y, "status", rec_status_name(w->status));
-	yout_kv_str(y, "reason", w->reason);
-	if (w->stop[0])
-		yout_kv_str(y, "stop", w->stop);
-	yout_end(y);
 }
 
-static void emit_machine(struct yout *y, const struct rec_machine *m)
+#define DEV(m, ty, fl, u, h) YS_FIELD(struct rec_device, m, ty, fl, .unit = (u), .help = (h))
+#define DEV_NUM (Y_REQUIRED | Y_NONNEG | Y_NULLABLE)
+static const struct yschema_field device_fields[] = {
+	DEV(kind, YS_STR, Y_REQUIRED, NULL, "cpu or cuda"),
+	DEV(index, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "CUDA ordinal; 0 for the CPU"),
+	DEV(name, YS_STR, Y_REQUIRED, NULL, "the device's name"),
+	DEV(arch, YS_STR, Y_REQUIRED, NULL, "sm_90; x86_64 for the CPU"),
+	DEV(cores, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "SMs or CPU cores"),
+	DEV(mem_gb, YS_NUM, DEV_NUM, "GB", "device memory (RAM for the CPU)"),
+	DEV(sm_clock_mhz, YS_NUM, DEV_NUM, "MHz", "default SM clock (null: unknown)"),
+	DEV(mem_clock_mhz, YS_NUM, DEV_NUM, "MHz", "memory clock (null: unknown)"),
+	DEV(peak_gbps, YS_NUM, Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, "GB/s",
+	    "datasheet bandwidth (null: unknown)"),
+	YS_FIELD(struct rec_device, copy_gbps, YS_NUM, Y_REQUIRED | Y_POSITIVE | Y_NULLABLE,
+		 .unit = "GB/s", .help = "copy bandwidth, the %-of-peak base",
+		 .source = "measured by the bench's copy probe"),
+};
+static const struct yschema device_schema = YS_TABLE("devices[]", device_fields, 0);
+
+/* The keys through `device`, then the rest: a row's device is checked
+ * against the record's devices between them (record_read_row). */
+#define ROW_HEAD 4
+#define ROW(m, ty, fl, u, h) YS_FIELD(struct rec_row, m, ty, fl, .unit = (u), .help = (h))
+#define ROW_NUM(m, u, h) ROW(m, YS_NUM, Y_REQUIRED | Y_NULLABLE, u, h)
+static const struct yschema_field row_fields[] = {
+	ROW(op, YS_STR, Y_REQUIRED, NULL, "op table name"),
+	ROW(variant, YS_STR, Y_REQUIRED, NULL, "cold, hot, eager, graph, ..."),
+	ROW(backend, YS_STR, Y_REQUIRED, NULL, "cpu, cuda, nccl, mpi"),
+	ROW(device, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "index into the record's devices"),
+	{.key = "params", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = params_read,
+	 .write = params_write, .help = "the op's sizes, {KEY: number}"},
+	ROW(samples, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "timed samples taken"),
+	ROW_NUM(median_us, "us", "median time"),
+	ROW_NUM(p10_us, "us", "10th percentile time"),
+	ROW_NUM(p90_us, "us", "90th percentile time"),
+	ROW_NUM(min_us, "us", "fastest sample"),
+	ROW_NUM(max_us, "us", "slowest sample"),
+	ROW_NUM(stdev_us, "us", "standard deviation of the samples"),
+	ROW_NUM(bytes, "bytes", "moved per run"),
+	ROW_NUM(flops, "flop", "done per run"),
+	ROW_NUM(gbps, "GB/s", "bytes / median"),
+	ROW_NUM(pct_peak, "%", "gbps / the device's copy bandwidth"),
+	ROW_NUM(max_err, NULL, "largest error vs the C reference (null: not validated)"),
+	ROW_NUM(sm_clock_mhz, "MHz", "median SM clock while sampling (null: unknown)"),
+	YS_FIELD(struct rec_row, status, YS_ENUM, Y_REQUIRED, .names = record_status_names,
+		 .help = "how the measurement ended"),
+	ROW(reason, YS_STR, Y_REQUIRED, NULL, "one line; empty when ok"),
+	YS_FIELD(struct rec_row, stop, YS_CUSTOM, 0, .names = record_stop_names, .read = stop_read,
+		 .write = opt_str_write, .help = "the rule that ended the samples (schema 3)",
+		 .source = "the bench's stopping rule (harness_enough)"),
+};
+static const struct yschema row_schema = YS_TABLE("rows[]", row_fields, 0);
+static const struct yschema row_head = {"rows[]", row_fields, ROW_HEAD, 0};
+static const struct yschema row_tail = {"rows[]", row_fields + ROW_HEAD,
+					sizeof row_fields / sizeof *row_fields - ROW_HEAD, 0};
+
+#define PROV(m, h) YS_FIELD(struct rec_provenance, m, YS_STR, Y_REQUIRED, .help = (h))
+static const struct yschema_field prov_fields[] = {
+	PROV(git_rev, "project revision, +dirty when modified"),
+	PROV(compiler, "the compiler that built ddt"),
+	PROV(build, "build configuration: O2-native+cuda"),
+	PROV(cuda_runtime, "CUDA runtime version, or empty"),
+	PROV(cuda_driver, "CUDA driver version, or empty"),
+	PROV(nccl, "NCCL version, or empty"),
+	PROV(host, "the host's name"),
+	YS_FIELD(struct rec_provenance, engine_rev, YS_CUSTOM, 0, .read = opt_str_read,
+		 .write = opt_str_write, .help = "the engine's own revision when built apart (schema 2)"),
+};
+static const struct yschema prov_schema = YS_TABLE("provenance", prov_fields, 0);
+
+#define GPU(m, ty, fl, u, h)                                                                   \
+	YS_FIELD(struct rec_gpu_state, m, ty, fl, .unit = (u), .help = (h), .source = "NVML")
+static const struct yschema_field gpu_state_fields[] = {
+	GPU(index, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "CUDA ordinal"),
+	GPU(sm_clock_mhz, YS_NUM, Y_NONNEG | Y_NULLABLE, "MHz", "SM clock at the end of the run"),
+	GPU(mem_clock_mhz, YS_NUM, Y_NONNEG | Y_NULLABLE, "MHz", "memory clock"),
+	GPU(temp_c, YS_NUM, Y_NULLABLE, "C", "temperature"),
+	GPU(throttle, YS_STR, 0, NULL, "clock-event reasons, comma-separated; empty: none"),
+	GPU(other_procs, YS_INT, 0, NULL, "compute processes besides this one (-1: unknown)"),
+};
+static const struct yschema gpu_state_schema = YS_TABLE("machine.gpus[]", gpu_state_fields, 0);
+
+/* machine.gpus: the GPUs' states, at most RECORD_MAX_GPU_STATES. */
+static void gpus_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
 {
-	yout_key(y, "machine");
-	yout_map(y);
-	yout_kv_num(y, "load_avg_1m", m->load_avg_1m);
-	yout_kv_num(y, "cpu_steal_pct", m->cpu_steal_pct);
-	yout_kv_num(y, "cpu_others_pct", m->cpu_others_pct);
-	yout_kv_num(y, "cpu_mhz", m->cpu_mhz);
-	yout_kv_int(y, "cpus", m->cpus);
-	yout_key(y, "gpus");
-	yout_seq(y);
-	for (int i = 0; i < m->ngpus; i++) {
-		const struct rec_gpu_state *g = &m->gpus[i];
-		yout_map(y);
-		yout_kv_int(y, "index", g->index);
-		yout_kv_num(y, "sm_clock_mhz", g->sm_clock_mhz);
-		yout_kv_num(y, "mem_clock_mhz", g->mem_clock_mhz);
-		yout_kv_num(y, "temp_c", g->temp_c);
-		yout_kv_str(y, "throttle", g->throttle);
-		yout_kv_int(y, "other_procs", g->other_procs);
-		yout_end(y);
+	struct rec_machine *ms = obj;
+	struct ydoc_node *gpus = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &gpus) || !gpus)
+		return;
+	for (size_t i = 0; i < gpus->n; i++) {
+		if (yget_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
+			continue;
+		if (ms->ngpus == RECORD_MAX_GPU_STATES) {
+			ydiag_add(c->diag, c->file, gpus->items[i]->line, gpus->items[i]->col,
+				  "machine.gpus: at most %d", RECORD_MAX_GPU_STATES);
+			return;
+		}
+		struct rec_gpu_state *g = &ms->gpus[ms->ngpus++];
+		memset(g, 0, sizeof *g);
+		g->other_procs = -1; /* the numbers absent: NaN (yschema_read) */
+		yschema_read(c, gpus->items[i], &gpu_state_schema, g);
 	}
-	yout_end(y);
+}
+
+static void gpus_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct rec_machine *ms = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < ms->ngpus; i++)
+		yschema_write_item(y, &gpu_state_schema, &ms->gpus[i]);
 	yout_end(y);
 }
 
-/* The record's YAML, without its trailer. */
-static int emit_body(const struct run_record *r, FILE *fp)
-{
-	struct yout y;
-	const struct rec_provenance *p = &r->prov;
+#define MACH(m, u, h, src)                                                                     \
+	YS_FIELD(struct rec_machine, m, YS_NUM, Y_NONNEG | Y_NULLABLE, .unit = (u), .help = (h),    \
+		 .source = (src))
+static const struct yschema_field machine_fields[] = {
+	MACH(load_avg_1m, NULL, "1-minute load average when the run began", "getloadavg"),
+	MACH(cpu_steal_pct, "%", "CPU time stolen by the hypervisor during the run",
+	     "/proc/stat"),
+	MACH(cpu_others_pct, "%", "CPU time other processes took during the run",
+	     "/proc/stat"),
+	MACH(cpu_mhz, "MHz", "mean current frequency of the online CPUs", "sysfs cpufreq"),
+	YS_FIELD(struct rec_machine, cpus, YS_INT, Y_NONNEG, .help = "online CPUs"),
+	{.key = "gpus", .type = YS_CUSTOM, .read = gpus_read, .write = gpus_write,
+	 .help = "each GPU's state while the run measured"},
+};
+static const struct yschema machine_schema = YS_TABLE("machine", machine_fields, 0);
 
-	yout_init(&y, fp);
-	yout_map(&y);
-	/* a record with a machine section is schema 2 whatever it was read as,
-	 * one whose rows say what stopped them schema 3 */
+/* The optional machine section (schema 2): every key optional inside it;
+ * a record without one has its machine state unknown (known 0). */
+static void machine_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			 void *obj)
+{
+	struct rec_machine *ms = &((struct run_record *)obj)->machine;
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, f->key, YDOC_MAP, f->flags, &n) || !n)
+		return;
+	ms->known = 1;
+	yschema_read(c, n, &machine_schema, ms);
+}
+
+static void machine_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct rec_machine *ms = &((const struct run_record *)obj)->machine;
+	if (!ms->known)
+		return;
+	yout_key(y, f->key);
+	yschema_write_item(y, &machine_schema, ms);
+}
+
+/* The schema a record is written with: a record with a machine section is
+ * schema 2 whatever it was read as, one whose rows say what stopped them
+ * schema 3. */
+static void schema_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct run_record *r = obj;
 	int schema = r->schema ? r->schema : RECORD_SCHEMA;
 	if ((r->machine.known || r->prov.engine_rev[0]) && schema < 2)
 		schema = 2;
 	for (size_t i = 0; i < r->nrows && schema < 3; i++)
 		if (r->rows[i].stop[0])
 			schema = 3;
-	yout_kv_int(&y, "schema", schema);
-	yout_kv_str(&y, "run_id", r->run_id);
-	yout_kv_str(&y, "created", r->created);
-	yout_kv_str(&y, "template", r->template_name);
-	yout_key(&y, "provenance");
-	yout_map(&y);
-	yout_kv_str(&y, "git_rev", p->git_rev);
-	yout_kv_str(&y, "compiler", p->compiler);
-	yout_kv_str(&y, "build", p->build);
-	yout_kv_str(&y, "cuda_runtime", p->cuda_runtime);
-	yout_kv_str(&y, "cuda_driver", p->cuda_driver);
-	yout_kv_str(&y, "nccl", p->nccl);
-	yout_kv_str(&y, "host", p->host);
-	if (p->engine_rev[0])
-		yout_kv_str(&y, "engine_rev", p->engine_rev);
-	yout_end(&y);
-	if (r->machine.known)
-		emit_machine(&y, &r->machine);
-	yout_key(&y, "devices");
-	yout_seq(&y);
+	yout_kv_int(y, f->key, schema);
+}
+
+static void schema_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	struct run_record *r = obj;
+	yget_int(c, m, f->key, f->flags, &r->schema);
+	if (r->schema > RECORD_SCHEMA)
+		ydiag_add(c->diag, c->file, m->line, m->col,
+			  "schema %d is newer than this ddt reads (%d)", r->schema, RECORD_SCHEMA);
+}
+
+static void str_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_str(y, f->key, FIELD_STR_C(obj, f));
+}
+
+/* run_id, created, template: text read as YS_STR reads it, then checked. */
+static void run_id_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	char *s = FIELD_STR(obj, f);
+	if (!yget_strcpy(c, m, f->key, f->flags, s, f->size) && !record_run_id_valid(s))
+		ydiag_add(c->diag, c->file, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", s);
+}
+
+static void created_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			 void *obj)
+{
+	char *s = FIELD_STR(obj, f);
+	if (!yget_strcpy(c, m, f->key, f->flags, s, f->size) && !created_valid(s))
+		ydiag_add(c->diag, c->file, 0, 0,
+			  "created '%s' is not a date and time of the calendar (YYYY-MM-DDTHH:MM:SSZ)",
+			  s);
+}
+
+static void template_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			  void *obj)
+{
+	char *s = FIELD_STR(obj, f);
+	if (!yget_strcpy(c, m, f->key, f->flags, s, f->size) && !fsx_name_ok(s)) /* names a file */
+		ydiag_add(c->diag, c->file, 0, 0, "template '%s' is not a file name", s);
+}
+
+/* A row read strictly, its device one of the ndev devices read before it
+ * (readers index devices[] with it). */
+static void record_read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, size_t ndev)
+{
+	memset(w, 0, sizeof *w);
+	yschema_read_fields(c, m, &row_head, w);
+	if ((size_t)w->device >= ndev) {
+		ydiag_add(c->diag, c->file, m->line, m->col, "device %d: no such device", w->device);
+		w->device = 0;
+	}
+	yschema_read_fields(c, m, &row_tail, w);
+	yget_check_unknown(c, m);
+}
+
+/* devices and rows: the lists, their room reserved before the read
+ * (record_reserve), so reading them allocates nothing. */
+static void devices_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			 void *obj)
+{
+	struct run_record *r = obj;
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &n) || !n)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		struct rec_device d;
+		memset(&d, 0, sizeof d);
+		if (yschema_read_item(c, n->items[i], &device_schema, &d, "device") &&
+		    n->items[i]->kind != YDOC_MAP)
+			continue;
+		r->devices[r->ndevices++] = d;
+	}
+}
+
+static void devices_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct run_record *r = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
 	for (size_t i = 0; i < r->ndevices; i++)
-		emit_device(&y, &r->devices[i]);
-	yout_end(&y);
-	yout_key(&y, "rows");
-	yout_seq(&y);
+		yschema_write_item(y, &device_schema, &r->devices[i]);
+	yout_end(y);
+}
+
+static void rows_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
+{
+	struct run_record *r = obj;
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &n) || !n)
+		return;
+	if (n->n > RECORD_MAX_ROWS) {
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "rows: more than %d (the most a run record holds)", RECORD_MAX_ROWS);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (!yget_expect(c, n->items[i], YDOC_MAP, "row"))
+			record_read_row(c, n->items[i], &r->rows[r->nrows++], r->ndevices);
+}
+
+static void rows_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct run_record *r = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
 	for (size_t i = 0; i < r->nrows; i++)
-		emit_row(&y, &r->rows[i]);
-	yout_end(&y);
-	yout_end(&y);
+		yschema_write_item(y, &row_schema, &r->rows[i]);
+	yout_end(y);
+}
+
+#define TOP(k, m, fl, rd, wr, h)                                                               \
+	YS_KEYED(struct run_record, k, m, YS_CUSTOM, fl, .read = (rd), .write = (wr), .help = (h))
+static const struct yschema_field record_fields[] = {
+	TOP("schema", schema, Y_REQUIRED | Y_POSITIVE, schema_read, schema_write,
+	    "the record's layout (RECORD_SCHEMA)"),
+	TOP("run_id", run_id, Y_REQUIRED, run_id_read, str_write, "YYYYMMDDTHHMMSSZ-host"),
+	TOP("created", created, Y_REQUIRED, created_read, str_write, "ISO 8601 UTC, from the run id"),
+	TOP("template", template_name, Y_REQUIRED, template_read, str_write,
+	    "the template the run measured"),
+	YS_KEYED(struct run_record, "provenance", prov, YS_MAP, Y_REQUIRED, .sub = &prov_schema,
+		 .help = "what built the run"),
+	TOP("machine", machine, 0, machine_read, machine_write,
+	    "the machine's state over the run (schema 2)"),
+	TOP("devices", devices, Y_REQUIRED, devices_read, devices_write, "what the rows ran on"),
+	TOP("rows", rows, Y_REQUIRED, rows_read, rows_write, "one per measurement"),
+};
+static const struct yschema record_schema = YS_TABLE("run record", record_fields, 0);
+
+/* ---------------------------------------------------------------- emit */
+
+/* The record's YAML, without its trailer. */
+static int emit_body(const struct run_record *r, FILE *fp)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	yschema_write_item(&y, &record_schema, r);
 	/* errno is still the failed write's (ENOSPC, EFBIG): say it */
 	return ferror(fp) ? err_set(DDT_EIO, "write failed: %s", strerror(errno ? errno : EIO)) : 0;
 }
@@ -243,155 +523,6 @@ int record_write(const struct run_record *r, const char *path)
 }
 
 /* ---------------------------------------------------------------- read */
-
-static void read_device(struct yctx *c, struct ydoc_node *m, struct rec_device *d)
-{
-	memset(d, 0, sizeof *d);
-	yget_strcpy(c, m, "kind", Y_REQUIRED, d->kind, sizeof d->kind);
-	yget_int(c, m, "index", Y_REQUIRED | Y_NONNEG, &d->index);
-	yget_strcpy(c, m, "name", Y_REQUIRED, d->name, sizeof d->name);
-	yget_strcpy(c, m, "arch", Y_REQUIRED, d->arch, sizeof d->arch);
-	yget_int(c, m, "cores", Y_REQUIRED | Y_NONNEG, &d->cores);
-	yget_num(c, m, "mem_gb", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_gb);
-	yget_num(c, m, "sm_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->sm_clock_mhz);
-	yget_num(c, m, "mem_clock_mhz", Y_REQUIRED | Y_NONNEG | Y_NULLABLE, &d->mem_clock_mhz);
-	yget_num(c, m, "peak_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->peak_gbps);
-	yget_num(c, m, "copy_gbps", Y_REQUIRED | Y_POSITIVE | Y_NULLABLE, &d->copy_gbps);
-	yget_check_unknown(c, m);
-}
-
-/* A row's stop as harness_stop_name writes it. */
-static int record_stop_valid(const char *stop)
-{
-	for (int i = HARNESS_STOP_RSD; i <= HARNESS_STOP_MAX_SAMPLES; i++)
-		if (!strcmp(stop, harness_stop_name(i)))
-			return 1;
-	return 0;
-}
-
-static void read_row(struct yctx *c, struct ydoc_node *m, struct rec_row *w, size_t ndev)
-{
-	struct ydoc_node *params = NULL;
-	const char *status = "failed";
-	static const char *const nums[] = {"median_us", "p10_us", "p90_us", "min_us", "max_us",
-					   "stdev_us", "bytes", "flops", "gbps", "pct_peak",
-					   "max_err", "sm_clock_mhz"};
-	double *dst[] = {&w->median_us, &w->p10_us, &w->p90_us, &w->min_us, &w->max_us,
-			 &w->stdev_us, &w->bytes, &w->flops, &w->gbps, &w->pct_peak,
-			 &w->max_err, &w->sm_clock_mhz};
-
-	memset(w, 0, sizeof *w);
-	yget_strcpy(c, m, "op", Y_REQUIRED, w->op, sizeof w->op);
-	yget_strcpy(c, m, "variant", Y_REQUIRED, w->variant, sizeof w->variant);
-	yget_strcpy(c, m, "backend", Y_REQUIRED, w->backend, sizeof w->backend);
-	yget_int(c, m, "device", Y_REQUIRED | Y_NONNEG, &w->device);
-	if ((size_t)w->device >= ndev) { /* readers index devices[] with it */
-		ydiag_add(c->diag, c->file, m->line, m->col, "device %d: no such device", w->device);
-		w->device = 0;
-	}
-	if (!yget_node(c, m, "params", YDOC_MAP, Y_REQUIRED, &params) && params) {
-		for (size_t i = 0; i < params->n; i++) {
-			double v;
-			params->used[i] = 1;
-			if (yget_node_num(c, params->items[i], params->keys[i]->str, 0, &v))
-				continue;
-			if (rec_row_param_set(w, params->keys[i]->str, v))
-				ydiag_add(c->diag, c->file, params->keys[i]->line,
-					  params->keys[i]->col, "too many params or key too long");
-		}
-	}
-	yget_int(c, m, "samples", Y_REQUIRED | Y_NONNEG, &w->samples);
-	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
-		*dst[i] = NAN;
-		yget_num(c, m, nums[i], Y_REQUIRED | Y_NULLABLE, dst[i]);
-	}
-	yget_str(c, m, "status", Y_REQUIRED, &status);
-	if (rec_status_parse(status, &w->status)) {
-		struct ydoc_node *n = ydoc_get(m, "status");
-		ydiag_add(c->diag, c->file, n ? n->line : m->line, n ? n->col : m->col,
-			  "status: expected ok, failed, skipped or unsupported, got '%s'", status);
-	}
-	yget_strcpy(c, m, "reason", Y_REQUIRED, w->reason, sizeof w->reason);
-	yget_strcpy(c, m, "stop", 0, w->stop, sizeof w->stop); /* schema 3 */
-	if (w->stop[0] && !record_stop_valid(w->stop)) {
-		struct ydoc_node *n = ydoc_get(m, "stop");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "stop: expected rsd, ci, timeout or max_samples, got '%s'", w->stop);
-	}
-	yget_check_unknown(c, m);
-}
-
-static void read_prov(struct yctx *c, struct ydoc_node *m, struct rec_provenance *p)
-{
-	yget_strcpy(c, m, "git_rev", Y_REQUIRED, p->git_rev, sizeof p->git_rev);
-	yget_strcpy(c, m, "compiler", Y_REQUIRED, p->compiler, sizeof p->compiler);
-	yget_strcpy(c, m, "build", Y_REQUIRED, p->build, sizeof p->build);
-	yget_strcpy(c, m, "cuda_runtime", Y_REQUIRED, p->cuda_runtime, sizeof p->cuda_runtime);
-	yget_strcpy(c, m, "cuda_driver", Y_REQUIRED, p->cuda_driver, sizeof p->cuda_driver);
-	yget_strcpy(c, m, "nccl", Y_REQUIRED, p->nccl, sizeof p->nccl);
-	yget_strcpy(c, m, "host", Y_REQUIRED, p->host, sizeof p->host);
-	yget_strcpy(c, m, "engine_rev", 0, p->engine_rev, sizeof p->engine_rev);
-	yget_check_unknown(c, m);
-}
-
-static void read_gpu_state(struct yctx *c, struct ydoc_node *m, struct rec_gpu_state *g)
-{
-	memset(g, 0, sizeof *g);
-	g->sm_clock_mhz = g->mem_clock_mhz = g->temp_c = NAN;
-	g->other_procs = -1;
-	yget_int(c, m, "index", Y_REQUIRED | Y_NONNEG, &g->index);
-	yget_num(c, m, "sm_clock_mhz", Y_NONNEG | Y_NULLABLE, &g->sm_clock_mhz);
-	yget_num(c, m, "mem_clock_mhz", Y_NONNEG | Y_NULLABLE, &g->mem_clock_mhz);
-	yget_num(c, m, "temp_c", Y_NULLABLE, &g->temp_c);
-	yget_strcpy(c, m, "throttle", 0, g->throttle, sizeof g->throttle);
-	yget_int(c, m, "other_procs", 0, &g->other_procs);
-	yget_check_unknown(c, m);
-}
-
-/* The optional machine section (schema 2): every key optional inside it. */
-static void read_machine(struct yctx *c, struct ydoc_node *m, struct rec_machine *ms)
-{
-	struct ydoc_node *gpus = NULL;
-	ms->known = 1;
-	ms->load_avg_1m = ms->cpu_steal_pct = ms->cpu_others_pct = ms->cpu_mhz = NAN;
-	yget_num(c, m, "load_avg_1m", Y_NONNEG | Y_NULLABLE, &ms->load_avg_1m);
-	yget_num(c, m, "cpu_steal_pct", Y_NONNEG | Y_NULLABLE, &ms->cpu_steal_pct);
-	yget_num(c, m, "cpu_others_pct", Y_NONNEG | Y_NULLABLE, &ms->cpu_others_pct);
-	yget_num(c, m, "cpu_mhz", Y_NONNEG | Y_NULLABLE, &ms->cpu_mhz);
-	yget_int(c, m, "cpus", Y_NONNEG, &ms->cpus);
-	if (!yget_node(c, m, "gpus", YDOC_SEQ, 0, &gpus) && gpus)
-		for (size_t i = 0; i < gpus->n; i++) {
-			if (yget_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
-				continue;
-			if (ms->ngpus == RECORD_MAX_GPU_STATES) {
-				ydiag_add(c->diag, c->file, gpus->items[i]->line,
-					  gpus->items[i]->col, "machine.gpus: at most %d",
-					  RECORD_MAX_GPU_STATES);
-				break;
-			}
-			read_gpu_state(c, gpus->items[i], &ms->gpus[ms->ngpus++]);
-		}
-	yget_check_unknown(c, m);
-}
-
-/* True when s is "YYYY-MM-DDTHH:MM:SSZ" naming a real moment: month 1-12,
- * the day within its month (leap years counted), hour 0-23, minute and
- * second 0-59 (Feb 30 25:61 is damage, not a date). */
-static int created_valid(const char *s)
-{
-	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	int y, mo, d, h, mi, sec, end = 0;
-
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec, &end) != 6 ||
-	    end != 20 || s[end] || mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59 || d < 1 ||
-	    h < 0 || mi < 0 || sec < 0 || y < 1970)
-		return 0;
-	for (int i = 0; i < 20; i++) /* digits where digits go: no sign, no space */
-		if (!strchr("-T:Z", s[i]) && !isdigit((unsigned char)s[i]))
-			return 0;
-	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	return d <= mdays[mo - 1] + (mo == 2 && leap);
-}
 
 /* What a record's last line says (RECORD_TRAILER). */
 struct trailer {
@@ -458,71 +589,45 @@ static int trailer_agrees(const struct trailer *t, const struct run_record *r, c
 	return 0;
 }
 
+/* Room for the mappings of list key of root, as record_add_* would have
+ * grown it; none when it is no list or longer than max (its reader refuses
+ * it). Returns 0 or DDT_ENOMEM. */
+static int reserve(void **arr, struct ydoc_node *root, const char *key, size_t max, size_t elem)
+{
+	struct ydoc_node *seq = ydoc_get(root, key);
+	size_t n = 0, cap = 1;
+	if (!seq || seq->kind != YDOC_SEQ || seq->n > max)
+		return 0;
+	for (size_t i = 0; i < seq->n; i++)
+		n += seq->items[i]->kind == YDOC_MAP;
+	if (!n)
+		return 0;
+	while (cap < n)
+		cap <<= 1;
+	return (*arr = malloc(cap * elem)) != NULL ? 0 : err_nomem();
+}
+
 /* Reads the record in doc (freed here), named path in messages. */
 static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 		    struct ydiag *diag, size_t before)
 {
-	struct ydoc_node *root, *n;
+	struct ydoc_node *root = doc->root;
 	struct yctx c = {path, diag};
+	int rc = 0;
 
-	root = doc->root;
 	if (!root || yget_expect(&c, root, YDOC_MAP, "run record")) {
 		if (!root)
 			ydiag_add(diag, path, 0, 0, "empty run record");
-		ydoc_free(doc);
-		return DDT_EINPUT;
+		rc = DDT_EINPUT;
+	} else if ((rc = reserve((void **)&r->devices, root, "devices", (size_t)-1,
+				 sizeof *r->devices)) == 0 &&
+		   (rc = reserve((void **)&r->rows, root, "rows", RECORD_MAX_ROWS, sizeof *r->rows)) ==
+			   0) {
+		yschema_read(&c, root, &record_schema, r);
+		rc = diag->n > before ? DDT_EINPUT : 0;
 	}
-	yget_int(&c, root, "schema", Y_REQUIRED | Y_POSITIVE, &r->schema);
-	if (r->schema > RECORD_SCHEMA)
-		ydiag_add(diag, path, root->line, root->col,
-			  "schema %d is newer than this ddt reads (%d)", r->schema, RECORD_SCHEMA);
-	size_t had = diag->n;
-	yget_strcpy(&c, root, "run_id", Y_REQUIRED, r->run_id, sizeof r->run_id);
-	if (diag->n == had && !record_run_id_valid(r->run_id)) /* names folders */
-		ydiag_add(diag, path, 0, 0, "run_id '%s' is not YYYYMMDDTHHMMSSZ-host", r->run_id);
-	had = diag->n;
-	yget_strcpy(&c, root, "created", Y_REQUIRED, r->created, sizeof r->created);
-	if (diag->n == had && !created_valid(r->created))
-		ydiag_add(diag, path, 0, 0,
-			  "created '%s' is not a date and time of the calendar (YYYY-MM-DDTHH:MM:SSZ)",
-			  r->created);
-	had = diag->n;
-	yget_strcpy(&c, root, "template", Y_REQUIRED, r->template_name, sizeof r->template_name);
-	if (diag->n == had && !fsx_name_ok(r->template_name)) /* names a file */
-		ydiag_add(diag, path, 0, 0, "template '%s' is not a file name", r->template_name);
-	if (!yget_node(&c, root, "provenance", YDOC_MAP, Y_REQUIRED, &n) && n)
-		read_prov(&c, n, &r->prov);
-	n = NULL;
-	if (!yget_node(&c, root, "machine", YDOC_MAP, 0, &n) && n)
-		read_machine(&c, n, &r->machine);
-	if (!yget_node(&c, root, "devices", YDOC_SEQ, Y_REQUIRED, &n) && n)
-		for (size_t i = 0; i < n->n; i++) {
-			struct rec_device d;
-			if (yget_expect(&c, n->items[i], YDOC_MAP, "device"))
-				continue;
-			read_device(&c, n->items[i], &d);
-			if (record_add_device(r, &d))
-				goto nomem;
-		}
-	n = NULL;
-	if (!yget_node(&c, root, "rows", YDOC_SEQ, Y_REQUIRED, &n) && n && n->n > RECORD_MAX_ROWS)
-		ydiag_add(diag, path, n->line, n->col,
-			  "rows: more than %d (the most a run record holds)", RECORD_MAX_ROWS);
-	else if (n)
-		for (size_t i = 0; i < n->n; i++) {
-			struct rec_row w;
-			if (yget_expect(&c, n->items[i], YDOC_MAP, "row"))
-				continue;
-			read_row(&c, n->items[i], &w, r->ndevices);
-			if (record_add_row(r, &w))
-				goto nomem;
-		}
-	yget_check_unknown(&c, root);
 	ydoc_free(doc);
-	return diag->n > before ? DDT_EINPUT : 0;
-nomem:
-	ydoc_free(doc);
-	return DDT_ENOMEM;
+	return rc;
 }
 
 /* A record's YAML caps: the most rows it holds, not a generic file's. */

@@ -7,6 +7,7 @@
 
 #include "rec.h"
 #include "ydoc.h"
+#include "yschema.h"
 
 /* Schema 2 adds the optional `machine:` section and provenance.engine_rev;
  * schema 3 each row's `stop`, the stopping rule that ended its samples;
@@ -82,6 +83,11 @@ void record_free(struct run_record *r);
 /* Appends a row (copied) / device; returns 0 or DDT_ENOMEM. */
 int record_add_row(struct run_record *r, const struct rec_row *row);
 int record_add_device(struct run_record *r, const struct rec_device *dev);
+
+/* The names a record gives a row's status (enum rec_status) and its stop
+ * (enum harness_stop; rec_row.stop holds the name), for the schema tables. */
+extern const struct yschema_name record_status_names[];
+extern const struct yschema_name record_stop_names[];
 
 /* A run id for now and this host: YYYYMMDDTHHMMSSZ-host (host sanitized to
  * [A-Za-z0-9-]). Also fills created (ISO 8601) when non-NULL. */
