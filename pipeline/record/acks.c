@@ -3,24 +3,56 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "yschema.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Reads one ack of the file's `acks:` sequence. */
-static void read_ack(struct yctx *y, struct ydoc_node *m, struct hist_ack *a)
+#define ACK(m, ty, h) YS_FIELD(struct hist_ack, m, ty, Y_REQUIRED, .help = (h))
+static const struct yschema_field ack_fields[] = {
+	ACK(alert, YS_STR, "the alert's id"),
+	ACK(series, YS_STR, "the series' label; empty: every series of the alert"),
+	ACK(invalid, YS_BOOL, "a false alarm, not a real change"),
+	ACK(reason, YS_STR, "why; empty: none given"),
+	ACK(at, YS_STR, "when, ISO 8601 UTC"),
+	ACK(by, YS_STR, "who ($USER); empty: unknown"),
+};
+static const struct yschema ack_schema = YS_TABLE("acks[]", ack_fields, 0);
+
+/* The file: its schema and its acks, read (the list's node, its items read
+ * once every key of the file is checked) or written (the acks given). */
+struct acks_file {
+	int schema;
+	struct ydoc_node *seq;
+	const struct hist_ack *acks;
+	size_t n;
+};
+
+static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
 {
-	memset(a, 0, sizeof *a);
-	yget_strcpy(y, m, "alert", Y_REQUIRED, a->alert, sizeof a->alert);
-	yget_strcpy(y, m, "series", Y_REQUIRED, a->series, sizeof a->series);
-	yget_bool(y, m, "invalid", Y_REQUIRED, &a->invalid);
-	yget_strcpy(y, m, "reason", Y_REQUIRED, a->reason, sizeof a->reason);
-	yget_strcpy(y, m, "at", Y_REQUIRED, a->at, sizeof a->at);
-	yget_strcpy(y, m, "by", Y_REQUIRED, a->by, sizeof a->by);
-	yget_check_unknown(y, m);
+	yget_node(c, m, f->key, YDOC_SEQ, f->flags, &((struct acks_file *)obj)->seq);
 }
+
+static void list_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct acks_file *af = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (size_t i = 0; i < af->n; i++)
+		yschema_write_item(y, &ack_schema, &af->acks[i]);
+	yout_end(y);
+}
+
+static const struct yschema_field file_fields[] = {
+	YS_FIELD(struct acks_file, schema, YS_INT, Y_REQUIRED | Y_POSITIVE,
+		 .help = "the file's layout (1)"),
+	{.key = "acks", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = list_read,
+	 .write = list_write, .help = "the answers, oldest first"},
+};
+static const struct yschema file_schema = YS_TABLE("acks file", file_fields, 0);
 
 /* Reads path into *out / *n (allocated; NULL, 0 when there is no file).
  * Problems to diag. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
@@ -28,9 +60,9 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 {
 	struct ydoc *doc = NULL;
 	struct yctx y = {path, diag};
-	struct ydoc_node *seq = NULL;
+	struct acks_file af = {0};
 	size_t before = diag->n;
-	int schema = 0, rc;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -49,16 +81,14 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 		ydoc_free(doc);
 		return DDT_EINPUT;
 	}
-	yget_int(&y, doc->root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
-	yget_node(&y, doc->root, "acks", YDOC_SEQ, Y_REQUIRED, &seq);
-	yget_check_unknown(&y, doc->root);
-	if (seq && seq->n && !(*out = calloc(seq->n, sizeof **out))) {
+	yschema_read(&y, doc->root, &file_schema, &af);
+	if (af.seq && af.seq->n && !(*out = calloc(af.seq->n, sizeof **out))) {
 		ydoc_free(doc);
 		return err_nomem();
 	}
-	for (size_t i = 0; seq && i < seq->n; i++)
-		if (!yget_expect(&y, seq->items[i], YDOC_MAP, "acks"))
-			read_ack(&y, seq->items[i], &(*out)[(*n)++]);
+	for (size_t i = 0; af.seq && i < af.seq->n; i++) /* one problem: none are kept */
+		if (!yschema_read_item(&y, af.seq->items[i], &ack_schema, &(*out)[*n], "acks"))
+			(*n)++;
 	ydoc_free(doc);
 	if (diag->n > before) {
 		free(*out);
@@ -93,24 +123,9 @@ int acks_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
 static void emit(FILE *fp, const struct hist_ack *a, size_t n)
 {
 	struct yout y;
+	struct acks_file af = {.schema = 1, .acks = a, .n = n};
 	yout_init(&y, fp);
-	yout_map(&y);
-	yout_kv_int(&y, "schema", 1);
-	yout_key(&y, "acks");
-	yout_seq(&y);
-	for (size_t i = 0; i < n; i++) {
-		yout_map(&y);
-		yout_kv_str(&y, "alert", a[i].alert);
-		yout_kv_str(&y, "series", a[i].series);
-		yout_key(&y, "invalid");
-		yout_bool(&y, a[i].invalid);
-		yout_kv_str(&y, "reason", a[i].reason);
-		yout_kv_str(&y, "at", a[i].at);
-		yout_kv_str(&y, "by", a[i].by);
-		yout_end(&y);
-	}
-	yout_end(&y);
-	yout_end(&y);
+	yschema_write_item(&y, &file_schema, &af);
 }
 
 int acks_add(const char *runs_dir, const struct hist_ack *a, size_t n)
