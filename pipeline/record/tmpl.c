@@ -17,19 +17,37 @@ const struct yschema_name tmpl_pipeline_names[] = {
 const struct yschema_name tmpl_estimator_names[] = {
 	{"seed", EST_SEED}, {"calibrated", EST_CALIBRATED}, {NULL, 0}};
 
+/* The name of value v in nm, or dflt. */
+static const char *name_of(const struct yschema_name *nm, int v, const char *dflt)
+{
+	for (int i = 0; nm[i].name; i++)
+		if (nm[i].value == v)
+			return nm[i].name;
+	return dflt;
+}
+
+/* The value of name s in nm into *out: 0, or -1 when nm has no such name. */
+static int value_of(const struct yschema_name *nm, const char *s, int *out)
+{
+	for (int i = 0; nm[i].name; i++)
+		if (!strcmp(nm[i].name, s)) {
+			*out = nm[i].value;
+			return 0;
+		}
+	return -1;
+}
+
 const char *tmpl_pipeline_name(enum pipeline_kind p)
 {
-	return p == PIPE_NATIVE ? "native" : "sglang";
+	return name_of(tmpl_pipeline_names, (int)p, "sglang");
 }
 
 int tmpl_pipeline_parse(const char *s, enum pipeline_kind *out)
 {
-	if (!strcmp(s, "sglang"))
-		*out = PIPE_SGLANG;
-	else if (!strcmp(s, "native"))
-		*out = PIPE_NATIVE;
-	else
+	int v;
+	if (value_of(tmpl_pipeline_names, s, &v))
 		return -1;
+	*out = (enum pipeline_kind)v;
 	return 0;
 }
 
@@ -49,11 +67,14 @@ static int accept_num(struct yctx *c, struct ydoc_node *n, double *v)
 	return 0;
 }
 
-static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
+/* accept: a mean acceptance length, a list of them (a range), or `curve`. */
+static void accept_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
 {
-	struct ydoc_node *n = ydoc_get(m, "accept");
+	struct scenario *s = obj;
+	struct ydoc_node *n = ydoc_get(m, f->key);
 	if (!n) {
-		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key 'accept'");
+		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key '%s'", f->key);
 		return;
 	}
 	if (n->kind == YDOC_SCALAR && n->str && !strcmp(n->str, "curve")) {
@@ -79,48 +100,44 @@ static void load_accept(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 
 const char *tmpl_estimator_name(enum estimator_kind e)
 {
-	return e == EST_SEED ? "seed" : "calibrated";
+	return name_of(tmpl_estimator_names, (int)e, "calibrated");
 }
 
 int tmpl_estimator_parse(const char *s, enum estimator_kind *out)
 {
-	if (!strcmp(s, "seed"))
-		*out = EST_SEED;
-	else if (!strcmp(s, "calibrated"))
-		*out = EST_CALIBRATED;
-	else
+	int v;
+	if (value_of(tmpl_estimator_names, s, &v))
 		return -1;
+	*out = (enum estimator_kind)v;
 	return 0;
 }
 
+#define SC(m, ty, fl, u, h) YS_FIELD(struct scenario, m, ty, fl, .unit = (u), .help = (h))
+static const struct yschema_field scenario_fields[] = {
+	SC(name, YS_STR, Y_REQUIRED, NULL, "the scenario's name, unique in its template"),
+	SC(target, YS_STR, Y_REQUIRED, NULL, "GPU catalog id"),
+	YS_FIELD(struct scenario, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
+		 .help = "the serving pipeline"),
+	SC(block, YS_INT, Y_REQUIRED | Y_POSITIVE, "tokens", "drafter block size b"),
+	SC(budget, YS_INT, Y_REQUIRED | Y_POSITIVE, "nodes", "node budget B (root excluded)"),
+	SC(concurrency, YS_INT, Y_POSITIVE, "requests", "concurrent requests C (1)"),
+	SC(context, YS_INT, Y_POSITIVE, "tokens", "tokens before the root (absent: the anchors')"),
+	/* read only, as every key here: templates are written by people */
+	{.key = "accept", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = accept_read,
+	 .unit = "tokens", .help = "mean acceptance length(s), root included, or curve"},
+	YS_FIELD(struct scenario, estimator, YS_ENUM, 0, .names = tmpl_estimator_names,
+		 .help = "whose estimate the headline is (calibrated)"),
+	SC(runnable, YS_BOOL, 0, NULL, "the pipeline can run it (true)"),
+	SC(note, YS_STR, 0, NULL, "why not runnable, or another caveat"),
+};
+static const struct yschema scenario_schema = YS_TABLE("scenarios[]", scenario_fields, 0);
+
 static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
-	const char *str = NULL;
-
 	memset(s, 0, sizeof *s);
 	s->concurrency = 1;
 	s->runnable = 1;
-	yget_strcpy(c, m, "name", Y_REQUIRED, s->name, sizeof s->name);
-	yget_strcpy(c, m, "target", Y_REQUIRED, s->target, sizeof s->target);
-	if (!yget_str(c, m, "pipeline", Y_REQUIRED, &str) && str &&
-	    tmpl_pipeline_parse(str, &s->pipeline)) {
-		struct ydoc_node *n = ydoc_get(m, "pipeline");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "pipeline: expected sglang or native, got '%s'", str);
-	}
-	yget_int(c, m, "block", Y_REQUIRED | Y_POSITIVE, &s->block);
-	yget_int(c, m, "budget", Y_REQUIRED | Y_POSITIVE, &s->budget);
-	yget_int(c, m, "concurrency", Y_POSITIVE, &s->concurrency);
-	yget_int(c, m, "context", Y_POSITIVE, &s->context);
-	load_accept(c, m, s);
-	str = NULL;
-	if (!yget_str(c, m, "estimator", 0, &str) && str && tmpl_estimator_parse(str, &s->estimator)) {
-		struct ydoc_node *n = ydoc_get(m, "estimator");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "estimator: expected seed or calibrated, got '%s'", str);
-	}
-	yget_bool(c, m, "runnable", 0, &s->runnable);
-	yget_strcpy(c, m, "note", 0, s->note, sizeof s->note);
+	yschema_read_fields(c, m, &scenario_schema, s);
 	for (int i = 0; i < s->naccept; i++)
 		if (s->accept[i] > s->block) {
 			ydiag_add(c->diag, c->file, m->line, m->col,
@@ -172,6 +189,15 @@ static void check_top(struct yctx *c, struct ydoc_node *root)
 	}
 }
 
+/* The template's own keys read here (not strictly: every other section is
+ * its stage's, check_top names the unknown ones); description is free text,
+ * extends names the parent (load_at). */
+static const struct yschema_field head_fields[] = {
+	YS_FIELD(struct tmpl, name, YS_STR, Y_REQUIRED,
+		 .help = "the template's name; run records name files by it"),
+};
+static const struct yschema head_schema = YS_TABLE("template", head_fields, 0);
+
 /* Loads the template at path, or from buf (len bytes) named path. */
 static int load_doc(struct ydoc **doc, const char *path, const char *buf, size_t len,
 		    struct ydiag *diag)
@@ -203,9 +229,8 @@ static int load_at(struct tmpl *t, const char *path, const char *buf, size_t len
 	snprintf(t->path, sizeof t->path, "%s", path);
 	if ((rc = load_doc(&t->doc, path, buf, len, diag)) != 0)
 		return rc;
-	size_t had = diag->n;
-	yget_strcpy(&c, t->doc->root, "name", Y_REQUIRED, t->name, sizeof t->name);
-	if (diag->n == had && !fsx_name_ok(t->name)) { /* run records name files by it */
+	if (!yschema_read_fields(&c, t->doc->root, &head_schema, t) &&
+	    !fsx_name_ok(t->name)) { /* run records name files by it */
 		n = ydoc_get(t->doc->root, "name");
 		ydiag_add(diag, path, n->line, n->col, "name: '%s' is not a file name", t->name);
 	}
