@@ -122,7 +122,7 @@ static const struct yschema_field scenario_fields[] = {
 	SC(budget, YS_INT, Y_REQUIRED | Y_POSITIVE, "nodes", "node budget B (root excluded)"),
 	SC(concurrency, YS_INT, Y_POSITIVE, "requests", "concurrent requests C (1)"),
 	SC(context, YS_INT, Y_POSITIVE, "tokens", "tokens before the root (absent: the anchors')"),
-	/* read only, as every key here: templates are written by people */
+	/* no writer: templates are written by people, never by ddt */
 	{.key = "accept", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = accept_read,
 	 .unit = "tokens", .help = "mean acceptance length(s), root included, or curve"},
 	YS_FIELD(struct scenario, estimator, YS_ENUM, 0, .names = tmpl_estimator_names,
