@@ -22,6 +22,7 @@
 #include "fit.h"
 #include "err.h"
 #include "fsx.h"
+#include "helpers.h"
 #include "history.h"
 #include "record.h"
 #include "model.h"
@@ -1495,6 +1496,102 @@ static void test_regress__verdict_file_round_trips_with_revisions(void **state)
 	free(path);
 }
 
+/* Every verdict, measurement status, alert state and model component is
+ * written by its name and read back to the same value; the file read back
+ * writes again byte for byte; a name the file cannot hold is named with
+ * the ones it can, at its line and column. */
+static void test_regress__verdict_file_names_round_trip_byte_for_byte(void **state)
+{
+	(void)state;
+	struct regress_entry ents[REG_COUNT];
+	struct regress_alert alerts[ALERT_COUNT];
+	struct regress_impact imps[COMP_COUNT + 1];
+	struct regress_night a = {.run_id = "r9", .nruns = 9, .n = REG_COUNT, .entries = ents,
+				  .nalerts = ALERT_COUNT, .alerts = alerts,
+				  .impacts = {COMP_COUNT + 1, imps}},
+			     b;
+	struct ydiag diag = {0};
+	char dir[] = "/tmp/ddt-verdict-names-XXXXXX", line[160];
+
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "verdicts.yaml"), *again = fsx_join(dir, "again.yaml");
+	memset(ents, 0, sizeof ents);
+	memset(alerts, 0, sizeof alerts);
+	memset(imps, 0, sizeof imps);
+	for (int v = 0; v < REG_COUNT; v++) {
+		ents[v] = (struct regress_entry){.verdict = v, .status = v % 4, .nights = v + 1,
+						 .median_us = 10 + v, .baseline_us = NAN,
+						 .noise_frac = 0.01, .delta_frac = v / 100.0,
+						 .lo_frac = NAN, .hi_frac = 0.5, .z = NAN,
+						 .band_lo_us = 9, .band_hi_us = 11};
+		snprintf(ents[v].key.op, sizeof ents[v].key.op, "op%d", v);
+		a.count[v] = 1;
+	}
+	snprintf(ents[1].good_engine_rev, sizeof ents[1].good_engine_rev, "e1");
+	for (int s = 0; s < ALERT_COUNT; s++)
+		alerts[s] = (struct regress_alert){.state = s, .verdict = REG_DRIFT, .nights = 2,
+						   .baseline_us = 1, .level_us = 2, .delta_frac = 1,
+						   .lo_frac = NAN, .hi_frac = 2, .age_days = 0.5};
+	for (int k = 0; k <= COMP_COUNT; k++)
+		imps[k] = (struct regress_impact){.comp = k < COMP_COUNT ? k : -1,
+						  .verdict = REG_IMPROVEMENT, .delta_frac = -0.1,
+						  .accept = NAN, .tok_s = 1, .tok_s_after = 1.1,
+						  .change_frac = 0.1};
+	assert_int_equal(regress_night_write(&a, path), 0);
+	char *text = helpers_slurp(path);
+	for (int v = 0; v < REG_COUNT; v++) {
+		const char *name = regress_verdict_name(v);
+		snprintf(line, sizeof line, strchr(name, ' ') ? "    verdict: \"%s\"\n"
+							   : "    verdict: %s\n", name);
+		assert_non_null(strstr(text, line));
+	}
+	for (int s = 0; s < ALERT_COUNT; s++) {
+		snprintf(line, sizeof line, "    state: %s\n", regress_alert_state_name(s));
+		assert_non_null(strstr(text, line));
+	}
+	assert_non_null(strstr(text, "    status: unsupported\n"));
+	assert_non_null(strstr(text, "    component: null\n"));
+	assert_non_null(strstr(text, "    last_good_engine_rev: e1\n    first_bad_engine_rev: \"\"\n"));
+	assert_int_equal(regress_night_read(&b, path, &diag), 0);
+	assert_int_equal(b.n, REG_COUNT);
+	for (int v = 0; v < REG_COUNT; v++) {
+		assert_int_equal(b.entries[v].verdict, v);
+		assert_int_equal(b.entries[v].status, v % 4);
+		assert_int_equal(b.count[v], 1);
+		assert_true(isnan(b.entries[v].lo_frac) && isnan(b.entries[v].baseline_us));
+		assert_near(b.entries[v].delta_frac, v / 100.0, 1e-12);
+	}
+	for (int s = 0; s < ALERT_COUNT; s++)
+		assert_int_equal(b.alerts[s].state, s);
+	assert_int_equal(b.open_alerts, 1);
+	for (int k = 0; k <= COMP_COUNT; k++)
+		assert_int_equal(b.impacts.v[k].comp, k < COMP_COUNT ? k : -1);
+	assert_int_equal(regress_night_write(&b, again), 0);
+	char *text2 = helpers_slurp(again);
+	assert_string_equal(text, text2);
+	regress_night_free(&b);
+	/* an unknown state, at its place, with the states the file takes */
+	char *bad = strstr(text, "state: acknowledged");
+	assert_non_null(bad);
+	memcpy(bad, "state: acknowledgex", 19);
+	assert_int_equal(fsx_write_all(path, text, strlen(text)), 0);
+	assert_int_equal(regress_night_read(&b, path, &diag), DDT_EINPUT);
+	int ln = 1;
+	for (const char *q = text; q < bad; q++)
+		ln += *q == '\n';
+	snprintf(line, sizeof line,
+		 "verdicts.yaml:%d:12: state: expected open, acknowledged or invalid, got 'acknowledgex'",
+		 ln);
+	assert_non_null(strstr(diag.msgs[diag.n - 1], line));
+	regress_night_free(&b);
+	free(text);
+	free(text2);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+	free(again);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1507,6 +1604,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
 	    cmocka_unit_test(test_regress__impact_scales_the_ops_component),
 	    cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
+	    cmocka_unit_test(test_regress__verdict_file_names_round_trip_byte_for_byte),
 	    cmocka_unit_test(test_regress__machine_change_is_environment_changed_not_regression),
 	    cmocka_unit_test(test_regress__alternating_hosts_give_no_suspects),
 	    cmocka_unit_test(test_regress__a_machine_moving_together_is_environment_changed),

@@ -24,6 +24,7 @@
 #include "history.h"
 #include "model.h"
 #include "tmpl.h"
+#include "yschema.h"
 
 #define REGRESS_MAX_IMPACT 32
 
@@ -113,8 +114,8 @@ const char *regress_compare(const struct regress_conf *c, const struct hist_poin
 const char *regress_verdict_name(enum regress_verdict v);
 /* The same names as data, indexed by verdict (REG_COUNT of them). */
 extern const char *const regress_verdict_names[];
-/* Parses a verdict name; returns 0 or -1. */
-int regress_verdict_parse(const char *s, enum regress_verdict *out);
+/* The same as the verdict file's enum names (yschema.h), NULL-terminated. */
+extern const struct yschema_name regress_verdict_ynames[];
 
 /* ---- impact: what a kernel's change costs the projections ---- */
 

@@ -7,24 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const regress_verdict_names[REG_COUNT] = {
-	"new",	   "not enough history", "ok",	  "improvement", "suspect",
-	"regression", "outlier",	    "failed", "skipped",     "drift",
-	"environment changed", "not judgeable"};
+/* Each verdict and its name, in the enum's order. */
+#define REGRESS_VERDICTS(X)                                                               \
+	X(REG_NEW, "new")                                                                 \
+	X(REG_SHORT, "not enough history")                                                \
+	X(REG_OK, "ok")                                                                   \
+	X(REG_IMPROVEMENT, "improvement")                                                 \
+	X(REG_SUSPECT, "suspect")                                                         \
+	X(REG_REGRESSION, "regression")                                                   \
+	X(REG_OUTLIER, "outlier")                                                         \
+	X(REG_FAILED, "failed")                                                           \
+	X(REG_SKIPPED, "skipped")                                                         \
+	X(REG_DRIFT, "drift")                                                             \
+	X(REG_ENV, "environment changed")                                                 \
+	X(REG_UNJUDGED, "not judgeable")
+
+#define VERDICT_STR(v, s) [v] = (s),
+#define VERDICT_NAME(v, s) {(s), (v)},
+const char *const regress_verdict_names[REG_COUNT] = {REGRESS_VERDICTS(VERDICT_STR)};
+const struct yschema_name regress_verdict_ynames[] = {REGRESS_VERDICTS(VERDICT_NAME) {NULL, 0}};
 
 const char *regress_verdict_name(enum regress_verdict v)
 {
 	return (unsigned)v < REG_COUNT ? regress_verdict_names[v] : "?";
-}
-
-int regress_verdict_parse(const char *s, enum regress_verdict *out)
-{
-	for (int i = 0; i < REG_COUNT; i++)
-		if (!strcmp(s, regress_verdict_names[i])) {
-			*out = (enum regress_verdict)i;
-			return 0;
-		}
-	return -1;
 }
 
 /* ---------------------------------------------------------------- config */

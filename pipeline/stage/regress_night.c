@@ -3,6 +3,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "yschema_pct.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -156,127 +157,309 @@ void regress_night_free(struct regress_night *n)
 	memset(n, 0, sizeof *n);
 }
 
-static void emit_key(struct yout *y, const struct hist_key *k)
+/* ---- runs/<run-id>/verdicts.yaml: the tables of its keys ---- */
+
+#define FIG (Y_REQUIRED | Y_NULLABLE) /* a figure: a number or null, required */
+#define RUN_STR(T, k, m, fl, h) YS_KEYED(T, k, m, YS_STR, fl, .help = (h))
+
+static const struct yschema_field key_fields[] = {
+	YS_FIELD(struct hist_key, op, YS_STR, Y_REQUIRED, .help = "the op measured"),
+	YS_FIELD(struct hist_key, variant, YS_STR, Y_REQUIRED, .help = "cold, hot, or the benchmark's own"),
+	YS_FIELD(struct hist_key, params, YS_STR, Y_REQUIRED, .help = "its sizes, \"M=9,tp=8\""),
+	YS_FIELD(struct hist_key, device, YS_STR, Y_REQUIRED, .help = "the device's name"),
+	YS_FIELD(struct hist_key, backend, YS_STR, Y_REQUIRED, .help = "cpu, cuda, nccl"),
+	YS_FIELD(struct hist_key, build, YS_STR, Y_REQUIRED, .help = "the build's flavour"),
+	/* a file of schema 1 lacks it: "" */
+	YS_FIELD(struct hist_key, machine, YS_STR, 0, .help = "the machine's name and id"),
+};
+static const struct yschema key_schema = YS_TABLE("series key", key_fields, 0);
+
+/* A series' key (struct hist_key at the entry's offset): its keys inline. */
+static void key_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		     void *obj)
 {
-	yout_kv_str(y, "op", k->op);
-	yout_kv_str(y, "variant", k->variant);
-	yout_kv_str(y, "params", k->params);
-	yout_kv_str(y, "device", k->device);
-	yout_kv_str(y, "backend", k->backend);
-	yout_kv_str(y, "build", k->build);
-	yout_kv_str(y, "machine", k->machine);
+	yschema_read_fields(c, m, &key_schema, (char *)obj + f->off);
 }
 
-static void emit_entry(struct yout *y, const struct regress_entry *e)
+static void key_write(struct yout *y, const struct yschema_field *f, const void *obj)
 {
-	yout_map(y);
-	emit_key(y, &e->key);
-	yout_kv_str(y, "status", rec_status_name(e->status));
-	yout_kv_str(y, "verdict", regress_verdict_name(e->verdict));
-	yout_kv_int(y, "nights", e->nights);
-	yout_kv_num(y, "median_us", e->median_us);
-	yout_kv_num(y, "baseline_us", e->baseline_us);
-	yout_kv_num(y, "noise_pct", e->noise_frac * 100);
-	yout_kv_num(y, "delta_pct", e->delta_frac * 100);
-	yout_kv_num(y, "delta_lo_pct", e->lo_frac * 100);
-	yout_kv_num(y, "delta_hi_pct", e->hi_frac * 100);
-	yout_kv_num(y, "z", e->z);
-	yout_kv_num(y, "band_lo_us", e->band_lo_us);
-	yout_kv_num(y, "band_hi_us", e->band_hi_us);
-	yout_kv_str(y, "reason", e->reason);
-	yout_kv_str(y, "commits", e->commits);
-	yout_kv_str(y, "last_good_run", e->good_run_id);
-	yout_kv_str(y, "last_good_rev", e->good_rev);
-	yout_kv_str(y, "first_bad_run", e->bad_run_id);
-	yout_kv_str(y, "first_bad_rev", e->bad_rev);
-	if (e->good_engine_rev[0] || e->bad_engine_rev[0]) {
-		yout_kv_str(y, "last_good_engine_rev", e->good_engine_rev);
-		yout_kv_str(y, "first_bad_engine_rev", e->bad_engine_rev);
-	}
+	yschema_write_fields(y, &key_schema, (const char *)obj + f->off);
+}
+
+#define KEY(T)                                                                            \
+	YS_FIELD(T, key, YS_CUSTOM, Y_REQUIRED, .read = key_read, .write = key_write,      \
+		 .help = "the series: op, variant, params, device, backend, build, machine")
+#define VERDICT(T, k, m, h)                                                               \
+	YS_KEYED(T, k, m, YS_ENUM, Y_REQUIRED, .names = regress_verdict_ynames, .help = (h))
+
+static const struct yschema_name status_names[] = {
+	{"ok", REC_OK}, {"failed", REC_FAILED}, {"skipped", REC_SKIPPED},
+	{"unsupported", REC_UNSUPPORTED}, {NULL, 0}};
+
+static const struct yschema_field engine_rev_fields[] = {
+	RUN_STR(struct regress_entry, "last_good_engine_rev", good_engine_rev, 0,
+		"the engine's own revision on the last good night"),
+	RUN_STR(struct regress_entry, "first_bad_engine_rev", bad_engine_rev, 0,
+		"and on the first bad night"),
+};
+static const struct yschema engine_rev_schema = YS_TABLE("engine revisions", engine_rev_fields, 0);
+
+/* The engine's revisions: written only when a record named either. */
+static void engine_revs_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			     void *obj)
+{
+	(void)f;
+	yschema_read_fields(c, m, &engine_rev_schema, obj);
+}
+
+static void engine_revs_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct regress_entry *e = obj;
+	(void)f;
+	if (e->good_engine_rev[0] || e->bad_engine_rev[0])
+		yschema_write_fields(y, &engine_rev_schema, e);
+}
+
+#define E_NUM(m, fl, u, h) YS_FIELD(struct regress_entry, m, YS_NUM, fl, .unit = (u), .help = (h))
+#define E_PCT(k, m, fl, h) YS_PCT(struct regress_entry, k, m, fl, .help = (h))
+#define E_STR(k, m, fl, h) RUN_STR(struct regress_entry, k, m, fl, h)
+/* In the order written and read. */
+static const struct yschema_field entry_fields[] = {
+	KEY(struct regress_entry),
+	YS_FIELD(struct regress_entry, status, YS_ENUM, Y_REQUIRED, .names = status_names,
+		 .help = "the night's measurement"),
+	VERDICT(struct regress_entry, "verdict", verdict, "as decided that night"),
+	YS_FIELD(struct regress_entry, nights, YS_INT, Y_REQUIRED | Y_POSITIVE, .unit = "nights",
+		 .help = "measured nights of the series so far"),
+	E_NUM(median_us, FIG, "us", "the night's median"),
+	E_NUM(baseline_us, FIG, "us", "median of the baseline's good nights"),
+	E_PCT("noise_pct", noise_frac, FIG, "robust noise sigma, of the baseline"),
+	E_PCT("delta_pct", delta_frac, FIG, "the night against the baseline"),
+	/* absent from files written before the interval: NaN */
+	E_PCT("delta_lo_pct", lo_frac, Y_NULLABLE, "the change's 95% interval, low end"),
+	E_PCT("delta_hi_pct", hi_frac, Y_NULLABLE, "the change's 95% interval, high end"),
+	E_NUM(z, FIG, NULL, "robust z of the change"),
+	E_NUM(band_lo_us, FIG, "us", "the band's low edge"),
+	E_NUM(band_hi_us, FIG, "us", "the band's high edge"),
+	E_STR("reason", reason, Y_REQUIRED, "why, in words (\"\" none)"),
+	/* absent from files of schema 1: "" */
+	E_STR("commits", commits, 0, "the change's revisions, \"a1b2c3d..e4f5a6b\""),
+	E_STR("last_good_run", good_run_id, 0, "the change's last good night"),
+	E_STR("last_good_rev", good_rev, 0, "its revision"),
+	E_STR("first_bad_run", bad_run_id, 0, "the change's first bad night"),
+	E_STR("first_bad_rev", bad_rev, 0, "its revision"),
+	{.key = "engine_rev", .type = YS_CUSTOM, .read = engine_revs_read,
+	 .write = engine_revs_write, .help = "last_good_engine_rev, first_bad_engine_rev"},
+};
+static const struct yschema entry_schema = YS_TABLE("series", entry_fields, 0);
+
+static const struct yschema_field revision_fields[] = {
+	KEY(struct regress_revision),
+	RUN_STR(struct regress_revision, "run_id", run_id, Y_REQUIRED, "the night revised"),
+	VERDICT(struct regress_revision, "from", from, "its verdict before"),
+	VERDICT(struct regress_revision, "to", to, "its verdict now"),
+};
+static const struct yschema revision_schema = YS_TABLE("revised", revision_fields, 0);
+
+/* component: a model component's name, or null (the op maps to none: -1). */
+static void comp_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
+{
+	const char *s = NULL;
+	char list[160] = "";
+	int *comp = (int *)((char *)obj + f->off);
+	*comp = -1;
+	if (yget_str(c, m, f->key, f->flags, &s) || !s)
+		return;
+	struct ydoc_node *n = ydoc_get(m, f->key);
+	if (n->plain && !strcmp(s, "null"))
+		return;
+	for (int k = 0; k < COMP_COUNT; k++)
+		if (!strcmp(s, model_comp_names[k]))
+			*comp = k;
+	for (int k = 0; *comp < 0 && k < COMP_COUNT; k++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+			 !k ? "" : k + 1 < COMP_COUNT ? ", " : " or ", model_comp_names[k]);
+	if (*comp < 0)
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected %s, got '%s'", f->key,
+			  list, s);
+}
+
+static void comp_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	int comp = *(const int *)((const char *)obj + f->off);
+	yout_kv_str(y, f->key, comp >= 0 && comp < COMP_COUNT ? model_comp_names[comp] : NULL);
+}
+
+#define I_NUM(m, u, h) YS_FIELD(struct regress_impact, m, YS_NUM, FIG, .unit = (u), .help = (h))
+static const struct yschema_field impact_fields[] = {
+	KEY(struct regress_impact),
+	VERDICT(struct regress_impact, "verdict", verdict, "regression or improvement"),
+	YS_PCT(struct regress_impact, "delta_pct", delta_frac, FIG,
+	       .help = "the kernel's change against its baseline"),
+	YS_KEYED(struct regress_impact, "component", comp, YS_CUSTOM, Y_REQUIRED, .read = comp_read,
+		 .write = comp_write, .help = "the model component the op maps to (null: none)"),
+	RUN_STR(struct regress_impact, "scenario", scenario, Y_REQUIRED, "the scenario projected"),
+	RUN_STR(struct regress_impact, "target", target, Y_REQUIRED, "its catalog GPU"),
+	I_NUM(accept, "tokens", "the scenario's first acceptance"),
+	I_NUM(tok_s, "tok/s", "projected throughput before the change"),
+	I_NUM(tok_s_after, "tok/s", "and with it"),
+	YS_PCT(struct regress_impact, "change_pct", change_frac, FIG,
+	       .help = "tok_s_after against tok_s"),
+};
+static const struct yschema impact_schema = YS_TABLE("impact", impact_fields, 0);
+
+static const struct yschema_name alert_state_names[] = {
+	{"open", ALERT_OPEN}, {"acknowledged", ALERT_ACKED}, {"invalid", ALERT_INVALID},
+	{NULL, 0}};
+
+#define A_NUM(m, ty, u, h) YS_FIELD(struct regress_alert, m, ty, FIG, .unit = (u), .help = (h))
+#define A_PCT(k, m, h) YS_PCT(struct regress_alert, k, m, FIG, .help = (h))
+#define A_STR(k, m, h) RUN_STR(struct regress_alert, k, m, Y_REQUIRED, h)
+static const struct yschema_field alert_fields[] = {
+	A_STR("id", id, "a hash of its last good and first bad run ids"),
+	KEY(struct regress_alert),
+	VERDICT(struct regress_alert, "verdict", verdict, "regression or drift"),
+	YS_FIELD(struct regress_alert, state, YS_ENUM, Y_REQUIRED, .names = alert_state_names,
+		 .help = "open until answered"),
+	A_NUM(baseline_us, YS_NUM, "us", "the old level"),
+	A_NUM(level_us, YS_NUM, "us", "the new level"),
+	A_PCT("delta_pct", delta_frac, "the new level against the old"),
+	A_PCT("delta_lo_pct", lo_frac, "its 95% interval, low end"),
+	A_PCT("delta_hi_pct", hi_frac, "its 95% interval, high end"),
+	YS_FIELD(struct regress_alert, nights, YS_INT, Y_REQUIRED, .unit = "nights",
+		 .help = "measured nights on the new level"),
+	YS_FIELD(struct regress_alert, age_nights, YS_INT, Y_REQUIRED, .unit = "nights",
+		 .help = "nights since the confirming one"),
+	A_NUM(age_days, YS_NUM, "days", "days since the first bad night"),
+	A_STR("opened_run", opened_run, "the night that confirmed it"),
+	A_STR("last_good_run", good_run_id, "the change's last good night"),
+	A_STR("first_bad_run", bad_run_id, "the change's first bad night"),
+	A_STR("commits", commits, "\"a1b2c3d..e4f5a6b\""),
+	A_STR("last_good_rev", good_rev, "the last good night's full revision"),
+	A_STR("first_bad_rev", bad_rev, "the first bad night's full revision"),
+	A_STR("answer", answer, "who answered it, when and why (\"\" none)"),
+};
+static const struct yschema alert_schema = YS_TABLE("alerts", alert_fields, 0);
+
+/* The file's top: the night, and its lists as nodes while read (their
+ * items are read once every top key is checked). */
+struct night_io {
+	struct regress_night n;
+	int schema, nights;
+	struct ydoc_node *list[4]; /* series, revised, impact, alerts */
+};
+
+/* schema: 1 to 3. */
+static void schema_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	struct night_io *io = obj;
+	yget_int(c, m, f->key, f->flags, &io->schema);
+	if (io->schema > 3)
+		ydiag_add(c->diag, c->file, m->line, m->col, "schema %d is newer than 3",
+			  io->schema);
+}
+
+static void schema_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_int(y, f->key, ((const struct night_io *)obj)->schema);
+}
+
+/* counts: derived from series, for people reading the file; recomputed
+ * when read. */
+static void counts_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
+{
+	(void)c, (void)obj;
+	ydoc_get(m, f->key);
+}
+
+static void counts_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct regress_night *n = &((const struct night_io *)obj)->n;
+	yout_key(y, f->key);
+	yout_map_flow(y);
+	for (int v = 0; v < REG_COUNT; v++)
+		yout_kv_int(y, regress_verdict_names[v], n->count[v]);
 	yout_end(y);
 }
 
-static void emit_impact(struct yout *y, const struct regress_impact *im)
+/* A list of mappings: its node, each item checked to be a mapping. */
+static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		      void *obj)
 {
-	yout_map(y);
-	emit_key(y, &im->key);
-	yout_kv_str(y, "verdict", regress_verdict_name(im->verdict));
-	yout_kv_num(y, "delta_pct", im->delta_frac * 100);
-	yout_kv_str(y, "component", im->comp >= 0 ? model_comp_name((enum model_comp)im->comp)
-						   : NULL);
-	yout_kv_str(y, "scenario", im->scenario);
-	yout_kv_str(y, "target", im->target);
-	yout_kv_num(y, "accept", im->accept);
-	yout_kv_num(y, "tok_s", im->tok_s);
-	yout_kv_num(y, "tok_s_after", im->tok_s_after);
-	yout_kv_num(y, "change_pct", im->change_frac * 100);
+	struct ydoc_node **slot = (struct ydoc_node **)((char *)obj + f->off), *n = NULL;
+	*slot = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &n) || !n)
+		return;
+	for (size_t i = 0; i < n->n; i++)
+		if (yget_expect(c, n->items[i], YDOC_MAP, f->key))
+			return;
+	*slot = n;
+}
+
+static void list_write(struct yout *y, const char *key, const struct yschema *s,
+		       const void *v, size_t n, size_t size)
+{
+	yout_key(y, key);
+	yout_seq(y);
+	for (size_t i = 0; i < n; i++)
+		yschema_write_item(y, s, (const char *)v + i * size);
 	yout_end(y);
 }
 
-static void emit_alert(struct yout *y, const struct regress_alert *a)
+#define NIGHT(io) (&((const struct night_io *)(io))->n)
+static void series_write(struct yout *y, const struct yschema_field *f, const void *io)
 {
-	yout_map(y);
-	yout_kv_str(y, "id", a->id);
-	emit_key(y, &a->key);
-	yout_kv_str(y, "verdict", regress_verdict_name(a->verdict));
-	yout_kv_str(y, "state", regress_alert_state_name(a->state));
-	yout_kv_num(y, "baseline_us", a->baseline_us);
-	yout_kv_num(y, "level_us", a->level_us);
-	yout_kv_num(y, "delta_pct", a->delta_frac * 100);
-	yout_kv_num(y, "delta_lo_pct", a->lo_frac * 100);
-	yout_kv_num(y, "delta_hi_pct", a->hi_frac * 100);
-	yout_kv_int(y, "nights", a->nights);
-	yout_kv_int(y, "age_nights", a->age_nights);
-	yout_kv_num(y, "age_days", a->age_days);
-	yout_kv_str(y, "opened_run", a->opened_run);
-	yout_kv_str(y, "last_good_run", a->good_run_id);
-	yout_kv_str(y, "first_bad_run", a->bad_run_id);
-	yout_kv_str(y, "commits", a->commits);
-	yout_kv_str(y, "last_good_rev", a->good_rev);
-	yout_kv_str(y, "first_bad_rev", a->bad_rev);
-	yout_kv_str(y, "answer", a->answer);
-	yout_end(y);
+	list_write(y, f->key, &entry_schema, NIGHT(io)->entries, NIGHT(io)->n,
+		   sizeof *NIGHT(io)->entries);
 }
+
+static void revised_write(struct yout *y, const struct yschema_field *f, const void *io)
+{
+	list_write(y, f->key, &revision_schema, NIGHT(io)->revs, NIGHT(io)->nrev,
+		   sizeof *NIGHT(io)->revs);
+}
+
+static void impact_write(struct yout *y, const struct yschema_field *f, const void *io)
+{
+	list_write(y, f->key, &impact_schema, NIGHT(io)->impacts.v, NIGHT(io)->impacts.n,
+		   sizeof *NIGHT(io)->impacts.v);
+}
+
+static void alerts_write(struct yout *y, const struct yschema_field *f, const void *io)
+{
+	list_write(y, f->key, &alert_schema, NIGHT(io)->alerts, NIGHT(io)->nalerts,
+		   sizeof *NIGHT(io)->alerts);
+}
+
+#define LIST(k, i, fl, w, h)                                                              \
+	YS_KEYED(struct night_io, k, list[i], YS_CUSTOM, fl, .read = list_read, .write = (w), \
+		 .help = (h))
+static const struct yschema_field night_fields[] = {
+	YS_FIELD(struct night_io, schema, YS_CUSTOM, Y_REQUIRED | Y_POSITIVE, .read = schema_read,
+		 .write = schema_write, .help = "the file's layout: 1 to 3"),
+	RUN_STR(struct night_io, "run_id", n.run_id, Y_REQUIRED, "the night judged"),
+	YS_FIELD(struct night_io, nights, YS_INT, Y_REQUIRED | Y_POSITIVE, .unit = "nights",
+		 .help = "nights in the history up to this one"),
+	{.key = "counts", .type = YS_CUSTOM, .read = counts_read, .write = counts_write,
+	 .help = "series per verdict (derived from series)"},
+	LIST("series", 0, Y_REQUIRED, series_write, "every series measured or due that night"),
+	LIST("revised", 1, Y_REQUIRED, revised_write, "earlier nights' verdicts this night changed"),
+	LIST("impact", 2, Y_REQUIRED, impact_write, "what each change costs the projections"),
+	/* absent from files before schema 3 */
+	LIST("alerts", 3, 0, alerts_write, "confirmed slowdowns, open or answered"),
+};
+static const struct yschema night_schema = YS_TABLE("verdict file", night_fields, 0);
 
 void regress_night_emit(const struct regress_night *n, FILE *fp)
 {
 	struct yout y;
+	struct night_io io = {.n = *n, .schema = 3, .nights = (int)n->nruns};
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_kv_int(&y, "schema", 3);
-	yout_kv_str(&y, "run_id", n->run_id);
-	yout_kv_int(&y, "nights", (long long)n->nruns);
-	yout_key(&y, "counts"); /* derived from series; for people reading the file */
-	yout_map_flow(&y);
-	for (int v = 0; v < REG_COUNT; v++)
-		yout_kv_int(&y, regress_verdict_name((enum regress_verdict)v), n->count[v]);
-	yout_end(&y);
-	yout_key(&y, "series");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->n; i++)
-		emit_entry(&y, &n->entries[i]);
-	yout_end(&y);
-	yout_key(&y, "revised");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->nrev; i++) {
-		yout_map(&y);
-		emit_key(&y, &n->revs[i].key);
-		yout_kv_str(&y, "run_id", n->revs[i].run_id);
-		yout_kv_str(&y, "from", regress_verdict_name(n->revs[i].from));
-		yout_kv_str(&y, "to", regress_verdict_name(n->revs[i].to));
-		yout_end(&y);
-	}
-	yout_end(&y);
-	yout_key(&y, "impact");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->impacts.n; i++)
-		emit_impact(&y, &n->impacts.v[i]);
-	yout_end(&y);
-	yout_key(&y, "alerts");
-	yout_seq(&y);
-	for (size_t i = 0; i < n->nalerts; i++)
-		emit_alert(&y, &n->alerts[i]);
-	yout_end(&y);
+	yschema_write_fields(&y, &night_schema, &io);
 	yout_end(&y);
 }
 
@@ -296,205 +479,39 @@ int regress_night_write(const struct regress_night *n, const char *path)
 
 /* ---- reading it back ---- */
 
-static void read_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
-		     size_t len)
+/* The items of list node l (NULL: none), read by s, as a new array of size
+ * bytes each and *n of them; NULL when out of memory. */
+static void *read_list(struct yctx *c, struct ydoc_node *l, const struct yschema *s, size_t *n,
+		       size_t size)
 {
-	(void)yget_strcpy(c, m, key, Y_REQUIRED, dst, len);
-}
-
-static void read_key(struct yctx *c, struct ydoc_node *m, struct hist_key *k)
-{
-	read_str(c, m, "op", k->op, sizeof k->op);
-	read_str(c, m, "variant", k->variant, sizeof k->variant);
-	read_str(c, m, "params", k->params, sizeof k->params);
-	read_str(c, m, "device", k->device, sizeof k->device);
-	read_str(c, m, "backend", k->backend, sizeof k->backend);
-	read_str(c, m, "build", k->build, sizeof k->build);
-	if (ydoc_get(m, "machine")) /* schema 2 */
-		read_str(c, m, "machine", k->machine, sizeof k->machine);
-}
-
-/* An optional string key (schema 2): "" when absent. */
-static void read_opt_str(struct yctx *c, struct ydoc_node *m, const char *key, char *dst,
-			 size_t len)
-{
-	dst[0] = '\0';
-	if (ydoc_get(m, key))
-		read_str(c, m, key, dst, len);
-}
-
-static void read_verdict(struct yctx *c, struct ydoc_node *m, const char *key,
-			 enum regress_verdict *out)
-{
-	const char *s = NULL;
-	if (yget_str(c, m, key, Y_REQUIRED, &s) || !s)
-		return;
-	if (regress_verdict_parse(s, out)) {
-		struct ydoc_node *n = ydoc_get(m, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: unknown verdict '%s'", key, s);
-	}
-}
-
-static double read_pct(struct yctx *c, struct ydoc_node *m, const char *key)
-{
-	double v = NAN;
-	yget_num(c, m, key, Y_REQUIRED | Y_NULLABLE, &v);
-	return v / 100;
-}
-
-static void read_entry(struct yctx *c, struct ydoc_node *m, struct regress_entry *e)
-{
-	const char *st = NULL;
-	memset(e, 0, sizeof *e);
-	read_key(c, m, &e->key);
-	if (!yget_str(c, m, "status", Y_REQUIRED, &st) && st && rec_status_parse(st, &e->status)) {
-		struct ydoc_node *n = ydoc_get(m, "status");
-		ydiag_add(c->diag, c->file, n->line, n->col, "status: unknown '%s'", st);
-	}
-	read_verdict(c, m, "verdict", &e->verdict);
-	yget_int(c, m, "nights", Y_REQUIRED | Y_POSITIVE, &e->nights);
-	e->median_us = e->baseline_us = e->z = e->band_lo_us = e->band_hi_us = NAN;
-	yget_num(c, m, "median_us", Y_REQUIRED | Y_NULLABLE, &e->median_us);
-	yget_num(c, m, "baseline_us", Y_REQUIRED | Y_NULLABLE, &e->baseline_us);
-	e->noise_frac = read_pct(c, m, "noise_pct");
-	e->delta_frac = read_pct(c, m, "delta_pct");
-	e->lo_frac = e->hi_frac = NAN; /* absent from files written before it */
-	yget_num(c, m, "delta_lo_pct", Y_NULLABLE, &e->lo_frac);
-	yget_num(c, m, "delta_hi_pct", Y_NULLABLE, &e->hi_frac);
-	e->lo_frac /= 100;
-	e->hi_frac /= 100;
-	yget_num(c, m, "z", Y_REQUIRED | Y_NULLABLE, &e->z);
-	yget_num(c, m, "band_lo_us", Y_REQUIRED | Y_NULLABLE, &e->band_lo_us);
-	yget_num(c, m, "band_hi_us", Y_REQUIRED | Y_NULLABLE, &e->band_hi_us);
-	read_str(c, m, "reason", e->reason, sizeof e->reason);
-	read_opt_str(c, m, "commits", e->commits, sizeof e->commits);
-	read_opt_str(c, m, "last_good_run", e->good_run_id, sizeof e->good_run_id);
-	read_opt_str(c, m, "last_good_rev", e->good_rev, sizeof e->good_rev);
-	read_opt_str(c, m, "first_bad_run", e->bad_run_id, sizeof e->bad_run_id);
-	read_opt_str(c, m, "first_bad_rev", e->bad_rev, sizeof e->bad_rev);
-	read_opt_str(c, m, "last_good_engine_rev", e->good_engine_rev, sizeof e->good_engine_rev);
-	read_opt_str(c, m, "first_bad_engine_rev", e->bad_engine_rev, sizeof e->bad_engine_rev);
-	yget_check_unknown(c, m);
-}
-
-static void read_impact(struct yctx *c, struct ydoc_node *m, struct regress_impact *im)
-{
-	struct ydoc_node *comp = ydoc_get(m, "component");
-	memset(im, 0, sizeof *im);
-	read_key(c, m, &im->key);
-	read_verdict(c, m, "verdict", &im->verdict);
-	im->delta_frac = read_pct(c, m, "delta_pct");
-	im->comp = -1;
-	if (!comp)
-		ydiag_add(c->diag, c->file, m->line, m->col, "missing required key 'component'");
-	else if (comp->kind == YDOC_SCALAR && !(comp->plain && !strcmp(comp->str, "null"))) {
-		for (int k = 0; k < COMP_COUNT; k++)
-			if (!strcmp(comp->str, model_comp_name((enum model_comp)k)))
-				im->comp = k;
-		if (im->comp < 0)
-			ydiag_add(c->diag, c->file, comp->line, comp->col,
-				  "component: unknown '%s'", comp->str);
-	}
-	read_str(c, m, "scenario", im->scenario, sizeof im->scenario);
-	read_str(c, m, "target", im->target, sizeof im->target);
-	im->accept = im->tok_s = im->tok_s_after = NAN;
-	yget_num(c, m, "accept", Y_REQUIRED | Y_NULLABLE, &im->accept);
-	yget_num(c, m, "tok_s", Y_REQUIRED | Y_NULLABLE, &im->tok_s);
-	yget_num(c, m, "tok_s_after", Y_REQUIRED | Y_NULLABLE, &im->tok_s_after);
-	im->change_frac = read_pct(c, m, "change_pct");
-	yget_check_unknown(c, m);
-}
-
-static void read_alert(struct yctx *c, struct ydoc_node *m, struct regress_alert *a)
-{
-	const char *st = NULL;
-	memset(a, 0, sizeof *a);
-	read_str(c, m, "id", a->id, sizeof a->id);
-	read_key(c, m, &a->key);
-	read_verdict(c, m, "verdict", &a->verdict);
-	if (!yget_str(c, m, "state", Y_REQUIRED, &st) && st) {
-		int k = 0;
-		while (k < ALERT_COUNT && strcmp(st, regress_alert_state_name((enum regress_alert_state)k)))
-			k++;
-		if (k == ALERT_COUNT) {
-			struct ydoc_node *n = ydoc_get(m, "state");
-			ydiag_add(c->diag, c->file, n->line, n->col, "state: unknown '%s'", st);
-		}
-		a->state = (enum regress_alert_state)(k % ALERT_COUNT);
-	}
-	a->baseline_us = a->level_us = a->age_days = NAN;
-	yget_num(c, m, "baseline_us", Y_REQUIRED | Y_NULLABLE, &a->baseline_us);
-	yget_num(c, m, "level_us", Y_REQUIRED | Y_NULLABLE, &a->level_us);
-	a->delta_frac = read_pct(c, m, "delta_pct");
-	a->lo_frac = read_pct(c, m, "delta_lo_pct");
-	a->hi_frac = read_pct(c, m, "delta_hi_pct");
-	yget_int(c, m, "nights", Y_REQUIRED, &a->nights);
-	yget_int(c, m, "age_nights", Y_REQUIRED, &a->age_nights);
-	yget_num(c, m, "age_days", Y_REQUIRED | Y_NULLABLE, &a->age_days);
-	read_str(c, m, "opened_run", a->opened_run, sizeof a->opened_run);
-	read_str(c, m, "last_good_run", a->good_run_id, sizeof a->good_run_id);
-	read_str(c, m, "first_bad_run", a->bad_run_id, sizeof a->bad_run_id);
-	read_str(c, m, "commits", a->commits, sizeof a->commits);
-	read_str(c, m, "last_good_rev", a->good_rev, sizeof a->good_rev);
-	read_str(c, m, "first_bad_rev", a->bad_rev, sizeof a->bad_rev);
-	read_str(c, m, "answer", a->answer, sizeof a->answer);
-	yget_check_unknown(c, m);
-}
-
-/* A required sequence of maps under key: its node, or NULL (problem noted). */
-static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *root, const char *key)
-{
-	struct ydoc_node *n = NULL;
-	if (yget_node(c, root, key, YDOC_SEQ, Y_REQUIRED, &n) || !n)
+	size_t k = l ? l->n : 0;
+	char *v = calloc(k ? k : 1, size);
+	if (!v)
 		return NULL;
-	for (size_t i = 0; i < n->n; i++)
-		if (yget_expect(c, n->items[i], YDOC_MAP, key))
-			return NULL;
-	return n;
+	for (*n = 0; *n < k; ++*n)
+		yschema_read_item(c, l->items[*n], s, v + *n * size, s->name);
+	return v;
 }
 
 static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
 {
-	struct ydoc_node *s, *r, *im, *al;
-	int schema = 0, nights = 0;
+	struct night_io io;
 
-	yget_int(c, root, "schema", Y_REQUIRED | Y_POSITIVE, &schema);
-	if (schema > 3)
-		ydiag_add(c->diag, c->file, root->line, root->col, "schema %d is newer than 3",
-			  schema);
-	read_str(c, root, "run_id", n->run_id, sizeof n->run_id);
-	yget_int(c, root, "nights", Y_REQUIRED | Y_POSITIVE, &nights);
-	n->nruns = (size_t)nights;
-	ydoc_get(root, "counts"); /* derived: recomputed below */
-	s = seq_of(c, root, "series");
-	r = seq_of(c, root, "revised");
-	im = seq_of(c, root, "impact");
-	al = ydoc_get(root, "alerts") ? seq_of(c, root, "alerts") : NULL; /* schema 3 */
-	yget_check_unknown(c, root);
-	n->entries = calloc(s && s->n ? s->n : 1, sizeof *n->entries);
-	n->revs = calloc(r && r->n ? r->n : 1, sizeof *n->revs);
-	n->impacts.v = calloc(im && im->n ? im->n : 1, sizeof *n->impacts.v);
-	n->alerts = calloc(al && al->n ? al->n : 1, sizeof *n->alerts);
+	memset(&io, 0, sizeof io);
+	yschema_read(c, root, &night_schema, &io);
+	*n = io.n;
+	n->nruns = (size_t)io.nights;
+	n->entries = read_list(c, io.list[0], &entry_schema, &n->n, sizeof *n->entries);
+	n->revs = read_list(c, io.list[1], &revision_schema, &n->nrev, sizeof *n->revs);
+	n->impacts.v = read_list(c, io.list[2], &impact_schema, &n->impacts.n,
+				 sizeof *n->impacts.v);
+	n->alerts = read_list(c, io.list[3], &alert_schema, &n->nalerts, sizeof *n->alerts);
 	if (!n->entries || !n->revs || !n->impacts.v || !n->alerts)
 		return err_nomem();
-	for (size_t i = 0; s && i < s->n; i++) {
-		read_entry(c, s->items[i], &n->entries[n->n]);
-		n->count[n->entries[n->n++].verdict]++;
-	}
-	for (size_t i = 0; r && i < r->n; i++) {
-		struct regress_revision *rv = &n->revs[n->nrev++];
-		read_key(c, r->items[i], &rv->key);
-		read_str(c, r->items[i], "run_id", rv->run_id, sizeof rv->run_id);
-		read_verdict(c, r->items[i], "from", &rv->from);
-		read_verdict(c, r->items[i], "to", &rv->to);
-		yget_check_unknown(c, r->items[i]);
-	}
-	for (size_t i = 0; im && i < im->n; i++)
-		read_impact(c, im->items[i], &n->impacts.v[n->impacts.n++]);
-	for (size_t i = 0; al && i < al->n; i++) {
-		read_alert(c, al->items[i], &n->alerts[n->nalerts]);
-		n->open_alerts += n->alerts[n->nalerts++].state == ALERT_OPEN;
-	}
+	for (size_t i = 0; i < n->n; i++)
+		n->count[n->entries[i].verdict]++;
+	for (size_t i = 0; i < n->nalerts; i++)
+		n->open_alerts += n->alerts[i].state == ALERT_OPEN;
 	return 0;
 }
 
