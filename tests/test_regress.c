@@ -448,6 +448,39 @@ static void test_regress__conf_loader_is_strict_with_positions(void **state)
 	ydiag_free(&diag);
 }
 
+/* The section's shares are percentages of a whole: out of [0, 100] they
+ * are refused at their place, 100 is taken; the shipped references are
+ * kept whole. */
+static void test_regress__conf_shares_hold_their_range(void **state)
+{
+	(void)state;
+	struct ydiag diag = {0};
+	struct regress_conf c;
+	char yaml[1024];
+	const char *sec = "regress:\n  source: x\n  baseline_nights: 14\n  min_good_nights: 5\n"
+			  "  mad_to_sigma: 1.4826\n  min_delta_pct: 1\n  noise_multiple: 3\n"
+			  "  z_threshold: 5\n  confirm_nights: 2\n  noise_floor_pct: 0.25\n"
+			  "  change_max_p: 0.0001\n  change_window_nights: 60\n"
+			  "  new_series_jump_pct: 10\n  env_share_pct: %s\n  env_min_series: 4\n"
+			  "  max_load_per_cpu: 1.5\n  max_cpu_others_pct: 50\n"
+			  "  max_cpu_steal_pct: %s\n  max_gpu_other_procs: 0\n"
+			  "  impact: {tree_attn: attn_lmhead}\n";
+	snprintf(yaml, sizeof yaml, sec, "150", "101");
+	assert_int_equal(conf_from(yaml, &diag), DDT_EINPUT);
+	ydiag_print(&diag, stdout);
+	assert_int_equal(diag.n, 2);
+	assert_non_null(strstr(diag.msgs[0], "t.yaml:17:18: env_share_pct must be within (0, 100], got 150"));
+	assert_non_null(strstr(diag.msgs[1], "t.yaml:21:22: max_cpu_steal_pct must be within [0, 100], got 101"));
+	ydiag_free(&diag);
+	snprintf(yaml, sizeof yaml, sec, "100", "100");
+	assert_int_equal(conf_from(yaml, &diag), 0);
+	ydiag_free(&diag);
+	load_conf(&c);
+	assert_near(c.env_share, 0.5, 1e-12);
+	assert_near(c.min_delta_frac, 0.01, 1e-12);
+	assert_non_null(strstr(c.source, "limits for contention and new series"));
+}
+
 /* ---- impact ---- */
 
 static void test_regress__impact_scales_the_ops_component(void **state)
@@ -1602,6 +1635,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__identical_nights_are_judged_on_the_noise_floor),
 	    cmocka_unit_test(test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation),
 	    cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
+	    cmocka_unit_test(test_regress__conf_shares_hold_their_range),
 	    cmocka_unit_test(test_regress__impact_scales_the_ops_component),
 	    cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
 	    cmocka_unit_test(test_regress__verdict_file_names_round_trip_byte_for_byte),

@@ -54,7 +54,7 @@ struct regress_conf {
 	int nimpact;             /* op -> model component, for the tok/s impact */
 	char impact_op[REGRESS_MAX_IMPACT][32];
 	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
-	char source[320];
+	char source[1024];       /* the values' references, by tag ([asv] ...) */
 };
 
 /* Loads and checks the `regress:` section of t (every key required, units in

@@ -2,6 +2,7 @@
 #include "regress.h"
 
 #include "err.h"
+#include "yschema_pct.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,45 +86,108 @@ static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *
 			  url);
 }
 
+static void commit_url_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
+			    void *obj)
+{
+	struct regress_conf *c = obj;
+	if (!yget_strcpy(y, sec, f->key, f->flags, c->commit_url, sizeof c->commit_url))
+		check_commit_url(y, sec, c->commit_url);
+}
+
+static void commit_url_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_str(y, f->key, ((const struct regress_conf *)obj)->commit_url);
+}
+
+static void impact_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
+			void *obj)
+{
+	struct ydoc_node *imp = NULL;
+	if (!yget_node(y, sec, f->key, YDOC_MAP, f->flags, &imp) && imp)
+		load_impact(obj, y, imp);
+}
+
+static void impact_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct regress_conf *c = obj;
+	yout_key(y, f->key);
+	yout_map(y);
+	for (int i = 0; i < c->nimpact; i++)
+		yout_kv_str(y, c->impact_op[i], model_comp_name(c->impact_comp[i]));
+	yout_end(y);
+}
+
+/* Percentages of a whole; change points' window (its check below keeps
+ * its own words). */
+static const struct yschema_range share_pct = {0, 100, 1, 0, "within (0, 100]"};
+static const struct yschema_range all_pct = {0, 100, 0, 0, "within [0, 100]"};
+static const struct yschema_range window_nights = {1, 1000, 0, 0, "within [1, 1000]"};
+
+#define REQ Y_REQUIRED
+#define C_INT(m, fl, u, h, ...)                                                           \
+	YS_FIELD(struct regress_conf, m, YS_INT, REQ | (fl), .unit = (u), .help = (h), __VA_ARGS__)
+#define C_NUM(m, fl, u, h, ...)                                                           \
+	YS_FIELD(struct regress_conf, m, YS_NUM, REQ | (fl), .unit = (u), .help = (h), __VA_ARGS__)
+#define C_PCT(k, m, fl, h, ...) YS_PCT(struct regress_conf, k, m, REQ | (fl), .help = (h), __VA_ARGS__)
+/* The section's keys, in the order read; every one required. */
+static const struct yschema_field conf_fields[] = {
+	YS_FIELD(struct regress_conf, source, YS_STR, REQ,
+		 .help = "where the values come from, by reference tag"),
+	C_INT(baseline_nights, Y_POSITIVE, "nights", "good nights in the baseline window"),
+	C_INT(min_good_nights, Y_POSITIVE, "nights",
+	      "fewer good nights than this: \"not enough history\" (at most baseline_nights)"),
+	C_NUM(mad_to_sigma, Y_POSITIVE, NULL, "MAD to noise sigma (1.4826 for normal noise)",
+	      .source = "[mad-sigma]"),
+	C_PCT("min_delta_pct", min_delta_frac, Y_NONNEG,
+	      "smallest change flagged, % of the series' baseline", .source = "[perfherder]"),
+	C_NUM(noise_multiple, Y_NONNEG, "sigmas", "and a change of at least this many noise sigmas"),
+	C_NUM(z_threshold, Y_NONNEG, NULL, "and a robust |z| above this", .source = "[conbench]"),
+	C_INT(confirm_nights, Y_POSITIVE, "nights",
+	      "consecutive flagged nights one way that confirm a change",
+	      .source = "[pytorch-benchmarks]"),
+	C_PCT("noise_floor_pct", noise_floor_frac, Y_NONNEG,
+	      "the noise sigma is at least this, % of the baseline"),
+	C_NUM(change_max_p, Y_POSITIVE, NULL,
+	      "a change point's significance: its p-value at most this (below 1)",
+	      .source = "[otava-significance]"),
+	C_INT(change_window_nights, Y_POSITIVE, "nights",
+	      "nights of the current level searched for change points", .range = &window_nights),
+	C_PCT("new_series_jump_pct", new_series_jump_frac, Y_POSITIVE,
+	      "a series too young for a noise: a jump this large is flagged",
+	      .source = "[ddt-setting]"),
+	C_PCT("env_share_pct", env_share, Y_POSITIVE,
+	      "share of a machine's series moving together that reads \"environment changed\"",
+	      .range = &share_pct),
+	C_INT(env_min_series, Y_POSITIVE, "series", "and at least this many of them"),
+	C_NUM(max_load_per_cpu, Y_POSITIVE, NULL,
+	      "contended above this 1-minute load average per online CPU: \"not judgeable\"",
+	      .source = "[ddt-setting]"),
+	C_NUM(max_cpu_others_pct, Y_NONNEG, "%",
+	      "contended above this CPU time of other processes, % of all", .range = &all_pct,
+	      .source = "[ddt-setting]"),
+	C_NUM(max_cpu_steal_pct, Y_NONNEG, "%",
+	      "contended above this CPU time the hypervisor gave other guests", .range = &all_pct,
+	      .source = "[ddt-setting]"),
+	C_INT(max_gpu_other_procs, Y_NONNEG, "processes",
+	      "contended above this many others' compute processes on a measured GPU",
+	      .source = "[ddt-setting]"),
+	{.key = "commit_url", .type = YS_CUSTOM, .read = commit_url_read, .write = commit_url_write,
+	 .help = "a commit range's link, {good} and {bad} its revisions (http(s); \"\" none)"},
+	{.key = "impact", .type = YS_CUSTOM, .flags = REQ, .read = impact_read,
+	 .write = impact_write, .help = "op: model component, whose time a change of the op scales"},
+};
+static const struct yschema conf_schema = YS_TABLE("regress", conf_fields, 0);
+
 int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *src = NULL;
 	struct yctx y;
-	struct ydoc_node *sec = tmpl_section_map(t, "regress", diag, &y), *imp = NULL;
+	struct ydoc_node *sec = tmpl_section_map(t, "regress", diag, &y);
 	size_t before = diag->n;
-	double pct = NAN;
 
 	memset(c, 0, sizeof *c);
 	if (!sec)
 		return DDT_EINPUT;
-	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
-		snprintf(c->source, sizeof c->source, "%s", src);
-	yget_int(&y, sec, "baseline_nights", Y_REQUIRED | Y_POSITIVE, &c->baseline_nights);
-	yget_int(&y, sec, "min_good_nights", Y_REQUIRED | Y_POSITIVE, &c->min_good_nights);
-	yget_num(&y, sec, "mad_to_sigma", Y_REQUIRED | Y_POSITIVE, &c->mad_to_sigma);
-	if (!yget_num(&y, sec, "min_delta_pct", Y_REQUIRED | Y_NONNEG, &pct))
-		c->min_delta_frac = pct / 100;
-	yget_num(&y, sec, "noise_multiple", Y_REQUIRED | Y_NONNEG, &c->noise_multiple);
-	yget_num(&y, sec, "z_threshold", Y_REQUIRED | Y_NONNEG, &c->z_threshold);
-	yget_int(&y, sec, "confirm_nights", Y_REQUIRED | Y_POSITIVE, &c->confirm_nights);
-	if (!yget_num(&y, sec, "noise_floor_pct", Y_REQUIRED | Y_NONNEG, &pct))
-		c->noise_floor_frac = pct / 100;
-	yget_num(&y, sec, "change_max_p", Y_REQUIRED | Y_POSITIVE, &c->change_max_p);
-	yget_int(&y, sec, "change_window_nights", Y_REQUIRED | Y_POSITIVE,
-		 &c->change_window_nights);
-	if (!yget_num(&y, sec, "new_series_jump_pct", Y_REQUIRED | Y_POSITIVE, &pct))
-		c->new_series_jump_frac = pct / 100;
-	if (!yget_num(&y, sec, "env_share_pct", Y_REQUIRED | Y_POSITIVE, &pct))
-		c->env_share = pct / 100;
-	yget_int(&y, sec, "env_min_series", Y_REQUIRED | Y_POSITIVE, &c->env_min_series);
-	yget_num(&y, sec, "max_load_per_cpu", Y_REQUIRED | Y_POSITIVE, &c->max_load_per_cpu);
-	yget_num(&y, sec, "max_cpu_others_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_others_pct);
-	yget_num(&y, sec, "max_cpu_steal_pct", Y_REQUIRED | Y_NONNEG, &c->max_cpu_steal_pct);
-	yget_int(&y, sec, "max_gpu_other_procs", Y_REQUIRED | Y_NONNEG, &c->max_gpu_other_procs);
-	if (!yget_strcpy(&y, sec, "commit_url", 0, c->commit_url, sizeof c->commit_url))
-		check_commit_url(&y, sec, c->commit_url);
-	if (!yget_node(&y, sec, "impact", YDOC_MAP, Y_REQUIRED, &imp) && imp)
-		load_impact(c, &y, imp);
+	yschema_read_fields(&y, sec, &conf_schema, c);
 	if (c->change_max_p >= 1 || c->change_window_nights > 1000) {
 		struct ydoc_node *n = ydoc_get(sec, c->change_max_p >= 1 ? "change_max_p"
 									  : "change_window_nights");
