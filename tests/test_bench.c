@@ -344,6 +344,37 @@ static void test_bench__conf_without_section_has_no_ops(void **state)
 	ydiag_free(&diag);
 }
 
+/* The bench section as bench_conf_emit writes it reads back to the same
+ * settings: the shipped CPU template's, every op, sweep and default. */
+static void test_bench__conf_written_reads_back_the_same(void **state)
+{
+	(void)state;
+	static struct bench_conf a, b;
+	struct ydiag diag = {0};
+	struct tmpl t;
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(tmpl_load(&t, "templates/cpu.yaml", &diag), 0);
+	assert_int_equal(bench_conf_load(&a, &t, &diag), 0);
+	tmpl_free(&t);
+	FILE *fp = open_memstream(&text, &len);
+	assert_non_null(fp);
+	bench_conf_emit(&a, fp);
+	fclose(fp);
+	int rc = load_conf(text, &b, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(text, "  backends: [cpu]\n  variants: [cold, hot]\n"));
+	assert_non_null(strstr(text, "params: {M: [1, 9, 33], hidden: 7168,"));
+	assert_true(a.nops > 5);
+	assert_int_equal(b.nops, a.nops);
+	for (int i = 0; i < a.nops; i++)
+		a.ops[i].line = b.ops[i].line = 0; /* where each stood */
+	assert_memory_equal(&a, &b, sizeof a);
+	free(text);
+	ydiag_free(&diag);
+}
+
 static void test_bench__shipped_cpu_template_loads(void **state)
 {
 	(void)state;
@@ -607,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_bench__the_copy_probe_hands_its_buffers_to_the_memcpy_row),
 		cmocka_unit_test(test_bench__conf_without_section_has_no_ops),
 		cmocka_unit_test(test_bench__shipped_cpu_template_loads),
+		cmocka_unit_test(test_bench__conf_written_reads_back_the_same),
 		cmocka_unit_test(test_bench__suite_rows_carry_status_and_figures),
 		cmocka_unit_test(test_bench__record_round_trips_and_table_prints),
 		cmocka_unit_test(test_bench__unknown_op_filter_is_an_input_error),

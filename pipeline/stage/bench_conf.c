@@ -2,6 +2,7 @@
 #include "bench_conf.h"
 
 #include "err.h"
+#include "yschema.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,88 +57,171 @@ static int bench_op_has_key(const char *op, const char *key)
 	return 0;
 }
 
-/* A list of names from {names} into a bit set (bit i for names[i]). */
-static int bench_name_set(struct yctx *c, struct ydoc_node *map, const char *key,
-			  const char *const *names, unsigned *out)
+/* ---------------------------------------------------------------- entries */
+
+#define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
+#define AT_C(obj, f, T) ((const T *)((const char *)(obj) + (f)->off))
+
+/* A list of the entry's names into a bit set (their values ORed). */
+static void name_set_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+			  void *obj)
 {
 	struct ydoc_node *n;
-	int rc = yget_node(c, map, key, YDOC_SEQ, 0, &n);
-	if (rc || !n)
-		return rc;
+	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &n) || !n)
+		return;
 	if (!n->n) {
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: empty list", key);
-		return DDT_EINPUT;
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: empty list", f->key);
+		return;
 	}
+	unsigned *out = AT(obj, f, unsigned);
 	*out = 0;
 	for (size_t i = 0; i < n->n; i++) {
 		struct ydoc_node *it = n->items[i];
 		int k;
-		if (yget_expect(c, it, YDOC_SCALAR, key)) {
-			rc = DDT_EINPUT;
+		if (yget_expect(c, it, YDOC_SCALAR, f->key))
 			continue;
-		}
-		for (k = 0; names[k] && strcmp(names[k], it->str); k++)
+		for (k = 0; f->names[k].name && strcmp(f->names[k].name, it->str); k++)
 			;
-		if (!names[k]) {
-			ydiag_add(c->diag, c->file, it->line, it->col, "%s: unknown value '%s'", key,
-				  it->str);
-			rc = DDT_EINPUT;
-			continue;
-		}
-		*out |= 1u << k;
+		if (!f->names[k].name)
+			ydiag_add(c->diag, c->file, it->line, it->col, "%s: unknown value '%s'",
+				  f->key, it->str);
+		else
+			*out |= (unsigned)f->names[k].value;
 	}
-	return rc;
 }
 
-static const char *const backend_names[] = {"cpu", "cuda", NULL};
-static const char *const variant_names[] = {"cold", "hot", NULL};
-
-static int bench_timing(struct yctx *c, struct ydoc_node *sec, struct harness_conf *h)
+static void name_set_write(struct yout *y, const struct yschema_field *f, const void *obj)
 {
-	struct ydoc_node *m;
-	int rc = yget_node(c, sec, "timing", YDOC_MAP, 0, &m), r2 = 0;
-	if (rc || !m)
-		return rc;
-	r2 |= yget_int(c, m, "warmup", Y_NONNEG, &h->warmup);
-	r2 |= yget_int(c, m, "min_samples", Y_POSITIVE, &h->min_samples);
-	r2 |= yget_int(c, m, "max_samples", Y_POSITIVE, &h->max_samples);
-	r2 |= yget_num(c, m, "min_time_s", Y_NONNEG, &h->min_time_s);
-	r2 |= yget_num(c, m, "target_rsd", Y_POSITIVE, &h->target_rsd);
-	r2 |= yget_num(c, m, "timeout_s", Y_POSITIVE, &h->timeout_s);
-	r2 |= yget_num(c, m, "min_clock_frac", Y_FRACTION, &h->min_clock_frac);
+	yout_key(y, f->key);
+	yout_seq_flow(y);
+	for (int k = 0; f->names[k].name; k++)
+		if (*AT_C(obj, f, unsigned) & (unsigned)f->names[k].value)
+			yout_str(y, f->names[k].name);
+	yout_end(y);
+}
+
+/* A number whose absence keeps the default already in the struct. */
+static void opt_num_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+			 void *obj)
+{
+	double *v = AT(obj, f, double);
+	if (yget_num(c, map, f->key, f->flags, v) || !f->range)
+		return;
+	if (*v < f->range->lo || *v > f->range->hi) { /* copy_mib: its own words */
+		struct ydoc_node *n = ydoc_get(map, f->key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: %g %s; give between %g and %g %s",
+			  f->key, *v, f->unit, f->range->lo, f->range->hi, f->unit);
+	}
+}
+
+static void opt_num_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_num(y, f->key, *AT_C(obj, f, double));
+}
+
+/* source: the references of a mapping's values, checked to be text and
+ * kept by the template alone. */
+static void source_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+			void *obj)
+{
 	const char *src;
-	r2 |= yget_str(c, m, "source", 0, &src);
-	r2 |= yget_check_unknown(c, m);
-	if (!r2 && h->max_samples < h->min_samples) {
+	(void)obj;
+	yget_str(c, map, f->key, f->flags, &src);
+}
+
+static void source_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	(void)y, (void)f, (void)obj; /* not kept: nothing to write */
+}
+
+#define SOURCE                                                                            \
+	{.key = "source", .type = YS_CUSTOM, .read = source_read, .write = source_write,   \
+	 .help = "where the values come from (kept by the template)"}
+#define OPT_NUM(T, k, m, fl, u, h, ...)                                                   \
+	YS_KEYED(T, k, m, YS_CUSTOM, fl, .read = opt_num_read, .write = opt_num_write,     \
+		 .unit = (u), .help = (h), __VA_ARGS__)
+
+static const struct yschema_name backend_names[] = {
+	{"cpu", BENCH_CPU}, {"cuda", BENCH_CUDA}, {NULL, 0}};
+static const struct yschema_name variant_names[] = {
+	{"cold", BENCH_COLD}, {"hot", BENCH_HOT}, {NULL, 0}};
+
+#define NAME_SET(T, m, nm, h)                                                             \
+	YS_FIELD(T, m, YS_CUSTOM, 0, .names = (nm), .read = name_set_read,                 \
+		 .write = name_set_write, .help = (h))
+
+/* ---------------------------------------------------------------- timing, cpu */
+
+#define H_INT(m, fl, u, h) YS_FIELD(struct harness_conf, m, YS_INT, fl, .unit = (u), .help = (h))
+#define H_NUM(m, fl, u, h) OPT_NUM(struct harness_conf, #m, m, fl, u, h)
+static const struct yschema_field timing_fields[] = {
+	H_INT(warmup, Y_NONNEG, "runs", "untimed runs first"),
+	H_INT(min_samples, Y_POSITIVE, "samples", "at least this many samples"),
+	H_INT(max_samples, Y_POSITIVE, "samples", "never more (at least min_samples)"),
+	H_NUM(min_time_s, Y_NONNEG, "s", "and at least this long sampling"),
+	H_NUM(target_rsd, Y_POSITIVE, NULL, "stop once the mean's relative error is under this"),
+	H_NUM(timeout_s, Y_POSITIVE, "s", "stop regardless after this"),
+	H_NUM(min_clock_frac, Y_FRACTION, NULL,
+	      "GPU: samples below this share of the default SM clock are dropped"),
+	SOURCE,
+};
+static const struct yschema timing_schema = YS_TABLE("timing", timing_fields, 0);
+
+/* timing: its keys, then max_samples against min_samples. */
+static void timing_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+			void *obj)
+{
+	struct harness_conf *h = AT(obj, f, struct harness_conf);
+	struct ydoc_node *m;
+	if (yget_node(c, sec, f->key, YDOC_MAP, f->flags, &m) || !m)
+		return;
+	if (!yschema_read(c, m, &timing_schema, h) && h->max_samples < h->min_samples)
 		ydiag_add(c->diag, c->file, m->line, m->col,
 			  "max_samples %d is below min_samples %d", h->max_samples, h->min_samples);
-		r2 = DDT_EINPUT;
-	}
-	return r2 ? DDT_EINPUT : 0;
 }
 
-static int bench_cpu(struct yctx *c, struct ydoc_node *sec, struct bench_conf *b)
+static void timing_write(struct yout *y, const struct yschema_field *f, const void *obj)
 {
-	struct ydoc_node *m;
-	int rc = yget_node(c, sec, "cpu", YDOC_MAP, 0, &m), r2 = 0;
-	if (rc || !m)
-		return rc;
-	r2 |= yget_int(c, m, "threads", Y_NONNEG, &b->cpu_threads);
-	r2 |= yget_num(c, m, "flush_mib", Y_NONNEG, &b->flush_mib);
-	r2 |= yget_int(c, m, "check_rows", Y_NONNEG, &b->check_rows);
-	int rc_copy = yget_num(c, m, "copy_mib", Y_POSITIVE, &b->copy_mib);
-	r2 |= rc_copy;
-	if (!rc_copy && !(b->copy_mib >= BENCH_COPY_MIB_MIN && b->copy_mib <= BENCH_COPY_MIB_MAX)) {
-		struct ydoc_node *n = ydoc_get(m, "copy_mib");
-		ydiag_add(c->diag, c->file, n->line, n->col,
-			  "copy_mib: %g MiB; give between %g and %g MiB", b->copy_mib,
-			  BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX);
-		r2 = DDT_EINPUT;
+	yout_key(y, f->key);
+	yschema_write_item(y, &timing_schema, AT_C(obj, f, struct harness_conf));
+}
+
+static const struct yschema_range copy_range = {BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX, 0, 0,
+						"within [1, 65536]"};
+#define CPU_INT(k, m, h) YS_KEYED(struct bench_conf, k, m, YS_INT, Y_NONNEG, .help = (h))
+static const struct yschema_field cpu_fields[] = {
+	CPU_INT("threads", cpu_threads, "pool threads of the CPU fast paths (0: online cores)"),
+	OPT_NUM(struct bench_conf, "flush_mib", flush_mib, Y_NONNEG, "MiB",
+		"cold samples' cache flush buffer (0: twice the last-level cache)"),
+	CPU_INT("check_rows", check_rows, "output rows each CPU check compares (0: all)"),
+	OPT_NUM(struct bench_conf, "copy_mib", copy_mib, Y_POSITIVE, "MiB",
+		"the copy that measures the CPU's bandwidth", .range = &copy_range),
+	SOURCE,
+};
+static const struct yschema cpu_schema = YS_TABLE("cpu", cpu_fields, 0);
+
+/* ---------------------------------------------------------------- ops */
+
+/* op: an op of the table or a CUDA-only benchmark. */
+static void op_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		    void *obj)
+{
+	const char *name = NULL;
+	char names[512];
+	if (yget_str(c, m, f->key, f->flags, &name) || !name)
+		return;
+	if (op_find(name) || bench_conf_is_cuda_only(name)) {
+		snprintf(AT(obj, f, char), f->size, "%s", name);
+		return;
 	}
-	const char *src;
-	r2 |= yget_str(c, m, "source", 0, &src);
-	r2 |= yget_check_unknown(c, m);
-	return r2 ? DDT_EINPUT : 0;
+	struct ydoc_node *n = ydoc_get(m, f->key);
+	bench_conf_op_names(names, sizeof names);
+	ydiag_add(c->diag, c->file, n->line, n->col, "unknown op '%s' (the ops: %s)", name, names);
+}
+
+static void op_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_str(y, f->key, AT_C(obj, f, char));
 }
 
 /* One params entry: a number or a list of numbers. */
@@ -175,90 +259,158 @@ static int bench_param(struct yctx *c, struct bench_op *o, struct ydoc_node *key
 	return rc ? DDT_EINPUT : 0;
 }
 
-static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
-			unsigned backends, unsigned variants)
+/* params: keyed by the op's parameters, so read only once op is known. */
+static void params_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			void *obj)
 {
-	const char *name = NULL, *src;
+	struct bench_op *o = obj;
 	struct ydoc_node *params;
-	int rc = 0;
+	if (yget_node(c, m, f->key, YDOC_MAP, f->flags, &params) || !params || !o->op[0])
+		return;
+	for (size_t i = 0; i < params->n; i++) {
+		params->used[i] = 1;
+		bench_param(c, o, params->keys[i], params->items[i]);
+	}
+}
+
+static void params_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct bench_op *o = obj;
+	yout_key(y, f->key);
+	yout_map_flow(y);
+	for (int i = 0; i < o->nparams; i++) {
+		const struct bench_param *p = &o->params[i];
+		yout_key(y, p->key);
+		if (p->nvals > 1)
+			yout_seq_flow(y);
+		for (int k = 0; k < p->nvals; k++)
+			yout_num(y, p->vals[k]);
+		if (p->nvals > 1)
+			yout_end(y);
+	}
+	yout_end(y);
+}
+
+static const struct yschema_field op_fields[] = {
+	YS_FIELD(struct bench_op, op, YS_CUSTOM, Y_REQUIRED, .read = op_read, .write = op_write,
+		 .help = "an op of the table or a CUDA-only benchmark"),
+	NAME_SET(struct bench_op, backends, backend_names, "where to run it (bench.backends)"),
+	NAME_SET(struct bench_op, variants, variant_names, "cold, hot or both (bench.variants)"),
+	SOURCE,
+	{.key = "params", .type = YS_CUSTOM, .read = params_read, .write = params_write,
+	 .help = "the op's parameters, each a number or a list swept"},
+};
+static const struct yschema op_schema = YS_TABLE("ops entry", op_fields, 0);
+
+static int bench_one_op(struct yctx *c, struct ydoc_node *m, struct bench_op *o,
+			const struct bench_conf *b)
+{
+	size_t before = c->diag->n;
 
 	memset(o, 0, sizeof *o);
 	o->line = m->line;
-	o->backends = backends;
-	o->variants = variants;
-	if (yget_str(c, m, "op", Y_REQUIRED, &name))
-		rc = DDT_EINPUT;
-	else if (!op_find(name) && !bench_conf_is_cuda_only(name)) {
-		struct ydoc_node *n = ydoc_get(m, "op");
-		char names[512];
-		bench_conf_op_names(names, sizeof names);
-		ydiag_add(c->diag, c->file, n->line, n->col, "unknown op '%s' (the ops: %s)", name,
-			  names);
-		rc = DDT_EINPUT;
-	} else
-		snprintf(o->op, sizeof o->op, "%s", name);
-	rc |= bench_name_set(c, m, "backends", backend_names, &o->backends);
-	rc |= bench_name_set(c, m, "variants", variant_names, &o->variants);
-	rc |= yget_str(c, m, "source", 0, &src);
-	rc |= yget_node(c, m, "params", YDOC_MAP, 0, &params);
-	if (!rc && params)
-		for (size_t i = 0; i < params->n; i++) {
-			params->used[i] = 1;
-			rc |= bench_param(c, o, params->keys[i], params->items[i]);
-		}
-	rc |= yget_check_unknown(c, m);
-	if (!rc && bench_conf_is_cuda_only(o->op))
+	o->backends = b->backends;
+	o->variants = b->variants;
+	if (yschema_read(c, m, &op_schema, o))
+		return DDT_EINPUT;
+	if (bench_conf_is_cuda_only(o->op))
 		o->backends &= BENCH_CUDA;
-	if (!rc && bench_conf_op_points(o) > BENCH_MAX_POINTS) {
+	if (bench_conf_op_points(o) > BENCH_MAX_POINTS)
 		ydiag_add(c->diag, c->file, m->line, m->col, "%s: %d size points (at most %d)",
 			  o->op, bench_conf_op_points(o), BENCH_MAX_POINTS);
-		rc = DDT_EINPUT;
-	}
-	return rc ? DDT_EINPUT : 0;
+	return c->diag->n > before ? DDT_EINPUT : 0;
 }
+
+static void ops_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+		     void *obj)
+{
+	struct bench_conf *out = obj;
+	struct ydoc_node *ops;
+	if (yget_node(c, sec, f->key, YDOC_SEQ, f->flags, &ops) || !ops)
+		return;
+	for (size_t i = 0; i < ops->n; i++) {
+		struct ydoc_node *it = ops->items[i];
+		if (yget_expect(c, it, YDOC_MAP, "ops entry"))
+			continue;
+		if (out->nops == BENCH_MAX_OPS) {
+			ydiag_add(c->diag, c->file, it->line, it->col, "more than %d ops",
+				  BENCH_MAX_OPS);
+			return;
+		}
+		if (!bench_one_op(c, it, &out->ops[out->nops], out))
+			out->nops++;
+	}
+}
+
+static void ops_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct bench_conf *b = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < b->nops; i++)
+		yschema_write_item(y, &op_schema, &b->ops[i]);
+	yout_end(y);
+}
+
+/* ---------------------------------------------------------------- the section */
+
+/* seed: a whole number >= 0 (uint64_t). */
+static void seed_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+		      void *obj)
+{
+	struct bench_conf *b = obj;
+	int seed = (int)b->seed;
+	if (!yget_int(c, sec, f->key, f->flags, &seed))
+		b->seed = (uint64_t)seed;
+}
+
+static void seed_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_int(y, f->key, (long long)((const struct bench_conf *)obj)->seed);
+}
+
+static const struct yschema_field bench_fields[] = {
+	{.key = "seed", .type = YS_CUSTOM, .flags = Y_NONNEG, .read = seed_read,
+	 .write = seed_write, .help = "every op's inputs come from this seed"},
+	SOURCE,
+	NAME_SET(struct bench_conf, backends, backend_names, "the ops' backends: cpu, cuda"),
+	NAME_SET(struct bench_conf, variants, variant_names, "the ops' variants: cold, hot"),
+	YS_FIELD(struct bench_conf, timing, YS_CUSTOM, 0, .read = timing_read,
+		 .write = timing_write, .help = "when a measurement has enough samples"),
+	{.key = "cpu", .type = YS_MAP, .off = 0, .sub = &cpu_schema,
+	 .help = "the CPU backend's settings"},
+	{.key = "ops", .type = YS_CUSTOM, .read = ops_read, .write = ops_write,
+	 .help = "the ops to measure and at which sizes"},
+};
+static const struct yschema bench_schema = YS_TABLE("bench", bench_fields, 0);
 
 int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *file = NULL, *src;
-	struct ydoc_node *sec = tmpl_section(t, "bench", &file), *ops;
+	const char *file = NULL;
+	struct ydoc_node *sec = tmpl_section(t, "bench", &file);
 	struct yctx c = {file ? file : t->path, diag};
-	unsigned backends = BENCH_CPU | BENCH_CUDA, variants = BENCH_COLD;
-	int rc = 0, seed = 1;
 
 	memset(out, 0, sizeof *out);
 	harness_conf_default(&out->timing);
 	out->seed = 1;
 	out->copy_mib = 512;
+	out->backends = BENCH_CPU | BENCH_CUDA;
+	out->variants = BENCH_COLD;
 	if (!sec)
 		return 0;
 	if (yget_expect(&c, sec, YDOC_MAP, "bench"))
 		return DDT_EINPUT;
-	rc |= yget_int(&c, sec, "seed", Y_NONNEG, &seed);
-	rc |= yget_str(&c, sec, "source", 0, &src);
-	rc |= bench_name_set(&c, sec, "backends", backend_names, &backends);
-	rc |= bench_name_set(&c, sec, "variants", variant_names, &variants);
-	rc |= bench_timing(&c, sec, &out->timing);
-	rc |= bench_cpu(&c, sec, out);
-	rc |= yget_node(&c, sec, "ops", YDOC_SEQ, 0, &ops);
-	out->seed = (uint64_t)seed;
-	for (size_t i = 0; ops && i < ops->n; i++) {
-		if (yget_expect(&c, ops->items[i], YDOC_MAP, "ops entry")) {
-			rc = DDT_EINPUT;
-			continue;
-		}
-		if (out->nops == BENCH_MAX_OPS) {
-			ydiag_add(diag, c.file, ops->items[i]->line, ops->items[i]->col,
-				  "more than %d ops", BENCH_MAX_OPS);
-			rc = DDT_EINPUT;
-			break;
-		}
-		if (bench_one_op(&c, ops->items[i], &out->ops[out->nops], backends, variants))
-			rc = DDT_EINPUT;
-		else
-			out->nops++;
-	}
-	rc |= yget_check_unknown(&c, sec);
-	return rc ? DDT_EINPUT : 0;
+	return yschema_read(&c, sec, &bench_schema, out);
+}
+
+void bench_conf_emit(const struct bench_conf *b, FILE *fp)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_key(&y, "bench");
+	yschema_write_item(&y, &bench_schema, b);
+	yout_end(&y);
 }
 
 int bench_conf_op_points(const struct bench_op *o)

@@ -3,6 +3,7 @@
 #define DDT_BENCH_CONF_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "harness.h"
 #include "op.h"
@@ -49,6 +50,8 @@ struct bench_conf {
 			      * [BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX] */
 	int check_rows;      /* rows of an op's output its CPU check compares with
 			      * the reference (ops that can check some); 0 = all */
+	unsigned backends;   /* an entry's backends when it names none (bench.backends) */
+	unsigned variants;   /* and its variants (bench.variants) */
 	int nops;
 	struct bench_op ops[BENCH_MAX_OPS];
 };
@@ -62,6 +65,11 @@ struct bench_conf {
  * of range are errors; every problem goes to diag as file:line:col and the
  * return is DDT_EINPUT (0 when all is well). */
 int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *diag);
+
+/* Writes b as a template's bench section ("bench:" and its keys; the
+ * sources are the template's alone) to fp: what bench_conf_load reads
+ * back to b. */
+void bench_conf_emit(const struct bench_conf *b, FILE *fp);
 
 /* How many size points an entry sweeps (the product of its list lengths). */
 int bench_conf_op_points(const struct bench_op *o);
