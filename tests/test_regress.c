@@ -481,6 +481,37 @@ static void test_regress__conf_shares_hold_their_range(void **state)
 	assert_non_null(strstr(c.source, "limits for contention and new series"));
 }
 
+/* The section as regress_conf_emit writes it reads back to the same
+ * settings, impact map and references. */
+static void test_regress__conf_written_reads_back_the_same(void **state)
+{
+	(void)state;
+	struct regress_conf a, b;
+	struct ydiag diag = {0};
+	struct tmpl t;
+	char dir[] = "/tmp/ddt-regress-conf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "t.yaml");
+	load_conf(&a);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "name: t\nscenarios:\n  - {name: s, target: b300, pipeline: native, block: 8, "
+		    "budget: 8, accept: 4}\n");
+	regress_conf_emit(&a, fp);
+	assert_int_equal(fclose(fp), 0);
+	int rc = tmpl_load(&t, path, &diag);
+	if (!rc)
+		rc = regress_conf_load(&b, &t, &diag);
+	ydiag_print(&diag, stderr);
+	assert_int_equal(rc, 0);
+	assert_true(a.nimpact > 3);
+	assert_memory_equal(&a, &b, sizeof a);
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	fsx_rm_rf(dir);
+	free(path);
+}
+
 /* ---- impact ---- */
 
 static void test_regress__impact_scales_the_ops_component(void **state)
@@ -1636,6 +1667,7 @@ int main(void)
 	    cmocka_unit_test(test_regress__spike_the_other_way_is_an_outlier_not_a_confirmation),
 	    cmocka_unit_test(test_regress__conf_loader_is_strict_with_positions),
 	    cmocka_unit_test(test_regress__conf_shares_hold_their_range),
+	    cmocka_unit_test(test_regress__conf_written_reads_back_the_same),
 	    cmocka_unit_test(test_regress__impact_scales_the_ops_component),
 	    cmocka_unit_test(test_regress__verdict_file_round_trips_with_revisions),
 	    cmocka_unit_test(test_regress__verdict_file_names_round_trip_byte_for_byte),

@@ -62,6 +62,10 @@ struct regress_conf {
  * Returns 0 or DDT_EINPUT (also when the section is missing). */
 int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag *diag);
 
+/* Writes c as a template's `regress:` section (its keys in the loader's
+ * order) to fp: what regress_conf_load reads back to c. */
+void regress_conf_emit(const struct regress_conf *c, FILE *fp);
+
 /* The same from the template file at path; the first problem becomes
  * err_msg(). Returns 0 or DDT_EINPUT/DDT_ENOMEM. */
 int regress_conf_load_file(struct regress_conf *c, const char *path);

@@ -206,6 +206,16 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 }
 
 
+void regress_conf_emit(const struct regress_conf *c, FILE *fp)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	yout_map(&y);
+	yout_key(&y, "regress");
+	yschema_write_item(&y, &conf_schema, c);
+	yout_end(&y);
+}
+
 int regress_conf_load_file(struct regress_conf *c, const char *path)
 {
 	struct tmpl t;
