@@ -117,10 +117,9 @@ static void impact_write(struct yout *y, const struct yschema_field *f, const vo
 	yout_end(y);
 }
 
-/* Percentages of a whole; change points' window (its check below keeps
- * its own words). */
+/* A share of a machine's series; change points' window (its check below
+ * keeps its own words). */
 static const struct yschema_range share_pct = {0, 100, 1, 0, "within (0, 100]"};
-static const struct yschema_range all_pct = {0, 100, 0, 0, "within [0, 100]"};
 static const struct yschema_range window_nights = {1, 1000, 0, 0, "within [1, 1000]"};
 
 #define REQ Y_REQUIRED
@@ -163,10 +162,10 @@ static const struct yschema_field conf_fields[] = {
 	      "contended above this 1-minute load average per online CPU: \"not judgeable\"",
 	      .source = "[ddt-setting]"),
 	C_NUM(max_cpu_others_pct, Y_NONNEG, "%",
-	      "contended above this CPU time of other processes, % of all", .range = &all_pct,
+	      "contended above this CPU time of other processes, % of all (over 100: never)",
 	      .source = "[ddt-setting]"),
 	C_NUM(max_cpu_steal_pct, Y_NONNEG, "%",
-	      "contended above this CPU time the hypervisor gave other guests", .range = &all_pct,
+	      "contended above this CPU time the hypervisor gave other guests (over 100: never)",
 	      .source = "[ddt-setting]"),
 	C_INT(max_gpu_other_procs, Y_NONNEG, "processes",
 	      "contended above this many others' compute processes on a measured GPU",
