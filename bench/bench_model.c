@@ -99,7 +99,7 @@ int main(void)
 	struct ydiag diag = {0};
 	struct model m;
 	snprintf(path, sizeof path, "%s/calibration", home && *home ? home : ".");
-	if (calibrate_load(&cal, &cal_d, path, &diag) || model_prepare(&m, &cal, &cal_d, NULL)) {
+	if (calibrate_load(&cal, &cal_d, path, NULL, &diag) || model_prepare(&m, &cal, &cal_d, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "bench_model: %s\n", err_msg());
 		return 1;

@@ -41,7 +41,7 @@ int main(void)
 	home = home && *home ? home : ".";
 	snprintf(cpath, sizeof cpath, "%s/calibration", home);
 	snprintf(tpath, sizeof tpath, "%s/templates/default.yaml", home);
-	if (calibrate_load(&cal, &cal_d, cpath, &diag) || tmpl_load(&t, tpath, &diag) ||
+	if (calibrate_load(&cal, &cal_d, cpath, NULL, &diag) || tmpl_load(&t, tpath, &diag) ||
 	    project_config_load(&cfg, &t, &diag)) {
 		ydiag_print(&diag, stderr);
 		return 1;

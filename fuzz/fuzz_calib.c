@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fd = fuzz_memfile(fd, data, size, path, sizeof path);
 	err_clear();
-	rc = calibrate_load(cal, &der, path, &diag);
+	rc = calibrate_load(cal, &der, path, NULL, &diag);
 	if (rc && diag.n == 0 && err_msg()[0] == '\0')
 		abort(); /* an error must say what it is */
 	if (rc == 0)

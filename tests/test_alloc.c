@@ -256,7 +256,7 @@ struct path_ctx {
 static int load_calib(void *ctx, struct ydiag *diag)
 {
 	struct path_ctx *c = ctx;
-	return calibrate_load(&c->cal, &c->cal_d, c->path, diag);
+	return calibrate_load(&c->cal, &c->cal_d, c->path, NULL, diag);
 }
 
 static void digest_calib(void *ctx, char *buf, size_t len)

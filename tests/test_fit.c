@@ -36,7 +36,7 @@ static int setup(void **state)
 	struct ydiag diag = {0};
 	char path[4096];
 	snprintf(path, sizeof path, "%s/calibration", home());
-	if (calibrate_load(&cal, &fit_d, path, &diag)) {
+	if (calibrate_load(&cal, &fit_d, path, NULL, &diag)) {
 		ydiag_print(&diag, stderr);
 		return -1;
 	}
@@ -198,22 +198,39 @@ static void test_fit__growth_fraction_of_a_line(void **state)
 	assert_int_equal(fit_growth_frac(same, t, 2, 8, &f), -1);
 }
 
+/* The loaded calibration with the --set arguments args[0..n) (calibrate_with). */
+static int with_sets(struct calib *c, struct calibration *d, const struct calib *c0, int n,
+		     const char *const *args)
+{
+	struct calibrate_opts o = {.sets = args, .nsets = n};
+	return calibrate_with(c, d, c0, &fit_d, &o);
+}
+
 static void test_fit__set_refits_and_switches_curves(void **state)
 {
-	struct calib c = *(struct calib *)*state;
-	struct calibration c_d = fit_d;
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	const struct calib *c0 = *state;
+	static const char *const sets[] = {"moe_reference.rtx_pro_6000.m9_ms=9.5",
+					   "moe_reference.curve=linear",
+					   "moe_reference.physical.overlap=0.1"};
+	static const char *const cubic[] = {"moe_reference.curve=cubic"};
+	struct calib c;
+	struct calibration c_d;
+	assert_int_equal(with_sets(&c, &c_d, c0, 1, sets), 0);
 	assert_true(c_d.moe_fit.ok);
 	const struct gpu *ref = calib_gpu(&c, c.moe_ref.gpu);
 	assert_near(model_phys_ms(&c, ref, c_d.moe_fit.value, 9), 9.5, 1e-6);
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_reference.curve", "linear"), 0);
+	calib_free(&c);
+	assert_int_equal(with_sets(&c, &c_d, c0, 2, sets), 0);
 	assert_int_equal(c.moe_ref.curve, MOE_CURVE_LINEAR);
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_reference.curve", "cubic"), DDT_EINPUT);
+	calib_free(&c);
+	assert_int_equal(with_sets(&c, &c_d, c0, 1, cubic), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "expected linear or physical"));
+	calib_free(&c);
 	/* a value set on the command line is held */
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_reference.physical.overlap", "0.1"), 0);
+	assert_int_equal(with_sets(&c, &c_d, c0, 3, sets), 0);
 	assert_true(c_d.moe_fit.held[MOE_P_OVERLAP]);
 	assert_near(c_d.moe_fit.value[MOE_P_OVERLAP], 0.1, 0);
+	calib_free(&c);
 }
 
 /* The calibration's own set changes the fact and fits nothing: the curve

@@ -30,7 +30,7 @@ static int setup(void **state)
 	static struct fixture f;
 	struct ydiag diag = {0};
 	memset(&f, 0, sizeof f);
-	if (calibrate_load(&f.cal, &f.cal_d, "calibration", &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
+	if (calibrate_load(&f.cal, &f.cal_d, "calibration", NULL, &diag) || tmpl_load(&f.t, "templates/default.yaml", &diag) ||
 	    model_prepare(&f.m, &f.cal, &f.cal_d, NULL)) {
 		ydiag_print(&diag, stderr);
 		fprintf(stderr, "%s\n", err_msg());
@@ -47,6 +47,31 @@ static int teardown(void **state)
 	tmpl_free(&f->t);
 	calib_free(&f->cal);
 	return 0;
+}
+
+/* f's calibration with the --set arguments args[0..n) as it is loaded
+ * (calibrate_with) into c and d; free c with calib_free. */
+static int with_sets(struct calib *c, struct calibration *d, const struct fixture *f, int n,
+		     const char *const *args)
+{
+	struct calibrate_opts o = {.sets = args, .nsets = n};
+	return calibrate_with(c, d, &f->cal, &f->cal_d, &o);
+}
+
+static int with_set(struct calib *c, struct calibration *d, const struct fixture *f,
+		    const char *arg)
+{
+	return with_sets(c, d, f, 1, &arg);
+}
+
+/* The code of loading f's calibration with one --set argument. */
+static int set_code(const struct fixture *f, const char *arg)
+{
+	struct calib c;
+	struct calibration d;
+	int rc = with_set(&c, &d, f, arg);
+	calib_free(&c);
+	return rc;
 }
 
 /* Evaluates a template scenario at its first acceptance. */
@@ -122,76 +147,75 @@ static void test_model__native_cut_override_moves_only_non_moe(void **state)
 {
 	struct fixture *f = *state;
 	struct model_out before = eval(f, "seed-b8-native"), after;
-	struct calib c2 = f->cal;
-	struct calibration c2_d = f->cal_d;
-	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cut", "0.3"), 0);
+	struct calib c2;
+	struct calibration c2_d;
+	assert_int_equal(with_set(&c2, &c2_d, f, "native_cut=0.3"), 0);
 	assert_int_equal(c2.asm_[ASM_NATIVE_CUT].kind, DIST_FIXED);
 	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	after = eval(f, "seed-b8-native");
 	assert_within(after.ms[COMP_MOE], before.ms[COMP_MOE], 1e-12);
 	assert_within(after.nonmoe_ms, before.nonmoe_ms * 0.7 / 0.6, 1e-9);
 	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
+	calib_free(&c2);
 }
 
 static void test_model__bandwidth_override_scales_moe(void **state)
 {
 	struct fixture *f = *state;
-	struct gpu gpus[16];
-	struct calib c2 = f->cal;
-	struct calibration c2_d = f->cal_d;
-	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
-	c2.gpus = gpus;
+	struct calib c2;
+	struct calibration c2_d;
 	struct model_out before = eval(f, "seed-b8-native");
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "4"), 0);
+	assert_int_equal(with_set(&c2, &c2_d, f, "gpus.b300.bw_tbps=4"), 0);
 	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	const struct gpu *b300 = calib_gpu(&c2, "b300");
 	assert_within(model_moe_ms(&f->m, b300, 9), 2 * before.ms[COMP_MOE], 1e-9);
 	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
+	calib_free(&c2);
 }
 
 static void test_model__anchor_and_reference_overrides(void **state)
 {
 	struct fixture *f = *state;
-	struct calib c2 = f->cal;
-	struct calibration c2_d = f->cal_d;
-	assert_int_equal(calibrate_set(&c2, &c2_d, "anchors.sglang_b8.tok_s", "250"), 0);
+	static const char *const sets[] = {
+		"anchors.sglang_b8.tok_s=250", "moe_reference.rtx_pro_6000.m9_ms=9.5",
+		"model.hidden=4096", "drafter.layers=4", "moe_transfer=1.3"};
+	struct calib c2;
+	struct calibration c2_d;
+	assert_int_equal(with_sets(&c2, &c2_d, f, 5, sets), 0);
 	assert_within(c2.sglang_b8.step_ms, 4.4 / 250 * 1000, 1e-12);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_within(c2.moe_ref.points[0].step_ms, 9.5, 0);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "model.hidden", "4096"), 0);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "drafter.layers", "4"), 0);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_transfer", "1.3"), 0);
 	assert_within(c2.asm_[ASM_MOE_TRANSFER].point, 1.3, 0);
+	assert_int_equal(c2.nsets, 5);
+	assert_string_equal(c2.sets[4].key, "moe_transfer");
 	assert_int_equal(model_prepare(&f->m, &c2, &c2_d, NULL), 0);
 	struct model_out o = eval(f, "seed-b8-sglang");
 	assert_within(o.tok_s, 250, 1e-9); /* the model still passes through its anchor */
 	assert_int_equal(model_prepare(&f->m, &f->cal, &f->cal_d, NULL), 0);
+	calib_free(&c2);
 }
 
 static void test_model__bad_overrides_name_the_key(void **state)
 {
 	struct fixture *f = *state;
-	struct calib c2 = f->cal;
-	struct calibration c2_d = f->cal_d;
-	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cutt", "0.3"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "native_cutt=0.3"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'native_cutt'; did you mean 'native_cut'?");
 	/* a key of another shape: the keys that end the same way */
-	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.m9_ms", "9"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "moe_reference.m9_ms=9"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_reference.m9_ms'; did you mean "
 				       "'moe_reference.rtx_pro_6000.m9_ms'?");
-	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_refernce.gpu", "h200"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "moe_refernce.gpu=h200"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'moe_refernce.gpu'; did you mean "
 				       "'moe_reference.gpu'?");
 	/* the keys of the schema tables: the GPU catalog's, the model's */
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbsp", "8"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "gpus.b300.bw_tbsp=8"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'gpus.b300.bw_tbsp'; did you mean "
 				       "'gpus.b300.bw_tbps'?");
-	assert_int_equal(calibrate_set(&c2, &c2_d, "model.hiden", "7168"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "model.hiden=7168"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set: no such key 'model.hiden'; did you mean "
 				       "'model.hidden'?");
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.name", "B"), DDT_EINPUT); /* text: not a --set key */
+	assert_int_equal(set_code(f, "gpus.b300.name=B"), DDT_EINPUT); /* text: not a --set key */
 	assert_non_null(strstr(err_msg(), "no such key 'gpus.b300.name'"));
-	assert_int_equal(calibrate_set(&c2, &c2_d, "allreduce.gpus", "2.5"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "allreduce.gpus=2.5"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set allreduce.gpus: must be a whole number");
 	/* --keys says what a table's key takes, from the same entry */
 	char about[240];
@@ -201,15 +225,15 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	assert_non_null(strstr(about, "whole number >= 0"));
 	assert_int_equal(calib_key_about("gpus.b300.name", about, sizeof about), 0);
 	assert_int_equal(calib_key_about("native_cut", about, sizeof about), 0);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "zzzz", "1"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "zzzz=1"), DDT_EINPUT);
 	assert_null(strstr(err_msg(), "did you mean"));
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b301.bw_tbps", "8"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "gpus.b301.bw_tbps=8"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "b301"));
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "0"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "gpus.b300.bw_tbps", "nan"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "native_cut", "1.5"), DDT_EINPUT);
-	assert_int_equal(calibrate_set(&c2, &c2_d, "moe_reference.rtx_pro_6000.m10_ms", "1"), DDT_EINPUT);
-	assert_int_equal(calibrate_set_arg(&c2, &c2_d, "native_cut"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "gpus.b300.bw_tbps=0"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "gpus.b300.bw_tbps=nan"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "native_cut=1.5"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "moe_reference.rtx_pro_6000.m10_ms=1"), DDT_EINPUT);
+	assert_int_equal(set_code(f, "native_cut"), DDT_EINPUT);
 	assert_non_null(strstr(err_msg(), "KEY=VALUE"));
 }
 
@@ -418,7 +442,7 @@ static void test_model__set_keeps_the_loaders_ranges(void **state)
 		"moe_reference.physical.fixed_us=-1",  "moe_reference.tp=1.5",
 		"anchors.sglang_limits.max_budget=0"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		assert_int_equal(calibrate_set_arg(&f->cal, &f->cal_d, bad[i]), DDT_EINPUT);
+		assert_int_equal(set_code(f, bad[i]), DDT_EINPUT);
 		assert_non_null(strstr(err_msg(), "must be"));
 	}
 }

@@ -20,12 +20,14 @@
 #include "project.h"
 #include "backtest.h"
 #include "calibrate.h"
+#include "estimate.h"
 #include "fit.h"
 #include "xfer.h"
 #include "ximpl.h"
 #include "record.h"
 #include "rng.h"
 #include "tmpl.h"
+#include "whatif.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
@@ -42,6 +44,24 @@ static const char *home(void)
 	return h && *h ? h : ".";
 }
 
+/* c0/d0 with one --set argument as it is loaded (calibrate_with) into c
+ * and d; free c with calib_free. */
+static int with_set(struct calib *c, struct calibration *d, const struct calib *c0,
+		    const struct calibration *d0, const char *arg)
+{
+	struct calibrate_opts o = {.sets = &arg, .nsets = 1};
+	return calibrate_with(c, d, c0, d0, &o);
+}
+
+/* A reference curve CSV made c's MoE reference and the curve refitted
+ * (the anchors then take the new curve's MoE: --moe-reference keeps the
+ * calibration's own, calibrate_opts). */
+static int ref_csv(struct calib *c, struct calibration *d, const char *path)
+{
+	int rc = calib_reference_csv(c, path);
+	return rc ? rc : calibrate_moe(c, d);
+}
+
 static int setup(void **state)
 {
 	static struct fixture f;
@@ -49,7 +69,7 @@ static int setup(void **state)
 	char path[4096];
 	int rc;
 	snprintf(path, sizeof path, "%s/calibration", home());
-	rc = calibrate_load(&f.cal, &f.cal_d, path, &diag);
+	rc = calibrate_load(&f.cal, &f.cal_d, path, NULL, &diag);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	if (!rc)
 		rc = tmpl_load(&f.t, path, &diag);
@@ -1070,7 +1090,6 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
-	struct calibration c_d = f->cal_d;
 	struct gpu gpus[16];
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
@@ -1123,20 +1142,28 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 			 calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 300)));
 	/* --set on the pair (by GPU ids or families) fixes every range of it, at
 	 * every M */
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_transfer.blackwell_pro.b300", "1.3"), 0);
-	for (int i = 0; i < c.nxfer; i++)
-		if (!strcmp(c.xfer[i].to, "b300")) {
-			assert_int_equal(c.asm_[ASM_COUNT + i].kind, DIST_FIXED);
-			assert_near(c.asm_[ASM_COUNT + i].point, 1.3, 0);
-			assert_near(calib_xfer_adj(&c, i, 9), 1, 0);
+	struct calib s;
+	struct calibration s_d;
+	assert_int_equal(with_set(&s, &s_d, &f->cal, &f->cal_d, "moe_transfer.blackwell_pro.b300=1.3"),
+			 0);
+	for (int i = 0; i < s.nxfer; i++)
+		if (!strcmp(s.xfer[i].to, "b300")) {
+			assert_int_equal(s.asm_[ASM_COUNT + i].kind, DIST_FIXED);
+			assert_near(s.asm_[ASM_COUNT + i].point, 1.3, 0);
+			assert_near(calib_xfer_adj(&s, i, 9), 1, 0);
 		}
 	struct model m0, m1;
+	b300 = calib_gpu(&s, "b300");
+	pro = calib_gpu(&s, "rtx_pro_6000");
 	assert_int_equal(model_prepare(&m0, &f->cal, &f->cal_d, NULL), 0);
-	assert_int_equal(model_prepare(&m1, &c, &c_d, NULL), 0);
+	assert_int_equal(model_prepare(&m1, &s, &s_d, NULL), 0);
 	assert_near(model_moe_ms(&m1, b300, 33), 1.3 * model_moe_ms(&m0, b300, 33), 1e-9);
 	assert_near(model_moe_ms(&m1, pro, 33), model_moe_ms(&m0, pro, 33), 1e-12);
-	assert_int_equal(calibrate_set(&c, &c_d, "moe_transfer.rtx_pro_6000.b300.m99-100", "1.3"),
+	calib_free(&s);
+	assert_int_equal(with_set(&s, &s_d, &f->cal, &f->cal_d,
+				  "moe_transfer.rtx_pro_6000.b300.m99-100=1.3"),
 			 DDT_EINPUT);
+	calib_free(&s);
 }
 
 /* A synthetic table from known parameters of the transfer's form: HBM
@@ -1259,12 +1286,13 @@ static void test_project__backtest_holds_out_the_target(void **state)
 static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(void **state)
 {
 	struct fixture *f = *state;
-	struct calib c = f->cal;
-	struct calibration c_d = f->cal_d;
+	struct calib c;
+	struct calibration c_d;
 	const char *dir = "tests/fixtures/moe_reference";
 	char path[256];
+	struct calibrate_opts o = {.moe_reference = path};
 	snprintf(path, sizeof path, "%s/good.csv", dir);
-	assert_int_equal(calibrate_reference_csv(&c, &c_d, path), 0);
+	assert_int_equal(calibrate_with(&c, &c_d, &f->cal, &f->cal_d, &o), 0);
 	assert_string_equal(c.moe_ref.gpu, "h200");
 	assert_string_equal(c.xfer_ref, "h200");
 	assert_int_equal(c.moe_ref.npoints, 5);
@@ -1292,15 +1320,17 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 		{"bad_quote.csv", "bad_quote.csv:3: expected gpu,m,step_ms[,source]"},
 		{"missing.csv", "missing.csv: cannot open"},
 	};
+	calib_free(&c);
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		struct calib b = f->cal;
-		struct calibration b_d = f->cal_d;
+		struct calib b;
+		struct calibration b_d;
 		snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
-		assert_int_equal(calibrate_reference_csv(&b, &b_d, path), DDT_EINPUT);
+		assert_int_equal(calibrate_with(&b, &b_d, &f->cal, &f->cal_d, &o), DDT_EINPUT);
 		if (!strstr(err_msg(), bad[i].want))
 			fprintf(stderr, "%s: got '%s'\n", bad[i].file, err_msg());
 		assert_non_null(strstr(err_msg(), bad[i].want));
 		assert_string_equal(b.moe_ref.gpu, f->cal.moe_ref.gpu); /* nothing half applied */
+		calib_free(&b);
 	}
 }
 
@@ -1365,8 +1395,11 @@ static void test_project__anchor_conflict_is_reported(void **state)
 	assert_true(p.ess > 0.05 * p.samples && p.ess <= p.samples);
 	assert_non_null(strstr(p.weighting, "effective sample size"));
 	project_free(&p);
-	assert_int_equal(calibrate_set(&c, &c_d, "anchors.sglang_b16.step_ms", "60"), 0);
-	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
+	struct calib s;
+	struct calibration s_d;
+	assert_int_equal(with_set(&s, &s_d, &c, &c_d, "anchors.sglang_b16.step_ms=60"), 0);
+	assert_int_equal(project_run(&p, &s, &s_d, &f->t, NULL, &f->cfg), 0);
+	calib_free(&s);
 	assert_true(p.conflict);
 	assert_non_null(strstr(p.weighting, "PRIOR/ANCHOR CONFLICT"));
 	int noted = 0;
@@ -1421,14 +1454,11 @@ static void test_project__calibrated_point_is_the_median(void **state)
 static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
 {
 	struct fixture *f = *state;
-	struct calib c = f->cal;
-	struct calibration c_d = f->cal_d;
-	struct gpu gpus[16];
+	struct calib c;
+	struct calibration c_d;
 	struct model m0, m1;
-	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
-	c.gpus = gpus;
 	assert_int_equal(model_prepare(&m0, &f->cal, &f->cal_d, NULL), 0);
-	assert_int_equal(calibrate_set(&c, &c_d, "gpus.b300.link_gbps", "100"), 0);
+	assert_int_equal(with_set(&c, &c_d, &f->cal, &f->cal_d, "gpus.b300.link_gbps=100"), 0);
 	assert_int_equal(model_prepare(&m1, &c, &c_d, NULL), 0);
 	const struct gpu *b0 = calib_gpu(&f->cal, "b300"), *b1 = calib_gpu(&c, "b300");
 	/* 7168 x 9 bf16 = 129 KB: latency-bound, the link does not matter */
@@ -1441,6 +1471,7 @@ static void test_project__small_allreduces_ignore_link_bandwidth(void **state)
 	const struct gpu *pro = calib_gpu(&f->cal, "rtx_pro_6000"), *h100 = calib_gpu(&f->cal, "h100");
 	assert_near(model_allreduce_ms(&m0, pro, 9),
 		    f->cal.asm_[ASM_ALLREDUCE_PCIE].point * model_allreduce_ms(&m0, h100, 9), 1e-9);
+	calib_free(&c);
 }
 
 /* The all-reduce carries the public implementations' spread (allreduce_impl)
@@ -1496,7 +1527,7 @@ static int load_with_transfer(const char *transfer, struct calib *c, struct cali
 	char *t = fsx_join(dir, "transfer.yaml");
 	assert_int_equal(fsx_write_all(t, transfer, strlen(transfer)), 0);
 	free(t);
-	int rc = calibrate_load(c, c_d, dir, diag);
+	int rc = calibrate_load(c, c_d, dir, NULL, diag);
 	fsx_rm_rf(dir);
 	return rc;
 }
@@ -1633,7 +1664,9 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 	struct project_config cfg = f->cfg;
 	struct projection p = {0};
 	static struct key_list keys;
-	char path[4096], val[64];
+	char path[4096], arg[512];
+	const char *set = arg;
+	struct calibrate_opts o = {0};
 	cfg.samples = 200;
 	cfg.grid = cfg.sensitivity = 0;
 	snprintf(path, sizeof path, "%s/calibration", home());
@@ -1652,10 +1685,11 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 			listed |= !strcmp(keys.key[k], in->name);
 		if (!listed)
 			fail_msg("input %s is not a key --keys lists", in->name);
-		assert_int_equal(calibrate_load(&c, &c_d, path, &diag), 0);
-		snprintf(val, sizeof val, "%.17g", in->value);
-		if (calibrate_set(&c, &c_d, in->name, val) != 0)
-			fail_msg("--set %s=%s: %s", in->name, val, err_msg());
+		snprintf(arg, sizeof arg, "%s=%.17g", in->name, in->value);
+		o.sets = &set;
+		o.nsets = 1;
+		if (calibrate_load(&c, &c_d, path, &o, &diag) != 0)
+			fail_msg("--set %s: %s", arg, diag.n ? diag.msgs[0] : err_msg());
 		assert_int_equal(project_run(&q, &c, &c_d, &f->t, NULL, &cfg), 0);
 		const struct project_input *out = input_named(&q, in->name);
 		assert_non_null(out);
@@ -1673,13 +1707,122 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 		struct ydiag diag = {0};
 		if (!keys.value[k][0])
 			continue; /* derived (an input above) or not given */
-		assert_int_equal(calibrate_load(&c, &c_d, path, &diag), 0);
-		if (calibrate_set(&c, &c_d, keys.key[k], keys.value[k]) != 0)
-			fail_msg("--set %s=%s: %s", keys.key[k], keys.value[k], err_msg());
+		snprintf(arg, sizeof arg, "%s=%s", keys.key[k], keys.value[k]);
+		o.sets = &set;
+		o.nsets = 1;
+		if (calibrate_load(&c, &c_d, path, &o, &diag) != 0)
+			fail_msg("--set %s: %s", arg, diag.n ? diag.msgs[0] : err_msg());
 		calib_free(&c);
 		ydiag_free(&diag);
 	}
 	project_free(&p);
+}
+
+/* ---------------------------------------------------------------- facts after load */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Every byte a loaded calibration holds: the facts, the GPU catalog and the
+ * all-reduce table they point to, and what the calibrate stage derived. */
+static uint64_t calib_digest(const struct calib *c, const struct calibration *d)
+{
+	uint64_t h = fnv1a(0xcbf29ce484222325ULL, c, sizeof *c);
+	h = fnv1a(h, c->gpus, c->ngpus * sizeof *c->gpus);
+	h = fnv1a(h, c->ar.per_gpu, c->ar.n * sizeof *c->ar.per_gpu);
+	return fnv1a(h, d, sizeof *d);
+}
+
+/* Once loaded, the calibration is read only: a whole estimate, a projection
+ * with tonight's GPU run folded in (as the nightly makes it: its own copy,
+ * calibrate_projection), the cross-GPU backtest and the what-if tables
+ * leave every byte of the facts and the derived calibration as loaded. */
+static void test_project__a_whole_run_leaves_the_calibration_as_loaded(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	struct run_record run;
+	struct ydiag diag = {0};
+	struct projection p, q;
+	struct estimate e = {0};
+	struct whatif w;
+	struct model m;
+	const uint64_t before = calib_digest(&f->cal, &f->cal_d);
+	cfg.samples = 400;
+	assert_int_equal(record_read(&run, "tests/fixtures/fleet/rtx-pro-6000-b300.yaml", &diag), 0);
+	/* the nightly's projection: tonight's sweeps recalibrate its copy */
+	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, &run, &cfg), 0);
+	assert_true(p.recalibrated);
+	assert_int_equal(backtest_xgpu(&p, &f->cal), 0);
+	project_free(&p);
+	/* ddt estimate's: the model, the projection's bands, the what-if */
+	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
+	assert_int_equal(estimate_run(&e, &m, f->t.scenarios, f->t.nscenarios), 0);
+	assert_int_equal(project_run(&q, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
+	assert_int_equal(whatif_make(&w, &f->cal, &m, &e, &q), 0);
+	whatif_free(&w);
+	project_free(&q);
+	estimate_free(&e);
+	assert_true(calib_digest(&f->cal, &f->cal_d) == before);
+	record_free(&run);
+	ydiag_free(&diag);
+}
+
+/* A --set given as the calibration is loaded gives the estimate of the value
+ * set after the load, as the stages set it before (calib_set on the loaded
+ * facts, then the refit: calibrate_moe): a fact, a MoE reference point, an
+ * anchor, an assumption and a transfer entry (derived: set as built). */
+static void test_project__a_set_given_at_load_estimates_as_the_value_set(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const sets[][2] = {
+		{"gpus.b300.bw_tbps", "9"},
+		{"moe_reference.rtx_pro_6000.m9_ms", "9.5"},
+		{"anchors.sglang_b8.tok_s", "250"},
+		{"native_cut", "0.3"},
+		{"moe_transfer.blackwell_pro.b300", "1.3"},
+	};
+	struct model m0;
+	struct estimate e0 = {0};
+	assert_int_equal(model_prepare(&m0, &f->cal, &f->cal_d, NULL), 0);
+	assert_int_equal(estimate_run(&e0, &m0, f->t.scenarios, f->t.nscenarios), 0);
+	for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+		struct calib a, b;
+		struct calibration a_d, b_d = f->cal_d;
+		struct model ma, mb;
+		struct estimate ea = {0}, eb = {0};
+		char arg[160];
+		snprintf(arg, sizeof arg, "%s=%s", sets[i][0], sets[i][1]);
+		assert_int_equal(with_set(&a, &a_d, &f->cal, &f->cal_d, arg), 0);
+		assert_int_equal(calib_copy(&b, &f->cal), 0);
+		assert_int_equal(calib_set(&b, sets[i][0], sets[i][1]), 0);
+		assert_int_equal(calibrate_moe(&b, &b_d), 0);
+		assert_int_equal(a.nsets, 1);
+		assert_string_equal(a.sets[0].was, b.sets[0].was);
+		assert_int_equal(model_prepare(&ma, &a, &a_d, NULL), 0);
+		assert_int_equal(model_prepare(&mb, &b, &b_d, NULL), 0);
+		assert_int_equal(estimate_run(&ea, &ma, f->t.scenarios, f->t.nscenarios), 0);
+		assert_int_equal(estimate_run(&eb, &mb, f->t.scenarios, f->t.nscenarios), 0);
+		assert_int_equal(ea.n, eb.n);
+		int moved = 0;
+		assert_int_equal(ea.n, e0.n);
+		for (size_t r = 0; r < ea.n; r++) {
+			assert_memory_equal(&ea.rows[r].out, &eb.rows[r].out, sizeof ea.rows[r].out);
+			moved |= ea.rows[r].out.step_ms != e0.rows[r].out.step_ms;
+		}
+		if (!moved)
+			fail_msg("--set %s moves no estimate", arg);
+		estimate_free(&ea);
+		estimate_free(&eb);
+		calib_free(&a);
+		calib_free(&b);
+	}
+	estimate_free(&e0);
 }
 
 /* ---------------------------------------------------------------- implementations */
@@ -1865,7 +2008,7 @@ static void test_project__a_curve_that_misses_its_points_carries_its_error(void 
 	struct calib c = f->cal;
 	struct calibration c_d = f->cal_d;
 	struct projection p;
-	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/misses.csv"), 0);
+	assert_int_equal(ref_csv(&c, &c_d, "tests/fixtures/moe_reference/misses.csv"), 0);
 	assert_true(c_d.moe_fit.ok);
 	assert_true(c_d.moe_fit.rms_pct > 5);
 	assert_null(strstr(c_d.moe_fit.note, "exactly determined"));
@@ -1893,7 +2036,7 @@ static void test_project__a_whole_curve_passes_through_its_points(void **state)
 	struct calibration c_d = f->cal_d;
 	struct model m;
 	struct projection p;
-	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
+	assert_int_equal(ref_csv(&c, &c_d, "tests/fixtures/moe_reference/gddr_curve.csv"), 0);
 	assert_true(c_d.moe_fit.npoints == 15 && c_d.moe_fit.rms_pct > 10);
 	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	for (int i = 0; i < m.npoints; i++)
@@ -1923,7 +2066,7 @@ static void test_project__anchors_keep_their_own_moe(void **state)
 	double at[2];
 	assert_int_equal(model_prepare(&own, &c, &c_d, NULL), 0);
 	assert_int_equal(model_anchor_moe(&c, &c_d, at), 0);
-	assert_int_equal(calibrate_reference_csv(&c, &c_d, "tests/fixtures/moe_reference/slower.csv"), 0);
+	assert_int_equal(ref_csv(&c, &c_d, "tests/fixtures/moe_reference/slower.csv"), 0);
 	/* the anchor measured with the new curve: no room for the rest */
 	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), DDT_EINPUT);
 	memcpy(c.moe_ref.anchor_ms, at, sizeof at);
@@ -1980,6 +2123,8 @@ int main(void)
 		cmocka_unit_test(test_project__a_curve_that_misses_its_points_carries_its_error),
 		cmocka_unit_test(test_project__a_whole_curve_passes_through_its_points),
 		cmocka_unit_test(test_project__anchors_keep_their_own_moe),
+		cmocka_unit_test(test_project__a_whole_run_leaves_the_calibration_as_loaded),
+		cmocka_unit_test(test_project__a_set_given_at_load_estimates_as_the_value_set),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

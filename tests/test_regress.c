@@ -529,7 +529,7 @@ static void test_regress__impact_scales_the_ops_component(void **state)
 
 	load_conf(&c);
 	snprintf(path, sizeof path, "%s/calibration", home());
-	assert_int_equal(calibrate_load(&cal, &cal_d, path, &diag), 0);
+	assert_int_equal(calibrate_load(&cal, &cal_d, path, NULL, &diag), 0);
 	snprintf(path, sizeof path, "%s/templates/default.yaml", home());
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
 	assert_int_equal(model_prepare(&m, &cal, &cal_d, NULL), 0);

@@ -154,7 +154,7 @@ static int fixture_finish(const char *runs_dir, const char *id, int samples)
 	snprintf(tpl, sizeof tpl, "%s/templates/default.yaml", fixture_home());
 	if (!dir || (rc = report_stash_inputs(dir, cal_dir, tpl)) != 0)
 		goto out_early;
-	if ((rc = calibrate_load(&cal, &cal_d, cal_dir, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
+	if ((rc = calibrate_load(&cal, &cal_d, cal_dir, NULL, &diag)) != 0 || (rc = tmpl_load(&t, tpl, &diag)) != 0) {
 		ydiag_print(&diag, stderr);
 		goto out_early;
 	}

@@ -47,7 +47,7 @@ static void test_yaml__every_bad_fixture_reports_its_message_and_position(void *
 			goto next;
 		assert_int_equal(fsx_read_all(path, 1 << 20, &text, NULL), 0);
 		assert_int_equal(sscanf(text, "# expect: %511[^\n]", want), 1);
-		assert_int_equal(calibrate_load(&cal, &cal_d, path, &diag), DDT_EINPUT);
+		assert_int_equal(calibrate_load(&cal, &cal_d, path, NULL, &diag), DDT_EINPUT);
 		for (size_t k = 0; k < diag.n; k++) {
 			const char *msg = diag.msgs[k] + strlen(path) + 1; /* after "path:" */
 			found |= !strcmp(msg, want);
@@ -108,7 +108,7 @@ static void test_yaml__a_figure_the_model_refuses_names_its_line(void **state)
 		free(src);
 		free(dst);
 	}
-	assert_int_equal(calibrate_load(&cal, &cal_d, dir, &diag), 0);
+	assert_int_equal(calibrate_load(&cal, &cal_d, dir, NULL, &diag), 0);
 	assert_int_equal(model_prepare(&m, &cal, &cal_d, NULL), DDT_EINPUT);
 	if (strncmp(err_msg(), want, strlen(want)))
 		fail_msg("wanted '%s...', got '%s'", want, err_msg());

@@ -109,19 +109,16 @@ int cmd_backtest(int argc, char **argv)
 	struct calibration der;
 	struct run_record run;
 	struct projection p;
+	struct calibrate_opts o = {0};
 	struct ydiag diag = {0};
 	int first, rc, status = 0, have_run = 0;
 
 	paths_init(&a.paths, "default");
 	if ((rc = cli_parse(&cmd_backtest_spec, &a, argc, argv, &first)) >= 0)
 		return rc;
+	memset(&cal, 0, sizeof cal);
 	memset(&p, 0, sizeof p);
 	memset(&run, 0, sizeof run);
-	if ((rc = calibrate_load(&cal, &der, a.paths.calibration, &diag)) != 0) {
-		fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
-		status = err_exit_status(rc);
-		goto done;
-	}
 	if (a.run) {
 		if ((rc = record_read(&run, a.run, &diag)) != 0) {
 			fprintf(stderr, "ddt backtest: %s\n", diag.n ? diag.msgs[0] : err_msg());
@@ -129,10 +126,17 @@ int cmd_backtest(int argc, char **argv)
 			goto done;
 		}
 		have_run = 1;
-		if ((rc = calibrate_fleet(&cal, &run, NULL)) != 0) {
+	}
+	/* the run's sweeps join the transfer calibration as it is loaded */
+	o.fleet = have_run ? &run : NULL;
+	if ((rc = calibrate_load(&cal, &der, a.paths.calibration, &o, &diag)) != 0) {
+		if (!diag.n)
 			status = cli_fail("backtest", rc);
-			goto done;
+		else {
+			fprintf(stderr, "ddt backtest: %s\n", diag.msgs[0]);
+			status = err_exit_status(rc);
 		}
+		goto done;
 	}
 	if ((rc = backtest_mode(&p, &cal, &a)) != 0) {
 		status = cli_fail("backtest", rc);

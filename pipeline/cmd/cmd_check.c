@@ -121,7 +121,7 @@ int cmd_check(int argc, char **argv)
 	if (!templates[0])
 		snprintf(templates, sizeof a.templates, "%s/templates", a.paths.home);
 
-	int cal_ok = calibrate_load(&cal, &der, a.paths.calibration, &diag) == 0;
+	int cal_ok = calibrate_load(&cal, &der, a.paths.calibration, NULL, &diag) == 0;
 	if (cal_ok && model_prepare(&m, &cal, &der, NULL) != 0)
 		check_model_problem(&diag, &cal, a.paths.calibration);
 	files++;

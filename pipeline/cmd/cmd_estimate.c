@@ -218,14 +218,18 @@ static int apply_ad_hoc(const struct estimate_args *a, struct scenario *s)
 	return 0;
 }
 
-/* Loads calibration, template and projection settings, then applies
- * --moe-reference, --set, --moe-curve, --samples, --seed, --sensitivity and
- * --grid. Returns 0 or the exit status, the error printed. */
+/* Loads the calibration with --moe-reference, --set and --moe-curve
+ * (calibrate_opts), template and projection settings, then applies
+ * --samples, --seed, --sensitivity and --grid. Returns 0 or the exit status,
+ * the error printed. */
 static int load_inputs(struct inputs *in, const struct estimate_args *a)
 {
 	struct ydiag diag = {0};
-	int rc = calibrate_load(&in->cal, &in->der, a->paths.calibration, &diag);
+	struct calibrate_opts o = {a->moe_reference, a->sets.v, a->sets.n, a->curve, NULL};
+	int rc = calibrate_load(&in->cal, &in->der, a->paths.calibration, &o, &diag);
 
+	if (rc && !diag.n) /* a change the command line asked for */
+		return cli_fail("estimate", rc);
 	if (!rc)
 		rc = tmpl_load(&in->t, a->paths.template_path, &diag);
 	if (!rc)
@@ -238,13 +242,6 @@ static int load_inputs(struct inputs *in, const struct estimate_args *a)
 	if (file_hash(a->paths.template_path, in->tmpl_hash) ||
 	    (a->moe_reference && file_hash(a->moe_reference, in->ref_hash)))
 		in->tmpl_hash[0] = in->ref_hash[0] = '\0'; /* unreadable: the loads say why */
-	if (a->moe_reference && (rc = calibrate_moe_reference(&in->cal, &in->der, a->moe_reference)) != 0)
-		return cli_fail("estimate", rc);
-	for (int i = 0; i < a->sets.n; i++)
-		if ((rc = calibrate_set_arg(&in->cal, &in->der, a->sets.v[i])) != 0)
-			return cli_fail("estimate", rc);
-	if (a->curve && (rc = calibrate_set(&in->cal, &in->der, "moe_reference.curve", a->curve)) != 0)
-		return cli_fail("estimate", rc);
 	if (a->samples)
 		in->cfg.samples = a->samples;
 	if (a->seed >= 0)
@@ -544,7 +541,7 @@ static int keys_print(const struct estimate_args *a)
 	struct calib cal;
 	struct calibration der;
 	struct ydiag diag = {0};
-	int rc = calibrate_load(&cal, &der, a->paths.calibration, &diag);
+	int rc = calibrate_load(&cal, &der, a->paths.calibration, NULL, &diag);
 	if (rc) {
 		fprintf(stderr, "ddt estimate: %s\n", diag.n ? diag.msgs[0] : err_msg());
 		ydiag_free(&diag);

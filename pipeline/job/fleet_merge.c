@@ -596,7 +596,7 @@ static int merge_stages(struct merge *m, struct ydiag *diag)
 	have_tmpl = tmpl_load(&t, m->plan.template_path, diag) == 0;
 	if (!have_tmpl)
 		stage_note(m, 1, "template: %s", diag->n ? diag->msgs[0] : err_msg());
-	else if (!(have_cal = calibrate_load(&cal, &der, m->plan.calibration, diag) == 0))
+	else if (!(have_cal = calibrate_load(&cal, &der, m->plan.calibration, NULL, diag) == 0))
 		stage_note(m, 1, "calibration: %s", diag->n ? diag->msgs[diag->n - 1] : err_msg());
 	if ((rc = record_write(&m->merged, rec)) != 0)
 		goto done;

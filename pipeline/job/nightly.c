@@ -310,7 +310,7 @@ static int load_inputs(struct night *n)
 	struct ydiag diag = {0};
 	struct project_config pc;
 	struct report_spec *spec = malloc(sizeof *spec);
-	int rc = spec ? calibrate_load(&n->cal, &n->der, n->paths.calibration, &diag) : err_nomem();
+	int rc = spec ? calibrate_load(&n->cal, &n->der, n->paths.calibration, NULL, &diag) : err_nomem();
 
 	if (!rc)
 		rc = tmpl_load(&n->t, n->paths.template_path, &diag);

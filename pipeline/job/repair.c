@@ -38,7 +38,7 @@ static int project_again(const char *run_dir)
 	if ((rc = record_read(&rec, path, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/calibration", run_dir);
-	if ((rc = calibrate_load(&cal, &der, path, &diag)) != 0)
+	if ((rc = calibrate_load(&cal, &der, path, NULL, &diag)) != 0)
 		goto done;
 	snprintf(path, sizeof path, "%s/template/template.yaml", run_dir);
 	if ((rc = tmpl_load(&t, path, &diag)) != 0)

@@ -192,7 +192,7 @@ static int load_inputs(struct report_data *d, struct ydiag *diag)
 	if (!fsx_exists(p))
 		rc = err_set(DDT_EINPUT, "%s: missing (the nightly stores the calibration it used "
 					 "there with report_stash_inputs)", p);
-	else if ((rc = calibrate_load(&d->cal, &d->der, p, diag)) != 0 && diag->n)
+	else if ((rc = calibrate_load(&d->cal, &d->der, p, NULL, diag)) != 0 && diag->n)
 		err_set(rc, "%s", diag->msgs[0]);
 	free(p);
 	if (rc)

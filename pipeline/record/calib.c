@@ -811,6 +811,22 @@ int calib_load(struct calib *cal, const char *path, struct ydiag *diag)
 	return rc;
 }
 
+int calib_copy(struct calib *dst, const struct calib *src)
+{
+	*dst = *src;
+	dst->gpus = malloc((src->ngpus ? src->ngpus : 1) * sizeof *dst->gpus);
+	dst->ar.per_gpu = malloc((src->ar.n ? src->ar.n : 1) * sizeof *dst->ar.per_gpu);
+	if (!dst->gpus || !dst->ar.per_gpu) {
+		calib_free(dst);
+		return err_nomem();
+	}
+	if (src->ngpus)
+		memcpy(dst->gpus, src->gpus, src->ngpus * sizeof *dst->gpus);
+	if (src->ar.n)
+		memcpy(dst->ar.per_gpu, src->ar.per_gpu, src->ar.n * sizeof *dst->ar.per_gpu);
+	return 0;
+}
+
 void calib_free(struct calib *c)
 {
 	free(c->gpus);

@@ -344,6 +344,9 @@ struct calib {
  * MoE curve and builds the transfer entries (xfer.h: xfer_build). */
 int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
+/* A copy of src that calib_free frees apart from src (its GPU catalog and
+ * all-reduce table duplicated). Returns 0 or DDT_ENOMEM (dst then empty). */
+int calib_copy(struct calib *dst, const struct calib *src);
 
 /* Overrides one value by its dotted key ("native_cut", "gpus.b300.bw_tbps",
  * "anchors.sglang_b8.tok_s", "moe_reference.rtx_pro_6000.m9_ms",
@@ -353,8 +356,10 @@ void calib_free(struct calib *c);
  * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this
  * way becomes fixed at that value. Every success is logged in c->sets.
- * Nothing is refitted: the stages set through calibrate.h's calibrate_set,
- * which refits what the value changes.
+ * Nothing is refitted: the stages give their sets to calibrate.h's
+ * calibrate_load (struct calibrate_opts), which applies them as the
+ * calibration is loaded and refits what each value changes; after that
+ * load nothing sets a value.
  * Returns 0, or DDT_EINPUT with a message naming the key (an unknown key:
  * the nearest known ones, by edit distance). */
 int calib_set(struct calib *c, const char *key, const char *value);

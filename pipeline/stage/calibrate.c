@@ -37,22 +37,6 @@ int calibrate_moe(struct calib *c, struct calibration *d)
 	return 0;
 }
 
-int calibrate_load(struct calib *c, struct calibration *d, const char *path,
-		   struct ydiag *diag)
-{
-	size_t before = diag->n;
-	int rc;
-
-	memset(d, 0, sizeof *d);
-	if ((rc = calib_load(c, path, diag)) != 0)
-		return rc;
-	if (calibrate_moe(c, d) != 0)
-		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
-	else if (xfer_build(c) != 0)
-		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
-	return diag->n > before ? DDT_EINPUT : 0;
-}
-
 /* What a change to key asks of the fits: 2 refit, its failure the change's;
  * 1 refit, its failure model_prepare's to report; 0 nothing (the fit
  * depends on the points, the geometry and the reference GPU). */
@@ -109,7 +93,7 @@ static void set_was(struct calib *c, int nsets, const char *was, int fitted)
 		snprintf(c->sets[c->nsets - 1].was, sizeof c->sets[0].was, "%s", was);
 }
 
-int calibrate_set(struct calib *c, struct calibration *d, const char *key, const char *value)
+static int set_key(struct calib *c, struct calibration *d, const char *key, const char *value)
 {
 	char was[64];
 	int nsets = c->nsets, fitted = fit_value(d, key, strlen(key), was, sizeof was);
@@ -120,7 +104,7 @@ int calibrate_set(struct calib *c, struct calibration *d, const char *key, const
 	return refit_after(c, d, key, strlen(key));
 }
 
-int calibrate_set_arg(struct calib *c, struct calibration *d, const char *arg)
+static int set_arg(struct calib *c, struct calibration *d, const char *arg)
 {
 	char was[64];
 	size_t klen = strcspn(arg, "=");
@@ -152,19 +136,58 @@ int calibrate_keys(const struct calib *c, const struct calibration *d, calib_key
 	return calib_keys(c, keys_shim_fn, &s);
 }
 
-int calibrate_reference_csv(struct calib *c, struct calibration *d, const char *path)
-{
-	int rc = calib_reference_csv(c, path);
-	return rc ? rc : calibrate_moe(c, d);
-}
-
-int calibrate_moe_reference(struct calib *c, struct calibration *d, const char *path)
+/* --moe-reference: the curve at path replaces the calibration's, while the
+ * anchors keep the MoE of the calibration's own curve (moe_ref.anchor_ms):
+ * their steps were measured with it, not with the new implementation's. */
+static int moe_reference(struct calib *c, struct calibration *d, const char *path)
 {
 	double own[2];
 	int rc = model_anchor_moe(c, d, own);
-	if (!rc && !(rc = calibrate_reference_csv(c, d, path)))
+	if (!rc && !(rc = calib_reference_csv(c, path)) && !(rc = calibrate_moe(c, d)))
 		memcpy(c->moe_ref.anchor_ms, own, sizeof own);
 	return rc;
+}
+
+/* Applies o's changes to the loaded c and d, in calibrate_opts' order. */
+static int apply_opts(struct calib *c, struct calibration *d, const struct calibrate_opts *o)
+{
+	int rc = 0;
+	if (!o)
+		return 0;
+	if (o->moe_reference && (rc = moe_reference(c, d, o->moe_reference)) != 0)
+		return rc;
+	for (int i = 0; i < o->nsets; i++)
+		if ((rc = set_arg(c, d, o->sets[i])) != 0)
+			return rc;
+	if (o->curve && (rc = set_key(c, d, "moe_reference.curve", o->curve)) != 0)
+		return rc;
+	return o->fleet ? calibrate_fleet(c, o->fleet, NULL) : 0;
+}
+
+int calibrate_load(struct calib *c, struct calibration *d, const char *path,
+		   const struct calibrate_opts *o, struct ydiag *diag)
+{
+	size_t before = diag->n;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	if ((rc = calib_load(c, path, diag)) != 0)
+		return rc;
+	if (calibrate_moe(c, d) != 0)
+		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
+	else if (xfer_build(c) != 0)
+		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
+	if (diag->n > before)
+		return DDT_EINPUT;
+	return apply_opts(c, d, o);
+}
+
+int calibrate_with(struct calib *c, struct calibration *d, const struct calib *c0,
+		   const struct calibration *d0, const struct calibrate_opts *o)
+{
+	int rc = calib_copy(c, c0);
+	*d = *d0;
+	return rc ? rc : apply_opts(c, d, o);
 }
 
 /* ---------------------------------------------------------------- tonight */

@@ -62,13 +62,46 @@ struct calibration {
 };
 
 
+struct run_record;
+
+/* What the command line changes in a calibration as it is loaded, applied
+ * in this order once the facts are loaded and the curve fitted and the
+ * transfer entries built: moe_reference (--moe-reference: its curve
+ * replaces the reference, the anchors keep the calibration's own MoE),
+ * then every set in the order given (--set KEY=VALUE; what a value
+ * changes is made again after it: a fact of the MoE reference, the
+ * geometry or a GPU refits the curve, a new reference GPU rebuilds the
+ * transfer entries, and moe_transfer.* sets an entry as built then), then
+ * curve (--moe-curve, as moe_reference.curve), then fleet (a run whose
+ * GPUs' moe_w4a16 sweeps join the transfer calibration: calibrate_fleet).
+ * Each success is logged in the facts' sets, with what it replaced (for
+ * moe_reference.physical.*: the fit's value). Every field may be 0/NULL. */
+struct calibrate_opts {
+	const char *moe_reference;     /* a reference curve CSV (NULL: none) */
+	const char *const *sets;       /* "KEY=VALUE", nsets of them */
+	int nsets;
+	const char *curve;             /* "linear" or "physical" (NULL: the calibration's) */
+	const struct run_record *fleet; /* NULL: none */
+};
+
 /* The calibration as the stages use it: calib_load into c, then the
- * physical MoE curve fitted to moe_reference's points into d (calibrate_moe) and the transfer
- * entries built (xfer.h: xfer_build). A fit that fails is one problem in
- * diag at its section's file:line. Returns 0 or
- * DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free even on error. */
+ * physical MoE curve fitted to moe_reference's points into d (calibrate_moe)
+ * and the transfer entries built (xfer.h: xfer_build), then o's changes
+ * (o may be NULL: none). After it returns nothing changes c or d: the
+ * stages take both by const pointer. A load or fit that fails is a
+ * problem in diag at its section's file:line; a change of o that fails is
+ * the error (err_msg(): "--set KEY: ...", as calib_set says), with nothing
+ * in diag. Returns 0 or DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free
+ * even on error. */
 int calibrate_load(struct calib *c, struct calibration *d, const char *path,
-		   struct ydiag *diag);
+		   const struct calibrate_opts *o, struct ydiag *diag);
+
+/* A calibration made from one already loaded (c0, d0: left as they are)
+ * with o's changes, as calibrate_load makes it from files: c a copy of c0
+ * (calib_copy), d of d0. Returns 0 or an error code; free c with
+ * calib_free even on error. */
+int calibrate_with(struct calib *c, struct calibration *d, const struct calib *c0,
+		   const struct calibration *d0, const struct calibrate_opts *o);
 
 /* Refits the physical MoE curve to the current points (after a change to
  * them, to the geometry or to the reference GPU), then rebuilds the
@@ -77,32 +110,12 @@ int calibrate_load(struct calib *c, struct calibration *d, const char *path,
  * fitted (err_msg() says why) / an error of xfer_build. */
 int calibrate_moe(struct calib *c, struct calibration *d);
 
-/* calib_set, then what is derived from the value made again: a change to
- * the MoE reference (its GPU, points, curve or physical settings), to the
- * geometry or to a GPU refits the curve (calibrate_moe). A fit that fails
- * after moe_reference.gpu or moe_reference.curve is this call's error;
- * after the others model_prepare reports it. Returns 0 or an error code. */
-int calibrate_set(struct calib *c, struct calibration *d, const char *key, const char *value);
-/* Parses "KEY=VALUE" and applies it with calibrate_set. */
-int calibrate_set_arg(struct calib *c, struct calibration *d, const char *arg);
-
 /* calib_keys with the values the fit in d gives
  * (moe_reference.physical.*: fitted or held) in place of the facts'. */
 int calibrate_keys(const struct calib *c, const struct calibration *d, calib_key_fn fn,
 		   void *ctx);
 
-/* calib_reference_csv, then the curve refitted (calibrate_moe). Returns 0
- * or an error code. */
-int calibrate_reference_csv(struct calib *c, struct calibration *d, const char *path);
-
-/* --moe-reference: the curve at path replaces the calibration's
- * (calibrate_reference_csv), while the anchors keep the MoE of the
- * calibration's own curve (moe_ref.anchor_ms): their steps were measured
- * with it, not with the new implementation's. Returns 0 or an error code. */
-int calibrate_moe_reference(struct calib *c, struct calibration *d, const char *path);
-
 struct projection;
-struct run_record;
 
 /* The catalog GPU a measured device is ("NVIDIA H200" -> h200): the longest
  * catalog id (underscores dropped) inside its name, letters and digits
