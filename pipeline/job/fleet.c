@@ -6,6 +6,7 @@
 #include "fsx.h"
 #include "paths.h"
 #include "sort.h"
+#include "yschema.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -15,35 +16,62 @@
 
 /* ---------------------------------------------------------------- settings */
 
+/* allreduce_m: 1 to FLEET_MAX_M whole numbers > 0, a list. */
+static void allreduce_m_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
+			     void *obj)
+{
+	struct fleet_conf *c = obj;
+	struct ydoc_node *ms = NULL;
+	if (yget_node(y, sec, f->key, YDOC_SEQ, f->flags, &ms) || !ms)
+		return;
+	if (ms->n == 0 || ms->n > FLEET_MAX_M)
+		ydiag_add(y->diag, y->file, ms->line, ms->col, "%s: expected 1 to %d values, got %zu",
+			  f->key, FLEET_MAX_M, ms->n);
+	for (size_t i = 0; i < ms->n && i < FLEET_MAX_M; i++) {
+		double v;
+		if (yget_node_num(y, ms->items[i], f->key, Y_POSITIVE | Y_INTEGER, &v))
+			continue;
+		c->allreduce_m[c->nm++] = (int)v;
+	}
+}
+
+static void allreduce_m_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct fleet_conf *c = obj;
+	yout_key(y, f->key);
+	yout_seq_flow(y);
+	for (int i = 0; i < c->nm; i++)
+		yout_int(y, c->allreduce_m[i]);
+	yout_end(y);
+}
+
+#define CONF(m, ty, u, h)                                                                 \
+	YS_FIELD(struct fleet_conf, m, ty, Y_REQUIRED | Y_POSITIVE, .unit = (u), .help = (h))
+/* In the order read. */
+static const struct yschema_field conf_fields[] = {
+	YS_FIELD(struct fleet_conf, source, YS_STR, Y_REQUIRED,
+		 .help = "where the limits and all-reduce sizes come from"),
+	CONF(task_time_min, YS_NUM, "min", "a node's bench past this is killed: hung (--time overrides)"),
+	CONF(start_within_min, YS_NUM, "min", "a task not started by then is dropped: never started"),
+	CONF(merge_time_min, YS_NUM, "min", "the merge job's time limit"),
+	CONF(poll_s, YS_NUM, "s", "how often the submitter asks Slurm whether the merge has ended"),
+	CONF(allreduce_hidden, YS_INT, "elements", "hidden size: one all-reduce is M x hidden bf16"),
+	{.key = "allreduce_m", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = allreduce_m_read,
+	 .write = allreduce_m_write, .unit = "tokens",
+	 .help = "verify widths M, 1 to 16 whole numbers > 0, one all-reduce each"},
+};
+static const struct yschema conf_schema = YS_TABLE("fleet", conf_fields, 0);
+
 int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *src = NULL;
 	struct yctx y;
-	struct ydoc_node *sec = tmpl_section_map(t, "fleet", diag, &y), *ms = NULL;
+	struct ydoc_node *sec = tmpl_section_map(t, "fleet", diag, &y);
 	size_t before = diag->n;
 
 	memset(c, 0, sizeof *c);
 	if (!sec)
 		return DDT_EINPUT;
-	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
-		snprintf(c->source, sizeof c->source, "%s", src);
-	yget_num(&y, sec, "task_time_min", Y_REQUIRED | Y_POSITIVE, &c->task_time_min);
-	yget_num(&y, sec, "start_within_min", Y_REQUIRED | Y_POSITIVE, &c->start_within_min);
-	yget_num(&y, sec, "merge_time_min", Y_REQUIRED | Y_POSITIVE, &c->merge_time_min);
-	yget_num(&y, sec, "poll_s", Y_REQUIRED | Y_POSITIVE, &c->poll_s);
-	yget_int(&y, sec, "allreduce_hidden", Y_REQUIRED | Y_POSITIVE, &c->allreduce_hidden);
-	if (!yget_node(&y, sec, "allreduce_m", YDOC_SEQ, Y_REQUIRED, &ms) && ms) {
-		if (ms->n == 0 || ms->n > FLEET_MAX_M)
-			ydiag_add(diag, y.file, ms->line, ms->col,
-				  "allreduce_m: expected 1 to %d values, got %zu", FLEET_MAX_M, ms->n);
-		for (size_t i = 0; i < ms->n && i < FLEET_MAX_M; i++) {
-			double v;
-			if (yget_node_num(&y, ms->items[i], "allreduce_m", Y_POSITIVE | Y_INTEGER, &v))
-				continue;
-			c->allreduce_m[c->nm++] = (int)v;
-		}
-	}
-	yget_check_unknown(&y, sec);
+	yschema_read(&y, sec, &conf_schema, c);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 
@@ -79,6 +107,45 @@ static int yaml_end(struct fsx_file *f, struct yout *y, const char *path)
 	return fsx_commit(f);
 }
 
+/* state: one of task_state_names, "state: unknown 'x'" otherwise. */
+static void task_state_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			    void *obj)
+{
+	struct fleet_task *t = obj;
+	const char *state = NULL;
+	int s;
+	if (yget_str(c, m, f->key, f->flags, &state) || !state)
+		return;
+	for (s = 0; s < FT_COUNT && strcmp(state, task_state_names[s]); s++)
+		;
+	if (s == FT_COUNT) {
+		struct ydoc_node *n = ydoc_get(m, f->key);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: unknown '%s'", f->key, state);
+	} else
+		t->state = (enum fleet_task_state)s;
+}
+
+static void task_state_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_str(y, f->key, fleet_task_state_name(((const struct fleet_task *)obj)->state));
+}
+
+#define TASK(m, ty, fl, h) YS_FIELD(struct fleet_task, m, ty, Y_REQUIRED | (fl), .help = (h))
+/* tasks/<i>.yaml, in the order written and read. */
+static const struct yschema_field task_fields[] = {
+	TASK(task, YS_INT, Y_NONNEG, "the array index"),
+	TASK(node, YS_STR, 0, "the Slurm node it ran on"),
+	TASK(job_id, YS_STR, 0, "<array job>_<task>"),
+	TASK(started, YS_STR, 0, "ISO 8601 UTC"),
+	TASK(ended, YS_STR, 0, "ISO 8601 UTC; empty while running"),
+	{.key = "state", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = task_state_read,
+	 .write = task_state_write, .help = "running, done, failed, terminated or duplicate"},
+	TASK(exit_code, YS_INT, 0, "the bench's exit status; -1: none"),
+	TASK(run_id, YS_STR, 0, "the run folder it produced; empty: none"),
+	TASK(reason, YS_STR, 0, "one line: why not done; empty when done"),
+};
+static const struct yschema task_schema = YS_TABLE("task file", task_fields, 0);
+
 int fleet_task_write(const struct fleet_task *t, const char *path)
 {
 	struct fsx_file f;
@@ -86,15 +153,7 @@ int fleet_task_write(const struct fleet_task *t, const char *path)
 	int rc = yaml_begin(&f, &y, path);
 	if (rc)
 		return rc;
-	yout_kv_int(&y, "task", t->task);
-	yout_kv_str(&y, "node", t->node);
-	yout_kv_str(&y, "job_id", t->job_id);
-	yout_kv_str(&y, "started", t->started);
-	yout_kv_str(&y, "ended", t->ended);
-	yout_kv_str(&y, "state", fleet_task_state_name(t->state));
-	yout_kv_int(&y, "exit_code", t->exit_code);
-	yout_kv_str(&y, "run_id", t->run_id);
-	yout_kv_str(&y, "reason", t->reason);
+	yschema_write_fields(&y, &task_schema, t);
 	return yaml_end(&f, &y, path);
 }
 
@@ -117,33 +176,13 @@ int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 	struct ydoc *doc = NULL;
 	struct yctx c = {path, diag};
 	size_t before = diag->n;
-	const char *state = NULL;
 	int rc;
 
 	memset(t, 0, sizeof *t);
 	t->exit_code = -1;
 	if ((rc = load_map(&doc, path, diag, "task file")) != 0)
 		goto done;
-	struct ydoc_node *m = doc->root;
-	yget_int(&c, m, "task", Y_REQUIRED | Y_NONNEG, &t->task);
-	yget_strcpy(&c, m, "node", Y_REQUIRED, t->node, sizeof t->node);
-	yget_strcpy(&c, m, "job_id", Y_REQUIRED, t->job_id, sizeof t->job_id);
-	yget_strcpy(&c, m, "started", Y_REQUIRED, t->started, sizeof t->started);
-	yget_strcpy(&c, m, "ended", Y_REQUIRED, t->ended, sizeof t->ended);
-	if (!yget_str(&c, m, "state", Y_REQUIRED, &state) && state) {
-		int s;
-		for (s = 0; s < FT_COUNT && strcmp(state, task_state_names[s]); s++)
-			;
-		if (s == FT_COUNT) {
-			struct ydoc_node *n = ydoc_get(m, "state");
-			ydiag_add(diag, path, n->line, n->col, "state: unknown '%s'", state);
-		} else
-			t->state = (enum fleet_task_state)s;
-	}
-	yget_int(&c, m, "exit_code", Y_REQUIRED, &t->exit_code);
-	yget_strcpy(&c, m, "run_id", Y_REQUIRED, t->run_id, sizeof t->run_id);
-	yget_strcpy(&c, m, "reason", Y_REQUIRED, t->reason, sizeof t->reason);
-	yget_check_unknown(&c, m);
+	yschema_read(&c, doc->root, &task_schema, t);
 	if (t->run_id[0] && !record_run_id_valid(t->run_id))
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not a run id", t->run_id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
@@ -195,6 +234,69 @@ void fleet_make_id(char *id, size_t len, char *created, size_t clen)
 	snprintf(id, len, "%.17sfleet-%.50s", run, run + 17);
 }
 
+/* nodes: a list of node names, one task each. Out of memory, it stops and
+ * says so in plan_nomem (a reader returns no code of its own). */
+static _Thread_local int plan_nomem;
+
+static void plan_nodes_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			    void *obj)
+{
+	struct fleet_plan *p = obj;
+	struct ydoc_node *nodes = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &nodes) || !nodes)
+		return;
+	for (size_t i = 0; i < nodes->n; i++) {
+		struct ydoc_node *n = nodes->items[i];
+		int rc;
+		if (yget_expect(c, n, YDOC_SCALAR, "node"))
+			continue;
+		if ((rc = fleet_plan_add_node(p, n->str)) == DDT_ENOMEM) {
+			plan_nomem = 1;
+			return;
+		}
+		if (rc)
+			ydiag_add(c->diag, c->file, n->line, n->col, "%s", err_msg());
+	}
+}
+
+static void plan_nodes_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct fleet_plan *p = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < p->nnodes; i++)
+		yout_str(y, p->nodes[i]);
+	yout_end(y);
+}
+
+#define PLAN(m, ty, h) YS_FIELD(struct fleet_plan, m, ty, Y_REQUIRED, .help = (h))
+/* fleet.yaml, in the order written and read. */
+static const struct yschema_field plan_fields[] = {
+	PLAN(id, YS_STR, "YYYYMMDDTHHMMSSZ-fleet-<host>: a valid run id"),
+	PLAN(created, YS_STR, "ISO 8601 UTC"),
+	PLAN(ddt, YS_STR, "the ddt binary every job runs"),
+	PLAN(home, YS_STR, "the ddt home"),
+	PLAN(runs, YS_STR, "the shared runs/ folder"),
+	PLAN(reports, YS_STR, "the shared reports/ folder"),
+	PLAN(calibration, YS_STR, "the merge's calibration"),
+	YS_KEYED(struct fleet_plan, "template", template_path, YS_STR, Y_REQUIRED,
+		 .help = "the merge's template"),
+	PLAN(bench_template, YS_STR, "each task's template; empty: bench picks per node"),
+	PLAN(bench_command, YS_STR, "empty: <ddt> bench"),
+	PLAN(partition, YS_STR, "empty: the cluster's default"),
+	PLAN(time_limit, YS_STR, "per task, Slurm syntax (90, 1:30:00)"),
+	PLAN(gres, YS_STR, "--gres of the bench and all-reduce jobs; empty: none"),
+	PLAN(exclusive, YS_BOOL, "each task holds its node alone"),
+	PLAN(allreduce, YS_BOOL, "the multi-node all-reduce job was submitted"),
+	PLAN(mpi_launcher, YS_STR, "srun, mpirun, or empty: srun when Slurm has PMIx"),
+	PLAN(array_job, YS_STR, "the bench array's job id"),
+	PLAN(allreduce_job, YS_STR, "the all-reduce job's id"),
+	PLAN(merge_job, YS_STR, "the merge job's id"),
+	{.key = "nodes", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = plan_nodes_read,
+	 .write = plan_nodes_write, .help = "node names, one task each, in task order"},
+};
+static const struct yschema plan_schema = YS_TABLE("fleet plan", plan_fields, 0);
+
 int fleet_plan_write(const struct fleet_plan *p, const char *path)
 {
 	struct fsx_file f;
@@ -202,39 +304,13 @@ int fleet_plan_write(const struct fleet_plan *p, const char *path)
 	int rc = yaml_begin(&f, &y, path);
 	if (rc)
 		return rc;
-	yout_kv_str(&y, "id", p->id);
-	yout_kv_str(&y, "created", p->created);
-	yout_kv_str(&y, "ddt", p->ddt);
-	yout_kv_str(&y, "home", p->home);
-	yout_kv_str(&y, "runs", p->runs);
-	yout_kv_str(&y, "reports", p->reports);
-	yout_kv_str(&y, "calibration", p->calibration);
-	yout_kv_str(&y, "template", p->template_path);
-	yout_kv_str(&y, "bench_template", p->bench_template);
-	yout_kv_str(&y, "bench_command", p->bench_command);
-	yout_kv_str(&y, "partition", p->partition);
-	yout_kv_str(&y, "time_limit", p->time_limit);
-	yout_kv_str(&y, "gres", p->gres);
-	yout_key(&y, "exclusive");
-	yout_bool(&y, p->exclusive);
-	yout_key(&y, "allreduce");
-	yout_bool(&y, p->allreduce);
-	yout_kv_str(&y, "mpi_launcher", p->mpi_launcher);
-	yout_kv_str(&y, "array_job", p->array_job);
-	yout_kv_str(&y, "allreduce_job", p->allreduce_job);
-	yout_kv_str(&y, "merge_job", p->merge_job);
-	yout_key(&y, "nodes");
-	yout_seq(&y);
-	for (int i = 0; i < p->nnodes; i++)
-		yout_str(&y, p->nodes[i]);
-	yout_end(&y);
+	yschema_write_fields(&y, &plan_schema, p);
 	return yaml_end(&f, &y, path);
 }
 
 int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
-	struct ydoc_node *m, *nodes = NULL;
 	struct yctx c = {path, diag};
 	size_t before = diag->n;
 	int rc;
@@ -242,37 +318,12 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	memset(p, 0, sizeof *p);
 	if ((rc = load_map(&doc, path, diag, "fleet plan")) != 0)
 		goto done;
-	m = doc->root;
-	yget_strcpy(&c, m, "id", Y_REQUIRED, p->id, sizeof p->id);
-	yget_strcpy(&c, m, "created", Y_REQUIRED, p->created, sizeof p->created);
-	yget_strcpy(&c, m, "ddt", Y_REQUIRED, p->ddt, sizeof p->ddt);
-	yget_strcpy(&c, m, "home", Y_REQUIRED, p->home, sizeof p->home);
-	yget_strcpy(&c, m, "runs", Y_REQUIRED, p->runs, sizeof p->runs);
-	yget_strcpy(&c, m, "reports", Y_REQUIRED, p->reports, sizeof p->reports);
-	yget_strcpy(&c, m, "calibration", Y_REQUIRED, p->calibration, sizeof p->calibration);
-	yget_strcpy(&c, m, "template", Y_REQUIRED, p->template_path, sizeof p->template_path);
-	yget_strcpy(&c, m, "bench_template", Y_REQUIRED, p->bench_template, sizeof p->bench_template);
-	yget_strcpy(&c, m, "bench_command", Y_REQUIRED, p->bench_command, sizeof p->bench_command);
-	yget_strcpy(&c, m, "partition", Y_REQUIRED, p->partition, sizeof p->partition);
-	yget_strcpy(&c, m, "time_limit", Y_REQUIRED, p->time_limit, sizeof p->time_limit);
-	yget_strcpy(&c, m, "gres", Y_REQUIRED, p->gres, sizeof p->gres);
-	yget_bool(&c, m, "exclusive", Y_REQUIRED, &p->exclusive);
-	yget_bool(&c, m, "allreduce", Y_REQUIRED, &p->allreduce);
-	yget_strcpy(&c, m, "mpi_launcher", Y_REQUIRED, p->mpi_launcher, sizeof p->mpi_launcher);
-	yget_strcpy(&c, m, "array_job", Y_REQUIRED, p->array_job, sizeof p->array_job);
-	yget_strcpy(&c, m, "allreduce_job", Y_REQUIRED, p->allreduce_job, sizeof p->allreduce_job);
-	yget_strcpy(&c, m, "merge_job", Y_REQUIRED, p->merge_job, sizeof p->merge_job);
-	if (!yget_node(&c, m, "nodes", YDOC_SEQ, Y_REQUIRED, &nodes) && nodes)
-		for (size_t i = 0; i < nodes->n; i++) {
-			struct ydoc_node *n = nodes->items[i];
-			if (yget_expect(&c, n, YDOC_SCALAR, "node"))
-				continue;
-			if ((rc = fleet_plan_add_node(p, n->str)) == DDT_ENOMEM)
-				goto done;
-			if (rc)
-				ydiag_add(diag, path, n->line, n->col, "%s", err_msg());
-		}
-	yget_check_unknown(&c, m);
+	plan_nomem = 0;
+	yschema_read(&c, doc->root, &plan_schema, p);
+	if (plan_nomem) {
+		rc = DDT_ENOMEM;
+		goto done;
+	}
 	if (p->id[0] && !record_run_id_valid(p->id))
 		ydiag_add(diag, path, 0, 0, "id '%s' is not YYYYMMDDTHHMMSSZ-fleet-host", p->id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
