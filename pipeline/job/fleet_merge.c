@@ -10,6 +10,7 @@
 #include "history.h"
 #include "nightly.h"
 #include "regress.h"
+#include "yschema.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -405,6 +406,52 @@ static int merge_exit_status(const struct merge *m, size_t *kernels_failed)
 	return m->have_night && m->night.count[REG_REGRESSION] ? 3 : 0;
 }
 
+/* merge.yaml: the merge's outcome, which the submitter reads its exit status from. */
+struct merge_outcome {
+	char id[80];
+	char ended[24];
+	int exit_status, nodes_planned, nodes_failed, kernels_failed, regressions;
+	const struct merge *m; /* the failed nodes' reasons and the stages' notes */
+};
+
+static void outcome_failed_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct merge *m = ((const struct merge_outcome *)obj)->m;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int j = 0; j < m->plan.nnodes; j++)
+		if (!m->nodes[j].ok)
+			yout_str(y, m->nodes[j].reason);
+	yout_end(y);
+}
+
+static void outcome_stages_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct merge *m = ((const struct merge_outcome *)obj)->m;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < m->nstages; i++)
+		yout_str(y, m->stages[i]);
+	yout_end(y);
+}
+
+#define OUT(m, ty, fl, h) YS_FIELD(struct merge_outcome, m, ty, Y_REQUIRED | (fl), .help = (h))
+/* In the order written (the submitter reads exit_status alone). */
+static const struct yschema_field outcome_fields[] = {
+	OUT(id, YS_STR, 0, "the fleet id"),
+	OUT(ended, YS_STR, 0, "ISO 8601 UTC"),
+	OUT(exit_status, YS_INT, Y_NONNEG, "the merge's exit status (0, 1, 2, 3 or 4)"),
+	OUT(nodes_planned, YS_INT, Y_NONNEG, "nodes in the plan"),
+	OUT(nodes_failed, YS_INT, Y_NONNEG, "nodes without a run record"),
+	OUT(kernels_failed, YS_INT, Y_NONNEG, "failed kernel rows of the measured nodes"),
+	OUT(regressions, YS_INT, Y_NONNEG, "regressions found tonight"),
+	{.key = "failed_nodes", .type = YS_CUSTOM, .flags = Y_REQUIRED,
+	 .write = outcome_failed_write, .help = "why each failed node failed, one line each"},
+	{.key = "stages", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = outcome_stages_write,
+	 .help = "what happened to the stages after the merge"},
+};
+static const struct yschema outcome_schema = YS_TABLE("merge", outcome_fields, 0);
+
 /* merge.txt (what the submitter prints) and merge.yaml (its exit status). */
 static int merge_write_outcome(struct merge *m, int status, size_t kernels_failed)
 {
@@ -431,26 +478,15 @@ static int merge_write_outcome(struct merge *m, int status, size_t kernels_faile
 		rc = fsx_commit(&f);
 	}
 	if (!rc && (rc = fsx_open(&f, yml)) == 0) {
+		struct merge_outcome o = {
+			.exit_status = status, .nodes_planned = m->plan.nnodes, .nodes_failed = failed,
+			.kernels_failed = (int)kernels_failed,
+			.regressions = m->have_night ? m->night.count[REG_REGRESSION] : 0, .m = m};
+		snprintf(o.id, sizeof o.id, "%s", m->plan.id);
+		snprintf(o.ended, sizeof o.ended, "%s", ended);
 		yout_init(&y, f.fp);
 		yout_map(&y);
-		yout_kv_str(&y, "id", m->plan.id);
-		yout_kv_str(&y, "ended", ended);
-		yout_kv_int(&y, "exit_status", status);
-		yout_kv_int(&y, "nodes_planned", m->plan.nnodes);
-		yout_kv_int(&y, "nodes_failed", failed);
-		yout_kv_int(&y, "kernels_failed", (long long)kernels_failed);
-		yout_kv_int(&y, "regressions", m->have_night ? m->night.count[REG_REGRESSION] : 0);
-		yout_key(&y, "failed_nodes");
-		yout_seq(&y);
-		for (int j = 0; j < m->plan.nnodes; j++)
-			if (!m->nodes[j].ok)
-				yout_str(&y, m->nodes[j].reason);
-		yout_end(&y);
-		yout_key(&y, "stages");
-		yout_seq(&y);
-		for (int i = 0; i < m->nstages; i++)
-			yout_str(&y, m->stages[i]);
-		yout_end(&y);
+		yschema_write_fields(&y, &outcome_schema, &o);
 		yout_end(&y);
 		rc = fsx_commit(&f);
 	}
