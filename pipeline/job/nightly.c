@@ -11,6 +11,7 @@
 #include "fsx.h"
 #include "history.h"
 #include "lock.h"
+#include "yschema.h"
 #include "project.h"
 #include "publish.h"
 #include "record.h"
@@ -36,9 +37,29 @@
  * runs/ with names on purpose. */
 #define NIGHTLY_MAX_ID_TRIES 100000
 
+/* notify: nightly.notify, read by notify.c (absent: no channel). */
+static void notify_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
+			void *obj)
+{
+	(void)f;
+	notify_conf_load(&((struct nightly_conf *)obj)->notify, y, sec);
+}
+
+#define NIGHT(m, u, h)                                                                    \
+	YS_FIELD(struct nightly_conf, m, YS_INT, Y_REQUIRED | Y_POSITIVE, .unit = (u), .help = (h))
+/* In the order read. */
+static const struct yschema_field nightly_fields[] = {
+	YS_FIELD(struct nightly_conf, source, YS_STR, Y_REQUIRED,
+		 .help = "why these retention and lock limits"),
+	NIGHT(keep_documents_runs, "runs", "the documents of this many newest runs are kept"),
+	NIGHT(lock_hung_after_min, "min", "a nightly holding the lock longer looks hung"),
+	{.key = "notify", .type = YS_CUSTOM, .read = notify_read,
+	 .help = "the morning news: a command and/or a webhook (optional)"},
+};
+static const struct yschema nightly_schema = YS_TABLE("nightly", nightly_fields, 0);
+
 int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
-	const char *src = NULL;
 	struct yctx y;
 	struct ydoc_node *sec = tmpl_section_map(t, "nightly", diag, &y);
 	size_t before = diag->n;
@@ -46,12 +67,7 @@ int nightly_conf_load(struct nightly_conf *c, const struct tmpl *t, struct ydiag
 	memset(c, 0, sizeof *c);
 	if (!sec)
 		return DDT_EINPUT;
-	if (!yget_str(&y, sec, "source", Y_REQUIRED, &src) && src)
-		snprintf(c->source, sizeof c->source, "%s", src);
-	yget_int(&y, sec, "keep_documents_runs", Y_REQUIRED | Y_POSITIVE, &c->keep_documents_runs);
-	yget_int(&y, sec, "lock_hung_after_min", Y_REQUIRED | Y_POSITIVE, &c->lock_hung_after_min);
-	notify_conf_load(&c->notify, &y, sec);
-	yget_check_unknown(&y, sec);
+	yschema_read(&y, sec, &nightly_schema, c);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include "err.h"
 #include "fsx.h"
+#include "yschema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,20 +39,48 @@ static void check_url(struct yctx *y, struct ydoc_node *sec, const char *key, co
 			  url);
 }
 
-static void load_when(struct notify_conf *c, struct yctx *y, struct ydoc_node *sec)
+static const char *const when_names[] = {[NOTIFY_ALWAYS] = "always",
+					  [NOTIFY_PROBLEMS] = "problems"};
+
+/* when: always or problems, the mistake named with its full key. */
+static void when_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
+		      void *obj)
 {
+	struct notify_conf *c = obj;
 	const char *w = NULL;
 	struct ydoc_node *n;
-	if (yget_str(y, sec, "when", Y_REQUIRED, &w) || !w)
+	if (yget_str(y, sec, f->key, f->flags, &w) || !w)
 		return;
-	if (!strcmp(w, "always"))
+	if (!strcmp(w, when_names[NOTIFY_ALWAYS]))
 		c->when = NOTIFY_ALWAYS;
-	else if (!strcmp(w, "problems"))
+	else if (!strcmp(w, when_names[NOTIFY_PROBLEMS]))
 		c->when = NOTIFY_PROBLEMS;
-	else if ((n = ydoc_get(sec, "when")) != NULL)
+	else if ((n = ydoc_get(sec, f->key)) != NULL)
 		ydiag_add(y->diag, y->file, n->line, n->col,
-			  "nightly.notify.when: expected always or problems, got '%s'", w);
+			  "nightly.notify.%s: expected always or problems, got '%s'", f->key, w);
 }
+
+static void when_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	enum notify_when w = ((const struct notify_conf *)obj)->when;
+	yout_kv_str(y, f->key, w == NOTIFY_PROBLEMS ? when_names[w] : when_names[NOTIFY_ALWAYS]);
+}
+
+#define NOTE(m, ty, fl, u, h)                                                             \
+	YS_FIELD(struct notify_conf, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
+/* nightly.notify, in the order read. */
+static const struct yschema_field notify_fields[] = {
+	NOTE(source, YS_STR, 0, NULL, "why these tries and waits"),
+	NOTE(command, YS_STR, 0, NULL, "run by sh -c with summary.txt on stdin; empty: none"),
+	NOTE(webhook_url, YS_STR, 0, NULL, "http://host[:port]/path for a JSON POST; empty: none"),
+	{.key = "when", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = when_read,
+	 .write = when_write, .help = "always, or problems (only when the exit status is not 0)"},
+	NOTE(attempts, YS_INT, Y_POSITIVE, "tries", "tries per channel"),
+	NOTE(backoff_first_s, YS_NUM, Y_NONNEG, "s", "the wait before the second try, doubled before each next"),
+	NOTE(timeout_s, YS_NUM, Y_POSITIVE, "s", "each try's limit"),
+	NOTE(links_base_url, YS_STR, 0, NULL, "where reports/ is served, for the links; empty: file:// paths"),
+};
+static const struct yschema notify_schema = YS_TABLE("nightly.notify", notify_fields, 0);
 
 int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *sec)
 {
@@ -61,15 +90,8 @@ int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *se
 	memset(c, 0, sizeof *c);
 	if (yget_node(y, sec, "notify", YDOC_MAP, 0, &n) || !n)
 		return y->diag->n > before ? DDT_EINPUT : 0;
-	yget_strcpy(y, n, "source", Y_REQUIRED, c->source, sizeof c->source);
-	yget_strcpy(y, n, "command", Y_REQUIRED, c->command, sizeof c->command);
-	if (!yget_strcpy(y, n, "webhook_url", Y_REQUIRED, c->webhook_url, sizeof c->webhook_url))
-		check_url(y, n, "webhook_url", c->webhook_url);
-	load_when(c, y, n);
-	yget_int(y, n, "attempts", Y_REQUIRED | Y_POSITIVE, &c->attempts);
-	yget_num(y, n, "backoff_first_s", Y_REQUIRED | Y_NONNEG, &c->backoff_first_s);
-	yget_num(y, n, "timeout_s", Y_REQUIRED | Y_POSITIVE, &c->timeout_s);
-	yget_strcpy(y, n, "links_base_url", Y_REQUIRED, c->links_base_url, sizeof c->links_base_url);
+	yschema_read_fields(y, n, &notify_schema, c);
+	check_url(y, n, "webhook_url", c->webhook_url); /* "" when unread */
 	yget_check_unknown(y, n);
 	return y->diag->n > before ? DDT_EINPUT : 0;
 }

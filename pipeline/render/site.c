@@ -9,6 +9,7 @@
 #include "regress.h"
 #include "report.h"
 #include "revrange.h"
+#include "yschema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,17 @@ static void moved_commit_url(struct yctx *y, struct ydoc_node *sec)
 			  "{good}...{bad}\"), which the site and the alert lines share");
 }
 
+#define SITE(m, ty, u, h)                                                                 \
+	YS_FIELD(struct site_conf, m, ty, Y_REQUIRED | Y_POSITIVE, .unit = (u), .help = (h))
+/* In the order read. */
+static const struct yschema_field site_fields[] = {
+	YS_FIELD(struct site_conf, source, YS_STR, Y_REQUIRED, .help = "why this chart size and window"),
+	SITE(chart_width_pt, YS_NUM, "pt", "each series' history chart (SVG), 96 px per 72 pt"),
+	SITE(chart_height_pt, YS_NUM, "pt", "its height"),
+	SITE(alert_nights, YS_INT, "nights", "the overview's recent change points: the newest nights searched"),
+};
+static const struct yschema site_schema = YS_TABLE("site", site_fields, 0);
+
 int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
 	struct yctx y;
@@ -45,12 +57,8 @@ int site_conf_load(struct site_conf *c, const struct tmpl *t, struct ydiag *diag
 	memset(c, 0, sizeof *c);
 	if (!sec)
 		return DDT_EINPUT;
-	yget_strcpy(&y, sec, "source", Y_REQUIRED, c->source, sizeof c->source);
 	moved_commit_url(&y, sec);
-	yget_num(&y, sec, "chart_width_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_width_pt);
-	yget_num(&y, sec, "chart_height_pt", Y_REQUIRED | Y_POSITIVE, &c->chart_height_pt);
-	yget_int(&y, sec, "alert_nights", Y_REQUIRED | Y_POSITIVE, &c->alert_nights);
-	yget_check_unknown(&y, sec);
+	yschema_read(&y, sec, &site_schema, c);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
 
