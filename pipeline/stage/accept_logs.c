@@ -3,6 +3,7 @@
 
 #include "err.h"
 #include "ydoc.h"
+#include "yschema.h"
 
 #include <gsl/gsl_cdf.h>
 
@@ -10,12 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FRAC(T, k, m, h) YS_KEYED(T, k, m, YS_NUM, Y_REQUIRED | Y_FRACTION, .help = (h))
+/* calibration/acceptance/logs.yaml: second_choice_share and rank_tree_gap. */
+static const struct yschema_field share_fields[] = {
+	FRAC(struct accept_logs_prior, "min", s_lo, "the share's low end"),
+	FRAC(struct accept_logs_prior, "max", s_hi, "its high end"),
+	YS_FIELD(struct accept_logs_prior, source, YS_STR, Y_REQUIRED,
+		 .help = "who states the range"),
+};
+static const struct yschema share_schema = YS_TABLE("second_choice_share", share_fields, 0);
+static const struct yschema_field gap_fields[] = {
+	FRAC(struct accept_logs_prior, "max", rank_gap,
+	     "how far above the rank law's tree DDTree's may be"),
+};
+static const struct yschema gap_schema = YS_TABLE("rank_tree_gap", gap_fields, 0);
+
 int accept_logs_prior_load(struct accept_logs_prior *p, const char *path)
 {
 	struct ydoc *doc = NULL;
 	struct ydiag diag = {0};
 	struct yctx c = {path, &diag};
-	const char *src = NULL;
 	int rc = ydoc_load_file(&doc, path, &diag);
 	if (rc)
 		goto done;
@@ -25,21 +40,15 @@ int accept_logs_prior_load(struct accept_logs_prior *p, const char *path)
 		goto done;
 	}
 	p->s_lo = p->s_hi = NAN;
-	if ((rc = yget_num(&c, s, "min", Y_REQUIRED | Y_FRACTION, &p->s_lo)) ||
-	    (rc = yget_num(&c, s, "max", Y_REQUIRED | Y_FRACTION, &p->s_hi)) ||
-	    (rc = yget_str(&c, s, "source", Y_REQUIRED, &src)))
+	if ((rc = yschema_read_fields(&c, s, &share_schema, p)) != 0)
 		goto done;
 	struct ydoc_node *g = ydoc_get(doc->root, "rank_tree_gap");
-	if (!g || g->kind != YDOC_MAP ||
-	    (rc = yget_num(&c, g, "max", Y_REQUIRED | Y_FRACTION, &p->rank_gap))) {
+	if (!g || g->kind != YDOC_MAP || (rc = yschema_read_fields(&c, g, &gap_schema, p))) {
 		rc = rc ? rc : err_set(DDT_EINPUT, "%s: no rank_tree_gap mapping", path);
 		goto done;
 	}
-	if (!(p->s_lo <= p->s_hi)) {
+	if (!(p->s_lo <= p->s_hi))
 		rc = err_set(DDT_EINPUT, "%s: second_choice_share: min above max", path);
-		goto done;
-	}
-	snprintf(p->source, sizeof p->source, "%s", src);
 done:
 	if (rc && diag.n)
 		err_set(rc, "%s", diag.msgs[0]);
@@ -410,42 +419,86 @@ void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp)
 	      "unknown second-choice share s\n", fp);
 }
 
+/* The --yaml document: the result's figures under `acceptance:`. */
+struct logs_doc {
+	const struct accept_logs_result *r; /* the lists' figures */
+	int schema;
+	char log[4096], from[32], source[1024];
+	int intervals, block;
+	double chain_mean, chain_ci_lo, chain_ci_hi;
+	const char *doubt;
+};
+
+static void budgets_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct accept_logs_result *r = ((const struct logs_doc *)obj)->r;
+	yout_key(y, f->key);
+	yout_seq_flow(y);
+	for (int j = 0; j < r->nb; j++)
+		yout_int(y, r->budget[j]);
+	yout_end(y);
+}
+
+/* One figure per budget: the result's array at the entry's offset. */
+static void per_budget_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct accept_logs_result *r = ((const struct logs_doc *)obj)->r;
+	const double *v = (const double *)((const char *)r + f->off);
+	yout_key(y, f->key);
+	yout_seq_flow(y);
+	for (int j = 0; j < r->nb; j++)
+		yout_num(y, v[j]);
+	yout_end(y);
+}
+
+static void doubt_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	yout_kv_str(y, f->key, ((const struct logs_doc *)obj)->doubt);
+}
+
+#define DOC(m, ty, fl, u, h) YS_FIELD(struct logs_doc, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
+#define PER_BUDGET(k, m, h)                                                               \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct accept_logs_result, m),     \
+	 .flags = Y_REQUIRED | Y_NULLABLE, .write = per_budget_write, .unit = "tokens", .help = (h)}
+/* In the order written (written only). */
+static const struct yschema_field doc_fields[] = {
+	DOC(schema, YS_INT, Y_POSITIVE, NULL, "the document's layout"),
+	DOC(log, YS_STR, 0, NULL, "the log read"),
+	DOC(from, YS_STR, 0, NULL, "the log's kind"),
+	DOC(source, YS_STR, 0, NULL, "how the figures were made and the prior's source"),
+	DOC(intervals, YS_INT, Y_NONNEG, "intervals", "logged intervals with drafts"),
+	DOC(block, YS_INT, Y_POSITIVE, "tokens", "the engine's block k + 1"),
+	DOC(chain_mean, YS_NUM, Y_NULLABLE, "tokens", "mean acceptance of the engine's chain"),
+	DOC(chain_ci_lo, YS_NUM, Y_NULLABLE, "tokens", "its interval, low end"),
+	DOC(chain_ci_hi, YS_NUM, Y_NULLABLE, "tokens", "its interval, high end"),
+	{.key = "doubt", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = doubt_write,
+	 .help = "what the log cannot tell"},
+	{.key = "budgets", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = budgets_write,
+	 .unit = "nodes", .help = "the tree budgets estimated"},
+	PER_BUDGET("mean", est, "the tree at the prior's middle"),
+	PER_BUDGET("ci_lo", lo, "with s over its range, low end"),
+	PER_BUDGET("ci_hi", hi, "with s over its range, high end"),
+	PER_BUDGET("rates_ci_lo", samp_lo, "the rates' interval alone, low end"),
+	PER_BUDGET("rates_ci_hi", samp_hi, "the rates' interval alone, high end"),
+};
+static const struct yschema doc_schema = YS_TABLE("acceptance", doc_fields, 0);
+
 void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp)
 {
 	struct yout y;
-	char src[1024];
+	struct logs_doc d = {
+		.r = r, .schema = 1, .intervals = (int)r->n, .block = r->k + 1,
+		.chain_mean = r->mean, .chain_ci_lo = r->mean_lo, .chain_ci_hi = r->mean_hi,
+		.doubt = "second_choice_share: how often the target took the drafter's 2nd choice "
+			 "when it missed the 1st is not logged (drawn in ci_lo..ci_hi)"};
+	snprintf(d.log, sizeof d.log, "%s", r->path);
+	snprintf(d.from, sizeof d.from, "%s", kind_name(r->kind));
+	snprintf(d.source, sizeof d.source, "ddt acceptance --from %s %s: the logged chain's "
+		 "rates, the tree from an assumed rank law; second_choice_share %g-%g (%s)",
+		 kind_name(r->kind), r->path, r->prior.s_lo, r->prior.s_hi, r->prior.source);
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_key(&y, "acceptance");
-	yout_map(&y);
-	yout_kv_int(&y, "schema", 1);
-	yout_kv_str(&y, "log", r->path);
-	yout_kv_str(&y, "from", kind_name(r->kind));
-	snprintf(src, sizeof src, "ddt acceptance --from %s %s: the logged chain's rates, the tree "
-		 "from an assumed rank law; second_choice_share %g-%g (%s)", kind_name(r->kind),
-		 r->path, r->prior.s_lo, r->prior.s_hi, r->prior.source);
-	yout_kv_str(&y, "source", src);
-	yout_kv_int(&y, "intervals", (long long)r->n);
-	yout_kv_int(&y, "block", r->k + 1);
-	yout_kv_num(&y, "chain_mean", r->mean);
-	yout_kv_num(&y, "chain_ci_lo", r->mean_lo);
-	yout_kv_num(&y, "chain_ci_hi", r->mean_hi);
-	yout_kv_str(&y, "doubt", "second_choice_share: how often the target took the drafter's "
-		    "2nd choice when it missed the 1st is not logged (drawn in ci_lo..ci_hi)");
-	yout_key(&y, "budgets");
-	yout_seq_flow(&y);
-	for (int j = 0; j < r->nb; j++)
-		yout_int(&y, r->budget[j]);
-	yout_end(&y);
-	const double *rows[5] = {r->est, r->lo, r->hi, r->samp_lo, r->samp_hi};
-	static const char *const keys[5] = {"mean", "ci_lo", "ci_hi", "rates_ci_lo", "rates_ci_hi"};
-	for (int k = 0; k < 5; k++) {
-		yout_key(&y, keys[k]);
-		yout_seq_flow(&y);
-		for (int j = 0; j < r->nb; j++)
-			yout_num(&y, rows[k][j]);
-		yout_end(&y);
-	}
-	yout_end(&y);
+	yout_key(&y, doc_schema.name);
+	yschema_write_item(&y, &doc_schema, &d);
 	yout_end(&y);
 }
