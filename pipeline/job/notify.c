@@ -80,7 +80,12 @@ static const struct yschema_field notify_fields[] = {
 	NOTE(timeout_s, YS_NUM, Y_POSITIVE, "s", "each try's limit"),
 	NOTE(links_base_url, YS_STR, 0, NULL, "where reports/ is served, for the links; empty: file:// paths"),
 };
-static const struct yschema notify_schema = YS_TABLE("nightly.notify", notify_fields, 0);
+/* Read in two parts, webhook_url checked between them: up to webhook_url
+ * (the table's first 3 entries) and the rest. */
+#define NOTIFY_URL_AT 3
+static const struct yschema notify_head = {"nightly.notify", notify_fields, NOTIFY_URL_AT, 0};
+static const struct yschema notify_tail = {"nightly.notify", notify_fields + NOTIFY_URL_AT,
+					   sizeof notify_fields / sizeof *notify_fields - NOTIFY_URL_AT, 0};
 
 int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *sec)
 {
@@ -90,8 +95,9 @@ int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *se
 	memset(c, 0, sizeof *c);
 	if (yget_node(y, sec, "notify", YDOC_MAP, 0, &n) || !n)
 		return y->diag->n > before ? DDT_EINPUT : 0;
-	yschema_read_fields(y, n, &notify_schema, c);
-	check_url(y, n, "webhook_url", c->webhook_url); /* "" when unread */
+	yschema_read_fields(y, n, &notify_head, c);
+	check_url(y, n, notify_fields[NOTIFY_URL_AT - 1].key, c->webhook_url); /* "" when unread */
+	yschema_read_fields(y, n, &notify_tail, c);
 	yget_check_unknown(y, n);
 	return y->diag->n > before ? DDT_EINPUT : 0;
 }
