@@ -3,6 +3,7 @@
 #include "report_spec.h"
 
 #include "err.h"
+#include "yschema.h"
 
 #include <math.h>
 #include <string.h>
@@ -73,6 +74,19 @@ static int takes_scenarios(int k)
 	       k == RSEC_PROJECTIONS;
 }
 
+/* A section's keys beyond `section` (its kind) and `scenarios` (checked
+ * against the template), in the order read: every kind's, then history's. */
+static const struct yschema_field section_fields[] = {
+	YS_FIELD(struct report_section, title, YS_STR, 0, .help = "the heading; empty: the kind's own"),
+};
+static const struct yschema section_schema = YS_TABLE("section", section_fields, 0);
+static const struct yschema_field history_fields[] = {
+	YS_FIELD(struct report_section, op, YS_STR, Y_REQUIRED, .help = "the op followed (moe_w4a16)"),
+	YS_FIELD(struct report_section, variant, YS_STR, 0,
+		 .help = "only this variant; empty: every variant"),
+};
+static const struct yschema history_schema = YS_TABLE("history", history_fields, 0);
+
 static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node *n,
 			 struct report_section *s)
 {
@@ -104,40 +118,112 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 				  "history: give the op, e.g. {section: history, op: moe_w4a16}");
 		return;
 	}
-	yget_strcpy(c, n, "title", 0, s->title, sizeof s->title);
-	if (k == RSEC_HISTORY) {
-		yget_strcpy(c, n, "op", Y_REQUIRED, s->op, sizeof s->op);
-		yget_strcpy(c, n, "variant", 0, s->variant, sizeof s->variant);
-	}
+	yschema_read_fields(c, n, &section_schema, s);
+	if (k == RSEC_HISTORY)
+		yschema_read_fields(c, n, &history_schema, s);
 	if (takes_scenarios(k) && (sn = ydoc_get(n, "scenarios")) != NULL)
 		s->nscenarios = scenario_list(c, t, sn, "scenarios", s->scenarios);
 	yget_check_unknown(c, n);
 }
 
-static void load_chart(struct yctx *c, struct ydoc_node *m, struct report_spec *s)
-{
-	static const struct {
-		const char *key;
-		double lo, hi;
-	} lim[] = {{"width_pt", 120, 1000}, {"height_pt", 80, 1000}, {"png_scale", 0.5, 8}};
-	double *dst[] = {&s->chart_width_pt, &s->chart_height_pt, &s->png_scale};
+/* chart: the size of a chart on its page; a value outside its range is
+ * "chart.KEY: V is outside [LO, HI]" at the mapping. */
+#define CHART(k, m, u, h)                                                                 \
+	YS_KEYED(struct report_spec, k, m, YS_NUM, Y_REQUIRED | Y_POSITIVE, .unit = (u), .help = (h))
+static const struct yschema_field chart_fields[] = {
+	CHART("width_pt", chart_width_pt, "pt", "a chart's width on its page, 120 to 1000"),
+	CHART("height_pt", chart_height_pt, "pt", "its height, 80 to 1000"),
+	CHART("png_scale", png_scale, "px/pt", "PNG pixels per point, 0.5 to 8"),
+};
+static const struct yschema chart_schema = YS_TABLE("chart", chart_fields, 0);
+static const struct yschema_range chart_range[] = {
+	{120, 1000, 0, 0, "within [120, 1000]"},
+	{80, 1000, 0, 0, "within [80, 1000]"},
+	{0.5, 8, 0, 0, "within [0.5, 8]"},
+};
 
-	for (size_t i = 0; i < 3; i++) {
-		if (yget_num(c, m, lim[i].key, Y_REQUIRED | Y_POSITIVE, dst[i]))
-			continue;
-		if (*dst[i] < lim[i].lo || *dst[i] > lim[i].hi)
+/* What report_spec_load reads: the spec, and the template its scenario
+ * names must exist in. */
+struct spec_read {
+	struct report_spec spec;
+	const struct tmpl *t;
+};
+
+static void chart_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+		       void *obj)
+{
+	struct report_spec *s = &((struct spec_read *)obj)->spec;
+	struct ydoc_node *m = NULL;
+	if (yget_node(c, sec, f->key, YDOC_MAP, f->flags, &m) || !m)
+		return;
+	for (size_t i = 0; i < chart_schema.n; i++) { /* each key read, then its range */
+		const struct yschema_field *e = &chart_fields[i];
+		const struct yschema one = {chart_schema.name, e, 1, 0};
+		yschema_read_fields(c, m, &one, s);
+		double v = *(const double *)((const char *)s + e->off);
+		/* NaN or not above 0: the reader has named the problem */
+		if (isfinite(v) && v > 0 && (v < chart_range[i].lo || v > chart_range[i].hi))
 			ydiag_add(c->diag, c->file, m->line, m->col, "chart.%s: %g is outside [%g, %g]",
-				  lim[i].key, *dst[i], lim[i].lo, lim[i].hi);
+				  e->key, v, chart_range[i].lo, chart_range[i].hi);
 	}
 	yget_check_unknown(c, m);
 }
 
+static void baseline_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+			  void *obj)
+{
+	struct spec_read *r = obj;
+	struct ydoc_node *n = NULL;
+	if (!yget_node(c, sec, f->key, YDOC_SCALAR, f->flags, &n) && n)
+		scenario_name(c, r->t, n, f->key, r->spec.baseline, sizeof r->spec.baseline);
+}
+
+static void headline_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+			  void *obj)
+{
+	struct spec_read *r = obj;
+	struct ydoc_node *n = ydoc_get(sec, f->key);
+	if (n)
+		r->spec.nheadline = scenario_list(c, r->t, n, f->key, r->spec.headline);
+	else
+		ydiag_add(c->diag, c->file, sec->line, sec->col, "report: missing required key '%s'",
+			  f->key);
+}
+
+static void sections_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
+			  void *obj)
+{
+	struct spec_read *r = obj;
+	struct report_spec *s = &r->spec;
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, sec, f->key, YDOC_SEQ, f->flags, &n) || !n)
+		return;
+	if (n->n == 0 || n->n > REPORT_MAX_SECTIONS)
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: give 1 to %d sections", f->key,
+			  REPORT_MAX_SECTIONS);
+	for (size_t i = 0; i < n->n && s->nsections < REPORT_MAX_SECTIONS; i++)
+		load_section(c, r->t, n->items[i], &s->sections[s->nsections++]);
+}
+
+#define CUSTOM(k, fn, h) {.key = (k), .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = (fn), .help = (h)}
+/* report:, in the order read (a template is read, never written). */
+static const struct yschema_field report_fields[] = {
+	YS_KEYED(struct spec_read, "title", spec.title, YS_STR, Y_REQUIRED,
+		 .help = "the documents' title"),
+	CUSTOM("baseline", baseline_read, "the scenario that is the measured baseline"),
+	CUSTOM("headline", headline_read, "the scenarios page one answers with, 1 to 8"),
+	CUSTOM("chart", chart_read, "a chart's size on its page: width_pt, height_pt, png_scale"),
+	CUSTOM("sections", sections_read, "the sections in order, 1 to 48, each a kind or {section: kind, ...}"),
+};
+static const struct yschema report_schema = YS_TABLE("report", report_fields, 0);
+
 int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydiag *diag)
 {
 	const char *file = NULL;
-	struct ydoc_node *sec = tmpl_section(t, "report", &file), *n;
+	struct ydoc_node *sec = tmpl_section(t, "report", &file);
 	size_t before = diag->n;
 	struct yctx c = {file, diag};
+	struct spec_read r = {.t = t};
 
 	memset(spec, 0, sizeof *spec);
 	spec->chart_width_pt = NAN;
@@ -147,22 +233,8 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 	}
 	if (yget_expect(&c, sec, YDOC_MAP, "report"))
 		return DDT_EINPUT;
-	yget_strcpy(&c, sec, "title", Y_REQUIRED, spec->title, sizeof spec->title);
-	if (!yget_node(&c, sec, "baseline", YDOC_SCALAR, Y_REQUIRED, &n) && n)
-		scenario_name(&c, t, n, "baseline", spec->baseline, sizeof spec->baseline);
-	if ((n = ydoc_get(sec, "headline")) != NULL)
-		spec->nheadline = scenario_list(&c, t, n, "headline", spec->headline);
-	else
-		ydiag_add(diag, file, sec->line, sec->col, "report: missing required key 'headline'");
-	if (!yget_node(&c, sec, "chart", YDOC_MAP, Y_REQUIRED, &n) && n)
-		load_chart(&c, n, spec);
-	if (!yget_node(&c, sec, "sections", YDOC_SEQ, Y_REQUIRED, &n) && n) {
-		if (n->n == 0 || n->n > REPORT_MAX_SECTIONS)
-			ydiag_add(diag, file, n->line, n->col, "sections: give 1 to %d sections",
-				  REPORT_MAX_SECTIONS);
-		for (size_t i = 0; i < n->n && spec->nsections < REPORT_MAX_SECTIONS; i++)
-			load_section(&c, t, n->items[i], &spec->sections[spec->nsections++]);
-	}
-	yget_check_unknown(&c, sec);
+	r.spec = *spec;
+	yschema_read(&c, sec, &report_schema, &r);
+	*spec = r.spec;
 	return diag->n > before ? DDT_EINPUT : 0;
 }
