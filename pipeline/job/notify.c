@@ -76,9 +76,11 @@ static const struct yschema_field notify_fields[] = {
 	{.key = "when", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = when_read,
 	 .write = when_write, .help = "always, or problems (only when the exit status is not 0)"},
 	NOTE(attempts, YS_INT, Y_POSITIVE, "tries", "tries per channel"),
-	NOTE(backoff_first_s, YS_NUM, Y_NONNEG, "s", "the wait before the second try, doubled before each next"),
+	NOTE(backoff_first_s, YS_NUM, Y_NONNEG, "s",
+	     "the wait before the second try, doubled before each next"),
 	NOTE(timeout_s, YS_NUM, Y_POSITIVE, "s", "each try's limit"),
-	NOTE(links_base_url, YS_STR, 0, NULL, "where reports/ is served, for the links; empty: file:// paths"),
+	NOTE(links_base_url, YS_STR, 0, NULL,
+	     "where reports/ is served, for the links; empty: file:// paths"),
 };
 /* Read in two parts, webhook_url checked between them: up to webhook_url
  * (the table's first 3 entries) and the rest. */

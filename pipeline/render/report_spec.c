@@ -205,7 +205,8 @@ static void sections_read(struct yctx *c, struct ydoc_node *sec, const struct ys
 		load_section(c, r->t, n->items[i], &s->sections[s->nsections++]);
 }
 
-#define CUSTOM(k, fn, h) {.key = (k), .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = (fn), .help = (h)}
+#define CUSTOM(k, fn, h)                                                                  \
+	{.key = (k), .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = (fn), .help = (h)}
 /* report:, in the order read (a template is read, never written). */
 static const struct yschema_field report_fields[] = {
 	YS_KEYED(struct spec_read, "title", spec.title, YS_STR, Y_REQUIRED,
@@ -213,7 +214,8 @@ static const struct yschema_field report_fields[] = {
 	CUSTOM("baseline", baseline_read, "the scenario that is the measured baseline"),
 	CUSTOM("headline", headline_read, "the scenarios page one answers with, 1 to 8"),
 	CUSTOM("chart", chart_read, "a chart's size on its page: width_pt, height_pt, png_scale"),
-	CUSTOM("sections", sections_read, "the sections in order, 1 to 48, each a kind or {section: kind, ...}"),
+	CUSTOM("sections", sections_read,
+	       "the sections in order, 1 to 48, each a kind or {section: kind, ...}"),
 };
 static const struct yschema report_schema = YS_TABLE("report", report_fields, 0);
 

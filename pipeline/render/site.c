@@ -44,7 +44,8 @@ static const struct yschema_field site_fields[] = {
 	YS_FIELD(struct site_conf, source, YS_STR, Y_REQUIRED, .help = "why this chart size and window"),
 	SITE(chart_width_pt, YS_NUM, "pt", "each series' history chart (SVG), 96 px per 72 pt"),
 	SITE(chart_height_pt, YS_NUM, "pt", "its height"),
-	SITE(alert_nights, YS_INT, "nights", "the overview's recent change points: the newest nights searched"),
+	SITE(alert_nights, YS_INT, "nights",
+	     "the overview's recent change points: the newest nights searched"),
 };
 static const struct yschema site_schema = YS_TABLE("site", site_fields, 0);
 

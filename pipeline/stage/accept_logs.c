@@ -456,7 +456,8 @@ static void doubt_write(struct yout *y, const struct yschema_field *f, const voi
 	yout_kv_str(y, f->key, ((const struct logs_doc *)obj)->doubt);
 }
 
-#define DOC(m, ty, fl, u, h) YS_FIELD(struct logs_doc, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
+#define DOC(m, ty, fl, u, h)                                                              \
+	YS_FIELD(struct logs_doc, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
 #define PER_BUDGET(k, m, h)                                                               \
 	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct accept_logs_result, m),     \
 	 .flags = Y_REQUIRED | Y_NULLABLE, .write = per_budget_write, .unit = "tokens", .help = (h)}
