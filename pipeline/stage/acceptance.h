@@ -9,7 +9,7 @@
 #define ACCEPTANCE_MAX_BUDGET 8192 /* the tree's ancestor mask grows as budget^2 */
 /* A trace this small, in requests or steps, is warned of (in the table and on
  * page one): the bootstrap's interval is only as good as the units it
- * resamples (issue 32's bar). */
+ * resamples (the bar of 200 requests or 2,000 steps). */
 #define ACCEPTANCE_FEW_REQUESTS 200
 #define ACCEPTANCE_FEW_STEPS 2000
 
