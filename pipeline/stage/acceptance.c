@@ -10,6 +10,7 @@
 #include "trace.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,11 @@
  */
 
 #define BATCH_BYTES (8u << 20)
+/* Lines a worker takes at a time: the threads take chunks until none is
+ * left, so none waits long on another (a thread the machine has put aside
+ * leaves its share to the others, where a fixed half would keep the caller
+ * yielding until it came back). */
+#define CHUNK_LINES 64
 #define READ_MAX_L 64 /* deeper steps build the tree */
 /* tree_sort_read's cut, a step's guess at its B-th log-prob less a margin
  * (struct cut_fit), and the one a step that misses it tries next (then
@@ -240,6 +246,7 @@ struct job {
 	struct line_res *res;    /* [batch] */
 	uint16_t *acc;           /* [batch][nb] acceptance */
 	double *drafter;         /* [batch][nb] 1 + sum of prefix probabilities */
+	atomic_size_t next;      /* the batch's first line no thread has taken */
 };
 
 static int blank(const char *s, size_t n)
@@ -487,12 +494,18 @@ static void step_replay(const struct job *jb, struct ws *w, const char *line, si
 
 static void job_part(void *ctx, int tid, int nthreads)
 {
-	const struct job *jb = ctx;
-	size_t lo, hi, nb = (size_t)jb->o->nbudgets;
-	cpu_split(jb->batch->n, 1, tid, nthreads, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
-		step_replay(jb, &jb->ws[tid], jb->batch->line[i], jb->batch->len[i], &jb->res[i],
-			    jb->acc + i * nb, jb->drafter + i * nb);
+	struct job *jb = ctx;
+	size_t n = jb->batch->n, nb = (size_t)jb->o->nbudgets;
+	(void)nthreads;
+	for (;;) {
+		size_t lo = atomic_fetch_add_explicit(&jb->next, CHUNK_LINES, memory_order_relaxed);
+		size_t hi = lo + CHUNK_LINES < n ? lo + CHUNK_LINES : n;
+		if (lo >= n)
+			return;
+		for (size_t i = lo; i < hi; i++)
+			step_replay(jb, &jb->ws[tid], jb->batch->line[i], jb->batch->len[i],
+				    &jb->res[i], jb->acc + i * nb, jb->drafter + i * nb);
+	}
 }
 
 /* ---- adding the lines up, in order ---- */
@@ -663,6 +676,7 @@ static int replay_all(struct acceptance_result *r, struct tally *t, struct job *
 			break;
 		if ((rc = job_reserve(jb, batch.n, &cap)))
 			break;
+		atomic_store(&jb->next, 0);
 		cpu_parallel(job_part, jb);
 		for (size_t i = 0; i < batch.n && !rc; i++)
 			rc = tally_line(r, t, jb, i, batch.no[i]);
