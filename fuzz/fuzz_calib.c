@@ -22,8 +22,8 @@ static void exercise(const struct calib *cal, const struct calibration *der)
 	};
 	struct model m;
 
-	for (int a = 0; a < calib_nassumptions(cal); a++) {
-		const struct dist *d = &cal->asm_[a];
+	for (int a = 0; a < calib_nassumptions(&der->xt); a++) {
+		const struct dist *d = calib_asm(cal, &der->xt, a);
 		(void)calib_dist_quantile(d, 0.05);
 		(void)calib_dist_quantile(d, 0.5);
 		(void)calib_dist_quantile(d, 0.95);

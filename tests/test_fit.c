@@ -240,7 +240,7 @@ static void test_fit__record_set_fits_nothing(void **state)
 	struct calib c = *(struct calib *)*state;
 	struct calibration c_d = fit_d;
 	const struct gpu *ref = calib_gpu(&c, c.moe_ref.gpu);
-	assert_int_equal(calib_set(&c, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
+	assert_int_equal(calib_set(&c, &c_d.xt, "moe_reference.rtx_pro_6000.m9_ms", "9.5"), 0);
 	assert_true(fabs(model_phys_ms(&c, ref, c_d.moe_fit.value, 9) - 9.5) > 1e-3);
 	assert_int_equal(calibrate_moe(&c, &c_d), 0);
 	assert_near(model_phys_ms(&c, ref, c_d.moe_fit.value, 9), 9.5, 1e-6);

@@ -409,8 +409,8 @@ static void test_model__row_terms_are_the_compiled_model(void **state)
 	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
 	n += rows_agree(f, &m);
 	f->cal.moe_ref.curve = was;
-	for (int i = 0; i < calib_nassumptions(&f->cal); i++)
-		v[i] = f->cal.asm_[i].point;
+	for (int i = 0; i < calib_nassumptions(&f->cal_d.xt); i++)
+		v[i] = calib_asm(&f->cal, &f->cal_d.xt, i)->point;
 	v[ASM_NATIVE_CUT] = 0.31, v[ASM_SHARE_TREE] *= 2, v[ASM_MOE_COMPUTE_EFF] = 0.05;
 	v[ASM_ALLREDUCE_PCIE] = 1.7;
 	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, v), 0);
@@ -456,13 +456,13 @@ static void test_model__transfer_sources_end_with_their_tables(void **state)
 	size_t tail = strlen(f->cal.meas.source);
 	int calibrated = 0;
 	assert_true(tail > 0);
-	for (int i = 0; i < f->cal.nxfer; i++) {
-		const char *src = f->cal.xfer[i].d.source;
+	for (int i = 0; i < f->cal_d.xt.nxfer; i++) {
+		const char *src = f->cal_d.xt.xfer[i].d.source;
 		size_t n = strlen(src);
-		if (f->cal.xfer[i].curve < 0)
+		if (f->cal_d.xt.xfer[i].curve < 0)
 			continue;
 		calibrated++;
-		assert_true(n < sizeof f->cal.xfer[i].d.source - 1);
+		assert_true(n < sizeof f->cal_d.xt.xfer[i].d.source - 1);
 		assert_true(n >= tail);
 		assert_string_equal(src + n - tail, f->cal.meas.source);
 	}

@@ -198,8 +198,10 @@ static void test_project__tornado_orders_by_swing(void **state)
 		{.name = "anchor", .target = "b300", .pipeline = PIPE_SGLANG, .block = 8,
 		 .budget = 8, .concurrency = 1, .naccept = 1, .accept = {4.4}, .runnable = 1,
 		 .estimator = EST_SEED}};
-	for (int i = 0; i < calib_nassumptions(&c); i++)
+	for (int i = 0; i < ASM_COUNT; i++)
 		c.asm_[i].kind = DIST_FIXED;
+	for (int i = 0; i < c_d.xt.nxfer; i++)
+		c_d.xt.xfer[i].d.kind = DIST_FIXED;
 	struct dist *cut = &c.asm_[ASM_NATIVE_CUT], *tree = &c.asm_[ASM_TREE_SCALE_FRAC];
 	*cut = (struct dist){.kind = DIST_UNIFORM, .point = 0.4, .min = 0.3, .max = 0.5};
 	*tree = (struct dist){.kind = DIST_UNIFORM, .point = 0.5, .min = 0.45, .max = 0.55};
@@ -373,8 +375,8 @@ static double ctx_delta(const struct calib *c, const struct calibration *c_d, do
 	double v[CALIB_MAX_ASM];
 	struct model_in in = {calib_gpu(c, "b300"), PIPE_NATIVE, 8, 8, 1, 4.4, 4096};
 	assert_int_equal(model_prepare(&m, c, c_d, NULL), 0);
-	for (int i = 0; i < calib_nassumptions(c); i++)
-		v[i] = c->asm_[i].point;
+	for (int i = 0; i < calib_nassumptions(&c_d->xt); i++)
+		v[i] = calib_asm(c, &c_d->xt, i)->point;
 	v[ASM_ATTN_CTX_EFF] = e;
 	assert_int_equal(model_set_values(&m, v), 0);
 	model_eval(&m, &in, &o0);
@@ -504,14 +506,18 @@ static void test_project__scenario_takes_its_acceptance_from_a_trace(void **stat
 	 * then not lost in the Monte Carlo noise of the others' (ten times
 	 * wider) */
 	struct calib *fixed = malloc(sizeof *fixed);
+	struct calibration *fixed_d = malloc(sizeof *fixed_d);
 	assert_non_null(fixed);
+	assert_non_null(fixed_d);
 	*fixed = f->cal;
-	for (int i = 0; i < ASM_COUNT + fixed->nxfer; i++)
+	*fixed_d = f->cal_d;
+	for (int i = 0; i < ASM_COUNT; i++)
 		fixed->asm_[i].kind = DIST_FIXED;
-	for (int i = 0; i < fixed->nxfer; i++)
-		fixed->xfer[i].d.kind = DIST_FIXED;
-	assert_int_equal(project_scenarios(&p, fixed, &f->cal_d, s, 2, NULL, &cfg), 0);
+	for (int i = 0; i < fixed_d->xt.nxfer; i++)
+		fixed_d->xt.xfer[i].d.kind = DIST_FIXED;
+	assert_int_equal(project_scenarios(&p, fixed, fixed_d, s, 2, NULL, &cfg), 0);
 	free(fixed);
+	free(fixed_d);
 	assert_int_equal(p.nrows, 2);
 	const struct project_row *r = &p.rows[0], *t = &p.rows[1];
 	assert_string_equal(r->accept_from, "trace");
@@ -829,8 +835,10 @@ static void test_project__tree_attn_sweep_fits_the_context_law(void **state)
 	 * widen that band */
 	struct calib fixed = f->cal;
 	struct calibration fixed_d = f->cal_d;
-	for (int i = 0; i < calib_nassumptions(&fixed); i++)
+	for (int i = 0; i < ASM_COUNT; i++)
 		fixed.asm_[i].kind = DIST_FIXED;
+	for (int i = 0; i < fixed_d.xt.nxfer; i++)
+		fixed_d.xt.xfer[i].d.kind = DIST_FIXED;
 	ctx_run(&r, 9, 0);
 	assert_int_equal(project_scenarios(&p, &fixed, &fixed_d, s, 2, &r, &cfg), 0);
 	record_free(&r);
@@ -1090,34 +1098,35 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct xfer_table t = f->cal_d.xt;
 	struct gpu gpus[16];
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
 	c.gpus = gpus;
 	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300"),
 			 *h200 = calib_gpu(&c, "h200");
 	char label[96];
-	int x = calib_xfer_index(&c, pro, b300, 9);
+	int x = calib_xfer_index(&t, pro, b300, 9);
 	assert_true(x >= 0);
-	calib_assumption_label(&c, ASM_COUNT + x, label, sizeof label);
+	calib_assumption_label(&t, ASM_COUNT + x, label, sizeof label);
 	assert_string_equal(label, "moe_transfer.rtx_pro_6000.b300.m8-31");
-	x = calib_xfer_index(&c, pro, b300, 300);
-	assert_string_equal(c.xfer[x].range, "m256+");
-	x = calib_xfer_index(&c, pro, b300, 1);
-	assert_string_equal(c.xfer[x].range, "m1");
+	x = calib_xfer_index(&t, pro, b300, 300);
+	assert_string_equal(t.xfer[x].range, "m256+");
+	x = calib_xfer_index(&t, pro, b300, 1);
+	assert_string_equal(t.xfer[x].range, "m1");
 	/* entries start at the reference GPU only */
-	assert_int_equal(calib_xfer_index(&c, h200, b300, 33), -1);
-	assert_int_equal(calib_xfer_index(&c, pro, pro, 33), -1);
+	assert_int_equal(calib_xfer_index(&t, h200, b300, 33), -1);
+	assert_int_equal(calib_xfer_index(&t, pro, pro, 33), -1);
 	/* every point is the seed's 1.0; the calibrated median is not */
-	for (int i = 0; i < c.nxfer; i++)
-		assert_near(c.xfer[i].d.point, 1.0, 0);
-	x = calib_xfer_index(&c, pro, b300, 9);
-	assert_int_equal(c.xfer[x].d.kind, DIST_LOGNORMAL);
-	assert_true(c.xfer[x].d.median > 1.5); /* PRO 6000 -> B300 gains far less than 4.5x */
-	assert_int_equal(c.xfer[x].family_gpus, 3); /* b200, b300, gb300 */
+	for (int i = 0; i < t.nxfer; i++)
+		assert_near(t.xfer[i].d.point, 1.0, 0);
+	x = calib_xfer_index(&t, pro, b300, 9);
+	assert_int_equal(t.xfer[x].d.kind, DIST_LOGNORMAL);
+	assert_true(t.xfer[x].d.median > 1.5); /* PRO 6000 -> B300 gains far less than 4.5x */
+	assert_int_equal(t.xfer[x].family_gpus, 3); /* b200, b300, gb300 */
 	/* within a range the median follows the pair's curve: at M=8 the range's
 	 * own, at M=9 between the measured 8 and 16 */
-	double a8 = calib_xfer_adj(&c, x, 8), a9 = calib_xfer_adj(&c, x, 9),
-	       a16 = calib_xfer_adj(&c, x, 16);
+	double a8 = calib_xfer_adj(&t, x, 8), a9 = calib_xfer_adj(&t, x, 9),
+	       a16 = calib_xfer_adj(&t, x, 16);
 	assert_near(a8, 1, 1e-12);
 	assert_true((a9 - a8) * (a16 - a9) > 0 && a9 != a8);
 	/* a family never measured (an arch of its own, no series) gets no offset
@@ -1131,26 +1140,27 @@ static void test_project__transfer_factors_by_gpu_pair_and_width(void **state)
 	assert_non_null(hs);
 	snprintf(hs->gpu, sizeof hs->gpu, "gone");
 	snprintf(h100->arch, sizeof h100->arch, "sm_9x");
-	assert_int_equal(xfer_build(&c), 0);
-	x = calib_xfer_index(&c, pro, h100, 9);
-	assert_int_equal(c.xfer[x].family_gpus, 0);
-	assert_non_null(strstr(c.xfer[x].d.source, "never measured"));
+	assert_int_equal(xfer_build(&c, &t), 0);
+	x = calib_xfer_index(&t, pro, h100, 9);
+	assert_int_equal(t.xfer[x].family_gpus, 0);
+	assert_non_null(strstr(t.xfer[x].d.source, "never measured"));
 	c = f->cal;
+	t = f->cal_d.xt;
 	c.gpus = gpus;
 	memcpy(gpus, f->cal.gpus, f->cal.ngpus * sizeof *gpus);
-	assert_int_equal(calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 3)),
-			 calib_assumption_group(&c, ASM_COUNT + calib_xfer_index(&c, pro, b300, 300)));
+	assert_int_equal(calib_assumption_group(&t, ASM_COUNT + calib_xfer_index(&t, pro, b300, 3)),
+			 calib_assumption_group(&t, ASM_COUNT + calib_xfer_index(&t, pro, b300, 300)));
 	/* --set on the pair (by GPU ids or families) fixes every range of it, at
 	 * every M */
 	struct calib s;
 	struct calibration s_d;
 	assert_int_equal(with_set(&s, &s_d, &f->cal, &f->cal_d, "moe_transfer.blackwell_pro.b300=1.3"),
 			 0);
-	for (int i = 0; i < s.nxfer; i++)
-		if (!strcmp(s.xfer[i].to, "b300")) {
-			assert_int_equal(s.asm_[ASM_COUNT + i].kind, DIST_FIXED);
-			assert_near(s.asm_[ASM_COUNT + i].point, 1.3, 0);
-			assert_near(calib_xfer_adj(&s, i, 9), 1, 0);
+	for (int i = 0; i < s_d.xt.nxfer; i++)
+		if (!strcmp(s_d.xt.xfer[i].to, "b300")) {
+			assert_int_equal(s_d.xt.xfer[i].d.kind, DIST_FIXED);
+			assert_near(s_d.xt.xfer[i].d.point, 1.3, 0);
+			assert_near(calib_xfer_adj(&s_d.xt, i, 9), 1, 0);
 		}
 	struct model m0, m1;
 	b300 = calib_gpu(&s, "b300");
@@ -1294,7 +1304,7 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 	snprintf(path, sizeof path, "%s/good.csv", dir);
 	assert_int_equal(calibrate_with(&c, &c_d, &f->cal, &f->cal_d, &o), 0);
 	assert_string_equal(c.moe_ref.gpu, "h200");
-	assert_string_equal(c.xfer_ref, "h200");
+	assert_string_equal(c_d.xt.ref, "h200");
 	assert_int_equal(c.moe_ref.npoints, 5);
 	assert_near(c.moe_ref.points[1].m, 8, 0);
 	assert_near(c.moe_ref.points[1].step_ms, 6.006, 0);
@@ -1306,8 +1316,8 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 			    "tests/fixtures/moe_reference/good.csv:6: a \"quoted\" note");
 	assert_true(c_d.moe_fit.ok);
 	/* every transfer entry starts at the new reference GPU */
-	for (int i = 0; i < c.nxfer; i++)
-		assert_string_equal(c.xfer[i].from, "h200");
+	for (int i = 0; i < c_d.xt.nxfer; i++)
+		assert_string_equal(c_d.xt.xfer[i].from, "h200");
 	struct model m;
 	assert_int_equal(model_prepare(&m, &c, &c_d, NULL), 0);
 	assert_near(model_moe_ref_ms(&m, 8), 6.006, 0.05 * 6.006);
@@ -1342,6 +1352,7 @@ static void test_project__fleet_merge_adds_tonights_factors(void **state)
 {
 	struct fixture *f = *state;
 	struct calib c = f->cal;
+	struct calibration c_d = f->cal_d;
 	struct run_record run;
 	struct ydiag diag = {0};
 	struct projection p;
@@ -1349,17 +1360,17 @@ static void test_project__fleet_merge_adds_tonights_factors(void **state)
 	const struct meas_class *k = calib_class(&c, c.xfer_class);
 	int nseries = k->nseries, nm = k->nm;
 	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300");
-	int x = calib_xfer_index(&c, pro, b300, 9);
-	double before = c.xfer[x].d.median * calib_xfer_adj(&c, x, 9);
+	int x = calib_xfer_index(&c_d.xt, pro, b300, 9);
+	double before = c_d.xt.xfer[x].d.median * calib_xfer_adj(&c_d.xt, x, 9);
 	memset(&p, 0, sizeof p);
-	assert_int_equal(calibrate_fleet(&c, &run, &p), 0);
+	assert_int_equal(calibrate_fleet(&c, &c_d, &run, &p), 0);
 	assert_int_equal(k->nseries, nseries + 2);
 	assert_int_equal(k->nm, nm + 3); /* M = 1, 9, 33 */
 	assert_int_equal(calib_series(k, "b300")->prov, PROV_MEASURED);
 	assert_int_equal(k->series[nseries].prov, PROV_TONIGHT);
 	assert_true(p.nnotes == 1 && strstr(p.notes[0], "2 GPUs"));
-	x = calib_xfer_index(&c, pro, b300, 9);
-	double after = c.xfer[x].d.median * calib_xfer_adj(&c, x, 9);
+	x = calib_xfer_index(&c_d.xt, pro, b300, 9);
+	double after = c_d.xt.xfer[x].d.median * calib_xfer_adj(&c_d.xt, x, 9);
 	double tonight = 70.0 / 181.0 * b300->bw_tbps / pro->bw_tbps;
 	printf("rtx_pro_6000 -> b300 at M=9: %.3f before, %.3f after, tonight's %.3f\n", before,
 	       after, tonight);
@@ -1673,7 +1684,7 @@ static void test_project__every_input_key_round_trips_through_set(void **state)
 	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, NULL, &cfg), 0);
 	assert_true(p.ninputs > 20);
 	keys.n = 0;
-	assert_int_equal(calib_keys(&f->cal, key_collect, &keys), 0);
+	assert_int_equal(calib_keys(&f->cal, &f->cal_d.xt, key_collect, &keys), 0);
 	for (size_t i = 0; i < p.ninputs; i++) {
 		const struct project_input *in = &p.inputs[i];
 		struct calib c;
@@ -1800,7 +1811,7 @@ static void test_project__a_set_given_at_load_estimates_as_the_value_set(void **
 		snprintf(arg, sizeof arg, "%s=%s", sets[i][0], sets[i][1]);
 		assert_int_equal(with_set(&a, &a_d, &f->cal, &f->cal_d, arg), 0);
 		assert_int_equal(calib_copy(&b, &f->cal), 0);
-		assert_int_equal(calib_set(&b, sets[i][0], sets[i][1]), 0);
+		assert_int_equal(calib_set(&b, &b_d.xt, sets[i][0], sets[i][1]), 0);
 		assert_int_equal(calibrate_moe(&b, &b_d), 0);
 		assert_int_equal(a.nsets, 1);
 		assert_string_equal(a.sets[0].was, b.sets[0].was);
@@ -1863,7 +1874,7 @@ static void test_project__backtest_holds_out_a_whole_implementation(void **state
 	const char *mine = "moe_w4a16_vllm019_ep8", *twin = "moe_w4a16_vllm019_tp8";
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	assert_int_equal(backtest_ximpl(&a, &f->cal, NULL), 0);
+	assert_int_equal(backtest_ximpl(&a, &f->cal, &f->cal_d.xt, NULL), 0);
 	printf("implementations held out: %d points, %.1f%% inside, %.1f%% error, %.0f%% wide\n",
 	       a.iback_n, a.iback_cover_pct, a.iback_err_pct, a.iback_width_pct);
 	assert_true(a.iback_n > 1000 && a.iback_cover_pct >= 80 && a.iback_err_pct <= 12);
@@ -1874,7 +1885,7 @@ static void test_project__backtest_holds_out_a_whole_implementation(void **state
 	struct meas_series *s = (struct meas_series *)calib_series(class_named(&c, mine), "b300");
 	for (int j = 0; j < class_named(&c, mine)->nm; j++)
 		s->us[j] *= 2;
-	assert_int_equal(backtest_ximpl(&b, &c, NULL), 0);
+	assert_int_equal(backtest_ximpl(&b, &c, &f->cal_d.xt, NULL), 0);
 	int moved = 0;
 	for (size_t i = 0; i < a.nipts; i++) {
 		const struct project_xpoint *q = &a.ipts[i];
@@ -1964,11 +1975,11 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 	struct project_config cfg = f->cfg;
 	struct projection p;
 	const struct gpu *pro = calib_gpu(&c, "rtx_pro_6000"), *b300 = calib_gpu(&c, "b300");
-	int x = calib_xfer_index(&c, pro, b300, 33);
+	int x = calib_xfer_index(&c_d.xt, pro, b300, 33);
 	assert_true(x >= 0);
-	assert_true(c.xfer[x].gap_sigma > 0.05 && c.xfer[x].nimpl == 6);
-	assert_int_equal(c.xfer[x].nbuild, 4); /* layouts of one build count once */
-	assert_true(c.xfer[x].d.sigma >= c.xfer[x].gap_sigma);
+	assert_true(c_d.xt.xfer[x].gap_sigma > 0.05 && c_d.xt.xfer[x].nimpl == 6);
+	assert_int_equal(c_d.xt.xfer[x].nbuild, 4); /* layouts of one build count once */
+	assert_true(c_d.xt.xfer[x].d.sigma >= c_d.xt.xfer[x].gap_sigma);
 	cfg.sensitivity = 1;
 	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &cfg), 0);
 	const struct project_row *r = row(&p, "b300-b16-native", 14);
@@ -1986,9 +1997,9 @@ static void test_project__implementation_gap_is_in_the_band(void **state)
 	for (int i = 0; i < c.meas.nclasses; i++)
 		if (strcmp(c.meas.cls[i].name, c.xfer_class))
 			c.meas.cls[i].impl_of[0] = '\0';
-	assert_int_equal(xfer_build(&c), 0);
-	x = calib_xfer_index(&c, pro, b300, 33);
-	assert_near(c.xfer[x].gap_sigma, 0, 0);
+	assert_int_equal(xfer_build(&c, &c_d.xt), 0);
+	x = calib_xfer_index(&c_d.xt, pro, b300, 33);
+	assert_near(c_d.xt.xfer[x].gap_sigma, 0, 0);
 	assert_int_equal(project_run(&p, &c, &c_d, &f->t, NULL, &f->cfg), 0);
 	r = row(&p, "b300-b16-native", 14);
 	printf("b300-b16-native MoE p95/p5: %.2f with the gap, %.2f without\n", wide,

@@ -67,11 +67,11 @@ const struct cli_spec cmd_backtest_spec = {
 
 /* The backtest a->hold names into p. */
 static int backtest_mode(struct projection *p, const struct calib *c,
-			 const struct backtest_args *a)
+			 const struct xfer_table *xt, const struct backtest_args *a)
 {
 	struct backtest_win w = {a->m_min, a->m_max, a->pairs};
 	if (!strcmp(a->hold, "implementation"))
-		return backtest_ximpl(p, c, &w);
+		return backtest_ximpl(p, c, xt, &w);
 	return backtest_hold(p, c, !strcmp(a->hold, "family") ? BACKTEST_FAMILY : BACKTEST_GPU,
 			     &w);
 }
@@ -138,7 +138,7 @@ int cmd_backtest(int argc, char **argv)
 		}
 		goto done;
 	}
-	if ((rc = backtest_mode(&p, &cal, &a)) != 0) {
+	if ((rc = backtest_mode(&p, &cal, &der.xt, &a)) != 0) {
 		status = cli_fail("backtest", rc);
 		goto done;
 	}

@@ -182,13 +182,15 @@ enum assumption {
  * median is the factor at m_lo; within the range the median follows the
  * pair's calibrated curve (struct xfer_curve, calib_xfer_adj) and the sigma
  * is the range's. One entry per (reference GPU, other catalog GPU, M
- * range), rebuilt when the reference GPU changes. */
+ * range), rebuilt when the reference GPU changes. Derived, not a fact: the
+ * calibrate stage builds them into its struct calibration (struct
+ * xfer_table). */
 struct xfer_entry {
 	char from[32], to[32];
 	double m_lo, m_hi;      /* m_hi INFINITY for the open end */
 	char range[16];         /* "m8-31", "m256+" as in the YAML */
 	int family_gpus;        /* measured GPUs behind the target family's offset (0: none) */
-	int curve;              /* index into calib.xcurve (-1: the prior, no curve) */
+	int curve;              /* index into xfer_table.xcurve (-1: the prior, no curve) */
 	int nimpl;              /* implementations behind it (0, 1: the class alone) */
 	int nbuild;             /* their engine builds (layouts of one build: one) */
 	double gap_sigma;       /* the implementation gap's part of d.sigma (0: none) */
@@ -201,6 +203,17 @@ struct xfer_entry {
 struct xfer_curve {
 	int n;
 	double m[CALIB_MAX_XCURVE], lf[CALIB_MAX_XCURVE];
+};
+
+/* The transfer entries for one reference GPU and their pairs' curves, as
+ * xfer_build makes them (the calibrate stage's struct calibration holds
+ * them; the facts never do). */
+struct xfer_table {
+	int nxfer;
+	struct xfer_entry xfer[CALIB_MAX_XFER];
+	int nxcurve;
+	struct xfer_curve xcurve[CALIB_MAX_XFER];
+	char ref[32];             /* the reference GPU they were built for ("": none yet) */
 };
 
 #define CALIB_MAX_MEAS_M 32
@@ -306,18 +319,13 @@ struct calib {
 	double sglang_max_budget; /* larger budgets cannot run on the SGLang pipeline */
 	char sglang_limit_source[CALIB_SOURCE_LEN];
 	struct moe_reference moe_ref;
-	struct dist asm_[CALIB_MAX_ASM];  /* [ASM_COUNT + i] is xfer[i].d's copy */
+	struct dist asm_[ASM_COUNT];      /* the named assumptions (calib_asm: every one) */
 	int nfamilies;
 	struct arch_family families[CALIB_MAX_FAMILIES];
 	int nkinds;
 	struct mem_kind kinds[CALIB_MAX_FAMILIES];
-	int nxfer;
-	struct xfer_entry xfer[CALIB_MAX_XFER];
-	int nxcurve;
-	struct xfer_curve xcurve[CALIB_MAX_XFER];
 	char xfer_source[CALIB_SOURCE_LEN];
 	char xfer_class[24];      /* the measured class the model's MoE is */
-	char xfer_ref[32];        /* the reference GPU the entries were built for */
 	int nranges;
 	double range_lo[CALIB_MAX_RANGES], range_hi[CALIB_MAX_RANGES];
 	char range_name[CALIB_MAX_RANGES][16];
@@ -355,14 +363,15 @@ int calib_copy(struct calib *dst, const struct calib *src);
  * "moe_reference.curve" = linear|physical, "moe_reference.physical.overlap",
  * "moe_transfer.blackwell_pro.blackwell_dc" (every range of the pair) or
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"). An assumption set this
- * way becomes fixed at that value. Every success is logged in c->sets.
+ * way becomes fixed at that value (a moe_transfer.* key: t's entries; t
+ * NULL: none). Every success is logged in c->sets.
  * Nothing is refitted: the stages give their sets to calibrate.h's
  * calibrate_load (struct calibrate_opts), which applies them as the
  * calibration is loaded and refits what each value changes; after that
  * load nothing sets a value.
  * Returns 0, or DDT_EINPUT with a message naming the key (an unknown key:
  * the nearest known ones, by edit distance). */
-int calib_set(struct calib *c, const char *key, const char *value);
+int calib_set(struct calib *c, struct xfer_table *t, const char *key, const char *value);
 
 /* Makes GPU gpu's measured curve of the transfer's class (measured.yaml)
  * the MoE reference (per call x MoE layers = per step); `--set
@@ -374,16 +383,17 @@ int calib_reference_measured(struct calib *c, const char *gpu);
 int calib_reference_csv(struct calib *c, const char *path);
 
 /* Parses "KEY=VALUE" and applies it with calib_set. */
-int calib_set_arg(struct calib *c, const char *arg);
+int calib_set_arg(struct calib *c, struct xfer_table *t, const char *arg);
 
-/* Calls fn(ctx, key, value) for every key calib_set accepts, in a fixed
+/* Calls fn(ctx, key, value) for every key calib_set accepts (the
+ * transfer entries' those of t; t NULL: none), in a fixed
  * order, with its current value as text ("" for a value the model derives:
  * allreduce.GPU.step_ms_at_mM, law.*; moe_reference.physical.*: the start
  * values, calibrate_keys gives the fit's). The keys are the names every
  * document and output uses. Stops at fn's first nonzero return and returns
  * it; else 0. */
 typedef int (*calib_key_fn)(void *ctx, const char *key, const char *value);
-int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx);
+int calib_keys(const struct calib *c, const struct xfer_table *t, calib_key_fn fn, void *ctx);
 
 /* What the --set key of a schema table (the GPU catalog, the model, the
  * drafter, the anchors, moe_reference.tp, allreduce.per_layer/gpus) takes,
@@ -404,12 +414,14 @@ const char *calib_assumption_name(enum assumption a);
  * "moe_transfer.blackwell_pro.blackwell_dc.m8-64"), and its group: the unit
  * sampling and the tornado move together (one per named assumption, one per
  * transfer pair: its M ranges move with one quantile). */
-int calib_nassumptions(const struct calib *c);
-void calib_assumption_label(const struct calib *c, int i, char *buf, size_t len);
-int calib_assumption_group(const struct calib *c, int i);
+int calib_nassumptions(const struct xfer_table *t);
+void calib_assumption_label(const struct xfer_table *t, int i, char *buf, size_t len);
+int calib_assumption_group(const struct xfer_table *t, int i);
+/* Assumption i: a named one of c, or t's entry i - ASM_COUNT. */
+const struct dist *calib_asm(const struct calib *c, const struct xfer_table *t, int i);
 /* Label of a group ("moe_transfer.blackwell_pro.blackwell_dc"). */
-void calib_group_label(const struct calib *c, int group, char *buf, size_t len);
-int calib_ngroups(const struct calib *c);
+void calib_group_label(const struct xfer_table *t, int group, char *buf, size_t len);
+int calib_ngroups(const struct xfer_table *t);
 
 /* The log factor of a curve at M from its values y at cv->m (cv->lf, or
  * a sigma per point): linear in log M, flat beyond the ends. */
@@ -417,7 +429,7 @@ double calib_xcurve_at(const struct xfer_curve *cv, const double *y, double M);
 /* The median factor of entry i at width M over the entry's own median (its
  * curve between the measured M's); 1 for the prior or a value set with
  * --set. */
-double calib_xfer_adj(const struct calib *c, int i, double M);
+double calib_xfer_adj(const struct xfer_table *t, int i, double M);
 /* A measured class by name, and a GPU's series in it; NULL when absent. */
 const struct meas_class *calib_class(const struct calib *c, const char *name);
 const struct meas_series *calib_series(const struct meas_class *k, const char *gpu);
@@ -427,7 +439,7 @@ const char *calib_family(const struct calib *c, const char *arch);
 /* The transfer entry index (into xfer) for moving from GPU `from` to `to` at
  * width M, or -1 when from == to (no transfer) or from is not the reference
  * GPU the entries were built for. */
-int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to,
+int calib_xfer_index(const struct xfer_table *t, const struct gpu *from, const struct gpu *to,
 		     double M);
 /* The all-reduce figures of a GPU, or NULL. */
 const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id);

@@ -94,59 +94,63 @@ double calib_xcurve_at(const struct xfer_curve *cv, const double *y, double M)
 	return y[i - 1] + w * (y[i] - y[i - 1]);
 }
 
-double calib_xfer_adj(const struct calib *c, int i, double M)
+double calib_xfer_adj(const struct xfer_table *t, int i, double M)
 {
-	const struct xfer_entry *e = &c->xfer[i];
-	if (e->curve < 0 || c->asm_[ASM_COUNT + i].kind != DIST_LOGNORMAL ||
-	    c->asm_[ASM_COUNT + i].overridden)
+	const struct xfer_entry *e = &t->xfer[i];
+	if (e->curve < 0 || e->d.kind != DIST_LOGNORMAL || e->d.overridden)
 		return 1;
-	const struct xfer_curve *cv = &c->xcurve[e->curve];
+	const struct xfer_curve *cv = &t->xcurve[e->curve];
 	return exp(calib_xcurve_at(cv, cv->lf, M)) / e->d.median;
 }
 
 /* ---------------------------------------------------------------- lookups */
 
-int calib_nassumptions(const struct calib *c)
+int calib_nassumptions(const struct xfer_table *t)
 {
-	return ASM_COUNT + c->nxfer;
+	return ASM_COUNT + t->nxfer;
 }
 
-void calib_assumption_label(const struct calib *c, int i, char *buf, size_t len)
+const struct dist *calib_asm(const struct calib *c, const struct xfer_table *t, int i)
+{
+	return i < ASM_COUNT ? &c->asm_[i] : &t->xfer[i - ASM_COUNT].d;
+}
+
+void calib_assumption_label(const struct xfer_table *t, int i, char *buf, size_t len)
 {
 	if (i < ASM_COUNT) {
 		snprintf(buf, len, "%s", asm_names[i]);
 		return;
 	}
-	const struct xfer_entry *e = &c->xfer[i - ASM_COUNT];
+	const struct xfer_entry *e = &t->xfer[i - ASM_COUNT];
 	snprintf(buf, len, "moe_transfer.%s.%s.%s", e->from, e->to, e->range);
 }
 
-int calib_assumption_group(const struct calib *c, int i)
+int calib_assumption_group(const struct xfer_table *t, int i)
 {
 	int g = ASM_COUNT - 1;
 	if (i < ASM_COUNT)
 		return i;
 	for (int k = 0; k <= i - ASM_COUNT; k++)
-		if (k == 0 || strcmp(c->xfer[k].from, c->xfer[k - 1].from) ||
-		    strcmp(c->xfer[k].to, c->xfer[k - 1].to))
+		if (k == 0 || strcmp(t->xfer[k].from, t->xfer[k - 1].from) ||
+		    strcmp(t->xfer[k].to, t->xfer[k - 1].to))
 			g++;
 	return g;
 }
 
-int calib_ngroups(const struct calib *c)
+int calib_ngroups(const struct xfer_table *t)
 {
-	return c->nxfer ? calib_assumption_group(c, ASM_COUNT + c->nxfer - 1) + 1 : ASM_COUNT;
+	return t->nxfer ? calib_assumption_group(t, ASM_COUNT + t->nxfer - 1) + 1 : ASM_COUNT;
 }
 
-void calib_group_label(const struct calib *c, int group, char *buf, size_t len)
+void calib_group_label(const struct xfer_table *t, int group, char *buf, size_t len)
 {
 	if (group < ASM_COUNT) {
 		snprintf(buf, len, "%s", asm_names[group]);
 		return;
 	}
-	for (int i = 0; i < c->nxfer; i++)
-		if (calib_assumption_group(c, ASM_COUNT + i) == group) {
-			snprintf(buf, len, "moe_transfer.%s.%s", c->xfer[i].from, c->xfer[i].to);
+	for (int i = 0; i < t->nxfer; i++)
+		if (calib_assumption_group(t, ASM_COUNT + i) == group) {
+			snprintf(buf, len, "moe_transfer.%s.%s", t->xfer[i].from, t->xfer[i].to);
 			return;
 		}
 	snprintf(buf, len, "?");
@@ -160,14 +164,15 @@ const char *calib_family(const struct calib *c, const char *arch)
 	return arch;
 }
 
-int calib_xfer_index(const struct calib *c, const struct gpu *from, const struct gpu *to, double M)
+int calib_xfer_index(const struct xfer_table *t, const struct gpu *from, const struct gpu *to,
+		     double M)
 {
 	if (!strcmp(from->id, to->id))
 		return -1;
 	/* ranges are whole numbers of tokens; a fractional M belongs to the lower one */
 	M = floor(M);
-	for (int i = 0; i < c->nxfer; i++) {
-		const struct xfer_entry *e = &c->xfer[i];
+	for (int i = 0; i < t->nxfer; i++) {
+		const struct xfer_entry *e = &t->xfer[i];
 		if (!strcmp(e->from, from->id) && !strcmp(e->to, to->id) && M <= e->m_hi &&
 		    (M >= e->m_lo || e->m_lo == 1))
 			return i;

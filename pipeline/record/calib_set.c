@@ -18,7 +18,8 @@
 
 #define NOKEY (-1) /* set_value: no such key (calib_set names the nearest ones) */
 
-static int key_value(const struct calib *c, const char *key, char *val, size_t len);
+static int key_value(const struct calib *c, const struct xfer_table *t, const char *key,
+		     char *val, size_t len);
 
 /* Sets *dst to v when v keeps the rules the loader reads the value with
  * (flags: Y_POSITIVE, Y_NONNEG, Y_INTEGER, as given to yget_num). */
@@ -69,7 +70,8 @@ static int set_assumption(struct calib *c, const char *name, double v, const cha
 
 /* moe_transfer.FROM.TO[.RANGE] (GPU ids or families): every range of the
  * pair, or one. */
-static int set_transfer(struct calib *c, char *rest, double v, const char *full)
+static int set_transfer(const struct calib *c, struct xfer_table *t, char *rest, double v,
+			const char *full)
 {
 	char *to = strchr(rest, '.'), *range = NULL;
 	int hits = 0;
@@ -78,8 +80,8 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 	*to++ = '\0';
 	if ((range = strchr(to, '.')) != NULL)
 		*range++ = '\0';
-	for (int i = 0; i < c->nxfer; i++) {
-		struct xfer_entry *e = &c->xfer[i];
+	for (int i = 0; t && i < t->nxfer; i++) {
+		struct xfer_entry *e = &t->xfer[i];
 		const struct gpu *gf = calib_gpu(c, e->from), *gt = calib_gpu(c, e->to);
 		int from_ok = !strcmp(e->from, rest) || (gf && !strcmp(calib_family(c, gf->arch), rest));
 		int to_ok = !strcmp(e->to, to) || (gt && !strcmp(calib_family(c, gt->arch), to));
@@ -88,7 +90,6 @@ static int set_transfer(struct calib *c, char *rest, double v, const char *full)
 		if (!(v > 0))
 			return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
 		dist_fix(&e->d, v);
-		c->asm_[ASM_COUNT + i] = e->d;
 		hits++;
 	}
 	return hits ? 0 : NOKEY;
@@ -226,7 +227,7 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 }
 
 /* Sets the numeric value of key; NOKEY when there is no such key. */
-static int set_value(struct calib *c, const char *key, double v)
+static int set_value(struct calib *c, struct xfer_table *t, const char *key, double v)
 {
 	char buf[256], *dot, *rest;
 
@@ -239,7 +240,7 @@ static int set_value(struct calib *c, const char *key, double v)
 	*dot = '\0';
 	rest = dot + 1;
 	if (!strcmp(buf, "moe_transfer"))
-		return set_transfer(c, rest, v, key);
+		return set_transfer(c, t, rest, v, key);
 	if (!strcmp(buf, "model"))
 		return set_field(&c->model, &geometry_schema, rest, v, key);
 	if (!strcmp(buf, "drafter"))
@@ -266,7 +267,7 @@ static int set_value(struct calib *c, const char *key, double v)
 }
 
 /* Applies one override without logging it; NOKEY for an unknown key. */
-static int set_one(struct calib *c, const char *key, const char *value)
+static int set_one(struct calib *c, struct xfer_table *t, const char *key, const char *value)
 {
 	double v;
 
@@ -279,9 +280,9 @@ static int set_one(struct calib *c, const char *key, const char *value)
 		return 0;
 	}
 	if (yget_parse_num(value, &v) != 0) /* an unknown key first: it says more */
-		return !key_value(c, key, NULL, 0) ? NOKEY
+		return !key_value(c, t, key, NULL, 0) ? NOKEY
 			: err_set(DDT_EINPUT, "--set %s: '%s' is not a finite number", key, value);
-	return set_value(c, key, v);
+	return set_value(c, t, key, v);
 }
 
 
@@ -295,14 +296,15 @@ static int key_num(calib_key_fn fn, void *ctx, const char *key, double v)
 }
 
 /* The transfer keys: every entry, every pair, every pair of families. */
-static int keys_transfer(const struct calib *c, calib_key_fn fn, void *ctx)
+static int keys_transfer(const struct calib *c, const struct xfer_table *t, calib_key_fn fn,
+			 void *ctx)
 {
 	char key[160], fam[CALIB_MAX_XFER][64];
 	int nfam = 0, rc = 0;
-	for (int i = 0; i < c->nxfer && !rc; i++) {
-		const struct xfer_entry *e = &c->xfer[i];
-		calib_assumption_label(c, ASM_COUNT + i, key, sizeof key);
-		rc = key_num(fn, ctx, key, c->asm_[ASM_COUNT + i].point);
+	for (int i = 0; t && i < t->nxfer && !rc; i++) {
+		const struct xfer_entry *e = &t->xfer[i];
+		calib_assumption_label(t, ASM_COUNT + i, key, sizeof key);
+		rc = key_num(fn, ctx, key, e->d.point);
 		if (!rc && (i == 0 || strcmp(e->from, e[-1].from) || strcmp(e->to, e[-1].to))) {
 			snprintf(key, sizeof key, "moe_transfer.%s.%s", e->from, e->to);
 			rc = fn(ctx, key, "");
@@ -344,14 +346,14 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	return rc;
 }
 
-int calib_keys(const struct calib *c, calib_key_fn fn, void *ctx)
+int calib_keys(const struct calib *c, const struct xfer_table *t, calib_key_fn fn, void *ctx)
 {
 	const struct anchor *a8 = &c->sglang_b8;
 	char key[160];
 	int rc = 0;
 	for (int a = 0; a < ASM_COUNT && !rc; a++)
 		rc = key_num(fn, ctx, asm_names[a], c->asm_[a].point);
-	rc = rc ? rc : keys_transfer(c, fn, ctx);
+	rc = rc ? rc : keys_transfer(c, t, fn, ctx);
 	rc = rc ? rc : yschema_keys(&anchor_schema, a8, "anchors.sglang_b8", fn, ctx);
 	rc = rc ? rc : yschema_keys(&anchor_schema, &c->sglang_b16, "anchors.sglang_b16", fn, ctx);
 	rc = rc ? rc : yschema_keys(&limits_schema, c, "anchors.sglang_limits", fn, ctx);
@@ -433,12 +435,13 @@ static int key_find_fn(void *ctx, const char *key, const char *value)
 }
 
 /* True when key is one of calib_keys; its value into val[len] (may be NULL). */
-static int key_value(const struct calib *c, const char *key, char *val, size_t len)
+static int key_value(const struct calib *c, const struct xfer_table *t, const char *key,
+		     char *val, size_t len)
 {
 	struct key_find f = {key, val, len};
 	if (val && len)
 		val[0] = '\0';
-	return calib_keys(c, key_find_fn, &f) == 1;
+	return calib_keys(c, t, key_find_fn, &f) == 1;
 }
 
 /* Levenshtein distance of a and b (each cut at 127 bytes). */
@@ -498,7 +501,7 @@ static int near_fn(void *ctx, const char *key, const char *value)
 }
 
 /* The error for an unknown key, naming the nearest known ones. */
-static int no_such_key(const struct calib *c, const char *key)
+static int no_such_key(const struct calib *c, const struct xfer_table *t, const char *key)
 {
 	const char *dot = strrchr(key, '.');
 	struct near s = {.key = key, .last = dot ? dot : "", .bound = (int)strlen(key) / 6};
@@ -506,7 +509,7 @@ static int no_such_key(const struct calib *c, const char *key)
 	size_t off = 0;
 	if (s.bound < 2)
 		s.bound = 2;
-	calib_keys(c, near_fn, &s);
+	calib_keys(c, t, near_fn, &s);
 	int n = s.n ? s.n : dot ? s.nlast : 0;
 	for (int i = 0; i < n; i++)
 		off += (size_t)snprintf(hint + off, sizeof hint - off, "%s'%s'",
@@ -524,7 +527,7 @@ const struct calib_override *calib_override_of(const struct calib *c, const char
 	return NULL;
 }
 
-int calib_set(struct calib *c, const char *key, const char *value)
+int calib_set(struct calib *c, struct xfer_table *t, const char *key, const char *value)
 {
 	struct calib_override o = {0};
 	int rc;
@@ -532,9 +535,9 @@ int calib_set(struct calib *c, const char *key, const char *value)
 		return err_set(DDT_EINPUT, "--set %s: at most %d overrides", key, CALIB_MAX_SETS);
 	if (strlen(key) >= sizeof o.key || strlen(value) >= sizeof o.value)
 		return err_set(DDT_EINPUT, "--set %s: key or value too long", key);
-	key_value(c, key, o.was, sizeof o.was);
-	if ((rc = set_one(c, key, value)) == NOKEY)
-		return no_such_key(c, key);
+	key_value(c, t, key, o.was, sizeof o.was);
+	if ((rc = set_one(c, t, key, value)) == NOKEY)
+		return no_such_key(c, t, key);
 	if (rc)
 		return rc;
 	snprintf(o.key, sizeof o.key, "%s", key);
@@ -657,7 +660,7 @@ int calib_reference_csv(struct calib *c, const char *path)
 	return set_reference(c, gpu, m, ms, n, src, PROV_MEASURED);
 }
 
-int calib_set_arg(struct calib *c, const char *arg)
+int calib_set_arg(struct calib *c, struct xfer_table *t, const char *arg)
 {
 	char key[256];
 	const char *eq = strchr(arg, '=');
@@ -665,5 +668,5 @@ int calib_set_arg(struct calib *c, const char *arg)
 		return err_set(DDT_EINPUT, "--set '%s': expected KEY=VALUE", arg);
 	memcpy(key, arg, (size_t)(eq - arg));
 	key[eq - arg] = '\0';
-	return calib_set(c, key, eq + 1);
+	return calib_set(c, t, key, eq + 1);
 }

@@ -68,12 +68,12 @@ void report_fmt_dist(char *buf, size_t len, const struct dist *d)
 
 const struct dist *report_find_dist(const struct report_data *d, const char *label)
 {
-	int n = calib_nassumptions(&d->cal);
+	int n = calib_nassumptions(&d->der.xt);
 	for (int i = 0; i < n; i++) {
 		char buf[160];
-		calib_assumption_label(&d->cal, i, buf, sizeof buf);
+		calib_assumption_label(&d->der.xt, i, buf, sizeof buf);
 		if (!strcmp(buf, label))
-			return &d->cal.asm_[i];
+			return calib_asm(&d->cal, &d->der.xt, i);
 	}
 	return NULL;
 }
@@ -183,11 +183,11 @@ void report_each_input(const struct report_data *d, report_input_fn fn, void *ar
 		fn(arg, key, c->moe_ref.points[i].step_ms, calib_provenance_name(PROV_MEASURED),
 		   c->moe_ref.points[i].source);
 	}
-	for (int i = 0; i < calib_nassumptions(c); i++) {
-		calib_assumption_label(c, i, key, sizeof key);
-		fn(arg, key, c->asm_[i].point,
-		   calib_provenance_name(c->asm_[i].overridden ? PROV_OVERRIDE : PROV_ASSUMED),
-		   c->asm_[i].source);
+	for (int i = 0; i < calib_nassumptions(&d->der.xt); i++) {
+		const struct dist *a = calib_asm(c, &d->der.xt, i);
+		calib_assumption_label(&d->der.xt, i, key, sizeof key);
+		fn(arg, key, a->point, calib_provenance_name(a->overridden ? PROV_OVERRIDE : PROV_ASSUMED),
+		   a->source);
 	}
 }
 

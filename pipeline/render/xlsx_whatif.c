@@ -284,7 +284,7 @@ static void wi_model_row(struct wi *w, lxw_row_t r, const struct whatif_row *row
 	char xname[160] = "", formula[2048];
 
 	if (row->xfer >= 0)
-		calib_assumption_label(c, ASM_COUNT + row->xfer, xname, sizeof xname);
+		calib_assumption_label(&x->d->der.xt, ASM_COUNT + row->xfer, xname, sizeof xname);
 	xlsx_put_str(x, w->ws, r, WC_NAME, row->name, row->is_anchor ? f->bold : NULL);
 	xlsx_put_str(x, w->ws, r, WC_TARGET, row->target->id, f->in_text);
 	wi_choice(w, r, WC_TARGET, "=gpu_ids");

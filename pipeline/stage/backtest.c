@@ -390,16 +390,16 @@ static void impl_pooled(struct projection *p)
 /* Each row's transfer figures from the implementation backtest, where it
  * has the pair (moe_reference.gpu -> the row's target), and the gap in the
  * transfer the row takes. */
-static void rows_impl(struct projection *p, const struct calib *c)
+static void rows_impl(struct projection *p, const struct calib *c, const struct xfer_table *xt)
 {
 	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
 	for (size_t r = 0; r < p->nrows; r++) {
 		struct project_row *row = &p->rows[r];
 		const struct gpu *t = calib_gpu(c, row->target);
 		char key[24];
-		int x = ref && t ? calib_xfer_index(c, ref, t, row->M) : -1;
-		row->xfer_gap_pct = x >= 0 && c->xfer[x].gap_sigma > 0
-					    ? 100 * (exp(Z95 * c->xfer[x].gap_sigma) - 1)
+		int x = ref && t ? calib_xfer_index(xt, ref, t, row->M) : -1;
+		row->xfer_gap_pct = x >= 0 && xt->xfer[x].gap_sigma > 0
+					    ? 100 * (exp(Z95 * xt->xfer[x].gap_sigma) - 1)
 					    : NAN;
 		snprintf(key, sizeof key, "%.12s->%.9s", c->moe_ref.gpu, row->target);
 		for (size_t i = 0; i < p->nisum; i++)
@@ -410,7 +410,8 @@ static void rows_impl(struct projection *p, const struct calib *c)
 	}
 }
 
-int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w)
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfer_table *xt,
+		   const struct backtest_win *w)
 {
 	struct ximpl s;
 	struct pts all = {0};
@@ -437,7 +438,7 @@ int backtest_ximpl(struct projection *p, const struct calib *c, const struct bac
 	if (!rc)
 		rc = summaries_impl((struct sums){&p->isum, &p->nisum}, c, &all);
 	impl_pooled(p);
-	rows_impl(p, c);
+	rows_impl(p, c, xt);
 done:
 	ximpl_free(&s);
 	free(all.v);

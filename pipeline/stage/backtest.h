@@ -40,8 +40,10 @@ int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hol
  * its build (engine and version), its measured pairs projected by the
  * shared law of the other builds with the gap sized without them,
  * into p->iback, p->isum and p->iback_* (nothing with fewer than two
- * implementations). Returns 0 or DDT_ENOMEM. */
-int backtest_ximpl(struct projection *p, const struct calib *c, const struct backtest_win *w);
+ * implementations); each row's transfer gap from the entries of xt. Returns 0
+ * or DDT_ENOMEM. */
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfer_table *xt,
+		   const struct backtest_win *w);
 
 /* The implementation backtest's points as CSV (class, from, to, m,
  * measured_us, p5_us, p50_us, p95_us). */

@@ -32,8 +32,8 @@ int calibrate_moe(struct calib *c, struct calibration *d)
 		return err_set(DDT_EINPUT, "moe_reference: the physical curve cannot be fitted: %s",
 			       d->moe_fit.note);
 	/* the transfer entries start at the reference GPU */
-	if (c->xfer_ref[0] && strcmp(c->xfer_ref, r->gpu))
-		return xfer_build(c);
+	if (d->xt.ref[0] && strcmp(d->xt.ref, r->gpu))
+		return xfer_build(c, &d->xt);
 	return 0;
 }
 
@@ -97,7 +97,7 @@ static int set_key(struct calib *c, struct calibration *d, const char *key, cons
 {
 	char was[64];
 	int nsets = c->nsets, fitted = fit_value(d, key, strlen(key), was, sizeof was);
-	int rc = calib_set(c, key, value);
+	int rc = calib_set(c, &d->xt, key, value);
 	if (rc)
 		return rc;
 	set_was(c, nsets, was, fitted);
@@ -109,7 +109,7 @@ static int set_arg(struct calib *c, struct calibration *d, const char *arg)
 	char was[64];
 	size_t klen = strcspn(arg, "=");
 	int nsets = c->nsets, fitted = fit_value(d, arg, klen, was, sizeof was);
-	int rc = calib_set_arg(c, arg);
+	int rc = calib_set_arg(c, &d->xt, arg);
 	if (rc)
 		return rc;
 	set_was(c, nsets, was, fitted);
@@ -133,7 +133,7 @@ int calibrate_keys(const struct calib *c, const struct calibration *d, calib_key
 		   void *ctx)
 {
 	struct keys_shim s = {d, fn, ctx};
-	return calib_keys(c, keys_shim_fn, &s);
+	return calib_keys(c, &d->xt, keys_shim_fn, &s);
 }
 
 /* --moe-reference: the curve at path replaces the calibration's, while the
@@ -161,7 +161,7 @@ static int apply_opts(struct calib *c, struct calibration *d, const struct calib
 			return rc;
 	if (o->curve && (rc = set_key(c, d, "moe_reference.curve", o->curve)) != 0)
 		return rc;
-	return o->fleet ? calibrate_fleet(c, o->fleet, NULL) : 0;
+	return o->fleet ? calibrate_fleet(c, d, o->fleet, NULL) : 0;
 }
 
 int calibrate_load(struct calib *c, struct calibration *d, const char *path,
@@ -175,7 +175,7 @@ int calibrate_load(struct calib *c, struct calibration *d, const char *path,
 		return rc;
 	if (calibrate_moe(c, d) != 0)
 		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
-	else if (xfer_build(c) != 0)
+	else if (xfer_build(c, &d->xt) != 0)
 		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
 	if (diag->n > before)
 		return DDT_EINPUT;
@@ -568,7 +568,8 @@ static int merge_launch(const struct run_record *run, struct projection *p)
 		   : 0;
 }
 
-int calibrate_fleet(struct calib *c, const struct run_record *run, struct projection *p)
+int calibrate_fleet(struct calib *c, struct calibration *d, const struct run_record *run,
+		    struct projection *p)
 {
 	struct meas_class *k = NULL;
 	const struct geometry *g = &c->model;
@@ -633,8 +634,7 @@ int calibrate_fleet(struct calib *c, const struct run_record *run, struct projec
 	if (p)
 		project_note(p, "tonight's moe_w4a16 sweeps on %d GPUs join the transfer calibration "
 			 "and the cross-GPU backtest (paired only with each other)", ngpu);
-	c->xfer_ref[0] = '\0';
-	return xfer_build(c);
+	return xfer_build(c, &d->xt);
 }
 
 /* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
@@ -661,7 +661,7 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 	merge_attn(d, run, gpu);
 	merge_ctx(c, d, run, p);
 	merge_draft(c, d, run);
-	if ((rc = calibrate_fleet(c, run, p)) != 0)
+	if ((rc = calibrate_fleet(c, d, run, p)) != 0)
 		return rc;
 	if (d->law_attn.n || d->law_draft.n || d->law_tree.n ||
 	    c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
@@ -680,6 +680,7 @@ int calibrate_projection(struct calib *c, struct calibration *d, const struct ca
 	*c = *c0;
 	memset(d, 0, sizeof *d);
 	d->moe_fit = d0->moe_fit;
+	d->xt = d0->xt;
 	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != c->moe_ref.curve) {
 		c->moe_ref.curve = (enum moe_curve_kind)moe_curve;
 		if ((rc = calibrate_moe(c, d)) != 0)

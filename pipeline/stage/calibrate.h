@@ -59,6 +59,7 @@ struct calibration {
 	struct comp_law law_tree; /* tonight's native tree per sequence: tree_build +
 				   * accept (us) against the budget B */
 	struct ctx_law law_ctx;   /* tonight's attention over context (n 0: the geometry) */
+	struct xfer_table xt;     /* the transfer entries (xfer.h: xfer_build) */
 };
 
 
@@ -143,8 +144,9 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 /* Adds tonight's moe_w4a16 sweeps (the model's shape) of every GPU of run
  * to c's measured class moe_transfer.class as series of their own (they
  * pair only with each other: another kernel than the shipped tables), and
- * recalibrates the transfer entries, when two or more GPUs have two or more
+ * recalibrates the transfer entries in d, when two or more GPUs have two or more
  * points. p (may be NULL) gets a note. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
-int calibrate_fleet(struct calib *c, const struct run_record *run, struct projection *p);
+int calibrate_fleet(struct calib *c, struct calibration *d, const struct run_record *run,
+		    struct projection *p);
 
 #endif

@@ -424,11 +424,12 @@ static void comp_basis(const struct model *m, const struct projection *p,
 	static const char *const what[] = {"", "attention + lm_head", "drafter forward",
 					   "tree build + accept", "launch + scheduling"};
 	if (k == COMP_MOE) {
-		int x = calib_xfer_index(c, m->ref_gpu, r->target, r->out.M);
+		const struct xfer_table *xt = &m->der->xt;
+		int x = calib_xfer_index(xt, m->ref_gpu, r->target, r->out.M);
 		char pair[96] = "";
 		if (x >= 0)
-			snprintf(pair, sizeof pair, " x transfer %s->%s %s (assumed)", c->xfer[x].from,
-				 c->xfer[x].to, c->xfer[x].range);
+			snprintf(pair, sizeof pair, " x transfer %s->%s %s (assumed)", xt->xfer[x].from,
+				 xt->xfer[x].to, xt->xfer[x].range);
 		snprintf(buf, len, "%s %s curve at M=%g (%s) x bw %.3g/%.3g%s", m->ref_gpu->id,
 			 calib_moe_curve_name(m->curve), r->out.M, calib_provenance_name(c->moe_ref.prov),
 			 m->ref_gpu->bw_tbps, r->target->bw_tbps, pair);

@@ -333,7 +333,7 @@ static int case_lookups(const struct model *m, const struct gpu *t, double M,
 	ptrdiff_t i = t - c->gpus;
 	if (i < 0 || i >= (ptrdiff_t)c->ngpus || i >= MODEL_MAX_GPUS) {
 		*ar = calib_ar(c, t->id);
-		return calib_xfer_index(c, m->ref_gpu, t, M);
+		return calib_xfer_index(&m->der->xt, m->ref_gpu, t, M);
 	}
 	*ar = m->ar_of[i];
 	int first = m->xfer_first[i], n = m->xfer_count[i];
@@ -341,7 +341,7 @@ static int case_lookups(const struct model *m, const struct gpu *t, double M,
 		return -1;
 	M = floor(M);
 	for (int x = first; x < first + n - 1; x++)
-		if (M <= c->xfer[x].m_hi)
+		if (M <= m->der->xt.xfer[x].m_hi)
 			return x;
 	return first + n - 1;
 }
@@ -350,13 +350,14 @@ static int case_lookups(const struct model *m, const struct gpu *t, double M,
 static void prepare_lookups(struct model *m)
 {
 	const struct calib *c = m->cal;
+	const struct xfer_table *xt = &m->der->xt;
 	for (size_t i = 0; i < c->ngpus && i < MODEL_MAX_GPUS; i++) {
 		const struct gpu *t = &c->gpus[i];
-		int x = calib_xfer_index(c, m->ref_gpu, t, 1), n = 0;
+		int x = calib_xfer_index(xt, m->ref_gpu, t, 1), n = 0;
 		m->ar_of[i] = calib_ar(c, t->id);
 		m->xfer_first[i] = x;
-		while (x >= 0 && x + n < c->nxfer && !strcmp(c->xfer[x + n].from, c->xfer[x].from) &&
-		       !strcmp(c->xfer[x + n].to, c->xfer[x].to))
+		while (x >= 0 && x + n < xt->nxfer && !strcmp(xt->xfer[x + n].from, xt->xfer[x].from) &&
+		       !strcmp(xt->xfer[x + n].to, xt->xfer[x].to))
 			n++;
 		m->xfer_count[i] = n;
 	}
@@ -388,7 +389,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 		       : M < m->m_lo ? m->xsig_lo * log(m->m_lo / M)
 				     : 0;
 	k->xfer = case_lookups(m, t, M, &ar);
-	k->xfer_adj = k->xfer >= 0 ? calib_xfer_adj(c, k->xfer, M) : 1;
+	k->xfer_adj = k->xfer >= 0 ? calib_xfer_adj(&m->der->xt, k->xfer, M) : 1;
 	if (k->xfer >= 0)
 		k->xfer += ASM_COUNT;
 	k->moe_flop_ms = m->curve == MOE_CURVE_PHYSICAL
@@ -619,8 +620,8 @@ int model_prepare(struct model *m, const struct calib *c, const struct calibrati
 	if (asm_values)
 		return model_set_values(m, asm_values);
 	double v[CALIB_MAX_ASM];
-	for (int i = 0; i < calib_nassumptions(c); i++)
-		v[i] = c->asm_[i].point;
+	for (int i = 0; i < calib_nassumptions(&m->der->xt); i++)
+		v[i] = calib_asm(c, &m->der->xt, i)->point;
 	return model_set_values(m, v);
 }
 
@@ -632,7 +633,7 @@ int model_set_values(struct model *m, const double *asm_values)
 	const struct anchor *a8 = &c->sglang_b8;
 	double sum = 0;
 
-	memcpy(m->v, asm_values, (size_t)calib_nassumptions(c) * sizeof *m->v);
+	memcpy(m->v, asm_values, (size_t)calib_nassumptions(&m->der->xt) * sizeof *m->v);
 	for (int i = 0; i < 4; i++)
 		sum += m->v[ASM_SHARE_ATTN + i];
 	if (!(sum > 0))
@@ -904,7 +905,7 @@ void model_row_vars(const struct model *m, const struct model_in *in, double v[M
 	const struct gpu *t = gpu_of(c, in->target);
 	const struct ar_gpu *a = calib_ar(c, t->id);
 	double M = in->concurrency * (in->budget + 1);
-	int xi = calib_xfer_index(c, m->ref_gpu, t, M);
+	int xi = calib_xfer_index(&m->der->xt, m->ref_gpu, t, M);
 	struct model_case k;
 	model_case_init(&k, m, in);
 	double e = m->form * k.moe_lr + m->z_x * k.moe_x_sig;

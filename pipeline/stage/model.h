@@ -156,7 +156,7 @@ struct model {
 
 /* Prepares m from c and the derived calibration d (tonight's laws; NULL:
  * none) with the given assumption values (NULL: point values; else
- * calib_nassumptions(c) values). d must outlive m. Returns 0, or DDT_EINPUT
+ * calib_nassumptions(&d->xt) values). d must outlive m. Returns 0, or DDT_EINPUT
  * when the calibration is inconsistent (unknown GPUs, an anchor step shorter
  * than its own MoE and all-reduce time). */
 int model_prepare(struct model *m, const struct calib *c, const struct calibration *d,

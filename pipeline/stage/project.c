@@ -171,9 +171,9 @@ static int list_assumptions(struct projection *p, const struct calib *c, const s
 {
 	char name[96], src[PROJECT_SOURCE_LEN];
 	int rc = 0;
-	for (int i = 0; i < calib_nassumptions(c) && !rc; i++) {
-		const struct dist *d = &c->asm_[i];
-		calib_assumption_label(c, i, name, sizeof name);
+	for (int i = 0; i < calib_nassumptions(&m->der->xt) && !rc; i++) {
+		const struct dist *d = calib_asm(c, &m->der->xt, i);
+		calib_assumption_label(&m->der->xt, i, name, sizeof name);
 		enum provenance pv = !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT : PROV_ASSUMED;
 		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED || d->overridden)
 			snprintf(src, sizeof src, "%s", d->source);
@@ -276,7 +276,7 @@ static void row_fill(struct project_row *r, const struct calib *c, const struct 
 	memcpy(r->ms, o.ms, sizeof r->ms);
 	r->moe_ms = o.ms[COMP_MOE];
 	r->nonmoe_ms = o.nonmoe_ms;
-	r->moe_xfer = calib_xfer_index(c, m->ref_gpu, g, o.M) >= 0;
+	r->moe_xfer = calib_xfer_index(&m->der->xt, m->ref_gpu, g, o.M) >= 0;
 	r->xfer_cover_pct = r->xfer_err_pct = r->xfer_gap_pct = NAN;
 }
 
@@ -478,11 +478,11 @@ static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
 {
 	mc->c = c;
 	mc->der = m->der;
-	mc->nasm = calib_nassumptions(c);
-	mc->ngroups = calib_ngroups(c);
+	mc->nasm = calib_nassumptions(&m->der->xt);
+	mc->ngroups = calib_ngroups(&m->der->xt);
 	for (int i = 0; i < mc->nasm; i++) {
-		mc->group[i] = calib_assumption_group(c, i);
-		mc->point[i] = c->asm_[i].point;
+		mc->group[i] = calib_assumption_group(&m->der->xt, i);
+		mc->point[i] = calib_asm(c, &m->der->xt, i)->point;
 		mc->need[i] = i < ASM_COUNT;
 	}
 	if (m->k8.xfer >= 0)
@@ -517,7 +517,7 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	struct backtest_win win = {c->xback_m_min, c->xback_m_max, NULL};
 	if ((rc = project_rows_backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, m->der, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
-	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &win)) != 0)
+	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &m->der->xt, &win)) != 0)
 		return rc;
 	char gap[PROJECT_NOTE_LEN];
 	if (backtest_gap_note(p, c, gap, sizeof gap))

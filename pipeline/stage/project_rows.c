@@ -43,15 +43,15 @@ int project_rows_tornado(struct projection *p, const struct mc *mc, struct model
 		struct project_bar *b = &t->bars[t->nbars];
 		if (isnan(lo) || isnan(hi) || fabs(K / lo - K / hi) < 1e-9 * t->tok_s_point)
 			continue;
-		calib_group_label(mc->c, g, b->name, sizeof b->name);
+		calib_group_label(&mc->der->xt, g, b->name, sizeof b->name);
 		for (int i = 0; i < mc->nasm; i++)
 			if (mc->group[i] == g) {
 				/* a transfer that carries the implementation gap says so */
-				if (i >= ASM_COUNT && mc->c->xfer[i - ASM_COUNT].gap_sigma > 0 &&
+				if (i >= ASM_COUNT && mc->der->xt.xfer[i - ASM_COUNT].gap_sigma > 0 &&
 				    !strstr(b->name, "+ impl gap"))
 					snprintf(b->name + strlen(b->name), sizeof b->name - strlen(b->name),
 						 " (GPU + impl gap)");
-				const struct dist *d = &mc->c->asm_[i];
+				const struct dist *d = calib_asm(mc->c, &mc->der->xt, i);
 				/* a pair's first range that this row uses, else its first */
 				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
 					continue;
@@ -82,7 +82,7 @@ void project_rows_lean(const struct mc *mc, struct model *m, struct project_row 
 		double d = 100 * ((cal ? mc->cases[k].cal_step : mc->cases[k].point_step) / st - 1);
 		if (!isnan(st) && fabs(d) > fabs(best) + 1e-12) {
 			best = d;
-			calib_group_label(mc->c, g, r->lean_by, sizeof r->lean_by);
+			calib_group_label(&mc->der->xt, g, r->lean_by, sizeof r->lean_by);
 		}
 	}
 	r->lean_by_pct = best;

@@ -17,8 +17,8 @@ static int cal_point(struct model *cal, const struct calib *c, const struct mode
 	if (!k || !k->have)
 		return 0;
 	*cal = *m;
-	for (int i = 0; i < calib_nassumptions(c); i++) {
-		calib_assumption_label(c, i, label, sizeof label);
+	for (int i = 0; i < calib_nassumptions(&m->der->xt); i++) {
+		calib_assumption_label(&m->der->xt, i, label, sizeof label);
 		for (int j = 0; j < k->n; j++)
 			if (!strcmp(k->name[j], label))
 				cal->v[i] = k->v[j];
@@ -37,8 +37,7 @@ static int cal_point(struct model *cal, const struct calib *c, const struct mode
 
 /* Appends row r, its terms and inputs computed on model m. Returns 0, the
  * formulas' error or DDT_ENOMEM. */
-static int add_row(struct whatif *w, const struct calib *c, const struct model *m,
-		   const struct whatif_row *r)
+static int add_row(struct whatif *w, const struct model *m, const struct whatif_row *r)
 {
 	struct whatif_row *n = realloc(w->rows, (w->n + 1) * sizeof *n);
 	if (!n)
@@ -47,7 +46,7 @@ static int add_row(struct whatif *w, const struct calib *c, const struct model *
 	n += w->n++;
 	*n = *r;
 	struct model_in in = {r->target, r->pipeline, r->block, r->budget, r->C, r->accept, 0};
-	n->xfer = calib_xfer_index(c, m->ref_gpu, r->target, r->C * (r->budget + 1));
+	n->xfer = calib_xfer_index(&m->der->xt, m->ref_gpu, r->target, r->C * (r->budget + 1));
 	model_row_vars(m, &in, n->v);
 	return model_row_eval(m, &in, n->t);
 }
@@ -67,7 +66,7 @@ static int anchor_rows(struct whatif *w, const struct calib *c, const struct mod
 				       .accept = a[i]->accept,
 				       .ddt_tok_s = isfinite(a[i]->tok_s) && !cal ? a[i]->tok_s : NAN,
 				       .is_anchor = 1, .est = -1, .cal = cal};
-		rc = add_row(w, c, m, &r);
+		rc = add_row(w, m, &r);
 	}
 	return rc;
 }
@@ -87,7 +86,7 @@ static int seed_rows(struct whatif *w, const struct calib *c, const struct model
 				       .pipeline = e->sc.pipeline, .block = e->sc.block,
 				       .budget = e->sc.budget, .C = e->sc.concurrency,
 				       .accept = e->accept, .ddt_tok_s = e->out.tok_s, .est = (long)i};
-		rc = add_row(w, c, m, &r);
+		rc = add_row(w, m, &r);
 	}
 	if (rc)
 		return rc;
@@ -97,7 +96,7 @@ static int seed_rows(struct whatif *w, const struct calib *c, const struct model
 	struct whatif_row r0 = {.name = WHATIF_AUTOREGRESSIVE, .target = in0.target,
 				.pipeline = PIPE_NATIVE, .block = 1, .budget = 0, .C = 1, .accept = 1,
 				.ddt_tok_s = o0.tok_s, .est = -1};
-	return add_row(w, c, m, &r0);
+	return add_row(w, m, &r0);
 }
 
 /* ddt's calibrated scenarios at the calibrated point cal: the acceptance
@@ -122,7 +121,7 @@ static int cal_rows(struct whatif *w, const struct calib *c, const struct model 
 				       .pipeline = e->sc.pipeline, .block = e->sc.block,
 				       .budget = e->sc.budget, .C = e->sc.concurrency, .accept = acc,
 				       .ddt_tok_s = pr->tok_s.point, .est = (long)i, .cal = 1};
-		rc = add_row(w, c, cal, &r);
+		rc = add_row(w, cal, &r);
 	}
 	return rc;
 }

@@ -520,7 +520,7 @@ static double range_rms(const struct xfer_curve *cv, const double *y, const stru
 
 /* Entry e's distribution: the curve's factor at its m_lo and the RMS sigma
  * of the curve's points in its range (none inside: at m_lo). */
-static void xfer_dist(struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
+static void xfer_dist(const struct calib *c, struct xfer_entry *e, const struct xfer_curve *cv,
 		      const double *sig, int ngpus, const char *cls)
 {
 	double s = range_rms(cv, sig, e);
@@ -609,10 +609,10 @@ static void xcurve_impl(struct xfer_curve *cv, double *sig, double *gap, double 
 
 /* The entries of one target t (every range) from x (or, with two or more
  * implementations, s), or the prior. */
-static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct ximpl *s,
+static void xfer_target(struct xfer_table *xt, const struct calib *c, const struct xfer_fit *x, const struct ximpl *s,
 			const struct meas_class *k, const struct gpu *ref, const struct gpu *t)
 {
-	struct xfer_curve *cv = &c->xcurve[c->nxcurve];
+	struct xfer_curve *cv = &xt->xcurve[xt->nxcurve];
 	double sig[CALIB_MAX_XCURVE], gap[CALIB_MAX_XCURVE] = {0}, bias[CALIB_MAX_XCURVE] = {0};
 	cv->n = 0;
 	if (s && s->n > 1)
@@ -620,14 +620,14 @@ static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct 
 	else if (x && x->ok)
 		xcurve_fill(cv, sig, x, c, k, ref, t);
 	for (int r = 0; r < c->nranges; r++) {
-		struct xfer_entry *e = &c->xfer[c->nxfer];
+		struct xfer_entry *e = &xt->xfer[xt->nxfer];
 		snprintf(e->from, sizeof e->from, "%s", ref->id);
 		snprintf(e->to, sizeof e->to, "%s", t->id);
 		snprintf(e->range, sizeof e->range, "%s", c->range_name[r]);
 		e->m_lo = c->range_lo[r];
 		e->m_hi = c->range_hi[r];
 		e->family_gpus = 0;
-		e->curve = cv->n ? c->nxcurve : -1;
+		e->curve = cv->n ? xt->nxcurve : -1;
 		e->nimpl = s && cv->n ? s->n : 0;
 		e->nbuild = s && cv->n ? s->nbuild : 0;
 		e->gap_sigma = cv->n ? range_rms(cv, gap, e) : 0;
@@ -641,12 +641,12 @@ static void xfer_target(struct calib *c, const struct xfer_fit *x, const struct 
 			xfer_dist(c, e, cv, sig, x->ngpus, k->name);
 		} else
 			e->d = c->xfer_prior;
-		c->asm_[ASM_COUNT + c->nxfer++] = e->d;
+		xt->nxfer++;
 	}
-	c->nxcurve += cv->n > 0;
+	xt->nxcurve += cv->n > 0;
 }
 
-int xfer_build(struct calib *c)
+int xfer_build(const struct calib *c, struct xfer_table *t)
 {
 	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
 	const struct meas_class *k = calib_class(c, c->xfer_class);
@@ -666,11 +666,11 @@ int xfer_build(struct calib *c)
 		ximpl_free(&s);
 		return rc ? rc : err_nomem();
 	}
-	c->nxfer = c->nxcurve = 0;
+	t->nxfer = t->nxcurve = 0;
 	for (size_t i = 0; i < c->ngpus; i++)
 		if (&c->gpus[i] != ref)
-			xfer_target(c, x, &s, k, ref, &c->gpus[i]);
-	snprintf(c->xfer_ref, sizeof c->xfer_ref, "%s", ref->id);
+			xfer_target(t, c, x, &s, k, ref, &c->gpus[i]);
+	snprintf(t->ref, sizeof t->ref, "%s", ref->id);
 	free(x);
 	ximpl_free(&s);
 	return 0;

@@ -112,10 +112,10 @@ int xfer_range_of(const struct calib *c, double M);
 /* The peak the class computes at on g, TFLOP/s (the class's `compute`). */
 double xfer_compute(const struct meas_class *k, const struct gpu *g);
 
-/* Rebuilds c's transfer entries for moe_reference.gpu (one per other
+/* Builds into t the transfer entries for moe_reference.gpu (one per other
  * catalog GPU and M range) and their curves, calibrated from the measured
  * class moe_transfer.class, the prior where it has nothing. Returns 0, or
  * DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
-int xfer_build(struct calib *c);
+int xfer_build(const struct calib *c, struct xfer_table *t);
 
 #endif
