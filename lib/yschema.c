@@ -11,6 +11,12 @@
 #define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
 #define AT_C(obj, f, T) ((const T *)((const char *)(obj) + (f)->off))
 
+/* The factor from the struct's number to the file's. */
+static double scale_of(const struct yschema_field *f)
+{
+	return f->scale != 0 ? f->scale : 1;
+}
+
 const struct yschema_field *yschema_find(const struct yschema *s, const char *key)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -39,10 +45,10 @@ static void names_list(const struct yschema_name *nm, char *buf, size_t len)
 static int read_num(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		    void *obj)
 {
-	double *dst = AT(obj, f, double);
-	*dst = NAN;
-	int rc = yget_num(c, map, f->key, f->flags, dst);
-	if (rc || !f->range || isnan(*dst) || range_holds(f->range, *dst))
+	double v = NAN;
+	int rc = yget_num(c, map, f->key, f->flags, &v);
+	*AT(obj, f, double) = v / scale_of(f);
+	if (rc || !f->range || isnan(v) || range_holds(f->range, v))
 		return rc;
 	struct ydoc_node *n = ydoc_get(map, f->key);
 	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
@@ -59,6 +65,8 @@ static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema
 	char list[256];
 	if (rc || !s)
 		return rc;
+	if (f->type == YS_STR && (strlen(s) >= f->size || (!s[0] && (f->flags & YS_OMIT))))
+		return yget_strcpy(c, map, f->key, f->flags, AT(obj, f, char), f->size);
 	for (int i = 0; f->names[i].name; i++)
 		if (!strcmp(f->names[i].name, s)) {
 			if (f->type == YS_STR)
@@ -103,6 +111,12 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_map(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
+		if (!f->read) { /* a table only written: said once, at the key if given */
+			struct ydoc_node *n = ydoc_get(map, f->key), *at = n ? n : map;
+			ydiag_add(c->diag, c->file, at->line, at->col,
+				  "%s: internal error: the table has no reader for this key", f->key);
+			return DDT_EINPUT;
+		}
 		f->read(c, map, f, obj);
 		return c->diag->n > before ? DDT_EINPUT : 0;
 	}
@@ -136,52 +150,61 @@ static const char *enum_name(const struct yschema_field *f, int v)
 	return NULL; /* written null: read back, a problem named at its place */
 }
 
-static void write_field(struct yout *y, const struct yschema_field *f, const void *obj)
+static int write_field(struct yout *y, const struct yschema_field *f, const void *obj)
 {
 	switch (f->type) {
 	case YS_NUM: {
-		double v = *AT_C(obj, f, double);
-		if (!isnan(v) || (f->flags & Y_NULLABLE))
+		double v = *AT_C(obj, f, double) * scale_of(f);
+		if (!isnan(v) || ((f->flags & Y_NULLABLE) && !(f->flags & YS_OMIT)))
 			yout_kv_num(y, f->key, v);
-		return;
+		return 0;
 	}
 	case YS_INT:
 		yout_kv_int(y, f->key, *AT_C(obj, f, int));
-		return;
+		return 0;
 	case YS_STR:
-		yout_kv_str(y, f->key, AT_C(obj, f, char));
-		return;
+		if (AT_C(obj, f, char)[0] || !(f->flags & YS_OMIT))
+			yout_kv_str(y, f->key, AT_C(obj, f, char));
+		return 0;
 	case YS_ENUM:
 		yout_kv_str(y, f->key, enum_name(f, *AT_C(obj, f, int)));
-		return;
+		return 0;
 	case YS_BOOL:
 		yout_key(y, f->key);
 		yout_bool(y, *AT_C(obj, f, int));
-		return;
+		return 0;
 	case YS_MAP:
 		yout_key(y, f->key);
-		yschema_write_item(y, f->sub, AT_C(obj, f, char));
-		return;
+		return yschema_write_item(y, f->sub, AT_C(obj, f, char));
 	case YS_CUSTOM:
+		if (!f->write)
+			return err_set(DDT_EGENERIC,
+				       "%s: internal error: the table has no writer for this key",
+				       f->key);
 		f->write(y, f, obj);
-		return;
+		return 0;
 	}
+	return 0;
 }
 
-void yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj)
+int yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj)
 {
+	int rc = 0;
 	for (size_t i = 0; i < s->n; i++)
-		write_field(y, &s->fields[i], obj);
+		if (write_field(y, &s->fields[i], obj))
+			rc = DDT_EGENERIC;
+	return rc;
 }
 
-void yschema_write_item(struct yout *y, const struct yschema *s, const void *obj)
+int yschema_write_item(struct yout *y, const struct yschema *s, const void *obj)
 {
 	if (s->flow)
 		yout_map_flow(y);
 	else
 		yout_map(y);
-	yschema_write_fields(y, s, obj);
+	int rc = yschema_write_fields(y, s, obj);
 	yout_end(y);
+	return rc;
 }
 
 int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
@@ -228,7 +251,7 @@ int yschema_set_num(const struct yschema *s, void *obj, const char *key, double 
 	if (f->type == YS_INT)
 		*AT(obj, f, int) = (int)v;
 	else
-		*AT(obj, f, double) = v;
+		*AT(obj, f, double) = v / scale_of(f);
 	return 0;
 }
 
@@ -241,7 +264,8 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 		const struct yschema_field *f = &s->fields[i];
 		if (!settable(f))
 			continue;
-		double v = f->type == YS_INT ? *AT_C(obj, f, int) : *AT_C(obj, f, double);
+		double v = f->type == YS_INT ? *AT_C(obj, f, int)
+					     : *AT_C(obj, f, double) * scale_of(f);
 		snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
 		if (isnan(v))
 			val[0] = '\0';

@@ -24,7 +24,10 @@ enum yschema_type {
 
 /* Entry flags beyond the getters' (Y_REQUIRED ... Y_NULLABLE, ydoc.h). */
 enum {
-	YS_NOSET = 1 << 12 /* not a KEY=VALUE override (a number fixed by its file) */
+	YS_NOSET = 1 << 12, /* not a KEY=VALUE override (a number fixed by its file) */
+	YS_OMIT = 1 << 13   /* written only when it says something: an empty text or a
+			     * NaN number is left out (a key later layouts added); a
+			     * YS_STR with names also takes the empty text */
 };
 
 /* One name of an enum and the value it stands for; a list ends at name NULL.
@@ -58,11 +61,17 @@ struct yschema_field {
 	const struct yschema_range *range; /* NULL: the flags' checks only */
 	const struct yschema_name *names;  /* YS_ENUM; YS_STR: the values it takes */
 	const struct yschema *sub;         /* YS_MAP */
-	yschema_read_fn read;              /* YS_CUSTOM */
-	yschema_write_fn write;            /* YS_CUSTOM */
+	yschema_read_fn read;              /* YS_CUSTOM; NULL (a table only written):
+					    * reading the key is an internal error */
+	yschema_write_fn write;            /* YS_CUSTOM; NULL (a table only read):
+					    * writing it is an internal error */
 	const char *unit;                  /* "GB", "ms"; NULL: none */
 	const char *help;                  /* one line */
 	const char *source;                /* provenance: who states the value */
+	double scale;                      /* YS_NUM: the file's value is the struct's
+					    * times scale (100: a fraction in the struct,
+					    * a percentage in the file); 0: 1. Flags and
+					    * range apply to the file's value */
 };
 
 struct yschema {
@@ -77,6 +86,9 @@ struct yschema {
 	{.key = (k), .type = (ty), .off = offsetof(T, m), .size = sizeof(((T *)0)->m),    \
 	 .flags = (fl), __VA_ARGS__}
 #define YS_FIELD(T, m, ty, fl, ...) YS_KEYED(T, #m, m, ty, fl, __VA_ARGS__)
+/* Type T's double member m, a fraction, under key k as a percentage. */
+#define YS_PCT(T, k, m, fl, ...)                                                          \
+	YS_KEYED(T, k, m, YS_NUM, fl, .scale = 100, .unit = "%", __VA_ARGS__)
 #define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow)}
 
 /* The entry of key, or NULL. */
@@ -92,18 +104,21 @@ int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 
 /* Writes obj's entries as key: value pairs into the mapping open in y (a
  * YS_MAP entry opens its own). A NaN number of an entry that takes no null
- * is left out: absent, it reads back as NaN. */
-void yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj);
+ * is left out: absent, it reads back as NaN. Returns 0, or DDT_EGENERIC
+ * (err_msg() says which key) when a YS_CUSTOM entry has no writer: the
+ * others are written, that one left out. */
+int yschema_write_fields(struct yout *y, const struct yschema *s, const void *obj);
 
 /* One item of a list: a mapping (on one line when s->flow) holding obj's
  * entries; its reader checks node is a mapping ("what: expected a
  * mapping, ...") and reads it strictly (yschema_read). */
-void yschema_write_item(struct yout *y, const struct yschema *s, const void *obj);
+int yschema_write_item(struct yout *y, const struct yschema *s, const void *obj);
 int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
 		      void *obj, const char *what);
 
-/* Sets the number of entry key (YS_NUM or YS_INT, not YS_NOSET) to v after
- * the reader's checks; a value they refuse is DDT_EINPUT, err_msg()
+/* Sets the number of entry key (YS_NUM or YS_INT, not YS_NOSET) to v, in
+ * the file's units (its scale), after the reader's checks; a value they
+ * refuse is DDT_EINPUT, err_msg()
  * "LABEL: must be ..." (label: how the caller names the key). Returns 0,
  * DDT_EINPUT, or YSCHEMA_NOKEY when s has no such settable entry. */
 #define YSCHEMA_NOKEY (-1)

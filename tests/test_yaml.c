@@ -416,6 +416,140 @@ static void test_yaml__a_schema_table_sets_and_lists_its_numbers(void **state)
 	assert_string_equal(yschema_describe(&sample_fields[6], d, sizeof d), "low or high");
 }
 
+/* A fraction in the struct, a percentage in the file (.scale): the flags and
+ * the range speak of the file's value, in its words; NaN is null when the
+ * entry takes null, absent otherwise; overrides and the keys listed are in
+ * the file's units. */
+struct share {
+	double part, gap;
+};
+static const struct yschema_range share_range = {0, 100, 1, 0, "within (0, 100]"};
+static const struct yschema_field share_fields[] = {
+	YS_PCT(struct share, "part_pct", part, Y_REQUIRED, .range = &share_range),
+	YS_PCT(struct share, "gap_pct", gap, Y_REQUIRED | Y_NULLABLE | Y_NONNEG),
+};
+static const struct yschema share_schema = YS_TABLE("share", share_fields, 0);
+
+static void test_yaml__a_scaled_number_is_a_percentage_in_its_file(void **state)
+{
+	(void)state;
+	struct share s = {0.125, NAN}, back = {0, 0};
+	struct ydiag diag = {0};
+	char *text = schema_text(&share_schema, &s);
+	assert_string_equal(text, "part_pct: 12.5\ngap_pct: null\n");
+	assert_int_equal(schema_read_text(&share_schema, text, &back, &diag), 0);
+	assert_true(back.part == 0.125 && isnan(back.gap));
+	free(text);
+
+	static const char bad[] = "part_pct: 150\ngap_pct: -5\n";
+	assert_int_equal(schema_read_text(&share_schema, bad, &back, &diag), 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:11: part_pct must be within (0, 100], got 150");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:10: gap_pct must not be negative, got -5");
+	ydiag_free(&diag);
+
+	assert_int_equal(yschema_set_num(&share_schema, &s, "part_pct", 0, "--set p"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set p: must be within (0, 100]");
+	assert_int_equal(yschema_set_num(&share_schema, &s, "part_pct", 40, "--set p"), 0);
+	assert_true(s.part == 0.4);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_int_equal(yschema_keys(&share_schema, &s, "", key_line_fn, fp), 0);
+	fclose(fp);
+	assert_string_equal(buf, "part_pct=40\ngap_pct=\n");
+	free(buf);
+	char d[80];
+	assert_string_equal(yschema_describe(&share_fields[0], d, sizeof d),
+			    "number, within (0, 100], %");
+}
+
+/* A one-way table: a custom entry with no reader (or no writer) is an
+ * internal error naming the key, never a crash; the other keys still go. */
+static void share_gap_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	(void)f;
+	yout_kv_num(y, "gap", ((const struct share *)obj)->gap);
+}
+static const struct yschema_field write_only_fields[] = {
+	YS_PCT(struct share, "part_pct", part, Y_REQUIRED),
+	YS_KEYED(struct share, "gap", gap, YS_CUSTOM, 0, .write = share_gap_write),
+};
+static const struct yschema write_only = YS_TABLE("write_only", write_only_fields, 0);
+static const struct yschema_field read_only_fields[] = {
+	YS_KEYED(struct share, "gap", gap, YS_CUSTOM, 0),
+	YS_PCT(struct share, "part_pct", part, Y_REQUIRED),
+};
+static const struct yschema read_only = YS_TABLE("read_only", read_only_fields, 0);
+
+static void test_yaml__a_custom_entry_without_its_function_is_an_internal_error(void **state)
+{
+	(void)state;
+	struct share s = {0.5, 2}, back = {0, 0};
+	struct ydiag diag = {0};
+	char *text = schema_text(&write_only, &s);
+	assert_string_equal(text, "part_pct: 50\ngap: 2\n");
+	assert_int_equal(schema_read_text(&write_only, text, &back, &diag), 1);
+	assert_string_equal(diag.msgs[0],
+			    "t.yaml:2:6: gap: internal error: the table has no reader for this key");
+	assert_true(back.part == 0.5);
+	ydiag_free(&diag);
+	free(text);
+
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct yout y;
+	yout_init(&y, fp);
+	assert_int_equal(yschema_write_item(&y, &read_only, &s), DDT_EGENERIC);
+	fclose(fp);
+	assert_string_equal(err_msg(), "gap: internal error: the table has no writer for this key");
+	assert_string_equal(buf, "part_pct: 50\n");
+	free(buf);
+}
+
+/* YS_OMIT: an empty text or a NaN number is left out (even where null is
+ * taken); a text with names also takes the empty text, the others theirs. */
+struct later {
+	char rev[8], stop[8];
+	double figure;
+};
+static const struct yschema_name stop_names[] = {{"rsd", 0}, {"timeout", 1}, {NULL, 0}};
+static const struct yschema_field later_fields[] = {
+	YS_FIELD(struct later, rev, YS_STR, YS_OMIT),
+	YS_FIELD(struct later, stop, YS_STR, YS_OMIT, .names = stop_names),
+	YS_FIELD(struct later, figure, YS_NUM, Y_NULLABLE | YS_OMIT),
+};
+static const struct yschema later_schema = YS_TABLE("later", later_fields, 0);
+
+static void test_yaml__an_omitted_entry_is_written_only_when_it_says_something(void **state)
+{
+	(void)state;
+	struct later empty = {"", "", NAN}, full = {"abc", "timeout", 2}, back;
+	struct ydiag diag = {0};
+	char *text = schema_text(&later_schema, &empty);
+	assert_string_equal(text, " {}\n");
+	free(text);
+	text = schema_text(&later_schema, &full);
+	assert_string_equal(text, "rev: abc\nstop: timeout\nfigure: 2\n");
+	memset(&back, 0, sizeof back);
+	assert_int_equal(schema_read_text(&later_schema, text, &back, &diag), 0);
+	assert_string_equal(back.rev, "abc");
+	assert_string_equal(back.stop, "timeout");
+	free(text);
+	assert_int_equal(schema_read_text(&later_schema, "stop: \"\"\nfigure: null\n", &back,
+					  &diag), 0);
+	assert_string_equal(back.stop, "");
+	assert_true(isnan(back.figure));
+	static const char bad[] = "stop: side\nrev: abcdefghij\n";
+	assert_int_equal(schema_read_text(&later_schema, bad, &back, &diag), 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:2:6: rev: longer than 7 characters");
+	assert_string_equal(diag.msgs[1], "t.yaml:1:7: stop: expected rsd or timeout, got 'side'");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&later_schema, "stop: toolongtext\n", &back, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:7: stop: longer than 7 characters");
+	ydiag_free(&diag);
+}
+
 /* Checks every [id] of one source text against SOURCES.md; returns the
  * number of ids cited (0: none), or -1 after printing an unknown one. */
 static int cited_ids(const char *where, int line, const char *text, const struct sources *src)
@@ -574,6 +708,9 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_projection_row_reads_back_through_its_table),
 		cmocka_unit_test(test_yaml__a_schema_table_names_each_problem_at_its_place),
 		cmocka_unit_test(test_yaml__a_schema_table_sets_and_lists_its_numbers),
+		cmocka_unit_test(test_yaml__a_scaled_number_is_a_percentage_in_its_file),
+		cmocka_unit_test(test_yaml__a_custom_entry_without_its_function_is_an_internal_error),
+		cmocka_unit_test(test_yaml__an_omitted_entry_is_written_only_when_it_says_something),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),

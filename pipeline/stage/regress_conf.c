@@ -2,7 +2,7 @@
 #include "regress.h"
 
 #include "err.h"
-#include "yschema_pct.h"
+#include "yschema.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 
 #include "err.h"
 #include "fsx.h"
-#include "yschema_pct.h"
+#include "yschema.h"
 
 #include <math.h>
 #include <stdlib.h>
