@@ -121,36 +121,6 @@ const struct yschema_name record_stop_names[] = {{"rsd", HARNESS_STOP_RSD},
 						 {"max_samples", HARNESS_STOP_MAX_SAMPLES},
 						 {NULL, 0}};
 
-/* A text entry that is left out when empty (a key later schemas added):
- * read as YS_STR, written only when it says something. */
-static void opt_str_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-			 void *obj)
-{
-	yget_strcpy(c, m, f->key, f->flags, FIELD_STR(obj, f), f->size);
-}
-
-static void opt_str_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	if (FIELD_STR_C(obj, f)[0])
-		yout_kv_str(y, f->key, FIELD_STR_C(obj, f));
-}
-
-/* A row's stop (schema 3): empty, or one of its names (f->names). */
-static void stop_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		      void *obj)
-{
-	char *stop = FIELD_STR(obj, f), list[96];
-	yget_strcpy(c, m, f->key, f->flags, stop, f->size);
-	if (!stop[0])
-		return;
-	for (int i = 0; f->names[i].name; i++)
-		if (!strcmp(stop, f->names[i].name))
-			return;
-	struct ydoc_node *n = ydoc_get(m, f->key);
-	ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected %s, got '%s'", f->key,
-		  yschema_describe(f, list, sizeof list), stop);
-}
-
 /* A row's params: a mapping keyed by the op's parameters, {M: 9, k: 64}. */
 static void params_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
 			void *obj)
@@ -227,8 +197,8 @@ static const struct yschema_field row_fields[] = {
 	YS_FIELD(struct rec_row, status, YS_ENUM, Y_REQUIRED, .names = record_status_names,
 		 .help = "how the measurement ended"),
 	ROW(reason, YS_STR, Y_REQUIRED, NULL, "one line; empty when ok"),
-	YS_FIELD(struct rec_row, stop, YS_CUSTOM, 0, .names = record_stop_names, .read = stop_read,
-		 .write = opt_str_write, .help = "the rule that ended the samples (schema 3)",
+	YS_FIELD(struct rec_row, stop, YS_STR, YS_OMIT, .names = record_stop_names,
+		 .help = "the rule that ended the samples (schema 3)",
 		 .source = "the bench's stopping rule (harness_enough)"),
 };
 static const struct yschema row_schema = YS_TABLE("rows[]", row_fields, 0);
@@ -245,8 +215,8 @@ static const struct yschema_field prov_fields[] = {
 	PROV(cuda_driver, "CUDA driver version, or empty"),
 	PROV(nccl, "NCCL version, or empty"),
 	PROV(host, "the host's name"),
-	YS_FIELD(struct rec_provenance, engine_rev, YS_CUSTOM, 0, .read = opt_str_read,
-		 .write = opt_str_write, .help = "the engine's own revision when built apart (schema 2)"),
+	YS_FIELD(struct rec_provenance, engine_rev, YS_STR, YS_OMIT,
+		 .help = "the engine's own revision when built apart (schema 2)"),
 };
 static const struct yschema prov_schema = YS_TABLE("provenance", prov_fields, 0);
 
