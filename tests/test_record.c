@@ -108,6 +108,27 @@ static void test_record__damaged_file_is_an_error_with_position(void **state)
 	ydiag_free(&diag);
 }
 
+/* A record of schema `schema` with one CPU device and one memcpy row naming
+ * device `device`, of status `status`, its last keys followed by `extra`
+ * (", stop: soon"); the row is on line 9. */
+static void row_text(char *buf, size_t len, int schema, int device, const char *status,
+		     const char *extra)
+{
+	snprintf(buf, len,
+		 "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
+		 "template: cpu\n"
+		 "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
+		 " cuda_driver: '', nccl: '', host: h}\n"
+		 "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
+		 " mem_gb: 1, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~,"
+		 " copy_gbps: 10}\n"
+		 "rows:\n  - {op: memcpy, variant: hot, backend: cpu, device: %d,"
+		 " params: {mib: 1}, samples: 3, median_us: 1, p10_us: 1, p90_us: 1,"
+		 " min_us: 1, max_us: 1, stdev_us: 0, bytes: 1, flops: 0, gbps: 1,"
+		 " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: %s, reason: ''%s}\n",
+		 schema, device, status, extra);
+}
+
 /* stop is one of the rules' names, else an error at its position; a
  * record of schema 2 (no stop) reads with none. */
 static void test_record__stop_is_a_known_rule(void **state)
@@ -115,30 +136,19 @@ static void test_record__stop_is_a_known_rule(void **state)
 	(void)state;
 	struct run_record r;
 	struct ydiag diag = {0};
-	const char *head = "schema: %d\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
-			   "template: cpu\n"
-			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
-			   " cuda_driver: '', nccl: '', host: h}\n"
-			   "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
-			   " mem_gb: 1, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~,"
-			   " copy_gbps: 10}\n"
-			   "rows:\n  - {op: memcpy, variant: hot, backend: cpu, device: 0,"
-			   " params: {mib: 1}, samples: 3, median_us: 1, p10_us: 1, p90_us: 1,"
-			   " min_us: 1, max_us: 1, stdev_us: 0, bytes: 1, flops: 0, gbps: 1,"
-			   " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: ok, reason: ''%s}\n";
 	char body[2048];
-	snprintf(body, sizeof body, head, 3, ", stop: soon");
+	row_text(body, sizeof body, 3, 0, "ok", ", stop: soon");
 	assert_int_equal(read_text(body, &r, &diag), DDT_EINPUT);
 	assert_true(diag.n >= 1);
 	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:"));
 	assert_non_null(strstr(diag.msgs[0], "expected rsd, ci, timeout or max_samples"));
 	record_free(&r);
 	ydiag_free(&diag);
-	snprintf(body, sizeof body, head, 3, ", stop: timeout");
+	row_text(body, sizeof body, 3, 0, "ok", ", stop: timeout");
 	assert_int_equal(read_text(body, &r, &diag), 0);
 	assert_string_equal(r.rows[0].stop, "timeout");
 	record_free(&r);
-	snprintf(body, sizeof body, head, 2, "");
+	row_text(body, sizeof body, 2, 0, "ok", "");
 	assert_int_equal(read_text(body, &r, &diag), 0);
 	assert_string_equal(r.rows[0].stop, "");
 	record_free(&r);
@@ -280,18 +290,8 @@ static void test_record__row_problems_in_order_and_words(void **state)
 	(void)state;
 	struct run_record r;
 	struct ydiag diag = {0};
-	const char *text = "schema: 3\nrun_id: 20260101T000000Z-x\ncreated: 2026-01-01T00:00:00Z\n"
-			   "template: cpu\n"
-			   "provenance: {git_rev: a, compiler: b, build: c, cuda_runtime: '',"
-			   " cuda_driver: '', nccl: '', host: h}\n"
-			   "devices:\n  - {kind: cpu, index: 0, name: c, arch: x86_64, cores: 2,"
-			   " mem_gb: 1, sm_clock_mhz: ~, mem_clock_mhz: ~, peak_gbps: ~,"
-			   " copy_gbps: 10}\n"
-			   "rows:\n  - {op: memcpy, variant: hot, backend: cpu, device: 3,"
-			   " params: {mib: 1}, samples: 3, median_us: 1, p10_us: 1, p90_us: 1,"
-			   " min_us: 1, max_us: 1, stdev_us: 0, bytes: 1, flops: 0, gbps: 1,"
-			   " pct_peak: 1, max_err: 0, sm_clock_mhz: ~, status: maybe, reason: '',"
-			   " colour: red}\n";
+	char text[2048];
+	row_text(text, sizeof text, 3, 3, "maybe", ", colour: red");
 	assert_int_equal(read_text(text, &r, &diag), DDT_EINPUT);
 	assert_int_equal(diag.n, 3);
 	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:5: device 3: no such device"));
