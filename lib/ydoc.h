@@ -83,6 +83,7 @@ void ydiag_print(const struct ydiag *d, FILE *fp);
 struct yctx {
 	const char *file;
 	struct ydiag *diag;
+	void *ctx; /* the caller's, for the rules a schema checks (yschema.h) */
 };
 
 /* Getter flags. */

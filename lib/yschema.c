@@ -91,6 +91,71 @@ static int read_map(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return yschema_read(c, n, f->sub, AT(obj, f, char));
 }
 
+/* The sequence of key (NULL when absent), its number of items checked
+ * against f->max. */
+static int read_seq(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    struct ydoc_node **seq)
+{
+	int rc = yget_node(c, map, f->key, YDOC_SEQ, f->flags, seq);
+	if (rc || !*seq || (*seq)->n <= (size_t)f->max)
+		return rc;
+	struct ydoc_node *n = (*seq)->items[f->max];
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %d items, got %zu", f->key,
+		  f->max, (*seq)->n);
+	return DDT_EINPUT;
+}
+
+static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	struct ydoc_node *seq = NULL;
+	int rc = read_seq(c, map, f, &seq);
+	if (rc || !seq)
+		return rc;
+	for (size_t i = 0; i < seq->n; i++)
+		if (yschema_read_item(c, seq->items[i], f->sub, AT(obj, f, char) + i * f->size,
+				      f->key))
+			rc = DDT_EINPUT;
+	*(int *)((char *)obj + f->count) = (int)seq->n;
+	return rc;
+}
+
+/* One number of a YS_NUMS or YS_INTS item, with the entry's checks. */
+static int read_item_num(struct yctx *c, const struct yschema_field *f, struct ydoc_node *n,
+			 double *v)
+{
+	unsigned fl = (f->flags & ~(unsigned)(Y_REQUIRED | Y_NULLABLE)) |
+		      (f->type == YS_INTS ? Y_INTEGER : 0);
+	int rc = yget_node_num(c, n, f->key, fl, v);
+	if (rc || !f->range || range_holds(f->range, *v))
+		return rc;
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+		  f->range->says, n->str);
+	return DDT_EINPUT;
+}
+
+static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	struct ydoc_node *seq = NULL;
+	int rc = read_seq(c, map, f, &seq);
+	if (rc || !seq)
+		return rc;
+	for (size_t i = 0; i < seq->n; i++) {
+		double v = NAN;
+		if (read_item_num(c, f, seq->items[i], &v)) {
+			rc = DDT_EINPUT;
+			continue;
+		}
+		if (f->type == YS_INTS)
+			AT(obj, f, int)[i] = (int)v;
+		else
+			AT(obj, f, double)[i] = v / scale_of(f);
+	}
+	*(int *)((char *)obj + f->count) = (int)seq->n;
+	return rc;
+}
+
 static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		      void *obj)
 {
@@ -109,6 +174,11 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return yget_bool(c, map, f->key, f->flags, AT(obj, f, int));
 	case YS_MAP:
 		return read_map(c, map, f, obj);
+	case YS_LIST:
+		return read_list(c, map, f, obj);
+	case YS_NUMS:
+	case YS_INTS:
+		return read_nums(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
 		if (!f->read) { /* a table only written: said once, at the key if given */
@@ -137,7 +207,11 @@ int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct ysch
 int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj)
 {
 	int rc = yschema_read_fields(c, map, s, obj);
-	return yget_check_unknown(c, map) ? DDT_EINPUT : rc;
+	if (yget_check_unknown(c, map))
+		rc = DDT_EINPUT;
+	if (!rc && s->check && s->check(c, map, obj))
+		rc = DDT_EINPUT;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -148,6 +222,35 @@ static const char *enum_name(const struct yschema_field *f, int v)
 		if (f->names[i].value == v)
 			return f->names[i].name;
 	return NULL; /* written null: read back, a problem named at its place */
+}
+
+static int count_of(const struct yschema_field *f, const void *obj)
+{
+	return *(const int *)((const char *)obj + f->count);
+}
+
+/* A list, a block sequence of its items (an empty one only when the entry
+ * is not YS_OMIT: "key: []"). */
+static int write_list(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	int n = count_of(f, obj), rc = 0;
+	if (!n && (f->flags & YS_OMIT))
+		return 0;
+	yout_key(y, f->key);
+	if (f->type == YS_LIST)
+		yout_seq(y);
+	else
+		yout_seq_flow(y);
+	for (int i = 0; i < n && i < f->max; i++) {
+		if (f->type == YS_LIST)
+			rc |= yschema_write_item(y, f->sub, AT_C(obj, f, char) + (size_t)i * f->size);
+		else if (f->type == YS_INTS)
+			yout_int(y, AT_C(obj, f, int)[i]);
+		else
+			yout_num(y, AT_C(obj, f, double)[i] * scale_of(f));
+	}
+	yout_end(y);
+	return rc ? DDT_EGENERIC : 0;
 }
 
 static int write_field(struct yout *y, const struct yschema_field *f, const void *obj)
@@ -176,6 +279,10 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_MAP:
 		yout_key(y, f->key);
 		return yschema_write_item(y, f->sub, AT_C(obj, f, char));
+	case YS_LIST:
+	case YS_NUMS:
+	case YS_INTS:
+		return write_list(y, f, obj);
 	case YS_CUSTOM:
 		if (!f->write)
 			return err_set(DDT_EGENERIC,
@@ -280,13 +387,17 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 
 static const char *kind_words(const struct yschema_field *f)
 {
-	int whole = f->type == YS_INT || (f->flags & Y_INTEGER);
+	int whole = f->type == YS_INT || f->type == YS_INTS || (f->flags & Y_INTEGER);
 	if (f->type == YS_STR)
 		return "text";
 	if (f->type == YS_BOOL)
 		return "true or false";
 	if (f->type == YS_MAP || f->type == YS_CUSTOM)
 		return "mapping";
+	if (f->type == YS_LIST)
+		return "list of mappings";
+	if (f->type == YS_NUMS || f->type == YS_INTS)
+		return whole ? "list of whole numbers" : "list of numbers";
 	if (f->flags & Y_POSITIVE)
 		return whole ? "whole number > 0" : "number > 0";
 	if (f->flags & Y_NONNEG)

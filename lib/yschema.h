@@ -19,6 +19,13 @@ enum yschema_type {
 	YS_ENUM,   /* int holding one of names' values, written by its name */
 	YS_BOOL,   /* int, true or false */
 	YS_MAP,    /* a nested mapping described by sub (a struct member) */
+	YS_LIST,   /* a sequence of mappings described by sub, into an array of
+		    * max structs of size bytes at off, the int at count their
+		    * number; more than max items is a problem at item max + 1 */
+	YS_NUMS,   /* a sequence of numbers, each checked as a YS_NUM, into
+		    * double[max] at off, the int at count their number; written
+		    * on one line */
+	YS_INTS,   /* the same of whole numbers into int[max] */
 	YS_CUSTOM  /* read and written by the entry's own functions */
 };
 
@@ -72,13 +79,23 @@ struct yschema_field {
 					    * times scale (100: a fraction in the struct,
 					    * a percentage in the file); 0: 1. Flags and
 					    * range apply to the file's value */
+	size_t count;                      /* YS_LIST, YS_NUMS, YS_INTS: the offset of
+					    * the int holding the items' number */
+	int max;                           /* ... and the array's length */
 };
+
+/* A rule across a mapping's keys, checked once every entry was read
+ * without a problem: records each problem in c's diagnostics (at map or
+ * at one of its keys) and returns nonzero when it found one. c->ctx is
+ * the caller's (a catalog to look names up in). */
+typedef int (*yschema_check_fn)(struct yctx *c, struct ydoc_node *map, void *obj);
 
 struct yschema {
 	const char *name;                  /* the mapping's, for messages and help */
 	const struct yschema_field *fields;
 	size_t n;
 	int flow;                          /* written on one line: {a: 1, b: 2} */
+	yschema_check_fn check;            /* NULL: none */
 };
 
 /* Entries: type T's member m under the key "m" (YS_KEYED: another key). */
@@ -89,14 +106,34 @@ struct yschema {
 /* Type T's double member m, a fraction, under key k as a percentage. */
 #define YS_PCT(T, k, m, fl, ...)                                                          \
 	YS_KEYED(T, k, m, YS_NUM, fl, .scale = 100, .unit = "%", __VA_ARGS__)
-#define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow)}
+/* Type T's array member arr (fixed length), its number in the int member
+ * cnt: a YS_LIST of mappings described by sub, a YS_NUMS of doubles or a
+ * YS_INTS of ints. */
+#define YS_COUNT_(T, cnt) _Generic(((T *)0)->cnt, int: offsetof(T, cnt))
+#define YS_LIST_OF(T, k, arr, cnt, sub_, fl, ...)                                         \
+	{.key = (k), .type = YS_LIST, .off = offsetof(T, arr),                             \
+	 .size = sizeof(((T *)0)->arr[0]), .count = YS_COUNT_(T, cnt),                     \
+	 .max = (int)(sizeof(((T *)0)->arr) / sizeof(((T *)0)->arr[0])), .flags = (fl),    \
+	 .sub = (sub_), __VA_ARGS__}
+#define YS_ARRAY_(T, k, arr, cnt, ty, elem, fl, ...)                                     \
+	{.key = (k), .type = (ty), .off = offsetof(T, arr),                                \
+	 .size = sizeof(_Generic(((T *)0)->arr[0], elem: ((T *)0)->arr)),                   \
+	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(elem)),    \
+	 .flags = (fl), __VA_ARGS__}
+#define YS_NUMS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_NUMS, double, fl, __VA_ARGS__)
+#define YS_INTS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_INTS, int, fl, __VA_ARGS__)
+#define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow), NULL}
+/* The same with a rule across its keys (yschema_check_fn). */
+#define YS_TABLE_CHECKED(name, fields, flow, check)                                        \
+	{(name), (fields), sizeof(fields) / sizeof *(fields), (flow), (check)}
 
 /* The entry of key, or NULL. */
 const struct yschema_field *yschema_find(const struct yschema *s, const char *key);
 
 /* Reads every entry of s from map into obj, in the table's order, each
  * problem recorded in c's diagnostics; yschema_read also records every key
- * of map that no entry (nor an earlier getter) consumed as "unknown key".
+ * of map that no entry (nor an earlier getter) consumed as "unknown key",
+ * then, when nothing was wrong, checks s's rule across keys.
  * Returns 0 or DDT_EINPUT when a problem was recorded. */
 int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 			void *obj);

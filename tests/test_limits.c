@@ -379,7 +379,7 @@ static void test_limits__numbers_are_range_checked(void **state)
 	const char *text = "ok: 2147483647\nbig: 2147483648\nneg: -2147483649\nfrac: 1.5\n"
 			   "q: \"5\"\nneg0: -1\n";
 	assert_int_equal(ydoc_load_buf(&doc, "n.yaml", text, strlen(text), &diag), 0);
-	struct yctx c = {"n.yaml", &diag};
+	struct yctx c = {"n.yaml", &diag, NULL};
 	int i = 0;
 	assert_int_equal(yget_int(&c, doc->root, "ok", 0, &i), 0);
 	assert_int_equal(i, 2147483647);

@@ -310,7 +310,7 @@ static const char *load_notify(const char *yaml, struct notify_conf *c)
 	struct ydoc *doc = NULL;
 	msg[0] = '\0';
 	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", yaml, strlen(yaml), &diag), 0);
-	struct yctx y = {"t.yaml", &diag};
+	struct yctx y = {"t.yaml", &diag, NULL};
 	notify_conf_load(c, &y, ydoc_get(doc->root, "nightly"));
 	if (diag.n)
 		snprintf(msg, sizeof msg, "%s", diag.msgs[0]);

@@ -267,7 +267,7 @@ static size_t schema_read_text(const struct yschema *s, const char *text, void *
 {
 	struct ydoc *doc;
 	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", text, strlen(text), diag), 0);
-	struct yctx c = {"t.yaml", diag};
+	struct yctx c = {"t.yaml", diag, NULL};
 	int rc = yschema_read(&c, doc->root, s, obj);
 	assert_int_equal(rc != 0, diag->n != 0);
 	ydoc_free(doc);
@@ -550,6 +550,122 @@ static void test_yaml__an_omitted_entry_is_written_only_when_it_says_something(v
 	ydiag_free(&diag);
 }
 
+/* YS_LIST, YS_NUMS and YS_INTS: arrays with their count, read and written
+ * by one entry each; more items than the array holds is a problem at the
+ * first one too many, a bad item one at its own place. */
+struct point {
+	double m, ms;
+};
+struct curve {
+	struct point pts[3];
+	int npts;
+	double xs[2];
+	int nxs;
+	int bs[4];
+	int nbs;
+};
+static const struct yschema_field point_fields[] = {
+	YS_FIELD(struct point, m, YS_NUM, Y_REQUIRED | Y_POSITIVE),
+	YS_FIELD(struct point, ms, YS_NUM, Y_REQUIRED),
+};
+static const struct yschema point_schema = YS_TABLE("point", point_fields, 1);
+static const struct yschema_range pct_range = {0, 100, 0, 0, "within [0, 100]"};
+static const struct yschema_field curve_fields[] = {
+	YS_LIST_OF(struct curve, "points", pts, npts, &point_schema, Y_REQUIRED),
+	YS_NUMS_OF(struct curve, "xs", xs, nxs, 0, .scale = 100, .range = &pct_range),
+	YS_INTS_OF(struct curve, "budgets", bs, nbs, Y_POSITIVE | YS_OMIT),
+};
+static const struct yschema curve_schema = YS_TABLE("curve", curve_fields, 0);
+
+static void test_yaml__a_list_entry_reads_and_writes_its_items_and_count(void **state)
+{
+	(void)state;
+	struct curve c = {{{1, 0.5}, {8, 2.25}}, 2, {0.25, 0.5}, 2, {0}, 0}, back;
+	struct ydiag diag = {0};
+	char *text = schema_text(&curve_schema, &c);
+	assert_string_equal(text, "points:\n  - {m: 1, ms: 0.5}\n  - {m: 8, ms: 2.25}\n"
+				  "xs: [25, 50]\n");
+	memset(&back, 0, sizeof back);
+	assert_int_equal(schema_read_text(&curve_schema, text, &back, &diag), 0);
+	assert_int_equal(back.npts, 2);
+	assert_true(back.pts[1].m == 8 && back.pts[1].ms == 2.25 && back.pts[0].ms == 0.5);
+	assert_int_equal(back.nxs, 2);
+	assert_true(back.xs[0] == 0.25 && back.xs[1] == 0.5);
+	free(text);
+	assert_int_equal(schema_read_text(&curve_schema, "points: []\nbudgets: [1, 4, 16]\n",
+					  &back, &diag), 0);
+	assert_int_equal(back.npts, 0);
+	assert_int_equal(back.nbs, 3);
+	assert_int_equal(back.bs[2], 16);
+	text = schema_text(&curve_schema, &back);
+	assert_string_equal(text, "points: []\nxs: [25, 50]\nbudgets: [1, 4, 16]\n");
+	free(text);
+}
+
+static void test_yaml__a_list_entry_names_each_bad_item_at_its_place(void **state)
+{
+	(void)state;
+	struct curve back;
+	struct ydiag diag = {0};
+	static const char bad[] = "points:\n  - {m: 0, ms: 1}\n  - 3\n"
+				  "xs: [10, 150, 20]\nbudgets: [1, 2.5, 3, 4, 5]\n";
+	memset(&back, 0, sizeof back);
+	assert_int_equal(schema_read_text(&curve_schema, bad, &back, &diag), 4);
+	assert_string_equal(diag.msgs[0], "t.yaml:2:9: m must be greater than zero, got 0");
+	assert_string_equal(diag.msgs[1], "t.yaml:3:5: points: expected a mapping, got a value");
+	assert_string_equal(diag.msgs[2], "t.yaml:4:15: xs: at most 2 items, got 3");
+	assert_string_equal(diag.msgs[3], "t.yaml:5:25: budgets: at most 4 items, got 5");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&curve_schema, "points: {m: 1}\nxs: [150]\n"
+					  "budgets: [2.5]\n", &back, &diag), 3);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:9: points: expected a list, got a mapping");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:6: xs must be within [0, 100], got 150");
+	assert_string_equal(diag.msgs[2], "t.yaml:3:11: budgets must be a whole number, got 2.5");
+	ydiag_free(&diag);
+	char d[64];
+	assert_string_equal(yschema_describe(&curve_fields[0], d, sizeof d), "list of mappings");
+	assert_string_equal(yschema_describe(&curve_fields[2], d, sizeof d),
+			    "list of whole numbers");
+}
+
+/* A table's rule across keys runs once every entry read without a
+ * problem, with the caller's context. */
+static int pair_ordered(struct yctx *c, struct ydoc_node *map, void *obj)
+{
+	const struct sample_pair *p = obj;
+	const double *limit = c->ctx;
+	if (p->lo <= p->hi && p->hi <= *limit)
+		return 0;
+	ydiag_add(c->diag, c->file, map->line, map->col, "lo must not exceed hi, nor hi %g", *limit);
+	return 1;
+}
+static const struct yschema ordered_schema = YS_TABLE_CHECKED("pair", pair_fields, 1,
+							       pair_ordered);
+
+static void test_yaml__a_table_rule_runs_after_its_entries_read_cleanly(void **state)
+{
+	(void)state;
+	struct sample_pair p;
+	struct ydiag diag = {0};
+	double limit = 10;
+	const char *texts[] = {"lo: 1\nhi: 2\n", "lo: 3\nhi: 2\n", "lo: 3\nhi: 20\n",
+			       "lo: x\nhi: 1\n"};
+	const char *want[] = {NULL, "t.yaml:1:1: lo must not exceed hi, nor hi 10",
+			      "t.yaml:1:1: lo must not exceed hi, nor hi 10",
+			      "t.yaml:1:5: lo: expected a number, got 'x'"};
+	for (int i = 0; i < 4; i++) {
+		struct ydoc *doc;
+		assert_int_equal(ydoc_load_buf(&doc, "t.yaml", texts[i], strlen(texts[i]), &diag), 0);
+		struct yctx c = {"t.yaml", &diag, &limit};
+		assert_int_equal(yschema_read(&c, doc->root, &ordered_schema, &p) != 0, want[i] != NULL);
+		assert_int_equal(diag.n, want[i] != NULL);
+		if (want[i])
+			assert_string_equal(diag.msgs[0], want[i]);
+		ydoc_free(doc);
+		ydiag_free(&diag);
+	}
+}
+
 /* Checks every [id] of one source text against SOURCES.md; returns the
  * number of ids cited (0: none), or -1 after printing an unknown one. */
 static int cited_ids(const char *where, int line, const char *text, const struct sources *src)
@@ -711,6 +827,9 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_scaled_number_is_a_percentage_in_its_file),
 		cmocka_unit_test(test_yaml__a_custom_entry_without_its_function_is_an_internal_error),
 		cmocka_unit_test(test_yaml__an_omitted_entry_is_written_only_when_it_says_something),
+		cmocka_unit_test(test_yaml__a_list_entry_reads_and_writes_its_items_and_count),
+		cmocka_unit_test(test_yaml__a_list_entry_names_each_bad_item_at_its_place),
+		cmocka_unit_test(test_yaml__a_table_rule_runs_after_its_entries_read_cleanly),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),

@@ -612,7 +612,7 @@ static int replay_read(struct replay *r, const char *path)
 {
 	struct ydiag diag = {0};
 	struct ydoc_node *mf = NULL, *args = NULL;
-	struct yctx c = {path, &diag};
+	struct yctx c = {path, &diag, NULL};
 	size_t len;
 	int rc = fsx_read_all(path, 64u << 20, &r->text, &len);
 

@@ -160,7 +160,7 @@ int fleet_task_write(const struct fleet_task *t, const char *path)
 /* Loads path's top-level mapping; returns 0 with *doc set, or an error. */
 static int load_map(struct ydoc **doc, const char *path, struct ydiag *diag, const char *what)
 {
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	int rc = ydoc_load_file(doc, path, diag);
 	if (rc)
 		return rc;
@@ -174,7 +174,7 @@ static int load_map(struct ydoc **doc, const char *path, struct ydiag *diag, con
 int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	size_t before = diag->n;
 	int rc;
 
@@ -311,7 +311,7 @@ int fleet_plan_write(const struct fleet_plan *p, const char *path)
 int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	size_t before = diag->n;
 	int rc;
 

@@ -322,7 +322,7 @@ static int merge_status(const char *dir, int *status)
 		rc = err_set(DDT_ENOTFOUND, "the merge job ended without %s (see %s/logs/merge.out)",
 			     path, dir);
 	else if ((rc = ydoc_load_file(&doc, path, &diag)) == 0) {
-		struct yctx c = {path, &diag};
+		struct yctx c = {path, &diag, NULL};
 		if (!doc->root || yget_int(&c, doc->root, "exit_status", Y_REQUIRED | Y_NONNEG, status))
 			rc = err_set(DDT_EINPUT, "%s: no exit_status", path);
 	}

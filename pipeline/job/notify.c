@@ -85,9 +85,10 @@ static const struct yschema_field notify_fields[] = {
 /* Read in two parts, webhook_url checked between them: up to webhook_url
  * (the table's first 3 entries) and the rest. */
 #define NOTIFY_URL_AT 3
-static const struct yschema notify_head = {"nightly.notify", notify_fields, NOTIFY_URL_AT, 0};
+static const struct yschema notify_head = {"nightly.notify", notify_fields, NOTIFY_URL_AT, 0, NULL};
 static const struct yschema notify_tail = {"nightly.notify", notify_fields + NOTIFY_URL_AT,
-					   sizeof notify_fields / sizeof *notify_fields - NOTIFY_URL_AT, 0};
+					   sizeof notify_fields / sizeof *notify_fields - NOTIFY_URL_AT, 0,
+					   NULL};
 
 int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *sec)
 {

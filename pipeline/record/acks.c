@@ -59,7 +59,7 @@ static const struct yschema file_schema = YS_TABLE("acks file", file_fields, 0);
 static int read_file(const char *path, struct hist_ack **out, size_t *n, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
-	struct yctx y = {path, diag};
+	struct yctx y = {path, diag, NULL};
 	struct acks_file af = {0};
 	size_t before = diag->n;
 	int rc;

@@ -651,7 +651,7 @@ struct section {
 static void load_doc(struct calib *cal, struct ydoc *doc, struct section *secs, size_t nsecs,
 		     struct ydiag *diag)
 {
-	struct yctx c = {doc->file, diag};
+	struct yctx c = {doc->file, diag, NULL};
 	struct ydoc_node *root = doc->root;
 
 	if (!root)

@@ -202,9 +202,9 @@ static const struct yschema_field row_fields[] = {
 		 .source = "the bench's stopping rule (harness_enough)"),
 };
 static const struct yschema row_schema = YS_TABLE("rows[]", row_fields, 0);
-static const struct yschema row_head = {"rows[]", row_fields, ROW_HEAD, 0};
+static const struct yschema row_head = {"rows[]", row_fields, ROW_HEAD, 0, NULL};
 static const struct yschema row_tail = {"rows[]", row_fields + ROW_HEAD,
-					sizeof row_fields / sizeof *row_fields - ROW_HEAD, 0};
+					sizeof row_fields / sizeof *row_fields - ROW_HEAD, 0, NULL};
 
 #define PROV(m, h) YS_FIELD(struct rec_provenance, m, YS_STR, Y_REQUIRED, .help = (h))
 static const struct yschema_field prov_fields[] = {
@@ -582,7 +582,7 @@ static int read_doc(struct run_record *r, struct ydoc *doc, const char *path,
 		    struct ydiag *diag, size_t before)
 {
 	struct ydoc_node *root = doc->root;
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	int rc = 0;
 
 	if (!root || yget_expect(&c, root, YDOC_MAP, "run record")) {

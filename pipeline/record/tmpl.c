@@ -202,7 +202,7 @@ static const struct yschema head_schema = YS_TABLE("template", head_fields, 0);
 static int load_doc(struct ydoc **doc, const char *path, const char *buf, size_t len,
 		    struct ydiag *diag)
 {
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	int rc = buf ? ydoc_load_buf(doc, path, buf, len, diag) : ydoc_load_file(doc, path, diag);
 	if (rc)
 		return rc;
@@ -220,7 +220,7 @@ static int load_at(struct tmpl *t, const char *path, const char *buf, size_t len
 		   struct ydiag *diag)
 {
 	size_t before = diag->n;
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	const char *ext = NULL;
 	struct ydoc_node *n;
 	int rc;
@@ -262,7 +262,7 @@ static int load_at(struct tmpl *t, const char *path, const char *buf, size_t len
 	if (!n)
 		ydiag_add(diag, path, 0, 0, "missing required key 'scenarios'");
 	else if (!rc) {
-		struct yctx sc = {sfile, diag};
+		struct yctx sc = {sfile, diag, NULL};
 		rc = load_scenarios(t, &sc, n);
 	}
 	if (rc)
@@ -308,7 +308,7 @@ struct ydoc_node *tmpl_section_map(const struct tmpl *t, const char *name, struc
 {
 	const char *file = t->path;
 	struct ydoc_node *sec = tmpl_section(t, name, &file);
-	*y = (struct yctx){file, diag};
+	*y = (struct yctx){file, diag, NULL};
 	if (!sec) {
 		ydiag_add(diag, t->path, 0, 0, "missing required section '%s'", name);
 		return NULL;

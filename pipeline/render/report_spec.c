@@ -158,7 +158,7 @@ static void chart_read(struct yctx *c, struct ydoc_node *sec, const struct ysche
 		return;
 	for (size_t i = 0; i < chart_schema.n; i++) { /* each key read, then its range */
 		const struct yschema_field *e = &chart_fields[i];
-		const struct yschema one = {chart_schema.name, e, 1, 0};
+		const struct yschema one = {chart_schema.name, e, 1, 0, NULL};
 		yschema_read_fields(c, m, &one, s);
 		double v = *(const double *)((const char *)s + e->off);
 		/* NaN or not above 0: the reader has named the problem */
@@ -224,7 +224,7 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 	const char *file = NULL;
 	struct ydoc_node *sec = tmpl_section(t, "report", &file);
 	size_t before = diag->n;
-	struct yctx c = {file, diag};
+	struct yctx c = {file, diag, NULL};
 	struct spec_read r = {.t = t};
 
 	memset(spec, 0, sizeof *spec);

@@ -30,7 +30,7 @@ int accept_logs_prior_load(struct accept_logs_prior *p, const char *path)
 {
 	struct ydoc *doc = NULL;
 	struct ydiag diag = {0};
-	struct yctx c = {path, &diag};
+	struct yctx c = {path, &diag, NULL};
 	int rc = ydoc_load_file(&doc, path, &diag);
 	if (rc)
 		goto done;

@@ -388,7 +388,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 {
 	const char *file = NULL;
 	struct ydoc_node *sec = tmpl_section(t, "bench", &file);
-	struct yctx c = {file ? file : t->path, diag};
+	struct yctx c = {file ? file : t->path, diag, NULL};
 
 	memset(out, 0, sizeof *out);
 	harness_conf_default(&out->timing);

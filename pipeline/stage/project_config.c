@@ -194,13 +194,13 @@ int project_config_load(struct project_config *cfg, const struct tmpl *t, struct
 		return DDT_EINPUT;
 	}
 	if (base) {
-		struct yctx c = {t->parent->file, diag};
+		struct yctx c = {t->parent->file, diag, NULL};
 		if (yget_expect(&c, base, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
 		load_settings(cfg, &c, base, Y_REQUIRED, t);
 	}
 	if (own) {
-		struct yctx c = {t->doc->file, diag};
+		struct yctx c = {t->doc->file, diag, NULL};
 		if (yget_expect(&c, own, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
 		load_settings(cfg, &c, own, base ? 0 : Y_REQUIRED, t);

@@ -333,7 +333,7 @@ static int read_root(struct projection *p, struct yctx *c, struct ydoc_node *roo
 /* Parses a projection document already loaded. */
 static int project_parse(struct projection *p, struct ydoc *doc, struct ydiag *diag)
 {
-	struct yctx c = {doc->file, diag};
+	struct yctx c = {doc->file, diag, NULL};
 	size_t before = diag->n;
 	int rc;
 	if (!doc->root) {

@@ -518,7 +518,7 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 int regress_night_read(struct regress_night *n, const char *path, struct ydiag *diag)
 {
 	struct ydoc *doc = NULL;
-	struct yctx c = {path, diag};
+	struct yctx c = {path, diag, NULL};
 	size_t before = diag->n;
 	int rc;
 
