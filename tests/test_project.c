@@ -771,6 +771,26 @@ static void test_project__gpu_run_recalibrates_the_moe_curve_and_laws(void **sta
 	assert_string_equal(bt->what, "anchors.sglang_b16");
 	assert_non_null(strstr(bt->note, "measured scaling laws"));
 	project_free(&p);
+	/* the calibrate stage alone: tonight's MoE points, tree_scale_frac and
+	 * laws are the derived calibration's; the facts stand as the fallback */
+	struct calibration *d = malloc(sizeof *d);
+	struct projection q = {0};
+	assert_non_null(d);
+	assert_int_equal(calibrate_projection(d, &f->cal, &f->cal_d, -1, &r, &q), 0);
+	const struct moe_reference *mr = calibrate_moe_ref(&f->cal, d);
+	assert_true(d->moe_own && mr == &d->moe_ref);
+	assert_int_equal(mr->prov, PROV_TONIGHT);
+	assert_string_equal(mr->gpu, "h200");
+	assert_int_equal(mr->npoints, 10);
+	assert_true(calibrate_moe_ref(&f->cal, &f->cal_d) == &f->cal.moe_ref);
+	assert_string_not_equal(f->cal.moe_ref.gpu, "h200");
+	assert_true(d->tree_tonight);
+	assert_near(calibrate_asm(&f->cal, d, ASM_TREE_SCALE_FRAC)->point, 4.0 / 44.0, 1e-9);
+	assert_true(calibrate_asm(&f->cal, &f->cal_d, ASM_TREE_SCALE_FRAC) ==
+		    &f->cal.asm_[ASM_TREE_SCALE_FRAC]);
+	assert_true(d->law_attn.n >= 2 && d->law_draft.n >= 2 && d->law_tree.n >= 2);
+	project_free(&q);
+	free(d);
 	record_free(&r);
 }
 
@@ -1257,7 +1277,7 @@ static void test_project__backtest_holds_out_the_target(void **state)
 	int n;
 	double cover, err;
 	memset(&p, 0, sizeof p);
-	assert_int_equal(backtest_xgpu(&p, &f->cal), 0);
+	assert_int_equal(backtest_xgpu(&p, &f->cal, &f->cal_d), 0);
 	assert_true(p.nxback >= 100); /* 3 classes, 6-7 GPUs each */
 	backtest_pooled(&p, "", "", &n, &cover, &err);
 	assert_int_equal(n, p.xback_n);
@@ -1346,8 +1366,9 @@ static void test_project__moe_reference_csv_reads_a_curve_and_names_bad_lines(vo
 
 /* Tonight's fleet (a two-GPU record): the engine's own moe_w4a16 sweeps on
  * the reference GPU and B300 join the transfer calibration as columns of
- * their own; the pair's factor at M=9, where only tonight measured, is
- * tonight's ratio, and the backtest compares tonight's points too. */
+ * their own, in the derived calibration's measured tables (the facts'
+ * stay as loaded); the pair's factor at M=9, where only tonight measured,
+ * is tonight's ratio, and the backtest compares tonight's points too. */
 static void test_project__fleet_merge_adds_tonights_factors(void **state)
 {
 	struct fixture *f = *state;
@@ -1364,6 +1385,10 @@ static void test_project__fleet_merge_adds_tonights_factors(void **state)
 	double before = c_d.xt.xfer[x].d.median * calib_xfer_adj(&c_d.xt, x, 9);
 	memset(&p, 0, sizeof p);
 	assert_int_equal(calibrate_fleet(&c, &c_d, &run, &p), 0);
+	assert_int_equal(k->nseries, nseries); /* the facts' class as loaded */
+	assert_int_equal(k->nm, nm);
+	assert_true(c_d.meas_own && calibrate_meas(&c, &c_d) == &c_d.meas);
+	k = calibrate_class(&c, &c_d, c.xfer_class);
 	assert_int_equal(k->nseries, nseries + 2);
 	assert_int_equal(k->nm, nm + 3); /* M = 1, 9, 33 */
 	assert_int_equal(calib_series(k, "b300")->prov, PROV_MEASURED);
@@ -1377,7 +1402,7 @@ static void test_project__fleet_merge_adds_tonights_factors(void **state)
 	assert_near(after, tonight, 1e-9 * tonight);
 	assert_true(fabs(before / tonight - 1) > 0.2);
 	/* the backtest has tonight's points of the pair: 15 shipped + 3 tonight */
-	assert_int_equal(backtest_xgpu(&p, &c), 0);
+	assert_int_equal(backtest_xgpu(&p, &c, &c_d), 0);
 	int found = 0;
 	for (size_t i = 0; i < p.nxback; i++)
 		if (!strcmp(p.xback[i].cls, c.xfer_class) && !strcmp(p.xback[i].from, "rtx_pro_6000") &&
@@ -1769,7 +1794,7 @@ static void test_project__a_whole_run_leaves_the_calibration_as_loaded(void **st
 	/* the nightly's projection: tonight's sweeps recalibrate its copy */
 	assert_int_equal(project_run(&p, &f->cal, &f->cal_d, &f->t, &run, &cfg), 0);
 	assert_true(p.recalibrated);
-	assert_int_equal(backtest_xgpu(&p, &f->cal), 0);
+	assert_int_equal(backtest_xgpu(&p, &f->cal, &f->cal_d), 0);
 	project_free(&p);
 	/* ddt estimate's: the model, the projection's bands, the what-if */
 	assert_int_equal(model_prepare(&m, &f->cal, &f->cal_d, NULL), 0);
@@ -1874,7 +1899,7 @@ static void test_project__backtest_holds_out_a_whole_implementation(void **state
 	const char *mine = "moe_w4a16_vllm019_ep8", *twin = "moe_w4a16_vllm019_tp8";
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	assert_int_equal(backtest_ximpl(&a, &f->cal, &f->cal_d.xt, NULL), 0);
+	assert_int_equal(backtest_ximpl(&a, &f->cal, &f->cal_d, NULL), 0);
 	printf("implementations held out: %d points, %.1f%% inside, %.1f%% error, %.0f%% wide\n",
 	       a.iback_n, a.iback_cover_pct, a.iback_err_pct, a.iback_width_pct);
 	assert_true(a.iback_n > 1000 && a.iback_cover_pct >= 80 && a.iback_err_pct <= 12);
@@ -1885,7 +1910,7 @@ static void test_project__backtest_holds_out_a_whole_implementation(void **state
 	struct meas_series *s = (struct meas_series *)calib_series(class_named(&c, mine), "b300");
 	for (int j = 0; j < class_named(&c, mine)->nm; j++)
 		s->us[j] *= 2;
-	assert_int_equal(backtest_ximpl(&b, &c, &f->cal_d.xt, NULL), 0);
+	assert_int_equal(backtest_ximpl(&b, &c, &f->cal_d, NULL), 0);
 	int moved = 0;
 	for (size_t i = 0; i < a.nipts; i++) {
 		const struct project_xpoint *q = &a.ipts[i];
@@ -1920,7 +1945,7 @@ static void test_project__twins_are_held_out_together(void **state)
 	}
 	free(x);
 	memset(&p, 0, sizeof p);
-	assert_int_equal(backtest_xgpu(&p, &f->cal), 0);
+	assert_int_equal(backtest_xgpu(&p, &f->cal, &f->cal_d), 0);
 	for (size_t i = 0; i < p.nxback; i++)
 		assert_false(xfer_twins(calib_gpu(&f->cal, p.xback[i].from),
 					calib_gpu(&f->cal, p.xback[i].to)));

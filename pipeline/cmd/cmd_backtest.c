@@ -67,18 +67,18 @@ const struct cli_spec cmd_backtest_spec = {
 
 /* The backtest a->hold names into p. */
 static int backtest_mode(struct projection *p, const struct calib *c,
-			 const struct xfer_table *xt, const struct backtest_args *a)
+			 const struct calibration *d, const struct backtest_args *a)
 {
 	struct backtest_win w = {a->m_min, a->m_max, a->pairs};
 	if (!strcmp(a->hold, "implementation"))
-		return backtest_ximpl(p, c, xt, &w);
-	return backtest_hold(p, c, !strcmp(a->hold, "family") ? BACKTEST_FAMILY : BACKTEST_GPU,
+		return backtest_ximpl(p, c, d, &w);
+	return backtest_hold(p, c, d, !strcmp(a->hold, "family") ? BACKTEST_FAMILY : BACKTEST_GPU,
 			     &w);
 }
 
 /* Prints the implementation backtest; returns the exit status. */
 static int backtest_impl_out(const struct projection *p, const struct calib *c,
-			     const struct backtest_args *a)
+			     const struct calibration *d, const struct backtest_args *a)
 {
 	struct backtest_win w = {a->m_min, a->m_max, a->pairs};
 	int rc = 0;
@@ -95,7 +95,7 @@ static int backtest_impl_out(const struct projection *p, const struct calib *c,
 		backtest_write_points(p, stdout);
 	else {
 		backtest_write_impl_text(p, stdout);
-		rc = backtest_write_gap(c, &w, stdout);
+		rc = backtest_write_gap(c, d, &w, stdout);
 	}
 	if (rc)
 		return cli_fail("backtest", rc);
@@ -138,12 +138,12 @@ int cmd_backtest(int argc, char **argv)
 		}
 		goto done;
 	}
-	if ((rc = backtest_mode(&p, &cal, &der.xt, &a)) != 0) {
+	if ((rc = backtest_mode(&p, &cal, &der, &a)) != 0) {
 		status = cli_fail("backtest", rc);
 		goto done;
 	}
 	if (!strcmp(a.hold, "implementation")) {
-		status = backtest_impl_out(&p, &cal, &a);
+		status = backtest_impl_out(&p, &cal, &der, &a);
 		goto done;
 	}
 	if (!p.nxback) {

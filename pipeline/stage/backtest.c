@@ -182,7 +182,7 @@ struct sums {
 
 /* Appends the pooled figures of (class ci, group fam) from all to out (ci
  * -1, fam "": every one); nothing when no point matches. */
-static int summarize(struct sums out, const struct calib *c, const struct pts *all, int ci,
+static int summarize(struct sums out, const struct measured *ms, const struct pts *all, int ci,
 		     const char *fam, double *scratch)
 {
 	int n = 0, in = 0;
@@ -201,7 +201,7 @@ static int summarize(struct sums out, const struct calib *c, const struct pts *a
 		return err_nomem();
 	*out.v = s;
 	s = &s[(*out.n)++];
-	snprintf(s->cls, sizeof s->cls, "%s", ci < 0 ? "" : c->meas.cls[ci].name);
+	snprintf(s->cls, sizeof s->cls, "%s", ci < 0 ? "" : ms->cls[ci].name);
 	snprintf(s->fam, sizeof s->fam, "%s", fam);
 	s->n = n;
 	s->cover_pct = 100.0 * in / n;
@@ -223,33 +223,33 @@ static int first_of(const struct pts *all, size_t i, int by_cls)
 
 /* Every summary: per class and group (in the order groups first appear),
  * per class, every class. */
-static int summaries(struct sums out, const struct calib *c, const struct pts *all)
+static int summaries(struct sums out, const struct measured *ms, const struct pts *all)
 {
 	double *scratch = malloc(3 * (all->n ? all->n : 1) * sizeof *scratch);
 	int rc = scratch ? 0 : err_nomem();
-	for (int ci = 0; ci < c->meas.nclasses && !rc; ci++) {
+	for (int ci = 0; ci < ms->nclasses && !rc; ci++) {
 		for (size_t i = 0; i < all->n && !rc; i++)
 			if (all->v[i].cls == ci && first_of(all, i, 1))
-				rc = summarize(out, c, all, ci, all->v[i].fam, scratch);
-		rc = rc ? rc : summarize(out, c, all, ci, "", scratch);
+				rc = summarize(out, ms, all, ci, all->v[i].fam, scratch);
+		rc = rc ? rc : summarize(out, ms, all, ci, "", scratch);
 	}
-	rc = rc ? rc : summarize(out, c, all, -1, "", scratch);
+	rc = rc ? rc : summarize(out, ms, all, -1, "", scratch);
 	free(scratch);
 	return rc;
 }
 
 /* The implementation backtest's summaries: per held-out implementation,
  * per pair over implementations, every point. */
-static int summaries_impl(struct sums out, const struct calib *c, const struct pts *all)
+static int summaries_impl(struct sums out, const struct measured *ms, const struct pts *all)
 {
 	double *scratch = malloc(3 * (all->n ? all->n : 1) * sizeof *scratch);
 	int rc = scratch ? 0 : err_nomem();
-	for (int ci = 0; ci < c->meas.nclasses && !rc; ci++)
-		rc = summarize(out, c, all, ci, "", scratch);
+	for (int ci = 0; ci < ms->nclasses && !rc; ci++)
+		rc = summarize(out, ms, all, ci, "", scratch);
 	for (size_t i = 0; i < all->n && !rc; i++)
 		if (first_of(all, i, 0))
-			rc = summarize(out, c, all, -1, all->v[i].fam, scratch);
-	rc = rc ? rc : summarize(out, c, all, -1, "", scratch);
+			rc = summarize(out, ms, all, -1, all->v[i].fam, scratch);
+	rc = rc ? rc : summarize(out, ms, all, -1, "", scratch);
 	free(scratch);
 	return rc;
 }
@@ -257,10 +257,10 @@ static int summaries_impl(struct sums out, const struct calib *c, const struct p
 /* Every ordered pair of class ci, B's twins (and in family mode B's family)
  * held out of the fit; a pair across memory kinds also without B's kind.
  * x[2] is scratch. */
-static int class_run(struct projection *p, const struct calib *c, int ci, struct xfer_fit *x,
-		     enum backtest_hold mode, const struct backtest_win *w, struct pts *all)
+static int class_run(struct projection *p, const struct calib *c, const struct meas_class *k,
+		     int ci, struct xfer_fit *x, enum backtest_hold mode,
+		     const struct backtest_win *w, struct pts *all)
 {
-	const struct meas_class *k = &c->meas.cls[ci];
 	struct pred pr = {.fn = pred_fit, .c = c, .k = k, .same = &x[0], .cross = &x[1], .w = w};
 	int rc;
 	for (int b = 0; b < k->nseries; b++) {
@@ -292,14 +292,14 @@ static int class_run(struct projection *p, const struct calib *c, int ci, struct
 
 /* Each row's figures: the pair (reference GPU -> the row's target) of the
  * transfer's class. */
-static void rows_xfer(struct projection *p, const struct calib *c)
+static void rows_xfer(struct projection *p, const struct calib *c, const char *ref)
 {
 	for (size_t r = 0; r < p->nrows; r++) {
 		struct project_row *row = &p->rows[r];
 		row->xfer_cover_pct = row->xfer_err_pct = NAN;
 		for (size_t j = 0; j < p->nxback; j++) {
 			const struct project_xback *x = &p->xback[j];
-			if (!strcmp(x->cls, c->xfer_class) && !strcmp(x->from, c->moe_ref.gpu) &&
+			if (!strcmp(x->cls, c->xfer_class) && !strcmp(x->from, ref) &&
 			    !strcmp(x->to, row->target)) {
 				row->xfer_cover_pct = x->cover_pct;
 				row->xfer_err_pct = x->med_err_pct;
@@ -308,9 +308,10 @@ static void rows_xfer(struct projection *p, const struct calib *c)
 	}
 }
 
-int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hold mode,
-		  const struct backtest_win *w)
+int backtest_hold(struct projection *p, const struct calib *c, const struct calibration *d,
+		  enum backtest_hold mode, const struct backtest_win *w)
 {
+	const struct measured *ms = calibrate_meas(c, d);
 	size_t cap = 0;
 	struct xfer_fit *x = malloc(2 * sizeof *x);
 	struct pts all = {0};
@@ -321,40 +322,40 @@ int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hol
 	p->xback = NULL;
 	p->xsum = NULL;
 	p->nxback = p->nxsum = 0;
-	for (int i = 0; i < c->meas.nclasses; i++)
-		cap += (size_t)c->meas.cls[i].nseries * c->meas.cls[i].nseries;
+	for (int i = 0; i < ms->nclasses; i++)
+		cap += (size_t)ms->cls[i].nseries * ms->cls[i].nseries;
 	p->xback = calloc(cap ? cap : 1, sizeof *p->xback);
 	if (!x || !p->xback) {
 		rc = err_nomem();
 		goto done;
 	}
-	for (int i = 0; i < c->meas.nclasses && !rc; i++)
-		rc = class_run(p, c, i, x, mode, w, &all);
-	if (rc || (rc = summaries((struct sums){&p->xsum, &p->nxsum}, c, &all)) != 0)
+	for (int i = 0; i < ms->nclasses && !rc; i++)
+		rc = class_run(p, c, &ms->cls[i], i, x, mode, w, &all);
+	if (rc || (rc = summaries((struct sums){&p->xsum, &p->nxsum}, ms, &all)) != 0)
 		goto done;
 	backtest_pooled(p, "", "", &p->xback_n, &p->xback_cover_pct, &p->xback_err_pct);
-	rows_xfer(p, c);
+	rows_xfer(p, c, calibrate_moe_ref(c, d)->gpu);
 done:
 	free(all.v);
 	free(x);
 	return rc;
 }
 
-int backtest_xgpu(struct projection *p, const struct calib *c)
+int backtest_xgpu(struct projection *p, const struct calib *c, const struct calibration *d)
 {
-	return backtest_hold(p, c, BACKTEST_GPU, NULL);
+	return backtest_hold(p, c, d, BACKTEST_GPU, NULL);
 }
 
 /* Implementation i of s held out with every layout of its build (they
  * share its kernels): its pairs predicted by the other builds. */
-static int impl_run(struct projection *p, const struct calib *c, const struct ximpl *s, int i,
-		    const struct backtest_win *w, struct pts *all)
+static int impl_run(struct projection *p, const struct calib *c, const struct measured *ms,
+		    const struct ximpl *s, int i, const struct backtest_win *w, struct pts *all)
 {
 	struct ximpl_gaps gap;
 	const struct meas_class *k = s->k[i];
 	struct pred pr = {.fn = pred_impl, .c = c, .k = k, .s = s, .skip = ximpl_build_mask(s, i), .gap = &gap,
 			  .w = w, .keep = p};
-	int ci = (int)(k - c->meas.cls), rc;
+	int ci = (int)(k - ms->cls), rc;
 	ximpl_gap_est(&gap, s, c, pr.skip);
 	for (int b = 0; b < k->nseries; b++)
 		for (int a = 0; a < k->nseries; a++) {
@@ -390,9 +391,11 @@ static void impl_pooled(struct projection *p)
 /* Each row's transfer figures from the implementation backtest, where it
  * has the pair (moe_reference.gpu -> the row's target), and the gap in the
  * transfer the row takes. */
-static void rows_impl(struct projection *p, const struct calib *c, const struct xfer_table *xt)
+static void rows_impl(struct projection *p, const struct calib *c, const struct calibration *d)
 {
-	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
+	const struct xfer_table *xt = &d->xt;
+	const char *ref_id = calibrate_moe_ref(c, d)->gpu;
+	const struct gpu *ref = calib_gpu(c, ref_id);
 	for (size_t r = 0; r < p->nrows; r++) {
 		struct project_row *row = &p->rows[r];
 		const struct gpu *t = calib_gpu(c, row->target);
@@ -401,7 +404,7 @@ static void rows_impl(struct projection *p, const struct calib *c, const struct 
 		row->xfer_gap_pct = x >= 0 && xt->xfer[x].gap_sigma > 0
 					    ? 100 * (exp(Z95 * xt->xfer[x].gap_sigma) - 1)
 					    : NAN;
-		snprintf(key, sizeof key, "%.12s->%.9s", c->moe_ref.gpu, row->target);
+		snprintf(key, sizeof key, "%.12s->%.9s", ref_id, row->target);
 		for (size_t i = 0; i < p->nisum; i++)
 			if (!p->isum[i].cls[0] && !strcmp(p->isum[i].fam, key)) {
 				row->xfer_cover_pct = p->isum[i].cover_pct;
@@ -410,9 +413,10 @@ static void rows_impl(struct projection *p, const struct calib *c, const struct 
 	}
 }
 
-int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfer_table *xt,
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct calibration *d,
 		   const struct backtest_win *w)
 {
+	const struct measured *ms = calibrate_meas(c, d);
 	struct ximpl s;
 	struct pts all = {0};
 	size_t cap = 0;
@@ -425,7 +429,7 @@ int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfe
 	p->isum = NULL;
 	p->ipts = NULL;
 	p->niback = p->nisum = p->nipts = 0;
-	if ((rc = ximpl_init(&s, c, c->xfer_class)) != 0)
+	if ((rc = ximpl_init(&s, c, ms, c->xfer_class)) != 0)
 		goto done;
 	for (int i = 0; i < s.n; i++)
 		cap += (size_t)s.k[i]->nseries * s.k[i]->nseries;
@@ -434,11 +438,11 @@ int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfe
 		goto done;
 	}
 	for (int i = 0; i < s.n && s.n > 1 && !rc; i++)
-		rc = impl_run(p, c, &s, i, w, &all);
+		rc = impl_run(p, c, ms, &s, i, w, &all);
 	if (!rc)
-		rc = summaries_impl((struct sums){&p->isum, &p->nisum}, c, &all);
+		rc = summaries_impl((struct sums){&p->isum, &p->nisum}, ms, &all);
 	impl_pooled(p);
-	rows_impl(p, c, xt);
+	rows_impl(p, c, d);
 done:
 	ximpl_free(&s);
 	free(all.v);
@@ -539,10 +543,11 @@ static void gap_line(double M, int q, const struct ximpl_gap *g, FILE *fp)
 		fabs(g->bias) > XIMPL_BIAS_Z * se ? "yes" : "no", 100 * (exp(Z95 * half) - 1));
 }
 
-int backtest_write_gap(const struct calib *c, const struct backtest_win *w, FILE *fp)
+int backtest_write_gap(const struct calib *c, const struct calibration *d,
+		       const struct backtest_win *w, FILE *fp)
 {
 	struct ximpl s;
-	int rc = ximpl_init(&s, c, c->xfer_class);
+	int rc = ximpl_init(&s, c, calibrate_meas(c, d), c->xfer_class);
 	if (!rc && s.n > 1) {
 		fprintf(fp, "\nimplementation gap, every build in (%d implementations, %d builds), "
 			    "each build left out in turn; bias: + = the law predicts slower than "
@@ -572,7 +577,8 @@ void backtest_write_points(const struct projection *p, FILE *fp)
 	}
 }
 
-int backtest_gap_note(const struct projection *p, const struct calib *c, char *buf, size_t len)
+int backtest_gap_note(const struct projection *p, const struct calib *c,
+		      const struct calibration *d, char *buf, size_t len)
 {
 	const struct project_row *w = NULL;
 	for (size_t r = 0; r < p->nrows; r++)
@@ -587,7 +593,7 @@ int backtest_gap_note(const struct projection *p, const struct calib *c, char *b
 		"(the native engine: no table holds it) moves by -%.0f%%..+%.0f%% (90%%) in the "
 		"transfer %s -> %s at M=%g, sized by holding out each engine build of %s in turn "
 		"(ddt backtest --hold-out implementation); every calibrated band draws it",
-		100 - 100 / (1 + w->xfer_gap_pct / 100), w->xfer_gap_pct, c->moe_ref.gpu, w->target,
+		100 - 100 / (1 + w->xfer_gap_pct / 100), w->xfer_gap_pct, calibrate_moe_ref(c, d)->gpu, w->target,
 		w->M, c->xfer_class);
 	if (w->xfer_gap_pct > BACKTEST_HONEST_PCT && off < len)
 		snprintf(buf + off, len - off,

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "calib.h"
+#include "calibrate.h"
 #include "project.h"
 
 /* What each pair's fit holds out beside the target's own series: its twins
@@ -32,17 +33,17 @@ struct backtest_win {
 
 /* The backtest with mode's hold-out over the points w lets in (NULL: all)
  * into p->xback and p->xsum, as backtest_xgpu. Returns 0 or DDT_ENOMEM. */
-int backtest_hold(struct projection *p, const struct calib *c, enum backtest_hold mode,
-		  const struct backtest_win *w);
+int backtest_hold(struct projection *p, const struct calib *c, const struct calibration *d,
+		  enum backtest_hold mode, const struct backtest_win *w);
 
 /* The implementation backtest (ximpl.h): each implementation of the
  * transfer's class (moe_transfer.class) held out whole with every layout of
  * its build (engine and version), its measured pairs projected by the
  * shared law of the other builds with the gap sized without them,
  * into p->iback, p->isum and p->iback_* (nothing with fewer than two
- * implementations); each row's transfer gap from the entries of xt. Returns 0
+ * implementations); each row's transfer gap from the entries of d. Returns 0
  * or DDT_ENOMEM. */
-int backtest_ximpl(struct projection *p, const struct calib *c, const struct xfer_table *xt,
+int backtest_ximpl(struct projection *p, const struct calib *c, const struct calibration *d,
 		   const struct backtest_win *w);
 
 /* The implementation backtest's points as CSV (class, from, to, m,
@@ -55,7 +56,8 @@ void backtest_write_points(const struct projection *p, FILE *fp);
 
 /* The caveat on the implementation gap of p's calibrated rows (the widest
  * one) into buf: 1 when written, 0 when no row carries a gap. */
-int backtest_gap_note(const struct projection *p, const struct calib *c, char *buf, size_t len);
+int backtest_gap_note(const struct projection *p, const struct calib *c,
+		      const struct calibration *d, char *buf, size_t len);
 
 /* The implementation backtest as text. */
 void backtest_write_impl_text(const struct projection *p, FILE *fp);
@@ -65,13 +67,15 @@ void backtest_write_impl_text(const struct projection *p, FILE *fp);
  * behind it, the signed bias (+: the law predicts slower than measured),
  * its standard error, whether it is corrected (systematic) and the gap's
  * 90% half-width. Returns 0 or DDT_ENOMEM. */
-int backtest_write_gap(const struct calib *c, const struct backtest_win *w, FILE *fp);
+int backtest_write_gap(const struct calib *c, const struct calibration *d,
+		       const struct backtest_win *w, FILE *fp);
 
-/* Runs the backtest over c's measured tables into p->xback and p->xsum
+/* Runs the backtest over the measured tables in use (calibrate_meas: c's,
+ * or d's with tonight's fleet; d may be NULL) into p->xback and p->xsum
  * (replacing what is there) and the pooled p->xback_*; sets each row's
- * xfer_cover_pct and xfer_err_pct from the pair (moe_reference.gpu -> its
- * target) of the transfer's class. Returns 0 or DDT_ENOMEM. */
-int backtest_xgpu(struct projection *p, const struct calib *c);
+ * xfer_cover_pct and xfer_err_pct from the pair (the MoE reference GPU in
+ * use -> its target) of the transfer's class. Returns 0 or DDT_ENOMEM. */
+int backtest_xgpu(struct projection *p, const struct calib *c, const struct calibration *d);
 
 /* The backtest as text: one line per pair, then the pooled figures per
  * class and target family. */

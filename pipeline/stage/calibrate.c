@@ -12,12 +12,63 @@
 #include "xfer.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int calibrate_moe(struct calib *c, struct calibration *d)
+const struct moe_reference *calibrate_moe_ref(const struct calib *c,
+					      const struct calibration *d)
 {
-	struct moe_reference *r = &c->moe_ref;
+	return d && d->moe_own ? &d->moe_ref : &c->moe_ref;
+}
+
+const struct measured *calibrate_meas(const struct calib *c, const struct calibration *d)
+{
+	return d && d->meas_own ? &d->meas : &c->meas;
+}
+
+const struct meas_class *calibrate_class(const struct calib *c, const struct calibration *d,
+					 const char *name)
+{
+	const struct measured *ms = calibrate_meas(c, d);
+	for (int i = 0; i < ms->nclasses; i++)
+		if (!strcmp(ms->cls[i].name, name))
+			return &ms->cls[i];
+	return NULL;
+}
+
+const struct dist *calibrate_asm(const struct calib *c, const struct calibration *d, int i)
+{
+	if (i == ASM_TREE_SCALE_FRAC && d->tree_tonight)
+		return &d->tree_scale_frac;
+	return calib_asm(c, &d->xt, i);
+}
+
+double calibrate_law_hold(const struct calib *c, const struct calibration *d, int i)
+{
+	return d && d->unheld ? NAN : c->law_hold[i];
+}
+
+/* The MoE reference of d to change: the facts' copied in first. */
+static struct moe_reference *own_moe_ref(const struct calib *c, struct calibration *d)
+{
+	if (!d->moe_own)
+		d->moe_ref = c->moe_ref;
+	d->moe_own = 1;
+	return &d->moe_ref;
+}
+
+/* d's transfer entries built again, for the reference GPU and measured
+ * tables in use. */
+static int rebuild_xfer(const struct calib *c, struct calibration *d)
+{
+	return xfer_build_for(c, calibrate_moe_ref(c, d)->gpu, calibrate_meas(c, d), &d->xt);
+}
+
+int calibrate_moe(const struct calib *c, struct calibration *d)
+{
+	const struct moe_reference *r = calibrate_moe_ref(c, d);
 	const struct gpu *ref = calib_gpu(c, r->gpu);
 	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS];
 
@@ -33,7 +84,7 @@ int calibrate_moe(struct calib *c, struct calibration *d)
 			       d->moe_fit.note);
 	/* the transfer entries start at the reference GPU */
 	if (d->xt.ref[0] && strcmp(d->xt.ref, r->gpu))
-		return xfer_build(c, &d->xt);
+		return rebuild_xfer(c, d);
 	return 0;
 }
 
@@ -175,7 +226,7 @@ int calibrate_load(struct calib *c, struct calibration *d, const char *path,
 		return rc;
 	if (calibrate_moe(c, d) != 0)
 		ydiag_add(diag, c->moe_ref_at.file, c->moe_ref_at.line, 1, "%s", err_msg());
-	else if (xfer_build(c, &d->xt) != 0)
+	else if (rebuild_xfer(c, d) != 0)
 		ydiag_add(diag, c->xfer_at.file, c->xfer_at.line, 1, "%s", err_msg());
 	if (diag->n > before)
 		return DDT_EINPUT;
@@ -264,13 +315,13 @@ static void law_add(struct comp_law *l, double x, double t)
 	}
 }
 
-/* tonight's moe_w4a16 sweep -> the reference curve (per step = per layer x
- * MoE layers), when its shape is the model's. */
-static int merge_moe(struct calib *c, struct calibration *d, const struct run_record *run,
+/* tonight's moe_w4a16 sweep -> the reference curve of d (per step = per
+ * layer x MoE layers), when its shape is the model's. */
+static int merge_moe(const struct calib *c, struct calibration *d, const struct run_record *run,
 		     struct projection *p, const struct gpu **gpu_out)
 {
 	const struct geometry *g = &c->model;
-	struct moe_reference *r = &c->moe_ref;
+	const struct moe_reference *r0 = calibrate_moe_ref(c, d);
 	double m[CALIB_MAX_MOE_POINTS], ms[CALIB_MAX_MOE_POINTS], overlap = NAN;
 	const struct gpu *gpu = NULL;
 	int n = 0, skipped = 0, rc;
@@ -318,16 +369,17 @@ static int merge_moe(struct calib *c, struct calibration *d, const struct run_re
 	 * known); it pins efficiency and fixed cost. Real trees keep the overlap
 	 * the calibration's points gave. */
 	struct moe_fit stored = d->moe_fit, tonight;
-	struct moe_physical ph = r->phys;
+	struct moe_physical ph = r0->phys;
 	ph.value[MOE_P_OVERLAP] = overlap;
 	ph.nfit = 0;
-	for (int j = 0; j < r->phys.nfit; j++)
-		if (r->phys.fit[j] != MOE_P_OVERLAP)
-			ph.fit[ph.nfit++] = r->phys.fit[j];
+	for (int j = 0; j < r0->phys.nfit; j++)
+		if (r0->phys.fit[j] != MOE_P_OVERLAP)
+			ph.fit[ph.nfit++] = r0->phys.fit[j];
 	fit_moe_physical(&tonight, c, gpu, m, ms, n, &ph);
 	if (!tonight.ok)
 		return project_note(p, "tonight's MoE sweep could not be fitted (%s); the calibration's "
 				   "points stay", tonight.note);
+	struct moe_reference *r = own_moe_ref(c, d);
 	r->npoints = n;
 	for (int i = 0; i < n; i++) {
 		r->points[i].m = m[i];
@@ -519,9 +571,9 @@ static int merge_tree_law(struct calibration *d, const struct run_record *run, c
 			na ? "" : ", no accept rows: tree_build alone");
 }
 
-/* tonight's tree_build rows -> tree_scale_frac (the anchor's budget as x0)
- * and the native tree's law (merge_tree_law). */
-static int merge_tree(struct calib *c, struct calibration *d, const struct run_record *run,
+/* tonight's tree_build rows -> d's tree_scale_frac (the anchor's budget as
+ * x0) and the native tree's law (merge_tree_law). */
+static int merge_tree(const struct calib *c, struct calibration *d, const struct run_record *run,
 		      struct projection *p)
 {
 	double B[64], t[64], f;
@@ -539,9 +591,11 @@ static int merge_tree(struct calib *c, struct calibration *d, const struct run_r
 	}
 	if (fit_growth_frac(B, t, n, c->sglang_b8.budget, &f))
 		return 0;
-	struct dist *tf = &c->asm_[ASM_TREE_SCALE_FRAC];
-	if (tf->overridden)
+	struct dist *tf = &d->tree_scale_frac;
+	if (c->asm_[ASM_TREE_SCALE_FRAC].overridden)
 		return 0;
+	*tf = c->asm_[ASM_TREE_SCALE_FRAC];
+	d->tree_tonight = 1;
 	tf->kind = DIST_FIXED;
 	tf->point = f;
 	snprintf(tf->source, sizeof tf->source,
@@ -568,77 +622,89 @@ static int merge_launch(const struct run_record *run, struct projection *p)
 		   : 0;
 }
 
-int calibrate_fleet(struct calib *c, struct calibration *d, const struct run_record *run,
+/* Joins the moe_w4a16 sweeps of run's GPU dv (two or more points, the
+ * model's shape) to k as a series of its own, its columns from first on
+ * (set at the first GPU joined). Returns 1 when joined, else 0. */
+static int fleet_join(const struct calib *c, struct meas_class *k, const struct run_record *run,
+		      size_t dv, int *first)
+{
+	const struct gpu *gpu = calibrate_device_gpu(c, run->devices[dv].name);
+	const struct geometry *g = &c->model;
+	double m[CALIB_MAX_MEAS_M], us[CALIB_MAX_MEAS_M];
+	int n = 0;
+	if (!gpu || !strcmp(run->devices[dv].kind, "cpu"))
+		return 0;
+	for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MEAS_M; i++) {
+		const struct rec_row *r = &run->rows[i];
+		if (!gpu_row(run, r, "moe_w4a16") || (size_t)r->device != dv ||
+		    rec_row_param(r, "hidden", g->hidden) != g->hidden ||
+		    rec_row_param(r, "experts", g->experts) != g->experts ||
+		    isnan(rec_row_param(r, "M", NAN)))
+			continue;
+		m[n] = rec_row_param(r, "M", NAN);
+		us[n++] = r->median_us; /* per call, one layer */
+	}
+	if (n < 2 || k->nseries == CALIB_MAX_MEAS_GPUS || k->nm + n > CALIB_MAX_MEAS_M)
+		return 0;
+	/* columns of its own: tonight's kernel pairs only with tonight's */
+	if (*first < 0)
+		*first = k->nm;
+	struct meas_series *s = &k->series[k->nseries++];
+	memset(s, 0, sizeof *s);
+	snprintf(s->gpu, sizeof s->gpu, "%s", gpu->id);
+	s->prov = PROV_TONIGHT;
+	snprintf(s->source, sizeof s->source, "tonight: moe_w4a16 on %s (run %s)",
+		 run->devices[dv].name, run->run_id);
+	for (int j = 0; j < k->nm; j++)
+		s->us[j] = NAN;
+	for (int j = 0; j < n; j++) {
+		int col = -1;
+		for (int q = *first; q < k->nm; q++)
+			if (k->m[q] == m[j])
+				col = q;
+		if (col < 0) {
+			col = k->nm++;
+			k->m[col] = m[j];
+			for (int t = 0; t < k->nseries - 1; t++)
+				k->series[t].us[col] = NAN;
+		}
+		s->us[col] = us[j];
+	}
+	return 1;
+}
+
+int calibrate_fleet(const struct calib *c, struct calibration *d, const struct run_record *run,
 		    struct projection *p)
 {
-	struct meas_class *k = NULL;
-	const struct geometry *g = &c->model;
+	const struct meas_class *k0 = calibrate_class(c, d, c->xfer_class);
+	struct meas_class *k;
 	int ngpu = 0, first = -1;
-	for (int i = 0; i < c->meas.nclasses; i++)
-		if (!strcmp(c->meas.cls[i].name, c->xfer_class))
-			k = &c->meas.cls[i];
-	if (!k)
+	if (!k0)
 		return 0;
-	for (size_t d = 0; d < run->ndevices; d++) {
-		const struct gpu *gpu = calibrate_device_gpu(c, run->devices[d].name);
-		double m[CALIB_MAX_MEAS_M], us[CALIB_MAX_MEAS_M];
-		int n = 0;
-		if (!gpu || !strcmp(run->devices[d].kind, "cpu"))
-			continue;
-		for (size_t i = 0; i < run->nrows && n < CALIB_MAX_MEAS_M; i++) {
-			const struct rec_row *r = &run->rows[i];
-			if (!gpu_row(run, r, "moe_w4a16") || (size_t)r->device != d ||
-			    rec_row_param(r, "hidden", g->hidden) != g->hidden ||
-			    rec_row_param(r, "experts", g->experts) != g->experts ||
-			    isnan(rec_row_param(r, "M", NAN)))
-				continue;
-			m[n] = rec_row_param(r, "M", NAN);
-			us[n++] = r->median_us; /* per call, one layer */
-		}
-		if (n < 2 || k->nseries == CALIB_MAX_MEAS_GPUS || k->nm + n > CALIB_MAX_MEAS_M)
-			continue;
-		/* columns of its own: tonight's kernel pairs only with tonight's */
-		if (first < 0)
-			first = k->nm;
-		struct meas_series *s = &k->series[k->nseries++];
-		memset(s, 0, sizeof *s);
-		snprintf(s->gpu, sizeof s->gpu, "%s", gpu->id);
-		s->prov = PROV_TONIGHT;
-		snprintf(s->source, sizeof s->source, "tonight: moe_w4a16 on %s (run %s)",
-			 run->devices[d].name, run->run_id);
-		for (int j = 0; j < k->nm; j++)
-			s->us[j] = NAN;
-		for (int j = 0; j < n; j++) {
-			int col = -1;
-			for (int q = first; q < k->nm; q++)
-				if (k->m[q] == m[j])
-					col = q;
-			if (col < 0) {
-				col = k->nm++;
-				k->m[col] = m[j];
-				for (int t = 0; t < k->nseries - 1; t++)
-					k->series[t].us[col] = NAN;
-			}
-			s->us[col] = us[j];
-		}
-		ngpu++;
-	}
+	ptrdiff_t ki = k0 - calibrate_meas(c, d)->cls;
+	if (!(k = malloc(sizeof *k)))
+		return err_nomem();
+	*k = *k0;
+	for (size_t dv = 0; dv < run->ndevices; dv++)
+		ngpu += fleet_join(c, k, run, dv, &first);
 	if (ngpu < 2) {
 		/* one GPU tonight: nothing to pair; its columns stay out */
-		if (ngpu == 1) {
-			k->nseries--;
-			k->nm = first;
-		}
+		free(k);
 		return 0;
 	}
+	if (!d->meas_own)
+		d->meas = c->meas;
+	d->meas_own = 1;
+	d->meas.cls[ki] = *k;
+	free(k);
 	if (p)
 		project_note(p, "tonight's moe_w4a16 sweeps on %d GPUs join the transfer calibration "
 			 "and the cross-GPU backtest (paired only with each other)", ngpu);
-	return xfer_build(c, &d->xt);
+	return rebuild_xfer(c, d);
 }
 
-/* Folds tonight's GPU measurements into c. A CPU run changes nothing. */
-int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_record *run,
+/* Folds tonight's GPU measurements into d. A CPU run changes nothing. */
+int calibrate_tonight(const struct calib *c, struct calibration *d, const struct run_record *run,
 		      struct projection *p)
 {
 	const struct gpu *gpu = NULL;
@@ -664,7 +730,7 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 	if ((rc = calibrate_fleet(c, d, run, p)) != 0)
 		return rc;
 	if (d->law_attn.n || d->law_draft.n || d->law_tree.n ||
-	    c->asm_[ASM_TREE_SCALE_FRAC].kind == DIST_FIXED)
+	    calibrate_asm(c, d, ASM_TREE_SCALE_FRAC)->kind == DIST_FIXED)
 		p->recalibrated = 1;
 	if (!p->recalibrated)
 		return project_note(p, "tonight's GPU rows hold nothing the model uses; the "
@@ -672,17 +738,19 @@ int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_r
 	return 0;
 }
 
-int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
+int calibrate_projection(struct calibration *d, const struct calib *c,
 			 const struct calibration *d0, int moe_curve,
 			 const struct run_record *run, struct projection *p)
 {
 	int rc;
-	*c = *c0;
-	memset(d, 0, sizeof *d);
-	d->moe_fit = d0->moe_fit;
-	d->xt = d0->xt;
-	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != c->moe_ref.curve) {
-		c->moe_ref.curve = (enum moe_curve_kind)moe_curve;
+	*d = *d0;
+	memset(&d->law_attn, 0, sizeof d->law_attn);
+	memset(&d->law_draft, 0, sizeof d->law_draft);
+	memset(&d->law_tree, 0, sizeof d->law_tree);
+	memset(&d->law_ctx, 0, sizeof d->law_ctx);
+	d->tree_tonight = d->unheld = 0;
+	if (moe_curve >= 0 && (enum moe_curve_kind)moe_curve != calibrate_moe_ref(c, d)->curve) {
+		own_moe_ref(c, d)->curve = (enum moe_curve_kind)moe_curve;
 		if ((rc = calibrate_moe(c, d)) != 0)
 			return rc;
 	}

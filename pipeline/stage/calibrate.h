@@ -49,10 +49,14 @@ struct moe_fit {
 };
 
 /* What the calibrate stage derives from the facts (struct calib): the
- * physical MoE curve fitted to the reference points (calibrate_moe) and,
- * for a projection, the scaling laws measured tonight (calibrate_tonight;
- * n 0: none, the calibration's growth and geometry stand). The model reads
- * it through its own pointer (model_prepare); the facts hold none of it. */
+ * physical MoE curve fitted to the reference points (calibrate_moe), the
+ * transfer entries and, for a projection, what tonight measured
+ * (calibrate_tonight): the scaling laws (n 0: none, the calibration's
+ * growth and geometry stand), the MoE reference points, tree_scale_frac
+ * and the fleet's series of the transfer class, each with the facts'
+ * own as the fallback (calibrate_moe_ref, calibrate_asm, calibrate_meas).
+ * The model reads it through its own pointer (model_prepare); the facts
+ * hold none of it and are never written after calibrate_load. */
 struct calibration {
 	struct moe_fit moe_fit;        /* of moe_ref.phys to moe_ref's points */
 	struct comp_law law_attn, law_draft; /* tonight's, when the run has them */
@@ -60,7 +64,44 @@ struct calibration {
 				   * accept (us) against the budget B */
 	struct ctx_law law_ctx;   /* tonight's attention over context (n 0: the geometry) */
 	struct xfer_table xt;     /* the transfer entries (xfer.h: xfer_build) */
+	/* moe_own 1: the MoE reference in use is moe_ref, the facts' with a
+	 * projection's curve or tonight's sweep for points (prov PROV_TONIGHT);
+	 * 0: the facts' own (calibrate_moe_ref) */
+	int moe_own;
+	struct moe_reference moe_ref;
+	/* tree_tonight 1: tree_scale_frac measured tonight (tree_build rows),
+	 * in place of the calibration's assumption (calibrate_asm) */
+	int tree_tonight;
+	struct dist tree_scale_frac;
+	/* meas_own 1: the measured tables in use are meas, the facts' with
+	 * tonight's sweeps joined to the transfer class (calibrate_fleet);
+	 * 0: the facts' own (calibrate_meas) */
+	int meas_own;
+	struct measured meas;
+	/* 1: the model leaves out the --set holds of derived inputs (law.*,
+	 * allreduce.GPU.step_ms_at_mM), for the values they replaced */
+	int unheld;
 };
+
+/* The MoE reference the stages use: d's own when it has one (a
+ * projection's curve, tonight's points), else the facts'. */
+const struct moe_reference *calibrate_moe_ref(const struct calib *c,
+					      const struct calibration *d);
+
+/* The measured cross-GPU tables the stages use: d's own when tonight's
+ * sweeps joined them, else the facts'. */
+const struct measured *calibrate_meas(const struct calib *c, const struct calibration *d);
+/* A class of calibrate_meas by name; NULL when absent. */
+const struct meas_class *calibrate_class(const struct calib *c, const struct calibration *d,
+					 const char *name);
+
+/* Assumption i as the stages use it: tonight's tree_scale_frac when d
+ * measured it, else the facts' (calib_asm over d's transfer entries). */
+const struct dist *calibrate_asm(const struct calib *c, const struct calibration *d, int i);
+
+/* The growth held with --set law.attn_lmhead (i 0) or law.draft (1),
+ * NaN when none or d leaves the holds out. */
+double calibrate_law_hold(const struct calib *c, const struct calibration *d, int i);
 
 
 struct run_record;
@@ -88,8 +129,10 @@ struct calibrate_opts {
 /* The calibration as the stages use it: calib_load into c, then the
  * physical MoE curve fitted to moe_reference's points into d (calibrate_moe)
  * and the transfer entries built (xfer.h: xfer_build), then o's changes
- * (o may be NULL: none). After it returns nothing changes c or d: the
- * stages take both by const pointer. A load or fit that fails is a
+ * (o may be NULL: none; a fleet joins d's measured tables). After it
+ * returns nothing changes c: every stage takes the facts by const pointer,
+ * and what a projection derives from them is made in a derived calibration
+ * of its own (calibrate_projection). A load or fit that fails is a
  * problem in diag at its section's file:line; a change of o that fails is
  * the error (err_msg(): "--set KEY: ...", as calib_set says), with nothing
  * in diag. Returns 0 or DDT_EINPUT/DDT_ENOMEM/DDT_EIO; free with calib_free
@@ -109,7 +152,7 @@ int calibrate_with(struct calib *c, struct calibration *d, const struct calib *c
  * transfer entries when they were built for another reference GPU.
  * Returns 0, or DDT_EINPUT when the curve in use is physical and cannot be
  * fitted (err_msg() says why) / an error of xfer_build. */
-int calibrate_moe(struct calib *c, struct calibration *d);
+int calibrate_moe(const struct calib *c, struct calibration *d);
 
 /* calib_keys with the values the fit in d gives
  * (moe_reference.physical.*: fitted or held) in place of the facts'. */
@@ -123,30 +166,31 @@ struct projection;
  * compared without case; NULL when none. */
 const struct gpu *calibrate_device_gpu(const struct calib *c, const char *name);
 
-/* The calibration a projection uses, made in c and d: c a shallow copy of
- * c0 (the catalog and all-reduce table stay c0's), d a copy of d0 without
- * laws, the MoE curve switched to moe_curve (enum moe_curve_kind; -1: c0's)
- * and refitted, tonight's run folded in (calibrate_tonight; run NULL:
- * none). Returns 0 or an error code. */
-int calibrate_projection(struct calib *c, struct calibration *d, const struct calib *c0,
+/* The derived calibration a projection uses on the facts c, made in d: a
+ * copy of d0 without laws, the MoE curve switched to moe_curve (enum
+ * moe_curve_kind; -1: the one in use) and refitted, tonight's run folded
+ * in (calibrate_tonight; run NULL: none). c is left as it is. Returns 0
+ * or an error code. */
+int calibrate_projection(struct calibration *d, const struct calib *c,
 			 const struct calibration *d0, int moe_curve,
 			 const struct run_record *run, struct projection *p);
 
-/* Folds tonight's GPU measurements of run into c and d: the MoE sweep as
- * the reference curve, tree_scale_frac and every GPU's sweep into the
- * transfer calibration (calibrate_fleet) in c; the laws of attention (over
- * width and over context), draft and native tree in d. p gets the run's id
+/* Folds tonight's GPU measurements of run into d (the facts c are left as
+ * they are): the MoE sweep as the reference curve, tree_scale_frac, every
+ * GPU's sweep into the transfer calibration (calibrate_fleet), the laws of
+ * attention (over width and over context), draft and native tree. p gets the run's id
  * and device, notes, and whether anything was recalibrated. A CPU run
  * changes nothing. Returns 0 or an error code. */
-int calibrate_tonight(struct calib *c, struct calibration *d, const struct run_record *run,
+int calibrate_tonight(const struct calib *c, struct calibration *d, const struct run_record *run,
 		      struct projection *p);
 
 /* Adds tonight's moe_w4a16 sweeps (the model's shape) of every GPU of run
- * to c's measured class moe_transfer.class as series of their own (they
- * pair only with each other: another kernel than the shipped tables), and
- * recalibrates the transfer entries in d, when two or more GPUs have two or more
+ * to the measured class moe_transfer.class, in d's own copy of the measured
+ * tables (calibrate_meas), as series of their own (they pair only with each
+ * other: another kernel than the shipped tables), and recalibrates the
+ * transfer entries in d, when two or more GPUs have two or more
  * points. p (may be NULL) gets a note. Returns 0, DDT_EINPUT or DDT_ENOMEM. */
-int calibrate_fleet(struct calib *c, struct calibration *d, const struct run_record *run,
+int calibrate_fleet(const struct calib *c, struct calibration *d, const struct run_record *run,
 		    struct projection *p);
 
 #endif

@@ -238,12 +238,13 @@ static void ar_one_us(const struct allreduce *ar, const struct ar_gpu *a, const 
 
 /* The factor on a's latencies that --set allreduce.GPU.step_ms_at_mM asks
  * for: the step's all-reduce at that width (the PCIe factor at its point)
- * equal to the value set; 1 when none; <= 0 when the value is below the
- * link part (model_prepare refuses it). */
-static double ar_hold_scale(const struct calib *c, const struct ar_gpu *a, const struct gpu *g)
+ * equal to the value set; 1 when none or d leaves the holds out; <= 0 when
+ * the value is below the link part (model_prepare refuses it). */
+static double ar_hold_scale(const struct calib *c, const struct calibration *d,
+			    const struct ar_gpu *a, const struct gpu *g)
 {
 	double s, l, count = c->ar.per_layer * c->model.layers;
-	if (!(a->hold_m > 0))
+	if (d->unheld || !(a->hold_m > 0))
 		return 1;
 	ar_one_us(&c->ar, a, g, c->model.hidden * 2 * a->hold_m, &s, &l);
 	double pcie = a->pcie ? c->asm_[ASM_ALLREDUCE_PCIE].point : 1;
@@ -251,8 +252,8 @@ static double ar_hold_scale(const struct calib *c, const struct ar_gpu *a, const
 }
 
 /* Per step: small and link parts in ms, and whether the PCIe factor applies. */
-static void ar_step_ms(const struct calib *c, const struct ar_gpu *a, const struct gpu *g,
-		       double M, double *small_ms, double *link_ms, int *pcie)
+static void ar_step_ms(const struct calib *c, const struct calibration *d, const struct ar_gpu *a,
+		       const struct gpu *g, double M, double *small_ms, double *link_ms, int *pcie)
 {
 	double s, l, count = c->ar.per_layer * c->model.layers;
 	*small_ms = *link_ms = 0;
@@ -260,7 +261,7 @@ static void ar_step_ms(const struct calib *c, const struct ar_gpu *a, const stru
 	if (!a)
 		return; /* model_prepare refuses calibrations without one */
 	ar_one_us(&c->ar, a, g, c->model.hidden * 2 * M, &s, &l);
-	*small_ms = count * s / 1e3 * ar_hold_scale(c, a, g);
+	*small_ms = count * s / 1e3 * ar_hold_scale(c, d, a, g);
 	*link_ms = count * l / 1e3;
 	*pcie = a->pcie;
 }
@@ -395,7 +396,7 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	k->moe_flop_ms = m->curve == MOE_CURVE_PHYSICAL
 				 ? m->flops_per_m * M / (in->target->bf16_tflops * 1e12) * 1e3
 				 : 0;
-	ar_step_ms(c, ar, t, M, &k->ar_small_ms, &k->ar_link_ms, &k->ar_pcie);
+	ar_step_ms(c, d, ar, t, M, &k->ar_small_ms, &k->ar_link_ms, &k->ar_pcie);
 	k->spec = in->budget > 0;
 	k->attn_x = M / m->m0;
 	k->draft_x = C * in->block / m->draft0;
@@ -405,10 +406,10 @@ void model_case_init(struct model_case *k, const struct model *m, const struct m
 	ctx_law_case(k, m, in->target);
 	k->tree_meas_ms = d->law_tree.n ? C * law_at(&d->law_tree, in->budget) / 1e3 : NAN;
 	/* a law held with --set law.* follows the growth law at the value held */
-	k->attn_f = d->law_attn.n && isnan(c->law_hold[0])
+	k->attn_f = d->law_attn.n && isnan(calibrate_law_hold(c, d, 0))
 			    ? law_at(&d->law_attn, M) / law_at(&d->law_attn, m->m0)
 			    : NAN;
-	k->draft_f = d->law_draft.n && isnan(c->law_hold[1])
+	k->draft_f = d->law_draft.n && isnan(calibrate_law_hold(c, d, 1))
 			     ? law_at(&d->law_draft, C * in->block) / law_at(&d->law_draft, m->draft0)
 			     : NAN;
 	k->attn_c = isnan(k->attn_f) ? 1 : k->attn_f;
@@ -493,7 +494,7 @@ double model_allreduce_ms(const struct model *m, const struct gpu *target, doubl
  * value held with --set law.*, else g. */
 static double growth_of(const struct model *m, int i, double g)
 {
-	double h = m->cal->law_hold[i];
+	double h = calibrate_law_hold(m->cal, m->der, i);
 	return isnan(h) ? g : h;
 }
 
@@ -514,16 +515,18 @@ static void anchor_case(struct model_case *k, const struct model *m, const struc
 	model_case_init(k, m, &in);
 }
 
-/* The curve of c in m: the linear points or the physical coefficients. */
+/* The curve in use in m (calibrate_moe_ref): the linear points or the
+ * physical coefficients. */
 static int prepare_curve(struct model *m, const struct calib *c)
 {
+	const struct moe_reference *r = calibrate_moe_ref(c, m->der);
 	double t[MT_COUNT];
 	model_terms_eval(c, m->ref_gpu, m->der->moe_fit.value, t);
-	m->curve = c->moe_ref.curve;
-	m->npoints = c->moe_ref.npoints;
+	m->curve = r->curve;
+	m->npoints = r->npoints;
 	for (int i = 0; i < m->npoints; i++) {
-		m->pm[i] = c->moe_ref.points[i].m;
-		m->pms[i] = c->moe_ref.points[i].step_ms;
+		m->pm[i] = r->points[i].m;
+		m->pms[i] = r->points[i].step_ms;
 	}
 	m->flops_per_m = t[MT_FLOPS_PER_M];
 	m->floor_ms = t[MT_MOE_FLOOR_MS];
@@ -532,9 +535,9 @@ static int prepare_curve(struct model *m, const struct calib *c)
 	m->xsig_lo = m->xsig_hi = 0;
 	if (m->npoints >= 2) {
 		/* the curve's extrapolation error: leave out an end point, predict it */
-		double hi = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &c->moe_ref.phys,
+		double hi = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &r->phys,
 					MOE_CURVE_PHYSICAL, m->npoints - 1);
-		double lo = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &c->moe_ref.phys,
+		double lo = fit_moe_loo(c, m->ref_gpu, m->pm, m->pms, m->npoints, &r->phys,
 					MOE_CURVE_PHYSICAL, 0);
 		double span_hi = log(m->pm[m->npoints - 1] / m->pm[m->npoints - 2]);
 		double span_lo = log(m->pm[1] / m->pm[0]);
@@ -581,7 +584,7 @@ int model_prepare(struct model *m, const struct calib *c, const struct calibrati
 	memset(m, 0, sizeof *m);
 	m->cal = c;
 	m->der = d ? d : &none;
-	m->ref_gpu = calib_gpu(c, c->moe_ref.gpu);
+	m->ref_gpu = calib_gpu(c, calibrate_moe_ref(c, m->der)->gpu);
 	m->anchor_gpu = calib_gpu(c, a8->gpu);
 	g16 = calib_gpu(c, a16->gpu);
 	if (!m->ref_gpu || !m->anchor_gpu || !g16)
@@ -593,7 +596,7 @@ int model_prepare(struct model *m, const struct calib *c, const struct calibrati
 		if (!a)
 			return err_set(DDT_EINPUT, "allreduce: no latency figures for GPU '%s'",
 				       c->gpus[i].id);
-		if (!(ar_hold_scale(c, a, &c->gpus[i]) > 0))
+		if (!(ar_hold_scale(c, m->der, a, &c->gpus[i]) > 0))
 			return err_set(DDT_EINPUT, "allreduce.%s.step_ms_at_m%g: %g ms is no more "
 				       "than the link's share of that all-reduce", a->gpu, a->hold_m,
 				       a->hold_ms);
@@ -615,13 +618,13 @@ int model_prepare(struct model *m, const struct calib *c, const struct calibrati
 	anchor_case(&m->k8, m, a8, m->anchor_gpu);
 	anchor_case(&m->k16, m, a16, g16);
 	/* g is solved when some component follows the growth law unheld */
-	m->growth_used = (isnan(m->k16.attn_f) && isnan(c->law_hold[0])) ||
-			 (isnan(m->k16.draft_f) && isnan(c->law_hold[1]));
+	m->growth_used = (isnan(m->k16.attn_f) && isnan(calibrate_law_hold(c, m->der, 0))) ||
+			 (isnan(m->k16.draft_f) && isnan(calibrate_law_hold(c, m->der, 1)));
 	if (asm_values)
 		return model_set_values(m, asm_values);
 	double v[CALIB_MAX_ASM];
 	for (int i = 0; i < calib_nassumptions(&m->der->xt); i++)
-		v[i] = calib_asm(c, &m->der->xt, i)->point;
+		v[i] = calibrate_asm(c, m->der, i)->point;
 	return model_set_values(m, v);
 }
 

@@ -127,7 +127,7 @@ static int add_key(struct projection *p, const struct calib *c, const char *key,
 static double law_growth(const struct model *m, int i)
 {
 	double f = i ? m->k16.draft_f : m->k16.attn_f, x = i ? m->k16.draft_x : m->k16.attn_x;
-	double h = m->cal->law_hold[i];
+	double h = calibrate_law_hold(m->cal, m->der, i);
 	if (!isnan(h))
 		return h;
 	if (isnan(f))
@@ -136,22 +136,16 @@ static double law_growth(const struct model *m, int i)
 }
 
 /* A model of c and tonight's laws d without the --set holds of the derived
- * inputs (the all-reduce and the laws), for what they replaced; *cc and *ar
- * to free. */
+ * inputs (the all-reduce and the laws), for what they replaced: on *du, a
+ * copy of d that leaves them out (unheld), to free. */
 static int unheld_model(const struct calib *c, const struct calibration *d, struct model *m,
-			struct calib **cc, struct ar_gpu **ar)
+			struct calibration **du)
 {
-	*cc = malloc(sizeof **cc);
-	*ar = malloc((c->ar.n ? c->ar.n : 1) * sizeof **ar);
-	if (!*cc || !*ar)
+	if (!(*du = malloc(sizeof **du)))
 		return err_nomem();
-	**cc = *c;
-	memcpy(*ar, c->ar.per_gpu, c->ar.n * sizeof **ar);
-	for (size_t i = 0; i < c->ar.n; i++)
-		(*ar)[i].hold_m = (*ar)[i].hold_ms = 0;
-	(*cc)->ar.per_gpu = *ar;
-	(*cc)->law_hold[0] = (*cc)->law_hold[1] = NAN;
-	return model_prepare(m, *cc, d, NULL);
+	**du = *d;
+	(*du)->unheld = 1;
+	return model_prepare(m, c, *du, NULL);
 }
 
 static int list_anchors(struct projection *p, const struct calib *c)
@@ -172,7 +166,7 @@ static int list_assumptions(struct projection *p, const struct calib *c, const s
 	char name[96], src[PROJECT_SOURCE_LEN];
 	int rc = 0;
 	for (int i = 0; i < calib_nassumptions(&m->der->xt) && !rc; i++) {
-		const struct dist *d = calib_asm(c, &m->der->xt, i);
+		const struct dist *d = calibrate_asm(c, m->der, i);
 		calib_assumption_label(&m->der->xt, i, name, sizeof name);
 		enum provenance pv = !strncmp(d->source, "tonight", 7) ? PROV_TONIGHT : PROV_ASSUMED;
 		if (d->kind == DIST_FIXED || pv != PROV_ASSUMED || d->overridden)
@@ -190,16 +184,15 @@ static int list_assumptions(struct projection *p, const struct calib *c, const s
 static int list_derived(struct projection *p, const struct calib *c, const struct model *m)
 {
 	struct model u = {0};
-	struct calib *cc = NULL;
-	struct ar_gpu *ar = NULL;
+	struct calibration *du = NULL;
 	char name[96];
-	int rc = c->nsets ? unheld_model(c, m->der, &u, &cc, &ar) : 0;
+	int rc = c->nsets ? unheld_model(c, m->der, &u, &du) : 0;
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
 		const struct ar_gpu *a = calib_ar(c, c->gpus[i].id);
 		snprintf(name, sizeof name, "allreduce.%s.step_ms_at_m%g", c->gpus[i].id, m->m0);
 		rc = add_key(p, c, name, model_allreduce_ms(m, &c->gpus[i], m->m0),
 			     a->like[0] ? PROV_ASSUMED : PROV_MEASURED, a->source,
-			     cc ? model_allreduce_ms(&u, &cc->gpus[i], m->m0) : NAN);
+			     du ? model_allreduce_ms(&u, &c->gpus[i], m->m0) : NAN);
 	}
 	const struct comp_law *laws[2] = {&m->der->law_attn, &m->der->law_draft};
 	for (int i = 0; i < 2 && !rc; i++) {
@@ -211,30 +204,28 @@ static int list_derived(struct projection *p, const struct calib *c, const struc
 		rc = add_key(p, c, name, law_growth(m, i), laws[i]->n ? PROV_TONIGHT : PROV_DERIVED,
 			     laws[i]->n ? what : "growth g: share of the time that grows with its "
 						 "driver, solved from anchors.sglang_b16",
-			     cc ? law_growth(&u, i) : NAN);
+			     du ? law_growth(&u, i) : NAN);
 	}
-	free(cc);
-	free(ar);
+	free(du);
 	return rc;
 }
 
 /* Every input of the model under the key --set takes for it. */
 static int list_inputs(struct projection *p, const struct calib *c, const struct model *m)
 {
+	const struct moe_reference *r = calibrate_moe_ref(c, m->der);
 	char name[96];
 	int rc = list_anchors(p, c);
-	for (int i = 0; i < c->moe_ref.npoints && !rc; i++) {
-		snprintf(name, sizeof name, "moe_reference.%s.m%g_ms", c->moe_ref.gpu,
-			 c->moe_ref.points[i].m);
-		rc = add_key(p, c, name, c->moe_ref.points[i].step_ms, c->moe_ref.prov,
-			     c->moe_ref.points[i].source, NAN);
+	for (int i = 0; i < r->npoints && !rc; i++) {
+		snprintf(name, sizeof name, "moe_reference.%s.m%g_ms", r->gpu, r->points[i].m);
+		rc = add_key(p, c, name, r->points[i].step_ms, r->prov, r->points[i].source, NAN);
 	}
 	for (int i = 0; i < MOE_P_COUNT && !rc; i++) {
 		snprintf(name, sizeof name, "moe_reference.physical.%s",
 			 calib_moe_param_name((enum moe_param)i));
 		rc = add_key(p, c, name, m->der->moe_fit.value[i],
 			     m->der->moe_fit.held[i] ? PROV_CALIBRATION : PROV_DERIVED,
-			     m->der->moe_fit.held[i] ? c->moe_ref.phys.source[i]
+			     m->der->moe_fit.held[i] ? r->phys.source[i]
 						    : "fitted to the MoE reference points",
 			     NAN);
 	}
@@ -482,7 +473,7 @@ static void mc_init(struct mc *mc, const struct calib *c, const struct model *m)
 	mc->ngroups = calib_ngroups(&m->der->xt);
 	for (int i = 0; i < mc->nasm; i++) {
 		mc->group[i] = calib_assumption_group(&m->der->xt, i);
-		mc->point[i] = calib_asm(c, &m->der->xt, i)->point;
+		mc->point[i] = calibrate_asm(c, m->der, i)->point;
 		mc->need[i] = i < ASM_COUNT;
 	}
 	if (m->k8.xfer >= 0)
@@ -517,10 +508,11 @@ static int finish_notes(struct projection *p, const struct calib *c, struct mode
 	struct backtest_win win = {c->xback_m_min, c->xback_m_max, NULL};
 	if ((rc = project_rows_backtest(p, c, m)) != 0 || (rc = model_prepare(m, c, m->der, NULL)) != 0 ||
 	    (rc = list_inputs(p, c, m)) != 0 || (rc = note_extrap(p, m)) != 0 ||
-	    (rc = backtest_xgpu(p, c)) != 0 || (rc = backtest_ximpl(p, c, &m->der->xt, &win)) != 0)
+	    (rc = backtest_xgpu(p, c, m->der)) != 0 ||
+	    (rc = backtest_ximpl(p, c, m->der, &win)) != 0)
 		return rc;
 	char gap[PROJECT_NOTE_LEN];
-	if (backtest_gap_note(p, c, gap, sizeof gap))
+	if (backtest_gap_note(p, c, m->der, gap, sizeof gap))
 		add_note(p, "%s", gap);
 	if (m->growth_clamped)
 		return add_note(p, "the sglang_b16 anchor cannot be met with these shares; growth "
@@ -674,14 +666,14 @@ static int trace_contexts(struct projection *p, const struct calib *c,
 			strchr(list, ',') ? "" : "s", ctx, steps, q[1], q[2]);
 }
 
-/* Projects scenarios scs[0..n) into p by cfg, on the calibration the
- * calibrate stage makes of c0 and d0 (calibrate_projection: cfg's curve,
- * tonight's run folded in; run NULL for none). Returns 0 or an error code. */
-static int compute(struct projection *p, const struct calib *c0, const struct calibration *d0,
+/* Projects scenarios scs[0..n) into p by cfg, on the facts c and the
+ * derived calibration the calibrate stage makes of them and d0
+ * (calibrate_projection: cfg's curve, tonight's run folded in; run NULL
+ * for none). Returns 0 or an error code. */
+static int compute(struct projection *p, const struct calib *c, const struct calibration *d0,
 		   const struct scenario *scs, size_t n, const struct run_record *run,
 		   const struct project_config *cfg)
 {
-	struct calib *c = malloc(sizeof *c);
 	struct calibration *d = malloc(sizeof *d);
 	struct model *m = malloc(sizeof *m);
 	struct mc mc = {0};
@@ -692,18 +684,18 @@ static int compute(struct projection *p, const struct calib *c0, const struct ca
 	struct scenario *own = NULL; /* scs with the trace's context (trace_contexts) */
 	int rc = 0;
 
-	if (!c || !d || !m) {
+	if (!d || !m) {
 		rc = err_nomem();
 		goto done;
 	}
 	p->schema = PROJECT_SCHEMA;
 	p->samples = cfg->samples;
 	p->seed = cfg->seed;
-	copy_str(p->calibration, sizeof p->calibration, c0->path);
-	if ((rc = calibrate_projection(c, d, c0, d0, cfg->moe_curve, run, p)) != 0)
+	copy_str(p->calibration, sizeof p->calibration, c->path);
+	if ((rc = calibrate_projection(d, c, d0, cfg->moe_curve, run, p)) != 0)
 		goto done;
 	context_law_text(p, c, d);
-	p->curve = c->moe_ref.curve;
+	p->curve = calibrate_moe_ref(c, d)->curve;
 	if ((rc = model_prepare(m, c, d, NULL)) != 0)
 		goto done;
 	mc_init(&mc, c, m);
@@ -746,7 +738,6 @@ done:
 	free(own);
 	free(m);
 	free(d);
-	free(c);
 	return rc;
 }
 

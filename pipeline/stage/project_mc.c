@@ -139,7 +139,7 @@ static void values_at(const struct mc *mc, const double *u, double *v)
 	double z[CALIB_MAX_ASM];
 	int zg = -1;
 	for (int i = 0; i < mc->nasm; i++) {
-		const struct dist *d = calib_asm(mc->c, &mc->der->xt, i);
+		const struct dist *d = calibrate_asm(mc->c, mc->der, i);
 		int g = mc->group[i];
 		if (d->kind == DIST_FIXED || !mc->need[i])
 			v[i] = d->point;
@@ -415,7 +415,7 @@ static double mean_value(const struct mc *mc, int i, int j)
 	const double *u = MC_U(mc, j);
 	double sum = 0;
 	for (size_t s = 0; s < mc->nsamples; s++)
-		sum += calib_dist_quantile(calib_asm(mc->c, &mc->der->xt, i), u[s]);
+		sum += calib_dist_quantile(calibrate_asm(mc->c, mc->der, i), u[s]);
 	return sum / (double)mc->nsamples;
 }
 
@@ -454,7 +454,7 @@ void project_mc_central(struct mc *mc)
 	double q[3], z = 0;
 	int zg = -1;
 	for (int i = 0; i < mc->nasm; i++) {
-		const struct dist *d = calib_asm(mc->c, &mc->der->xt, i);
+		const struct dist *d = calibrate_asm(mc->c, mc->der, i);
 		int g = mc->group[i];
 		if (d->kind == DIST_FIXED || !mc->need[i])
 			mc->cval[i] = d->point;
@@ -617,7 +617,7 @@ double project_mc_step_with(const struct mc *mc, struct model *m, size_t k, int 
 	project_mc_use_estimator(mc, m, cal, v);
 	for (int i = 0; i < mc->nasm; i++)
 		if (mc->group[i] == g) {
-			const struct dist *d = calib_asm(mc->c, &mc->der->xt, i);
+			const struct dist *d = calibrate_asm(mc->c, mc->der, i);
 			v[i] = d->kind == DIST_FIXED ? d->point : calib_dist_quantile(d, q);
 		}
 	if (model_set_values(m, v) != 0)

@@ -51,7 +51,7 @@ int project_rows_tornado(struct projection *p, const struct mc *mc, struct model
 				    !strstr(b->name, "+ impl gap"))
 					snprintf(b->name + strlen(b->name), sizeof b->name - strlen(b->name),
 						 " (GPU + impl gap)");
-				const struct dist *d = calib_asm(mc->c, &mc->der->xt, i);
+				const struct dist *d = calibrate_asm(mc->c, mc->der, i);
 				/* a pair's first range that this row uses, else its first */
 				if (i >= ASM_COUNT && i != mc->cases[k].k.xfer && b->value_p5 != 0)
 					continue;
@@ -143,7 +143,7 @@ void project_rows_lean_text(struct projection *p)
 
 void project_rows_fit_report(struct projection *p, const struct calib *c, const struct model *m)
 {
-	const struct moe_reference *r = &c->moe_ref;
+	const struct moe_reference *r = calibrate_moe_ref(c, m->der);
 	struct project_fit *f = &p->fit;
 	double xm[CALIB_MAX_MOE_POINTS], ys[CALIB_MAX_MOE_POINTS];
 

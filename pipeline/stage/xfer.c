@@ -646,22 +646,37 @@ static void xfer_target(struct xfer_table *xt, const struct calib *c, const stru
 	xt->nxcurve += cv->n > 0;
 }
 
+/* The class named name in ms, or NULL. */
+static const struct meas_class *class_in(const struct measured *ms, const char *name)
+{
+	for (int i = 0; i < ms->nclasses; i++)
+		if (!strcmp(ms->cls[i].name, name))
+			return &ms->cls[i];
+	return NULL;
+}
+
 int xfer_build(const struct calib *c, struct xfer_table *t)
 {
-	const struct gpu *ref = calib_gpu(c, c->moe_ref.gpu);
-	const struct meas_class *k = calib_class(c, c->xfer_class);
+	return xfer_build_for(c, c->moe_ref.gpu, &c->meas, t);
+}
+
+int xfer_build_for(const struct calib *c, const char *ref_id, const struct measured *ms,
+		   struct xfer_table *t)
+{
+	const struct gpu *ref = calib_gpu(c, ref_id);
+	const struct meas_class *k = class_in(ms, c->xfer_class);
 	struct xfer_fit *x = NULL;
 	struct ximpl s = {0};
 	int rc = 0;
 
 	if (!ref)
 		return err_set(DDT_EINPUT, "moe_reference.gpu: '%s' is not in the GPU catalog",
-			       c->moe_ref.gpu);
+			       ref_id);
 	if ((c->ngpus - 1) * (size_t)c->nranges > CALIB_MAX_XFER)
 		return err_set(DDT_EINPUT, "moe_transfer: %zu GPUs x %d ranges exceed %d factors; "
 			       "use fewer ranges", c->ngpus, c->nranges, CALIB_MAX_XFER);
 	if (k && (!(x = malloc(sizeof *x)) || (rc = xfer_fit(x, c, k, NULL)) != 0 ||
-		  (rc = ximpl_init(&s, c, k->name)) != 0)) {
+		  (rc = ximpl_init(&s, c, ms, k->name)) != 0)) {
 		free(x);
 		ximpl_free(&s);
 		return rc ? rc : err_nomem();

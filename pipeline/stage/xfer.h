@@ -112,10 +112,14 @@ int xfer_range_of(const struct calib *c, double M);
 /* The peak the class computes at on g, TFLOP/s (the class's `compute`). */
 double xfer_compute(const struct meas_class *k, const struct gpu *g);
 
-/* Builds into t the transfer entries for moe_reference.gpu (one per other
- * catalog GPU and M range) and their curves, calibrated from the measured
- * class moe_transfer.class, the prior where it has nothing. Returns 0, or
- * DDT_EINPUT (unknown reference GPU, too many entries) / DDT_ENOMEM. */
+/* Builds into t the transfer entries for the reference GPU ref (one per
+ * other catalog GPU and M range) and their curves, calibrated from the
+ * class moe_transfer.class of the measured tables ms, the prior where it
+ * has nothing. Returns 0, or DDT_EINPUT (unknown reference GPU, too many
+ * entries) / DDT_ENOMEM. */
+int xfer_build_for(const struct calib *c, const char *ref, const struct measured *ms,
+		   struct xfer_table *t);
+/* xfer_build_for the facts' own: moe_reference.gpu and measured tables. */
 int xfer_build(const struct calib *c, struct xfer_table *t);
 
 #endif

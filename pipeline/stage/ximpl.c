@@ -61,12 +61,13 @@ static void number_builds(struct ximpl *s)
 	}
 }
 
-int ximpl_init(struct ximpl *s, const struct calib *c, const char *cls)
+int ximpl_init(struct ximpl *s, const struct calib *c, const struct measured *ms,
+	       const char *cls)
 {
 	int rc;
 	memset(s, 0, sizeof *s);
-	for (int i = 0; i < c->meas.nclasses && s->n < XIMPL_MAX; i++) {
-		const struct meas_class *k = &c->meas.cls[i];
+	for (int i = 0; i < ms->nclasses && s->n < XIMPL_MAX; i++) {
+		const struct meas_class *k = &ms->cls[i];
 		if (!impl_of(k, cls))
 			continue;
 		if (!(s->x[s->n] = malloc(sizeof *s->x[s->n])))

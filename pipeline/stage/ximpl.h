@@ -97,10 +97,12 @@ struct ximpl {
  * j): what leaves the fit when i is held out. */
 unsigned ximpl_build_mask(const struct ximpl *s, int i);
 
-/* Fits every implementation of class `cls` in c (the class itself and every
- * class whose implementation.of names it) and sizes the gap. Returns 0 (s->n
+/* Fits every implementation of class `cls` in the measured tables ms (the
+ * class itself and every class whose implementation.of names it) and sizes
+ * the gap. Returns 0 (s->n
  * 0: no such class) or DDT_ENOMEM; s is freed by ximpl_free either way. */
-int ximpl_init(struct ximpl *s, const struct calib *c, const char *cls);
+int ximpl_init(struct ximpl *s, const struct calib *c, const struct measured *ms,
+	       const char *cls);
 void ximpl_free(struct ximpl *s);
 
 /* The shared law from -> to at M over the implementations not in skip (bit
