@@ -1,6 +1,7 @@
 /* estimate.c - point estimates of decode throughput for scenarios, and their tables. */
 #include "estimate.h"
 #include "csv.h"
+#include "estimate_schema.h"
 
 #include "err.h"
 
@@ -99,6 +100,7 @@ static const struct project_row *band_of(const struct projection *p, size_t i)
 }
 
 static void csv_sections(const struct projection *p, const struct estimate_source *src, FILE *fp);
+static void csv_origin(const struct estimate_source *src, FILE *fp);
 
 /* v in fmt, or "" when it is not a number (an empty CSV field). */
 static const char *num_text(char *buf, double v, const char *fmt)
@@ -290,64 +292,31 @@ static void csv_sections(const struct projection *p, const struct estimate_sourc
 		csv_fit(p, fp);
 		csv_inputs(p, fp);
 	}
-	if (!src)
-		return;
+	if (src)
+		csv_origin(src, fp);
+}
+
+/* made_from's text keys (the record's table), one line each, then one line
+ * per argument; then the overrides. */
+static void csv_origin(const struct estimate_source *src, FILE *fp)
+{
+	struct estimate_origin o;
+	estimate_origin_of(&o, src);
 	fputs("\nmade_from,value\n", fp);
-	csv_pair(fp, "calibration", src->calibration);
-	csv_pair(fp, "calibration_hash", src->calibration_hash);
-	csv_pair(fp, "template", src->template_path);
-	csv_pair(fp, "template_hash", src->template_hash);
-	csv_pair(fp, "moe_reference", src->moe_reference);
-	csv_pair(fp, "moe_reference_hash", src->moe_reference_hash);
-	for (int i = 0; i < src->nargs; i++)
-		csv_pair(fp, "arg", src->args[i]);
+	for (size_t i = 0; i < estimate_schema_made_from.n; i++) {
+		const struct yschema_field *f = &estimate_schema_made_from.fields[i];
+		if (f->type == YS_STR)
+			csv_pair(fp, f->key, (const char *)&o.made_from + f->off);
+	}
+	for (int i = 0; i < o.made_from.nargs; i++)
+		csv_pair(fp, "arg", o.made_from.args[i]);
 	fputs("\noverride,value,was\n", fp);
-	for (int i = 0; i < src->cal->nsets; i++) {
-		const struct calib_override *o = &src->cal->sets[i];
-		csv_field(fp, o->key);
+	for (int i = 0; i < o.noverrides; i++) {
+		const struct calib_override *v = &o.overrides[i];
+		csv_field(fp, v->key);
 		fputc(',', fp);
-		csv_pair(fp, o->value, o->was);
+		csv_pair(fp, v->value, v->was);
 	}
-}
-
-static void yaml_band(struct yout *y, const char *key, const struct band *b)
-{
-	yout_key(y, key);
-	yout_map_flow(y);
-	yout_kv_num(y, "p5", b->p5);
-	yout_kv_num(y, "p50", b->p50);
-	yout_kv_num(y, "p95", b->p95);
-	yout_end(y);
-}
-
-/* made_from and overrides: where the estimate came from. */
-static void yaml_source(struct yout *y, const struct estimate_source *src)
-{
-	yout_key(y, "made_from");
-	yout_map(y);
-	yout_kv_str(y, "calibration", src->calibration);
-	yout_kv_str(y, "calibration_hash", src->calibration_hash);
-	yout_kv_str(y, "template", src->template_path);
-	yout_kv_str(y, "template_hash", src->template_hash);
-	yout_kv_str(y, "moe_reference", src->moe_reference);
-	yout_kv_str(y, "moe_reference_hash", src->moe_reference_hash);
-	yout_key(y, "args");
-	yout_seq_flow(y);
-	for (int i = 0; i < src->nargs; i++)
-		yout_str(y, src->args[i]);
-	yout_end(y);
-	yout_end(y);
-	yout_key(y, "overrides");
-	yout_seq(y);
-	for (int i = 0; i < src->cal->nsets; i++) {
-		const struct calib_override *o = &src->cal->sets[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "key", o->key);
-		yout_kv_str(y, "value", o->value);
-		yout_kv_str(y, "was", o->was);
-		yout_end(y);
-	}
-	yout_end(y);
 }
 
 void estimate_write_yaml(const struct estimate *e, const struct projection *p,
@@ -356,56 +325,19 @@ void estimate_write_yaml(const struct estimate *e, const struct projection *p,
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
-	if (src)
-		yaml_source(&y, src);
+	if (src) {
+		struct estimate_origin o;
+		estimate_origin_of(&o, src);
+		estimate_origin_write(&y, &o);
+	}
 	if (p)
 		project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
 	yout_key(&y, "estimates");
 	yout_seq(&y);
 	for (size_t i = 0; i < e->n; i++) {
-		const struct estimate_row *r = &e->rows[i];
-		yout_map(&y);
-		yout_kv_str(&y, "scenario", r->sc.name);
-		yout_kv_str(&y, "target", r->target->id);
-		yout_kv_str(&y, "pipeline", tmpl_pipeline_name(r->sc.pipeline));
-		yout_kv_int(&y, "block", r->sc.block);
-		yout_kv_int(&y, "budget", r->sc.budget);
-		yout_kv_int(&y, "concurrency", r->sc.concurrency);
-		yout_kv_int(&y, "context", r->sc.context);
-		if (band_of(p, i) && r->sc.context) {
-			yout_kv_str(&y, "context_from", band_of(p, i)->context_from);
-			yout_kv_str(&y, "context_law", p->context_law_label);
-		}
-		yout_kv_num(&y, "M", r->out.M);
-		yout_kv_num(&y, "accept", r->accept);
-		for (int k = 0; k < COMP_COUNT; k++) {
-			char key[40];
-			snprintf(key, sizeof key, "%s_ms", model_comp_name((enum model_comp)k));
-			yout_kv_num(&y, key, r->out.ms[k]);
-		}
-		yout_kv_num(&y, "nonmoe_ms", r->out.nonmoe_ms);
-		yout_kv_num(&y, "step_ms", r->out.step_ms);
-		yout_kv_num(&y, "tok_s", r->out.tok_s);
-		yout_kv_str(&y, "estimator", tmpl_estimator_name(r->sc.estimator));
-		if (band_of(p, i)) {
-			const struct project_row *b = band_of(p, i);
-			yaml_band(&y, "step_ms_band", &b->step_ms);
-			yaml_band(&y, "tok_s_band", &b->tok_s);
-			yaml_band(&y, "moe_ms_band", &b->moe_band);
-			yout_kv_str(&y, "accept_from", b->accept_from);
-			if (b->accept_hi > b->accept_lo) {
-				yout_kv_num(&y, "accept_lo", b->accept_lo);
-				yout_kv_num(&y, "accept_hi", b->accept_hi);
-			}
-			yout_kv_num(&y, "other_tok_s", b->other_tok_s);
-			yout_kv_num(&y, "other_pctile", b->other_pctile);
-			yout_kv_num(&y, "xfer_cover_pct", b->xfer_cover_pct);
-			yout_kv_num(&y, "xfer_err_pct", b->xfer_err_pct);
-		}
-		yout_key(&y, "runnable");
-		yout_bool(&y, r->runnable);
-		yout_kv_str(&y, "note", r->note);
-		yout_end(&y);
+		struct estimate_rec r;
+		estimate_rec_of(&r, &e->rows[i], band_of(p, i), p);
+		estimate_rec_write(&y, &r);
 	}
 	yout_end(&y);
 	if (p)
