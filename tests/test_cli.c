@@ -493,6 +493,55 @@ static void test_cli__csv_and_yaml_carry_grid_tornado_and_replay(void **state)
 	free(yaml);
 }
 
+/* --replay reads made_from by the record's table: a key it does not know
+ * is refused at its line and column, a CSV value longer than its key holds
+ * at its line, a missing one by name; and a record with an override
+ * replays to the same bytes. */
+static void test_cli__replay_reads_made_from_by_its_table(void **state)
+{
+	(void)state;
+	char *rec, *bad, *out, path[4096], cmd[4200];
+	const char *args = "estimate --scenario b300-b8-native --samples 100 --set native_cut=0.3";
+	snprintf(cmd, sizeof cmd, "%s --format yaml", args);
+	assert_int_equal(helpers_ddt(&rec, cmd), 0);
+	assert_replays(rec, "table.yaml", path, sizeof path);
+	assert_non_null(strstr(rec, "made_from:\n  calibration: "));
+	bad = malloc(strlen(rec) + 32);
+	assert_non_null(bad);
+	sprintf(bad, "made_from:\n  extra: 1\n%s", strstr(rec, "made_from:\n") + 11);
+	assert_int_equal(fsx_write_all(path, bad, strlen(bad)), 0);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
+	assert_int_equal(helpers_ddt(&out, cmd), 2);
+	assert_non_null(strstr(out, "table.yaml:2:3: unknown key 'extra'"));
+	free(out);
+	free(bad);
+	free(rec);
+	unlink(path);
+	snprintf(cmd, sizeof cmd, "%s --format csv", args);
+	assert_int_equal(helpers_ddt(&rec, cmd), 0);
+	assert_replays(rec, "table.csv", path, sizeof path);
+	char *hash = strstr(rec, "\ncalibration_hash,fnv1a64:");
+	assert_non_null(hash);
+	bad = malloc(strlen(rec) + 64);
+	assert_non_null(bad);
+	sprintf(bad, "%.*s%s%s", (int)(hash - rec), rec,
+		"\ncalibration_hash,fnv1a64:0123456789abcdef0123456789abcdef0123456789",
+		strchr(hash + 1, '\n'));
+	assert_int_equal(fsx_write_all(path, bad, strlen(bad)), 0);
+	snprintf(cmd, sizeof cmd, "estimate --replay %s", path);
+	assert_int_equal(helpers_ddt(&out, cmd), 2);
+	assert_non_null(strstr(out, ": calibration_hash is too long"));
+	free(out);
+	sprintf(bad, "%.*s%s", (int)(hash - rec), rec, strchr(hash + 1, '\n'));
+	assert_int_equal(fsx_write_all(path, bad, strlen(bad)), 0);
+	assert_int_equal(helpers_ddt(&out, cmd), 2);
+	assert_non_null(strstr(out, "made_from has no calibration_hash"));
+	free(out);
+	free(bad);
+	free(rec);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_cli__docs_estimate_example_matches_the_output),
 		cmocka_unit_test(test_cli__table_labels_overrides),
 		cmocka_unit_test(test_cli__csv_and_yaml_carry_grid_tornado_and_replay),
+		cmocka_unit_test(test_cli__replay_reads_made_from_by_its_table),
 		cmocka_unit_test(test_cli__accept_is_between_1_and_the_block),
 		cmocka_unit_test(test_cli__bad_calibration_exits_2_naming_file_line_column),
 		cmocka_unit_test(test_cli__moe_reference_csv),

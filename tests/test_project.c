@@ -21,6 +21,7 @@
 #include "backtest.h"
 #include "calibrate.h"
 #include "estimate.h"
+#include "estimate_schema.h"
 #include "fit.h"
 #include "xfer.h"
 #include "ximpl.h"
@@ -1645,6 +1646,122 @@ static void test_project__estimate_prints_bands_reproducibly(void **state)
 }
 
 
+/* The estimate record reads back by the tables it was written by: made_from,
+ * the overrides and every estimate as written (a NaN written null reads back
+ * NaN). */
+static void test_project__estimate_record_reads_back_by_its_tables(void **state)
+{
+	struct fixture *f = *state;
+	struct project_config cfg = f->cfg;
+	static const char *const args[] = {"--set", "native_cut=0.3", "--samples", "200"};
+	struct calib c;
+	struct calibration d;
+	struct projection p = {0};
+	struct estimate e = {0};
+	struct ydiag diag = {0};
+	struct yctx yc = {"record.yaml", &diag, NULL};
+	struct ydoc *doc = NULL;
+	struct ydoc_node *list;
+	static struct estimate_origin o;
+	char *text = NULL;
+	size_t len = 0;
+	int ranges = 0;
+	cfg.samples = 200;
+	cfg.grid = cfg.sensitivity = 0;
+	assert_int_equal(with_set(&c, &d, &f->cal, &f->cal_d, "native_cut=0.3"), 0);
+	assert_int_equal(project_run(&p, &c, &d, &f->t, NULL, &cfg), 0);
+	assert_int_equal(estimate_from_projection(&e, &p, &c), 0);
+	struct estimate_source src = {"calibration", c.hash, "templates/default.yaml", "fnv1a64:1",
+				      "", "", 4, args, &c};
+	FILE *fp = open_memstream(&text, &len);
+	estimate_write_yaml(&e, &p, &src, fp);
+	fclose(fp);
+	assert_int_equal(ydoc_load_buf(&doc, "record.yaml", text, len, &diag), 0);
+	assert_int_equal(estimate_origin_read(&yc, doc->root, &o), 0);
+	assert_string_equal(o.made_from.calibration_hash, c.hash);
+	assert_string_equal(o.made_from.template_hash, "fnv1a64:1");
+	assert_string_equal(o.made_from.moe_reference, "");
+	assert_int_equal(o.made_from.nargs, 4);
+	assert_string_equal(o.made_from.args[1], "native_cut=0.3");
+	assert_int_equal(o.noverrides, 1);
+	assert_string_equal(o.overrides[0].key, "native_cut");
+	assert_string_equal(o.overrides[0].was, c.sets[0].was);
+	list = ydoc_get(doc->root, "estimates");
+	assert_non_null(list);
+	assert_int_equal(list->n, e.n);
+	for (size_t i = 0; i < e.n; i++) {
+		struct estimate_rec want, got;
+		estimate_rec_of(&want, &e.rows[i], &p.rows[i], &p);
+		assert_int_equal(estimate_rec_read(&yc, list->items[i], &got), 0);
+		assert_string_equal(got.scenario, want.scenario);
+		assert_string_equal(got.target, want.target);
+		assert_int_equal(got.pipeline, want.pipeline);
+		assert_int_equal(got.estimator, want.estimator);
+		assert_int_equal(got.budget, want.budget);
+		assert_true(got.has_band);
+		assert_string_equal(got.accept_from, want.accept_from);
+		assert_true(isnan(got.accept_lo) == isnan(want.accept_lo));
+		ranges += !isnan(got.accept_lo);
+		/* %.9g: nine significant digits */
+		assert_near(got.tok_s, want.tok_s, 1e-8 * want.tok_s);
+		assert_near(got.ms[COMP_ALLREDUCE], want.ms[COMP_ALLREDUCE], 1e-8);
+		assert_near(got.tok_s_band.p95, want.tok_s_band.p95, 1e-8 * want.tok_s_band.p95);
+		assert_true(isnan(got.xfer_err_pct) == isnan(want.xfer_err_pct));
+		assert_int_equal(got.runnable, want.runnable);
+		assert_string_equal(got.note, want.note);
+	}
+	assert_true(ranges > 0);
+	assert_int_equal(diag.n, 0);
+	ydoc_free(doc);
+	free(text);
+	estimate_free(&e);
+	project_free(&p);
+	calib_free(&c);
+}
+
+/* An estimate's rules across its keys: a band's keys all or none,
+ * accept_lo and accept_hi a range or neither, context_from only with a
+ * context; each refused naming the key. */
+static void test_project__estimate_record_rules(void **state)
+{
+	(void)state;
+	static const char *const bad[][2] = {
+		{", tok_s_band: {p5: 1, p50: 2, p95: 3}", "tok_s_band: only with step_ms_band"},
+		{", step_ms_band: {p5: 1, p50: 2, p95: 3}", "tok_s_band is required with step_ms_band"},
+		{", accept_lo: 9", "accept_lo and accept_hi: a range"},
+		{", accept_lo: 11, accept_hi: 9", "accept_lo and accept_hi: a range"},
+		{", context_from: trace", "context_from: only with a context"},
+		{", moe_band: {p5: 1}", "unknown key 'moe_band'"},
+		{"", NULL},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char text[1024];
+		struct ydiag diag = {0};
+		struct yctx yc = {"rec.yaml", &diag, NULL};
+		struct ydoc *doc = NULL;
+		struct estimate_rec r;
+		int n = snprintf(text, sizeof text,
+				 "{scenario: s, target: b300, pipeline: native, block: 16, budget: 64, "
+				 "concurrency: 1, context: 0, M: 65, accept: 10, moe_ms: 1, "
+				 "attn_lmhead_ms: 1, draft_ms: 1, tree_ms: 1, overhead_ms: 1, "
+				 "allreduce_ms: null, nonmoe_ms: 1, step_ms: 2, tok_s: 3, "
+				 "estimator: calibrated, runnable: true, note: \"\"%s}",
+				 bad[i][0]);
+		assert_int_equal(ydoc_load_buf(&doc, "rec.yaml", text, (size_t)n, &diag), 0);
+		assert_int_equal(estimate_rec_read(&yc, doc->root, &r), bad[i][1] ? DDT_EINPUT : 0);
+		if (bad[i][1]) {
+			assert_true(diag.n > 0);
+			assert_non_null(strstr(diag.msgs[0], bad[i][1]));
+			assert_non_null(strstr(diag.msgs[0], "rec.yaml:1:"));
+		} else {
+			assert_false(r.has_band);
+			assert_true(isnan(r.ms[COMP_ALLREDUCE]) && r.tok_s == 3);
+		}
+		ydoc_free(doc);
+		ydiag_free(&diag);
+	}
+}
+
 struct key_list {
 	int n;
 	char key[400][160], value[400][64];
@@ -2148,6 +2265,8 @@ int main(void)
 		cmocka_unit_test(test_project__small_allreduces_ignore_link_bandwidth),
 		cmocka_unit_test(test_project__transfer_and_allreduce_loaders_are_strict),
 		cmocka_unit_test(test_project__estimate_prints_bands_reproducibly),
+		cmocka_unit_test(test_project__estimate_record_reads_back_by_its_tables),
+		cmocka_unit_test(test_project__estimate_record_rules),
 		cmocka_unit_test(test_project__every_input_key_round_trips_through_set),
 		cmocka_unit_test(test_project__input_sources_are_never_cut),
 		cmocka_unit_test(test_project__backtest_holds_out_a_whole_implementation),

@@ -7,6 +7,7 @@
 #include "fit.h"
 #include "err.h"
 #include "estimate.h"
+#include "estimate_schema.h"
 #include "fsx.h"
 #include "model.h"
 #include "project.h"
@@ -558,25 +559,57 @@ static int keys_print(const struct estimate_args *a)
 /* A recorded estimate: its YAML, what it was made from, its arguments. */
 struct replay {
 	struct ydoc *doc;             /* a YAML record's */
-	char *text;                   /* a CSV record's (its fields point into it) */
+	char *text;                   /* a CSV record's (its arguments point into it) */
 	const char *format;           /* the record's: "yaml" or "csv" */
-	const char *calibration, *calibration_hash, *template_path, *template_hash;
-	const char *moe_reference_hash;
+	struct estimate_origin from;  /* made_from (its arguments' text: doc's or text's) */
 	int argc;
-	char *argv[2 * (2 * CLI_LIST_MAX + 16) + 1];
+	char *argv[ESTIMATE_MAX_ARGS + 2]; /* "estimate", the arguments, NULL */
 };
 
-/* Reads the made_from section of a --format csv output (its fields point
- * into r->text). Returns 0 or the exit status, the error printed as
+_Static_assert(sizeof((struct canon *)0)->v / sizeof(char *) <= ESTIMATE_MAX_ARGS,
+	       "a record's args holds every argument canon_args gives");
+
+/* r's argv: "estimate" and the recorded arguments (text of r->doc or
+ * r->text, which cli_parse only reads). */
+static void replay_argv(struct replay *r)
+{
+	const struct estimate_made_from *m = &r->from.made_from;
+	r->argc = 0;
+	r->argv[r->argc++] = "estimate";
+	for (int i = 0; i < m->nargs; i++)
+		r->argv[r->argc++] = (char *)m->args[i];
+	r->argv[r->argc] = NULL;
+}
+
+/* One KEY,VALUE line of a CSV record's made_from into r: a text key of the
+ * record's made_from table (its bit set in *seen: the table has fewer than
+ * 32 keys), or an argument. Returns 0, or -1 for a value longer than its
+ * key holds. */
+static int replay_csv_pair(struct replay *r, const char *key, const char *value, unsigned *seen)
+{
+	const struct yschema *s = &estimate_schema_made_from;
+	struct estimate_made_from *m = &r->from.made_from;
+	const struct yschema_field *f = yschema_find(s, key);
+	size_t n = strlen(value);
+	if (f && f->type == YS_STR) {
+		if (n >= f->size)
+			return -1;
+		memcpy((char *)m + f->off, value, n + 1);
+		*seen |= 1u << (f - s->fields);
+	} else if (!strcmp(key, "arg") && m->nargs < ESTIMATE_MAX_ARGS)
+		m->args[m->nargs++] = value;
+	return 0;
+}
+
+/* Reads the made_from section of a --format csv output (its arguments
+ * point into r->text). Returns 0 or the exit status, the error printed as
  * file:line. */
 static int replay_read_csv(struct replay *r, const char *path)
 {
-	const char **slot[] = {&r->calibration, &r->calibration_hash, &r->template_path,
-			       &r->template_hash, &r->moe_reference_hash};
-	static const char *const names[] = {"calibration", "calibration_hash", "template",
-					    "template_hash", "moe_reference_hash"};
+	const struct yschema *s = &estimate_schema_made_from;
 	char *line = strstr(r->text, "\n\nmade_from,value\n"), *f[3];
 	int ln = 1;
+	unsigned seen = 0;
 	r->format = "csv";
 	if (!line)
 		return cli_usage_error("estimate", "--replay %s: no made_from section (written by "
@@ -585,33 +618,31 @@ static int replay_read_csv(struct replay *r, const char *path)
 		ln += *c == '\n';
 	line += strlen("\n\nmade_from,value\n");
 	ln += 3;
-	r->argv[r->argc++] = "estimate";
 	for (char *next; *line && *line != '\n'; line = next, ln++) {
 		next = line + strcspn(line, "\n");
 		if (*next)
 			*next++ = '\0';
 		if (csv_split(line, f, 3) != 2)
 			return cli_usage_error("estimate", "--replay %s:%d: expected KEY,VALUE", path, ln);
-		char *value = csv_text(f[1]); /* "'--set" was written for "--set" */
-		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-			if (!strcmp(f[0], names[i]))
-				*slot[i] = value;
-		if (!strcmp(f[0], "arg") && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1)
-			r->argv[r->argc++] = value;
+		/* "'--set" was written for "--set" */
+		if (replay_csv_pair(r, f[0], csv_text(f[1]), &seen))
+			return cli_usage_error("estimate", "--replay %s:%d: %s is too long", path, ln,
+					       f[0]);
 	}
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (!*slot[i])
+	for (size_t i = 0; i < s->n; i++)
+		if (s->fields[i].type == YS_STR && (s->fields[i].flags & Y_REQUIRED) &&
+		    !(seen & 1u << i))
 			return cli_usage_error("estimate", "--replay %s: made_from has no %s", path,
-					       names[i]);
+					       s->fields[i].key);
+	replay_argv(r);
 	return 0;
 }
 
-/* Reads made_from of a --format yaml or csv output. Returns 0 or the exit
- * status, the error printed as file:line:column. */
+/* Reads made_from of a --format yaml or csv output (the record's table).
+ * Returns 0 or the exit status, the error printed as file:line:column. */
 static int replay_read(struct replay *r, const char *path)
 {
 	struct ydiag diag = {0};
-	struct ydoc_node *mf = NULL, *args = NULL;
 	struct yctx c = {path, &diag, NULL};
 	size_t len;
 	int rc = fsx_read_all(path, 64u << 20, &r->text, &len);
@@ -622,24 +653,12 @@ static int replay_read(struct replay *r, const char *path)
 		return replay_read_csv(r, path);
 	r->format = r->text[0] == '{' ? "json" : "yaml"; /* JSON is YAML's flow style */
 	rc = ydoc_load_buf(&r->doc, path, r->text, len, &diag);
-
-	if (!rc && !yget_node(&c, r->doc->root, "made_from", YDOC_MAP, Y_REQUIRED, &mf) && mf) {
-		yget_str(&c, mf, "calibration", Y_REQUIRED, &r->calibration);
-		yget_str(&c, mf, "calibration_hash", Y_REQUIRED, &r->calibration_hash);
-		yget_str(&c, mf, "template", Y_REQUIRED, &r->template_path);
-		yget_str(&c, mf, "template_hash", Y_REQUIRED, &r->template_hash);
-		yget_str(&c, mf, "moe_reference_hash", Y_REQUIRED, &r->moe_reference_hash);
-		if (!yget_node(&c, mf, "args", YDOC_SEQ, Y_REQUIRED, &args) && args) {
-			r->argv[r->argc++] = "estimate";
-			for (size_t i = 0; i < args->n && r->argc < (int)(sizeof r->argv / sizeof *r->argv) - 1; i++)
-				if (!yget_expect(&c, args->items[i], YDOC_SCALAR, "args"))
-					r->argv[r->argc++] = args->items[i]->str;
-		}
-	}
-	if (!rc && diag.n)
+	if (!rc && (estimate_origin_read(&c, r->doc->root, &r->from) || diag.n))
 		rc = DDT_EINPUT;
 	if (rc)
 		fprintf(stderr, "ddt estimate: --replay %s\n", diag.n ? diag.msgs[0] : err_msg());
+	else
+		replay_argv(r);
 	ydiag_free(&diag);
 	return rc ? err_exit_status(rc) : 0;
 }
@@ -668,8 +687,10 @@ static int replay_args(struct estimate_args *a, struct replay *r)
 	paths_init(&a->paths, "default");
 	if ((status = cli_parse(&cmd_estimate_spec, a, r->argc, r->argv, &first)) >= 0)
 		return status ? status : 2;
-	snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s", r->calibration);
-	snprintf(a->paths.template_path, sizeof a->paths.template_path, "%s", r->template_path);
+	snprintf(a->paths.calibration, sizeof a->paths.calibration, "%s",
+		 r->from.made_from.calibration);
+	snprintf(a->paths.template_path, sizeof a->paths.template_path, "%s",
+		 r->from.made_from.template_path);
 	a->format = format ? format : r->format;
 	a->replay = path;
 	a->brief = brief;
@@ -680,7 +701,8 @@ static int replay_args(struct estimate_args *a, struct replay *r)
 static int replay_check(const struct replay *r, const struct inputs *in, const char *path)
 {
 	const char *what[3] = {"calibration", "template", "--moe-reference file"};
-	const char *then[3] = {r->calibration_hash, r->template_hash, r->moe_reference_hash};
+	const struct estimate_made_from *m = &r->from.made_from;
+	const char *then[3] = {m->calibration_hash, m->template_hash, m->moe_reference_hash};
 	const char *now[3] = {in->cal.hash, in->tmpl_hash, in->ref_hash};
 	for (int i = 0; i < 3; i++)
 		if (strcmp(then[i], now[i]))
