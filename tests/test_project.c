@@ -1727,7 +1727,8 @@ static void test_project__estimate_record_rules(void **state)
 	(void)state;
 	static const char *const bad[][2] = {
 		{", tok_s_band: {p5: 1, p50: 2, p95: 3}", "tok_s_band: only with step_ms_band"},
-		{", step_ms_band: {p5: 1, p50: 2, p95: 3}", "tok_s_band is required with step_ms_band"},
+		{", step_ms_band: {p5: 1, p50: 2, p95: 3}",
+		 "tok_s_band is required with step_ms_band"},
 		{", accept_lo: 9", "accept_lo and accept_hi: a range"},
 		{", accept_lo: 11, accept_hi: 9", "accept_lo and accept_hi: a range"},
 		{", context_from: trace", "context_from: only with a context"},
@@ -1741,9 +1742,10 @@ static void test_project__estimate_record_rules(void **state)
 		struct ydoc *doc = NULL;
 		struct estimate_rec r;
 		int n = snprintf(text, sizeof text,
-				 "{scenario: s, target: b300, pipeline: native, block: 16, budget: 64, "
-				 "concurrency: 1, context: 0, M: 65, accept: 10, moe_ms: 1, "
-				 "attn_lmhead_ms: 1, draft_ms: 1, tree_ms: 1, overhead_ms: 1, "
+				 "{scenario: s, target: b300, pipeline: native, block: 16, "
+				 "budget: 64, concurrency: 1, context: 0, M: 65, accept: 10, "
+				 "moe_ms: 1, attn_lmhead_ms: 1, draft_ms: 1, tree_ms: 1, "
+				 "overhead_ms: 1, "
 				 "allreduce_ms: null, nonmoe_ms: 1, step_ms: 2, tok_s: 3, "
 				 "estimator: calibrated, runnable: true, note: \"\"%s}",
 				 bad[i][0]);

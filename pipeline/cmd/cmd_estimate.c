@@ -626,8 +626,8 @@ static int replay_read_csv(struct replay *r, const char *path)
 			return cli_usage_error("estimate", "--replay %s:%d: expected KEY,VALUE", path, ln);
 		/* "'--set" was written for "--set" */
 		if (replay_csv_pair(r, f[0], csv_text(f[1]), &seen))
-			return cli_usage_error("estimate", "--replay %s:%d: %s is too long", path, ln,
-					       f[0]);
+			return cli_usage_error("estimate", "--replay %s:%d: %s is too long",
+					       path, ln, f[0]);
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (s->fields[i].type == YS_STR && (s->fields[i].flags & Y_REQUIRED) &&

@@ -18,8 +18,8 @@ static void args_read(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return;
 	if (seq->n > ESTIMATE_MAX_ARGS) {
 		struct ydoc_node *n = seq->items[ESTIMATE_MAX_ARGS];
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %d items, got %zu", f->key,
-			  ESTIMATE_MAX_ARGS, seq->n);
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %d items, got %zu",
+			  f->key, ESTIMATE_MAX_ARGS, seq->n);
 		return;
 	}
 	for (size_t i = 0; i < seq->n; i++)
@@ -81,7 +81,8 @@ static const struct yschema band_schema = YS_TABLE("band", band_fields, 1);
 
 _Static_assert(COMP_COUNT == 6, "a model component needs its _ms key in rec_fields");
 
-#define REC(k, m, ty, fl, u, h) YS_KEYED(struct estimate_rec, k, m, ty, fl, .unit = (u), .help = (h))
+#define REC(k, m, ty, fl, u, h)                                                          \
+	YS_KEYED(struct estimate_rec, k, m, ty, fl, .unit = (u), .help = (h))
 #define REC_MS(k, comp, h) REC(k, ms[comp], YS_NUM, FIG, "ms", h)
 /* In the order written: the row (REC_HEAD keys), the keys its band brings
  * (REC_BAND keys, with a projection), then whether it runs. */
@@ -94,8 +95,10 @@ static const struct yschema_field rec_fields[] = {
 		 .help = "the serving pipeline"),
 	REC("block", block, YS_INT, Y_REQUIRED, "tokens", "drafter block size"),
 	REC("budget", budget, YS_INT, Y_REQUIRED, "nodes", "draft tree budget"),
-	REC("concurrency", concurrency, YS_INT, Y_REQUIRED, "requests", "sequences decoded at once"),
-	REC("context", context, YS_INT, Y_REQUIRED | Y_NONNEG, "tokens", "context (0: the anchors')"),
+	REC("concurrency", concurrency, YS_INT, Y_REQUIRED, "requests",
+	    "sequences decoded at once"),
+	REC("context", context, YS_INT, Y_REQUIRED | Y_NONNEG, "tokens",
+	    "context (0: the anchors')"),
 	REC("context_from", context_from, YS_STR, YS_OMIT, NULL,
 	    "scenario or trace; with a context and a band"),
 	REC("context_law", context_law, YS_STR, YS_OMIT, NULL,
@@ -125,7 +128,8 @@ static const struct yschema_field rec_fields[] = {
 	    "acceptance range, low end; only for a range"),
 	REC("accept_hi", accept_hi, YS_NUM, Y_NULLABLE | YS_OMIT, "tokens",
 	    "acceptance range, high end; only for a range"),
-	REC("other_tok_s", other_tok_s, YS_NUM, Y_NULLABLE, "tok/s", "the other estimator's figure"),
+	REC("other_tok_s", other_tok_s, YS_NUM, Y_NULLABLE, "tok/s",
+	    "the other estimator's figure"),
 	REC("other_pctile", other_pctile, YS_NUM, Y_NULLABLE, "%", "where it falls in this band"),
 	REC("xfer_cover_pct", xfer_cover_pct, YS_NUM, Y_NULLABLE, "%",
 	    "transfer backtest: points inside p5-p95"),
@@ -148,8 +152,9 @@ static int rec_check(struct yctx *c, struct ydoc_node *map, void *obj)
 	for (int i = REC_HEAD; i < REC_HEAD + REC_BANDS; i++) {
 		const char *k = rec_fields[i].key;
 		if (!(rec_fields[i].flags & YS_OMIT) && !ydoc_get(map, k) != !band) {
-			ydiag_add(c->diag, c->file, map->line, map->col, band ? "%s is required with "
-				  "step_ms_band" : "%s: only with step_ms_band", k);
+			ydiag_add(c->diag, c->file, map->line, map->col,
+				  band ? "%s is required with step_ms_band"
+				       : "%s: only with step_ms_band", k);
 			bad = 1;
 		}
 	}
@@ -170,13 +175,14 @@ static int rec_check(struct yctx *c, struct ydoc_node *map, void *obj)
 	return bad;
 }
 
-const struct yschema estimate_schema_rec = YS_TABLE_CHECKED("estimates[]", rec_fields, 0, rec_check);
+const struct yschema estimate_schema_rec =
+	YS_TABLE_CHECKED("estimates[]", rec_fields, 0, rec_check);
 /* Its parts, written apart: the band's keys only with a band. */
 static const struct yschema rec_head = {"estimates[]", rec_fields, REC_HEAD, 0, NULL};
 static const struct yschema rec_band = {"estimates[]", rec_fields + REC_HEAD, REC_BANDS, 0, NULL};
-static const struct yschema rec_tail = {"estimates[]", rec_fields + REC_HEAD + REC_BANDS,
-					sizeof rec_fields / sizeof *rec_fields - REC_HEAD - REC_BANDS,
-					0, NULL};
+static const struct yschema rec_tail = {
+	"estimates[]", rec_fields + REC_HEAD + REC_BANDS,
+	sizeof rec_fields / sizeof *rec_fields - REC_HEAD - REC_BANDS, 0, NULL};
 
 /* ---------------------------------------------------------------- from the estimate */
 
