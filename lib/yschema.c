@@ -56,6 +56,20 @@ static int read_num(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return DDT_EINPUT;
 }
 
+/* A whole number, in the entry's range too (an absent key keeps the
+ * struct's value). */
+static int read_int(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    void *obj)
+{
+	int rc = yget_int(c, map, f->key, f->flags, AT(obj, f, int));
+	struct ydoc_node *n = ydoc_get(map, f->key);
+	if (rc || !f->range || !n || range_holds(f->range, *AT(obj, f, int)))
+		return rc;
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+		  f->range->says, n->str);
+	return DDT_EINPUT;
+}
+
 /* An enum's value by its name; a YS_STR with names: one of them, copied. */
 static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
@@ -163,7 +177,7 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 	case YS_NUM:
 		return read_num(c, map, f, obj);
 	case YS_INT:
-		return yget_int(c, map, f->key, f->flags, AT(obj, f, int));
+		return read_int(c, map, f, obj);
 	case YS_STR:
 		if (f->names)
 			return read_enum(c, map, f, obj);

@@ -374,6 +374,32 @@ static void test_yaml__a_schema_table_names_each_problem_at_its_place(void **sta
 	ydiag_free(&diag);
 }
 
+/* A whole number's range is read as a number's: a value outside it is a
+ * problem at the value, an absent key keeps the struct's value. */
+struct sized {
+	int n, m;
+};
+static const struct yschema_range one_to_ten = {1, 10, 0, 0, "within [1, 10]"};
+static const struct yschema_field sized_fields[] = {
+	YS_FIELD(struct sized, n, YS_INT, 0, .range = &one_to_ten),
+	YS_FIELD(struct sized, m, YS_INT, Y_POSITIVE, .range = &one_to_ten),
+};
+static const struct yschema sized_schema = YS_TABLE("sized", sized_fields, 0);
+
+static void test_yaml__a_whole_number_keeps_its_range(void **state)
+{
+	(void)state;
+	struct sized z = {0, 7};
+	struct ydiag diag = {0};
+	assert_int_equal(schema_read_text(&sized_schema, "n: 10\n", &z, &diag), 0);
+	assert_int_equal(z.n, 10);
+	assert_int_equal(z.m, 7);
+	assert_int_equal(schema_read_text(&sized_schema, "n: 11\nm: 0\n", &z, &diag), 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:4: n must be within [1, 10], got 11");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:4: m must be greater than zero, got 0");
+	ydiag_free(&diag);
+}
+
 /* Overrides keep the reader's checks; the keys listed are the settable
  * numbers; what an entry takes reads from its table. */
 static int key_line_fn(void *ctx, const char *key, const char *value)
@@ -824,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_projection_row_reads_back_through_its_table),
 		cmocka_unit_test(test_yaml__a_schema_table_names_each_problem_at_its_place),
 		cmocka_unit_test(test_yaml__a_schema_table_sets_and_lists_its_numbers),
+		cmocka_unit_test(test_yaml__a_whole_number_keeps_its_range),
 		cmocka_unit_test(test_yaml__a_scaled_number_is_a_percentage_in_its_file),
 		cmocka_unit_test(test_yaml__a_custom_entry_without_its_function_is_an_internal_error),
 		cmocka_unit_test(test_yaml__an_omitted_entry_is_written_only_when_it_says_something),
