@@ -361,6 +361,179 @@ static void test_cli__positional_arguments_follow_the_options(void **state)
 }
 
 
+/* ---------------------------------------------------------------- options from YAML keys */
+
+/* A YAML mapping's struct and table (yschema.h), whose entries options take. */
+struct t_conf {
+	int width, count;
+	double rate, share;
+	int mode;
+};
+static const struct yschema_name t_modes[] = {{"fast", 0}, {"slow", 1}, {NULL, 0}};
+static const struct yschema_range t_widths = {1, 64, 0, 0, "within [1, 64]"};
+static const struct yschema_range t_pct = {0, 100, 1, 0, "within (0, 100]"};
+static const struct yschema_field t_conf_fields[] = {
+	YS_FIELD(struct t_conf, width, YS_INT, Y_POSITIVE, .range = &t_widths, .help = "the width"),
+	YS_FIELD(struct t_conf, count, YS_INT, Y_NONNEG, .help = "how many"),
+	YS_FIELD(struct t_conf, rate, YS_NUM, Y_POSITIVE, .help = "the rate"),
+	YS_PCT(struct t_conf, "share_pct", share, 0, .range = &t_pct, .help = "the share"),
+	YS_FIELD(struct t_conf, mode, YS_ENUM, 0, .names = t_modes, .help = "how it runs"),
+};
+static const struct yschema t_conf_schema = YS_TABLE("conf", t_conf_fields, 0);
+
+struct k_args {
+	int width;
+	double count, rate, share;
+	const char *mode;
+};
+
+typedef struct k_args K;
+static const struct cli_opt k_opts[] = {
+	CLI_OPT_KEY(K, width, "width", "N", &t_conf_schema, "width", NULL),
+	CLI_OPT_KEY(K, count, "count", "N", &t_conf_schema, "count", NULL),
+	CLI_OPT_KEY(K, rate, "rate", "R", &t_conf_schema, "rate", "the option's own words"),
+	CLI_OPT_KEY(K, share, "share", "P", &t_conf_schema, "share_pct", NULL),
+	CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "mode", NULL),
+	CLI_OPT_END,
+};
+static const struct cli_spec k_spec = {.name = "test", .usage = "test", .about = "A test.",
+				       .opts = k_opts};
+
+/* cli_parse of "test LINE" by spec into a (fresh), what it printed on
+ * stderr into err[len]; returns its result. */
+static int parse_key_line(const struct cli_spec *spec, struct k_args *a, const char *line,
+			  char *err, size_t len)
+{
+	char words[128], *argv[16], *save = NULL;
+	int argc = 0, first, rc, saved = dup(STDERR_FILENO);
+	FILE *tmp = tmpfile();
+	assert_non_null(tmp);
+	snprintf(words, sizeof words, "%s", line);
+	argv[argc++] = "test";
+	for (char *w = strtok_r(words, " ", &save); w && argc < 15; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	memset(a, 0, sizeof *a);
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	rc = cli_parse(spec, a, argc, argv, &first);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	size_t n = fread(err, 1, len - 1, tmp);
+	err[n] = '\0';
+	fclose(tmp);
+	return rc;
+}
+
+/* An option declared from a YAML key takes what the key takes: an int and a
+ * double within the entry's flags and range, a percentage stored as the
+ * struct's fraction, a word among the entry's names. */
+static void test_cli__key_options_take_what_their_entry_takes(void **state)
+{
+	(void)state;
+	struct k_args a;
+	char err[512];
+	assert_int_equal(parse_key_line(&k_spec, &a, "--width 64 --count 0 --rate 0.25 --share 100 "
+						     "--mode slow", err, sizeof err), -1);
+	assert_int_equal(a.width, 64);
+	assert_true(a.count == 0);
+	assert_true(a.rate == 0.25);
+	assert_true(a.share == 1.0); /* the file's 100 % */
+	assert_string_equal(a.mode, "slow");
+	assert_string_equal(err, "");
+	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647",
+					err, sizeof err), -1);
+	assert_int_equal(a.width, 1);
+	assert_true(a.share == 0.005);
+	assert_true(a.count == 2147483647.0);
+}
+
+/* What an entry refuses, the option refuses with one line naming the
+ * accepted values as the entry describes them. */
+static void test_cli__key_options_refuse_what_their_entry_refuses(void **state)
+{
+	(void)state;
+	static const char *const bad[][2] = {
+		{"--width 0", "--width: expected a whole number from 1 to 64, got '0'"},
+		{"--width 65", "--width: expected a whole number from 1 to 64, got '65'"},
+		{"--width 1.5", "--width: expected a whole number from 1 to 64, got '1.5'"},
+		{"--count -1", "--count: expected a whole number from 0 to 2147483647, got '-1'"},
+		{"--count 2.5", "--count: expected a whole number from 0 to 2147483647, got '2.5'"},
+		{"--rate 0", "--rate: expected a number > 0, got '0'"},
+		{"--rate x", "--rate: expected a number > 0, got 'x'"},
+		{"--share 0", "--share: expected a number > 0 and <= 100, got '0'"},
+		{"--share 100.5", "--share: expected a number > 0 and <= 100, got '100.5'"},
+		{"--mode medium", "--mode: expected fast or slow, got 'medium'"},
+	};
+	struct k_args a;
+	char err[512], want[256];
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(parse_key_line(&k_spec, &a, bad[i][0], err, sizeof err), 2);
+		snprintf(want, sizeof want, "ddt test: %s (see 'ddt test --help')\n", bad[i][1]);
+		assert_string_equal(err, want);
+	}
+}
+
+/* --help gives an option its own words, else its entry's help. */
+static void test_cli__key_options_help_is_the_entry_s(void **state)
+{
+	(void)state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	assert_non_null(fp);
+	cli_help(&k_spec, fp);
+	fclose(fp);
+	assert_non_null(strstr(text, "  --width N           the width\n"));
+	assert_non_null(strstr(text, "  --share P           the share\n"));
+	assert_non_null(strstr(text, "  --rate R            the option's own words\n"));
+	assert_null(strstr(text, "the rate"));
+	free(text);
+}
+
+/* A key its table lacks, or an entry that does not fit the field, is an
+ * internal error before any argument is read; every command's table fits. */
+static void test_cli__key_options_are_checked(void **state)
+{
+	(void)state;
+	static const struct cli_opt no_key[] = {
+		CLI_OPT_KEY(K, width, "width", "N", &t_conf_schema, "wide", NULL),
+		CLI_OPT_END,
+	};
+	static const struct cli_opt misfit[] = {
+		CLI_OPT_KEY(K, width, "width", "N", &t_conf_schema, "rate", NULL),
+		CLI_OPT_END,
+	};
+	static const struct cli_opt no_names[] = {
+		CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "count", NULL),
+		CLI_OPT_END,
+	};
+	struct cli_spec bad = k_spec;
+	struct k_args a;
+	char err[512];
+
+	bad.opts = no_key;
+	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
+	assert_string_equal(err_msg(), "--width: conf has no key 'wide'");
+	assert_int_equal(parse_key_line(&bad, &a, "--width 3", err, sizeof err), 1);
+	assert_string_equal(err, "ddt test: --width: conf has no key 'wide'\n");
+	assert_int_equal(a.width, 0);
+	bad.opts = misfit;
+	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
+	assert_string_equal(err_msg(), "--width: conf.rate: an int option needs a YS_INT entry");
+	bad.opts = no_names;
+	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
+	assert_non_null(strstr(err_msg(), "needs an entry with names"));
+
+	assert_int_equal(cli_check(&k_spec), 0);
+	for (size_t i = 0; i < cmd_count; i++)
+		for (const struct cli_spec *const *s = cmd_list[i].specs; *s; s++)
+			if (cli_check(*s))
+				fail_msg("ddt %s: %s", (*s)->name, err_msg());
+}
+
 /* Compares out with a docs page's block: each line as written, "  ..." for
  * any lines up to the next one given (or to the end). Returns NULL, or the
  * first line of the block not found. */
@@ -561,6 +734,10 @@ int main(void)
 		cmocka_unit_test(test_cli__options_fill_their_fields),
 		cmocka_unit_test(test_cli__bad_values_are_usage_errors),
 		cmocka_unit_test(test_cli__positional_arguments_follow_the_options),
+		cmocka_unit_test(test_cli__key_options_take_what_their_entry_takes),
+		cmocka_unit_test(test_cli__key_options_refuse_what_their_entry_refuses),
+		cmocka_unit_test(test_cli__key_options_help_is_the_entry_s),
+		cmocka_unit_test(test_cli__key_options_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

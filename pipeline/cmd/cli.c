@@ -6,6 +6,7 @@
 #include "ydoc.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -70,20 +71,129 @@ static void choices_text(const char *choices, char *buf, size_t len)
 	}
 }
 
-/* A whole number of arg in [o->min, o->max] into *v; 0 or a usage error. */
-static int whole_arg(const struct cli_spec *s, const struct cli_opt *o, const char *arg,
-		     double *v)
+/* The numbers an option takes: from lo to hi, each end open or not. */
+struct cli_range {
+	double lo, hi;
+	int lo_open, hi_open, whole;
+};
+
+/* The entry of a CLI_OPT_KEY option; NULL for any other (or a key its table
+ * lacks: cli_check). */
+static const struct yschema_field *key_entry(const struct cli_opt *o)
 {
-	char name[64];
-	if (yget_parse_num(arg, v) || *v != floor(*v) || *v < o->min || *v > o->max)
-		return cli_usage_error(s->name, "%s: expected a whole number from %.0f to %.0f, got '%s'",
-				       opt_name(o, name, sizeof name), o->min, o->max, arg);
+	return o->schema ? yschema_find(o->schema, o->key) : NULL;
+}
+
+/* Narrows r's lower (hi: upper) end to v, open or not. */
+static void narrow(struct cli_range *r, int hi, double v, int open)
+{
+	if (!hi && (v > r->lo || (v == r->lo && open))) {
+		r->lo = v;
+		r->lo_open = open;
+	} else if (hi && (v < r->hi || (v == r->hi && open))) {
+		r->hi = v;
+		r->hi_open = open;
+	}
+}
+
+/* The numbers entry e takes, as its reader checks them (yschema.h): its
+ * flags, its range, an int's bounds; a whole number's open ends closed. */
+static struct cli_range entry_range(const struct yschema_field *e)
+{
+	int is_int = e->type == YS_INT;
+	struct cli_range r = {is_int ? INT_MIN : -HUGE_VAL, is_int ? INT_MAX : HUGE_VAL, 0, 0,
+			      is_int || (e->flags & Y_INTEGER)};
+	if (e->flags & Y_POSITIVE)
+		narrow(&r, 0, 0, 1);
+	if (e->flags & (Y_NONNEG | Y_FRACTION))
+		narrow(&r, 0, 0, 0);
+	if (e->flags & Y_FRACTION)
+		narrow(&r, 1, 1, 0);
+	if (e->range) {
+		narrow(&r, 0, e->range->lo, e->range->lo_open);
+		narrow(&r, 1, e->range->hi, e->range->hi_open);
+	}
+	if (r.whole && r.lo_open) {
+		r.lo = floor(r.lo) + 1;
+		r.lo_open = 0;
+	}
+	if (r.whole && r.hi_open) {
+		r.hi = ceil(r.hi) - 1;
+		r.hi_open = 0;
+	}
+	return r;
+}
+
+/* The numbers option o takes: its entry's, else [min, max]. */
+static struct cli_range opt_range(const struct cli_opt *o)
+{
+	const struct yschema_field *e = key_entry(o);
+	if (e)
+		return entry_range(e);
+	return (struct cli_range){o->min, o->max, 0, 0, o->kind != CLI_NUM};
+}
+
+/* r in words: "a whole number from 1 to 10", "a number > 0". */
+static void range_text(const struct cli_range *r, char *buf, size_t len)
+{
+	const char *what = r->whole ? "a whole number" : "a number";
+	const char *fmt = r->whole ? "%.0f" : "%g";
+	char lo[40], hi[40];
+	snprintf(lo, sizeof lo, fmt, r->lo);
+	snprintf(hi, sizeof hi, fmt, r->hi);
+	if (isfinite(r->lo) && isfinite(r->hi) && !r->lo_open && !r->hi_open)
+		snprintf(buf, len, "%s from %s to %s", what, lo, hi);
+	else if (isfinite(r->lo) && isfinite(r->hi))
+		snprintf(buf, len, "%s %s %s and %s %s", what, r->lo_open ? ">" : ">=", lo,
+			 r->hi_open ? "<" : "<=", hi);
+	else if (isfinite(r->lo))
+		snprintf(buf, len, "%s %s %s", what, r->lo_open ? ">" : ">=", lo);
+	else if (isfinite(r->hi))
+		snprintf(buf, len, "%s %s %s", what, r->hi_open ? "<" : "<=", hi);
+	else
+		snprintf(buf, len, "%s", what);
+}
+
+/* A number of arg that o takes into *v; 0 or a usage error. */
+static int num_arg(const struct cli_spec *s, const struct cli_opt *o, const char *arg,
+		   double *v)
+{
+	struct cli_range r = opt_range(o);
+	char name[64], words[128];
+	if (!yget_parse_num(arg, v) && (!r.whole || *v == floor(*v)) &&
+	    (r.lo_open ? *v > r.lo : *v >= r.lo) && (r.hi_open ? *v < r.hi : *v <= r.hi))
+		return 0;
+	range_text(&r, words, sizeof words);
+	return cli_usage_error(s->name, "%s: expected %s, got '%s'", opt_name(o, name, sizeof name),
+			       words, arg);
+}
+
+/* True when word is one of o's words: its entry's names, else its choices. */
+static int takes_word(const struct cli_opt *o, const char *word)
+{
+	const struct yschema_field *e = key_entry(o);
+	if (!e)
+		return !o->choices || is_choice(o->choices, word);
+	for (const struct yschema_name *nm = e->names; nm->name; nm++)
+		if (!strcmp(nm->name, word))
+			return 1;
 	return 0;
+}
+
+/* o's words as "a, b or c". */
+static void words_text(const struct cli_opt *o, char *buf, size_t len)
+{
+	const struct yschema_field *e = key_entry(o);
+	if (e)
+		yschema_describe(e, buf, len); /* an entry with names: its names */
+	else
+		choices_text(o->choices, buf, len);
 }
 
 /* Stores arg (NULL for a flag) into o's field of args; 0 or a usage error. */
 static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, const char *arg)
 {
+	const struct yschema_field *e = key_entry(o);
 	void *field = args + o->field;
 	char name[64], words[256];
 	double v;
@@ -94,8 +204,8 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		*(int *)field = 1;
 		return 0;
 	case CLI_STR:
-		if (o->choices && !is_choice(o->choices, arg)) {
-			choices_text(o->choices, words, sizeof words);
+		if (!takes_word(o, arg)) {
+			words_text(o, words, sizeof words);
 			return cli_usage_error(s->name, "%s: expected %s, got '%s'", name, words, arg);
 		}
 		*(const char **)field = arg;
@@ -107,17 +217,15 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		memcpy(field, arg, strlen(arg) + 1);
 		return 0;
 	case CLI_INT:
-		if (whole_arg(s, o, arg, &v))
+		if (num_arg(s, o, arg, &v))
 			return 2;
 		*(int *)field = (int)v;
 		return 0;
 	case CLI_WHOLE:
-		return whole_arg(s, o, arg, (double *)field) ? 2 : 0;
 	case CLI_NUM:
-		if (yget_parse_num(arg, &v) || v < o->min || v > o->max)
-			return cli_usage_error(s->name, "%s: expected a number from %g to %g, got '%s'",
-					       name, o->min, o->max, arg);
-		*(double *)field = v;
+		if (num_arg(s, o, arg, &v))
+			return 2;
+		*(double *)field = e && e->scale != 0 ? v / e->scale : v;
 		return 0;
 	case CLI_LIST: {
 		struct cli_list *l = field;
@@ -132,6 +240,41 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		break;
 	}
 	return cli_usage_error(s->name, "%s: not an option", name);
+}
+
+/* Whether entry e fits option o's kind (cli_check); NULL or why not. */
+static const char *entry_misfit(const struct cli_opt *o, const struct yschema_field *e)
+{
+	switch (o->kind) {
+	case CLI_INT:
+		return e->type == YS_INT && (e->scale == 0 || e->scale == 1)
+			       ? NULL
+			       : "an int option needs a YS_INT entry";
+	case CLI_NUM:
+		return e->type == YS_INT || e->type == YS_NUM ? NULL
+							      : "a double option needs a number entry";
+	case CLI_STR:
+		return e->names ? NULL : "a text option needs an entry with names";
+	default:
+		return "not a kind an entry gives";
+	}
+}
+
+int cli_check(const struct cli_spec *s)
+{
+	for (const struct cli_opt *o = s->opts; o->kind != CLI_END; o++) {
+		const struct yschema_field *e = key_entry(o);
+		const char *why;
+		if (!o->schema)
+			continue;
+		if (!e)
+			return err_set(DDT_EGENERIC, "--%s: %s has no key '%s'", o->long_name,
+				       o->schema->name, o->key);
+		if ((why = entry_misfit(o, e)) != NULL)
+			return err_set(DDT_EGENERIC, "--%s: %s.%s: %s", o->long_name,
+				       o->schema->name, o->key, why);
+	}
+	return 0;
 }
 
 /* getopt_long's tables for s: long options with val CLI_ID0 + their index.
@@ -185,6 +328,8 @@ int cli_parse(const struct cli_spec *s, void *args, int argc, char **argv, int *
 	size_t n = getopt_tables(s, lo, so);
 	int c;
 
+	if (cli_check(s))
+		return cli_fail(s->name, DDT_EGENERIC);
 	optind = 0; /* glibc: start over, argv may be another one */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
@@ -226,10 +371,17 @@ static void put_indented(FILE *fp, const char *text, int col)
 	}
 }
 
+/* o's help: its own words, else its entry's. */
+static const char *opt_help(const struct cli_opt *o)
+{
+	const struct yschema_field *e = key_entry(o);
+	return o->help ? o->help : e && e->help ? e->help : "";
+}
+
 void cli_help(const struct cli_spec *s, FILE *fp)
 {
-	static const struct cli_opt help = {CLI_FLAG, 'h', "help", NULL, "this text", 0, 0, 0, 0,
-					    NULL, NULL};
+	static const struct cli_opt help = {.kind = CLI_FLAG, .short_name = 'h',
+					    .long_name = "help", .help = "this text"};
 	char buf[160];
 	int col = 22;
 
@@ -246,7 +398,7 @@ void cli_help(const struct cli_spec *s, FILE *fp)
 		const struct cli_opt *e = o->kind == CLI_END ? &help : o;
 		int w = spec_text(e, buf, sizeof buf);
 		fprintf(fp, "%s%*s", buf, w < col ? col - w : 1, "");
-		put_indented(fp, e->help, col);
+		put_indented(fp, opt_help(e), col);
 		if (e == &help)
 			break;
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "paths.h"
+#include "yschema.h"
 
 /* What an option does with its argument, into the field of the command's
  * argument struct it names. */
@@ -36,6 +37,11 @@ struct cli_opt {
 	/* CLI_CALL: stores arg into field; returns 0, or an error code with the
 	 * message set (err.h), which parsing prints as a usage error */
 	int (*fn)(void *field, const char *arg);
+	/* CLI_OPT_KEY: the YAML entry (key of schema) whose value the option
+	 * sets; its range or names, and its help when help is NULL, are the
+	 * option's, min, max and choices unused */
+	const struct yschema *schema;
+	const char *key;
 };
 
 /* Repeated options in the order given (--scenario a --scenario b). */
@@ -60,16 +66,35 @@ struct cli_spec {
 /* Typed field of the argument struct T (a compile error when f is not a type). */
 #define CLI_FIELD_(T, f, type) _Generic(((T *)0)->f, type: offsetof(T, f))
 
-#define CLI_OPT_FLAG(T, f, s, l, h) {CLI_FLAG, (s), (l), NULL, (h), CLI_FIELD_(T, f, int), 0, 0, 0, NULL, NULL}
-#define CLI_OPT_STR(T, f, s, l, a, h) {CLI_STR, (s), (l), (a), (h), CLI_FIELD_(T, f, const char *), 0, 0, 0, NULL, NULL}
-#define CLI_OPT_CHOICE(T, f, l, a, c, h) {CLI_STR, 0, (l), (a), (h), CLI_FIELD_(T, f, const char *), 0, 0, 0, (c), NULL}
-#define CLI_OPT_BUF(T, f, l, a, h) {CLI_BUF, 0, (l), (a), (h), CLI_FIELD_(T, f, char *), sizeof(((T *)0)->f), 0, 0, NULL, NULL}
-#define CLI_OPT_INT(T, f, l, a, lo, hi, h) {CLI_INT, 0, (l), (a), (h), CLI_FIELD_(T, f, int), 0, (lo), (hi), NULL, NULL}
-#define CLI_OPT_WHOLE(T, f, l, a, lo, hi, h) {CLI_WHOLE, 0, (l), (a), (h), CLI_FIELD_(T, f, double), 0, (lo), (hi), NULL, NULL}
-#define CLI_OPT_NUM(T, f, l, a, lo, hi, h) {CLI_NUM, 0, (l), (a), (h), CLI_FIELD_(T, f, double), 0, (lo), (hi), NULL, NULL}
-#define CLI_OPT_LIST(T, f, l, a, h) {CLI_LIST, 0, (l), (a), (h), CLI_FIELD_(T, f, struct cli_list), 0, 0, 0, NULL, NULL}
-#define CLI_OPT_CALL(T, f, l, a, fn, h) {CLI_CALL, 0, (l), (a), (h), offsetof(T, f), 0, 0, 0, NULL, (fn)}
-#define CLI_OPT_END {CLI_END, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL}
+#define CLI_OPT_(k, s, l, a, h, off, ...)                                                   \
+	{.kind = (k), .short_name = (s), .long_name = (l), .arg = (a), .help = (h),          \
+	 .field = (off), __VA_ARGS__}
+#define CLI_OPT_FLAG(T, f, s, l, h) CLI_OPT_(CLI_FLAG, s, l, NULL, h, CLI_FIELD_(T, f, int))
+#define CLI_OPT_STR(T, f, s, l, a, h) CLI_OPT_(CLI_STR, s, l, a, h, CLI_FIELD_(T, f, const char *))
+#define CLI_OPT_CHOICE(T, f, l, a, c, h)                                                    \
+	CLI_OPT_(CLI_STR, 0, l, a, h, CLI_FIELD_(T, f, const char *), .choices = (c))
+#define CLI_OPT_BUF(T, f, l, a, h)                                                          \
+	CLI_OPT_(CLI_BUF, 0, l, a, h, CLI_FIELD_(T, f, char *), .size = sizeof(((T *)0)->f))
+#define CLI_OPT_INT(T, f, l, a, lo, hi, h)                                                  \
+	CLI_OPT_(CLI_INT, 0, l, a, h, CLI_FIELD_(T, f, int), .min = (lo), .max = (hi))
+#define CLI_OPT_WHOLE(T, f, l, a, lo, hi, h)                                                \
+	CLI_OPT_(CLI_WHOLE, 0, l, a, h, CLI_FIELD_(T, f, double), .min = (lo), .max = (hi))
+#define CLI_OPT_NUM(T, f, l, a, lo, hi, h)                                                  \
+	CLI_OPT_(CLI_NUM, 0, l, a, h, CLI_FIELD_(T, f, double), .min = (lo), .max = (hi))
+#define CLI_OPT_LIST(T, f, l, a, h) CLI_OPT_(CLI_LIST, 0, l, a, h, CLI_FIELD_(T, f, struct cli_list))
+#define CLI_OPT_CALL(T, f, l, a, fn_, h) CLI_OPT_(CLI_CALL, 0, l, a, h, offsetof(T, f), .fn = (fn_))
+/* The option that sets what key k of the YAML table s (yschema.h) sets, so
+ * that the values both take live in one entry: a number within the entry's
+ * flags and range (in the file's units, stored divided by its scale; a whole
+ * number when the entry's is), or a word among its names. Field f of T says
+ * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT) or a
+ * const char * (an entry with names: the argument, one of them). h: the
+ * option's own help, or NULL for the entry's. cli_check says whether the
+ * entry exists and fits. */
+#define CLI_KEY_KIND_(T, f) _Generic(((T *)0)->f, int: CLI_INT, double: CLI_NUM, const char *: CLI_STR)
+#define CLI_OPT_KEY(T, f, l, a, s, k, h)                                                    \
+	CLI_OPT_(CLI_KEY_KIND_(T, f), 0, l, a, h, offsetof(T, f), .schema = (s), .key = (k))
+#define CLI_OPT_END {.kind = CLI_END}
 
 /* The four folder options of struct paths field f of T (paths.h): --calibration,
  * --template (a bare name means templates/<name>.yaml), --runs, --reports. */
@@ -104,6 +129,11 @@ int cli_folder_arg(void *field, const char *arg);
  * argv[*first..argc); else the exit status, having printed the help (0) or
  * a one-line usage error (2). */
 int cli_parse(const struct cli_spec *s, void *args, int argc, char **argv, int *first);
+
+/* Checks that every CLI_OPT_KEY option of s names an entry of its table
+ * that fits its field; returns 0, or DDT_EGENERIC with err_msg() naming the
+ * option (cli_parse refuses such a table before parsing). */
+int cli_check(const struct cli_spec *s);
 
 /* Writes s's --help: usage line, about, the options table, then after. */
 void cli_help(const struct cli_spec *s, FILE *fp);
