@@ -75,6 +75,30 @@ static void test_tmpl__scenario_problems_in_order_and_words(void **state)
 	ydiag_free(&diag);
 }
 
+/* A block, budget or concurrency is at most a million, as ddt estimate's
+ * ad hoc options take it. */
+static void test_tmpl__sizes_are_at_most_a_million(void **state)
+{
+	(void)state;
+	struct tmpl t;
+	struct ydiag diag = {0};
+	const char *text = "name: t\nscenarios:\n"
+			   "  - {name: a, target: b300, pipeline: native, block: 1000001,"
+			   " budget: 2000000, concurrency: 1000001, accept: 2}\n"
+			   "  - {name: b, target: b300, pipeline: native, block: 1000000,"
+			   " budget: 1000000, concurrency: 1000000, accept: 2}\n";
+	assert_int_equal(load_text(&t, text, &diag), DDT_EINPUT);
+	assert_int_equal(diag.n, 3);
+	assert_string_equal(diag.msgs[0],
+			    "/tmp/t.yaml:3:54: block must be within [1, 1000000], got 1000001");
+	assert_string_equal(diag.msgs[1],
+			    "/tmp/t.yaml:3:71: budget must be within [1, 1000000], got 2000000");
+	assert_string_equal(diag.msgs[2], "/tmp/t.yaml:3:93: concurrency must be within "
+					  "[1, 1000000], got 1000001");
+	tmpl_free(&t);
+	ydiag_free(&diag);
+}
+
 /* The names the tables give are the ones parsed back; an unknown one is
  * refused. */
 static void test_tmpl__enum_names_round_trip(void **state)
@@ -103,6 +127,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tmpl__scenario_reads_every_key),
 		cmocka_unit_test(test_tmpl__scenario_problems_in_order_and_words),
+		cmocka_unit_test(test_tmpl__sizes_are_at_most_a_million),
 		cmocka_unit_test(test_tmpl__enum_names_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

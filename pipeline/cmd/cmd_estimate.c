@@ -11,6 +11,7 @@
 #include "fsx.h"
 #include "model.h"
 #include "project.h"
+#include "project_schema.h"
 #include "tmpl.h"
 #include "ydoc.h"
 
@@ -36,9 +37,12 @@ static const struct cli_opt estimate_opts[] = {
 	CLI_OPT_LIST(A, scenarios, "scenario", "NAME", "a scenario of the template (repeatable)"),
 	CLI_OPT_STR(A, target, 0, "target", "GPU",
 		    "ad hoc: target GPU from the catalog"),
-	CLI_OPT_CHOICE(A, pipeline, "pipeline", "P", "sglang|native",
-		       "ad hoc: sglang or native"),
-	CLI_OPT_INT(A, block, "block", "N", 1, 1e6, "ad hoc: drafter block size"),
+	CLI_OPT_KEY(A, pipeline, "pipeline", "P", &tmpl_scenario_schema, "pipeline",
+		    "ad hoc: sglang or native"),
+	CLI_OPT_KEY(A, block, "block", "N", &tmpl_scenario_schema, "block",
+		    "ad hoc: drafter block size"),
+	/* not the scenario's budget entry: 0 is the ad hoc autoregressive
+	 * baseline, which a template's scenario never is */
 	CLI_OPT_INT(A, budget, "budget", "N", 0, 1e6,
 		    "ad hoc: tree node budget, root excluded;\n"
 		    "0: no speculation, the autoregressive baseline (M = C,\n"
@@ -47,15 +51,15 @@ static const struct cli_opt estimate_opts[] = {
 		    "ad hoc: mean acceptance lengths, e.g. 12,14,16, or\n"
 		    "curve: the acceptance source's (a trace, --acceptance)\n"
 		    "at the block and budget"),
-	CLI_OPT_INT(A, concurrency, "concurrency", "N", 1, 1e6,
+	CLI_OPT_KEY(A, concurrency, "concurrency", "N", &tmpl_scenario_schema, "concurrency",
 		    "ad hoc: sequences decoded at once (what an ad hoc\n"
 		    "option leaves out comes from the template's\n"
 		    "projection.ad_hoc scenario)"),
-	CLI_OPT_CHOICE(A, estimator, "estimator", "E", "calibrated|seed",
-		       "ad hoc: calibrated (ddt's, its point on the band's\n"
-		       "median) or seed (the seed's assumptions)\n"
-		       "(with one --scenario, ad hoc options change that\n"
-		       "scenario)"),
+	CLI_OPT_KEY(A, estimator, "estimator", "E", &tmpl_scenario_schema, "estimator",
+		    "ad hoc: calibrated (ddt's, its point on the band's\n"
+		    "median) or seed (the seed's assumptions)\n"
+		    "(with one --scenario, ad hoc options change that\n"
+		    "scenario)"),
 	CLI_OPT_LIST(A, sets, "set", "KEY=VALUE",
 		     "override a calibration value or assumption by the\n"
 		     "key the outputs show it under, e.g. native_cut=0.3,\n"
@@ -64,8 +68,8 @@ static const struct cli_opt estimate_opts[] = {
 		     "=h200 (its measured curve as the reference),\n"
 		     "allreduce.b300.step_ms_at_m9=0.5, law.attn_lmhead=0.4\n"
 		     "(repeatable, applied in order; --keys lists them)"),
-	CLI_OPT_CHOICE(A, curve, "moe-curve", "C", "linear|physical",
-		       "linear (the seed's line) or physical (the fitted curve)"),
+	CLI_OPT_KEY(A, curve, "moe-curve", "C", &project_schema_head, "curve",
+		    "linear (the seed's line) or physical (the fitted curve)"),
 	CLI_OPT_STR(A, context, 0, "context", "LIST",
 		    "tokens of context before the root, e.g.\n"
 		    "4096,32768,131072: every scenario once per value\n"

@@ -112,15 +112,23 @@ int tmpl_estimator_parse(const char *s, enum estimator_kind *out)
 	return 0;
 }
 
-#define SC(m, ty, fl, u, h) YS_FIELD(struct scenario, m, ty, fl, .unit = (u), .help = (h))
+/* A block, budget or concurrency past a million is a slip of the keyboard,
+ * not a decode step; ddt estimate's ad hoc options take the same. */
+static const struct yschema_range per_million = {1, 1e6, 0, 0, "within [1, 1000000]"};
+
+#define SC(m, ty, fl, u, h, ...)                                                          \
+	YS_FIELD(struct scenario, m, ty, fl, .unit = (u), .help = (h), __VA_ARGS__)
 static const struct yschema_field scenario_fields[] = {
 	SC(name, YS_STR, Y_REQUIRED, NULL, "the scenario's name, unique in its template"),
 	SC(target, YS_STR, Y_REQUIRED, NULL, "GPU catalog id"),
 	YS_FIELD(struct scenario, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
 		 .help = "the serving pipeline"),
-	SC(block, YS_INT, Y_REQUIRED | Y_POSITIVE, "tokens", "drafter block size b"),
-	SC(budget, YS_INT, Y_REQUIRED | Y_POSITIVE, "nodes", "node budget B (root excluded)"),
-	SC(concurrency, YS_INT, Y_POSITIVE, "requests", "concurrent requests C (1)"),
+	SC(block, YS_INT, Y_REQUIRED | Y_POSITIVE, "tokens", "drafter block size b",
+	   .range = &per_million),
+	SC(budget, YS_INT, Y_REQUIRED | Y_POSITIVE, "nodes", "node budget B (root excluded)",
+	   .range = &per_million),
+	SC(concurrency, YS_INT, Y_POSITIVE, "requests", "concurrent requests C (1)",
+	   .range = &per_million),
 	SC(context, YS_INT, Y_POSITIVE, "tokens", "tokens before the root (absent: the anchors')"),
 	/* no writer: templates are written by people, never by ddt */
 	{.key = "accept", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = accept_read,
@@ -130,14 +138,14 @@ static const struct yschema_field scenario_fields[] = {
 	SC(runnable, YS_BOOL, 0, NULL, "the pipeline can run it (true)"),
 	SC(note, YS_STR, 0, NULL, "why not runnable, or another caveat"),
 };
-static const struct yschema scenario_schema = YS_TABLE("scenarios[]", scenario_fields, 0);
+const struct yschema tmpl_scenario_schema = YS_TABLE("scenarios[]", scenario_fields, 0);
 
 static void load_scenario(struct yctx *c, struct ydoc_node *m, struct scenario *s)
 {
 	memset(s, 0, sizeof *s);
 	s->concurrency = 1;
 	s->runnable = 1;
-	yschema_read_fields(c, m, &scenario_schema, s);
+	yschema_read_fields(c, m, &tmpl_scenario_schema, s);
 	for (int i = 0; i < s->naccept; i++)
 		if (s->accept[i] > s->block) {
 			ydiag_add(c->diag, c->file, m->line, m->col,

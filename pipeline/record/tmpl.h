@@ -68,6 +68,10 @@ struct ydoc_node *tmpl_section_map(const struct tmpl *t, const char *name, struc
 /* The scenario of that name, or NULL. */
 const struct scenario *tmpl_scenario(const struct tmpl *t, const char *name);
 
+/* A scenario's keys (scenarios[] of a template), which ddt estimate's ad
+ * hoc options take too. */
+extern const struct yschema tmpl_scenario_schema;
+
 /* The names the YAML files give them, for the schema tables (yschema.h). */
 extern const struct yschema_name tmpl_pipeline_names[];
 extern const struct yschema_name tmpl_estimator_names[];
