@@ -368,8 +368,10 @@ struct t_conf {
 	int width, count;
 	double rate, share;
 	int mode;
+	char tag[8], how[8];
 };
 static const struct yschema_name t_modes[] = {{"fast", 0}, {"slow", 1}, {NULL, 0}};
+static const struct yschema_name t_hows[] = {{"up", 0}, {"down", 0}, {NULL, 0}};
 static const struct yschema_range t_widths = {1, 64, 0, 0, "within [1, 64]"};
 static const struct yschema_range t_pct = {0, 100, 1, 0, "within (0, 100]"};
 static const struct yschema_field t_conf_fields[] = {
@@ -378,6 +380,8 @@ static const struct yschema_field t_conf_fields[] = {
 	YS_FIELD(struct t_conf, rate, YS_NUM, Y_POSITIVE, .help = "the rate"),
 	YS_PCT(struct t_conf, "share_pct", share, 0, .range = &t_pct, .help = "the share"),
 	YS_FIELD(struct t_conf, mode, YS_ENUM, 0, .names = t_modes, .help = "how it runs"),
+	YS_FIELD(struct t_conf, tag, YS_STR, 0, .help = "a tag"),
+	YS_FIELD(struct t_conf, how, YS_STR, YS_OMIT, .names = t_hows, .help = "which way"),
 };
 static const struct yschema t_conf_schema = YS_TABLE("conf", t_conf_fields, 0);
 
@@ -385,6 +389,7 @@ struct k_args {
 	int width;
 	double count, rate, share;
 	const char *mode;
+	char tag[8], how[8], small[4];
 };
 
 typedef struct k_args K;
@@ -394,6 +399,8 @@ static const struct cli_opt k_opts[] = {
 	CLI_OPT_KEY(K, rate, "rate", "R", &t_conf_schema, "rate", "the option's own words"),
 	CLI_OPT_KEY(K, share, "share", "P", &t_conf_schema, "share_pct", NULL),
 	CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "mode", NULL),
+	CLI_OPT_KEY(K, tag, "tag", "T", &t_conf_schema, "tag", NULL),
+	CLI_OPT_KEY(K, how, "how", "H", &t_conf_schema, "how", NULL),
 	CLI_OPT_END,
 };
 static const struct cli_spec k_spec = {.name = "test", .usage = "test", .about = "A test.",
@@ -436,12 +443,15 @@ static void test_cli__key_options_take_what_their_entry_takes(void **state)
 	struct k_args a;
 	char err[512];
 	assert_int_equal(parse_key_line(&k_spec, &a, "--width 64 --count 0 --rate 0.25 --share 100 "
-						     "--mode slow", err, sizeof err), -1);
+						     "--mode slow --tag abcdefg --how down",
+					err, sizeof err), -1);
 	assert_int_equal(a.width, 64);
 	assert_true(a.count == 0);
 	assert_true(a.rate == 0.25);
 	assert_true(a.share == 1.0); /* the file's 100 % */
 	assert_string_equal(a.mode, "slow");
+	assert_string_equal(a.tag, "abcdefg");
+	assert_string_equal(a.how, "down");
 	assert_string_equal(err, "");
 	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647",
 					err, sizeof err), -1);
@@ -466,6 +476,8 @@ static void test_cli__key_options_refuse_what_their_entry_refuses(void **state)
 		{"--share 0", "--share: expected a number > 0 and <= 100, got '0'"},
 		{"--share 100.5", "--share: expected a number > 0 and <= 100, got '100.5'"},
 		{"--mode medium", "--mode: expected fast or slow, got 'medium'"},
+		{"--tag abcdefgh", "--tag: too long (at most 7 characters)"},
+		{"--how sideways", "--how: expected up or down, got 'sideways'"},
 	};
 	struct k_args a;
 	char err[512], want[256];
@@ -489,6 +501,7 @@ static void test_cli__key_options_help_is_the_entry_s(void **state)
 	assert_non_null(strstr(text, "  --width N           the width\n"));
 	assert_non_null(strstr(text, "  --share P           the share\n"));
 	assert_non_null(strstr(text, "  --rate R            the option's own words\n"));
+	assert_non_null(strstr(text, "  --how H             which way\n"));
 	assert_null(strstr(text, "the rate"));
 	free(text);
 }
@@ -510,6 +523,10 @@ static void test_cli__key_options_are_checked(void **state)
 		CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "count", NULL),
 		CLI_OPT_END,
 	};
+	static const struct cli_opt too_small[] = {
+		CLI_OPT_KEY(K, small, "small", "S", &t_conf_schema, "tag", NULL),
+		CLI_OPT_END,
+	};
 	struct cli_spec bad = k_spec;
 	struct k_args a;
 	char err[512];
@@ -526,6 +543,10 @@ static void test_cli__key_options_are_checked(void **state)
 	bad.opts = no_names;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_non_null(strstr(err_msg(), "needs an entry with names"));
+	bad.opts = too_small;
+	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
+	assert_string_equal(err_msg(),
+			    "--small: conf.tag: a char array option needs a YS_STR entry no larger");
 
 	assert_int_equal(cli_check(&k_spec), 0);
 	for (size_t i = 0; i < cmd_count; i++)

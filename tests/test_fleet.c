@@ -477,8 +477,38 @@ static void test_fleet__task_and_plan_files_round_trip(void **state)
 	assert_int_equal(q.exclusive, 1);
 	assert_int_equal(q.nnodes, 2);
 	assert_string_equal(q.nodes[1], "gpu02");
-	fleet_plan_free(&p);
+	assert_string_equal(q.mpi_launcher, "");
 	fleet_plan_free(&q);
+
+	/* the launcher: left out when not chosen, srun or mpirun otherwise (as
+	 * --mpi-launcher takes it); a plan that wrote it empty still reads */
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(fsx_read_all(ppath, 1 << 20, &text, &len), 0);
+	assert_null(strstr(text, "mpi_launcher"));
+	free(text);
+	snprintf(p.mpi_launcher, sizeof p.mpi_launcher, "mpirun");
+	assert_int_equal(fleet_plan_write(&p, ppath), 0);
+	assert_int_equal(fleet_plan_read(&q, ppath, &diag), 0);
+	assert_string_equal(q.mpi_launcher, "mpirun");
+	fleet_plan_free(&q);
+	assert_int_equal(fsx_read_all(ppath, 1 << 20, &text, &len), 0);
+	char *at = strstr(text, "mpi_launcher: mpirun\n"), *mod = malloc(len + 8);
+	assert_non_null(at);
+	assert_non_null(mod);
+	for (int k = 0; k < 2; k++) {
+		snprintf(mod, len + 8, "%.*smpi_launcher: %s\n%s", (int)(at - text), text,
+			 k ? "pmi" : "\"\"", at + strlen("mpi_launcher: mpirun\n"));
+		assert_int_equal(fsx_write_all(ppath, mod, strlen(mod)), 0);
+		assert_int_equal(fleet_plan_read(&q, ppath, &diag), k ? DDT_EINPUT : 0);
+		assert_string_equal(q.mpi_launcher, "");
+		fleet_plan_free(&q);
+	}
+	assert_non_null(strstr(diag.msgs[diag.n - 1],
+			       "mpi_launcher: expected srun or mpirun, got 'pmi'"));
+	free(mod);
+	free(text);
+	fleet_plan_free(&p);
 
 	/* a damaged task file is an error naming the file and line */
 	const char *bad = "task: 1\nnode: n1\nstate: exploded\n";

@@ -174,6 +174,8 @@ static int takes_word(const struct cli_opt *o, const char *word)
 	const struct yschema_field *e = key_entry(o);
 	if (!e)
 		return !o->choices || is_choice(o->choices, word);
+	if (!e->names || (!word[0] && (e->flags & YS_OMIT))) /* any text; the empty one */
+		return 1;
 	for (const struct yschema_name *nm = e->names; nm->name; nm++)
 		if (!strcmp(nm->name, word))
 			return 1;
@@ -211,6 +213,10 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		*(const char **)field = arg;
 		return 0;
 	case CLI_BUF:
+		if (!takes_word(o, arg)) {
+			words_text(o, words, sizeof words);
+			return cli_usage_error(s->name, "%s: expected %s, got '%s'", name, words, arg);
+		}
 		if (strlen(arg) >= o->size)
 			return cli_usage_error(s->name, "%s: too long (at most %zu characters)", name,
 					       o->size - 1);
@@ -255,6 +261,10 @@ static const char *entry_misfit(const struct cli_opt *o, const struct yschema_fi
 							      : "a double option needs a number entry";
 	case CLI_STR:
 		return e->names ? NULL : "a text option needs an entry with names";
+	case CLI_BUF:
+		return e->type == YS_STR && e->size <= o->size
+			       ? NULL
+			       : "a char array option needs a YS_STR entry no larger";
 	default:
 		return "not a kind an entry gives";
 	}

@@ -87,13 +87,17 @@ struct cli_spec {
  * that the values both take live in one entry: a number within the entry's
  * flags and range (in the file's units, stored divided by its scale; a whole
  * number when the entry's is), or a word among its names. Field f of T says
- * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT) or a
- * const char * (an entry with names: the argument, one of them). h: the
- * option's own help, or NULL for the entry's. cli_check says whether the
- * entry exists and fits. */
-#define CLI_KEY_KIND_(T, f) _Generic(((T *)0)->f, int: CLI_INT, double: CLI_NUM, const char *: CLI_STR)
+ * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT), a
+ * const char * (an entry with names: the argument, one of them) or a char
+ * array (a YS_STR entry no larger: a copy, one of its names when it has
+ * them). h: the option's own help, or NULL for the entry's. cli_check says
+ * whether the entry exists and fits. */
+#define CLI_KEY_KIND_(T, f)                                                                 \
+	_Generic(((T *)0)->f, int: CLI_INT, double: CLI_NUM, const char *: CLI_STR,           \
+		 char *: CLI_BUF)
 #define CLI_OPT_KEY(T, f, l, a, s, k, h)                                                    \
-	CLI_OPT_(CLI_KEY_KIND_(T, f), 0, l, a, h, offsetof(T, f), .schema = (s), .key = (k))
+	CLI_OPT_(CLI_KEY_KIND_(T, f), 0, l, a, h, offsetof(T, f), .size = sizeof(((T *)0)->f),  \
+		 .schema = (s), .key = (k))
 #define CLI_OPT_END {.kind = CLI_END}
 
 /* The four folder options of struct paths field f of T (paths.h): --calibration,

@@ -33,15 +33,6 @@ static int gres_arg(void *field, const char *arg)
 	return 0;
 }
 
-/* --mpi-launcher: srun or mpirun. */
-static int launcher_arg(void *field, const char *arg)
-{
-	if (strcmp(arg, "srun") && strcmp(arg, "mpirun"))
-		return err_set(DDT_EINPUT, "--mpi-launcher: expected srun or mpirun, got '%s'", arg);
-	snprintf(field, sizeof ((struct fleet_opts *)0)->mpi_launcher, "%s", arg);
-	return 0;
-}
-
 typedef struct fleet_args A;
 static const struct cli_opt submit_opts[] = {
 	CLI_OPT_BUF(A, o.partition, "partition", "P", "Slurm partition (default: the cluster's default)"),
@@ -57,9 +48,9 @@ static const struct cli_opt submit_opts[] = {
 		     "hides GPUs a job did not ask for, the node's GPUs"),
 	CLI_OPT_FLAG(A, o.shared, 0, "slurm-shared", "tasks do not hold their node alone"),
 	CLI_OPT_FLAG(A, o.no_allreduce, 0, "no-allreduce", "no all-reduce job"),
-	CLI_OPT_CALL(A, o.mpi_launcher, "mpi-launcher", "L", launcher_arg,
-		     "srun (--mpi=pmix) or mpirun for the all-reduce (default:\n"
-		     "srun when Slurm has the PMIx plugin, else mpirun)"),
+	CLI_OPT_KEY(A, o.mpi_launcher, "mpi-launcher", "L", &fleet_plan_schema, "mpi_launcher",
+		    "srun (--mpi=pmix) or mpirun for the all-reduce (default:\n"
+		    "srun when Slurm has the PMIx plugin, else mpirun)"),
 	CLI_OPT_FLAG(A, o.no_wait, 0, "no-wait", "print the job ids and return at once"),
 	CLI_OPT_FLAG(A, o.quiet, 'q', "quiet",
 		     "print nothing when the night is clean (exit 0); else\n"

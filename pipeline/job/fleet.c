@@ -269,6 +269,9 @@ static void plan_nodes_write(struct yout *y, const struct yschema_field *f, cons
 	yout_end(y);
 }
 
+/* srun runs the ranks with --mpi=pmix. */
+static const struct yschema_name launcher_names[] = {{"srun", 0}, {"mpirun", 0}, {NULL, 0}};
+
 #define PLAN(m, ty, h) YS_FIELD(struct fleet_plan, m, ty, Y_REQUIRED, .help = (h))
 /* fleet.yaml, in the order written and read. */
 static const struct yschema_field plan_fields[] = {
@@ -288,14 +291,15 @@ static const struct yschema_field plan_fields[] = {
 	PLAN(gres, YS_STR, "--gres of the bench and all-reduce jobs; empty: none"),
 	PLAN(exclusive, YS_BOOL, "each task holds its node alone"),
 	PLAN(allreduce, YS_BOOL, "the multi-node all-reduce job was submitted"),
-	PLAN(mpi_launcher, YS_STR, "srun, mpirun, or empty: srun when Slurm has PMIx"),
+	YS_FIELD(struct fleet_plan, mpi_launcher, YS_STR, YS_OMIT, .names = launcher_names,
+		 .help = "the all-reduce's launcher; absent: srun when Slurm has PMIx"),
 	PLAN(array_job, YS_STR, "the bench array's job id"),
 	PLAN(allreduce_job, YS_STR, "the all-reduce job's id"),
 	PLAN(merge_job, YS_STR, "the merge job's id"),
 	{.key = "nodes", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = plan_nodes_read,
 	 .write = plan_nodes_write, .help = "node names, one task each, in task order"},
 };
-static const struct yschema plan_schema = YS_TABLE("fleet plan", plan_fields, 0);
+const struct yschema fleet_plan_schema = YS_TABLE("fleet plan", plan_fields, 0);
 
 int fleet_plan_write(const struct fleet_plan *p, const char *path)
 {
@@ -304,7 +308,7 @@ int fleet_plan_write(const struct fleet_plan *p, const char *path)
 	int rc = yaml_begin(&f, &y, path);
 	if (rc)
 		return rc;
-	yschema_write_fields(&y, &plan_schema, p);
+	yschema_write_fields(&y, &fleet_plan_schema, p);
 	return yaml_end(&f, &y, path);
 }
 
@@ -319,7 +323,7 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	if ((rc = load_map(&doc, path, diag, "fleet plan")) != 0)
 		goto done;
 	plan_nomem = 0;
-	yschema_read(&c, doc->root, &plan_schema, p);
+	yschema_read(&c, doc->root, &fleet_plan_schema, p);
 	if (plan_nomem) {
 		rc = DDT_ENOMEM;
 		goto done;

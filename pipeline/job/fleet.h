@@ -38,6 +38,7 @@
 #include "record.h"
 #include "tmpl.h"
 #include "ydoc.h"
+#include "yschema.h"
 
 #define FLEET_MAX_M 16
 #define FLEET_MAX_NODES 1024
@@ -110,6 +111,9 @@ struct fleet_plan {
 	int nnodes;
 	char (*nodes)[64];             /* [nnodes] one task each, in task order */
 };
+
+/* fleet.yaml's keys, whose mpi_launcher --mpi-launcher takes too. */
+extern const struct yschema fleet_plan_schema;
 
 /* Writes / reads fleet.yaml (atomically; problems to diag). fleet_plan_free
  * releases nodes; read zeroes p first and must be followed by free. */
