@@ -546,7 +546,7 @@ static void test_cli__key_options_are_checked(void **state)
 	bad.opts = too_small;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(),
-			    "--small: conf.tag: a char array option needs a YS_STR entry no larger");
+			    "--small: conf.tag: a char array option needs a YS_STR entry of its size");
 
 	assert_int_equal(cli_check(&k_spec), 0);
 	for (size_t i = 0; i < cmd_count; i++)

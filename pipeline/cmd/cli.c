@@ -262,9 +262,9 @@ static const char *entry_misfit(const struct cli_opt *o, const struct yschema_fi
 	case CLI_STR:
 		return e->names ? NULL : "a text option needs an entry with names";
 	case CLI_BUF:
-		return e->type == YS_STR && e->size <= o->size
+		return e->type == YS_STR && e->size == o->size
 			       ? NULL
-			       : "a char array option needs a YS_STR entry no larger";
+			       : "a char array option needs a YS_STR entry of its size";
 	default:
 		return "not a kind an entry gives";
 	}

@@ -89,7 +89,7 @@ struct cli_spec {
  * number when the entry's is), or a word among its names. Field f of T says
  * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT), a
  * const char * (an entry with names: the argument, one of them) or a char
- * array (a YS_STR entry no larger: a copy, one of its names when it has
+ * array (a YS_STR entry of its size: a copy, one of its names when it has
  * them). h: the option's own help, or NULL for the entry's. cli_check says
  * whether the entry exists and fits. */
 #define CLI_KEY_KIND_(T, f)                                                                 \

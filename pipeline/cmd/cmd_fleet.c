@@ -35,7 +35,8 @@ static int gres_arg(void *field, const char *arg)
 
 typedef struct fleet_args A;
 static const struct cli_opt submit_opts[] = {
-	CLI_OPT_BUF(A, o.partition, "partition", "P", "Slurm partition (default: the cluster's default)"),
+	CLI_OPT_KEY(A, o.partition, "partition", "P", &fleet_plan_schema, "partition",
+		    "Slurm partition (default: the cluster's default)"),
 	CLI_OPT_BUF(A, o.nodes, "nodes", "LIST",
 		    "nodes to measure, Slurm hostlist syntax (gpu[01-08]); a\n"
 		    "node listed twice gets two tasks (default: every node\n"
@@ -55,7 +56,7 @@ static const struct cli_opt submit_opts[] = {
 	CLI_OPT_FLAG(A, o.quiet, 'q', "quiet",
 		     "print nothing when the night is clean (exit 0); else\n"
 		     "the job ids and the merge's summary (for cron)"),
-	CLI_OPT_BUF(A, o.bench_command, "bench-command", "CMD",
+	CLI_OPT_KEY(A, o.bench_command, "bench-command", "CMD", &fleet_plan_schema, "bench_command",
 		    "each task runs CMD (with --template, --calibration and\n"
 		    "--runs appended) instead of `ddt bench`: to try the\n"
 		    "fault paths"),
