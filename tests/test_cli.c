@@ -390,6 +390,7 @@ struct k_args {
 	double count, rate, share;
 	const char *mode;
 	char tag[8], how[8], small[4];
+	const char *label;
 };
 
 typedef struct k_args K;
@@ -401,6 +402,7 @@ static const struct cli_opt k_opts[] = {
 	CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "mode", NULL),
 	CLI_OPT_KEY(K, tag, "tag", "T", &t_conf_schema, "tag", NULL),
 	CLI_OPT_KEY(K, how, "how", "H", &t_conf_schema, "how", NULL),
+	CLI_OPT_KEY(K, label, "label", "L", &t_conf_schema, "tag", "a label"),
 	CLI_OPT_END,
 };
 static const struct cli_spec k_spec = {.name = "test", .usage = "test", .about = "A test.",
@@ -411,13 +413,13 @@ static const struct cli_spec k_spec = {.name = "test", .usage = "test", .about =
 static int parse_key_line(const struct cli_spec *spec, struct k_args *a, const char *line,
 			  char *err, size_t len)
 {
-	char words[128], *argv[16], *save = NULL;
+	char words[256], *argv[32], *save = NULL;
 	int argc = 0, first, rc, saved = dup(STDERR_FILENO);
 	FILE *tmp = tmpfile();
 	assert_non_null(tmp);
 	snprintf(words, sizeof words, "%s", line);
 	argv[argc++] = "test";
-	for (char *w = strtok_r(words, " ", &save); w && argc < 15; w = strtok_r(NULL, " ", &save))
+	for (char *w = strtok_r(words, " ", &save); w && argc < 31; w = strtok_r(NULL, " ", &save))
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	memset(a, 0, sizeof *a);
@@ -443,7 +445,7 @@ static void test_cli__key_options_take_what_their_entry_takes(void **state)
 	struct k_args a;
 	char err[512];
 	assert_int_equal(parse_key_line(&k_spec, &a, "--width 64 --count 0 --rate 0.25 --share 100 "
-						     "--mode slow --tag abcdefg --how down",
+						     "--mode slow --tag abcdefg --how down --label x",
 					err, sizeof err), -1);
 	assert_int_equal(a.width, 64);
 	assert_true(a.count == 0);
@@ -452,6 +454,7 @@ static void test_cli__key_options_take_what_their_entry_takes(void **state)
 	assert_string_equal(a.mode, "slow");
 	assert_string_equal(a.tag, "abcdefg");
 	assert_string_equal(a.how, "down");
+	assert_string_equal(a.label, "x");
 	assert_string_equal(err, "");
 	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647",
 					err, sizeof err), -1);
@@ -478,6 +481,7 @@ static void test_cli__key_options_refuse_what_their_entry_refuses(void **state)
 		{"--mode medium", "--mode: expected fast or slow, got 'medium'"},
 		{"--tag abcdefgh", "--tag: too long (at most 7 characters)"},
 		{"--how sideways", "--how: expected up or down, got 'sideways'"},
+		{"--label abcdefgh", "--label: too long (at most 7 characters)"},
 	};
 	struct k_args a;
 	char err[512], want[256];
@@ -520,7 +524,7 @@ static void test_cli__key_options_are_checked(void **state)
 		CLI_OPT_END,
 	};
 	static const struct cli_opt no_names[] = {
-		CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "count", NULL),
+		CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "width", NULL),
 		CLI_OPT_END,
 	};
 	static const struct cli_opt too_small[] = {
@@ -542,7 +546,7 @@ static void test_cli__key_options_are_checked(void **state)
 	assert_string_equal(err_msg(), "--width: conf.rate: an int option needs a YS_INT entry");
 	bad.opts = no_names;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
-	assert_non_null(strstr(err_msg(), "needs an entry with names"));
+	assert_string_equal(err_msg(), "--mode: conf.width: a text option needs a YS_STR entry or names");
 	bad.opts = too_small;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(),

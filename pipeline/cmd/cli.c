@@ -192,12 +192,36 @@ static void words_text(const struct cli_opt *o, char *buf, size_t len)
 		choices_text(o->choices, buf, len);
 }
 
+/* Stores the text arg into field: one of o's words, shorter than its
+ * buffer or its entry's; 0 or a usage error. */
+static int store_text(const struct cli_spec *s, const struct cli_opt *o, void *field,
+		      const char *arg)
+{
+	const struct yschema_field *e = key_entry(o);
+	size_t room = o->kind == CLI_BUF ? o->size : e && e->type == YS_STR ? e->size : 0;
+	char name[64], words[256];
+
+	opt_name(o, name, sizeof name);
+	if (!takes_word(o, arg)) {
+		words_text(o, words, sizeof words);
+		return cli_usage_error(s->name, "%s: expected %s, got '%s'", name, words, arg);
+	}
+	if (room && strlen(arg) >= room)
+		return cli_usage_error(s->name, "%s: too long (at most %zu characters)", name,
+				       room - 1);
+	if (o->kind == CLI_BUF)
+		memcpy(field, arg, strlen(arg) + 1);
+	else
+		*(const char **)field = arg;
+	return 0;
+}
+
 /* Stores arg (NULL for a flag) into o's field of args; 0 or a usage error. */
 static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, const char *arg)
 {
 	const struct yschema_field *e = key_entry(o);
 	void *field = args + o->field;
-	char name[64], words[256];
+	char name[64];
 	double v;
 
 	opt_name(o, name, sizeof name);
@@ -206,22 +230,8 @@ static int store(const struct cli_spec *s, const struct cli_opt *o, char *args, 
 		*(int *)field = 1;
 		return 0;
 	case CLI_STR:
-		if (!takes_word(o, arg)) {
-			words_text(o, words, sizeof words);
-			return cli_usage_error(s->name, "%s: expected %s, got '%s'", name, words, arg);
-		}
-		*(const char **)field = arg;
-		return 0;
 	case CLI_BUF:
-		if (!takes_word(o, arg)) {
-			words_text(o, words, sizeof words);
-			return cli_usage_error(s->name, "%s: expected %s, got '%s'", name, words, arg);
-		}
-		if (strlen(arg) >= o->size)
-			return cli_usage_error(s->name, "%s: too long (at most %zu characters)", name,
-					       o->size - 1);
-		memcpy(field, arg, strlen(arg) + 1);
-		return 0;
+		return store_text(s, o, field, arg);
 	case CLI_INT:
 		if (num_arg(s, o, arg, &v))
 			return 2;
@@ -260,7 +270,8 @@ static const char *entry_misfit(const struct cli_opt *o, const struct yschema_fi
 		return e->type == YS_INT || e->type == YS_NUM ? NULL
 							      : "a double option needs a number entry";
 	case CLI_STR:
-		return e->names ? NULL : "a text option needs an entry with names";
+		return e->names || e->type == YS_STR ? NULL
+						     : "a text option needs a YS_STR entry or names";
 	case CLI_BUF:
 		return e->type == YS_STR && e->size == o->size
 			       ? NULL

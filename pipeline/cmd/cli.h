@@ -88,9 +88,9 @@ struct cli_spec {
  * flags and range (in the file's units, stored divided by its scale; a whole
  * number when the entry's is), or a word among its names. Field f of T says
  * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT), a
- * const char * (an entry with names: the argument, one of them) or a char
- * array (a YS_STR entry of its size: a copy, one of its names when it has
- * them). h: the option's own help, or NULL for the entry's. cli_check says
+ * const char * (the argument: one of the entry's names, or a YS_STR entry's
+ * text that fits its buffer) or a char array (a copy; a YS_STR entry of the
+ * array's size, one of its names when it has them). h: the option's own help, or NULL for the entry's. cli_check says
  * whether the entry exists and fits. */
 #define CLI_KEY_KIND_(T, f)                                                                 \
 	_Generic(((T *)0)->f, int: CLI_INT, double: CLI_NUM, const char *: CLI_STR,           \

@@ -35,7 +35,7 @@ struct estimate_args {
 typedef struct estimate_args A;
 static const struct cli_opt estimate_opts[] = {
 	CLI_OPT_LIST(A, scenarios, "scenario", "NAME", "a scenario of the template (repeatable)"),
-	CLI_OPT_STR(A, target, 0, "target", "GPU",
+	CLI_OPT_KEY(A, target, "target", "GPU", &tmpl_scenario_schema, "target",
 		    "ad hoc: target GPU from the catalog"),
 	CLI_OPT_KEY(A, pipeline, "pipeline", "P", &tmpl_scenario_schema, "pipeline",
 		    "ad hoc: sglang or native"),
