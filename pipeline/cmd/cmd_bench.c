@@ -3,7 +3,6 @@
 
 #include "bench.h"
 #include "bench_conf.h"
-#include "cpu/cpu.h"
 #include "cuda_api.h"
 #include "err.h"
 #include "fsx.h"
@@ -16,7 +15,7 @@
 struct bench_args {
 	struct paths paths;
 	const char *ops;
-	int threads;
+	int threads; /* -1: the template's bench.cpu.threads */
 };
 
 typedef struct bench_args A;
@@ -29,9 +28,9 @@ static const struct cli_opt bench_opts[] = {
 		    "only these ops, comma-separated (allreduce and launch\n"
 		    "name the CUDA-only benchmarks); default: every op of\n"
 		    "the template"),
-	CLI_OPT_INT(A, threads, "threads", "N", 1, CPU_MAX_THREADS,
-		    "CPU threads for the fast paths (default: the template's\n"
-		    "bench.cpu.threads; 0 there means every online core)"),
+	CLI_OPT_KEY(A, threads, "threads", "N", &bench_conf_cpu_schema, "threads",
+		    "CPU threads for the fast paths, 0: every online core\n"
+		    "(default: the template's bench.cpu.threads)"),
 	CLI_OPT_RUNS(A, paths),
 	CLI_OPT_BUF(A, paths.calibration, "calibration", "PATH", CLI_UNUSED),
 	CLI_OPT_BUF(A, paths.reports, "reports", "DIR", CLI_UNUSED),
@@ -100,7 +99,7 @@ static int load_conf(struct bench_conf *bc, struct tmpl *t, const struct bench_a
 
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_args a = {0};
+	struct bench_args a = {.threads = -1};
 	struct bench_conf *bc = NULL;
 	struct tmpl t;
 	struct run_record r = {0};
@@ -120,7 +119,8 @@ int cmd_bench(int argc, char **argv)
 		goto done;
 	o.home = a.paths.home;
 	o.only = a.ops;
-	o.threads = a.threads;
+	if (a.threads >= 0) /* this run's bench.cpu.threads */
+		bc->cpu_threads = a.threads;
 	bench_record_init(&r, t.name[0] ? t.name : "unnamed", a.paths.home);
 	if ((rc = bench_run(bc, &o, &r)) == 0)
 		rc = bench_write_run(&r, a.paths.runs, folder, sizeof folder);

@@ -198,7 +198,7 @@ static const struct yschema_field cpu_fields[] = {
 		"the copy that measures the CPU's bandwidth", .range = &copy_range),
 	SOURCE,
 };
-static const struct yschema cpu_schema = YS_TABLE("cpu", cpu_fields, 0);
+const struct yschema bench_conf_cpu_schema = YS_TABLE("cpu", cpu_fields, 0);
 
 /* ---------------------------------------------------------------- ops */
 
@@ -377,7 +377,7 @@ static const struct yschema_field bench_fields[] = {
 	NAME_SET(struct bench_conf, variants, variant_names, "the ops' variants: cold, hot"),
 	YS_FIELD(struct bench_conf, timing, YS_CUSTOM, 0, .read = timing_read,
 		 .write = timing_write, .help = "when a measurement has enough samples"),
-	{.key = "cpu", .type = YS_MAP, .off = 0, .sub = &cpu_schema,
+	{.key = "cpu", .type = YS_MAP, .off = 0, .sub = &bench_conf_cpu_schema,
 	 .help = "the CPU backend's settings"},
 	{.key = "ops", .type = YS_CUSTOM, .read = ops_read, .write = ops_write,
 	 .help = "the ops to measure and at which sizes"},

@@ -9,6 +9,7 @@
 #include "op.h"
 #include "tmpl.h"
 #include "ydoc.h"
+#include "yschema.h"
 
 #define BENCH_MAX_OPS 48
 #define BENCH_MAX_VALS 16
@@ -85,6 +86,9 @@ int bench_conf_is_cuda_only(const char *op);
 struct bench_conf_cuda_op {
 	const char *name, *summary;
 };
+/* bench.cpu's keys, whose threads ddt bench --threads takes too. */
+extern const struct yschema bench_conf_cpu_schema;
+
 extern const struct bench_conf_cuda_op bench_conf_cuda_ops[];
 extern const int bench_conf_ncuda_ops;
 
