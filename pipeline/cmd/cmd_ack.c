@@ -17,7 +17,7 @@ struct ack_args {
 
 typedef struct ack_args A;
 static const struct cli_opt ack_opts[] = {
-	CLI_OPT_STR(A, reason, 0, "reason", "TEXT", "why (kept with the answer)"),
+	CLI_OPT_KEY(A, reason, "reason", "TEXT", &acks_schema, "reason", "why (kept with the answer)"),
 	CLI_OPT_FLAG(A, invalid, 0, "invalid", "the alert was a false alarm, not a real change"),
 	CLI_OPTS_HISTORY_PATHS(A, paths),
 	CLI_OPT_END,

@@ -19,7 +19,7 @@ static const struct yschema_field ack_fields[] = {
 	ACK(at, YS_STR, "when, ISO 8601 UTC"),
 	ACK(by, YS_STR, "who ($USER); empty: unknown"),
 };
-static const struct yschema ack_schema = YS_TABLE("acks[]", ack_fields, 0);
+const struct yschema acks_schema = YS_TABLE("acks[]", ack_fields, 0);
 
 /* The file: its schema and its acks, read (the list's node, its items read
  * once every key of the file is checked) or written (the acks given). */
@@ -42,7 +42,7 @@ static void list_write(struct yout *y, const struct yschema_field *f, const void
 	yout_key(y, f->key);
 	yout_seq(y);
 	for (size_t i = 0; i < af->n; i++)
-		yschema_write_item(y, &ack_schema, &af->acks[i]);
+		yschema_write_item(y, &acks_schema, &af->acks[i]);
 	yout_end(y);
 }
 
@@ -87,7 +87,7 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 		return err_nomem();
 	}
 	for (size_t i = 0; af.seq && i < af.seq->n; i++) /* one problem: none are kept */
-		if (!yschema_read_item(&y, af.seq->items[i], &ack_schema, &(*out)[*n], "acks"))
+		if (!yschema_read_item(&y, af.seq->items[i], &acks_schema, &(*out)[*n], "acks"))
 			(*n)++;
 	ydoc_free(doc);
 	if (diag->n > before) {

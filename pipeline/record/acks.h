@@ -6,6 +6,11 @@
 #define DDT_ACKS_H
 
 #include "history.h"
+#include "yschema.h"
+
+/* One answer's keys (acks[] of acks.yaml), whose reason ddt ack --reason
+ * takes too. */
+extern const struct yschema acks_schema;
 
 /* Reads runs_dir/acks.yaml into h->acks (replacing any). No file: no acks.
  * A damaged file is a warning naming file:line:col, and no acks (every
