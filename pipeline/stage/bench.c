@@ -470,7 +470,7 @@ int bench_run(const struct bench_conf *bc, const struct bench_opts *o, struct ru
 
 	if ((rc = bench_check_only(o->only)))
 		return rc;
-	bench_set_threads(o->threads > 0 ? o->threads : bc->cpu_threads);
+	bench_set_threads(bc->cpu_threads);
 	bench_machine_begin(&probe);
 	if ((rc = harness_flush_init(&st.flush, (size_t)(bc->flush_mib * 1048576.0))))
 		return rc;

@@ -21,7 +21,6 @@ struct bench_spent {
 struct bench_opts {
 	const char *home;      /* project folder: its git revision goes into the record */
 	const char *only;      /* comma-separated op names to run; NULL: all */
-	int threads;           /* > 0: overrides bench.cpu.threads */
 	int progress;          /* draw a progress line on stderr */
 	struct bench_spent *spent; /* NULL, or where the seconds are added up */
 };
