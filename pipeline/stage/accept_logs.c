@@ -419,48 +419,26 @@ void accept_logs_write_text(const struct accept_logs_result *r, FILE *fp)
 	      "unknown second-choice share s\n", fp);
 }
 
-/* The --yaml document: the result's figures under `acceptance:`. */
+/* The --yaml document: the result's figures under `acceptance:`, its lists
+ * one figure per budget (nb of each). */
 struct logs_doc {
-	const struct accept_logs_result *r; /* the lists' figures */
 	int schema;
 	char log[4096], from[32], source[1024];
 	int intervals, block;
 	double chain_mean, chain_ci_lo, chain_ci_hi;
-	const char *doubt;
+	char doubt[256];
+	int nb;
+	int budgets[ACCEPTANCE_MAX_BUDGETS];
+	double mean[ACCEPTANCE_MAX_BUDGETS], ci_lo[ACCEPTANCE_MAX_BUDGETS],
+		ci_hi[ACCEPTANCE_MAX_BUDGETS], rates_ci_lo[ACCEPTANCE_MAX_BUDGETS],
+		rates_ci_hi[ACCEPTANCE_MAX_BUDGETS];
 };
-
-static void budgets_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct accept_logs_result *r = ((const struct logs_doc *)obj)->r;
-	yout_key(y, f->key);
-	yout_seq_flow(y);
-	for (int j = 0; j < r->nb; j++)
-		yout_int(y, r->budget[j]);
-	yout_end(y);
-}
-
-/* One figure per budget: the result's array at the entry's offset. */
-static void per_budget_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct accept_logs_result *r = ((const struct logs_doc *)obj)->r;
-	const double *v = (const double *)((const char *)r + f->off);
-	yout_key(y, f->key);
-	yout_seq_flow(y);
-	for (int j = 0; j < r->nb; j++)
-		yout_num(y, v[j]);
-	yout_end(y);
-}
-
-static void doubt_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_str(y, f->key, ((const struct logs_doc *)obj)->doubt);
-}
 
 #define DOC(m, ty, fl, u, h)                                                              \
 	YS_FIELD(struct logs_doc, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
-#define PER_BUDGET(k, m, h)                                                               \
-	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct accept_logs_result, m),     \
-	 .flags = Y_REQUIRED | Y_NULLABLE, .write = per_budget_write, .unit = "tokens", .help = (h)}
+#define PER_BUDGET(m, h)                                                                  \
+	YS_NUMS_OF(struct logs_doc, #m, m, nb, Y_REQUIRED | Y_NULLABLE, .unit = "tokens",     \
+		   .help = (h))
 /* In the order written (written only). */
 static const struct yschema_field doc_fields[] = {
 	DOC(schema, YS_INT, Y_POSITIVE, NULL, "the document's layout"),
@@ -472,34 +450,47 @@ static const struct yschema_field doc_fields[] = {
 	DOC(chain_mean, YS_NUM, Y_NULLABLE, "tokens", "mean acceptance of the engine's chain"),
 	DOC(chain_ci_lo, YS_NUM, Y_NULLABLE, "tokens", "its interval, low end"),
 	DOC(chain_ci_hi, YS_NUM, Y_NULLABLE, "tokens", "its interval, high end"),
-	{.key = "doubt", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = doubt_write,
-	 .help = "what the log cannot tell"},
-	{.key = "budgets", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = budgets_write,
-	 .unit = "nodes", .help = "the tree budgets estimated"},
-	PER_BUDGET("mean", est, "the tree at the prior's middle"),
-	PER_BUDGET("ci_lo", lo, "with s over its range, low end"),
-	PER_BUDGET("ci_hi", hi, "with s over its range, high end"),
-	PER_BUDGET("rates_ci_lo", samp_lo, "the rates' interval alone, low end"),
-	PER_BUDGET("rates_ci_hi", samp_hi, "the rates' interval alone, high end"),
+	DOC(doubt, YS_STR, 0, NULL, "what the log cannot tell"),
+	YS_INTS_OF(struct logs_doc, "budgets", budgets, nb, Y_REQUIRED | Y_NONNEG,
+		   .unit = "nodes", .help = "the tree budgets estimated"),
+	PER_BUDGET(mean, "the tree at the prior's middle"),
+	PER_BUDGET(ci_lo, "with s over its range, low end"),
+	PER_BUDGET(ci_hi, "with s over its range, high end"),
+	PER_BUDGET(rates_ci_lo, "the rates' interval alone, low end"),
+	PER_BUDGET(rates_ci_hi, "the rates' interval alone, high end"),
 };
 static const struct yschema doc_schema = YS_TABLE("acceptance", doc_fields, 0);
+
+/* The document itself: one mapping, `acceptance:` the figures. */
+struct logs_top {
+	struct logs_doc doc;
+};
+static const struct yschema_field top_fields[] = {
+	YS_KEYED(struct logs_top, "acceptance", doc, YS_MAP, Y_REQUIRED, .sub = &doc_schema,
+		 .help = "an engine log's acceptance: the chain and the tree per budget"),
+};
+static const struct yschema top_schema = YS_TABLE("acceptance --from", top_fields, 0);
 
 void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp)
 {
 	struct yout y;
-	struct logs_doc d = {
-		.r = r, .schema = 1, .intervals = (int)r->n, .block = r->k + 1,
-		.chain_mean = r->mean, .chain_ci_lo = r->mean_lo, .chain_ci_hi = r->mean_hi,
-		.doubt = "second_choice_share: how often the target took the drafter's 2nd choice "
-			 "when it missed the 1st is not logged (drawn in ci_lo..ci_hi)"};
-	snprintf(d.log, sizeof d.log, "%s", r->path);
-	snprintf(d.from, sizeof d.from, "%s", kind_name(r->kind));
-	snprintf(d.source, sizeof d.source, "ddt acceptance --from %s %s: the logged chain's "
+	struct logs_top t = {.doc = {
+		.schema = 1, .intervals = (int)r->n, .block = r->k + 1, .chain_mean = r->mean,
+		.chain_ci_lo = r->mean_lo, .chain_ci_hi = r->mean_hi, .nb = r->nb}};
+	struct logs_doc *d = &t.doc;
+	snprintf(d->log, sizeof d->log, "%s", r->path);
+	snprintf(d->from, sizeof d->from, "%s", kind_name(r->kind));
+	snprintf(d->source, sizeof d->source, "ddt acceptance --from %s %s: the logged chain's "
 		 "rates, the tree from an assumed rank law; second_choice_share %g-%g (%s)",
 		 kind_name(r->kind), r->path, r->prior.s_lo, r->prior.s_hi, r->prior.source);
+	snprintf(d->doubt, sizeof d->doubt, "second_choice_share: how often the target took the "
+		 "drafter's 2nd choice when it missed the 1st is not logged (drawn in ci_lo..ci_hi)");
+	memcpy(d->budgets, r->budget, sizeof d->budgets);
+	memcpy(d->mean, r->est, sizeof d->mean);
+	memcpy(d->ci_lo, r->lo, sizeof d->ci_lo);
+	memcpy(d->ci_hi, r->hi, sizeof d->ci_hi);
+	memcpy(d->rates_ci_lo, r->samp_lo, sizeof d->rates_ci_lo);
+	memcpy(d->rates_ci_hi, r->samp_hi, sizeof d->rates_ci_hi);
 	yout_init(&y, fp);
-	yout_map(&y);
-	yout_key(&y, doc_schema.name);
-	yschema_write_item(&y, &doc_schema, &d);
-	yout_end(&y);
+	yschema_write_item(&y, &top_schema, &t);
 }
