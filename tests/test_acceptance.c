@@ -1256,7 +1256,7 @@ static void test_acceptance__log_as_projection_source(void **state)
 }
 
 /* The real trace shipped beside its curve: the replay writes that curve
- * again, byte for byte (the projection reads the curve file). */
+ * again, byte for byte (acceptance_read_yaml reads it back). */
 static void test_acceptance__real_trace_reproduces_its_curve(void **state)
 {
 	(void)state;
@@ -1277,6 +1277,133 @@ static void test_acceptance__real_trace_reproduces_its_curve(void **state)
 	acceptance_free(&r);
 	free(want);
 	free(got);
+}
+
+#define KJV_CURVE "tests/fixtures/acceptance/kjv-ngram.curve.yaml"
+
+/* r written to a string (malloc'd). */
+static char *curve_text(const struct acceptance_result *r)
+{
+	char *got = NULL;
+	size_t glen = 0;
+	FILE *fp = open_memstream(&got, &glen);
+	assert_non_null(fp);
+	acceptance_write_yaml(r, fp);
+	fclose(fp);
+	return got;
+}
+
+/* The shipped curve reads back into the figures it was written from and
+ * writes the same bytes again; a seed past a double's whole numbers and a
+ * design effect of null (one request: no spread) read exactly. */
+static void test_acceptance__curve_reads_back(void **state)
+{
+	(void)state;
+	struct acceptance_result r, w;
+	struct acceptance_opts o;
+	char *want, *got, *path = tmp_path("seed.curve.yaml");
+	size_t wlen;
+	assert_int_equal(fsx_read_all(KJV_CURVE, 1 << 20, &want, &wlen), 0);
+	if (acceptance_read_yaml(&r, KJV_CURVE))
+		fail_msg("%s", err_msg());
+	assert_int_equal(r.steps, 500);
+	assert_int_equal(r.nb, 11);
+	assert_int_equal(r.block, 16);
+	assert_int_equal(r.b[10].budget, 1024);
+	assert_float_equal(r.b[0].mean, 1.492, 0);
+	assert_float_equal(r.b[6].k_limited, 0.834, 0);
+	assert_float_equal(r.cov[0], 0.000523753783, 0);
+	assert_float_equal(r.cov[10 * 11 + 9], 0.00199904531, 0);
+	assert_int_equal(r.b[10].hist[5], 8);
+	assert_true(isnan(r.engine_mean));
+	assert_int_equal(r.context_min, 210);
+	assert_float_equal(r.context_q[4], 77531.6, 0);
+	got = curve_text(&r);
+	assert_string_equal(got, want);
+	free(got);
+
+	r.seed = 9007199254740993u; /* 2^53 + 1 */
+	got = curve_text(&r);
+	assert_int_equal(fsx_write_all(path, got, strlen(got)), 0);
+	if (acceptance_read_yaml(&w, path))
+		fail_msg("%s", err_msg());
+	assert_true(w.seed == 9007199254740993u);
+	acceptance_free(&w);
+	free(got);
+	acceptance_free(&r);
+
+	char *one = tmp_path("one-request.jsonl");
+	const char *line = "{\"topk_ids\":[[1,2]],\"topk_logprobs\":[[-0.1,-3]],\"target\":[1]}\n";
+	assert_int_equal(fsx_write_all(one, line, strlen(line)), 0);
+	acceptance_opts_default(&o);
+	assert_int_equal(acceptance_parse_budgets(&o, "0,1,4"), 0);
+	replay_ok(&r, one, &o);
+	assert_true(isnan(r.b[1].deff));
+	got = curve_text(&r);
+	assert_non_null(strstr(got, "design_effect: [null, null, null]"));
+	assert_int_equal(fsx_write_all(path, got, strlen(got)), 0);
+	if (acceptance_read_yaml(&w, path))
+		fail_msg("%s", err_msg());
+	assert_true(isnan(w.b[1].deff));
+	free(got);
+	got = curve_text(&w);
+	char *again = curve_text(&r);
+	assert_string_equal(got, again);
+	free(again);
+	free(got);
+	acceptance_free(&w);
+	acceptance_free(&r);
+	free(one);
+	free(path);
+	free(want);
+}
+
+/* The shipped curve with from replaced by to, read back: the first problem,
+ * which must hold want (its file, line and column). */
+static void bad_curve(const char *from, const char *to, const char *want)
+{
+	struct acceptance_result r;
+	char *text, *path = tmp_path("bad.curve.yaml"), *edited;
+	size_t len;
+	assert_int_equal(fsx_read_all(KJV_CURVE, 1 << 20, &text, &len), 0);
+	char *at = strstr(text, from);
+	if (!at)
+		fail_msg("no '%s' in the curve", from);
+	assert_non_null(edited = malloc(len + strlen(to) + 1));
+	snprintf(edited, len + strlen(to) + 1, "%.*s%s%s", (int)(at - text), text, to,
+		 at + strlen(from));
+	assert_int_equal(fsx_write_all(path, edited, strlen(edited)), 0);
+	err_clear();
+	assert_int_equal(acceptance_read_yaml(&r, path), DDT_EINPUT);
+	if (!strstr(err_msg(), path) || !strstr(err_msg(), want))
+		fail_msg("want '%s' in: %s", want, err_msg());
+	acceptance_free(&r);
+	free(edited);
+	free(text);
+	free(path);
+}
+
+/* A curve that breaks its table or a rule across its keys is refused at the
+ * key or item that breaks it. */
+static void test_acceptance__bad_curve_is_named_at_its_place(void **state)
+{
+	(void)state;
+	bad_curve("mean: [1.492,", "mean: [1.3,", ":14:10: mean: 1.3 at budget 1 is outside its "
+		  "interval [1.44383511, 1.53615115] (ci_lo, ci_hi)");
+	bad_curve("budgets: [1, 2, 4,", "budgets: [1, 4, 4,", ":13:19: budgets: must increase, "
+		  "got 4 after 4");
+	bad_curve("lower_bound: [false,", "lower_bound: [true,", ":22:17: lower_bound: true at "
+		  "budget 1, where k_limited is 0");
+	bad_curve("[254, 246,", "[254, 245,", ":36:7: hist: the row of budget 1 counts 499 steps, "
+		  "not the 500 replayed");
+	bad_curve("  steps: 500\n", "  steps: 500\n  step: 1\n", ":6:3: unknown key 'step'");
+	bad_curve("capped: [0,", "capped: [2,", ":20:12: capped must be between 0 and 1, got 2");
+	bad_curve("mean: [1.492, ", "mean: [", ":14:9: mean: 11 items (one per budget), got 10");
+	bad_curve("agree: 0", "agree: 3", ":47:29: agree: 3 is more than the steps compared (0)");
+	bad_curve("level: 0.95", "level: 1.5", ":12:39: level must be within (0, 1), got 1.5");
+	bad_curve("- [0.000523753783, ", "- [", ":24:7: cov: 11 items a row, got 10");
+	bad_curve("steps: 500\n", "steps: 500.5\n", ":5:10: steps must be a whole number, got 500.5");
+	bad_curve("p25: 20887", "p25: 2088", ":48:92: p25: 2088 is below p5 (3331.2)");
 }
 
 /* Every input of the committed fuzz corpus (fuzz/corpus/trace: seeds and
@@ -1333,6 +1460,8 @@ int main(void)
 		cmocka_unit_test(test_acceptance__rank_record_tracks_the_replay),
 		cmocka_unit_test(test_acceptance__command),
 		cmocka_unit_test(test_acceptance__real_trace_reproduces_its_curve),
+		cmocka_unit_test(test_acceptance__curve_reads_back),
+		cmocka_unit_test(test_acceptance__bad_curve_is_named_at_its_place),
 		cmocka_unit_test(test_acceptance__fuzz_corpus_replays_cleanly),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

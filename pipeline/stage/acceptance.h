@@ -102,4 +102,13 @@ void acceptance_write_csv(const struct acceptance_result *r, FILE *fp);
  * of the means, the engine agreement, context. */
 void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp);
 
+/* Reads a curve acceptance_write_yaml wrote back from path into r, by the
+ * same table of keys, and its rules across keys: budgets increase, each
+ * mean within its interval and the block, one item per budget in every
+ * list, lower_bound where k_limited, each histogram row every step.
+ * Returns 0 or DDT_EINPUT ("path:line:column: ..."), DDT_ENOTFOUND, DDT_EIO
+ * or DDT_ENOMEM, the message set; r freed with acceptance_free either way
+ * (boot_cpu_s, which the file does not hold, 0). */
+int acceptance_read_yaml(struct acceptance_result *r, const char *path);
+
 #endif

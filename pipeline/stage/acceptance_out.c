@@ -1,8 +1,8 @@
-/* acceptance_out.c - a replay's result as text, CSV and YAML (acceptance.h). */
+/* acceptance_out.c - a replay's result as text and CSV (acceptance.h; the YAML curve:
+ * acceptance_curve.c). */
 #include "acceptance.h"
 
 #include "csv.h"
-#include "ydoc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -163,113 +163,4 @@ void acceptance_write_csv(const struct acceptance_result *r, FILE *fp)
 			fprintf(fp, ",%lld", b->hist[a]);
 		fputc('\n', fp);
 	}
-}
-
-/* key: [x for each budget] */
-static void yaml_row(struct yout *y, const char *key, const struct acceptance_result *r,
-		     size_t field)
-{
-	yout_key(y, key);
-	yout_seq_flow(y);
-	for (int j = 0; j < r->nb; j++) {
-		const char *b = (const char *)&r->b[j];
-		yout_num(y, *(const double *)(b + field));
-	}
-	yout_end(y);
-}
-
-static void yaml_tables(struct yout *y, const struct acceptance_result *r)
-{
-	yout_key(y, "cov");
-	yout_seq(y);
-	for (int a = 0; a < r->nb; a++) {
-		yout_seq_flow(y);
-		for (int b = 0; b < r->nb; b++)
-			yout_num(y, r->cov[a * r->nb + b]);
-		yout_end(y);
-	}
-	yout_end(y);
-	yout_key(y, "hist");
-	yout_seq(y);
-	for (int j = 0; j < r->nb; j++) {
-		yout_seq_flow(y);
-		for (int a = 1; a <= r->block; a++)
-			yout_int(y, r->b[j].hist[a]);
-		yout_end(y);
-	}
-	yout_end(y);
-}
-
-static void yaml_engine(struct yout *y, const struct acceptance_result *r)
-{
-	yout_key(y, "engine");
-	yout_map_flow(y);
-	yout_kv_int(y, "steps", r->engine_steps);
-	yout_kv_int(y, "agree", r->engine_agree);
-	yout_kv_int(y, "skipped", r->engine_skipped);
-	yout_kv_num(y, "mean_recorded", r->engine_steps ? r->engine_mean : NAN);
-	yout_kv_num(y, "mean_replayed", r->engine_steps ? r->replay_mean : NAN);
-	yout_kv_int(y, "first_mismatch_line", r->first_disagree);
-	yout_end(y);
-	yout_key(y, "context_tokens");
-	yout_map_flow(y);
-	yout_kv_int(y, "steps", r->context_steps);
-	yout_kv_num(y, "mean", r->context_steps ? r->context_mean : NAN);
-	yout_kv_num(y, "sd", r->context_steps ? r->context_sd : NAN);
-	yout_kv_num(y, "min", r->context_steps ? (double)r->context_min : NAN);
-	static const char *const qk[5] = {"p5", "p25", "p50", "p75", "p95"};
-	for (int k = 0; k < 5; k++)
-		yout_kv_num(y, qk[k], r->context_steps ? r->context_q[k] : NAN);
-	yout_kv_num(y, "max", r->context_steps ? (double)r->context_max : NAN);
-	yout_end(y);
-}
-
-void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
-{
-	struct yout y;
-	char source[512];
-	yout_init(&y, fp);
-	yout_map(&y);
-	yout_key(&y, "acceptance");
-	yout_map(&y);
-	yout_kv_int(&y, "schema", 1);
-	yout_kv_str(&y, "trace", r->trace);
-	snprintf(source, sizeof source,
-		 "ddt acceptance %s: the engine's tree_build heap and accept walk replayed", r->trace);
-	yout_kv_str(&y, "source", source);
-	yout_kv_int(&y, "steps", r->steps);
-	yout_kv_int(&y, "requests", r->requests);
-	yout_kv_int(&y, "request_steps", r->request_steps);
-	yout_kv_int(&y, "block", r->block);
-	yout_kv_int(&y, "trace_block", r->trace_block);
-	yout_kv_int(&y, "top_k_min", r->k_min);
-	yout_kv_int(&y, "top_k_max", r->k_max);
-	yout_key(&y, "bootstrap");
-	yout_map_flow(&y);
-	yout_kv_int(&y, "resamples", r->resamples);
-	yout_kv_num(&y, "level", r->level);
-	yout_kv_int(&y, "seed", (long long)r->seed);
-	yout_end(&y);
-	yout_key(&y, "budgets");
-	yout_seq_flow(&y);
-	for (int j = 0; j < r->nb; j++)
-		yout_int(&y, r->b[j].budget);
-	yout_end(&y);
-	yaml_row(&y, "mean", r, offsetof(struct acceptance_budget, mean));
-	yaml_row(&y, "ci_lo", r, offsetof(struct acceptance_budget, lo));
-	yaml_row(&y, "ci_hi", r, offsetof(struct acceptance_budget, hi));
-	yaml_row(&y, "se", r, offsetof(struct acceptance_budget, se));
-	yaml_row(&y, "design_effect", r, offsetof(struct acceptance_budget, deff));
-	yaml_row(&y, "drafter", r, offsetof(struct acceptance_budget, drafter));
-	yaml_row(&y, "capped", r, offsetof(struct acceptance_budget, capped));
-	yaml_row(&y, "k_limited", r, offsetof(struct acceptance_budget, k_limited));
-	yout_key(&y, "lower_bound"); /* past the trace's top-K: the replay is a lower bound */
-	yout_seq_flow(&y);
-	for (int j = 0; j < r->nb; j++)
-		yout_bool(&y, r->b[j].k_limited > 0);
-	yout_end(&y);
-	yaml_tables(&y, r);
-	yaml_engine(&y, r);
-	yout_end(&y);
-	yout_end(&y);
 }
