@@ -6,9 +6,134 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* A figure: written as a number or null, required on read. */
 #define FIG (Y_REQUIRED | Y_NULLABLE)
+/* ---------------------------------------------------------------- lists
+ * The lists the projection allocates (rows, tornado, ...: a pointer at
+ * f->off, items of f->size bytes, their number a size_t at f->count, at
+ * most f->max) and the sequences no library type writes as written here
+ * (strings; numbers one a line). An item is a mapping described by f->sub,
+ * or a string when f->sub is NULL. */
+
+/* The sequence under f->key with at most f->max items; NULL when absent
+ * or refused. */
+static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f)
+{
+	struct ydoc_node *s = NULL;
+	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &s) || !s)
+		return NULL;
+	if (s->n > (size_t)f->max) {
+		struct ydoc_node *at = s->items[f->max];
+		ydiag_add(c->diag, c->file, at->line, at->col, "%s: at most %d items, got %zu",
+			  f->key, f->max, s->n);
+		return NULL;
+	}
+	return s;
+}
+
+/* s's items into a (room for them all), each a mapping of f->sub or a
+ * string of at most f->size - 1 bytes. */
+static void items_in(struct yctx *c, struct ydoc_node *s, const struct yschema_field *f, char *a)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct ydoc_node *e = s->items[i];
+		char *item = a + i * f->size;
+		if (f->sub)
+			yschema_read_item(c, e, f->sub, item, f->key);
+		else if (yget_expect(c, e, YDOC_SCALAR, f->key))
+			continue;
+		else if (strlen(e->str) >= f->size)
+			ydiag_add(c->diag, c->file, e->line, e->col,
+				  "%s: longer than %zu characters", f->key, f->size - 1);
+		else
+			memcpy(item, e->str, strlen(e->str) + 1);
+	}
+}
+
+/* n items of a under f->key, a block sequence. */
+static void items_out(struct yout *y, const struct yschema_field *f, const char *a, size_t n)
+{
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (size_t i = 0; i < n; i++) {
+		if (f->sub)
+			yschema_write_item(y, f->sub, a + i * f->size);
+		else
+			yout_str(y, a + i * f->size);
+	}
+	yout_end(y);
+}
+
+/* An allocated list's items, their number returned (0 on a problem). */
+static size_t alloc_in(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	struct ydoc_node *s = seq_of(c, m, f);
+	char *a;
+	if (!s)
+		return 0;
+	a = calloc(s->n ? s->n : 1, f->size);
+	*(char **)((char *)obj + f->off) = a;
+	if (!a) {
+		ydiag_add(c->diag, c->file, s->line, s->col, "%s: out of memory", f->key);
+		return 0;
+	}
+	items_in(c, s, f, a);
+	return s->n;
+}
+
+static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	*(size_t *)((char *)obj + f->count) = alloc_in(c, m, f, obj);
+}
+
+static void list_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	items_out(y, f, *(char *const *)((const char *)obj + f->off),
+		  *(const size_t *)((const char *)obj + f->count));
+}
+
+/* The same with the number an int (a tornado's bars). */
+static void ilist_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	*(int *)((char *)obj + f->count) = (int)alloc_in(c, m, f, obj);
+}
+
+static void ilist_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	items_out(y, f, *(char *const *)((const char *)obj + f->off),
+		  (size_t) * (const int *)((const char *)obj + f->count));
+}
+
+/* Strings in an array of the struct (char[max][size]), their number an int. */
+static void strs_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	struct ydoc_node *s = seq_of(c, m, f);
+	if (!s)
+		return;
+	items_in(c, s, f, (char *)obj + f->off);
+	*(int *)((char *)obj + f->count) = (int)s->n;
+}
+
+static void strs_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	items_out(y, f, (const char *)obj + f->off,
+		  (size_t) * (const int *)((const char *)obj + f->count));
+}
+
+/* Type T's pointer member arr to n items (a size_t member; ilist: an int),
+ * each described by sub (NULL: a string of size bytes). */
+#define LIST_OF(T, k, arr, n, sub_, max_, h)                                               \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
+	 .count = offsetof(T, n), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_),              \
+	 .read = list_read, .write = list_write, .help = (h)}
+#define ILIST_OF(T, k, arr, n, sub_, max_, h)                                              \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
+	 .count = offsetof(T, n), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_),              \
+	 .read = ilist_read, .write = ilist_write, .help = (h)}
+
 #define BAND_NUM(m, h) YS_FIELD(struct band, m, YS_NUM, FIG, .help = (h))
 
 static const struct yschema_field band_fields[] = {
@@ -151,6 +276,7 @@ const struct yschema project_schema_xback = YS_TABLE("pair", xback_fields, 1);
 
 #define P_STR(m, fl, h) YS_FIELD(struct projection, m, YS_STR, fl, .help = (h))
 static const struct yschema_field ident_fields[] = {
+	YS_FIELD(struct projection, schema, YS_INT, Y_REQUIRED, .help = "the layout's version"),
 	P_STR(run_id, Y_REQUIRED, "the run the projection belongs to"),
 	YS_KEYED(struct projection, "template", template_name, YS_STR, Y_REQUIRED,
 		 .help = "the job template's name"),
@@ -191,6 +317,7 @@ static const struct yschema_field head_fields[] = {
 	/* a projection written before the context law existed lacks them */
 	P(context_law_label, YS_STR, 0, NULL, "the context law's label"),
 	P(context_law, YS_STR, 0, NULL, "the context law in words"),
+	LIST_OF(struct projection, "notes", notes, nnotes, NULL, 1000, "caveats, in order"),
 };
 const struct yschema project_schema_head = YS_TABLE("projection", head_fields, 0);
 
@@ -246,10 +373,170 @@ static const struct yschema_field tornado_fields[] = {
 		 .help = "its acceptance"),
 	YS_FIELD(struct project_tornado, tok_s_point, YS_NUM, FIG, .unit = "tok/s",
 		 .help = "throughput with every assumption at its point"),
+	ILIST_OF(struct project_tornado, "bars", bars, nbars, &project_schema_bar, CALIB_MAX_ASM,
+		 "the assumptions that move it, by swing"),
 };
 const struct yschema project_schema_tornado = YS_TABLE("tornado", tornado_fields, 0);
 
+static const struct yschema_field tornado_sec_fields[] = {
+	LIST_OF(struct projection, "tornado", tornado, ntornado, &project_schema_tornado, 100000,
+		"per (scenario, acceptance): each assumption's swing"),
+};
+static const struct yschema tornado_sec = YS_TABLE("projection", tornado_sec_fields, 0);
+
+/* Numbers one a line, into an array of the struct, their number an int
+ * (nums: doubles, their number that of another list). */
+static void ints_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	struct ydoc_node *s = seq_of(c, m, f);
+	int *out = (int *)((char *)obj + f->off), *n = (int *)((char *)obj + f->count);
+	*n = 0;
+	for (size_t i = 0; s && i < s->n; i++) {
+		double v;
+		if (!yget_node_num(c, s->items[i], f->key, Y_POSITIVE | Y_INTEGER, &v))
+			out[(*n)++] = (int)v;
+	}
+}
+
+static void ints_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const int *v = (const int *)((const char *)obj + f->off);
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < *(const int *)((const char *)obj + f->count); i++)
+		yout_int(y, v[i]);
+	yout_end(y);
+}
+
+static void nums_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	struct ydoc_node *s = seq_of(c, m, f);
+	for (size_t i = 0; s && i < s->n; i++)
+		yget_node_num(c, s->items[i], f->key, Y_NULLABLE, (double *)((char *)obj + f->off) + i);
+}
+
+static void nums_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const double *v = (const double *)((const char *)obj + f->off);
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int i = 0; i < *(const int *)((const char *)obj + f->count); i++)
+		yout_num(y, v[i]);
+	yout_end(y);
+}
+
+#define CELL(k, m, ty, fl, h) YS_KEYED(struct project_cell, k, m, ty, fl, .help = (h))
+/* A cell's figures after its place (target, C, B: cells_read). */
+static const struct yschema_field cell_fields[] = {
+	CELL("M", M, YS_NUM, FIG, "verify width, C (B + 1)"),
+	CELL("accept", accept, YS_NUM, FIG, "the acceptance curve at B, scaled, capped"),
+	CELL("capped", accept_capped, YS_BOOL, Y_REQUIRED, "the scaled curve passed the block"),
+	/* runs before it: absent */
+	CELL("lower_bound", accept_lower, YS_BOOL, 0, "trace: a lower bound"),
+	CELL("step_point", step_ms.point, YS_NUM, FIG, "decode step, ms: the point"),
+	CELL("step_p5", step_ms.p5, YS_NUM, FIG, "its 5th percentile"),
+	CELL("step_p50", step_ms.p50, YS_NUM, FIG, "its median"),
+	CELL("step_p95", step_ms.p95, YS_NUM, FIG, "its 95th percentile"),
+	CELL("tok_point", tok_s.point, YS_NUM, FIG, "throughput, tok/s: the point"),
+	CELL("tok_p5", tok_s.p5, YS_NUM, FIG, "its 5th percentile"),
+	CELL("tok_p50", tok_s.p50, YS_NUM, FIG, "its median"),
+	CELL("tok_p95", tok_s.p95, YS_NUM, FIG, "its 95th percentile"),
+	CELL("p_best", p_best, YS_NUM, FIG, "share of draws in which this budget is the best"),
+	CELL("regret", regret, YS_NUM, FIG, "expected loss of choosing it, tok/s"),
+	CELL("best", best, YS_BOOL, Y_REQUIRED, "the budget of least regret"),
+	CELL("runner", runner, YS_BOOL, Y_REQUIRED, "the one of next least regret"),
+};
+static const struct yschema cell_schema = YS_TABLE("cell", cell_fields, 1);
+
+/* Cell (t, ci, b): its place, which must be the one target-major order
+ * puts there (a cell holds no place: it is its index), then its figures. */
+static void cell_read(struct yctx *c, struct ydoc_node *m, struct project_grid *g, int t, int ci,
+		      int b)
+{
+	struct project_cell *x = PROJECT_CELL(g, t, ci, b);
+	const char *tg = NULL;
+	int C = 0, B = 0;
+	if (yget_expect(c, m, YDOC_MAP, "cell"))
+		return;
+	yget_str(c, m, "target", Y_REQUIRED, &tg);
+	yget_int(c, m, "C", Y_REQUIRED, &C);
+	yget_int(c, m, "B", Y_REQUIRED, &B);
+	if ((tg && strcmp(tg, g->targets[t])) || C != g->conc[ci] || B != g->budgets[b])
+		ydiag_add(c->diag, c->file, m->line, m->col,
+			  "cells: expected %s C=%d B=%d here (target-major order)", g->targets[t],
+			  g->conc[ci], g->budgets[b]);
+	yschema_read(c, m, &cell_schema, x);
+	if (x->best)
+		g->best[t * g->nconc + ci] = b;
+	if (x->runner)
+		g->runner[t * g->nconc + ci] = b;
+}
+
+/* cells: target-major, then concurrency, then budget; with the best and
+ * runner-up budget of each (target, concurrency) they mark. */
+static void cells_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+		       void *obj)
+{
+	struct project_grid *g = obj;
+	struct ydoc_node *cells = NULL;
+	size_t n = (size_t)g->ntargets * g->nconc * g->nbudgets;
+	g->cells = calloc(n ? n : 1, sizeof *g->cells);
+	g->best = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->best);
+	g->runner = calloc((size_t)(g->ntargets * g->nconc) + 1, sizeof *g->runner);
+	if (!g->cells || !g->best || !g->runner) {
+		ydiag_add(c->diag, c->file, m->line, m->col, "%s: out of memory", f->key);
+		return;
+	}
+	if (yget_node(c, m, f->key, YDOC_SEQ, Y_REQUIRED, &cells) || !cells)
+		return;
+	if (cells->n != n) {
+		ydiag_add(c->diag, c->file, cells->line, cells->col,
+			  "cells: expected %zu (targets x concurrency x budgets), got %zu", n,
+			  cells->n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		cell_read(c, cells->items[i], g, (int)(i / (g->nconc * g->nbudgets)),
+			  (int)(i / g->nbudgets % g->nconc), (int)(i % g->nbudgets));
+}
+
+static void cells_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct project_grid *g = obj;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (int t = 0; t < g->ntargets; t++)
+		for (int c = 0; c < g->nconc; c++)
+			for (int b = 0; b < g->nbudgets; b++) {
+				yout_map_flow(y);
+				yout_kv_str(y, "target", g->targets[t]);
+				yout_kv_int(y, "C", g->conc[c]);
+				yout_kv_int(y, "B", g->budgets[b]);
+				yschema_write_fields(y, &cell_schema, PROJECT_CELL(g, t, c, b));
+				yout_end(y);
+			}
+	yout_end(y);
+}
+
+/* One acceptance of the source's curve per budget. */
+static int grid_check(struct yctx *c, struct ydoc_node *map, void *obj)
+{
+	const struct project_grid *g = obj;
+	struct ydoc_node *s = ydoc_get(map, "curve_accept");
+	if ((int)s->n == g->nbudgets)
+		return 0;
+	ydiag_add(c->diag, c->file, s->line, s->col, "curve_accept: one per budget");
+	return 1;
+}
+
 #define G(m, ty, fl, u, h) YS_FIELD(struct project_grid, m, ty, fl, .unit = (u), .help = (h))
+#define G_LIST(k, m, n, rd, wr, h)                                                         \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct project_grid, m),                \
+	 .size = sizeof(((struct project_grid *)0)->m[0]),                                        \
+	 .count = offsetof(struct project_grid, n),                                              \
+	 .max = (int)(sizeof(((struct project_grid *)0)->m) /                                     \
+		      sizeof(((struct project_grid *)0)->m[0])),                                   \
+	 .flags = Y_REQUIRED, .read = (rd), .write = (wr), .help = (h)}
 static const struct yschema_field grid_fields[] = {
 	G(scenario, YS_STR, Y_REQUIRED, NULL, "where block, pipeline and accept come from"),
 	YS_FIELD(struct project_grid, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
@@ -261,5 +548,200 @@ static const struct yschema_field grid_fields[] = {
 	G(accept_kind, YS_STR, Y_REQUIRED, NULL, "published or trace"),
 	G(accept_source, YS_STR, Y_REQUIRED, NULL, "the acceptance source in words"),
 	G(nadded, YS_INT, Y_REQUIRED, NULL, "budgets added around the optimum"),
+	G_LIST("targets", targets, ntargets, strs_read, strs_write, "the catalog GPUs"),
+	G_LIST("concurrency", conc, nconc, ints_read, ints_write, "concurrent requests"),
+	G_LIST("budgets", budgets, nbudgets, ints_read, ints_write, "draft tree budgets"),
+	G_LIST("curve_accept", curve_accept, nbudgets, nums_read, nums_write,
+	       "the source's curve at each budget (published: unscaled)"),
+	{.key = "cells", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = cells_read,
+	 .write = cells_write, .help = "target-major, then concurrency, then budget"},
 };
-const struct yschema project_schema_grid = YS_TABLE("grid", grid_fields, 0);
+const struct yschema project_schema_grid = YS_TABLE_CHECKED("grid", grid_fields, 0, grid_check);
+
+/* A mapping described by f->sub at f->off, there when the int at f->count
+ * says so (the grid, the calibrated point: older projections lack them). */
+static void opt_map_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			 void *obj)
+{
+	struct ydoc_node *n = NULL;
+	if (yget_node(c, m, f->key, YDOC_MAP, 0, &n) || !n)
+		return;
+	*(int *)((char *)obj + f->count) = 1;
+	yschema_read(c, n, f->sub, (char *)obj + f->off);
+}
+
+static void opt_map_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	if (!*(const int *)((const char *)obj + f->count))
+		return;
+	yout_key(y, f->key);
+	yschema_write_item(y, f->sub, (const char *)obj + f->off);
+}
+
+#define OPT_MAP(k, m, have, sub_, h)                                                      \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct projection, m),                  \
+	 .count = offsetof(struct projection, have), .sub = (sub_), .read = opt_map_read,        \
+	 .write = opt_map_write, .help = (h)}
+
+static const struct yschema_field grid_sec_fields[] = {
+	OPT_MAP("grid", grid, has_grid, &project_schema_grid,
+		"the best budget per target and concurrency"),
+};
+static const struct yschema grid_sec = YS_TABLE("projection", grid_sec_fields, 0);
+
+/* Provenances by the names calib_provenance_name gives them; "override":
+ * their name in projection.yaml files before. */
+static const struct yschema_name prov_names[] = {
+	{"measured", PROV_MEASURED}, {"calibration", PROV_CALIBRATION}, {"assumed", PROV_ASSUMED},
+	{"overridden", PROV_OVERRIDE}, {"tonight", PROV_TONIGHT},        {"derived", PROV_DERIVED},
+	{"override", PROV_OVERRIDE},  {NULL, 0},
+};
+
+#define FIT(m, ty, fl, u, h) YS_FIELD(struct project_fit, m, ty, fl, .unit = (u), .help = (h))
+static const struct yschema_field fit_fields[] = {
+	YS_FIELD(struct project_fit, curve, YS_ENUM, Y_REQUIRED, .names = calib_moe_curve_names,
+		 .help = "the curve the projection used"),
+	FIT(gpu, YS_STR, Y_REQUIRED, NULL, "where the points were measured"),
+	YS_FIELD(struct project_fit, source, YS_ENUM, Y_REQUIRED, .names = prov_names,
+		 .help = "tonight or measured (calibration)"),
+	FIT(rms_pct, YS_NUM, FIG, "%", "of the residuals"),
+	FIT(plateau_ms, YS_NUM, FIG, "ms", "the physical curve at M -> infinity"),
+	FIT(m_plateau, YS_NUM, FIG, "tokens", "M where it reaches 95% of that"),
+	FIT(note, YS_STR, Y_REQUIRED, NULL, "which were held and why; conditioning"),
+	YS_LIST_OF(struct project_fit, "params", params, nparams, &project_schema_param, Y_REQUIRED,
+		   .help = "fitted or held parameters"),
+	YS_LIST_OF(struct project_fit, "points", points, npoints, &project_schema_fit_point,
+		   Y_REQUIRED, .help = "the points fitted to"),
+};
+static const struct yschema fit_schema = YS_TABLE("fit", fit_fields, 0);
+
+static const struct yschema_field fit_sec_fields[] = {
+	YS_FIELD(struct projection, fit, YS_MAP, Y_REQUIRED, .sub = &fit_schema,
+		 .help = "the MoE curve's fit"),
+	LIST_OF(struct projection, "backtest", backtest, nbacktest, &project_schema_backtest, 1000,
+		"leave one out, beside the band it supports"),
+};
+static const struct yschema fit_sec = YS_TABLE("projection", fit_sec_fields, 0);
+
+/* A pooled figure of a backtest; the class and group keys differ between
+ * the cross-GPU backtest (class, family) and the implementation one
+ * (implementation, pair). */
+#define XSUM_FIELDS(k_cls, k_grp)                                                        \
+	YS_KEYED(struct project_xsum, k_cls, cls, YS_STR, Y_REQUIRED, .help = "the class"),     \
+	YS_KEYED(struct project_xsum, k_grp, fam, YS_STR, Y_REQUIRED, .help = "the group"),     \
+	YS_FIELD(struct project_xsum, n, YS_INT, Y_REQUIRED, .help = "measured points"),        \
+	XS(cover_pct, FIG, "share inside p5-p95"),                                              \
+	XS(med_err_pct, FIG, "median |p50 / measured - 1|"),                                    \
+	/* a projection written before these existed lacks them: NaN */                         \
+	XS(bias_pct, Y_NULLABLE, "median p50 / measured - 1"),                                  \
+	XS(width_pct, Y_NULLABLE, "median (p95 - p5) / p50")
+#define XS(m, fl, h) YS_FIELD(struct project_xsum, m, YS_NUM, fl, .unit = "%", .help = (h))
+static const struct yschema_field xsum_fields[] = {XSUM_FIELDS("class", "family")};
+static const struct yschema xsum_schema = YS_TABLE("pooled", xsum_fields, 1);
+static const struct yschema_field isum_fields[] = {XSUM_FIELDS("implementation", "pair")};
+static const struct yschema isum_schema = YS_TABLE("pooled", isum_fields, 1);
+
+/* The implementation backtest's pooled list is for people: not read back. */
+static void unread(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	(void)c;
+	(void)obj;
+	ydoc_get(m, f->key);
+}
+
+static const struct yschema_field impl_fields[] = {
+	YS_KEYED(struct projection, "points", iback_n, YS_INT, Y_REQUIRED, .help = "points scored"),
+	YS_KEYED(struct projection, "cover_pct", iback_cover_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "share inside p5-p95"),
+	YS_KEYED(struct projection, "err_pct", iback_err_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "median |p50 / measured - 1|"),
+	YS_KEYED(struct projection, "width_pct", iback_width_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "median (p95 - p5) / p50"),
+	YS_KEYED(struct projection, "bias_pct", iback_bias_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "median p50 / measured - 1"),
+	{.key = "pooled", .type = YS_CUSTOM, .off = offsetof(struct projection, isum),
+	 .size = sizeof(struct project_xsum), .count = offsetof(struct projection, nisum),
+	 .sub = &isum_schema, .read = unread, .write = list_write,
+	 .help = "per implementation, per pair, over every one"},
+};
+/* Fields of struct projection itself, under a key of their own (off 0). */
+static const struct yschema impl_schema = YS_TABLE("implementation", impl_fields, 0);
+
+static const struct yschema_field xbt_fields[] = {
+	YS_KEYED(struct projection, "points", xback_n, YS_INT, Y_REQUIRED, .help = "points scored"),
+	YS_KEYED(struct projection, "cover_pct", xback_cover_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "share inside p5-p95"),
+	YS_KEYED(struct projection, "err_pct", xback_err_pct, YS_NUM, FIG, .unit = "%",
+		 .help = "median |p50 / measured - 1|"),
+	LIST_OF(struct projection, "pairs", xback, nxback, &project_schema_xback, 100000,
+		"per ordered GPU pair"),
+	LIST_OF(struct projection, "pooled", xsum, nxsum, &xsum_schema, 10000,
+		"per class and target family, per class, over every class"),
+	/* optional: older records have none */
+	{.key = "implementation", .type = YS_MAP, .sub = &impl_schema,
+	 .help = "the same with whole implementations held out"},
+};
+static const struct yschema xbt_schema = YS_TABLE("xbacktest", xbt_fields, 0);
+
+static const struct yschema_field xback_sec_fields[] = {
+	{.key = "xbacktest", .type = YS_MAP, .flags = Y_REQUIRED, .sub = &xbt_schema,
+	 .help = "the cross-GPU backtest"},
+};
+const struct yschema project_schema_xback_sec = YS_TABLE("projection", xback_sec_fields, 0);
+
+/* was: the value an override replaced, there only for an override. */
+static void was_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
+{
+	struct project_input *in = obj;
+	in->was = NAN;
+	yget_num(c, m, f->key, Y_NULLABLE, &in->was);
+}
+
+static void was_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	const struct project_input *in = obj;
+	if (in->prov == PROV_OVERRIDE)
+		yout_kv_num(y, f->key, in->was);
+}
+
+static const struct yschema_field input_fields[] = {
+	YS_FIELD(struct project_input, name, YS_STR, Y_REQUIRED, .help = "the key --set takes"),
+	YS_FIELD(struct project_input, value, YS_NUM, FIG, .help = "the value used"),
+	YS_FIELD(struct project_input, prov, YS_ENUM, Y_REQUIRED, .names = prov_names,
+		 .help = "where it came from"),
+	{.key = "was", .type = YS_CUSTOM, .read = was_read, .write = was_write,
+	 .help = "an override: the value it replaced"},
+	YS_FIELD(struct project_input, source, YS_STR, Y_REQUIRED, .help = "the source in words"),
+};
+static const struct yschema input_schema = YS_TABLE("input", input_fields, 1);
+
+static const struct yschema_field inputs_sec_fields[] = {
+	LIST_OF(struct projection, "inputs", inputs, ninputs, &input_schema, 100000,
+		"every input value and where it came from"),
+};
+static const struct yschema inputs_sec = YS_TABLE("projection", inputs_sec_fields, 0);
+
+static const struct yschema_field rows_sec_fields[] = {
+	LIST_OF(struct projection, "rows", rows, nrows, &project_schema_row, 100000,
+		"one per (scenario, acceptance)"),
+};
+static const struct yschema rows_sec = YS_TABLE("projection", rows_sec_fields, 0);
+
+static const struct yschema_field central_sec_fields[] = {
+	OPT_MAP("calibrated_point", central, central.have, &project_schema_central,
+		"ddt's calibrated point"),
+};
+static const struct yschema central_sec = YS_TABLE("projection", central_sec_fields, 0);
+
+const struct project_schema_part project_schema_doc[] = {
+	{&project_schema_ident, 0},
+	{&project_schema_head, PROJECT_TEXT_BANDS},
+	{&rows_sec, 0},
+	{&tornado_sec, PROJECT_TEXT_TORNADO},
+	{&grid_sec, PROJECT_TEXT_GRID},
+	{&fit_sec, PROJECT_TEXT_FIT},
+	{&project_schema_xback_sec, PROJECT_TEXT_XBACK},
+	{&inputs_sec, PROJECT_TEXT_INPUTS},
+	{&central_sec, 0},
+	{NULL, 0},
+};

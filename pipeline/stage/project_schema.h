@@ -17,14 +17,26 @@ extern const struct yschema project_schema_param;
 extern const struct yschema project_schema_fit_point;
 extern const struct yschema project_schema_backtest;
 extern const struct yschema project_schema_xback;
-/* projection.yaml's identity (run_id, template, calibration), its head
- * (samples, seed, curve ... context_law: also the text form's) and the
- * calibrated point. */
+/* projection.yaml's identity (schema, run_id, template, calibration), its
+ * head (samples, seed, curve ... context_law, notes) and the calibrated
+ * point. */
 extern const struct yschema project_schema_ident;
 extern const struct yschema project_schema_head;
 extern const struct yschema project_schema_central;
-/* The keys of a tornado and of the budget grid before their lists. */
+/* A tornado (its bars) and the budget grid (its lists and cells). */
 extern const struct yschema project_schema_tornado;
 extern const struct yschema project_schema_grid;
+/* The top-level key xbacktest (ddt backtest writes it alone). */
+extern const struct yschema project_schema_xback_sec;
+
+/* projection.yaml's top-level keys as the parts it is written in, in
+ * order: each part a table of struct projection's fields and the
+ * PROJECT_TEXT_* section it is (0: the document's own: schema and
+ * identity, rows, the calibrated point); the list ends at s NULL. */
+struct project_schema_part {
+	const struct yschema *s;
+	unsigned section;
+};
+extern const struct project_schema_part project_schema_doc[];
 
 #endif

@@ -14,247 +14,20 @@
 
 /* ---------------------------------------------------------------- writer */
 
-static void kv_bool(struct yout *y, const char *key, int v)
-{
-	yout_key(y, key);
-	yout_bool(y, v);
-}
-
-static void rows_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "rows");
-	yout_seq(y);
-	for (size_t i = 0; i < p->nrows; i++) {
-		yschema_write_item(y, &project_schema_row, &p->rows[i]);
-	}
-	yout_end(y);
-}
-
-static void tornado_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "tornado");
-	yout_seq(y);
-	for (size_t i = 0; i < p->ntornado; i++) {
-		const struct project_tornado *t = &p->tornado[i];
-		yout_map(y);
-		yschema_write_fields(y, &project_schema_tornado, t);
-		yout_key(y, "bars");
-		yout_seq(y);
-		for (int b = 0; b < t->nbars; b++)
-			yschema_write_item(y, &project_schema_bar, &t->bars[b]);
-		yout_end(y);
-		yout_end(y);
-	}
-	yout_end(y);
-}
-
-static void int_list_out(struct yout *y, const char *key, const int *v, int n)
-{
-	yout_key(y, key);
-	yout_seq(y);
-	for (int i = 0; i < n; i++)
-		yout_int(y, v[i]);
-	yout_end(y);
-}
-
-static void grid_out(struct yout *y, const struct project_grid *g)
-{
-	yout_key(y, "grid");
-	yout_map(y);
-	yschema_write_fields(y, &project_schema_grid, g);
-	yout_key(y, "targets");
-	yout_seq(y);
-	for (int t = 0; t < g->ntargets; t++)
-		yout_str(y, g->targets[t]);
-	yout_end(y);
-	int_list_out(y, "concurrency", g->conc, g->nconc);
-	int_list_out(y, "budgets", g->budgets, g->nbudgets);
-	yout_key(y, "curve_accept");
-	yout_seq(y);
-	for (int b = 0; b < g->nbudgets; b++)
-		yout_num(y, g->curve_accept[b]);
-	yout_end(y);
-	yout_key(y, "cells"); /* target-major, then concurrency, then budget */
-	yout_seq(y);
-	for (int t = 0; t < g->ntargets; t++)
-		for (int c = 0; c < g->nconc; c++)
-			for (int b = 0; b < g->nbudgets; b++) {
-				const struct project_cell *x = PROJECT_CELL(g, t, c, b);
-				yout_map_flow(y);
-				yout_kv_str(y, "target", g->targets[t]);
-				yout_kv_int(y, "C", g->conc[c]);
-				yout_kv_int(y, "B", g->budgets[b]);
-				yout_kv_num(y, "M", x->M);
-				yout_kv_num(y, "accept", x->accept);
-				kv_bool(y, "capped", x->accept_capped);
-				kv_bool(y, "lower_bound", x->accept_lower);
-				yout_kv_num(y, "step_point", x->step_ms.point);
-				yout_kv_num(y, "step_p5", x->step_ms.p5);
-				yout_kv_num(y, "step_p50", x->step_ms.p50);
-				yout_kv_num(y, "step_p95", x->step_ms.p95);
-				yout_kv_num(y, "tok_point", x->tok_s.point);
-				yout_kv_num(y, "tok_p5", x->tok_s.p5);
-				yout_kv_num(y, "tok_p50", x->tok_s.p50);
-				yout_kv_num(y, "tok_p95", x->tok_s.p95);
-				yout_kv_num(y, "p_best", x->p_best);
-				yout_kv_num(y, "regret", x->regret);
-				kv_bool(y, "best", x->best);
-				kv_bool(y, "runner", x->runner);
-				yout_end(y);
-			}
-	yout_end(y);
-	yout_end(y);
-}
-
-static void fit_out(struct yout *y, const struct project_fit *f)
-{
-	yout_key(y, "fit");
-	yout_map(y);
-	yout_kv_str(y, "curve", calib_moe_curve_name(f->curve));
-	yout_kv_str(y, "gpu", f->gpu);
-	yout_kv_str(y, "source", calib_provenance_name(f->source));
-	yout_kv_num(y, "rms_pct", f->rms_pct);
-	yout_kv_num(y, "plateau_ms", f->plateau_ms);
-	yout_kv_num(y, "m_plateau", f->m_plateau);
-	yout_kv_str(y, "note", f->note);
-	yout_key(y, "params");
-	yout_seq(y);
-	for (int i = 0; i < f->nparams; i++) {
-		yschema_write_item(y, &project_schema_param, &f->params[i]);
-	}
-	yout_end(y);
-	yout_key(y, "points");
-	yout_seq(y);
-	for (int i = 0; i < f->npoints; i++) {
-		yschema_write_item(y, &project_schema_fit_point, &f->points[i]);
-	}
-	yout_end(y);
-	yout_end(y);
-}
-
-static void backtest_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "backtest");
-	yout_seq(y);
-	for (size_t i = 0; i < p->nbacktest; i++) {
-		yschema_write_item(y, &project_schema_backtest, &p->backtest[i]);
-	}
-	yout_end(y);
-}
-
-/* A backtest's pooled figures under key "pooled", its class and group
- * keys named k_cls and k_grp. */
-static void xsum_out(struct yout *y, const struct project_xsum *sm, size_t n, const char *k_cls,
-		     const char *k_grp)
-{
-	yout_key(y, "pooled");
-	yout_seq(y);
-	for (size_t i = 0; i < n; i++) {
-		const struct project_xsum *x = &sm[i];
-		yout_map_flow(y);
-		yout_kv_str(y, k_cls, x->cls);
-		yout_kv_str(y, k_grp, x->fam);
-		yout_kv_int(y, "n", x->n);
-		yout_kv_num(y, "cover_pct", x->cover_pct);
-		yout_kv_num(y, "med_err_pct", x->med_err_pct);
-		yout_kv_num(y, "bias_pct", x->bias_pct);
-		yout_kv_num(y, "width_pct", x->width_pct);
-		yout_end(y);
-	}
-	yout_end(y);
-}
-
-/* The implementation backtest's pooled figures (xbacktest.implementation). */
-static void ximpl_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "implementation");
-	yout_map(y);
-	yout_kv_int(y, "points", p->iback_n);
-	yout_kv_num(y, "cover_pct", p->iback_cover_pct);
-	yout_kv_num(y, "err_pct", p->iback_err_pct);
-	yout_kv_num(y, "width_pct", p->iback_width_pct);
-	yout_kv_num(y, "bias_pct", p->iback_bias_pct);
-	xsum_out(y, p->isum, p->nisum, "implementation", "pair");
-	yout_end(y);
-}
-
-static void xback_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "xbacktest");
-	yout_map(y);
-	yout_kv_int(y, "points", p->xback_n);
-	yout_kv_num(y, "cover_pct", p->xback_cover_pct);
-	yout_kv_num(y, "err_pct", p->xback_err_pct);
-	yout_key(y, "pairs");
-	yout_seq(y);
-	for (size_t i = 0; i < p->nxback; i++) {
-		yschema_write_item(y, &project_schema_xback, &p->xback[i]);
-	}
-	yout_end(y);
-	xsum_out(y, p->xsum, p->nxsum, "class", "family");
-	ximpl_out(y, p);
-	yout_end(y);
-}
-
 void project_emit_xback(const struct projection *p, FILE *fp)
 {
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
-	xback_out(&y, p);
+	yschema_write_fields(&y, &project_schema_xback_sec, p);
 	yout_end(&y);
-}
-
-static void inputs_out(struct yout *y, const struct projection *p)
-{
-	yout_key(y, "inputs");
-	yout_seq(y);
-	for (size_t i = 0; i < p->ninputs; i++) {
-		const struct project_input *in = &p->inputs[i];
-		yout_map_flow(y);
-		yout_kv_str(y, "name", in->name);
-		yout_kv_num(y, "value", in->value);
-		yout_kv_str(y, "prov", calib_provenance_name(in->prov));
-		if (in->prov == PROV_OVERRIDE)
-			yout_kv_num(y, "was", in->was);
-		yout_kv_str(y, "source", in->source);
-		yout_end(y);
-	}
-	yout_end(y);
 }
 
 void project_emit_sections(struct yout *y, const struct projection *p, unsigned parts)
 {
-	if (parts & PROJECT_TEXT_BANDS) {
-		yschema_write_fields(y, &project_schema_head, p);
-		yout_key(y, "notes");
-		yout_seq(y);
-		for (size_t i = 0; i < p->nnotes; i++)
-			yout_str(y, p->notes[i]);
-		yout_end(y);
-	}
-	if (parts & PROJECT_TEXT_TORNADO)
-		tornado_out(y, p);
-	if ((parts & PROJECT_TEXT_GRID) && p->has_grid)
-		grid_out(y, &p->grid);
-	if (parts & PROJECT_TEXT_FIT) {
-		fit_out(y, &p->fit);
-		backtest_out(y, p);
-	}
-	if (parts & PROJECT_TEXT_XBACK)
-		xback_out(y, p);
-	if (parts & PROJECT_TEXT_INPUTS)
-		inputs_out(y, p);
-}
-
-/* The calibrated point (project_central), when kept. */
-static void central_out(struct yout *y, const struct projection *p)
-{
-	const struct project_central *k = &p->central;
-	if (!k->have)
-		return;
-	yout_key(y, "calibrated_point");
-	yschema_write_item(y, &project_schema_central, k);
+	for (const struct project_schema_part *s = project_schema_doc; s->s; s++)
+		if (s->section & parts)
+			yschema_write_fields(y, s->s, p);
 }
 
 void project_emit(const struct projection *p, FILE *fp)
@@ -262,12 +35,8 @@ void project_emit(const struct projection *p, FILE *fp)
 	struct yout y;
 	yout_init(&y, fp);
 	yout_map(&y);
-	yout_kv_int(&y, "schema", p->schema);
-	yschema_write_fields(&y, &project_schema_ident, p);
-	project_emit_sections(&y, p, PROJECT_TEXT_BANDS);
-	rows_out(&y, p);
-	project_emit_sections(&y, p, PROJECT_TEXT_ALL & ~PROJECT_TEXT_BANDS);
-	central_out(&y, p);
+	for (const struct project_schema_part *s = project_schema_doc; s->s; s++)
+		yschema_write_fields(&y, s->s, p);
 	yout_end(&y);
 }
 
