@@ -997,6 +997,99 @@ static void test_project__write_then_read_gives_the_same_projection(void **state
 	free(path);
 }
 
+/* text with the first old after the first after replaced by new, written
+ * to path; reads it back into b and returns project_read's code, the first
+ * problem's message in msg. */
+static int read_damaged(const char *text, const char *after, const char *old, const char *new,
+			const char *path, struct projection *b, char *msg, size_t len)
+{
+	const char *a = strstr(text, after), *at = a ? strstr(a, old) : NULL;
+	struct ydiag diag = {0};
+	assert_non_null(at);
+	size_t head = (size_t)(at - text), nl = strlen(new), tail = strlen(at + strlen(old));
+	char *d = malloc(head + nl + tail + 1);
+	assert_non_null(d);
+	memcpy(d, text, head);
+	memcpy(d + head, new, nl);
+	memcpy(d + head + nl, at + strlen(old), tail + 1);
+	assert_int_equal(fsx_write_all(path, d, strlen(d)), 0);
+	free(d);
+	int rc = project_read(b, path, &diag);
+	snprintf(msg, len, "%s", diag.n ? diag.msgs[0] : "");
+	ydiag_free(&diag);
+	return rc;
+}
+
+/* projection.yaml's writer and reader go by the same tables: the rules
+ * across keys (one curve acceptance per budget, the cells in target-major
+ * order), the enums by name and the keys older files lack or name
+ * otherwise are the reader's, each problem at its file:line:column. */
+static void test_project__projection_yaml_reads_by_its_tables(void **state)
+{
+	struct fixture *f = *state;
+	struct projection a, b;
+	char dir[] = "/tmp/ddt-projt-XXXXXX", msg[512];
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "projection.yaml");
+	assert_int_equal(project_run(&a, &f->cal, &f->cal_d, &f->t, NULL, &f->cfg), 0);
+	assert_true(a.has_grid && a.central.have && a.ninputs > 0);
+	char *text = emit(&a);
+
+	/* a budget without its curve acceptance, at the list */
+	assert_int_equal(read_damaged(text, "\n  curve_accept:\n", "    - ", "    # ", path, &b, msg,
+				      sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, "projection.yaml:"));
+	assert_non_null(strstr(msg, ": curve_accept: one per budget"));
+	project_free(&b);
+	/* a cell out of its place */
+	assert_int_equal(read_damaged(text, "\n  cells:\n", ", B: ", ", B: 9", path, &b, msg,
+				      sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, "(target-major order)"));
+	project_free(&b);
+	/* the fit's source is one of the provenances */
+	assert_int_equal(read_damaged(text, "\nfit:\n", "source: ", "source: x", path, &b, msg,
+				      sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, "source: expected measured, calibration, assumed"));
+	project_free(&b);
+
+	/* an override by its older name reads as one, written by its name now */
+	assert_int_equal(read_damaged(text, "\ninputs:\n", "prov: assumed", "prov: override, was: 2",
+				      path, &b, msg, sizeof msg),
+			 0);
+	char *back = emit(&b);
+	assert_non_null(strstr(back, "prov: overridden, was: 2,"));
+	free(back);
+	project_free(&b);
+
+	/* without the calibrated point and the grid: neither, as before they were kept */
+	char *cut = strdup(text), *g = strstr(cut, "\ngrid:\n"), *fit = strstr(cut, "\nfit:\n");
+	memmove(g, fit, strlen(fit) + 1);
+	*strstr(cut, "\ncalibrated_point:\n") = '\0';
+	assert_int_equal(read_damaged(cut, "", "", "\n", path, &b, msg, sizeof msg), 0);
+	assert_false(b.has_grid);
+	assert_false(b.central.have);
+	/* and an xbacktest without the implementation backtest: no figures */
+	assert_int_equal(b.iback_n, a.iback_n);
+	project_free(&b);
+	char *im = strstr(cut, "\n  implementation:\n");
+	assert_non_null(im);
+	memmove(im, strstr(cut, "\ninputs:\n"), strlen(strstr(cut, "\ninputs:\n")) + 1);
+	assert_int_equal(read_damaged(cut, "", "", "\n", path, &b, msg, sizeof msg), 0);
+	assert_int_equal(b.iback_n, 0);
+	assert_true(isnan(b.iback_cover_pct) && isnan(b.iback_bias_pct));
+	project_free(&b);
+
+	free(cut);
+	free(text);
+	project_free(&a);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+}
+
 /* ---------------------------------------------------------------- settings */
 
 static int load_section(const char *text, struct project_config *cfg, struct ydiag *diag)
@@ -2256,6 +2349,7 @@ int main(void)
 		cmocka_unit_test(test_project__tree_attn_sweep_fits_the_context_law),
 		cmocka_unit_test(test_project__scenarios_take_the_traces_context),
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
+		cmocka_unit_test(test_project__projection_yaml_reads_by_its_tables),
 		cmocka_unit_test(test_project__settings_loader_is_strict),
 		cmocka_unit_test(test_project__transfer_factors_by_gpu_pair_and_width),
 		cmocka_unit_test(test_project__calibration_recovers_known_factors),
