@@ -11,6 +11,7 @@
 
 /* A figure: written as a number or null, required on read. */
 #define FIG (Y_REQUIRED | Y_NULLABLE)
+
 /* ---------------------------------------------------------------- lists
  * The lists the projection allocates (rows, tornado, ...: a pointer at
  * f->off, items of f->size bytes, their number a size_t at f->count, at
@@ -104,7 +105,7 @@ static void ilist_read(struct yctx *c, struct ydoc_node *m, const struct yschema
 static void ilist_write(struct yout *y, const struct yschema_field *f, const void *obj)
 {
 	items_out(y, f, *(char *const *)((const char *)obj + f->off),
-		  (size_t) * (const int *)((const char *)obj + f->count));
+		  (size_t)*(const int *)((const char *)obj + f->count));
 }
 
 /* Strings in an array of the struct (char[max][size]), their number an int. */
@@ -120,19 +121,22 @@ static void strs_read(struct yctx *c, struct ydoc_node *m, const struct yschema_
 static void strs_write(struct yout *y, const struct yschema_field *f, const void *obj)
 {
 	items_out(y, f, (const char *)obj + f->off,
-		  (size_t) * (const int *)((const char *)obj + f->count));
+		  (size_t)*(const int *)((const char *)obj + f->count));
 }
 
-/* Type T's pointer member arr to n items (a size_t member; ilist: an int),
- * each described by sub (NULL: a string of size bytes). */
+/* Type T's pointer member arr to n items (a size_t member; ILIST_OF: an
+ * int, a compile error otherwise), each described by sub (NULL: a string
+ * of the item's bytes), at most max_ of them. */
+#define ALLOC_LIST_(T, k, arr, cnt, sub_, max_, rd, wr, h)                                 \
+	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
+	 .count = (cnt), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_), .read = (rd),         \
+	 .write = (wr), .help = (h)}
 #define LIST_OF(T, k, arr, n, sub_, max_, h)                                               \
-	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
-	 .count = offsetof(T, n), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_),              \
-	 .read = list_read, .write = list_write, .help = (h)}
+	ALLOC_LIST_(T, k, arr, _Generic(((T *)0)->n, size_t: offsetof(T, n)), sub_, max_,        \
+		    list_read, list_write, h)
 #define ILIST_OF(T, k, arr, n, sub_, max_, h)                                              \
-	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
-	 .count = offsetof(T, n), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_),              \
-	 .read = ilist_read, .write = ilist_write, .help = (h)}
+	ALLOC_LIST_(T, k, arr, _Generic(((T *)0)->n, int: offsetof(T, n)), sub_, max_,           \
+		    ilist_read, ilist_write, h)
 
 #define BAND_NUM(m, h) YS_FIELD(struct band, m, YS_NUM, FIG, .help = (h))
 
@@ -321,22 +325,29 @@ static const struct yschema_field head_fields[] = {
 };
 const struct yschema project_schema_head = YS_TABLE("projection", head_fields, 0);
 
-/* values: the assumptions at the calibrated point, [{name, value}]. */
+/* values: the assumptions at the calibrated point, [{name, value}], each
+ * through one of these (the point holds names and values apart). */
+struct central_value {
+	char name[sizeof(((struct project_central *)0)->name[0])];
+	double value;
+};
+
+static const struct yschema_field value_fields[] = {
+	YS_FIELD(struct central_value, name, YS_STR, Y_REQUIRED, .help = "the assumption's label"),
+	YS_FIELD(struct central_value, value, YS_NUM, FIG, .help = "its central value"),
+};
+static const struct yschema value_schema = YS_TABLE("value", value_fields, 1);
+
 static void values_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
 			void *obj)
 {
 	struct project_central *k = obj;
-	struct ydoc_node *s = NULL;
-	if (yget_node(c, m, f->key, YDOC_SEQ, Y_REQUIRED, &s) || !s)
-		return;
-	for (size_t i = 0; i < s->n && k->n < CALIB_MAX_ASM; i++) {
-		struct ydoc_node *e = s->items[i];
-		if (yget_expect(c, e, YDOC_MAP, "value"))
-			continue;
-		yget_strcpy(c, e, "name", Y_REQUIRED, k->name[k->n], sizeof k->name[k->n]);
-		yget_num(c, e, "value", FIG, &k->v[k->n]);
-		yget_check_unknown(c, e);
-		k->n++;
+	struct ydoc_node *s = seq_of(c, m, f);
+	for (size_t i = 0; s && i < s->n; i++) {
+		struct central_value v = {"", NAN};
+		yschema_read_item(c, s->items[i], &value_schema, &v, "value");
+		memcpy(k->name[k->n], v.name, sizeof v.name);
+		k->v[k->n++] = v.value;
 	}
 }
 
@@ -346,10 +357,9 @@ static void values_write(struct yout *y, const struct yschema_field *f, const vo
 	yout_key(y, f->key);
 	yout_seq(y);
 	for (int i = 0; i < k->n; i++) {
-		yout_map_flow(y);
-		yout_kv_str(y, "name", k->name[i]);
-		yout_kv_num(y, "value", k->v[i]);
-		yout_end(y);
+		struct central_value v = {"", k->v[i]};
+		memcpy(v.name, k->name[i], sizeof v.name);
+		yschema_write_item(y, &value_schema, &v);
 	}
 	yout_end(y);
 }
@@ -362,8 +372,9 @@ static const struct yschema_field central_fields[] = {
 	CP(form, NULL, "the model's form knob"),
 	CP(moe_scale, NULL, "the model's MoE scale knob"),
 	CP(z_x, NULL, "the model's transfer knob"),
-	{.key = "values", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = values_read,
-	 .write = values_write, .help = "the assumptions at the calibrated point"},
+	{.key = "values", .type = YS_CUSTOM, .flags = Y_REQUIRED, .max = CALIB_MAX_ASM,
+	 .read = values_read, .write = values_write,
+	 .help = "the assumptions at the calibrated point"},
 };
 const struct yschema project_schema_central = YS_TABLE("calibrated_point", central_fields, 0);
 
