@@ -17,7 +17,7 @@ const char *calib_assumption_name(enum assumption a)
 
 const char *calib_dist_kind_name(enum dist_kind k)
 {
-	return dist_names[k];
+	return dist_kind_names[k].name;
 }
 
 static const char *const prov_names[] = {"measured", "calibration", "assumed",

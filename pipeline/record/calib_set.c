@@ -143,7 +143,7 @@ static int set_physical(struct calib *c, const char *name, double v, const char 
 static int set_moe_reference(struct calib *c, const char *rest, double v, const char *full)
 {
 	if (!strcmp(rest, "tp"))
-		return set_field(&c->moe_ref, &moe_ref_schema, rest, v, full);
+		return set_field(&c->moe_ref, &calib_moe_ref_schema, rest, v, full);
 	if (!strcmp(rest, "floor_us")) /* 0: no per-call floor */
 		return set_checked(&c->moe_ref.floor_us, Y_NONNEG, v, full);
 	/* 0: the anchors take the curve's own MoE */
@@ -163,7 +163,7 @@ static int set_allreduce(struct calib *c, const char *rest, double v, const char
 	char gpu[32];
 	double m;
 	int n = 0;
-	int rc = set_field(&c->ar, &ar_schema, rest, v, full); /* per_layer, gpus */
+	int rc = set_field(&c->ar, &calib_ar_schema, rest, v, full); /* per_layer, gpus */
 	if (rc != NOKEY)
 		return rc;
 	if (!dot || (size_t)(dot - rest) >= sizeof gpu ||
@@ -206,14 +206,14 @@ static int set_anchor(struct calib *c, char *rest, double v, const char *full)
 		return NOKEY;
 	*field++ = '\0';
 	if (!strcmp(rest, "sglang_limits"))
-		return set_field(c, &limits_schema, field, v, full);
+		return set_field(c, &calib_limits_schema, field, v, full);
 	struct anchor *a = !strcmp(rest, "sglang_b8")    ? &c->sglang_b8
 			   : !strcmp(rest, "sglang_b16") ? &c->sglang_b16
 							 : NULL;
 	if (!a)
 		return NOKEY;
 	double step = a->step_ms;
-	int rc = set_field(a, &anchor_schema, field, v, full);
+	int rc = set_field(a, &calib_anchor_schema, field, v, full);
 	if (rc)
 		return rc;
 	if (!a->overridden)
@@ -242,9 +242,9 @@ static int set_value(struct calib *c, struct xfer_table *t, const char *key, dou
 	if (!strcmp(buf, "moe_transfer"))
 		return set_transfer(c, t, rest, v, key);
 	if (!strcmp(buf, "model"))
-		return set_field(&c->model, &geometry_schema, rest, v, key);
+		return set_field(&c->model, &calib_geometry_schema, rest, v, key);
 	if (!strcmp(buf, "drafter"))
-		return set_field(&c->drafter, &drafter_schema, rest, v, key);
+		return set_field(&c->drafter, &calib_drafter_schema, rest, v, key);
 	if (!strcmp(buf, "anchors"))
 		return set_anchor(c, rest, v, key);
 	if (!strcmp(buf, "moe_reference"))
@@ -261,7 +261,7 @@ static int set_value(struct calib *c, struct xfer_table *t, const char *key, dou
 		*field++ = '\0';
 		if (!(g = (struct gpu *)calib_gpu(c, rest)))
 			return NOKEY;
-		return set_field(g, &gpu_schema, field, v, key);
+		return set_field(g, &calib_gpu_schema, field, v, key);
 	}
 	return NOKEY;
 }
@@ -331,7 +331,7 @@ static int keys_reference(const struct calib *c, calib_key_fn fn, void *ctx)
 	char key[160];
 	int rc = fn(ctx, "moe_reference.gpu", r->gpu);
 	rc = rc ? rc : fn(ctx, "moe_reference.curve", calib_moe_curve_name(r->curve));
-	rc = rc ? rc : yschema_keys(&moe_ref_schema, r, "moe_reference", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_moe_ref_schema, r, "moe_reference", fn, ctx);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.floor_us", r->floor_us);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b8_ms", r->anchor_ms[0]);
 	rc = rc ? rc : key_num(fn, ctx, "moe_reference.anchor_b16_ms", r->anchor_ms[1]);
@@ -354,11 +354,11 @@ int calib_keys(const struct calib *c, const struct xfer_table *t, calib_key_fn f
 	for (int a = 0; a < ASM_COUNT && !rc; a++)
 		rc = key_num(fn, ctx, asm_names[a], c->asm_[a].point);
 	rc = rc ? rc : keys_transfer(c, t, fn, ctx);
-	rc = rc ? rc : yschema_keys(&anchor_schema, a8, "anchors.sglang_b8", fn, ctx);
-	rc = rc ? rc : yschema_keys(&anchor_schema, &c->sglang_b16, "anchors.sglang_b16", fn, ctx);
-	rc = rc ? rc : yschema_keys(&limits_schema, c, "anchors.sglang_limits", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_anchor_schema, a8, "anchors.sglang_b8", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_anchor_schema, &c->sglang_b16, "anchors.sglang_b16", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_limits_schema, c, "anchors.sglang_limits", fn, ctx);
 	rc = rc ? rc : keys_reference(c, fn, ctx);
-	rc = rc ? rc : yschema_keys(&ar_schema, &c->ar, "allreduce", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_ar_schema, &c->ar, "allreduce", fn, ctx);
 	/* the all-reduce per step at the b8 anchor's width, as the documents show it */
 	for (size_t i = 0; i < c->ar.n && !rc; i++) {
 		snprintf(key, sizeof key, "allreduce.%s.step_ms_at_m%g", c->ar.per_gpu[i].gpu,
@@ -371,10 +371,10 @@ int calib_keys(const struct calib *c, const struct xfer_table *t, calib_key_fn f
 	}
 	for (size_t i = 0; i < c->ngpus && !rc; i++) {
 		snprintf(key, sizeof key, "gpus.%s", c->gpus[i].id);
-		rc = yschema_keys(&gpu_schema, &c->gpus[i], key, fn, ctx);
+		rc = yschema_keys(&calib_gpu_schema, &c->gpus[i], key, fn, ctx);
 	}
-	rc = rc ? rc : yschema_keys(&geometry_schema, &c->model, "model", fn, ctx);
-	rc = rc ? rc : yschema_keys(&drafter_schema, &c->drafter, "drafter", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_geometry_schema, &c->model, "model", fn, ctx);
+	rc = rc ? rc : yschema_keys(&calib_drafter_schema, &c->drafter, "drafter", fn, ctx);
 	return rc;
 }
 
@@ -390,17 +390,17 @@ static const struct yschema *key_schema(const char *key)
 		parts++;
 #define FIRST(s) (n == strlen(s) && !strncmp(key, s, n))
 	if (FIRST("gpus") && parts == 3)
-		return &gpu_schema;
+		return &calib_gpu_schema;
 	if (FIRST("model") && parts == 2)
-		return &geometry_schema;
+		return &calib_geometry_schema;
 	if (FIRST("drafter") && parts == 2)
-		return &drafter_schema;
+		return &calib_drafter_schema;
 	if (FIRST("moe_reference") && parts == 2)
-		return &moe_ref_schema;
+		return &calib_moe_ref_schema;
 	if (FIRST("allreduce") && parts == 2)
-		return &ar_schema;
+		return &calib_ar_schema;
 	if (FIRST("anchors") && parts == 3)
-		return !strncmp(key, "anchors.sglang_limits.", 22) ? &limits_schema : &anchor_schema;
+		return !strncmp(key, "anchors.sglang_limits.", 22) ? &calib_limits_schema : &calib_anchor_schema;
 #undef FIRST
 	return NULL;
 }
