@@ -21,20 +21,6 @@
 static int key_value(const struct calib *c, const struct xfer_table *t, const char *key,
 		     char *val, size_t len);
 
-/* Sets *dst to v when v keeps the rules the loader reads the value with
- * (flags: Y_POSITIVE, Y_NONNEG, Y_INTEGER, as given to yget_num). */
-static int set_checked(double *dst, unsigned flags, double v, const char *full)
-{
-	if ((flags & Y_POSITIVE) && !(v > 0))
-		return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
-	if ((flags & Y_NONNEG) && v < 0)
-		return err_set(DDT_EINPUT, "--set %s: must not be negative", full);
-	if ((flags & Y_INTEGER) && (v != floor(v) || fabs(v) > 2147483647.0))
-		return err_set(DDT_EINPUT, "--set %s: must be a whole number", full);
-	*dst = v;
-	return 0;
-}
-
 /* Sets number key of obj by its table s (yschema_set_num: the loader's
  * checks); NOKEY when s has no such settable key. */
 static int set_field(void *obj, const struct yschema *s, const char *key, double v,
@@ -107,12 +93,8 @@ static int set_ref_point(struct calib *c, const char *rest, double v, const char
 	    strncmp(rest, c->moe_ref.gpu, (size_t)(dot - rest)))
 		return NOKEY;
 	for (int i = 0; i < c->moe_ref.npoints; i++)
-		if (c->moe_ref.points[i].m == m) {
-			if (!(v > 0))
-				return err_set(DDT_EINPUT, "--set %s: must be greater than zero", full);
-			c->moe_ref.points[i].step_ms = v;
-			return 0;
-		}
+		if (c->moe_ref.points[i].m == m)
+			return set_field(&c->moe_ref.points[i], &calib_point_schema, "step_ms", v, full);
 	return NOKEY;
 }
 
@@ -145,10 +127,14 @@ static int set_moe_reference(struct calib *c, const char *rest, double v, const 
 	if (!strcmp(rest, "tp"))
 		return set_field(&c->moe_ref, &calib_moe_ref_schema, rest, v, full);
 	if (!strcmp(rest, "floor_us")) /* 0: no per-call floor */
-		return set_checked(&c->moe_ref.floor_us, Y_NONNEG, v, full);
-	/* 0: the anchors take the curve's own MoE */
-	if (!strcmp(rest, "anchor_b8_ms") || !strcmp(rest, "anchor_b16_ms"))
-		return set_checked(&c->moe_ref.anchor_ms[rest[8] == '1'], Y_NONNEG, v, full);
+		return set_field(&c->moe_ref, &calib_floor_schema, "value", v, full);
+	/* derived, in no file; 0: the anchors take the curve's own MoE */
+	if (!strcmp(rest, "anchor_b8_ms") || !strcmp(rest, "anchor_b16_ms")) {
+		if (v < 0)
+			return err_set(DDT_EINPUT, "--set %s: must not be negative", full);
+		c->moe_ref.anchor_ms[rest[8] == '1'] = v;
+		return 0;
+	}
 	if (!strncmp(rest, "physical.", 9))
 		return set_physical(c, rest + 9, v, full);
 	return set_ref_point(c, rest, v, full);
