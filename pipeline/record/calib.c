@@ -1,5 +1,7 @@
-/* calib.c - strict loading of the calibration (overrides: calib_set.c;
- * lookups: calib_query.c). */
+/* calib.c - strict loading of the calibration: its files, their sections
+ * (each read by its table, calib_schema.c) and the rules across sections
+ * (names in the GPU catalog, wherever in the folder the catalog is), once
+ * every file is read (overrides: calib_set.c; lookups: calib_query.c). */
 #include "calib.h"
 
 #include "calib_fields.h"
@@ -9,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
