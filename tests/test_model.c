@@ -217,6 +217,13 @@ static void test_model__bad_overrides_name_the_key(void **state)
 	assert_non_null(strstr(err_msg(), "no such key 'gpus.b300.name'"));
 	assert_int_equal(set_code(f, "allreduce.gpus=2.5"), DDT_EINPUT);
 	assert_string_equal(err_msg(), "--set allreduce.gpus: must be a whole number");
+	/* nested entries checked by the tables they are read by: the floor's
+	 * value, a reference point's step_ms */
+	assert_int_equal(set_code(f, "moe_reference.floor_us=-1"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set moe_reference.floor_us: must not be negative");
+	assert_int_equal(set_code(f, "moe_reference.rtx_pro_6000.m9_ms=0"), DDT_EINPUT);
+	assert_string_equal(err_msg(), "--set moe_reference.rtx_pro_6000.m9_ms: must be greater "
+				       "than zero");
 	/* --keys says what a table's key takes, from the same entry */
 	char about[240];
 	assert_int_equal(calib_key_about("gpus.b300.bw_tbps", about, sizeof about), 1);
