@@ -39,8 +39,8 @@ static const struct cli_opt acceptance_opts_table[] = {
 		    "replay a smaller block than the trace's\n(its first B - 1 positions)"),
 	CLI_OPT_CHOICE(A, format, "format", "F", "text|csv|yaml|json",
 		       "what stdout gets: text (the table; default), csv (a\n"
-		       "row per budget), yaml (the curve: an acceptance\n"
-		       "source for the projection) or json (the yaml's\n"
+		       "row per budget), yaml (the curve: per budget the\n"
+		       "figures, histogram and covariance) or json (the yaml's\n"
 		       "fields); with --from: text, yaml or json"),
 	CLI_OPT_STR(A, yaml, 0, "yaml", "PATH",
 		    "also write the curve as YAML to PATH ('-': stdout,\n"

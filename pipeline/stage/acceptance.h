@@ -97,8 +97,8 @@ void acceptance_write_text(const struct acceptance_result *r, FILE *fp);
  * k_limited, steps, then accept_1 .. accept_<block> (step counts). */
 void acceptance_write_csv(const struct acceptance_result *r, FILE *fp);
 
-/* The curve as YAML (docs/acceptance.md, "Trace format": an acceptance source the
- * projection reads): per budget the figures and histogram, the covariance
+/* The curve as YAML (docs/acceptance.md; the projection replays the trace
+ * itself, it reads no curve file): per budget the figures and histogram, the covariance
  * of the means, the engine agreement, context. */
 void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp);
 
