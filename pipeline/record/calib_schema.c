@@ -366,14 +366,14 @@ static const char *const dist_params[P_COUNT] = {"min",  "mode",   "max",  "mean
 						 "sd",   "median", "sigma"};
 #define B(p) (1u << (p))
 /* Per kind: the parameters it needs, and those it takes besides. */
-static const unsigned dist_needs[] = {
+static const unsigned dist_needs[DIST_LOGNORMAL + 1] = {
 	[DIST_FIXED] = 0,
 	[DIST_UNIFORM] = B(P_MIN) | B(P_MAX),
 	[DIST_TRIANGULAR] = B(P_MIN) | B(P_MODE) | B(P_MAX),
 	[DIST_NORMAL] = B(P_MEAN) | B(P_SD),
 	[DIST_LOGNORMAL] = B(P_MEDIAN) | B(P_SIGMA),
 };
-static const unsigned dist_also[] = {[DIST_NORMAL] = B(P_MIN) | B(P_MAX)};
+static const unsigned dist_also[DIST_LOGNORMAL + 1] = {[DIST_NORMAL] = B(P_MIN) | B(P_MAX)};
 
 /* Each parameter the kind needs is given, none it does not take. */
 static int dist_params_given(struct yctx *c, struct ydoc_node *map, const struct dist *d)
