@@ -170,9 +170,98 @@ static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema
 	return rc;
 }
 
-static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		      void *obj)
+/* A list of texts, each no longer than the array's strings (and one of
+ * the entry's names when it has them). */
+static int read_strs(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
 {
+	struct ydoc_node *seq = NULL;
+	char list[256];
+	int rc = read_seq(c, map, f, &seq);
+	if (rc || !seq)
+		return rc;
+	for (size_t i = 0; i < seq->n; i++) {
+		struct ydoc_node *e = seq->items[i];
+		int k = 0;
+		if (yget_expect(c, e, YDOC_SCALAR, f->key)) {
+			rc = DDT_EINPUT;
+			continue;
+		}
+		if (strlen(e->str) >= f->size) {
+			ydiag_add(c->diag, c->file, e->line, e->col, "%s: longer than %zu characters",
+				  f->key, f->size - 1);
+			rc = DDT_EINPUT;
+			continue;
+		}
+		while (f->names && f->names[k].name && strcmp(f->names[k].name, e->str))
+			k++;
+		if (f->names && !f->names[k].name) {
+			names_list(f->names, list, sizeof list);
+			ydiag_add(c->diag, c->file, e->line, e->col, "%s: expected %s, got '%s'",
+				  f->key, list, e->str);
+			rc = DDT_EINPUT;
+			continue;
+		}
+		memcpy(AT(obj, f, char) + i * f->size, e->str, strlen(e->str) + 1);
+	}
+	*(int *)((char *)obj + f->count) = (int)seq->n;
+	return rc;
+}
+
+/* A mapping keyed by data: each NAME's mapping into the next item, the
+ * NAME in the item, the items read with c->ctx the struct holding them. */
+static int read_dict(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	struct ydoc_node *d = NULL;
+	struct yctx ic = {c->file, c->diag, obj};
+	int *count = (int *)((char *)obj + f->count), rc;
+	if ((rc = yget_node(c, map, f->key, YDOC_MAP, f->flags, &d)) != 0 || !d)
+		return rc;
+	*count = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		struct ydoc_node *name = d->keys[i], *val = d->items[i];
+		char *item = AT(obj, f, char) + (size_t)*count * f->size;
+		d->used[i] = 1;
+		if (*count == f->max) {
+			ydiag_add(c->diag, c->file, name->line, name->col,
+				  "%s: at most %d items, got %zu", f->key, f->max, d->n);
+			return DDT_EINPUT;
+		}
+		if (strlen(name->str) >= f->name_size) {
+			ydiag_add(c->diag, c->file, name->line, name->col,
+				  "%s: '%s' is longer than %zu characters", f->key, name->str,
+				  f->name_size - 1);
+			rc = DDT_EINPUT;
+			continue;
+		}
+		if (yget_expect(c, val, YDOC_MAP, name->str)) {
+			rc = DDT_EINPUT;
+			continue;
+		}
+		memcpy(item + f->name_off, name->str, strlen(name->str) + 1);
+		if (yschema_read(&ic, val, f->sub, item))
+			rc = DDT_EINPUT;
+		(*count)++;
+	}
+	return rc;
+}
+
+static int read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+		       void *obj, int given);
+
+/* Entry f of map into obj; given: only when map gives the key, a nested
+ * mapping's keys over its struct's (yschema_read_given). */
+static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		      void *obj, int given)
+{
+	if (given && !ydoc_get(map, f->key))
+		return 0;
+	if (given && f->type == YS_MAP) {
+		struct ydoc_node *n = NULL;
+		int rc = yget_node(c, map, f->key, YDOC_MAP, 0, &n);
+		return rc ? rc : yschema_read_given(c, n, f->sub, AT(obj, f, char));
+	}
 	switch (f->type) {
 	case YS_NUM:
 		return read_num(c, map, f, obj);
@@ -193,6 +282,10 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 	case YS_NUMS:
 	case YS_INTS:
 		return read_nums(c, map, f, obj);
+	case YS_STRS:
+		return read_strs(c, map, f, obj);
+	case YS_DICT:
+		return read_dict(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
 		if (!f->read) { /* a table only written: said once, at the key if given */
@@ -208,24 +301,42 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 	return 0;
 }
 
-int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
-			void *obj)
+static int read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+		       void *obj, int given)
 {
 	int rc = 0;
 	for (size_t i = 0; i < s->n; i++)
-		if (read_field(c, map, &s->fields[i], obj))
+		if (read_field(c, map, &s->fields[i], obj, given))
 			rc = DDT_EINPUT;
 	return rc;
 }
 
-int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj)
+int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+			void *obj)
 {
-	int rc = yschema_read_fields(c, map, s, obj);
+	return read_fields(c, map, s, obj, 0);
+}
+
+/* The unknown keys of map, then (nothing wrong so far) s's rule. */
+static int read_end(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj,
+		    int rc)
+{
 	if (yget_check_unknown(c, map))
 		rc = DDT_EINPUT;
 	if (!rc && s->check && s->check(c, map, obj))
 		rc = DDT_EINPUT;
 	return rc;
+}
+
+int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj)
+{
+	return read_end(c, map, s, obj, read_fields(c, map, s, obj, 0));
+}
+
+int yschema_read_given(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+		       void *obj)
+{
+	return read_end(c, map, s, obj, read_fields(c, map, s, obj, 1));
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -243,6 +354,23 @@ static int count_of(const struct yschema_field *f, const void *obj)
 	return *(const int *)((const char *)obj + f->count);
 }
 
+/* A mapping keyed by data, NAME: {its item's entries} each. */
+static int write_dict(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	int n = count_of(f, obj), rc = 0;
+	if (!n && (f->flags & YS_OMIT))
+		return 0;
+	yout_key(y, f->key);
+	yout_map(y);
+	for (int i = 0; i < n && i < f->max; i++) {
+		const char *item = AT_C(obj, f, char) + (size_t)i * f->size;
+		yout_key(y, item + f->name_off);
+		rc |= yschema_write_item(y, f->sub, item);
+	}
+	yout_end(y);
+	return rc ? DDT_EGENERIC : 0;
+}
+
 /* A list, a block sequence of its items (an empty one only when the entry
  * is not YS_OMIT: "key: []"). */
 static int write_list(struct yout *y, const struct yschema_field *f, const void *obj)
@@ -251,13 +379,15 @@ static int write_list(struct yout *y, const struct yschema_field *f, const void 
 	if (!n && (f->flags & YS_OMIT))
 		return 0;
 	yout_key(y, f->key);
-	if (f->type == YS_LIST)
+	if (f->type == YS_LIST || (f->flags & YS_BLOCK))
 		yout_seq(y);
 	else
 		yout_seq_flow(y);
 	for (int i = 0; i < n && i < f->max; i++) {
 		if (f->type == YS_LIST)
 			rc |= yschema_write_item(y, f->sub, AT_C(obj, f, char) + (size_t)i * f->size);
+		else if (f->type == YS_STRS)
+			yout_str(y, AT_C(obj, f, char) + (size_t)i * f->size);
 		else if (f->type == YS_INTS)
 			yout_int(y, AT_C(obj, f, int)[i]);
 		else
@@ -296,7 +426,10 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_LIST:
 	case YS_NUMS:
 	case YS_INTS:
+	case YS_STRS:
 		return write_list(y, f, obj);
+	case YS_DICT:
+		return write_dict(y, f, obj);
 	case YS_CUSTOM:
 		if (!f->write)
 			return err_set(DDT_EGENERIC,
@@ -408,6 +541,10 @@ static const char *kind_words(const struct yschema_field *f)
 		return "true or false";
 	if (f->type == YS_MAP || f->type == YS_CUSTOM)
 		return "mapping";
+	if (f->type == YS_DICT)
+		return "mapping of names";
+	if (f->type == YS_STRS)
+		return "list of texts";
 	if (f->type == YS_LIST)
 		return "list of mappings";
 	if (f->type == YS_NUMS || f->type == YS_INTS)
@@ -425,7 +562,8 @@ char *yschema_describe(const struct yschema_field *f, char *buf, size_t len)
 {
 	size_t off;
 	if (f->names) {
-		names_list(f->names, buf, len);
+		off = f->type == YS_STRS ? (size_t)snprintf(buf, len, "list of ") : 0;
+		names_list(f->names, buf + off, len - off);
 		return buf;
 	}
 	off = (size_t)snprintf(buf, len, "%s", kind_words(f));

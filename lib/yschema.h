@@ -26,15 +26,25 @@ enum yschema_type {
 		    * double[max] at off, the int at count their number; written
 		    * on one line */
 	YS_INTS,   /* the same of whole numbers into int[max] */
+	YS_STRS,   /* a sequence of texts into char[max][size] at off, the int
+		    * at count their number; with names: each one of them */
+	YS_DICT,   /* a mapping keyed by data (NAME: {...}): each value a
+		    * mapping described by sub, read as a YS_LIST's items are
+		    * (into max structs of size bytes at off, the int at count
+		    * their number) with the item's NAME in its char member at
+		    * name_off (name_size bytes) and c->ctx the struct that
+		    * holds the mapping (an item's rules may need its siblings) */
 	YS_CUSTOM  /* read and written by the entry's own functions */
 };
 
 /* Entry flags beyond the getters' (Y_REQUIRED ... Y_NULLABLE, ydoc.h). */
 enum {
 	YS_NOSET = 1 << 12, /* not a KEY=VALUE override (a number fixed by its file) */
-	YS_OMIT = 1 << 13   /* written only when it says something: an empty text or a
+	YS_OMIT = 1 << 13,  /* written only when it says something: an empty text or a
 			     * NaN number is left out (a key later layouts added); a
 			     * YS_STR with names also takes the empty text */
+	YS_BLOCK = 1 << 14  /* a YS_NUMS, YS_INTS or YS_STRS written one item a line
+			     * (default: on one line, [a, b]) */
 };
 
 /* One name of an enum and the value it stands for; a list ends at name NULL.
@@ -82,6 +92,8 @@ struct yschema_field {
 	size_t count;                      /* YS_LIST, YS_NUMS, YS_INTS: the offset of
 					    * the int holding the items' number */
 	int max;                           /* ... and the array's length */
+	size_t name_off, name_size;        /* YS_DICT: the item's member holding its
+					    * NAME, and its bytes */
 };
 
 /* A rule across a mapping's keys, checked once every entry was read
@@ -122,6 +134,20 @@ struct yschema {
 	 .flags = (fl), __VA_ARGS__}
 #define YS_NUMS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_NUMS, double, fl, __VA_ARGS__)
 #define YS_INTS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_INTS, int, fl, __VA_ARGS__)
+/* Type T's member arr, char[max][size], a YS_STRS of texts. */
+#define YS_STRS_OF(T, k, arr, cnt, fl, ...)                                               \
+	{.key = (k), .type = YS_STRS, .off = offsetof(T, arr),                             \
+	 .size = sizeof(_Generic(((T *)0)->arr[0][0], char: ((T *)0)->arr[0])),             \
+	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(((T *)0)->arr[0])), \
+	 .flags = (fl), __VA_ARGS__}
+/* Type T's array member arr of Item, a YS_DICT whose NAMEs go in Item's
+ * char member name. */
+#define YS_DICT_OF(T, k, arr, cnt, Item, name, sub_, fl, ...)                              \
+	{.key = (k), .type = YS_DICT, .off = offsetof(T, arr),                             \
+	 .size = sizeof(_Generic(((T *)0)->arr[0], Item: ((T *)0)->arr[0])),                 \
+	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(Item)),    \
+	 .name_off = offsetof(Item, name), .name_size = sizeof(((Item *)0)->name),          \
+	 .flags = (fl), .sub = (sub_), __VA_ARGS__}
 #define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow), NULL}
 /* The same with a rule across its keys (yschema_check_fn). */
 #define YS_TABLE_CHECKED(name, fields, flow, check)                                        \
@@ -138,6 +164,14 @@ const struct yschema_field *yschema_find(const struct yschema *s, const char *ke
 int yschema_read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 			void *obj);
 int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s, void *obj);
+
+/* The same, of only the keys map gives, over what obj holds: a file's
+ * section over the one it extends. Nothing is required; a YS_MAP entry
+ * given is read the same way (its keys over its struct's), every other
+ * entry given replaces the struct's value whole (a list, a YS_CUSTOM).
+ * The rule across keys is checked on obj as it then stands. */
+int yschema_read_given(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
+		       void *obj);
 
 /* Writes obj's entries as key: value pairs into the mapping open in y (a
  * YS_MAP entry opens its own). A NaN number of an entry that takes no null

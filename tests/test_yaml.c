@@ -692,6 +692,133 @@ static void test_yaml__a_table_rule_runs_after_its_entries_read_cleanly(void **s
 	}
 }
 
+/* Texts and a mapping keyed by data: a fleet of named machines, each
+ * with its GPUs and the tags it takes. */
+struct machine {
+	char name[8];
+	double gpus;
+	char tags[2][8];
+	int ntags;
+};
+struct fleet_t {
+	struct machine m[2];
+	int nm;
+	char names[3][6];
+	int nnames;
+};
+static const struct yschema_name tag_names[] = {{"fast", 0}, {"slow", 0}, {NULL, 0}};
+static const struct yschema_field machine_fields[] = {
+	YS_FIELD(struct machine, gpus, YS_NUM, Y_REQUIRED | Y_POSITIVE | Y_INTEGER),
+	YS_STRS_OF(struct machine, "tags", tags, ntags, YS_OMIT, .names = tag_names),
+};
+static const struct yschema machine_schema = YS_TABLE("machine", machine_fields, 1);
+static const struct yschema_field fleet_fields[] = {
+	YS_DICT_OF(struct fleet_t, "machines", m, nm, struct machine, name, &machine_schema,
+		   Y_REQUIRED),
+	YS_STRS_OF(struct fleet_t, "names", names, nnames, YS_BLOCK),
+};
+static const struct yschema fleet_schema = YS_TABLE("fleet", fleet_fields, 0);
+
+static void test_yaml__texts_and_a_mapping_keyed_by_data_read_back(void **state)
+{
+	(void)state;
+	struct fleet_t f, back;
+	struct ydiag diag = {0};
+	memset(&f, 0, sizeof f);
+	f.nm = 2;
+	snprintf(f.m[0].name, sizeof f.m[0].name, "node-a");
+	f.m[0].gpus = 8;
+	snprintf(f.m[0].tags[0], sizeof f.m[0].tags[0], "fast");
+	f.m[0].ntags = 1;
+	snprintf(f.m[1].name, sizeof f.m[1].name, "node-b");
+	f.m[1].gpus = 4;
+	f.nnames = 2;
+	snprintf(f.names[0], sizeof f.names[0], "x");
+	snprintf(f.names[1], sizeof f.names[1], "y y");
+	char *text = schema_text(&fleet_schema, &f);
+	assert_string_equal(text, "machines:\n  node-a: {gpus: 8, tags: [fast]}\n"
+				  "  node-b: {gpus: 4}\nnames:\n  - x\n  - \"y y\"\n");
+	memset(&back, 0, sizeof back);
+	assert_int_equal(schema_read_text(&fleet_schema, text, &back, &diag), 0);
+	assert_int_equal(back.nm, 2);
+	assert_string_equal(back.m[1].name, "node-b");
+	assert_true(back.m[0].gpus == 8 && back.m[1].gpus == 4);
+	assert_int_equal(back.m[0].ntags, 1);
+	assert_string_equal(back.m[0].tags[0], "fast");
+	assert_int_equal(back.nnames, 2);
+	assert_string_equal(back.names[1], "y y");
+	free(text);
+	static const char bad[] = "machines:\n  a: {gpus: 0, tags: [fast, quick]}\n  b: 3\n"
+				  "  c: {gpus: 1}\nnames: [toolong, [x]]\n";
+	memset(&back, 0, sizeof back);
+	assert_int_equal(schema_read_text(&fleet_schema, bad, &back, &diag), 5);
+	assert_string_equal(diag.msgs[0], "t.yaml:2:13: gpus must be greater than zero, got 0");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:29: tags: expected fast or slow, got 'quick'");
+	assert_string_equal(diag.msgs[2], "t.yaml:3:6: b: expected a mapping, got a value");
+	assert_string_equal(diag.msgs[3], "t.yaml:5:9: names: longer than 5 characters");
+	assert_string_equal(diag.msgs[4], "t.yaml:5:18: names: expected a value, got a list");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&fleet_schema, "machines:\n  a: {gpus: 1}\n  b: {gpus: 1}\n"
+					  "  c: {gpus: 1}\n", &back, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:4:3: machines: at most 2 items, got 3");
+	ydiag_free(&diag);
+	char d[64];
+	assert_string_equal(yschema_describe(&fleet_fields[0], d, sizeof d), "mapping of names");
+	assert_string_equal(yschema_describe(&machine_fields[1], d, sizeof d),
+			    "list of fast or slow");
+}
+
+/* A section over the one it extends: only its own keys, nested ones too. */
+struct layered {
+	double a;
+	int n;
+	struct sample_pair p;
+	int bs[4];
+	int nbs;
+};
+static const struct yschema_field layered_fields[] = {
+	YS_FIELD(struct layered, a, YS_NUM, Y_REQUIRED),
+	YS_FIELD(struct layered, n, YS_INT, Y_REQUIRED),
+	YS_FIELD(struct layered, p, YS_MAP, Y_REQUIRED, .sub = &pair_schema),
+	YS_INTS_OF(struct layered, "budgets", bs, nbs, Y_REQUIRED),
+};
+static const struct yschema layered_schema = YS_TABLE("layered", layered_fields, 0);
+
+static void test_yaml__a_section_reads_over_the_one_it_extends(void **state)
+{
+	(void)state;
+	struct layered l;
+	struct ydiag diag = {0};
+	struct ydoc *base, *own;
+	static const char base_text[] = "a: 1.5\nn: 3\np: {lo: 1, hi: 2}\nbudgets: [1, 2]\n";
+	static const char own_text[] = "n: 4\np: {hi: 9}\nbudgets: [8]\n";
+	memset(&l, 0, sizeof l);
+	assert_int_equal(ydoc_load_buf(&base, "b.yaml", base_text, strlen(base_text), &diag), 0);
+	assert_int_equal(ydoc_load_buf(&own, "o.yaml", own_text, strlen(own_text), &diag), 0);
+	struct yctx cb = {"b.yaml", &diag, NULL}, co = {"o.yaml", &diag, NULL};
+	assert_int_equal(yschema_read(&cb, base->root, &layered_schema, &l), 0);
+	assert_int_equal(yschema_read_given(&co, own->root, &layered_schema, &l), 0);
+	assert_true(l.a == 1.5 && l.n == 4 && l.p.lo == 1 && l.p.hi == 9);
+	assert_int_equal(l.nbs, 1);
+	assert_int_equal(l.bs[0], 8);
+	ydoc_free(own);
+	static const char bad_text[] = "n: x\np: {hj: 1}\n";
+	assert_int_equal(ydoc_load_buf(&own, "o.yaml", bad_text, strlen(bad_text), &diag), 0);
+	assert_int_not_equal(yschema_read_given(&co, own->root, &layered_schema, &l), 0);
+	assert_int_equal(diag.n, 2);
+	assert_string_equal(diag.msgs[0], "o.yaml:1:4: n: expected a number, got 'x'");
+	assert_string_equal(diag.msgs[1], "o.yaml:2:5: unknown key 'hj'");
+	ydiag_free(&diag);
+	ydoc_free(own);
+	/* read strictly, the same own section misses what it leaves to its base */
+	assert_int_equal(ydoc_load_buf(&own, "o.yaml", own_text, strlen(own_text), &diag), 0);
+	assert_int_not_equal(yschema_read(&co, own->root, &layered_schema, &l), 0);
+	assert_string_equal(diag.msgs[0], "o.yaml:1:1: missing required key 'a'");
+	ydiag_free(&diag);
+	ydoc_free(own);
+	ydoc_free(base);
+}
+
 /* Checks every [id] of one source text against SOURCES.md; returns the
  * number of ids cited (0: none), or -1 after printing an unknown one. */
 static int cited_ids(const char *where, int line, const char *text, const struct sources *src)
@@ -857,6 +984,8 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_list_entry_reads_and_writes_its_items_and_count),
 		cmocka_unit_test(test_yaml__a_list_entry_names_each_bad_item_at_its_place),
 		cmocka_unit_test(test_yaml__a_table_rule_runs_after_its_entries_read_cleanly),
+		cmocka_unit_test(test_yaml__texts_and_a_mapping_keyed_by_data_read_back),
+		cmocka_unit_test(test_yaml__a_section_reads_over_the_one_it_extends),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),
