@@ -20,6 +20,9 @@ enum provenance {
 	PROV_TONIGHT,     /* measured tonight on this run's GPU */
 	PROV_DERIVED      /* computed from the others (fits, solved growth) */
 };
+/* The names by value, and "override" (read only: older files' name); the
+ * schema tables' list (yschema.h). */
+extern const struct yschema_name calib_provenance_names[];
 const char *calib_provenance_name(enum provenance p);
 /* Parses a provenance name; returns 0 or -1. */
 int calib_provenance_parse(const char *s, enum provenance *out);

@@ -20,25 +20,26 @@ const char *calib_dist_kind_name(enum dist_kind k)
 	return dist_kind_names[k].name;
 }
 
-static const char *const prov_names[] = {"measured", "calibration", "assumed",
-					  "overridden", "tonight",     "derived"};
+/* By value; "override": their name in projection.yaml files before,
+ * read but never written (a name is looked up by value first to last). */
+const struct yschema_name calib_provenance_names[] = {
+	{"measured", PROV_MEASURED}, {"calibration", PROV_CALIBRATION}, {"assumed", PROV_ASSUMED},
+	{"overridden", PROV_OVERRIDE}, {"tonight", PROV_TONIGHT},        {"derived", PROV_DERIVED},
+	{"override", PROV_OVERRIDE},  {NULL, 0},
+};
 
 const char *calib_provenance_name(enum provenance p)
 {
-	return prov_names[p];
+	return calib_provenance_names[p].name;
 }
 
 int calib_provenance_parse(const char *s, enum provenance *out)
 {
-	for (int i = 0; i < (int)(sizeof prov_names / sizeof *prov_names); i++)
-		if (!strcmp(s, prov_names[i])) {
-			*out = (enum provenance)i;
+	for (int i = 0; calib_provenance_names[i].name; i++)
+		if (!strcmp(s, calib_provenance_names[i].name)) {
+			*out = (enum provenance)calib_provenance_names[i].value;
 			return 0;
 		}
-	if (!strcmp(s, "override")) { /* its name in projection.yaml files before */
-		*out = PROV_OVERRIDE;
-		return 0;
-	}
 	return -1;
 }
 

@@ -600,20 +600,12 @@ static const struct yschema_field grid_sec_fields[] = {
 };
 static const struct yschema grid_sec = YS_TABLE("projection", grid_sec_fields, 0);
 
-/* Provenances by the names calib_provenance_name gives them; "override":
- * their name in projection.yaml files before. */
-static const struct yschema_name prov_names[] = {
-	{"measured", PROV_MEASURED}, {"calibration", PROV_CALIBRATION}, {"assumed", PROV_ASSUMED},
-	{"overridden", PROV_OVERRIDE}, {"tonight", PROV_TONIGHT},        {"derived", PROV_DERIVED},
-	{"override", PROV_OVERRIDE},  {NULL, 0},
-};
-
 #define FIT(m, ty, fl, u, h) YS_FIELD(struct project_fit, m, ty, fl, .unit = (u), .help = (h))
 static const struct yschema_field fit_fields[] = {
 	YS_FIELD(struct project_fit, curve, YS_ENUM, Y_REQUIRED, .names = calib_moe_curve_names,
 		 .help = "the curve the projection used"),
 	FIT(gpu, YS_STR, Y_REQUIRED, NULL, "where the points were measured"),
-	YS_FIELD(struct project_fit, source, YS_ENUM, Y_REQUIRED, .names = prov_names,
+	YS_FIELD(struct project_fit, source, YS_ENUM, Y_REQUIRED, .names = calib_provenance_names,
 		 .help = "tonight or measured (calibration)"),
 	FIT(rms_pct, YS_NUM, FIG, "%", "of the residuals"),
 	FIT(plateau_ms, YS_NUM, FIG, "ms", "the physical curve at M -> infinity"),
@@ -718,7 +710,7 @@ static void was_write(struct yout *y, const struct yschema_field *f, const void 
 static const struct yschema_field input_fields[] = {
 	YS_FIELD(struct project_input, name, YS_STR, Y_REQUIRED, .help = "the key --set takes"),
 	YS_FIELD(struct project_input, value, YS_NUM, FIG, .help = "the value used"),
-	YS_FIELD(struct project_input, prov, YS_ENUM, Y_REQUIRED, .names = prov_names,
+	YS_FIELD(struct project_input, prov, YS_ENUM, Y_REQUIRED, .names = calib_provenance_names,
 		 .help = "where it came from"),
 	{.key = "was", .type = YS_CUSTOM, .read = was_read, .write = was_write,
 	 .help = "an override: the value it replaced"},
