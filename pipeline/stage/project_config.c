@@ -5,9 +5,8 @@
 
 #include "err.h"
 #include "project_accept.h"
+#include "project_schema.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct project_config T;
@@ -23,24 +22,6 @@ static void read_scenario(struct yctx *c, struct ydoc_node *map, const struct ys
 		return;
 	if (!tmpl_scenario(c->ctx, out))
 		ydiag_add(c->diag, c->file, n->line, n->col, "%s: no scenario '%s'", f->key, out);
-}
-
-/* The seed, a uint64_t: a whole number in the entry's range, which stops
- * where a double (the file's number) still holds every whole number. */
-static void read_seed(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		      void *obj)
-{
-	double v = NAN;
-	/* yget's Y_INTEGER stops at an int's largest */
-	if (yget_num(c, map, f->key, f->flags & ~(unsigned)Y_INTEGER, &v) || isnan(v))
-		return;
-	if (v != floor(v) || v < f->range->lo || v > f->range->hi) {
-		struct ydoc_node *n = ydoc_get(map, f->key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
-			  f->range->says, n->str);
-		return;
-	}
-	*(uint64_t *)((char *)obj + f->off) = (uint64_t)v;
 }
 
 /* ---------------------------------------------------------------- the grid */
@@ -218,14 +199,13 @@ static void read_curve(struct yctx *c, struct ydoc_node *map, const struct ysche
 /* The draws' arrays grow with their number (about 2 KB a draw for the
  * shipped template's grid): a million stays within a machine's memory. */
 static const struct yschema_range samples_range = {100, 1000000, 0, 0, "within [100, 1000000]"};
-static const struct yschema_range seed_range = {0, 9007199254740992.0, 0, 0,
-						"a whole number from 0 to 2^53"};
 
 static const struct yschema_field project_config_fields[] = {
 	YS_FIELD(T, samples, YS_INT, Y_REQUIRED, .range = &samples_range,
 		 .help = "Monte Carlo draws for the bands"),
-	YS_FIELD(T, seed, YS_CUSTOM, Y_REQUIRED | Y_NONNEG | Y_INTEGER, .range = &seed_range,
-		 .read = read_seed, .help = "the draws' seed; same inputs and seed, same output"),
+	YS_FIELD(T, seed, YS_CUSTOM, Y_REQUIRED | Y_NONNEG | Y_INTEGER,
+		 .range = &project_seed_range, .read = project_seed_read,
+		 .help = "the draws' seed; same inputs and seed, same output"),
 	YS_FIELD(T, sensitivity, YS_BOOL, Y_REQUIRED, .help = "compute the tornado"),
 	YS_FIELD(T, ad_hoc, YS_CUSTOM, Y_REQUIRED, .read = read_scenario,
 		 .help = "the scenario ddt estimate's ad hoc options change"),
