@@ -100,6 +100,20 @@ static void test_cli__usage_errors_exit_2_with_one_line(void **state)
 	free(out);
 	assert_int_equal(helpers_ddt(&out, "estimate --format xml"), 2);
 	free(out);
+	/* --samples and --seed take what the template's projection.samples and
+	 * seed take (their entries' ranges) */
+	assert_int_equal(helpers_ddt(&out, "estimate --samples 1000001"), 2);
+	assert_non_null(strstr(out, "--samples: expected a whole number from 100 to 1000000"));
+	free(out);
+	assert_int_equal(helpers_ddt(&out, "estimate --seed 9007199254740994"), 2);
+	assert_non_null(strstr(out, "--seed: expected a whole number from 0 to 9007199254740992"));
+	free(out);
+	/* a seed past an int's largest, read back from the projection it made */
+	assert_int_equal(helpers_ddt(&out, "estimate --scenario b300-b8-native --samples 100 "
+					   "--seed 4294967296 --brief"),
+			 0);
+	assert_non_null(strstr(out, "(seed 4294967296)"));
+	free(out);
 	assert_int_equal(helpers_ddt(&out, "estimate --block 16"), 2);
 	assert_non_null(strstr(out, "--accept is required"));
 	free(out);
@@ -369,11 +383,14 @@ struct t_conf {
 	double rate, share;
 	int mode;
 	char tag[8], how[8];
+	uint64_t big; /* read by its own reader, to 2^53 */
+	int blob;     /* read by its own reader, no range */
 };
 static const struct yschema_name t_modes[] = {{"fast", 0}, {"slow", 1}, {NULL, 0}};
 static const struct yschema_name t_hows[] = {{"up", 0}, {"down", 0}, {NULL, 0}};
 static const struct yschema_range t_widths = {1, 64, 0, 0, "within [1, 64]"};
 static const struct yschema_range t_pct = {0, 100, 1, 0, "within (0, 100]"};
+static const struct yschema_range t_bigs = {0, 9007199254740992.0, 0, 0, "within [0, 2^53]"};
 static const struct yschema_field t_conf_fields[] = {
 	YS_FIELD(struct t_conf, width, YS_INT, Y_POSITIVE, .range = &t_widths, .help = "the width"),
 	YS_FIELD(struct t_conf, count, YS_INT, Y_NONNEG, .help = "how many"),
@@ -382,12 +399,15 @@ static const struct yschema_field t_conf_fields[] = {
 	YS_FIELD(struct t_conf, mode, YS_ENUM, 0, .names = t_modes, .help = "how it runs"),
 	YS_FIELD(struct t_conf, tag, YS_STR, 0, .help = "a tag"),
 	YS_FIELD(struct t_conf, how, YS_STR, YS_OMIT, .names = t_hows, .help = "which way"),
+	YS_FIELD(struct t_conf, big, YS_CUSTOM, Y_NONNEG | Y_INTEGER, .range = &t_bigs,
+		 .help = "a big whole number"),
+	YS_FIELD(struct t_conf, blob, YS_CUSTOM, 0, .help = "read by hand"),
 };
 static const struct yschema t_conf_schema = YS_TABLE("conf", t_conf_fields, 0);
 
 struct k_args {
 	int width;
-	double count, rate, share;
+	double count, rate, share, big, blob;
 	const char *mode;
 	char tag[8], how[8], small[4];
 	const char *label;
@@ -403,6 +423,7 @@ static const struct cli_opt k_opts[] = {
 	CLI_OPT_KEY(K, tag, "tag", "T", &t_conf_schema, "tag", NULL),
 	CLI_OPT_KEY(K, how, "how", "H", &t_conf_schema, "how", NULL),
 	CLI_OPT_KEY(K, label, "label", "L", &t_conf_schema, "tag", "a label"),
+	CLI_OPT_KEY(K, big, "big", "N", &t_conf_schema, "big", NULL),
 	CLI_OPT_END,
 };
 static const struct cli_spec k_spec = {.name = "test", .usage = "test", .about = "A test.",
@@ -456,8 +477,10 @@ static void test_cli__key_options_take_what_their_entry_takes(void **state)
 	assert_string_equal(a.how, "down");
 	assert_string_equal(a.label, "x");
 	assert_string_equal(err, "");
-	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647",
+	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647 "
+						     "--big 9007199254740992",
 					err, sizeof err), -1);
+	assert_true(a.big == 9007199254740992.0); /* a YS_CUSTOM number: its range */
 	assert_int_equal(a.width, 1);
 	assert_true(a.share == 0.005);
 	assert_true(a.count == 2147483647.0);
@@ -482,6 +505,9 @@ static void test_cli__key_options_refuse_what_their_entry_refuses(void **state)
 		{"--tag abcdefgh", "--tag: too long (at most 7 characters)"},
 		{"--how sideways", "--how: expected up or down, got 'sideways'"},
 		{"--label abcdefgh", "--label: too long (at most 7 characters)"},
+		{"--big 1.5", "--big: expected a whole number from 0 to 9007199254740992, got '1.5'"},
+		{"--big 9007199254740994",
+		 "--big: expected a whole number from 0 to 9007199254740992, got '9007199254740994'"},
 	};
 	struct k_args a;
 	char err[512], want[256];
@@ -527,6 +553,10 @@ static void test_cli__key_options_are_checked(void **state)
 		CLI_OPT_KEY(K, mode, "mode", "M", &t_conf_schema, "width", NULL),
 		CLI_OPT_END,
 	};
+	static const struct cli_opt no_range[] = {
+		CLI_OPT_KEY(K, blob, "blob", "B", &t_conf_schema, "blob", NULL),
+		CLI_OPT_END,
+	};
 	static const struct cli_opt too_small[] = {
 		CLI_OPT_KEY(K, small, "small", "S", &t_conf_schema, "tag", NULL),
 		CLI_OPT_END,
@@ -547,6 +577,9 @@ static void test_cli__key_options_are_checked(void **state)
 	bad.opts = no_names;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(), "--mode: conf.width: a text option needs a YS_STR entry or names");
+	bad.opts = no_range; /* a YS_CUSTOM entry is a number only when it states a range */
+	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
+	assert_string_equal(err_msg(), "--blob: conf.blob: a double option needs a number entry");
 	bad.opts = too_small;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(),

@@ -243,13 +243,13 @@ static void test_project__best_budget_on_a_constructed_curve(void **state)
 	struct project_config cfg = f->cfg;
 	struct projection p;
 	/* acceptance jumps at B=64 and is flat after: 64 must win */
-	static const double b[] = {16, 32, 64, 128, 256, 512}, a[] = {2, 2.2, 12, 12.05, 12.1, 12.15};
+	static const struct project_curve_point pts[] = {{16, 2},    {32, 2.2},   {64, 12},
+							  {128, 12.05}, {256, 12.1}, {512, 12.15}};
 	struct scenario s = {.name = "curve", .target = "b300", .pipeline = PIPE_NATIVE,
 			     .block = 16, .budget = 32, .concurrency = 1, .naccept = 1,
 			     .accept = {2.2}, .runnable = 1};
 	cfg.ncurve = 6;
-	memcpy(cfg.curve_budget, b, sizeof b);
-	memcpy(cfg.curve_accept, a, sizeof a);
+	memcpy(cfg.curve, pts, sizeof pts);
 	snprintf(cfg.grid_scenario, sizeof cfg.grid_scenario, "curve");
 	assert_int_equal(project_scenarios(&p, &f->cal, &f->cal_d, &s, 1, NULL, &cfg), 0);
 	const struct project_grid *g = &p.grid;
@@ -1092,6 +1092,17 @@ static void test_project__projection_yaml_reads_by_its_tables(void **state)
 
 /* ---------------------------------------------------------------- settings */
 
+/* Whether a problem in d says want (printing them all when none does). */
+static int has_msg(const struct ydiag *d, const char *want)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strstr(d->msgs[i], want))
+			return 1;
+	fprintf(stderr, "wanted '%s' among:\n", want);
+	ydiag_print(d, stderr);
+	return 0;
+}
+
 static int load_section(const char *text, struct project_config *cfg, struct ydiag *diag)
 {
 	char dir[] = "/tmp/ddt-ptmpl-XXXXXX";
@@ -1188,21 +1199,103 @@ static void test_project__settings_loader_is_strict(void **state)
 		 "scenario: nope\n    budgets: [64, 16]\n%s",
 		 curve);
 	assert_int_equal(load_section(text, &cfg, &diag), DDT_EINPUT);
-	const char *want[] = {":5:12: samples: expected 100 to 10000000", ":6:3: unknown key 'sed'",
-			      "scenario: no scenario 'nope'", "budgets: values must increase",
+	const char *want[] = {":5:12: samples must be within [100, 1000000], got 5",
+			      ":6:3: unknown key 'sed'", "scenario: no scenario 'nope'",
 			      "ad_hoc: no scenario 'none'", "missing required key 'seed'",
 			      "missing required key 'targets'", "missing required key 'grid'",
 			      "missing required section 'projection'"};
-	for (size_t w = 0; w < sizeof want / sizeof *want; w++) {
-		int found = 0;
-		for (size_t i = 0; i < diag.n; i++)
-			found |= strstr(diag.msgs[i], want[w]) != NULL;
-		if (!found) {
-			fprintf(stderr, "wanted '%s' among:\n", want[w]);
-			ydiag_print(&diag, stderr);
-		}
-		assert_true(found);
-	}
+	for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+		assert_true(has_msg(&diag, want[w]));
+	/* the lists' rules, once their items read */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  grid:\n"
+				      "    budgets: [64, 16]\n    concurrency: []\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_true(has_msg(&diag, "t.yaml:5:19: budgets: values must increase"));
+	assert_true(has_msg(&diag, "t.yaml:6:18: concurrency: give 1 to 16 values"));
+	ydiag_free(&diag);
+}
+
+/* A template's own projection section over the one it extends: the keys
+ * it gives, each read as the base's are, the rest the base's. */
+static void test_project__own_section_reads_over_the_base(void **state)
+{
+	(void)state;
+	struct project_config cfg;
+	struct ydiag diag = {0};
+	char text[2048];
+	/* only the seed: the base's grid, curve and draws stay; a seed past an
+	 * int's largest is taken (up to 2^53) */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  seed: 4294967296\n",
+				      &cfg, &diag),
+			 0);
+	assert_true(cfg.seed == 4294967296u);
+	assert_int_equal(cfg.samples, 20000);
+	assert_int_equal(cfg.ntargets, 5);
+	assert_string_equal(cfg.targets[4], "rtx_pro_6000");
+	assert_int_equal(cfg.nconc, 5);
+	assert_int_equal(cfg.nbudgets, 7);
+	assert_int_equal(cfg.budgets[6], 512);
+	assert_string_equal(cfg.grid_scenario, "b300-b16-native");
+	assert_int_equal(cfg.accept_kind, ACCEPT_PUBLISHED);
+	assert_int_equal(cfg.ncurve, 7);
+	assert_near(cfg.curve[6].budget, 1024, 0);
+	assert_int_equal(cfg.moe_curve, -1);
+	assert_int_equal(diag.n, 0);
+	/* a grid key given alone replaces that key; moe_curve by its name */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  moe_curve: linear\n"
+				      "  grid:\n    targets: [h200]\n",
+				      &cfg, &diag),
+			 0);
+	assert_int_equal(cfg.ntargets, 1);
+	assert_string_equal(cfg.targets[0], "h200");
+	assert_int_equal(cfg.nbudgets, 7);
+	assert_int_equal(cfg.moe_curve, MOE_CURVE_LINEAR);
+	/* a bad item at its own line and column; the ranges the options share */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  samples: 2000000\n"
+				      "  seed: 9007199254740994\n  moe_curve: cubic\n  grid:\n"
+				      "    targets: [b300, {gpu: h200}]\n    budgets: [8, 2000000]\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	const char *want[] = {
+		"t.yaml:4:12: samples must be within [100, 1000000], got 2000000",
+		"t.yaml:5:9: seed must be a whole number from 0 to 2^53, got 9007199254740994",
+		"t.yaml:6:14: moe_curve: expected linear or physical, got 'cubic'",
+		"t.yaml:8:21: targets: expected a value, got a mapping",
+		"t.yaml:9:18: budgets must be within [1, 1048576], got 2000000"};
+	for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+		assert_true(has_msg(&diag, want[w]));
+	ydiag_free(&diag);
+	/* more budgets than the template may give; none */
+	snprintf(text, sizeof text, "extends: default.yaml\nprojection:\n  grid:\n    budgets: [");
+	for (int b = 1; b <= PROJECT_MAX_CONF_BUDGETS + 1; b++)
+		snprintf(text + strlen(text), sizeof text - strlen(text), "%d%s", b,
+			 b <= PROJECT_MAX_CONF_BUDGETS ? ", " : "]\n");
+	assert_int_equal(load_section(text, &cfg, &diag), DDT_EINPUT);
+	assert_true(has_msg(&diag, "budgets: at most 24 items, got 25"));
+	ydiag_free(&diag);
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  grid: {budgets: []}\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_true(has_msg(&diag, "t.yaml:4:19: budgets: give 1 to 24 values"));
+	ydiag_free(&diag);
+	/* a published curve: its points' budgets increase, each point a mapping */
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  acceptance_curve:\n"
+				      "    source: x\n    label: y\n    points:\n"
+				      "      - {budget: 32, accept: 9}\n      - {budget: 16, accept: 8}\n"
+				      "    shape: {point: 1, dist: lognormal, median: 1, sigma: 0.5, "
+				      "source: z}\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_true(has_msg(&diag, "t.yaml:9:9: points: budgets must increase"));
+	ydiag_free(&diag);
+	assert_int_equal(load_section("extends: default.yaml\nprojection:\n  acceptance_curve:\n"
+				      "    source: x\n    label: y\n    points: [{budget: 16, accept: 8}, 3]\n"
+				      "    shape: {point: 1, dist: lognormal, median: 1, sigma: 0.5, "
+				      "source: z}\n",
+				      &cfg, &diag),
+			 DDT_EINPUT);
+	assert_true(has_msg(&diag, "t.yaml:7:39: points: expected a mapping, got a value"));
 	ydiag_free(&diag);
 }
 
@@ -1660,16 +1753,6 @@ static int load_with_transfer(const char *transfer, struct calib *c, struct cali
 	int rc = calibrate_load(c, c_d, dir, NULL, diag);
 	fsx_rm_rf(dir);
 	return rc;
-}
-
-static int has_msg(const struct ydiag *d, const char *want)
-{
-	for (size_t i = 0; i < d->n; i++)
-		if (strstr(d->msgs[i], want))
-			return 1;
-	fprintf(stderr, "wanted '%s' among:\n", want);
-	ydiag_print(d, stderr);
-	return 0;
 }
 
 static void test_project__transfer_and_allreduce_loaders_are_strict(void **state)
@@ -2351,6 +2434,7 @@ int main(void)
 		cmocka_unit_test(test_project__write_then_read_gives_the_same_projection),
 		cmocka_unit_test(test_project__projection_yaml_reads_by_its_tables),
 		cmocka_unit_test(test_project__settings_loader_is_strict),
+		cmocka_unit_test(test_project__own_section_reads_over_the_base),
 		cmocka_unit_test(test_project__transfer_factors_by_gpu_pair_and_width),
 		cmocka_unit_test(test_project__calibration_recovers_known_factors),
 		cmocka_unit_test(test_project__backtest_holds_out_the_target),

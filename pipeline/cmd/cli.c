@@ -266,9 +266,11 @@ static const char *entry_misfit(const struct cli_opt *o, const struct yschema_fi
 		return e->type == YS_INT && (e->scale == 0 || e->scale == 1)
 			       ? NULL
 			       : "an int option needs a YS_INT entry";
-	case CLI_NUM:
-		return e->type == YS_INT || e->type == YS_NUM ? NULL
-							      : "a double option needs a number entry";
+	case CLI_NUM: /* a YS_CUSTOM entry with a range: a number its reader checks by
+		       * its flags and range (a seed stored as a uint64_t) */
+		return e->type == YS_INT || e->type == YS_NUM || (e->type == YS_CUSTOM && e->range)
+			       ? NULL
+			       : "a double option needs a number entry";
 	case CLI_STR:
 		return e->names || e->type == YS_STR ? NULL
 						     : "a text option needs a YS_STR entry or names";

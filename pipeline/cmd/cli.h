@@ -87,7 +87,9 @@ struct cli_spec {
  * that the values both take live in one entry: a number within the entry's
  * flags and range (in the file's units, stored divided by its scale; a whole
  * number when the entry's is), or a word among its names. Field f of T says
- * the kind: an int (a YS_INT entry), a double (YS_NUM or YS_INT), a
+ * the kind: an int (a YS_INT entry), a double (YS_NUM, YS_INT, or a
+ * YS_CUSTOM entry with a range: a number its reader checks by the entry's
+ * flags and range, stored in a type no other entry has), a
  * const char * (the argument: one of the entry's names, or a YS_STR entry's
  * text that fits its buffer) or a char array (a copy; a YS_STR entry of the
  * array's size, one of its names when it has them). h: the option's own help, or NULL for the entry's. cli_check says

@@ -84,12 +84,13 @@ static const struct cli_opt estimate_opts[] = {
 		    "the MoE reference curve from a CSV:\n"
 		    "gpu,m,step_ms[,source] (one GPU; step_ms per decode\n"
 		    "step, every MoE layer)"),
-	CLI_OPT_INT(A, samples, "samples", "N", 100, 1e6,
+	/* the numbers the template's projection.samples and seed take */
+	CLI_OPT_KEY(A, samples, "samples", "N", &project_config_schema, "samples",
 		    "Monte Carlo draws for the bands (default: the\n"
 		    "template's)"),
-	CLI_OPT_WHOLE(A, seed, "seed", "S", 0, 9007199254740992.0,
-		      "their seed (default: the template's); same inputs,\n"
-		      "same output"),
+	CLI_OPT_KEY(A, seed, "seed", "S", &project_config_schema, "seed",
+		    "their seed (default: the template's); same inputs,\n"
+		    "same output"),
 	CLI_OPT_FLAG(A, sensitivity, 0, "sensitivity",
 		     "also print the tornado: each assumption at its p5 and p95"),
 	CLI_OPT_FLAG(A, grid, 0, "grid", "also print the best budget per target and concurrency"),

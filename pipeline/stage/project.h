@@ -28,6 +28,7 @@
 #include "model.h"
 #include "record.h"
 #include "tmpl.h"
+#include "yschema.h"
 
 #define PROJECT_SCHEMA 5
 #define PROJECT_MAX_GRID_TARGETS 16
@@ -43,6 +44,11 @@
 enum accept_kind { ACCEPT_PUBLISHED, ACCEPT_TRACE };
 
 /* ---- settings: the template's `projection:` section ---- */
+
+/* One point of a published acceptance curve. */
+struct project_curve_point {
+	double budget, accept;
+};
 
 struct project_config {
 	int samples;            /* Monte Carlo draws */
@@ -66,7 +72,7 @@ struct project_config {
 	/* ACCEPT_PUBLISHED: acceptance vs budget from elsewhere, its level taken
 	 * from the grid scenario's acceptance, its gain doubted by accept_shape */
 	int ncurve;
-	double curve_budget[PROJECT_MAX_CURVE], curve_accept[PROJECT_MAX_CURVE];
+	struct project_curve_point curve[PROJECT_MAX_CURVE]; /* budgets increasing */
 	char curve_source[CALIB_SOURCE_LEN];
 	char curve_label[96];    /* whose curve it is: "another model and task: ..." */
 	struct dist accept_shape; /* exponent on the curve's ratio to its value at the
@@ -84,6 +90,9 @@ struct project_config {
  * problem goes to diag as file:line:col; returns 0 or DDT_EINPUT. Called by
  * `ddt check` for every template. */
 int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag);
+/* The section's keys (its samples and seed are ddt estimate's options);
+ * read with c->ctx the template, whose scenarios it names. */
+extern const struct yschema project_config_schema;
 
 /* ---- results ---- */
 

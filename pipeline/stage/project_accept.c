@@ -176,24 +176,24 @@ int project_accept_replay(struct project_accept *a)
  * beyond them, the least-squares slope per doubling over all points. */
 static double curve_at(const struct project_config *cfg, double B)
 {
+	const struct project_curve_point *pt = cfg->curve;
 	int n = cfg->ncurve;
 	double lb = log2(B);
-	if (B >= cfg->curve_budget[0] && B <= cfg->curve_budget[n - 1]) {
+	if (B >= pt[0].budget && B <= pt[n - 1].budget) {
 		int i = 1;
-		while (i < n - 1 && B > cfg->curve_budget[i])
+		while (i < n - 1 && B > pt[i].budget)
 			i++;
-		double x0 = log2(cfg->curve_budget[i - 1]), x1 = log2(cfg->curve_budget[i]);
-		return cfg->curve_accept[i - 1] +
-		       (lb - x0) * (cfg->curve_accept[i] - cfg->curve_accept[i - 1]) / (x1 - x0);
+		double x0 = log2(pt[i - 1].budget), x1 = log2(pt[i].budget);
+		return pt[i - 1].accept + (lb - x0) * (pt[i].accept - pt[i - 1].accept) / (x1 - x0);
 	}
 	double sx = 0, sy = 0, sxx = 0, sxy = 0;
 	for (int i = 0; i < n; i++) {
-		double x = log2(cfg->curve_budget[i]);
-		sx += x, sy += cfg->curve_accept[i], sxx += x * x, sxy += x * cfg->curve_accept[i];
+		double x = log2(pt[i].budget);
+		sx += x, sy += pt[i].accept, sxx += x * x, sxy += x * pt[i].accept;
 	}
 	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-	int end = B < cfg->curve_budget[0] ? 0 : n - 1;
-	return cfg->curve_accept[end] + slope * (lb - log2(cfg->curve_budget[end]));
+	int end = B < pt[0].budget ? 0 : n - 1;
+	return pt[end].accept + slope * (lb - log2(pt[end].budget));
 }
 
 /* v within what a tree of budget B in a block can accept: the root at

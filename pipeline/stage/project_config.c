@@ -1,183 +1,224 @@
 /* project_config.c - the projection's settings from the template (its
- * `projection` section over the template it extends). */
+ * `projection` section over the template it extends), by the tables of
+ * its keys (yschema.h). */
 #include "project.h"
 
 #include "err.h"
 #include "project_accept.h"
+#include "project_schema.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* A sequence of positive whole numbers, increasing, into out[max]. */
-static void load_int_list(struct yctx *c, struct ydoc_node *map, const char *key, unsigned req,
-			  int *out, int *n, int max)
+typedef struct project_config T;
+
+/* A scenario's name, which the template (c->ctx) must have, into the
+ * entry's char array. */
+static void read_scenario(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+			  void *obj)
 {
-	struct ydoc_node *seq = NULL;
-	if (yget_node(c, map, key, YDOC_SEQ, req, &seq) || !seq)
+	char *out = (char *)obj + f->off;
+	struct ydoc_node *n;
+	if (yget_strcpy(c, map, f->key, f->flags, out, f->size) || !(n = ydoc_get(map, f->key)))
 		return;
-	if (seq->n < 1 || (int)seq->n > max) {
+	if (!tmpl_scenario(c->ctx, out))
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s: no scenario '%s'", f->key, out);
+}
+
+/* ---------------------------------------------------------------- the grid */
+
+/* List key of map, when given, v[n]: 1 to max values, increasing. */
+static int check_list(struct yctx *c, struct ydoc_node *map, const char *key, const int *v,
+		      int n, int max)
+{
+	struct ydoc_node *seq = ydoc_get(map, key);
+	int bad = 0;
+	if (!seq)
+		return 0;
+	if (n < 1) {
 		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: give 1 to %d values", key, max);
-		return;
+		return 1;
 	}
-	*n = 0;
-	for (size_t i = 0; i < seq->n; i++) {
-		double v;
-		if (yget_node_num(c, seq->items[i], key, Y_POSITIVE | Y_INTEGER, &v))
-			continue;
-		if (v > 1 << 20) {
-			ydiag_add(c->diag, c->file, seq->items[i]->line, seq->items[i]->col,
-				  "%s: %g is too large", key, v);
-			continue;
-		}
-		if (*n && v <= out[*n - 1])
+	for (int i = 1; i < n; i++)
+		if (v[i] <= v[i - 1]) {
 			ydiag_add(c->diag, c->file, seq->items[i]->line, seq->items[i]->col,
 				  "%s: values must increase", key);
-		out[(*n)++] = (int)v;
-	}
-}
-
-static void load_scenario_name(struct yctx *c, struct ydoc_node *map, const char *key,
-			       unsigned req, const struct tmpl *t, char *out, size_t len);
-
-/* The grid map g; req: Y_REQUIRED (every key) or 0 (those given). */
-static void load_grid(struct project_config *cfg, struct yctx *c, struct ydoc_node *g,
-		      unsigned req, const struct tmpl *t)
-{
-	struct ydoc_node *seq = NULL;
-	load_scenario_name(c, g, "scenario", req, t, cfg->grid_scenario, sizeof cfg->grid_scenario);
-	if (!yget_node(c, g, "targets", YDOC_SEQ, req, &seq) && seq) {
-		if (seq->n < 1 || seq->n > PROJECT_MAX_GRID_TARGETS)
-			ydiag_add(c->diag, c->file, seq->line, seq->col, "targets: give 1 to %d GPUs",
-				  PROJECT_MAX_GRID_TARGETS);
-		cfg->ntargets = 0;
-		for (size_t i = 0; i < seq->n && i < PROJECT_MAX_GRID_TARGETS; i++) {
-			if (yget_expect(c, seq->items[i], YDOC_SCALAR, "targets"))
-				continue;
-			snprintf(cfg->targets[cfg->ntargets++], sizeof cfg->targets[0], "%s",
-				 seq->items[i]->str);
+			bad = 1;
 		}
-	}
-	load_int_list(c, g, "concurrency", req, cfg->conc, &cfg->nconc, PROJECT_MAX_GRID_CONC);
-	load_int_list(c, g, "budgets", req, cfg->budgets, &cfg->nbudgets, PROJECT_MAX_CONF_BUDGETS);
-	yget_check_unknown(c, g);
+	return bad;
 }
 
-/* The published curve's points into cfg. */
-static void load_points(struct project_config *cfg, struct yctx *c, struct ydoc_node *pts)
+/* The grid's lists that map gives: none empty, the numbers increasing. */
+static int check_grid(struct yctx *c, struct ydoc_node *map, void *obj)
 {
-	if (pts->n < 2 || pts->n > PROJECT_MAX_CURVE)
+	const T *cfg = obj;
+	struct ydoc_node *targets = ydoc_get(map, "targets");
+	int bad = 0;
+	if (targets && cfg->ntargets < 1) {
+		ydiag_add(c->diag, c->file, targets->line, targets->col, "targets: give 1 to %d GPUs",
+			  PROJECT_MAX_GRID_TARGETS);
+		bad = 1;
+	}
+	bad |= check_list(c, map, "concurrency", cfg->conc, cfg->nconc, PROJECT_MAX_GRID_CONC);
+	bad |= check_list(c, map, "budgets", cfg->budgets, cfg->nbudgets, PROJECT_MAX_CONF_BUDGETS);
+	return bad;
+}
+
+static const struct yschema_range grid_range = {1, 1 << 20, 0, 0, "within [1, 1048576]"};
+
+/* The grid's keys are the settings' own members: its table is over
+ * struct project_config. */
+static const struct yschema_field grid_fields[] = {
+	YS_KEYED(T, "scenario", grid_scenario, YS_CUSTOM, Y_REQUIRED, .read = read_scenario,
+		 .help = "the scenario the grid's block, pipeline and acceptance come from"),
+	YS_STRS_OF(T, "targets", targets, ntargets, Y_REQUIRED, .help = "GPU catalog ids"),
+	YS_INTS_OF(T, "concurrency", conc, nconc, Y_REQUIRED | Y_POSITIVE, .range = &grid_range,
+		   .help = "sequences decoded at once, increasing"),
+	/* fewer than the array holds: the grid adds budgets around each optimum */
+	{.key = "budgets", .type = YS_INTS, .off = offsetof(T, budgets),
+	 .size = sizeof(((T *)0)->budgets), .count = offsetof(T, nbudgets),
+	 .max = PROJECT_MAX_CONF_BUDGETS, .flags = Y_REQUIRED | Y_POSITIVE, .range = &grid_range,
+	 .help = "tree node budgets, increasing"},
+};
+static const struct yschema grid_schema = YS_TABLE_CHECKED("grid", grid_fields, 0, check_grid);
+
+/* ------------------------------------------------------ the acceptance source */
+
+/* from: beside trace, the kind of log it names (project_accept.h). */
+static void read_from(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		      void *obj)
+{
+	(void)f;
+	project_accept_load_from(obj, c, map);
+}
+
+/* A published curve's key beside a trace: refused. */
+static void read_beside_trace(struct yctx *c, struct ydoc_node *map,
+			      const struct yschema_field *f, void *obj)
+{
+	struct ydoc_node *n = ydoc_get(map, f->key);
+	(void)obj;
+	if (n)
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "%s: a trace is its own curve and source (drop '%s', or the trace for a "
+			  "published curve)", f->key, f->key);
+}
+
+static int check_trace(struct yctx *c, struct ydoc_node *map, void *obj)
+{
+	const T *cfg = obj;
+	struct ydoc_node *n = ydoc_get(map, "trace");
+	if (cfg->accept_trace[0])
+		return 0;
+	ydiag_add(c->diag, c->file, n->line, n->col, "trace: give a path of 1 to %zu bytes",
+		  sizeof cfg->accept_trace - 1);
+	return 1;
+}
+
+#define BESIDE_TRACE(k) {.key = (k), .type = YS_CUSTOM, .read = read_beside_trace}
+static const struct yschema_field trace_fields[] = {
+	YS_KEYED(T, "trace", accept_trace, YS_STR, Y_REQUIRED,
+		 .help = "a drafter trace (ddt acceptance's format) or a log, replayed"),
+	YS_KEYED(T, "from", accept_from, YS_CUSTOM, 0, .read = read_from,
+		 .help = "the kind of log trace names; none: a drafter trace"),
+	BESIDE_TRACE("points"),
+	BESIDE_TRACE("label"),
+	BESIDE_TRACE("source"),
+	BESIDE_TRACE("shape"),
+};
+static const struct yschema trace_schema =
+	YS_TABLE_CHECKED("acceptance_curve", trace_fields, 0, check_trace);
+
+/* shape: the prior on the published curve's gain, a distribution. */
+static void read_shape(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		       void *obj)
+{
+	struct ydoc_node *m = NULL;
+	if (!yget_node(c, map, f->key, YDOC_MAP, f->flags, &m) && m)
+		calib_dist_load((struct dist *)((char *)obj + f->off), c, m, f->key);
+}
+
+/* points: 2 or more, their budgets increasing. */
+static int check_points(struct yctx *c, struct ydoc_node *map, void *obj)
+{
+	const T *cfg = obj;
+	struct ydoc_node *pts = ydoc_get(map, "points");
+	int bad = 0;
+	if (cfg->ncurve < 2) {
 		ydiag_add(c->diag, c->file, pts->line, pts->col, "points: give 2 to %d points",
 			  PROJECT_MAX_CURVE);
-	cfg->ncurve = 0;
-	for (size_t i = 0; i < pts->n && i < PROJECT_MAX_CURVE; i++) {
-		struct ydoc_node *p = pts->items[i];
-		double b = NAN, a = NAN;
-		if (yget_expect(c, p, YDOC_MAP, "point"))
-			continue;
-		yget_num(c, p, "budget", Y_REQUIRED | Y_POSITIVE | Y_INTEGER, &b);
-		yget_num(c, p, "accept", Y_REQUIRED | Y_POSITIVE, &a);
-		yget_check_unknown(c, p);
-		if (cfg->ncurve && !(b > cfg->curve_budget[cfg->ncurve - 1]))
-			ydiag_add(c->diag, c->file, p->line, p->col, "points: budgets must increase");
-		cfg->curve_budget[cfg->ncurve] = b;
-		cfg->curve_accept[cfg->ncurve++] = a;
+		return 1;
 	}
+	for (int i = 1; i < cfg->ncurve; i++)
+		if (!(cfg->curve[i].budget > cfg->curve[i - 1].budget)) {
+			ydiag_add(c->diag, c->file, pts->items[i]->line, pts->items[i]->col,
+				  "points: budgets must increase");
+			bad = 1;
+		}
+	return bad;
 }
 
-/* The acceptance source m: `trace: PATH` (a drafter trace, replayed), or a
- * published curve (label, source, points and the shape's prior: another
+static const struct yschema_field point_fields[] = {
+	YS_FIELD(struct project_curve_point, budget, YS_NUM, Y_REQUIRED | Y_POSITIVE | Y_INTEGER,
+		 .help = "tree node budget"),
+	YS_FIELD(struct project_curve_point, accept, YS_NUM, Y_REQUIRED | Y_POSITIVE,
+		 .help = "mean acceptance length at that budget"),
+};
+static const struct yschema point_schema = YS_TABLE("point", point_fields, 1);
+
+static const struct yschema_field published_fields[] = {
+	YS_KEYED(T, "source", curve_source, YS_STR, Y_REQUIRED, .help = "where the curve is from"),
+	YS_KEYED(T, "label", curve_label, YS_STR, Y_REQUIRED,
+		 .help = "whose curve it is: another model and task"),
+	YS_LIST_OF(T, "points", curve, ncurve, &point_schema, Y_REQUIRED,
+		   .help = "acceptance vs budget, budgets increasing"),
+	YS_KEYED(T, "shape", accept_shape, YS_CUSTOM, Y_REQUIRED, .read = read_shape,
+		 .help = "exponent on the curve's ratio to its value at the grid scenario's budget"),
+};
+static const struct yschema published_schema =
+	YS_TABLE_CHECKED("acceptance_curve", published_fields, 0, check_points);
+
+/* acceptance_curve: `trace: PATH` (a drafter trace or a log, replayed), or
+ * a published curve (label, source, points and the shape's prior: another
  * model and task). The whole map replaces the one it overrides. */
-static void load_curve(struct project_config *cfg, struct yctx *c, struct ydoc_node *m)
+static void read_curve(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		       void *obj)
 {
-	struct ydoc_node *pts = NULL, *shape = NULL;
-	const char *trace = NULL;
-	cfg->accept_kind = ACCEPT_PUBLISHED;
+	T *cfg = obj;
+	struct ydoc_node *m = NULL;
+	if (yget_node(c, map, f->key, YDOC_MAP, f->flags, &m) || !m)
+		return;
 	cfg->accept_trace[0] = cfg->accept_from[0] = '\0';
 	cfg->ncurve = 0;
-	if (!yget_str(c, m, "trace", 0, &trace) && trace) {
-		struct ydoc_node *n = ydoc_get(m, "trace");
-		cfg->accept_kind = ACCEPT_TRACE;
-		if (strlen(trace) >= sizeof cfg->accept_trace || !*trace)
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "trace: give a path of 1 to %zu bytes", sizeof cfg->accept_trace - 1);
-		else
-			snprintf(cfg->accept_trace, sizeof cfg->accept_trace, "%s", trace);
-		project_accept_load_from(cfg, c, m); /* from: a log's kind */
-		static const char *const other[] = {"points", "label", "source", "shape"};
-		for (size_t i = 0; i < sizeof other / sizeof *other; i++)
-			if ((n = ydoc_get(m, other[i])) != NULL)
-				ydiag_add(c->diag, c->file, n->line, n->col,
-					  "%s: a trace is its own curve and source (drop '%s', or "
-					  "the trace for a published curve)", other[i], other[i]);
-		yget_check_unknown(c, m);
-		return;
-	}
-	yget_strcpy(c, m, "source", Y_REQUIRED, cfg->curve_source, sizeof cfg->curve_source);
-	yget_strcpy(c, m, "label", Y_REQUIRED, cfg->curve_label, sizeof cfg->curve_label);
-	if (!yget_node(c, m, "points", YDOC_SEQ, Y_REQUIRED, &pts) && pts)
-		load_points(cfg, c, pts);
-	if (!yget_node(c, m, "shape", YDOC_MAP, Y_REQUIRED, &shape) && shape)
-		calib_dist_load(&cfg->accept_shape, c, shape, "shape");
-	yget_check_unknown(c, m);
+	cfg->accept_kind = ydoc_get(m, "trace") ? ACCEPT_TRACE : ACCEPT_PUBLISHED;
+	yschema_read(c, m, cfg->accept_kind == ACCEPT_TRACE ? &trace_schema : &published_schema,
+		     cfg);
 }
 
-/* The scenario named by key in map, which must exist in t, into out[len]. */
-static void load_scenario_name(struct yctx *c, struct ydoc_node *map, const char *key,
-			       unsigned req, const struct tmpl *t, char *out, size_t len)
-{
-	const char *sc = NULL;
-	if (yget_str(c, map, key, req, &sc) || !sc)
-		return;
-	snprintf(out, len, "%s", sc);
-	if (!tmpl_scenario(t, sc)) {
-		struct ydoc_node *n = ydoc_get(map, key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: no scenario '%s'", key, sc);
-	}
-}
+/* ------------------------------------------------------------- the section */
 
-/* One `projection:` map sec into cfg; req: Y_REQUIRED (every key: the
- * section that holds the values) or 0 (a template's own section over the
- * one it extends: the keys it gives). */
-static void load_settings(struct project_config *cfg, struct yctx *c, struct ydoc_node *sec,
-			  unsigned req, const struct tmpl *t)
-{
-	struct ydoc_node *n = NULL;
-	const char *curve = NULL;
-	double v = NAN;
-	if (!yget_num(c, sec, "samples", req | Y_POSITIVE | Y_INTEGER, &v) && !isnan(v)) {
-		if (v < 100 || v > 10000000)
-			ydiag_add(c->diag, c->file, ydoc_get(sec, "samples")->line,
-				  ydoc_get(sec, "samples")->col, "samples: expected 100 to 10000000");
-		else
-			cfg->samples = (int)v;
-	}
-	v = NAN;
-	if (!yget_num(c, sec, "seed", req | Y_NONNEG | Y_INTEGER, &v) && !isnan(v)) {
-		if (v > 9007199254740992.0)
-			ydiag_add(c->diag, c->file, ydoc_get(sec, "seed")->line,
-				  ydoc_get(sec, "seed")->col, "seed: at most 2^53");
-		else
-			cfg->seed = (uint64_t)v;
-	}
-	yget_bool(c, sec, "sensitivity", req, &cfg->sensitivity);
-	load_scenario_name(c, sec, "ad_hoc", req, t, cfg->ad_hoc, sizeof cfg->ad_hoc);
-	if (!yget_str(c, sec, "moe_curve", 0, &curve) && curve) {
-		enum moe_curve_kind k;
-		if (calib_moe_curve_parse(curve, &k)) {
-			n = ydoc_get(sec, "moe_curve");
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "moe_curve: expected linear or physical, got '%s'", curve);
-		} else
-			cfg->moe_curve = (int)k;
-	}
-	if (!yget_node(c, sec, "grid", YDOC_MAP, req, &n) && n)
-		load_grid(cfg, c, n, req, t);
-	n = NULL;
-	if (!yget_node(c, sec, "acceptance_curve", YDOC_MAP, req, &n) && n)
-		load_curve(cfg, c, n);
-	yget_check_unknown(c, sec);
-}
+/* The draws' arrays grow with their number: about 2 KB a draw with the
+ * shipped template's grid and tornado, 2.1 GB at a million, where ten
+ * million would want 21 GB. `ddt estimate --samples` takes the same. */
+static const struct yschema_range samples_range = {100, 1000000, 0, 0, "within [100, 1000000]"};
+
+static const struct yschema_field project_config_fields[] = {
+	YS_FIELD(T, samples, YS_INT, Y_REQUIRED, .range = &samples_range,
+		 .help = "Monte Carlo draws for the bands"),
+	YS_FIELD(T, seed, YS_CUSTOM, Y_REQUIRED | Y_NONNEG | Y_INTEGER,
+		 .range = &project_seed_range, .read = project_seed_read,
+		 .help = "the draws' seed; same inputs and seed, same output"),
+	YS_FIELD(T, sensitivity, YS_BOOL, Y_REQUIRED, .help = "compute the tornado"),
+	YS_FIELD(T, ad_hoc, YS_CUSTOM, Y_REQUIRED, .read = read_scenario,
+		 .help = "the scenario ddt estimate's ad hoc options change"),
+	YS_FIELD(T, moe_curve, YS_ENUM, 0, .names = calib_moe_curve_names,
+		 .help = "the MoE curve (absent: the calibration's)"),
+	{.key = "grid", .type = YS_MAP, .off = 0, .size = sizeof(T), .flags = Y_REQUIRED,
+	 .sub = &grid_schema, .help = "the budget grid: targets x concurrency x budget"},
+	YS_KEYED(T, "acceptance_curve", accept_kind, YS_CUSTOM, Y_REQUIRED, .read = read_curve,
+		 .help = "the acceptance source: a trace replayed, or a published curve"),
+};
+const struct yschema project_config_schema =
+	YS_TABLE("projection", project_config_fields, 0);
 
 int project_config_load(struct project_config *cfg, const struct tmpl *t, struct ydiag *diag)
 {
@@ -194,16 +235,20 @@ int project_config_load(struct project_config *cfg, const struct tmpl *t, struct
 		return DDT_EINPUT;
 	}
 	if (base) {
-		struct yctx c = {t->parent->file, diag, NULL};
+		struct yctx c = {t->parent->file, diag, (void *)t};
 		if (yget_expect(&c, base, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
-		load_settings(cfg, &c, base, Y_REQUIRED, t);
+		yschema_read(&c, base, &project_config_schema, cfg);
 	}
 	if (own) {
-		struct yctx c = {t->doc->file, diag, NULL};
+		struct yctx c = {t->doc->file, diag, (void *)t};
 		if (yget_expect(&c, own, YDOC_MAP, "projection"))
 			return DDT_EINPUT;
-		load_settings(cfg, &c, own, base ? 0 : Y_REQUIRED, t);
+		/* over the base: the keys it gives, grid keys one by one */
+		if (base)
+			yschema_read_given(&c, own, &project_config_schema, cfg);
+		else
+			yschema_read(&c, own, &project_config_schema, cfg);
 	}
 	return diag->n > before ? DDT_EINPUT : 0;
 }
