@@ -517,7 +517,8 @@ static void test_fleet__task_and_plan_files_round_trip(void **state)
 	assert_true(diag.n >= 1);
 	int found = 0;
 	for (size_t i = 0; i < diag.n; i++)
-		found |= strstr(diag.msgs[i], "0.yaml:3:") && strstr(diag.msgs[i], "exploded");
+		found |= strstr(diag.msgs[i], "0.yaml:3:8: state: expected running, done, failed, "
+					      "terminated or duplicate, got 'exploded'") != NULL;
 	assert_true(found);
 	ydiag_free(&diag);
 	free(tpath);
@@ -540,6 +541,65 @@ static void test_fleet__shipped_template_has_fleet_settings(void **state)
 	assert_true(c.task_time_min > 0 && c.start_within_min > 0 && c.poll_s > 0);
 	tmpl_free(&t);
 	ydiag_free(&diag);
+}
+
+/* The shipped template with its allreduce_m line replaced by line, loaded;
+ * returns fleet_conf_load's code, its first problem in msg. */
+static int load_allreduce_m(const char *line, struct fleet_conf *c, char *msg, size_t len)
+{
+	char dir[] = "/tmp/ddt-fleetconf-XXXXXX", *text = NULL;
+	size_t n = 0;
+	struct tmpl t;
+	struct ydiag diag = {0};
+	assert_non_null(mkdtemp(dir));
+	char *path = fsx_join(dir, "default.yaml");
+	assert_int_equal(fsx_read_all("templates/default.yaml", 1 << 20, &text, &n), 0);
+	char *at = strstr(text, "  allreduce_m: [1, 9, 33, 73]\n");
+	char *mod = malloc(n + strlen(line) + 1);
+	assert_non_null(at);
+	assert_non_null(mod);
+	snprintf(mod, n + strlen(line) + 1, "%.*s%s%s", (int)(at - text), text, line,
+		 strchr(at, '\n') + 1);
+	assert_int_equal(fsx_write_all(path, mod, strlen(mod)), 0);
+	assert_int_equal(tmpl_load(&t, path, &diag), 0);
+	int rc = fleet_conf_load(c, &t, &diag);
+	snprintf(msg, len, "%s", diag.n ? diag.msgs[0] : "");
+	tmpl_free(&t);
+	ydiag_free(&diag);
+	free(mod);
+	free(text);
+	free(path);
+	fsx_rm_rf(dir);
+	return rc;
+}
+
+/* allreduce_m: 1 to FLEET_MAX_M whole numbers above zero, each problem at
+ * its place. */
+static void test_fleet__allreduce_sizes_are_a_short_list_of_whole_numbers(void **state)
+{
+	(void)state;
+	struct fleet_conf c;
+	char msg[512];
+	assert_int_equal(load_allreduce_m("  allreduce_m: [2, 4]\n", &c, msg, sizeof msg), 0);
+	assert_int_equal(c.nm, 2);
+	assert_int_equal(c.allreduce_m[1], 4);
+	/* the list, at its first character */
+	assert_int_equal(load_allreduce_m("  allreduce_m: []\n", &c, msg, sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, "default.yaml:"));
+	assert_non_null(strstr(msg, ":16: allreduce_m: expected 1 to 16 values, got 0"));
+	/* an item, at it */
+	assert_int_equal(load_allreduce_m("  allreduce_m: [1, 0]\n", &c, msg, sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, ":20: allreduce_m must be greater than zero, got 0"));
+	assert_int_equal(load_allreduce_m("  allreduce_m: [1, 2.5]\n", &c, msg, sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, ":20: allreduce_m must be a whole number, got 2.5"));
+	assert_int_equal(load_allreduce_m("  allreduce_m: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+					  "13, 14, 15, 16, 17]\n",
+					  &c, msg, sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, "allreduce_m: at most 16 items, got 17"));
 }
 
 static void test_fleet__devices_documents_name_devices_and_failures(void **state)
@@ -607,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_fleet__busbw_is_nccl_tests_ring_figure),
 		cmocka_unit_test(test_fleet__task_and_plan_files_round_trip),
 		cmocka_unit_test(test_fleet__shipped_template_has_fleet_settings),
+		cmocka_unit_test(test_fleet__allreduce_sizes_are_a_short_list_of_whole_numbers),
 		cmocka_unit_test(test_fleet__devices_documents_name_devices_and_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -335,6 +335,16 @@ static void test_notify__settings_errors_name_file_line_column(void **state)
 	snprintf(y, sizeof y, "%s    webhook_url: \"http://h/x\"\n%s", head, tail);
 	assert_string_equal(load_notify(y, &c), "");
 	assert_string_equal(c.webhook_url, "http://h/x");
+	assert_int_equal(c.when, NOTIFY_ALWAYS);
+	/* when: by its names */
+	snprintf(y, sizeof y, "%s    webhook_url: \"\"\n    when: problems\n%s", head,
+		 strstr(tail, "    attempts:"));
+	assert_string_equal(load_notify(y, &c), "");
+	assert_int_equal(c.when, NOTIFY_PROBLEMS);
+	snprintf(y, sizeof y, "%s    webhook_url: \"\"\n    when: sometimes\n%s", head,
+		 strstr(tail, "    attempts:"));
+	assert_string_equal(load_notify(y, &c),
+			    "t.yaml:6:11: when: expected always or problems, got 'sometimes'");
 	assert_string_equal(load_notify("nightly:\n  source: x\n", &c), "");
 	assert_string_equal(c.webhook_url, "");
 	assert_string_equal(c.command, "");

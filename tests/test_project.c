@@ -997,6 +997,9 @@ static void test_project__write_then_read_gives_the_same_projection(void **state
 	free(path);
 }
 
+/* The number of problems the last read_damaged found. */
+static size_t damaged_problems;
+
 /* text with the first old after the first after replaced by new, written
  * to path; reads it back into b and returns project_read's code, the first
  * problem's message in msg. */
@@ -1016,8 +1019,23 @@ static int read_damaged(const char *text, const char *after, const char *old, co
 	free(d);
 	int rc = project_read(b, path, &diag);
 	snprintf(msg, len, "%s", diag.n ? diag.msgs[0] : "");
+	damaged_problems = diag.n;
 	ydiag_free(&diag);
 	return rc;
+}
+
+/* The first row's ms of a projection's text: the model's components by
+ * their names, in their order. Not inlined: gcc takes the text for
+ * emit's pointer to it (-Wdangling-pointer). */
+static __attribute__((noinline)) void assert_comps_in_order(const char *text)
+{
+	const char *ms = strstr(strstr(text, "\nrows:\n"), "ms: {");
+	char key[64];
+	for (int k = 0; k < COMP_COUNT; k++) {
+		snprintf(key, sizeof key, "%s%s: ", k ? ", " : "ms: {",
+			 model_comp_name((enum model_comp)k));
+		assert_non_null(ms = strstr(ms, key));
+	}
 }
 
 /* projection.yaml's writer and reader go by the same tables: the rules
@@ -1047,6 +1065,29 @@ static void test_project__projection_yaml_reads_by_its_tables(void **state)
 				      sizeof msg),
 			 DDT_EINPUT);
 	assert_non_null(strstr(msg, "(target-major order)"));
+	project_free(&b);
+	/* a budget refused is one problem, at it: the cells are not held to
+	 * the list it left a hole in */
+	assert_int_equal(read_damaged(text, "\n  budgets:\n", "    - ", "    - -", path, &b, msg,
+				      sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, ": budgets must be greater than zero, got -"));
+	assert_int_equal(damaged_problems, 1);
+	project_free(&b);
+	/* a cell's target is a catalog name, no longer than the grid's */
+	assert_int_equal(read_damaged(text, "\n  cells:\n", "{target: ",
+				      "{target: b300-and-some-thirty-one-characters", path, &b, msg,
+				      sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, ": target: longer than 31 characters"));
+	project_free(&b);
+	/* ms: one key per model component, by its name, in their order */
+	assert_comps_in_order(text);
+	assert_int_equal(read_damaged(text, "\nrows:\n", "ms: {moe: ", "ms: {moe: 1, mo: ", path,
+				      &b, msg, sizeof msg),
+			 DDT_EINPUT);
+	assert_non_null(strstr(msg, ": unknown key 'mo'"));
+	assert_int_equal(damaged_problems, 1);
 	project_free(&b);
 	/* the fit's source is one of the provenances */
 	assert_int_equal(read_damaged(text, "\nfit:\n", "source: ", "source: x", path, &b, msg,

@@ -756,7 +756,8 @@ static void test_report__template_errors_name_file_line_column(void **state)
 			 0);
 	assert_int_equal(tmpl_load(&t, path, &diag), 0);
 	assert_int_equal(report_spec_load(&spec, &t, &diag), DDT_EINPUT);
-	const char *want[] = {"bad.yaml:5:", "no scenario 'no-such-scenario'", "height_pt: 20",
+	const char *want[] = {"bad.yaml:5:", "no scenario 'no-such-scenario'",
+			      "bad.yaml:7:37: height_pt must be within [80, 1000], got 20",
 			      "unknown key 'colour'", "unknown section 'pie'", "give the op",
 			      "unknown key 'op'"};
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {

@@ -16,33 +16,16 @@
 
 /* ---------------------------------------------------------------- settings */
 
-/* allreduce_m: 1 to FLEET_MAX_M whole numbers > 0, a list. */
-static void allreduce_m_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
-			     void *obj)
-{
-	struct fleet_conf *c = obj;
-	struct ydoc_node *ms = NULL;
-	if (yget_node(y, sec, f->key, YDOC_SEQ, f->flags, &ms) || !ms)
-		return;
-	if (ms->n == 0 || ms->n > FLEET_MAX_M)
-		ydiag_add(y->diag, y->file, ms->line, ms->col, "%s: expected 1 to %d values, got %zu",
-			  f->key, FLEET_MAX_M, ms->n);
-	for (size_t i = 0; i < ms->n && i < FLEET_MAX_M; i++) {
-		double v;
-		if (yget_node_num(y, ms->items[i], f->key, Y_POSITIVE | Y_INTEGER, &v))
-			continue;
-		c->allreduce_m[c->nm++] = (int)v;
-	}
-}
-
-static void allreduce_m_write(struct yout *y, const struct yschema_field *f, const void *obj)
+/* allreduce_m: at least one size (the table holds it to FLEET_MAX_M). */
+static int conf_check(struct yctx *y, struct ydoc_node *sec, void *obj)
 {
 	const struct fleet_conf *c = obj;
-	yout_key(y, f->key);
-	yout_seq_flow(y);
-	for (int i = 0; i < c->nm; i++)
-		yout_int(y, c->allreduce_m[i]);
-	yout_end(y);
+	struct ydoc_node *ms = ydoc_get(sec, "allreduce_m");
+	if (c->nm > 0)
+		return 0;
+	ydiag_add(y->diag, y->file, ms->line, ms->col,
+		  "allreduce_m: expected 1 to %d values, got 0", FLEET_MAX_M);
+	return 1;
 }
 
 #define CONF(m, ty, u, h)                                                                 \
@@ -56,11 +39,11 @@ static const struct yschema_field conf_fields[] = {
 	CONF(merge_time_min, YS_NUM, "min", "the merge job's time limit"),
 	CONF(poll_s, YS_NUM, "s", "how often the submitter asks Slurm whether the merge has ended"),
 	CONF(allreduce_hidden, YS_INT, "elements", "hidden size: one all-reduce is M x hidden bf16"),
-	{.key = "allreduce_m", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = allreduce_m_read,
-	 .write = allreduce_m_write, .unit = "tokens",
-	 .help = "verify widths M, 1 to 16 whole numbers > 0, one all-reduce each"},
+	YS_INTS_OF(struct fleet_conf, "allreduce_m", allreduce_m, nm, Y_REQUIRED | Y_POSITIVE,
+		   .unit = "tokens",
+		   .help = "verify widths M, 1 to 16 whole numbers > 0, one all-reduce each"),
 };
-static const struct yschema conf_schema = YS_TABLE("fleet", conf_fields, 0);
+static const struct yschema conf_schema = YS_TABLE_CHECKED("fleet", conf_fields, 0, conf_check);
 
 int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *diag)
 {
@@ -77,12 +60,17 @@ int fleet_conf_load(struct fleet_conf *c, const struct tmpl *t, struct ydiag *di
 
 /* ---------------------------------------------------------------- task files */
 
-static const char *const task_state_names[FT_COUNT] = {"running", "done", "failed", "terminated",
-							"duplicate"};
+/* In the states' order: a state's name is task_state_names[state]. */
+static const struct yschema_name task_state_names[] = {
+	{"running", FT_RUNNING}, {"done", FT_DONE},           {"failed", FT_FAILED},
+	{"terminated", FT_TERMINATED}, {"duplicate", FT_DUPLICATE}, {NULL, 0},
+};
+_Static_assert(sizeof task_state_names / sizeof *task_state_names == FT_COUNT + 1,
+	       "a task state needs its name");
 
 const char *fleet_task_state_name(enum fleet_task_state s)
 {
-	return (unsigned)s < FT_COUNT ? task_state_names[s] : "running";
+	return (unsigned)s < FT_COUNT ? task_state_names[s].name : "running";
 }
 
 /* Opens path for an atomic write and starts the top mapping; 0 or an error. */
@@ -107,29 +95,6 @@ static int yaml_end(struct fsx_file *f, struct yout *y, const char *path)
 	return fsx_commit(f);
 }
 
-/* state: one of task_state_names, "state: unknown 'x'" otherwise. */
-static void task_state_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-			    void *obj)
-{
-	struct fleet_task *t = obj;
-	const char *state = NULL;
-	int s;
-	if (yget_str(c, m, f->key, f->flags, &state) || !state)
-		return;
-	for (s = 0; s < FT_COUNT && strcmp(state, task_state_names[s]); s++)
-		;
-	if (s == FT_COUNT) {
-		struct ydoc_node *n = ydoc_get(m, f->key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: unknown '%s'", f->key, state);
-	} else
-		t->state = (enum fleet_task_state)s;
-}
-
-static void task_state_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_str(y, f->key, fleet_task_state_name(((const struct fleet_task *)obj)->state));
-}
-
 #define TASK(m, ty, fl, h) YS_FIELD(struct fleet_task, m, ty, Y_REQUIRED | (fl), .help = (h))
 /* tasks/<i>.yaml, in the order written and read. */
 static const struct yschema_field task_fields[] = {
@@ -138,8 +103,8 @@ static const struct yschema_field task_fields[] = {
 	TASK(job_id, YS_STR, 0, "<array job>_<task>"),
 	TASK(started, YS_STR, 0, "ISO 8601 UTC"),
 	TASK(ended, YS_STR, 0, "ISO 8601 UTC; empty while running"),
-	{.key = "state", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = task_state_read,
-	 .write = task_state_write, .help = "running, done, failed, terminated or duplicate"},
+	YS_FIELD(struct fleet_task, state, YS_ENUM, Y_REQUIRED, .names = task_state_names,
+		 .help = "running, done, failed, terminated or duplicate"),
 	TASK(exit_code, YS_INT, 0, "the bench's exit status; -1: none"),
 	TASK(run_id, YS_STR, 0, "the run folder it produced; empty: none"),
 	TASK(reason, YS_STR, 0, "one line: why not done; empty when done"),

@@ -307,6 +307,18 @@ static int wait_job(const char *id, double poll_s, double max_s)
 	}
 }
 
+/* What the submitter reads of merge.yaml (fleet_merge.c writes it): the
+ * merge's exit status alone. */
+struct merge_status {
+	int exit_status;
+};
+
+static const struct yschema_field merge_status_fields[] = {
+	YS_FIELD(struct merge_status, exit_status, YS_INT, Y_REQUIRED | Y_NONNEG,
+		 .help = "the merge's exit status (0, 1, 2, 3 or 4)"),
+};
+static const struct yschema merge_status_schema = YS_TABLE("merge", merge_status_fields, 0);
+
 /* The merge's exit status from dir/merge.yaml into *status; DDT_ENOTFOUND when
  * the merge left none. */
 static int merge_status(const char *dir, int *status)
@@ -314,6 +326,7 @@ static int merge_status(const char *dir, int *status)
 	char *path = fleet_path("%s/merge.yaml", dir);
 	struct ydoc *doc = NULL;
 	struct ydiag diag = {0};
+	struct merge_status ms = {*status};
 	int rc;
 
 	if (!path)
@@ -323,8 +336,9 @@ static int merge_status(const char *dir, int *status)
 			     path, dir);
 	else if ((rc = ydoc_load_file(&doc, path, &diag)) == 0) {
 		struct yctx c = {path, &diag, NULL};
-		if (!doc->root || yget_int(&c, doc->root, "exit_status", Y_REQUIRED | Y_NONNEG, status))
+		if (!doc->root || yschema_read_fields(&c, doc->root, &merge_status_schema, &ms))
 			rc = err_set(DDT_EINPUT, "%s: no exit_status", path);
+		*status = ms.exit_status;
 	}
 	ydoc_free(doc);
 	ydiag_free(&diag);

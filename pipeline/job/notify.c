@@ -39,32 +39,8 @@ static void check_url(struct yctx *y, struct ydoc_node *sec, const char *key, co
 			  url);
 }
 
-static const char *const when_names[] = {[NOTIFY_ALWAYS] = "always",
-					  [NOTIFY_PROBLEMS] = "problems"};
-
-/* when: always or problems, the mistake named with its full key. */
-static void when_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
-		      void *obj)
-{
-	struct notify_conf *c = obj;
-	const char *w = NULL;
-	struct ydoc_node *n;
-	if (yget_str(y, sec, f->key, f->flags, &w) || !w)
-		return;
-	if (!strcmp(w, when_names[NOTIFY_ALWAYS]))
-		c->when = NOTIFY_ALWAYS;
-	else if (!strcmp(w, when_names[NOTIFY_PROBLEMS]))
-		c->when = NOTIFY_PROBLEMS;
-	else if ((n = ydoc_get(sec, f->key)) != NULL)
-		ydiag_add(y->diag, y->file, n->line, n->col,
-			  "nightly.notify.%s: expected always or problems, got '%s'", f->key, w);
-}
-
-static void when_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	enum notify_when w = ((const struct notify_conf *)obj)->when;
-	yout_kv_str(y, f->key, w == NOTIFY_PROBLEMS ? when_names[w] : when_names[NOTIFY_ALWAYS]);
-}
+static const struct yschema_name when_names[] = {
+	{"always", NOTIFY_ALWAYS}, {"problems", NOTIFY_PROBLEMS}, {NULL, 0}};
 
 #define NOTE(m, ty, fl, u, h)                                                             \
 	YS_FIELD(struct notify_conf, m, ty, Y_REQUIRED | (fl), .unit = (u), .help = (h))
@@ -73,8 +49,8 @@ static const struct yschema_field notify_fields[] = {
 	NOTE(source, YS_STR, 0, NULL, "why these tries and waits"),
 	NOTE(command, YS_STR, 0, NULL, "run by sh -c with summary.txt on stdin; empty: none"),
 	NOTE(webhook_url, YS_STR, 0, NULL, "http://host[:port]/path for a JSON POST; empty: none"),
-	{.key = "when", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = when_read,
-	 .write = when_write, .help = "always, or problems (only when the exit status is not 0)"},
+	YS_FIELD(struct notify_conf, when, YS_ENUM, Y_REQUIRED, .names = when_names,
+		 .help = "always, or problems (only when the exit status is not 0)"),
 	NOTE(attempts, YS_INT, Y_POSITIVE, "tries", "tries per channel"),
 	NOTE(backoff_first_s, YS_NUM, Y_NONNEG, "s",
 	     "the wait before the second try, doubled before each next"),
@@ -83,7 +59,8 @@ static const struct yschema_field notify_fields[] = {
 	     "where reports/ is served, for the links; empty: file:// paths"),
 };
 /* Read in two parts, webhook_url checked between them: up to webhook_url
- * (the table's first 3 entries) and the rest. */
+ * (the table's first 3 entries), then the rest strictly (a key neither
+ * part reads is unknown). */
 #define NOTIFY_URL_AT 3
 static const struct yschema notify_head = {"nightly.notify", notify_fields, NOTIFY_URL_AT, 0, NULL};
 static const struct yschema notify_tail = {"nightly.notify", notify_fields + NOTIFY_URL_AT,
@@ -100,8 +77,7 @@ int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *se
 		return y->diag->n > before ? DDT_EINPUT : 0;
 	yschema_read_fields(y, n, &notify_head, c);
 	check_url(y, n, notify_fields[NOTIFY_URL_AT - 1].key, c->webhook_url); /* "" when unread */
-	yschema_read_fields(y, n, &notify_tail, c);
-	yget_check_unknown(y, n);
+	yschema_read(y, n, &notify_tail, c);
 	return y->diag->n > before ? DDT_EINPUT : 0;
 }
 

@@ -6,6 +6,7 @@
 #include "yschema.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const section_names[RSEC_COUNT] = {
@@ -126,21 +127,17 @@ static void load_section(struct yctx *c, const struct tmpl *t, struct ydoc_node 
 	yget_check_unknown(c, n);
 }
 
-/* chart: the size of a chart on its page; a value outside its range is
- * "chart.KEY: V is outside [LO, HI]" at the mapping. */
-#define CHART(k, m, u, h)                                                                 \
-	YS_KEYED(struct report_spec, k, m, YS_NUM, Y_REQUIRED | Y_POSITIVE, .unit = (u), .help = (h))
+/* chart: the size of a chart on its page, each value within its range. */
+#define CHART(k, m, lo, hi, u, h)                                                         \
+	YS_KEYED(struct report_spec, k, m, YS_NUM, Y_REQUIRED | Y_POSITIVE,                    \
+		 .range = &(struct yschema_range){lo, hi, 0, 0, "within [" #lo ", " #hi "]"},    \
+		 .unit = (u), .help = (h))
 static const struct yschema_field chart_fields[] = {
-	CHART("width_pt", chart_width_pt, "pt", "a chart's width on its page, 120 to 1000"),
-	CHART("height_pt", chart_height_pt, "pt", "its height, 80 to 1000"),
-	CHART("png_scale", png_scale, "px/pt", "PNG pixels per point, 0.5 to 8"),
+	CHART("width_pt", chart_width_pt, 120, 1000, "pt", "a chart's width on its page"),
+	CHART("height_pt", chart_height_pt, 80, 1000, "pt", "its height"),
+	CHART("png_scale", png_scale, 0.5, 8, "px/pt", "PNG pixels per point"),
 };
 static const struct yschema chart_schema = YS_TABLE("chart", chart_fields, 0);
-static const struct yschema_range chart_range[] = {
-	{120, 1000, 0, 0, "within [120, 1000]"},
-	{80, 1000, 0, 0, "within [80, 1000]"},
-	{0.5, 8, 0, 0, "within [0.5, 8]"},
-};
 
 /* What report_spec_load reads: the spec, and the template its scenario
  * names must exist in. */
@@ -148,26 +145,6 @@ struct spec_read {
 	struct report_spec spec;
 	const struct tmpl *t;
 };
-
-static void chart_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
-		       void *obj)
-{
-	struct report_spec *s = &((struct spec_read *)obj)->spec;
-	struct ydoc_node *m = NULL;
-	if (yget_node(c, sec, f->key, YDOC_MAP, f->flags, &m) || !m)
-		return;
-	for (size_t i = 0; i < chart_schema.n; i++) { /* each key read, then its range */
-		const struct yschema_field *e = &chart_fields[i];
-		const struct yschema one = {chart_schema.name, e, 1, 0, NULL};
-		yschema_read_fields(c, m, &one, s);
-		double v = *(const double *)((const char *)s + e->off);
-		/* NaN or not above 0: the reader has named the problem */
-		if (isfinite(v) && v > 0 && (v < chart_range[i].lo || v > chart_range[i].hi))
-			ydiag_add(c->diag, c->file, m->line, m->col, "chart.%s: %g is outside [%g, %g]",
-				  e->key, v, chart_range[i].lo, chart_range[i].hi);
-	}
-	yget_check_unknown(c, m);
-}
 
 static void baseline_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
 			  void *obj)
@@ -213,7 +190,9 @@ static const struct yschema_field report_fields[] = {
 		 .help = "the documents' title"),
 	CUSTOM("baseline", baseline_read, "the scenario that is the measured baseline"),
 	CUSTOM("headline", headline_read, "the scenarios page one answers with, 1 to 8"),
-	CUSTOM("chart", chart_read, "a chart's size on its page: width_pt, height_pt, png_scale"),
+	{.key = "chart", .type = YS_MAP, .off = offsetof(struct spec_read, spec),
+	 .flags = Y_REQUIRED, .sub = &chart_schema,
+	 .help = "a chart's size on its page: width_pt, height_pt, png_scale"},
 	CUSTOM("sections", sections_read,
 	       "the sections in order, 1 to 48, each a kind or {section: kind, ...}"),
 };

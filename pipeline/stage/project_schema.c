@@ -15,9 +15,8 @@
 /* ---------------------------------------------------------------- lists
  * The lists the projection allocates (rows, tornado, ...: a pointer at
  * f->off, items of f->size bytes, their number a size_t at f->count, at
- * most f->max) and the sequences no library type writes as written here
- * (strings; numbers one a line). An item is a mapping described by f->sub,
- * or a string when f->sub is NULL. */
+ * most f->max), which no library type holds. An item is a mapping
+ * described by f->sub, or a string when f->sub is NULL. */
 
 /* The sequence under f->key with at most f->max items; NULL when absent
  * or refused. */
@@ -108,22 +107,6 @@ static void ilist_write(struct yout *y, const struct yschema_field *f, const voi
 		  (size_t)*(const int *)((const char *)obj + f->count));
 }
 
-/* Strings in an array of the struct (char[max][size]), their number an int. */
-static void strs_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
-{
-	struct ydoc_node *s = seq_of(c, m, f);
-	if (!s)
-		return;
-	items_in(c, s, f, (char *)obj + f->off);
-	*(int *)((char *)obj + f->count) = (int)s->n;
-}
-
-static void strs_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	items_out(y, f, (const char *)obj + f->off,
-		  (size_t)*(const int *)((const char *)obj + f->count));
-}
-
 /* Type T's pointer member arr to n items (a size_t member; ILIST_OF: an
  * int, a compile error otherwise), each described by sub (NULL: a string
  * of the item's bytes), at most max_ of them. */
@@ -148,28 +131,21 @@ static const struct yschema_field band_fields[] = {
 };
 const struct yschema project_schema_band = YS_TABLE("band", band_fields, 1);
 
-/* ms: the components at the point values, one key per model component. */
-static void ms_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		    void *obj)
-{
-	struct project_row *r = obj;
-	struct ydoc_node *ms = NULL;
-	if (yget_node(c, m, f->key, YDOC_MAP, Y_REQUIRED, &ms) || !ms)
-		return;
-	for (int k = 0; k < COMP_COUNT; k++)
-		yget_num(c, ms, model_comp_name((enum model_comp)k), FIG, &r->ms[k]);
-	yget_check_unknown(c, ms);
-}
+_Static_assert(COMP_COUNT == 6, "a model component needs its key in ms_fields");
 
-static void ms_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct project_row *r = obj;
-	yout_key(y, f->key);
-	yout_map_flow(y);
-	for (int k = 0; k < COMP_COUNT; k++)
-		yout_kv_num(y, model_comp_name((enum model_comp)k), r->ms[k]);
-	yout_end(y);
-}
+/* ms: the components at the point values, one key per model component by
+ * its name (model_comp_names), in the components' order. Fields of the
+ * row itself, under a key of their own (the ms entry's off is 0). */
+#define MS(comp, k, h) YS_KEYED(struct project_row, k, ms[comp], YS_NUM, FIG, .help = (h))
+static const struct yschema_field ms_fields[] = {
+	MS(COMP_MOE, "moe", "the MoE per step"),
+	MS(COMP_ATTN, "attn_lmhead", "attention and lm_head per step"),
+	MS(COMP_DRAFT, "draft", "the drafter's forward per step"),
+	MS(COMP_TREE, "tree", "tree build and accept per step"),
+	MS(COMP_OVERHEAD, "overhead", "launch and scheduling per step"),
+	MS(COMP_ALLREDUCE, "allreduce", "the all-reduces per step"),
+};
+static const struct yschema ms_schema = YS_TABLE("ms", ms_fields, 1);
 
 #define ROW(m, ty, fl, u, h) YS_FIELD(struct project_row, m, ty, fl, .unit = (u), .help = (h))
 #define ROW_BAND(m, u, h)                                                                 \
@@ -196,8 +172,8 @@ static const struct yschema_field row_fields[] = {
 		 .help = "whose estimate the headline is"),
 	ROW(runnable, YS_BOOL, Y_REQUIRED, NULL, "the pipeline can run it"),
 	ROW(note, YS_STR, Y_REQUIRED, NULL, "why not runnable, or another caveat"),
-	{.key = "ms", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = ms_read, .write = ms_write,
-	 .unit = "ms", .help = "components at the point values"},
+	{.key = "ms", .type = YS_MAP, .flags = Y_REQUIRED, .sub = &ms_schema, .unit = "ms",
+	 .help = "components at the point values"},
 	ROW(moe_ms, YS_NUM, FIG, "ms", "the MoE per step"),
 	ROW(nonmoe_ms, YS_NUM, FIG, "ms", "everything else per step"),
 	ROW_BAND(step_ms, "ms", "decode step"),
@@ -407,30 +383,9 @@ static const struct yschema_field tornado_sec_fields[] = {
 };
 static const struct yschema tornado_sec = YS_TABLE("projection", tornado_sec_fields, 0);
 
-/* Numbers one a line, into an array of the struct, their number an int
- * (nums: doubles, their number that of another list). */
-static void ints_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
-{
-	struct ydoc_node *s = seq_of(c, m, f);
-	int *out = (int *)((char *)obj + f->off), *n = (int *)((char *)obj + f->count);
-	*n = 0;
-	for (size_t i = 0; s && i < s->n; i++) {
-		double v;
-		if (!yget_node_num(c, s->items[i], f->key, Y_POSITIVE | Y_INTEGER, &v))
-			out[(*n)++] = (int)v;
-	}
-}
-
-static void ints_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const int *v = (const int *)((const char *)obj + f->off);
-	yout_key(y, f->key);
-	yout_seq(y);
-	for (int i = 0; i < *(const int *)((const char *)obj + f->count); i++)
-		yout_int(y, v[i]);
-	yout_end(y);
-}
-
+/* curve_accept: numbers one a line, null where the curve has none, their
+ * number that of the budgets (read before them; grid_check holds them to
+ * it): no YS_NUMS, which takes no null and counts its own. */
 static void nums_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
 {
 	struct ydoc_node *s = seq_of(c, m, f);
@@ -471,20 +426,41 @@ static const struct yschema_field cell_fields[] = {
 };
 static const struct yschema cell_schema = YS_TABLE("cell", cell_fields, 1);
 
+/* A cell's place, written before its figures: a cell holds none (it is
+ * its index), the grid's lists give it. */
+struct cell_place {
+	char target[sizeof(((struct project_grid *)0)->targets[0])];
+	int C, B;
+};
+
+static const struct yschema_field place_fields[] = {
+	YS_FIELD(struct cell_place, target, YS_STR, Y_REQUIRED, .help = "the catalog GPU"),
+	YS_FIELD(struct cell_place, C, YS_INT, Y_REQUIRED, .help = "concurrent requests"),
+	YS_FIELD(struct cell_place, B, YS_INT, Y_REQUIRED, .help = "draft tree budget"),
+};
+static const struct yschema place_schema = YS_TABLE("cell", place_fields, 1);
+
+/* The place of cell (t, ci, b). */
+static struct cell_place place_of(const struct project_grid *g, int t, int ci, int b)
+{
+	struct cell_place at = {"", g->conc[ci], g->budgets[b]};
+	memcpy(at.target, g->targets[t], sizeof at.target);
+	return at;
+}
+
 /* Cell (t, ci, b): its place, which must be the one target-major order
- * puts there (a cell holds no place: it is its index), then its figures. */
+ * puts there (an absent target is said missing, not misplaced), then its
+ * figures. */
 static void cell_read(struct yctx *c, struct ydoc_node *m, struct project_grid *g, int t, int ci,
 		      int b)
 {
 	struct project_cell *x = PROJECT_CELL(g, t, ci, b);
-	const char *tg = NULL;
-	int C = 0, B = 0;
+	struct cell_place at = {"", 0, 0};
 	if (yget_expect(c, m, YDOC_MAP, "cell"))
 		return;
-	yget_str(c, m, "target", Y_REQUIRED, &tg);
-	yget_int(c, m, "C", Y_REQUIRED, &C);
-	yget_int(c, m, "B", Y_REQUIRED, &B);
-	if ((tg && strcmp(tg, g->targets[t])) || C != g->conc[ci] || B != g->budgets[b])
+	memcpy(at.target, g->targets[t], sizeof at.target);
+	yschema_read_fields(c, m, &place_schema, &at);
+	if (strcmp(at.target, g->targets[t]) || at.C != g->conc[ci] || at.B != g->budgets[b])
 		ydiag_add(c->diag, c->file, m->line, m->col,
 			  "cells: expected %s C=%d B=%d here (target-major order)", g->targets[t],
 			  g->conc[ci], g->budgets[b]);
@@ -493,6 +469,20 @@ static void cell_read(struct yctx *c, struct ydoc_node *m, struct project_grid *
 		g->best[t * g->nconc + ci] = b;
 	if (x->runner)
 		g->runner[t * g->nconc + ci] = b;
+}
+
+/* The grid's numbers read whole: an item refused is left 0, which the
+ * reader takes for none (its problem said, the cells are not held to the
+ * list). */
+static int lists_whole(const struct project_grid *g)
+{
+	for (int i = 0; i < g->nconc; i++)
+		if (g->conc[i] <= 0)
+			return 0;
+	for (int i = 0; i < g->nbudgets; i++)
+		if (g->budgets[i] <= 0)
+			return 0;
+	return 1;
 }
 
 /* cells: target-major, then concurrency, then budget; with the best and
@@ -510,7 +500,7 @@ static void cells_read(struct yctx *c, struct ydoc_node *m, const struct yschema
 		ydiag_add(c->diag, c->file, m->line, m->col, "%s: out of memory", f->key);
 		return;
 	}
-	if (yget_node(c, m, f->key, YDOC_SEQ, Y_REQUIRED, &cells) || !cells)
+	if (yget_node(c, m, f->key, YDOC_SEQ, Y_REQUIRED, &cells) || !cells || !lists_whole(g))
 		return;
 	if (cells->n != n) {
 		ydiag_add(c->diag, c->file, cells->line, cells->col,
@@ -531,10 +521,9 @@ static void cells_write(struct yout *y, const struct yschema_field *f, const voi
 	for (int t = 0; t < g->ntargets; t++)
 		for (int c = 0; c < g->nconc; c++)
 			for (int b = 0; b < g->nbudgets; b++) {
+				struct cell_place at = place_of(g, t, c, b);
 				yout_map_flow(y);
-				yout_kv_str(y, "target", g->targets[t]);
-				yout_kv_int(y, "C", g->conc[c]);
-				yout_kv_int(y, "B", g->budgets[b]);
+				yschema_write_fields(y, &place_schema, &at);
 				yschema_write_fields(y, &cell_schema, PROJECT_CELL(g, t, c, b));
 				yout_end(y);
 			}
@@ -553,13 +542,8 @@ static int grid_check(struct yctx *c, struct ydoc_node *map, void *obj)
 }
 
 #define G(m, ty, fl, u, h) YS_FIELD(struct project_grid, m, ty, fl, .unit = (u), .help = (h))
-#define G_LIST(k, m, n, rd, wr, h)                                                         \
-	{.key = (k), .type = YS_CUSTOM, .off = offsetof(struct project_grid, m),                \
-	 .size = sizeof(((struct project_grid *)0)->m[0]),                                        \
-	 .count = offsetof(struct project_grid, n),                                              \
-	 .max = (int)(sizeof(((struct project_grid *)0)->m) /                                     \
-		      sizeof(((struct project_grid *)0)->m[0])),                                   \
-	 .flags = Y_REQUIRED, .read = (rd), .write = (wr), .help = (h)}
+#define G_LIST(ty, k, m, n, fl, h)                                                         \
+	ty(struct project_grid, k, m, n, Y_REQUIRED | YS_BLOCK | (fl), .help = (h))
 static const struct yschema_field grid_fields[] = {
 	G(scenario, YS_STR, Y_REQUIRED, NULL, "where block, pipeline and accept come from"),
 	YS_FIELD(struct project_grid, pipeline, YS_ENUM, Y_REQUIRED, .names = tmpl_pipeline_names,
@@ -571,11 +555,14 @@ static const struct yschema_field grid_fields[] = {
 	G(accept_kind, YS_STR, Y_REQUIRED, NULL, "published or trace"),
 	G(accept_source, YS_STR, Y_REQUIRED, NULL, "the acceptance source in words"),
 	G(nadded, YS_INT, Y_REQUIRED, NULL, "budgets added around the optimum"),
-	G_LIST("targets", targets, ntargets, strs_read, strs_write, "the catalog GPUs"),
-	G_LIST("concurrency", conc, nconc, ints_read, ints_write, "concurrent requests"),
-	G_LIST("budgets", budgets, nbudgets, ints_read, ints_write, "draft tree budgets"),
-	G_LIST("curve_accept", curve_accept, nbudgets, nums_read, nums_write,
-	       "the source's curve at each budget (published: unscaled)"),
+	G_LIST(YS_STRS_OF, "targets", targets, ntargets, 0, "the catalog GPUs"),
+	G_LIST(YS_INTS_OF, "concurrency", conc, nconc, Y_POSITIVE, "concurrent requests"),
+	G_LIST(YS_INTS_OF, "budgets", budgets, nbudgets, Y_POSITIVE, "draft tree budgets"),
+	{.key = "curve_accept", .type = YS_CUSTOM,
+	 .off = offsetof(struct project_grid, curve_accept), .max = PROJECT_MAX_GRID_BUDGETS,
+	 .count = offsetof(struct project_grid, nbudgets),
+	 .flags = Y_REQUIRED, .read = nums_read, .write = nums_write,
+	 .help = "the source's curve at each budget (published: unscaled)"},
 	{.key = "cells", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = cells_read,
 	 .write = cells_write, .help = "target-major, then concurrency, then budget"},
 };
