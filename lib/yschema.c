@@ -119,6 +119,16 @@ static int read_seq(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return DDT_EINPUT;
 }
 
+/* A list's or dictionary's item before its keys are read: the table's
+ * start value, or zero bytes. */
+static void item_start(const struct yschema_field *f, char *item)
+{
+	if (f->sub->init)
+		memcpy(item, f->sub->init, f->size);
+	else
+		memset(item, 0, f->size);
+}
+
 static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
@@ -126,10 +136,12 @@ static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema
 	int rc = read_seq(c, map, f, &seq);
 	if (rc || !seq)
 		return rc;
-	for (size_t i = 0; i < seq->n; i++)
-		if (yschema_read_item(c, seq->items[i], f->sub, AT(obj, f, char) + i * f->size,
-				      f->key))
+	for (size_t i = 0; i < seq->n; i++) {
+		char *item = AT(obj, f, char) + i * f->size;
+		item_start(f, item);
+		if (yschema_read_item(c, seq->items[i], f->sub, item, f->key))
 			rc = DDT_EINPUT;
+	}
 	*(int *)((char *)obj + f->count) = (int)seq->n;
 	return rc;
 }
@@ -239,6 +251,7 @@ static int read_dict(struct yctx *c, struct ydoc_node *map, const struct yschema
 			rc = DDT_EINPUT;
 			continue;
 		}
+		item_start(f, item);
 		memcpy(item + f->name_off, name->str, strlen(name->str) + 1);
 		if (yschema_read(&ic, val, f->sub, item))
 			rc = DDT_EINPUT;

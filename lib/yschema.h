@@ -108,6 +108,10 @@ struct yschema {
 	size_t n;
 	int flow;                          /* written on one line: {a: 1, b: 2} */
 	yschema_check_fn check;            /* NULL: none */
+	const void *init;                  /* what a YS_LIST or YS_DICT item of this
+					    * table starts as before its keys are read
+					    * (an absent key keeps its value); NULL:
+					    * zero bytes */
 };
 
 /* Entries: type T's member m under the key "m" (YS_KEYED: another key). */
@@ -148,10 +152,20 @@ struct yschema {
 	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(Item)),    \
 	 .name_off = offsetof(Item, name), .name_size = sizeof(((Item *)0)->name),          \
 	 .flags = (fl), .sub = (sub_), __VA_ARGS__}
-#define YS_TABLE(name, fields, flow) {(name), (fields), sizeof(fields) / sizeof *(fields), (flow), NULL}
+#define YS_TABLE(name_, fields_, flow_)                                                    \
+	{.name = (name_), .fields = (fields_), .n = sizeof(fields_) / sizeof *(fields_),     \
+	 .flow = (flow_)}
+/* Part of a table: n of its fields from fields_ on (a mapping read in
+ * steps, a check between them). */
+#define YS_PART(name_, fields_, n_) {.name = (name_), .fields = (fields_), .n = (n_)}
+/* The same with the value its list items start as (one struct). */
+#define YS_TABLE_INIT(name_, fields_, flow_, init_)                                        \
+	{.name = (name_), .fields = (fields_), .n = sizeof(fields_) / sizeof *(fields_),     \
+	 .flow = (flow_), .init = (init_)}
 /* The same with a rule across its keys (yschema_check_fn). */
-#define YS_TABLE_CHECKED(name, fields, flow, check)                                        \
-	{(name), (fields), sizeof(fields) / sizeof *(fields), (flow), (check)}
+#define YS_TABLE_CHECKED(name_, fields_, flow_, check_)                                    \
+	{.name = (name_), .fields = (fields_), .n = sizeof(fields_) / sizeof *(fields_),     \
+	 .flow = (flow_), .check = (check_)}
 
 /* The entry of key, or NULL. */
 const struct yschema_field *yschema_find(const struct yschema *s, const char *key);

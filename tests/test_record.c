@@ -328,7 +328,7 @@ static void test_record__machine_gpus_are_capped(void **state)
 	gpus_text(text, sizeof text, RECORD_MAX_GPU_STATES + 1);
 	assert_int_equal(read_text(text, &r, &diag), DDT_EINPUT);
 	assert_int_equal(diag.n, 1);
-	assert_non_null(strstr(diag.msgs[0], "run.yaml:25:7: machine.gpus: at most 16"));
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:25:7: gpus: at most 16 items, got 17"));
 	record_free(&r);
 	ydiag_free(&diag);
 	/* the ones it holds: each number absent is unknown */

@@ -768,6 +768,42 @@ static void test_yaml__texts_and_a_mapping_keyed_by_data_read_back(void **state)
 			    "list of fast or slow");
 }
 
+/* A list's items start as their table's start value: an absent key keeps
+ * it, whatever the array held before. */
+struct tagged {
+	int weight;
+	double at;
+};
+struct tagged_list {
+	struct tagged t[3];
+	int nt;
+};
+static const struct tagged tagged_start = {.weight = -1, .at = 0};
+static const struct yschema_field tagged_fields[] = {
+	YS_FIELD(struct tagged, weight, YS_INT, 0),
+	YS_FIELD(struct tagged, at, YS_NUM, Y_REQUIRED),
+};
+static const struct yschema tagged_schema =
+	YS_TABLE_INIT("tagged", tagged_fields, 1, &tagged_start);
+static const struct yschema_field tagged_list_fields[] = {
+	YS_LIST_OF(struct tagged_list, "t", t, nt, &tagged_schema, Y_REQUIRED),
+};
+static const struct yschema tagged_list_schema = YS_TABLE("tagged list", tagged_list_fields, 0);
+
+static void test_yaml__a_list_item_starts_as_its_tables_start_value(void **state)
+{
+	(void)state;
+	struct tagged_list l;
+	struct ydiag diag = {0};
+	memset(&l, 0x5a, sizeof l);
+	assert_int_equal(schema_read_text(&tagged_list_schema, "t: [{at: 1}, {at: 2, weight: 7}]\n",
+					  &l, &diag), 0);
+	assert_int_equal(l.nt, 2);
+	assert_int_equal(l.t[0].weight, -1);
+	assert_int_equal(l.t[1].weight, 7);
+	assert_true(l.t[1].at == 2);
+}
+
 /* A section over the one it extends: only its own keys, nested ones too. */
 struct layered {
 	double a;
@@ -986,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_table_rule_runs_after_its_entries_read_cleanly),
 		cmocka_unit_test(test_yaml__texts_and_a_mapping_keyed_by_data_read_back),
 		cmocka_unit_test(test_yaml__a_section_reads_over_the_one_it_extends),
+		cmocka_unit_test(test_yaml__a_list_item_starts_as_its_tables_start_value),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),

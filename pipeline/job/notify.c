@@ -62,10 +62,10 @@ static const struct yschema_field notify_fields[] = {
  * (the table's first 3 entries), then the rest strictly (a key neither
  * part reads is unknown). */
 #define NOTIFY_URL_AT 3
-static const struct yschema notify_head = {"nightly.notify", notify_fields, NOTIFY_URL_AT, 0, NULL};
-static const struct yschema notify_tail = {"nightly.notify", notify_fields + NOTIFY_URL_AT,
-					   sizeof notify_fields / sizeof *notify_fields - NOTIFY_URL_AT, 0,
-					   NULL};
+static const struct yschema notify_head = YS_PART("nightly.notify", notify_fields, NOTIFY_URL_AT);
+static const struct yschema notify_tail =
+	YS_PART("nightly.notify", notify_fields + NOTIFY_URL_AT,
+		sizeof notify_fields / sizeof *notify_fields - NOTIFY_URL_AT);
 
 int notify_conf_load(struct notify_conf *c, struct yctx *y, struct ydoc_node *sec)
 {

@@ -202,9 +202,9 @@ static const struct yschema_field row_fields[] = {
 		 .source = "the bench's stopping rule (harness_enough)"),
 };
 static const struct yschema row_schema = YS_TABLE("rows[]", row_fields, 0);
-static const struct yschema row_head = {"rows[]", row_fields, ROW_HEAD, 0, NULL};
-static const struct yschema row_tail = {"rows[]", row_fields + ROW_HEAD,
-					sizeof row_fields / sizeof *row_fields - ROW_HEAD, 0, NULL};
+static const struct yschema row_head = YS_PART("rows[]", row_fields, ROW_HEAD);
+static const struct yschema row_tail =
+	YS_PART("rows[]", row_fields + ROW_HEAD, sizeof row_fields / sizeof *row_fields - ROW_HEAD);
 
 #define PROV(m, h) YS_FIELD(struct rec_provenance, m, YS_STR, Y_REQUIRED, .help = (h))
 static const struct yschema_field prov_fields[] = {
@@ -230,40 +230,11 @@ static const struct yschema_field gpu_state_fields[] = {
 	GPU(throttle, YS_STR, 0, NULL, "clock-event reasons, comma-separated; empty: none"),
 	GPU(other_procs, YS_INT, 0, NULL, "compute processes besides this one (-1: unknown)"),
 };
-static const struct yschema gpu_state_schema = YS_TABLE("machine.gpus[]", gpu_state_fields, 0);
-
-/* machine.gpus: the GPUs' states, at most RECORD_MAX_GPU_STATES. */
-static void gpus_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		      void *obj)
-{
-	struct rec_machine *ms = obj;
-	struct ydoc_node *gpus = NULL;
-	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &gpus) || !gpus)
-		return;
-	for (size_t i = 0; i < gpus->n; i++) {
-		if (yget_expect(c, gpus->items[i], YDOC_MAP, "gpu state"))
-			continue;
-		if (ms->ngpus == RECORD_MAX_GPU_STATES) {
-			ydiag_add(c->diag, c->file, gpus->items[i]->line, gpus->items[i]->col,
-				  "machine.gpus: at most %d", RECORD_MAX_GPU_STATES);
-			return;
-		}
-		struct rec_gpu_state *g = &ms->gpus[ms->ngpus++];
-		memset(g, 0, sizeof *g);
-		g->other_procs = -1; /* the numbers absent: NaN (yschema_read) */
-		yschema_read(c, gpus->items[i], &gpu_state_schema, g);
-	}
-}
-
-static void gpus_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct rec_machine *ms = obj;
-	yout_key(y, f->key);
-	yout_seq(y);
-	for (int i = 0; i < ms->ngpus; i++)
-		yschema_write_item(y, &gpu_state_schema, &ms->gpus[i]);
-	yout_end(y);
-}
+/* A GPU state's numbers absent are unknown: NaN, and -1 other processes. */
+static const struct rec_gpu_state gpu_state_unknown = {
+	.sm_clock_mhz = NAN, .mem_clock_mhz = NAN, .temp_c = NAN, .other_procs = -1};
+static const struct yschema gpu_state_schema =
+	YS_TABLE_INIT("machine.gpus[]", gpu_state_fields, 0, &gpu_state_unknown);
 
 #define MACH(m, u, h, src)                                                                     \
 	YS_FIELD(struct rec_machine, m, YS_NUM, Y_NONNEG | Y_NULLABLE, .unit = (u), .help = (h),    \
@@ -276,8 +247,8 @@ static const struct yschema_field machine_fields[] = {
 	     "/proc/stat"),
 	MACH(cpu_mhz, "MHz", "mean current frequency of the online CPUs", "sysfs cpufreq"),
 	YS_FIELD(struct rec_machine, cpus, YS_INT, Y_NONNEG, .help = "online CPUs"),
-	{.key = "gpus", .type = YS_CUSTOM, .read = gpus_read, .write = gpus_write,
-	 .help = "each GPU's state while the run measured"},
+	YS_LIST_OF(struct rec_machine, "gpus", gpus, ngpus, &gpu_state_schema, 0,
+		   .help = "each GPU's state while the run measured"),
 };
 static const struct yschema machine_schema = YS_TABLE("machine", machine_fields, 0);
 

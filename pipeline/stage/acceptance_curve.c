@@ -140,7 +140,7 @@ static void nums_or_null_write(struct yout *y, const struct yschema_field *f, co
 {
 	struct yschema_field g = *f;
 	g.type = YS_NUMS;
-	const struct yschema one = {f->key, &g, 1, 0, NULL};
+	const struct yschema one = YS_PART(f->key, &g, 1);
 	yschema_write_fields(y, &one, obj);
 }
 

@@ -178,11 +178,11 @@ static int rec_check(struct yctx *c, struct ydoc_node *map, void *obj)
 const struct yschema estimate_schema_rec =
 	YS_TABLE_CHECKED("estimates[]", rec_fields, 0, rec_check);
 /* Its parts, written apart: the band's keys only with a band. */
-static const struct yschema rec_head = {"estimates[]", rec_fields, REC_HEAD, 0, NULL};
-static const struct yschema rec_band = {"estimates[]", rec_fields + REC_HEAD, REC_BANDS, 0, NULL};
-static const struct yschema rec_tail = {
-	"estimates[]", rec_fields + REC_HEAD + REC_BANDS,
-	sizeof rec_fields / sizeof *rec_fields - REC_HEAD - REC_BANDS, 0, NULL};
+static const struct yschema rec_head = YS_PART("estimates[]", rec_fields, REC_HEAD);
+static const struct yschema rec_band = YS_PART("estimates[]", rec_fields + REC_HEAD, REC_BANDS);
+static const struct yschema rec_tail =
+	YS_PART("estimates[]", rec_fields + REC_HEAD + REC_BANDS,
+		sizeof rec_fields / sizeof *rec_fields - REC_HEAD - REC_BANDS);
 
 /* ---------------------------------------------------------------- from the estimate */
 
