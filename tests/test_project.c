@@ -1806,6 +1806,7 @@ static void test_project__transfer_and_allreduce_loaders_are_strict(void **state
 		"moe_transfer:\n"
 		"  source: t\n"
 		"  families: {hopper: [sm_90], blackwell_dc: [sm_100, sm_103]}\n"
+		"  memory_kinds: {hbm: [hbm3, hbm3e], gddr: [gddr6, gddr7]}\n"
 		"  class: moe_w4a16\n"
 		"  sigma_floor: 0.02\n"
 		"  prior: {point: 1.0, dist: uniform, min: 0.9, max: 1.2, source: t}\n"
@@ -1825,12 +1826,148 @@ static void test_project__transfer_and_allreduce_loaders_are_strict(void **state
 	assert_true(has_msg(&diag, "ranges: expected an M range like m8-31 or m256+, got 'm6x'"));
 	assert_true(has_msg(&diag, "ranges: they must cover m1 upwards without gaps or overlaps "
 				   "(at m9+)"));
-	assert_true(has_msg(&diag, "transfer.yaml:13:9: impl: expected nccl or oneshot, got 'twoshot'"));
+	assert_true(has_msg(&diag, "transfer.yaml:14:9: impl: expected nccl or oneshot, got 'twoshot'"));
 	assert_true(has_msg(&diag, "oneshot: expected 2 latencies (one per size in bytes), got 1"));
-	assert_true(has_msg(&diag, "allreduce.latency_us.gb300: like 'nope' must name a GPU"));
+	/* told at the GPU's key, the section's own problems notwithstanding */
+	assert_true(has_msg(&diag, "transfer.yaml:19:5: allreduce.latency_us.gb300: like 'nope' must "
+				   "name a GPU"));
 	assert_true(has_msg(&diag, "allreduce.latency_us: no entry for GPU 'h100'"));
 	calib_free(&c);
 	ydiag_free(&diag);
+}
+
+/* The shipped calibration folder with one file's text edited: `from`
+ * (which must occur) replaced by `to`; loaded by calib_load into c. */
+static int load_edited(const char *file, const char *from, const char *to, struct calib *c,
+		       struct ydiag *diag)
+{
+	char dir[] = "/tmp/ddt-pcal-XXXXXX", src[4096];
+	static const char *const files[] = {"anchors.yaml", "assumptions.yaml", "gpus.yaml",
+					    "kimi_k2.yaml", "measured.yaml", "transfer.yaml"};
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *text = NULL, *dst = fsx_join(dir, files[i]), *at;
+		size_t len;
+		snprintf(src, sizeof src, "%s/calibration/%s", home(), files[i]);
+		assert_int_equal(fsx_read_all(src, 1 << 20, &text, &len), 0);
+		if (!strcmp(files[i], file)) {
+			char *out = malloc(len + strlen(to) + 1);
+			assert_non_null(at = strstr(text, from));
+			assert_non_null(out);
+			len = (size_t)sprintf(out, "%.*s%s%s", (int)(at - text), text, to,
+					      at + strlen(from));
+			free(text);
+			text = out;
+		}
+		assert_int_equal(fsx_write_all(dst, text, len), 0);
+		free(text);
+		free(dst);
+	}
+	int rc = calib_load(c, dir, diag);
+	fsx_rm_rf(dir);
+	return rc;
+}
+
+/* One edit of a shipped file: the load fails and says want. */
+static void assert_edit_says(const char *file, const char *from, const char *to,
+			     const char *want)
+{
+	struct calib *c = calloc(1, sizeof *c);
+	struct ydiag diag = {0};
+	assert_non_null(c);
+	assert_int_equal(load_edited(file, from, to, c, &diag), DDT_EINPUT);
+	assert_true(has_msg(&diag, want));
+	calib_free(c);
+	free(c);
+	ydiag_free(&diag);
+}
+
+/* The measured classes and their GPUs, keyed by name: the loaded tables
+ * hold each name with its data; more than the tables hold, or a name
+ * longer than theirs, is a problem at its key. */
+static void test_project__measured_classes_and_gpus_read_by_name(void **state)
+{
+	(void)state;
+	static const char cls_from[] = "  classes:\n";
+	char more[4096] = "  classes:\n", *gpus = calloc(1, 8192);
+	struct calib *c = calloc(1, sizeof *c);
+	struct ydiag diag = {0};
+	assert_non_null(c);
+	assert_non_null(gpus);
+	assert_int_equal(calib_load(c, "calibration", &diag), 0);
+	const struct meas_class *k = calib_class(c, "moe_w4a16");
+	assert_non_null(k);
+	assert_string_equal(c->meas.cls[0].name, "moe_w4a16");
+	const struct meas_series *h = calib_series(k, "h200");
+	assert_non_null(h);
+	assert_int_equal(h->prov, PROV_MEASURED);
+	assert_true(h->us[0] > 0);
+	calib_free(c);
+	free(c);
+
+	/* 8 shipped classes and 5 more: the 13th is one too many, told at its key */
+	for (int i = 0; i < 5; i++)
+		snprintf(more + strlen(more), sizeof more - strlen(more),
+			 "    x%d: {what: w, compute: bf16, m: [1], gpus: {h100: {call_us: [1], "
+			 "source: s}}}\n",
+			 i);
+	assert_edit_says("measured.yaml", cls_from, more,
+			 ":5: classes: at most 12 items, got 13");
+	/* 25 GPUs in a class of 24 at most */
+	strcpy(gpus, "  classes:\n    x0:\n      what: w\n      compute: bf16\n      m: [1]\n"
+		     "      gpus:\n");
+	for (int i = 0; i < 25; i++)
+		snprintf(gpus + strlen(gpus), 8192 - strlen(gpus),
+			 "        g%d: {call_us: [1], source: s}\n", i);
+	assert_edit_says("measured.yaml", cls_from, gpus,
+			 "measured.yaml:38:9: gpus: at most 24 items, got 25");
+	assert_edit_says("measured.yaml", cls_from,
+			 "  classes:\n    a_kernel_class_name_too_long: {what: w}\n",
+			 "measured.yaml:9:5: classes: 'a_kernel_class_name_too_long' is longer than "
+			 "23 characters");
+	free(gpus);
+}
+
+/* The lists of names: the fit's parameters (each once, of the three) and
+ * the transfer's M ranges (1 to 8, tiling m1 upwards). */
+static void test_project__fit_and_ranges_lists_are_strict(void **state)
+{
+	(void)state;
+	static const char fit[] = "fit: [overlap, fixed_us, efficiency]";
+	static const char ranges[] = "ranges: [m1, m2-7, m8-31, m32-47, m48-127, m128-255, m256+]";
+	assert_edit_says("anchors.yaml", fit, "fit: [overlap, fixed_us, overlap]",
+			 "anchors.yaml:61:30: fit: 'overlap' given twice");
+	assert_edit_says("anchors.yaml", fit, "fit: [overlap, speed]",
+			 "anchors.yaml:61:20: fit: expected efficiency, overlap or fixed_us, got "
+			 "'speed'");
+	assert_edit_says("anchors.yaml", fit, "fit: [overlap, fixed_us, efficiency, overlap]",
+			 "anchors.yaml:61:42: fit: at most 3 items, got 4");
+	assert_edit_says("transfer.yaml", ranges, "ranges: []",
+			 "transfer.yaml:38:11: ranges: give 1 to 8 M ranges");
+	assert_edit_says("transfer.yaml", ranges,
+			 "ranges: [m1, m2, m3, m4, m5, m6, m7, m8, m9+]",
+			 "transfer.yaml:38:44: ranges: at most 8 items, got 9");
+	assert_edit_says("transfer.yaml", ranges, "ranges: [m1, m2-7, m9+]",
+			 "transfer.yaml:38:22: ranges: they must cover m1 upwards without gaps or "
+			 "overlaps (at m9+)");
+	assert_edit_says("transfer.yaml", ranges, "ranges: [m1, m2-7, m8-31]",
+			 "(at m8-31)");
+}
+
+/* The all-reduce table holds 32 GPUs (so the catalog may); each entry's
+ * catalog problems are told at its key. */
+static void test_project__allreduce_table_is_bounded(void **state)
+{
+	(void)state;
+	char more[4096] = "  latency_us:\n";
+	for (int i = 0; i < 26; i++) /* and 7 shipped */
+		snprintf(more + strlen(more), sizeof more - strlen(more),
+			 "    x%d: {like: b300, source: s}\n", i);
+	assert_edit_says("transfer.yaml", "  latency_us:\n", more,
+			 ":5: latency_us: at most 32 items, got 33");
+	assert_edit_says("transfer.yaml", "  latency_us:\n",
+			 "  latency_us:\n    x0: {like: b300, source: s}\n",
+			 "transfer.yaml:66:5: allreduce.latency_us.x0: not in the GPU catalog");
 }
 
 /* ---------------------------------------------------------------- ddt estimate */
@@ -2485,6 +2622,9 @@ int main(void)
 		cmocka_unit_test(test_project__calibrated_point_is_the_median),
 		cmocka_unit_test(test_project__small_allreduces_ignore_link_bandwidth),
 		cmocka_unit_test(test_project__transfer_and_allreduce_loaders_are_strict),
+		cmocka_unit_test(test_project__measured_classes_and_gpus_read_by_name),
+		cmocka_unit_test(test_project__fit_and_ranges_lists_are_strict),
+		cmocka_unit_test(test_project__allreduce_table_is_bounded),
 		cmocka_unit_test(test_project__estimate_prints_bands_reproducibly),
 		cmocka_unit_test(test_project__estimate_record_reads_back_by_its_tables),
 		cmocka_unit_test(test_project__estimate_record_rules),

@@ -113,7 +113,7 @@ static int yaml_name(const struct dirent *e)
 static void check_allreduce(struct calib *cal, struct ydiag *diag, const struct section *sec)
 {
 	struct allreduce *ar = &cal->ar;
-	for (size_t i = 0; i < ar->n; i++) {
+	for (int i = 0; i < ar->n; i++) {
 		struct ar_gpu *g = &ar->per_gpu[i];
 		if (!calib_gpu(cal, g->gpu))
 			ydiag_add(diag, sec->file, g->line, g->col,
@@ -253,15 +253,12 @@ int calib_copy(struct calib *dst, const struct calib *src)
 {
 	*dst = *src;
 	dst->gpus = malloc((src->ngpus ? src->ngpus : 1) * sizeof *dst->gpus);
-	dst->ar.per_gpu = malloc((src->ar.n ? src->ar.n : 1) * sizeof *dst->ar.per_gpu);
-	if (!dst->gpus || !dst->ar.per_gpu) {
+	if (!dst->gpus) {
 		calib_free(dst);
 		return err_nomem();
 	}
 	if (src->ngpus)
 		memcpy(dst->gpus, src->gpus, src->ngpus * sizeof *dst->gpus);
-	if (src->ar.n)
-		memcpy(dst->ar.per_gpu, src->ar.per_gpu, src->ar.n * sizeof *dst->ar.per_gpu);
 	return 0;
 }
 
@@ -270,7 +267,4 @@ void calib_free(struct calib *c)
 	free(c->gpus);
 	c->gpus = NULL;
 	c->ngpus = 0;
-	free(c->ar.per_gpu);
-	c->ar.per_gpu = NULL;
-	c->ar.n = 0;
 }

@@ -268,6 +268,7 @@ struct mem_kind {
 };
 
 #define CALIB_AR_SIZES 8
+#define CALIB_AR_GPUS 32 /* GPUs of the all-reduce table, so of the catalog */
 /* Small all-reduce latency of one GPU: measured per message size ([aic-095f58a-allreduce]), not from link bandwidth; above the largest size the link's bandwidth
  * carries the rest. */
 struct ar_gpu {
@@ -289,8 +290,8 @@ struct allreduce {
 	int nsizes;
 	double bytes[CALIB_AR_SIZES];
 	double log2_bytes[CALIB_AR_SIZES]; /* derived at load */
-	size_t n;
-	struct ar_gpu *per_gpu;     /* one per catalog GPU */
+	int n;
+	struct ar_gpu per_gpu[CALIB_AR_GPUS]; /* one per catalog GPU */
 	char source[CALIB_SOURCE_LEN];
 };
 
@@ -355,8 +356,8 @@ struct calib {
  * MoE curve and builds the transfer entries (xfer.h: xfer_build). */
 int calib_load(struct calib *c, const char *path, struct ydiag *diag);
 void calib_free(struct calib *c);
-/* A copy of src that calib_free frees apart from src (its GPU catalog and
- * all-reduce table duplicated). Returns 0 or DDT_ENOMEM (dst then empty). */
+/* A copy of src that calib_free frees apart from src (its GPU catalog
+ * duplicated). Returns 0 or DDT_ENOMEM (dst then empty). */
 int calib_copy(struct calib *dst, const struct calib *src);
 
 /* Overrides one value by its dotted key ("native_cut", "gpus.b300.bw_tbps",

@@ -183,7 +183,7 @@ int calib_xfer_index(const struct xfer_table *t, const struct gpu *from, const s
 
 const struct ar_gpu *calib_ar(const struct calib *c, const char *gpu_id)
 {
-	for (size_t i = 0; i < c->ar.n; i++)
+	for (int i = 0; i < c->ar.n; i++)
 		if (!strcmp(c->ar.per_gpu[i].gpu, gpu_id))
 			return &c->ar.per_gpu[i];
 	return NULL;

@@ -249,34 +249,44 @@ static void read_moe_param(struct yctx *c, struct ydoc_node *map, const struct y
 			  moe_param_ranges[p].says, v.value);
 }
 
+/* moe_reference.physical.fit as the file gives it: parameters' names. */
+struct fit_text {
+	char name[MOE_P_COUNT][16];
+	int n;
+};
+
+static const struct yschema_name fit_names[] = {{"efficiency", MOE_P_EFFICIENCY},
+						{"overlap", MOE_P_OVERLAP},
+						{"fixed_us", MOE_P_FIXED_US},
+						{NULL, 0}};
+static const struct yschema_field fit_fields[] = {
+	YS_STRS_OF(struct fit_text, "fit", name, n, Y_REQUIRED, .names = fit_names),
+};
+static const struct yschema fit_schema = YS_TABLE("moe_reference.physical", fit_fields, 0);
+
 /* moe_reference.physical.fit: the parameters the fit frees, in priority
- * order, each once. */
+ * order, each once (the names read by fit_schema, kept as parameters). */
 static void read_fit(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
 	struct moe_physical *ph = obj;
-	struct ydoc_node *fit = NULL;
+	struct fit_text t = {.n = 0};
 
-	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &fit) || !fit)
+	if (yschema_read_fields(c, map, &fit_schema, &t))
 		return;
-	for (size_t i = 0; i < fit->n; i++) {
-		struct ydoc_node *it = fit->items[i];
-		int k = -1;
-		if (yget_expect(c, it, YDOC_SCALAR, "fit"))
-			continue;
-		for (int p = 0; p < MOE_P_COUNT; p++)
-			if (!strcmp(it->str, moe_param_names[p]))
-				k = p;
-		for (int j = 0; k >= 0 && j < ph->nfit; j++)
-			if (ph->fit[j] == (enum moe_param)k)
-				k = -2;
-		if (k < 0)
-			ydiag_add(c->diag, c->file, it->line, it->col,
-				  k == -2 ? "fit: '%s' given twice"
-					  : "fit: expected efficiency, overlap or fixed_us, got '%s'",
-				  it->str);
-		else
-			ph->fit[ph->nfit++] = (enum moe_param)k;
+	for (int i = 0; i < t.n; i++) {
+		int k = 0, twice = 0;
+		while (strcmp(fit_names[k].name, t.name[i]))
+			k++;
+		for (int j = 0; j < ph->nfit; j++)
+			twice |= ph->fit[j] == (enum moe_param)fit_names[k].value;
+		if (twice) {
+			struct ydoc_node *it = ydoc_get(map, f->key)->items[i];
+			ydiag_add(c->diag, c->file, it->line, it->col, "fit: '%s' given twice",
+				  t.name[i]);
+		} else {
+			ph->fit[ph->nfit++] = (enum moe_param)fit_names[k].value;
+		}
 	}
 }
 
@@ -568,37 +578,34 @@ static int parse_range(const char *s, double *lo, double *hi)
 	return -1;
 }
 
-/* moe_transfer.ranges: whole-token M ranges tiling [1, inf) in order. */
-static void read_ranges(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-			void *obj)
+/* moe_transfer.ranges, read as texts: whole-token M ranges tiling [1, inf)
+ * in order, each parsed into its ends. */
+static int check_ranges(struct yctx *c, struct ydoc_node *map, void *obj)
 {
 	struct calib *cal = obj;
-	struct ydoc_node *seq = NULL;
-	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &seq) || !seq)
-		return;
-	if (seq->n < 1 || seq->n > CALIB_MAX_RANGES) {
-		ydiag_add(c->diag, c->file, seq->line, seq->col, "ranges: give 1 to %d M ranges",
-			  CALIB_MAX_RANGES);
-		return;
-	}
-	for (size_t i = 0; i < seq->n; i++) {
-		struct ydoc_node *it = seq->items[i];
-		int r = cal->nranges;
-		double want = r ? cal->range_hi[r - 1] + 1 : 1;
-		if (yget_expect(c, it, YDOC_SCALAR, "ranges"))
-			continue;
+	struct ydoc_node *seq = ydoc_get(map, "ranges");
+	double want = 1; /* the next range's first M: after the last one parsed */
+	int bad = 0;
+	if (cal->nranges < 1)
+		return blame_key(c, map, "ranges", "ranges: give 1 to %d M ranges",
+				 CALIB_MAX_RANGES);
+	for (int r = 0; r < cal->nranges; r++) {
+		struct ydoc_node *it = seq->items[r];
 		if (parse_range(it->str, &cal->range_lo[r], &cal->range_hi[r])) {
 			ydiag_add(c->diag, c->file, it->line, it->col,
 				  "ranges: expected an M range like m8-31 or m256+, got '%s'", it->str);
+			bad = 1;
 			continue;
 		}
-		if (cal->range_lo[r] != want || (i == seq->n - 1 && !isinf(cal->range_hi[r])))
+		if (cal->range_lo[r] != want || (r == cal->nranges - 1 && !isinf(cal->range_hi[r]))) {
 			ydiag_add(c->diag, c->file, it->line, it->col,
 				  "ranges: they must cover m1 upwards without gaps or overlaps (at %s)",
 				  it->str);
-		snprintf(cal->range_name[r], sizeof cal->range_name[r], "%s", it->str);
-		cal->nranges++;
+			bad = 1;
+		}
+		want = cal->range_hi[r] + 1;
 	}
+	return bad;
 }
 
 /* moe_transfer.prior: a distribution of a factor, above zero. */
@@ -649,12 +656,13 @@ static const struct yschema_field xfer_fields[] = {
 	       "family: [archs] whose GPUs the transfer fits together"),
 	CUSTOM(struct calib, "memory_kinds", kinds, Y_REQUIRED, read_kinds,
 	       "kind: [memory technologies] the transfer fits together"),
-	CUSTOM(struct calib, "ranges", range_name, Y_REQUIRED, read_ranges,
-	       "M ranges tiling m1 upwards: [m1-7, m8-31, m32+]"),
+	YS_STRS_OF(struct calib, "ranges", range_name, nranges, Y_REQUIRED,
+		   .help = "M ranges tiling m1 upwards: [m1-7, m8-31, m32+]"),
 	CUSTOM(struct calib, "prior", xfer_prior, Y_REQUIRED, read_prior,
 	       "the factor when the class has no measured pair"),
 };
-const struct yschema calib_xfer_schema = YS_TABLE("moe_transfer", xfer_fields, 0);
+const struct yschema calib_xfer_schema =
+	YS_TABLE_CHECKED("moe_transfer", xfer_fields, 0, check_ranges);
 
 /* ---------------------------------------------------------------- measured */
 
@@ -679,6 +687,8 @@ static void read_call_us(struct yctx *c, struct ydoc_node *map, const struct ysc
 	}
 }
 
+/* A series the file gives is measured: the zeroed item's provenance. */
+_Static_assert(PROV_MEASURED == 0, "a series read from measured.yaml is PROV_MEASURED");
 static const struct yschema_field series_fields[] = {
 	REQ_STR(struct meas_series, source, "who measured it, how"),
 	CUSTOM(struct meas_series, "call_us", us, Y_REQUIRED, read_call_us,
@@ -686,34 +696,6 @@ static const struct yschema_field series_fields[] = {
 };
 static const struct yschema series_schema = YS_TABLE("measured.classes.NAME.gpus.GPU",
 						     series_fields, 0);
-
-/* measured.classes.NAME.gpus: GPU -> its series. */
-static void read_series(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-			void *obj)
-{
-	struct meas_class *k = obj;
-	struct ydoc_node *gpus = NULL;
-	struct yctx sc = {c->file, c->diag, k};
-
-	if (yget_node(c, map, f->key, YDOC_MAP, f->flags, &gpus) || !gpus)
-		return;
-	for (size_t i = 0; i < gpus->n; i++) {
-		struct meas_series *s = &k->series[k->nseries];
-		struct ydoc_node *m = gpus->items[i];
-		gpus->used[i] = 1;
-		if (yget_expect(c, m, YDOC_MAP, gpus->keys[i]->str))
-			continue;
-		if (k->nseries == CALIB_MAX_MEAS_GPUS) {
-			ydiag_add(c->diag, c->file, m->line, m->col, "gpus: at most %d",
-				  CALIB_MAX_MEAS_GPUS);
-			return;
-		}
-		snprintf(s->gpu, sizeof s->gpu, "%s", gpus->keys[i]->str);
-		s->prov = PROV_MEASURED;
-		yschema_read(&sc, m, &series_schema, s);
-		k->nseries++;
-	}
-}
 
 /* measured.classes.NAME.implementation as the file gives it. */
 struct impl_text {
@@ -776,42 +758,16 @@ static const struct yschema_field class_fields[] = {
 		   .unit = "tokens", .help = "the token counts measured, increasing"),
 	CUSTOM(struct meas_class, "implementation", impl, 0, read_impl,
 	       "the implementation that measured it (absent: the class's own)"),
-	CUSTOM(struct meas_class, "gpus", series, Y_REQUIRED, read_series,
-	       "GPU -> {call_us, source}"),
+	YS_DICT_OF(struct meas_class, "gpus", series, nseries, struct meas_series, gpu,
+		   &series_schema, Y_REQUIRED, .help = "GPU -> {call_us, source}"),
 };
 static const struct yschema class_schema =
 	YS_TABLE_CHECKED("measured.classes.NAME", class_fields, 0, check_class);
 
-/* measured.classes: NAME -> its class. */
-static void read_classes(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-			 void *obj)
-{
-	struct measured *me = obj;
-	struct ydoc_node *cls = NULL;
-
-	if (yget_node(c, map, f->key, YDOC_MAP, f->flags, &cls) || !cls)
-		return;
-	for (size_t i = 0; i < cls->n; i++) {
-		struct meas_class *k = &me->cls[me->nclasses];
-		struct ydoc_node *m = cls->items[i];
-		cls->used[i] = 1;
-		if (yget_expect(c, m, YDOC_MAP, cls->keys[i]->str))
-			continue;
-		if (me->nclasses == CALIB_MAX_CLASSES) {
-			ydiag_add(c->diag, c->file, m->line, m->col, "classes: at most %d",
-				  CALIB_MAX_CLASSES);
-			return;
-		}
-		snprintf(k->name, sizeof k->name, "%s", cls->keys[i]->str);
-		yschema_read(c, m, &class_schema, k);
-		me->nclasses++;
-	}
-}
-
 static const struct yschema_field measured_fields[] = {
 	REQ_STR(struct measured, source, "who measured the tables, how"),
-	CUSTOM(struct measured, "classes", cls, Y_REQUIRED, read_classes,
-	       "kernel class -> its times on each GPU"),
+	YS_DICT_OF(struct measured, "classes", cls, nclasses, struct meas_class, name,
+		   &class_schema, Y_REQUIRED, .help = "kernel class -> its times on each GPU"),
 };
 const struct yschema calib_measured_schema = YS_TABLE("measured", measured_fields, 0);
 
@@ -854,34 +810,29 @@ static const struct yschema_field ar_gpu_fields[] = {
 static const struct yschema ar_gpu_schema = YS_TABLE("allreduce.latency_us.GPU",
 						     ar_gpu_fields, 0);
 
-/* allreduce.latency_us: GPU -> its latencies (where its key was read, for
- * the catalog's problems). */
+static const struct yschema_field ar_gpus_fields[] = {
+	YS_DICT_OF(struct allreduce, "latency_us", per_gpu, n, struct ar_gpu, gpu, &ar_gpu_schema,
+		   Y_REQUIRED, .help = "GPU -> {nccl, oneshot, pcie, like, source}"),
+};
+static const struct yschema ar_gpus_schema = YS_TABLE("allreduce", ar_gpus_fields, 0);
+
+/* allreduce.latency_us: GPU -> its latencies (ar_gpus_schema), and where
+ * each GPU's key was read: the catalog's problems with the table (calib.c)
+ * are told there, also when the section has problems of its own. The
+ * items are the keys read without a problem, in the file's order. */
 static void read_ar_gpus(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 			 void *obj)
 {
 	struct allreduce *ar = obj;
-	struct ydoc_node *lat = NULL;
-	struct yctx gc = {c->file, c->diag, ar};
+	struct ydoc_node *lat = ydoc_get(map, f->key);
+	int k = 0;
 
-	if (yget_node(c, map, f->key, YDOC_MAP, f->flags, &lat) || !lat)
-		return;
-	ar->per_gpu = calloc(lat->n ? lat->n : 1, sizeof *ar->per_gpu);
-	if (!ar->per_gpu) {
-		ydiag_add(c->diag, c->file, 0, 0, "out of memory");
-		return;
-	}
-	for (size_t i = 0; i < lat->n; i++) {
-		struct ar_gpu *g = &ar->per_gpu[ar->n];
-		struct ydoc_node *m = lat->items[i];
-		lat->used[i] = 1;
-		if (yget_expect(c, m, YDOC_MAP, lat->keys[i]->str))
-			continue;
-		snprintf(g->gpu, sizeof g->gpu, "%s", lat->keys[i]->str);
-		g->line = lat->keys[i]->line;
-		g->col = lat->keys[i]->col;
-		yschema_read(&gc, m, &ar_gpu_schema, g);
-		ar->n++;
-	}
+	yschema_read_fields(c, map, &ar_gpus_schema, ar);
+	for (size_t i = 0; lat && lat->kind == YDOC_MAP && i < lat->n && k < ar->n; i++)
+		if (!strcmp(lat->keys[i]->str, ar->per_gpu[k].gpu)) {
+			ar->per_gpu[k].line = lat->keys[i]->line;
+			ar->per_gpu[k++].col = lat->keys[i]->col;
+		}
 }
 
 /* The message sizes: one at least, increasing (their log2 kept for the

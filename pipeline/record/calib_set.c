@@ -346,7 +346,7 @@ int calib_keys(const struct calib *c, const struct xfer_table *t, calib_key_fn f
 	rc = rc ? rc : keys_reference(c, fn, ctx);
 	rc = rc ? rc : yschema_keys(&calib_ar_schema, &c->ar, "allreduce", fn, ctx);
 	/* the all-reduce per step at the b8 anchor's width, as the documents show it */
-	for (size_t i = 0; i < c->ar.n && !rc; i++) {
+	for (int i = 0; i < c->ar.n && !rc; i++) {
 		snprintf(key, sizeof key, "allreduce.%s.step_ms_at_m%g", c->ar.per_gpu[i].gpu,
 			 a8->concurrency * (a8->budget + 1));
 		rc = fn(ctx, key, "");
