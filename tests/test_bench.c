@@ -162,13 +162,28 @@ static void test_bench__copy_mib_out_of_bounds_is_refused_with_position(void **s
 		snprintf(body, sizeof body, "bench:\n  cpu:\n    copy_mib: %s\n", bad[i]);
 		assert_int_equal(load_conf(body, &bc, &diag), DDT_EINPUT);
 		ydiag_print(&diag, stdout);
-		assert_true(diag_has(&diag, "t.yaml:5:15: copy_mib: "));
-		assert_true(diag_has(&diag, "between 1 and 65536 MiB"));
+		assert_true(diag_has(&diag, "t.yaml:5:15: copy_mib must be within [1, 65536], got "));
 		ydiag_free(&diag);
 	}
 	struct ydiag diag = {0};
 	assert_int_equal(load_conf("bench:\n  cpu: {copy_mib: 65536}\n", &bc, &diag), 0);
 	assert_int_equal(load_conf("bench:\n  cpu: {copy_mib: 1}\n", &bc, &diag), 0);
+	ydiag_free(&diag);
+}
+
+/* A template's timing gives some keys over the defaults: the rest keep
+ * theirs, and max_samples is held to min_samples as they then stand. */
+static void test_bench__timing_keys_given_over_the_defaults(void **state)
+{
+	(void)state;
+	static struct bench_conf bc;
+	struct ydiag diag = {0};
+	assert_int_equal(load_conf("bench:\n  timing: {max_samples: 50}\n", &bc, &diag), 0);
+	assert_int_equal(bc.timing.max_samples, 50);
+	assert_int_equal(bc.timing.min_samples, 10);
+	assert_true(bc.timing.timeout_s == 15 && bc.copy_mib == 512);
+	assert_int_equal(load_conf("bench:\n  timing: {max_samples: 5}\n", &bc, &diag), DDT_EINPUT);
+	assert_true(diag_has(&diag, "t.yaml:4:11: max_samples 5 is below min_samples 10"));
 	ydiag_free(&diag);
 }
 
@@ -632,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_bench__conf_reads_every_setting),
 		cmocka_unit_test(test_bench__conf_rejects_mistakes_with_positions),
 		cmocka_unit_test(test_bench__copy_mib_out_of_bounds_is_refused_with_position),
+		cmocka_unit_test(test_bench__timing_keys_given_over_the_defaults),
 		cmocka_unit_test(test_bench__threads_past_the_online_cores_are_capped_and_recorded),
 		cmocka_unit_test(test_bench__a_missing_copy_bandwidth_is_an_error),
 		cmocka_unit_test(test_bench__a_sweep_draws_its_weights_once),

@@ -100,25 +100,6 @@ static void name_set_write(struct yout *y, const struct yschema_field *f, const 
 	yout_end(y);
 }
 
-/* A number whose absence keeps the default already in the struct. */
-static void opt_num_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-			 void *obj)
-{
-	double *v = AT(obj, f, double);
-	if (yget_num(c, map, f->key, f->flags, v) || !f->range)
-		return;
-	if (*v < f->range->lo || *v > f->range->hi) { /* copy_mib: its own words */
-		struct ydoc_node *n = ydoc_get(map, f->key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: %g %s; give between %g and %g %s",
-			  f->key, *v, f->unit, f->range->lo, f->range->hi, f->unit);
-	}
-}
-
-static void opt_num_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_num(y, f->key, *AT_C(obj, f, double));
-}
-
 /* source: the references of a mapping's values, checked to be text and
  * kept by the template alone. */
 static void source_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
@@ -138,8 +119,7 @@ static void source_write(struct yout *y, const struct yschema_field *f, const vo
 	{.key = "source", .type = YS_CUSTOM, .read = source_read, .write = source_write,   \
 	 .help = "where the values come from (kept by the template)"}
 #define OPT_NUM(T, k, m, fl, u, h, ...)                                                   \
-	YS_KEYED(T, k, m, YS_CUSTOM, fl, .read = opt_num_read, .write = opt_num_write,     \
-		 .unit = (u), .help = (h), __VA_ARGS__)
+	YS_KEYED(T, k, m, YS_NUM, fl, .unit = (u), .help = (h), __VA_ARGS__)
 
 static const struct yschema_name backend_names[] = {
 	{"cpu", BENCH_CPU}, {"cuda", BENCH_CUDA}, {NULL, 0}};
@@ -165,26 +145,19 @@ static const struct yschema_field timing_fields[] = {
 	      "GPU: samples below this share of the default SM clock are dropped"),
 	SOURCE,
 };
-static const struct yschema timing_schema = YS_TABLE("timing", timing_fields, 0);
-
-/* timing: its keys, then max_samples against min_samples. */
-static void timing_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
-			void *obj)
+/* max_samples against min_samples, as the section over its defaults
+ * left them. */
+static int check_timing(struct yctx *c, struct ydoc_node *m, void *obj)
 {
-	struct harness_conf *h = AT(obj, f, struct harness_conf);
-	struct ydoc_node *m;
-	if (yget_node(c, sec, f->key, YDOC_MAP, f->flags, &m) || !m)
-		return;
-	if (!yschema_read(c, m, &timing_schema, h) && h->max_samples < h->min_samples)
-		ydiag_add(c->diag, c->file, m->line, m->col,
-			  "max_samples %d is below min_samples %d", h->max_samples, h->min_samples);
+	const struct harness_conf *h = obj;
+	if (h->max_samples >= h->min_samples)
+		return 0;
+	ydiag_add(c->diag, c->file, m->line, m->col, "max_samples %d is below min_samples %d",
+		  h->max_samples, h->min_samples);
+	return 1;
 }
-
-static void timing_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_key(y, f->key);
-	yschema_write_item(y, &timing_schema, AT_C(obj, f, struct harness_conf));
-}
+static const struct yschema timing_schema =
+	YS_TABLE_CHECKED("timing", timing_fields, 0, check_timing);
 
 static const struct yschema_range copy_range = {BENCH_COPY_MIB_MIN, BENCH_COPY_MIB_MAX, 0, 0,
 						"within [1, 65536]"};
@@ -375,8 +348,8 @@ static const struct yschema_field bench_fields[] = {
 	SOURCE,
 	NAME_SET(struct bench_conf, backends, backend_names, "the ops' backends: cpu, cuda"),
 	NAME_SET(struct bench_conf, variants, variant_names, "the ops' variants: cold, hot"),
-	YS_FIELD(struct bench_conf, timing, YS_CUSTOM, 0, .read = timing_read,
-		 .write = timing_write, .help = "when a measurement has enough samples"),
+	YS_FIELD(struct bench_conf, timing, YS_MAP, 0, .sub = &timing_schema,
+		 .help = "when a measurement has enough samples"),
 	{.key = "cpu", .type = YS_MAP, .off = 0, .sub = &bench_conf_cpu_schema,
 	 .help = "the CPU backend's settings"},
 	{.key = "ops", .type = YS_CUSTOM, .read = ops_read, .write = ops_write,
@@ -400,7 +373,7 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 		return 0;
 	if (yget_expect(&c, sec, YDOC_MAP, "bench"))
 		return DDT_EINPUT;
-	return yschema_read(&c, sec, &bench_schema, out);
+	return yschema_read_given(&c, sec, &bench_schema, out); /* over the defaults */
 }
 
 void bench_conf_emit(const struct bench_conf *b, FILE *fp)
