@@ -5,6 +5,7 @@
 #include "err.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +69,30 @@ static int read_int(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
 		  f->range->says, n->str);
 	return DDT_EINPUT;
+}
+
+/* A whole number from 0 to 2^53 (and in the entry's range) into a
+ * uint64_t; yget's whole numbers stop at an int's largest. */
+static int read_u64(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    void *obj)
+{
+	double v = NAN;
+	int rc = yget_num(c, map, f->key, (f->flags & ~(unsigned)Y_INTEGER) | Y_NONNEG, &v);
+	if (rc || isnan(v))
+		return rc;
+	struct ydoc_node *n = ydoc_get(map, f->key);
+	if (v != floor(v) || v > 9007199254740992.0) {
+		ydiag_add(c->diag, c->file, n->line, n->col,
+			  "%s must be a whole number from 0 to 2^53, got %s", f->key, n->str);
+		return DDT_EINPUT;
+	}
+	if (f->range && !range_holds(f->range, v)) {
+		ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+			  f->range->says, n->str);
+		return DDT_EINPUT;
+	}
+	*AT(obj, f, uint64_t) = (uint64_t)v;
+	return 0;
 }
 
 /* An enum's value by its name; a YS_STR with names: one of them, copied. */
@@ -280,6 +305,8 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_num(c, map, f, obj);
 	case YS_INT:
 		return read_int(c, map, f, obj);
+	case YS_U64:
+		return read_u64(c, map, f, obj);
 	case YS_STR:
 		if (f->names)
 			return read_enum(c, map, f, obj);
@@ -422,6 +449,9 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_INT:
 		yout_kv_int(y, f->key, *AT_C(obj, f, int));
 		return 0;
+	case YS_U64:
+		yout_kv_int(y, f->key, (long long)*AT_C(obj, f, uint64_t));
+		return 0;
 	case YS_STR:
 		if (AT_C(obj, f, char)[0] || !(f->flags & YS_OMIT))
 			yout_kv_str(y, f->key, AT_C(obj, f, char));
@@ -548,6 +578,8 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 static const char *kind_words(const struct yschema_field *f)
 {
 	int whole = f->type == YS_INT || f->type == YS_INTS || (f->flags & Y_INTEGER);
+	if (f->type == YS_U64)
+		return "whole number >= 0";
 	if (f->type == YS_STR)
 		return "text";
 	if (f->type == YS_BOOL)

@@ -14,6 +14,8 @@
 enum yschema_type {
 	YS_NUM,    /* double; NaN when absent (or null with Y_NULLABLE) */
 	YS_INT,    /* int */
+	YS_U64,    /* uint64_t, a whole number from 0 to 2^53 (a double's whole
+		    * numbers: a seed); absent keeps the struct's value */
 	YS_STR,    /* char[size]; a longer value is a problem, never a truncation;
 		    * with names: one of the names (their values unused) */
 	YS_ENUM,   /* int holding one of names' values, written by its name */

@@ -383,14 +383,13 @@ struct t_conf {
 	double rate, share;
 	int mode;
 	char tag[8], how[8];
-	uint64_t big; /* read by its own reader, to 2^53 */
+	uint64_t big; /* a whole number to 2^53 */
 	int blob;     /* read by its own reader, no range */
 };
 static const struct yschema_name t_modes[] = {{"fast", 0}, {"slow", 1}, {NULL, 0}};
 static const struct yschema_name t_hows[] = {{"up", 0}, {"down", 0}, {NULL, 0}};
 static const struct yschema_range t_widths = {1, 64, 0, 0, "within [1, 64]"};
 static const struct yschema_range t_pct = {0, 100, 1, 0, "within (0, 100]"};
-static const struct yschema_range t_bigs = {0, 9007199254740992.0, 0, 0, "within [0, 2^53]"};
 static const struct yschema_field t_conf_fields[] = {
 	YS_FIELD(struct t_conf, width, YS_INT, Y_POSITIVE, .range = &t_widths, .help = "the width"),
 	YS_FIELD(struct t_conf, count, YS_INT, Y_NONNEG, .help = "how many"),
@@ -399,8 +398,7 @@ static const struct yschema_field t_conf_fields[] = {
 	YS_FIELD(struct t_conf, mode, YS_ENUM, 0, .names = t_modes, .help = "how it runs"),
 	YS_FIELD(struct t_conf, tag, YS_STR, 0, .help = "a tag"),
 	YS_FIELD(struct t_conf, how, YS_STR, YS_OMIT, .names = t_hows, .help = "which way"),
-	YS_FIELD(struct t_conf, big, YS_CUSTOM, Y_NONNEG | Y_INTEGER, .range = &t_bigs,
-		 .help = "a big whole number"),
+	YS_FIELD(struct t_conf, big, YS_U64, 0, .help = "a big whole number"),
 	YS_FIELD(struct t_conf, blob, YS_CUSTOM, 0, .help = "read by hand"),
 };
 static const struct yschema t_conf_schema = YS_TABLE("conf", t_conf_fields, 0);
@@ -480,7 +478,7 @@ static void test_cli__key_options_take_what_their_entry_takes(void **state)
 	assert_int_equal(parse_key_line(&k_spec, &a, "--width 1 --share 0.5 --count 2147483647 "
 						     "--big 9007199254740992",
 					err, sizeof err), -1);
-	assert_true(a.big == 9007199254740992.0); /* a YS_CUSTOM number: its range */
+	assert_true(a.big == 9007199254740992.0); /* a YS_U64: a double's whole numbers */
 	assert_int_equal(a.width, 1);
 	assert_true(a.share == 0.005);
 	assert_true(a.count == 2147483647.0);
@@ -577,7 +575,7 @@ static void test_cli__key_options_are_checked(void **state)
 	bad.opts = no_names;
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(), "--mode: conf.width: a text option needs a YS_STR entry or names");
-	bad.opts = no_range; /* a YS_CUSTOM entry is a number only when it states a range */
+	bad.opts = no_range; /* a YS_CUSTOM entry is no number, range or not */
 	assert_int_equal(cli_check(&bad), DDT_EGENERIC);
 	assert_string_equal(err_msg(), "--blob: conf.blob: a double option needs a number entry");
 	bad.opts = too_small;

@@ -804,6 +804,40 @@ static void test_yaml__a_list_item_starts_as_its_tables_start_value(void **state
 	assert_true(l.t[1].at == 2);
 }
 
+/* A seed: a whole number from 0 to 2^53 in a uint64_t, written whole. */
+struct seeded {
+	uint64_t seed;
+};
+static const struct yschema_field seeded_fields[] = {
+	YS_FIELD(struct seeded, seed, YS_U64, 0),
+};
+static const struct yschema seeded_schema = YS_TABLE("seeded", seeded_fields, 0);
+
+static void test_yaml__a_seed_takes_a_doubles_whole_numbers(void **state)
+{
+	(void)state;
+	struct seeded sd = {7};
+	struct ydiag diag = {0};
+	assert_int_equal(schema_read_text(&seeded_schema, "{}\n", &sd, &diag), 0);
+	assert_true(sd.seed == 7); /* absent: kept */
+	assert_int_equal(schema_read_text(&seeded_schema, "seed: 9007199254740992\n", &sd, &diag), 0);
+	assert_true(sd.seed == 9007199254740992ull);
+	char *text = schema_text(&seeded_schema, &sd);
+	assert_string_equal(text, "seed: 9007199254740992\n");
+	free(text);
+	const char *bad[] = {"seed: 9007199254740994\n", "seed: 1.5\n", "seed: -1\n"};
+	const char *want[] = {"t.yaml:1:7: seed must be a whole number from 0 to 2^53, got "
+			      "9007199254740994",
+			      "t.yaml:1:7: seed must be a whole number from 0 to 2^53, got 1.5",
+			      "t.yaml:1:7: seed must not be negative, got -1"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(schema_read_text(&seeded_schema, bad[i], &sd, &diag), 1);
+		assert_string_equal(diag.msgs[0], want[i]);
+		ydiag_free(&diag);
+	}
+	assert_true(sd.seed == 9007199254740992ull);
+}
+
 /* A section over the one it extends: only its own keys, nested ones too. */
 struct layered {
 	double a;
@@ -1022,6 +1056,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_table_rule_runs_after_its_entries_read_cleanly),
 		cmocka_unit_test(test_yaml__texts_and_a_mapping_keyed_by_data_read_back),
 		cmocka_unit_test(test_yaml__a_section_reads_over_the_one_it_extends),
+		cmocka_unit_test(test_yaml__a_seed_takes_a_doubles_whole_numbers),
 		cmocka_unit_test(test_yaml__a_list_item_starts_as_its_tables_start_value),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),

@@ -102,7 +102,11 @@ static struct cli_range entry_range(const struct yschema_field *e)
 {
 	int is_int = e->type == YS_INT;
 	struct cli_range r = {is_int ? INT_MIN : -HUGE_VAL, is_int ? INT_MAX : HUGE_VAL, 0, 0,
-			      is_int || (e->flags & Y_INTEGER)};
+			      is_int || e->type == YS_U64 || (e->flags & Y_INTEGER)};
+	if (e->type == YS_U64) { /* a double's whole numbers */
+		narrow(&r, 0, 0, 0);
+		narrow(&r, 1, 9007199254740992.0, 0);
+	}
 	if (e->flags & Y_POSITIVE)
 		narrow(&r, 0, 0, 1);
 	if (e->flags & (Y_NONNEG | Y_FRACTION))
@@ -266,9 +270,8 @@ static const char *entry_misfit(const struct cli_opt *o, const struct yschema_fi
 		return e->type == YS_INT && (e->scale == 0 || e->scale == 1)
 			       ? NULL
 			       : "an int option needs a YS_INT entry";
-	case CLI_NUM: /* a YS_CUSTOM entry with a range: a number its reader checks by
-		       * its flags and range (a seed stored as a uint64_t) */
-		return e->type == YS_INT || e->type == YS_NUM || (e->type == YS_CUSTOM && e->range)
+	case CLI_NUM: /* a YS_U64 (a seed) within a double's whole numbers */
+		return e->type == YS_INT || e->type == YS_NUM || e->type == YS_U64
 			       ? NULL
 			       : "a double option needs a number entry";
 	case CLI_STR:

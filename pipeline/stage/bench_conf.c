@@ -327,24 +327,8 @@ static void ops_write(struct yout *y, const struct yschema_field *f, const void 
 
 /* ---------------------------------------------------------------- the section */
 
-/* seed: a whole number >= 0 (uint64_t). */
-static void seed_read(struct yctx *c, struct ydoc_node *sec, const struct yschema_field *f,
-		      void *obj)
-{
-	struct bench_conf *b = obj;
-	int seed = (int)b->seed;
-	if (!yget_int(c, sec, f->key, f->flags, &seed))
-		b->seed = (uint64_t)seed;
-}
-
-static void seed_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_int(y, f->key, (long long)((const struct bench_conf *)obj)->seed);
-}
-
 static const struct yschema_field bench_fields[] = {
-	{.key = "seed", .type = YS_CUSTOM, .flags = Y_NONNEG, .read = seed_read,
-	 .write = seed_write, .help = "every op's inputs come from this seed"},
+	YS_FIELD(struct bench_conf, seed, YS_U64, 0, .help = "every op's inputs come from this seed"),
 	SOURCE,
 	NAME_SET(struct bench_conf, backends, backend_names, "the ops' backends: cpu, cuda"),
 	NAME_SET(struct bench_conf, variants, variant_names, "the ops' variants: cold, hot"),

@@ -204,8 +204,7 @@ static const struct yschema_range samples_range = {100, 1000000, 0, 0, "within [
 static const struct yschema_field project_config_fields[] = {
 	YS_FIELD(T, samples, YS_INT, Y_REQUIRED, .range = &samples_range,
 		 .help = "Monte Carlo draws for the bands"),
-	YS_FIELD(T, seed, YS_CUSTOM, Y_REQUIRED | Y_NONNEG | Y_INTEGER,
-		 .range = &project_seed_range, .read = project_seed_read,
+	YS_FIELD(T, seed, YS_U64, Y_REQUIRED,
 		 .help = "the draws' seed; same inputs and seed, same output"),
 	YS_FIELD(T, sensitivity, YS_BOOL, Y_REQUIRED, .help = "compute the tornado"),
 	YS_FIELD(T, ad_hoc, YS_CUSTOM, Y_REQUIRED, .read = read_scenario,

@@ -264,36 +264,10 @@ static const struct yschema_field ident_fields[] = {
 };
 const struct yschema project_schema_ident = YS_TABLE("projection", ident_fields, 0);
 
-const struct yschema_range project_seed_range = {0, 9007199254740992.0, 0, 0,
-						  "a whole number from 0 to 2^53"};
-
-void project_seed_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		       void *obj)
-{
-	double v = NAN;
-	/* yget's Y_INTEGER stops at an int's largest */
-	if (yget_num(c, map, f->key, f->flags & ~(unsigned)Y_INTEGER, &v) || isnan(v))
-		return;
-	if (v != floor(v) || v < f->range->lo || v > f->range->hi) {
-		struct ydoc_node *n = ydoc_get(map, f->key);
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
-			  f->range->says, n->str);
-		return;
-	}
-	*(uint64_t *)((char *)obj + f->off) = (uint64_t)v;
-}
-
-/* seed: written as a whole number. */
-static void seed_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_int(y, f->key, (long long)((const struct projection *)obj)->seed);
-}
-
 #define P(m, ty, fl, u, h) YS_FIELD(struct projection, m, ty, fl, .unit = (u), .help = (h))
 static const struct yschema_field head_fields[] = {
 	P(samples, YS_INT, Y_REQUIRED, "draws", "Monte Carlo draws"),
-	YS_FIELD(struct projection, seed, YS_CUSTOM, Y_REQUIRED | Y_NONNEG | Y_INTEGER,
-		 .range = &project_seed_range, .read = project_seed_read, .write = seed_write,
+	YS_FIELD(struct projection, seed, YS_U64, Y_REQUIRED,
 		 .help = "the draws' random seed"),
 	YS_FIELD(struct projection, curve, YS_ENUM, Y_REQUIRED, .names = calib_moe_curve_names,
 		 .help = "the MoE curve used"),

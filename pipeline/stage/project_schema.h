@@ -6,14 +6,6 @@
 
 #include "yschema.h"
 
-/* A seed (uint64_t at the entry's offset): a whole number from 0 to 2^53,
- * where a double (the file's number) still holds every whole number; the
- * entry's range is project_seed_range (the reader checks by it, and
- * ddt estimate's --seed takes what it takes). */
-extern const struct yschema_range project_seed_range;
-void project_seed_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		       void *obj);
-
 /* A band: {point, p5, p50, p95}, each a number or null, on one line. */
 extern const struct yschema project_schema_band;
 /* One row of rows: (scenario, acceptance) with its bands and figures. */
