@@ -175,10 +175,10 @@ static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema
 static int read_item_num(struct yctx *c, const struct yschema_field *f, struct ydoc_node *n,
 			 double *v)
 {
-	unsigned fl = (f->flags & ~(unsigned)(Y_REQUIRED | Y_NULLABLE)) |
+	unsigned fl = (f->flags & ~(unsigned)(Y_REQUIRED | (f->type == YS_INTS ? Y_NULLABLE : 0))) |
 		      (f->type == YS_INTS ? Y_INTEGER : 0);
 	int rc = yget_node_num(c, n, f->key, fl, v);
-	if (rc || !f->range || range_holds(f->range, *v))
+	if (rc || !f->range || isnan(*v) || range_holds(f->range, *v))
 		return rc;
 	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
 		  f->range->says, n->str);

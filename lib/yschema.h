@@ -26,7 +26,7 @@ enum yschema_type {
 		    * number; more than max items is a problem at item max + 1 */
 	YS_NUMS,   /* a sequence of numbers, each checked as a YS_NUM, into
 		    * double[max] at off, the int at count their number; written
-		    * on one line */
+		    * on one line; with Y_NULLABLE an item may be null (NaN) */
 	YS_INTS,   /* the same of whole numbers into int[max] */
 	YS_STRS,   /* a sequence of texts into char[max][size] at off, the int
 		    * at count their number; with names: each one of them */

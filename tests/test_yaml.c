@@ -838,6 +838,38 @@ static void test_yaml__a_seed_takes_a_doubles_whole_numbers(void **state)
 	assert_true(sd.seed == 9007199254740992ull);
 }
 
+/* A list of numbers takes null items (NaN) only when its entry is
+ * Y_NULLABLE, and writes them null. */
+struct gaps {
+	double v[3];
+	int nv;
+	double w[3];
+	int nw;
+};
+static const struct yschema_field gaps_fields[] = {
+	YS_NUMS_OF(struct gaps, "v", v, nv, Y_NULLABLE | Y_NONNEG),
+	YS_NUMS_OF(struct gaps, "w", w, nw, Y_NONNEG | YS_OMIT),
+};
+static const struct yschema gaps_schema = YS_TABLE("gaps", gaps_fields, 0);
+
+static void test_yaml__a_nullable_list_of_numbers_takes_null_items(void **state)
+{
+	(void)state;
+	struct gaps g;
+	struct ydiag diag = {0};
+	memset(&g, 0, sizeof g);
+	assert_int_equal(schema_read_text(&gaps_schema, "v: [1, null, 2]\n", &g, &diag), 0);
+	assert_int_equal(g.nv, 3);
+	assert_true(g.v[0] == 1 && isnan(g.v[1]) && g.v[2] == 2);
+	char *text = schema_text(&gaps_schema, &g);
+	assert_string_equal(text, "v: [1, null, 2]\n");
+	free(text);
+	assert_int_equal(schema_read_text(&gaps_schema, "v: [-1]\nw: [null]\n", &g, &diag), 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:5: v must not be negative, got -1");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:5: w: expected a number, got 'null'");
+	ydiag_free(&diag);
+}
+
 /* A section over the one it extends: only its own keys, nested ones too. */
 struct layered {
 	double a;
@@ -1057,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__texts_and_a_mapping_keyed_by_data_read_back),
 		cmocka_unit_test(test_yaml__a_section_reads_over_the_one_it_extends),
 		cmocka_unit_test(test_yaml__a_seed_takes_a_doubles_whole_numbers),
+		cmocka_unit_test(test_yaml__a_nullable_list_of_numbers_takes_null_items),
 		cmocka_unit_test(test_yaml__a_list_item_starts_as_its_tables_start_value),
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),

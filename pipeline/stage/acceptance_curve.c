@@ -124,26 +124,6 @@ static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *map,
 	return seq;
 }
 
-/* Numbers or null (NaN), which a YS_NUMS refuses: the design effect of a
- * budget without spread. */
-static void nums_or_null_read(struct yctx *c, struct ydoc_node *map,
-			      const struct yschema_field *f, void *obj)
-{
-	struct ydoc_node *seq = seq_of(c, map, f, obj);
-	for (size_t i = 0; seq && i < seq->n; i++)
-		yget_node_num(c, seq->items[i], f->key, f->flags & ~(unsigned)Y_REQUIRED,
-			      &AT(obj, f, double)[i]);
-}
-
-/* Written as the YS_NUMS it is but for null (yout_num writes NaN so). */
-static void nums_or_null_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	struct yschema_field g = *f;
-	g.type = YS_NUMS;
-	const struct yschema one = YS_PART(f->key, &g, 1);
-	yschema_write_fields(y, &one, obj);
-}
-
 /* true or false per item, into int[]. */
 static void bools_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		       void *obj)
@@ -470,8 +450,7 @@ static const struct yschema_field doc_fields[] = {
 	NUMS("ci_hi", ci_hi, C_HI, 0, .range = &accept_range, .unit = "tokens",
 	     .help = "its high end"),
 	NUMS("se", se, C_SE, Y_NONNEG, .unit = "tokens", .help = "the mean's standard error"),
-	PER_BUDGET_("design_effect", deff, C_DEFF, YS_CUSTOM, nums_or_null_read,
-		    nums_or_null_write, Y_NONNEG | Y_NULLABLE,
+	PER_BUDGET_("design_effect", deff, C_DEFF, YS_NUMS, NULL, NULL, Y_NONNEG | Y_NULLABLE,
 		    .help = "the mean's variance over requests / over steps; null: no spread"),
 	NUMS("drafter", drafter, C_DRAFTER, 0, .range = &accept_range, .unit = "tokens",
 	     .help = "what the drafter expects: 1 + the tree's summed prefix probabilities"),
