@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
@@ -285,6 +286,64 @@ static int read_dict(struct yctx *c, struct ydoc_node *map, const struct yschema
 	return rc;
 }
 
+/* A YS_VEC's count, an int or a size_t member. */
+static size_t vec_count(const struct yschema_field *f, const void *obj)
+{
+	const char *at = (const char *)obj + f->count;
+	return f->count_size == sizeof(int) ? (size_t)*(const int *)at : *(const size_t *)at;
+}
+
+static void vec_set_count(const struct yschema_field *f, void *obj, size_t n)
+{
+	char *at = (char *)obj + f->count;
+	if (f->count_size == sizeof(int))
+		*(int *)at = (int)n;
+	else
+		*(size_t *)at = n;
+}
+
+/* A YS_VEC's text item e into item (f->size bytes). */
+static int vec_text(struct yctx *c, const struct yschema_field *f, struct ydoc_node *e,
+		    char *item)
+{
+	if (yget_expect(c, e, YDOC_SCALAR, f->key))
+		return DDT_EINPUT;
+	if (strlen(e->str) >= f->size) {
+		ydiag_add(c->diag, c->file, e->line, e->col, "%s: longer than %zu characters",
+			  f->key, f->size - 1);
+		return DDT_EINPUT;
+	}
+	memcpy(item, e->str, strlen(e->str) + 1);
+	return 0;
+}
+
+/* A list into an array of its own, allocated here, freed by the caller;
+ * a problem at an item still leaves the array (and its number) set. */
+static int read_vec(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		    void *obj)
+{
+	struct ydoc_node *seq = NULL;
+	char *a;
+	int rc = read_seq(c, map, f, &seq);
+	if (rc || !seq)
+		return rc;
+	if (!(a = calloc(seq->n ? seq->n : 1, f->size))) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: out of memory", f->key);
+		return DDT_EINPUT;
+	}
+	for (size_t i = 0; i < seq->n; i++) {
+		char *item = a + i * f->size;
+		if (f->sub)
+			item_start(f, item);
+		if (f->sub ? yschema_read_item(c, seq->items[i], f->sub, item, f->key)
+			   : vec_text(c, f, seq->items[i], item))
+			rc = DDT_EINPUT;
+	}
+	*(char **)((char *)obj + f->off) = a;
+	vec_set_count(f, obj, seq->n);
+	return rc;
+}
+
 static int read_fields(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 		       void *obj, int given);
 
@@ -326,6 +385,8 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_strs(c, map, f, obj);
 	case YS_DICT:
 		return read_dict(c, map, f, obj);
+	case YS_VEC:
+		return read_vec(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
 		if (!f->read) { /* a table only written: said once, at the key if given */
@@ -437,6 +498,27 @@ static int write_list(struct yout *y, const struct yschema_field *f, const void 
 	return rc ? DDT_EGENERIC : 0;
 }
 
+/* An allocated list, a block sequence of its items (of its texts when it
+ * has no table); "key: []" when empty unless YS_OMIT. */
+static int write_vec(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	size_t n = vec_count(f, obj);
+	const char *a = *(char *const *)((const char *)obj + f->off);
+	int rc = 0;
+	if (!n && (f->flags & YS_OMIT))
+		return 0;
+	yout_key(y, f->key);
+	yout_seq(y);
+	for (size_t i = 0; i < n; i++) {
+		if (f->sub)
+			rc |= yschema_write_item(y, f->sub, a + i * f->size);
+		else
+			yout_str(y, a + i * f->size);
+	}
+	yout_end(y);
+	return rc ? DDT_EGENERIC : 0;
+}
+
 static int write_field(struct yout *y, const struct yschema_field *f, const void *obj)
 {
 	switch (f->type) {
@@ -473,6 +555,8 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 		return write_list(y, f, obj);
 	case YS_DICT:
 		return write_dict(y, f, obj);
+	case YS_VEC:
+		return write_vec(y, f, obj);
 	case YS_CUSTOM:
 		if (!f->write)
 			return err_set(DDT_EGENERIC,
@@ -588,6 +672,8 @@ static const char *kind_words(const struct yschema_field *f)
 		return "mapping";
 	if (f->type == YS_DICT)
 		return "mapping of names";
+	if (f->type == YS_VEC)
+		return f->sub ? "list of mappings" : "list of texts";
 	if (f->type == YS_STRS)
 		return "list of texts";
 	if (f->type == YS_LIST)

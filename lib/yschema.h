@@ -36,6 +36,14 @@ enum yschema_type {
 		    * their number) with the item's NAME in its char member at
 		    * name_off (name_size bytes) and c->ctx the struct that
 		    * holds the mapping (an item's rules may need its siblings) */
+	YS_VEC,    /* a sequence of mappings described by sub (sub NULL: of texts
+		    * of at most size - 1 bytes) into an array of items of size
+		    * bytes the reader allocates (calloc) at the pointer member
+		    * at off, their number in the int or size_t member at count
+		    * (count_size says which); more than max items is a problem
+		    * at item max + 1. An item starts as sub's init or zero
+		    * bytes. The reader sets the pointer without freeing what it
+		    * held: the caller frees the array (also after a problem) */
 	YS_CUSTOM  /* read and written by the entry's own functions */
 };
 
@@ -96,6 +104,8 @@ struct yschema_field {
 	int max;                           /* ... and the array's length */
 	size_t name_off, name_size;        /* YS_DICT: the item's member holding its
 					    * NAME, and its bytes */
+	size_t count_size;                 /* YS_VEC: sizeof its count, an int's or
+					    * a size_t's */
 };
 
 /* A rule across a mapping's keys, checked once every entry was read
@@ -154,6 +164,16 @@ struct yschema {
 	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(Item)),    \
 	 .name_off = offsetof(Item, name), .name_size = sizeof(((Item *)0)->name),          \
 	 .flags = (fl), .sub = (sub_), __VA_ARGS__}
+/* Type T's pointer member arr (an array is a compile error) to cnt items
+ * (an int or a size_t member, any other a compile error), a YS_VEC of at
+ * most max_ mappings described by sub_, or texts of sizeof *arr bytes when
+ * sub_ is NULL (arr a char (*)[N]). */
+#define YS_VEC_OF(T, k, arr, cnt, sub_, max_, fl, ...)                                     \
+	{.key = (k), .type = YS_VEC, .off = offsetof(T, arr) + 0 * sizeof(((T *)0)->arr = 0),  \
+	 .size = sizeof(*((T *)0)->arr),                                                       \
+	 .count = _Generic(((T *)0)->cnt, int: offsetof(T, cnt), size_t: offsetof(T, cnt)),    \
+	 .count_size = sizeof(((T *)0)->cnt), .max = (max_), .flags = (fl), .sub = (sub_),      \
+	 __VA_ARGS__}
 #define YS_TABLE(name_, fields_, flow_)                                                    \
 	{.name = (name_), .fields = (fields_), .n = sizeof(fields_) / sizeof *(fields_),     \
 	 .flow = (flow_)}
@@ -184,7 +204,9 @@ int yschema_read(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 /* The same, of only the keys map gives, over what obj holds: a file's
  * section over the one it extends. Nothing is required; a YS_MAP entry
  * given is read the same way (its keys over its struct's), every other
- * entry given replaces the struct's value whole (a list, a YS_CUSTOM).
+ * entry given replaces the struct's value whole (a list, a YS_CUSTOM; a
+ * YS_VEC's new array takes the pointer's place, the old array left to the
+ * caller, who may share it with the base it copied: keep it to free it).
  * The rule across keys is checked on obj as it then stands. */
 int yschema_read_given(struct yctx *c, struct ydoc_node *map, const struct yschema *s,
 		       void *obj);

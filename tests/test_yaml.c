@@ -1066,6 +1066,139 @@ static void test_yaml__sources_entries_read_back(void **state)
 	assert_false(sources_next_id(cite, &pos, &start, &len));
 }
 
+/* YS_VEC: lists the reader allocates, their number an int or a size_t;
+ * items start as their table's start value; texts when there is no
+ * table. */
+struct vec_pt {
+	double m;
+	int tag;
+};
+struct vec_doc {
+	struct vec_pt *pts;
+	int npts;
+	char (*names)[6];
+	size_t nnames;
+};
+static const struct vec_pt vec_pt_start = {.m = 0, .tag = -1};
+static const struct yschema_field vec_pt_fields[] = {
+	YS_FIELD(struct vec_pt, m, YS_NUM, Y_REQUIRED | Y_POSITIVE),
+	YS_FIELD(struct vec_pt, tag, YS_INT, 0),
+};
+static const struct yschema vec_pt_schema = YS_TABLE_INIT("point", vec_pt_fields, 1, &vec_pt_start);
+static const struct yschema_field vec_doc_fields[] = {
+	YS_VEC_OF(struct vec_doc, "points", pts, npts, &vec_pt_schema, 3, Y_REQUIRED,
+		  .help = "the points"),
+	YS_VEC_OF(struct vec_doc, "names", names, nnames, NULL, 4, YS_OMIT),
+};
+static const struct yschema vec_doc_schema = YS_TABLE("vec", vec_doc_fields, 0);
+
+static void vec_doc_free(struct vec_doc *d)
+{
+	free(d->pts);
+	free(d->names);
+	memset(d, 0, sizeof *d);
+}
+
+static void test_yaml__an_allocated_list_reads_and_writes_its_items_and_count(void **state)
+{
+	(void)state;
+	static const char text[] = "points:\n  - {m: 1, tag: -1}\n  - {m: 2.5, tag: 7}\n"
+				   "names:\n  - ab\n  - cde\n";
+	struct vec_doc d = {0}, back = {0};
+	struct ydiag diag = {0};
+	assert_int_equal(schema_read_text(&vec_doc_schema,
+					  "points:\n  - {m: 1}\n  - {m: 2.5, tag: 7}\n"
+					  "names: [ab, cde]\n", &d, &diag), 0);
+	assert_int_equal(d.npts, 2);
+	assert_true(d.pts[0].m == 1 && d.pts[0].tag == -1); /* the table's start value */
+	assert_true(d.pts[1].m == 2.5 && d.pts[1].tag == 7);
+	assert_int_equal(d.nnames, 2);
+	assert_string_equal(d.names[1], "cde");
+	char *out = schema_text(&vec_doc_schema, &d);
+	assert_string_equal(out, text);
+	assert_int_equal(schema_read_text(&vec_doc_schema, out, &back, &diag), 0);
+	assert_int_equal(back.npts, 2);
+	assert_int_equal(back.nnames, 2);
+	assert_true(back.pts[1].tag == 7 && !strcmp(back.names[0], "ab"));
+	free(out);
+	vec_doc_free(&back);
+	vec_doc_free(&d);
+
+	/* empty: an array of its own all the same; an empty YS_OMIT list left out */
+	assert_int_equal(schema_read_text(&vec_doc_schema, "points: []\n", &d, &diag), 0);
+	assert_int_equal(d.npts, 0);
+	assert_non_null(d.pts);
+	assert_null(d.names);
+	out = schema_text(&vec_doc_schema, &d);
+	assert_string_equal(out, "points: []\n");
+	free(out);
+	vec_doc_free(&d);
+	char w[64];
+	assert_string_equal(yschema_describe(&vec_doc_fields[0], w, sizeof w), "list of mappings");
+	assert_string_equal(yschema_describe(&vec_doc_fields[1], w, sizeof w), "list of texts");
+}
+
+static void test_yaml__an_allocated_list_names_each_bad_item_at_its_place(void **state)
+{
+	(void)state;
+	struct vec_doc d = {0};
+	struct ydiag diag = {0};
+	assert_int_equal(schema_read_text(&vec_doc_schema,
+					  "points:\n  - {m: 1}\n  - 3\n  - {m: 0}\n"
+					  "names: [abcdef, {a: 1}, ok]\n", &d, &diag), 4);
+	assert_string_equal(diag.msgs[0], "t.yaml:3:5: points: expected a mapping, got a value");
+	assert_string_equal(diag.msgs[1], "t.yaml:4:9: m must be greater than zero, got 0");
+	assert_string_equal(diag.msgs[2], "t.yaml:5:9: names: longer than 5 characters");
+	assert_string_equal(diag.msgs[3], "t.yaml:5:17: names: expected a value, got a mapping");
+	/* the arrays are the caller's, bad items and all */
+	assert_int_equal(d.npts, 3);
+	assert_int_equal(d.nnames, 3);
+	assert_string_equal(d.names[2], "ok");
+	vec_doc_free(&d);
+	ydiag_free(&diag);
+
+	assert_int_equal(schema_read_text(&vec_doc_schema,
+					  "points:\n  - {m: 1}\n  - {m: 2}\n  - {m: 3}\n  - {m: 4}\n",
+					  &d, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:5:5: points: at most 3 items, got 4");
+	assert_null(d.pts);
+	assert_int_equal(d.npts, 0);
+	ydiag_free(&diag);
+
+	assert_int_equal(schema_read_text(&vec_doc_schema, "points: {m: 1}\nnames: ab\n", &d,
+					  &diag), 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:9: points: expected a list, got a mapping");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:8: names: expected a list, got a value");
+	assert_null(d.pts);
+	ydiag_free(&diag);
+}
+
+/* Read over a base, a list given replaces the base's whole: a new array
+ * in the pointer's place, the old one left to whoever holds it (the base
+ * it was copied from shares it). */
+static void test_yaml__an_allocated_list_given_over_a_base_replaces_it(void **state)
+{
+	(void)state;
+	struct vec_doc base = {0}, over;
+	struct ydiag diag = {0};
+	struct ydoc *doc;
+	static const char given[] = "points: [{m: 9}]\n";
+	assert_int_equal(schema_read_text(&vec_doc_schema, "points: [{m: 1}, {m: 2}]\n"
+					  "names: [a]\n", &base, &diag), 0);
+	over = base;
+	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", given, strlen(given), &diag), 0);
+	struct yctx c = {"t.yaml", &diag, NULL};
+	assert_int_equal(yschema_read_given(&c, doc->root, &vec_doc_schema, &over), 0);
+	ydoc_free(doc);
+	assert_int_equal(over.npts, 1);
+	assert_true(over.pts != base.pts && over.pts[0].m == 9);
+	assert_ptr_equal(over.names, base.names); /* not given: the base's */
+	assert_int_equal(over.nnames, 1);
+	assert_true(base.pts[1].m == 2); /* the base's array is untouched */
+	free(over.pts);
+	vec_doc_free(&base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1094,6 +1227,9 @@ int main(void)
 		cmocka_unit_test(test_yaml__every_source_cites_a_listed_id),
 		cmocka_unit_test(test_yaml__every_public_source_has_an_address),
 		cmocka_unit_test(test_yaml__sources_entries_read_back),
+		cmocka_unit_test(test_yaml__an_allocated_list_reads_and_writes_its_items_and_count),
+		cmocka_unit_test(test_yaml__an_allocated_list_names_each_bad_item_at_its_place),
+		cmocka_unit_test(test_yaml__an_allocated_list_given_over_a_base_replaces_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
