@@ -145,6 +145,13 @@ static int read_seq(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return DDT_EINPUT;
 }
 
+int yschema_read_seq(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     struct ydoc_node **seq)
+{
+	*seq = NULL;
+	return read_seq(c, map, f, seq);
+}
+
 /* A list's or dictionary's item before its keys are read: the table's
  * start value, or zero bytes. */
 static void item_start(const struct yschema_field *f, char *item)

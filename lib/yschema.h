@@ -225,6 +225,13 @@ int yschema_write_item(struct yout *y, const struct yschema *s, const void *obj)
 int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
 		      void *obj, const char *what);
 
+/* For an entry's own reader (YS_CUSTOM): the sequence under f->key, f's
+ * flags (Y_REQUIRED) checked, NULL when absent; more than f->max items is
+ * a problem at item max + 1 ("KEY: at most N items, got M") and
+ * DDT_EINPUT, *seq still set. */
+int yschema_read_seq(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     struct ydoc_node **seq);
+
 /* Sets the number of entry key (YS_NUM or YS_INT, not YS_NOSET) to v, in
  * the file's units (its scale), after the reader's checks; a value they
  * refuse is DDT_EINPUT, err_msg()

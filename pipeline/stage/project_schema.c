@@ -12,115 +12,6 @@
 /* A figure: written as a number or null, required on read. */
 #define FIG (Y_REQUIRED | Y_NULLABLE)
 
-/* ---------------------------------------------------------------- lists
- * The lists the projection allocates (rows, tornado, ...: a pointer at
- * f->off, items of f->size bytes, their number a size_t at f->count, at
- * most f->max), which no library type holds. An item is a mapping
- * described by f->sub, or a string when f->sub is NULL. */
-
-/* The sequence under f->key with at most f->max items; NULL when absent
- * or refused. */
-static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f)
-{
-	struct ydoc_node *s = NULL;
-	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &s) || !s)
-		return NULL;
-	if (s->n > (size_t)f->max) {
-		struct ydoc_node *at = s->items[f->max];
-		ydiag_add(c->diag, c->file, at->line, at->col, "%s: at most %d items, got %zu",
-			  f->key, f->max, s->n);
-		return NULL;
-	}
-	return s;
-}
-
-/* s's items into a (room for them all), each a mapping of f->sub or a
- * string of at most f->size - 1 bytes. */
-static void items_in(struct yctx *c, struct ydoc_node *s, const struct yschema_field *f, char *a)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		struct ydoc_node *e = s->items[i];
-		char *item = a + i * f->size;
-		if (f->sub)
-			yschema_read_item(c, e, f->sub, item, f->key);
-		else if (yget_expect(c, e, YDOC_SCALAR, f->key))
-			continue;
-		else if (strlen(e->str) >= f->size)
-			ydiag_add(c->diag, c->file, e->line, e->col,
-				  "%s: longer than %zu characters", f->key, f->size - 1);
-		else
-			memcpy(item, e->str, strlen(e->str) + 1);
-	}
-}
-
-/* n items of a under f->key, a block sequence. */
-static void items_out(struct yout *y, const struct yschema_field *f, const char *a, size_t n)
-{
-	yout_key(y, f->key);
-	yout_seq(y);
-	for (size_t i = 0; i < n; i++) {
-		if (f->sub)
-			yschema_write_item(y, f->sub, a + i * f->size);
-		else
-			yout_str(y, a + i * f->size);
-	}
-	yout_end(y);
-}
-
-/* An allocated list's items, their number returned (0 on a problem). */
-static size_t alloc_in(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
-{
-	struct ydoc_node *s = seq_of(c, m, f);
-	char *a;
-	if (!s)
-		return 0;
-	a = calloc(s->n ? s->n : 1, f->size);
-	*(char **)((char *)obj + f->off) = a;
-	if (!a) {
-		ydiag_add(c->diag, c->file, s->line, s->col, "%s: out of memory", f->key);
-		return 0;
-	}
-	items_in(c, s, f, a);
-	return s->n;
-}
-
-static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
-{
-	*(size_t *)((char *)obj + f->count) = alloc_in(c, m, f, obj);
-}
-
-static void list_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	items_out(y, f, *(char *const *)((const char *)obj + f->off),
-		  *(const size_t *)((const char *)obj + f->count));
-}
-
-/* The same with the number an int (a tornado's bars). */
-static void ilist_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
-{
-	*(int *)((char *)obj + f->count) = (int)alloc_in(c, m, f, obj);
-}
-
-static void ilist_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	items_out(y, f, *(char *const *)((const char *)obj + f->off),
-		  (size_t)*(const int *)((const char *)obj + f->count));
-}
-
-/* Type T's pointer member arr to n items (a size_t member; ILIST_OF: an
- * int, a compile error otherwise), each described by sub (NULL: a string
- * of the item's bytes), at most max_ of them. */
-#define ALLOC_LIST_(T, k, arr, cnt, sub_, max_, rd, wr, h)                                 \
-	{.key = (k), .type = YS_CUSTOM, .off = offsetof(T, arr), .size = sizeof(*((T *)0)->arr), \
-	 .count = (cnt), .max = (max_), .flags = Y_REQUIRED, .sub = (sub_), .read = (rd),         \
-	 .write = (wr), .help = (h)}
-#define LIST_OF(T, k, arr, n, sub_, max_, h)                                               \
-	ALLOC_LIST_(T, k, arr, _Generic(((T *)0)->n, size_t: offsetof(T, n)), sub_, max_,        \
-		    list_read, list_write, h)
-#define ILIST_OF(T, k, arr, n, sub_, max_, h)                                              \
-	ALLOC_LIST_(T, k, arr, _Generic(((T *)0)->n, int: offsetof(T, n)), sub_, max_,           \
-		    ilist_read, ilist_write, h)
-
 #define BAND_NUM(m, h) YS_FIELD(struct band, m, YS_NUM, FIG, .help = (h))
 
 static const struct yschema_field band_fields[] = {
@@ -283,7 +174,8 @@ static const struct yschema_field head_fields[] = {
 	/* a projection written before the context law existed lacks them */
 	P(context_law_label, YS_STR, 0, NULL, "the context law's label"),
 	P(context_law, YS_STR, 0, NULL, "the context law in words"),
-	LIST_OF(struct projection, "notes", notes, nnotes, NULL, 1000, "caveats, in order"),
+	YS_VEC_OF(struct projection, "notes", notes, nnotes, NULL, 1000, Y_REQUIRED,
+		  .help = "caveats, in order"),
 };
 const struct yschema project_schema_head = YS_TABLE("projection", head_fields, 0);
 
@@ -304,7 +196,9 @@ static void values_read(struct yctx *c, struct ydoc_node *m, const struct yschem
 			void *obj)
 {
 	struct project_central *k = obj;
-	struct ydoc_node *s = seq_of(c, m, f);
+	struct ydoc_node *s = NULL;
+	if (yschema_read_seq(c, m, f, &s))
+		return;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct central_value v = {"", NAN};
 		yschema_read_item(c, s->items[i], &value_schema, &v, "value");
@@ -346,14 +240,14 @@ static const struct yschema_field tornado_fields[] = {
 		 .help = "its acceptance"),
 	YS_FIELD(struct project_tornado, tok_s_point, YS_NUM, FIG, .unit = "tok/s",
 		 .help = "throughput with every assumption at its point"),
-	ILIST_OF(struct project_tornado, "bars", bars, nbars, &project_schema_bar, CALIB_MAX_ASM,
-		 "the assumptions that move it, by swing"),
+	YS_VEC_OF(struct project_tornado, "bars", bars, nbars, &project_schema_bar, CALIB_MAX_ASM,
+		  Y_REQUIRED, .help = "the assumptions that move it, by swing"),
 };
 const struct yschema project_schema_tornado = YS_TABLE("tornado", tornado_fields, 0);
 
 static const struct yschema_field tornado_sec_fields[] = {
-	LIST_OF(struct projection, "tornado", tornado, ntornado, &project_schema_tornado, 100000,
-		"per (scenario, acceptance): each assumption's swing"),
+	YS_VEC_OF(struct projection, "tornado", tornado, ntornado, &project_schema_tornado, 100000,
+		  Y_REQUIRED, .help = "per (scenario, acceptance): each assumption's swing"),
 };
 static const struct yschema tornado_sec = YS_TABLE("projection", tornado_sec_fields, 0);
 
@@ -362,7 +256,9 @@ static const struct yschema tornado_sec = YS_TABLE("projection", tornado_sec_fie
  * it): no YS_NUMS, which takes no null and counts its own. */
 static void nums_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
 {
-	struct ydoc_node *s = seq_of(c, m, f);
+	struct ydoc_node *s = NULL;
+	if (yschema_read_seq(c, m, f, &s))
+		return;
 	for (size_t i = 0; s && i < s->n; i++)
 		yget_node_num(c, s->items[i], f->key, Y_NULLABLE, (double *)((char *)obj + f->off) + i);
 }
@@ -594,8 +490,8 @@ static const struct yschema fit_schema = YS_TABLE("fit", fit_fields, 0);
 static const struct yschema_field fit_sec_fields[] = {
 	YS_FIELD(struct projection, fit, YS_MAP, Y_REQUIRED, .sub = &fit_schema,
 		 .help = "the MoE curve's fit"),
-	LIST_OF(struct projection, "backtest", backtest, nbacktest, &project_schema_backtest, 1000,
-		"leave one out, beside the band it supports"),
+	YS_VEC_OF(struct projection, "backtest", backtest, nbacktest, &project_schema_backtest, 1000,
+		  Y_REQUIRED, .help = "leave one out, beside the band it supports"),
 };
 static const struct yschema fit_sec = YS_TABLE("projection", fit_sec_fields, 0);
 
@@ -617,12 +513,23 @@ static const struct yschema xsum_schema = YS_TABLE("pooled", xsum_fields, 1);
 static const struct yschema_field isum_fields[] = {XSUM_FIELDS("implementation", "pair")};
 static const struct yschema isum_schema = YS_TABLE("pooled", isum_fields, 1);
 
-/* The implementation backtest's pooled list is for people: not read back. */
+/* The implementation backtest's pooled list is for people: not read back,
+ * written as the list it is. */
 static void unread(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
 {
 	(void)c;
 	(void)obj;
 	ydoc_get(m, f->key);
+}
+
+static void isum_write(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	static const struct yschema_field vec[] = {
+		YS_VEC_OF(struct projection, "pooled", isum, nisum, &isum_schema, 10000, 0),
+	};
+	static const struct yschema isum_list = YS_TABLE("implementation", vec, 0);
+	(void)f;
+	yschema_write_fields(y, &isum_list, obj);
 }
 
 static const struct yschema_field impl_fields[] = {
@@ -635,9 +542,7 @@ static const struct yschema_field impl_fields[] = {
 		 .help = "median (p95 - p5) / p50"),
 	YS_KEYED(struct projection, "bias_pct", iback_bias_pct, YS_NUM, FIG, .unit = "%",
 		 .help = "median p50 / measured - 1"),
-	{.key = "pooled", .type = YS_CUSTOM, .off = offsetof(struct projection, isum),
-	 .size = sizeof(struct project_xsum), .count = offsetof(struct projection, nisum),
-	 .sub = &isum_schema, .read = unread, .write = list_write,
+	{.key = "pooled", .type = YS_CUSTOM, .read = unread, .write = isum_write,
 	 .help = "per implementation, per pair, over every one"},
 };
 /* Fields of struct projection itself, under a key of their own (off 0). */
@@ -649,10 +554,10 @@ static const struct yschema_field xbt_fields[] = {
 		 .help = "share inside p5-p95"),
 	YS_KEYED(struct projection, "err_pct", xback_err_pct, YS_NUM, FIG, .unit = "%",
 		 .help = "median |p50 / measured - 1|"),
-	LIST_OF(struct projection, "pairs", xback, nxback, &project_schema_xback, 100000,
-		"per ordered GPU pair"),
-	LIST_OF(struct projection, "pooled", xsum, nxsum, &xsum_schema, 10000,
-		"per class and target family, per class, over every class"),
+	YS_VEC_OF(struct projection, "pairs", xback, nxback, &project_schema_xback, 100000,
+		  Y_REQUIRED, .help = "per ordered GPU pair"),
+	YS_VEC_OF(struct projection, "pooled", xsum, nxsum, &xsum_schema, 10000,
+		  Y_REQUIRED, .help = "per class and target family, per class, over every class"),
 	/* optional: older records have none */
 	{.key = "implementation", .type = YS_MAP, .sub = &impl_schema,
 	 .help = "the same with whole implementations held out"},
@@ -692,14 +597,14 @@ static const struct yschema_field input_fields[] = {
 static const struct yschema input_schema = YS_TABLE("input", input_fields, 1);
 
 static const struct yschema_field inputs_sec_fields[] = {
-	LIST_OF(struct projection, "inputs", inputs, ninputs, &input_schema, 100000,
-		"every input value and where it came from"),
+	YS_VEC_OF(struct projection, "inputs", inputs, ninputs, &input_schema, 100000,
+		  Y_REQUIRED, .help = "every input value and where it came from"),
 };
 static const struct yschema inputs_sec = YS_TABLE("projection", inputs_sec_fields, 0);
 
 static const struct yschema_field rows_sec_fields[] = {
-	LIST_OF(struct projection, "rows", rows, nrows, &project_schema_row, 100000,
-		"one per (scenario, acceptance)"),
+	YS_VEC_OF(struct projection, "rows", rows, nrows, &project_schema_row, 100000,
+		  Y_REQUIRED, .help = "one per (scenario, acceptance)"),
 };
 static const struct yschema rows_sec = YS_TABLE("projection", rows_sec_fields, 0);
 
