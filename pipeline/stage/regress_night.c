@@ -5,6 +5,7 @@
 #include "fsx.h"
 #include "yschema.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,12 +343,10 @@ static const struct yschema_field alert_fields[] = {
 };
 static const struct yschema alert_schema = YS_TABLE("alerts", alert_fields, 0);
 
-/* The file's top: the night, and its lists as nodes while read (their
- * items are read once every top key is checked). */
+/* The file's top: the night, its layout and its nights as written. */
 struct night_io {
 	struct regress_night n;
 	int schema, nights;
-	struct ydoc_node *list[4]; /* series, revised, impact, alerts */
 };
 
 /* schema: 1 to 3. */
@@ -385,58 +384,9 @@ static void counts_write(struct yout *y, const struct yschema_field *f, const vo
 	yout_end(y);
 }
 
-/* A list of mappings: its node, each item checked to be a mapping. */
-static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		      void *obj)
-{
-	struct ydoc_node **slot = (struct ydoc_node **)((char *)obj + f->off), *n = NULL;
-	*slot = NULL;
-	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &n) || !n)
-		return;
-	for (size_t i = 0; i < n->n; i++)
-		if (yget_expect(c, n->items[i], YDOC_MAP, f->key))
-			return;
-	*slot = n;
-}
-
-static void list_write(struct yout *y, const char *key, const struct yschema *s,
-		       const void *v, size_t n, size_t size)
-{
-	yout_key(y, key);
-	yout_seq(y);
-	for (size_t i = 0; i < n; i++)
-		yschema_write_item(y, s, (const char *)v + i * size);
-	yout_end(y);
-}
-
-#define NIGHT(io) (&((const struct night_io *)(io))->n)
-static void series_write(struct yout *y, const struct yschema_field *f, const void *io)
-{
-	list_write(y, f->key, &entry_schema, NIGHT(io)->entries, NIGHT(io)->n,
-		   sizeof *NIGHT(io)->entries);
-}
-
-static void revised_write(struct yout *y, const struct yschema_field *f, const void *io)
-{
-	list_write(y, f->key, &revision_schema, NIGHT(io)->revs, NIGHT(io)->nrev,
-		   sizeof *NIGHT(io)->revs);
-}
-
-static void impact_write(struct yout *y, const struct yschema_field *f, const void *io)
-{
-	list_write(y, f->key, &impact_schema, NIGHT(io)->impacts.v, NIGHT(io)->impacts.n,
-		   sizeof *NIGHT(io)->impacts.v);
-}
-
-static void alerts_write(struct yout *y, const struct yschema_field *f, const void *io)
-{
-	list_write(y, f->key, &alert_schema, NIGHT(io)->alerts, NIGHT(io)->nalerts,
-		   sizeof *NIGHT(io)->alerts);
-}
-
-#define LIST(k, i, fl, w, h)                                                              \
-	YS_KEYED(struct night_io, k, list[i], YS_CUSTOM, fl, .read = list_read, .write = (w), \
-		 .help = (h))
+/* A list of the night's, any number of items. */
+#define LIST(k, m, cnt, sub, fl, h)                                                       \
+	YS_VEC_OF(struct night_io, k, n.m, n.cnt, sub, INT_MAX, fl, .help = (h))
 static const struct yschema_field night_fields[] = {
 	YS_FIELD(struct night_io, schema, YS_CUSTOM, Y_REQUIRED | Y_POSITIVE, .read = schema_read,
 		 .write = schema_write, .help = "the file's layout: 1 to 3"),
@@ -445,11 +395,14 @@ static const struct yschema_field night_fields[] = {
 		 .help = "nights in the history up to this one"),
 	{.key = "counts", .type = YS_CUSTOM, .read = counts_read, .write = counts_write,
 	 .help = "series per verdict (derived from series)"},
-	LIST("series", 0, Y_REQUIRED, series_write, "every series measured or due that night"),
-	LIST("revised", 1, Y_REQUIRED, revised_write, "earlier nights' verdicts this night changed"),
-	LIST("impact", 2, Y_REQUIRED, impact_write, "what each change costs the projections"),
+	LIST("series", entries, n, &entry_schema, Y_REQUIRED,
+	     "every series measured or due that night"),
+	LIST("revised", revs, nrev, &revision_schema, Y_REQUIRED,
+	     "earlier nights' verdicts this night changed"),
+	LIST("impact", impacts.v, impacts.n, &impact_schema, Y_REQUIRED,
+	     "what each change costs the projections"),
 	/* absent from files before schema 3 */
-	LIST("alerts", 3, 0, alerts_write, "confirmed slowdowns, open or answered"),
+	LIST("alerts", alerts, nalerts, &alert_schema, 0, "confirmed slowdowns, open or answered"),
 };
 static const struct yschema night_schema = YS_TABLE("verdict file", night_fields, 0);
 
@@ -479,21 +432,9 @@ int regress_night_write(const struct regress_night *n, const char *path)
 
 /* ---- reading it back ---- */
 
-/* The items of list node l (NULL: none), read by s, as a new array of size
- * bytes each and *n of them; NULL when out of memory. */
-static void *read_list(struct yctx *c, struct ydoc_node *l, const struct yschema *s, size_t *n,
-		       size_t size)
-{
-	size_t k = l ? l->n : 0;
-	char *v = calloc(k ? k : 1, size);
-	if (!v)
-		return NULL;
-	for (*n = 0; *n < k; ++*n)
-		yschema_read_item(c, l->items[*n], s, v + *n * size, s->name);
-	return v;
-}
-
-static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
+/* The night of root; its lists are the caller's to free (also after a
+ * problem). */
+static void read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
 {
 	struct night_io io;
 
@@ -501,18 +442,10 @@ static int read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *
 	yschema_read(c, root, &night_schema, &io);
 	*n = io.n;
 	n->nruns = (size_t)io.nights;
-	n->entries = read_list(c, io.list[0], &entry_schema, &n->n, sizeof *n->entries);
-	n->revs = read_list(c, io.list[1], &revision_schema, &n->nrev, sizeof *n->revs);
-	n->impacts.v = read_list(c, io.list[2], &impact_schema, &n->impacts.n,
-				 sizeof *n->impacts.v);
-	n->alerts = read_list(c, io.list[3], &alert_schema, &n->nalerts, sizeof *n->alerts);
-	if (!n->entries || !n->revs || !n->impacts.v || !n->alerts)
-		return err_nomem();
 	for (size_t i = 0; i < n->n; i++)
 		n->count[n->entries[i].verdict]++;
 	for (size_t i = 0; i < n->nalerts; i++)
 		n->open_alerts += n->alerts[i].state == ALERT_OPEN;
-	return 0;
 }
 
 int regress_night_read(struct regress_night *n, const char *path, struct ydiag *diag)
@@ -531,9 +464,7 @@ int regress_night_read(struct regress_night *n, const char *path, struct ydiag *
 		ydoc_free(doc);
 		return DDT_EINPUT;
 	}
-	rc = read_root(n, &c, doc->root);
+	read_root(n, &c, doc->root);
 	ydoc_free(doc);
-	if (!rc && diag->n > before)
-		rc = DDT_EINPUT;
-	return rc;
+	return diag->n > before ? DDT_EINPUT : 0;
 }
