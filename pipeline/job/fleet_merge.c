@@ -20,6 +20,8 @@
 
 /* ---------------------------------------------------------------- the merge */
 
+#define MERGE_STAGE_NOTES 8 /* notes on the stages after the merge, at most */
+
 /* What the merge gathers and produces. */
 struct merge {
 	struct fleet_plan plan;
@@ -36,7 +38,7 @@ struct merge {
 	struct regress_night night;    /* every node's verdicts, devices relabelled */
 	int have_night;
 	struct fleet_xtable xt;
-	char stages[8][320];           /* what happened to the stages after the merge */
+	char stages[MERGE_STAGE_NOTES][320]; /* what happened to the stages after the merge */
 	int nstages, stage_failed;
 };
 
@@ -45,7 +47,7 @@ static void stage_note(struct merge *m, int failed, const char *fmt, ...)
 static void stage_note(struct merge *m, int failed, const char *fmt, ...)
 {
 	va_list ap;
-	if (m->nstages == 8)
+	if (m->nstages == MERGE_STAGE_NOTES)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(m->stages[m->nstages++], sizeof m->stages[0], fmt, ap);
@@ -411,7 +413,9 @@ struct merge_outcome {
 	char id[80];
 	char ended[24];
 	int exit_status, nodes_planned, nodes_failed, kernels_failed, regressions;
-	const struct merge *m; /* the failed nodes' reasons and the stages' notes */
+	const struct merge *m;                               /* the failed nodes' reasons */
+	char (*stages)[sizeof(((struct merge *)0)->stages[0])]; /* m->stages */
+	int nstages;
 };
 
 static void outcome_failed_write(struct yout *y, const struct yschema_field *f, const void *obj)
@@ -422,16 +426,6 @@ static void outcome_failed_write(struct yout *y, const struct yschema_field *f, 
 	for (int j = 0; j < m->plan.nnodes; j++)
 		if (!m->nodes[j].ok)
 			yout_str(y, m->nodes[j].reason);
-	yout_end(y);
-}
-
-static void outcome_stages_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct merge *m = ((const struct merge_outcome *)obj)->m;
-	yout_key(y, f->key);
-	yout_seq(y);
-	for (int i = 0; i < m->nstages; i++)
-		yout_str(y, m->stages[i]);
 	yout_end(y);
 }
 
@@ -447,8 +441,8 @@ static const struct yschema_field outcome_fields[] = {
 	OUT(regressions, YS_INT, Y_NONNEG, "regressions found tonight"),
 	{.key = "failed_nodes", .type = YS_CUSTOM, .flags = Y_REQUIRED,
 	 .write = outcome_failed_write, .help = "why each failed node failed, one line each"},
-	{.key = "stages", .type = YS_CUSTOM, .flags = Y_REQUIRED, .write = outcome_stages_write,
-	 .help = "what happened to the stages after the merge"},
+	YS_VEC_OF(struct merge_outcome, "stages", stages, nstages, NULL, MERGE_STAGE_NOTES,
+		  Y_REQUIRED, .help = "what happened to the stages after the merge"),
 };
 static const struct yschema outcome_schema = YS_TABLE("merge", outcome_fields, 0);
 
@@ -481,7 +475,8 @@ static int merge_write_outcome(struct merge *m, int status, size_t kernels_faile
 		struct merge_outcome o = {
 			.exit_status = status, .nodes_planned = m->plan.nnodes, .nodes_failed = failed,
 			.kernels_failed = (int)kernels_failed,
-			.regressions = m->have_night ? m->night.count[REG_REGRESSION] : 0, .m = m};
+			.regressions = m->have_night ? m->night.count[REG_REGRESSION] : 0, .m = m,
+			.stages = m->stages, .nstages = m->nstages};
 		snprintf(o.id, sizeof o.id, "%s", m->plan.id);
 		snprintf(o.ended, sizeof o.ended, "%s", ended);
 		yout_init(&y, f.fp);
