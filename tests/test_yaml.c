@@ -1199,6 +1199,41 @@ static void test_yaml__an_allocated_list_given_over_a_base_replaces_it(void **st
 	vec_doc_free(&base);
 }
 
+/* An entry's own reader takes its sequence from yschema_read_seq: the
+ * entry's flags and its length checked as a list's are. */
+struct seq_seen {
+	int n, rc;
+};
+static void seq_count_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
+			   void *obj)
+{
+	struct seq_seen *s = obj;
+	struct ydoc_node *seq = (struct ydoc_node *)&seq; /* overwritten */
+	s->rc = yschema_read_seq(c, m, f, &seq);
+	s->n = seq ? (int)seq->n : -1;
+}
+static const struct yschema_field seq_seen_fields[] = {
+	{.key = "xs", .type = YS_CUSTOM, .flags = Y_REQUIRED, .max = 2, .read = seq_count_read},
+};
+static const struct yschema seq_seen_schema = YS_TABLE("seen", seq_seen_fields, 0);
+
+static void test_yaml__an_entrys_own_reader_takes_a_checked_sequence(void **state)
+{
+	(void)state;
+	struct seq_seen s;
+	struct ydiag diag = {0};
+	assert_int_equal(schema_read_text(&seq_seen_schema, "xs: [1, 2]\n", &s, &diag), 0);
+	assert_true(s.rc == 0 && s.n == 2);
+	assert_int_equal(schema_read_text(&seq_seen_schema, "xs: [1, 2, 3]\n", &s, &diag), 1);
+	assert_true(s.rc == DDT_EINPUT && s.n == 3);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:12: xs: at most 2 items, got 3");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&seq_seen_schema, "ys: 1\n", &s, &diag), 2);
+	assert_true(s.rc == DDT_EINPUT && s.n == -1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:1: missing required key 'xs'");
+	ydiag_free(&diag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1230,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__an_allocated_list_reads_and_writes_its_items_and_count),
 		cmocka_unit_test(test_yaml__an_allocated_list_names_each_bad_item_at_its_place),
 		cmocka_unit_test(test_yaml__an_allocated_list_given_over_a_base_replaces_it),
+		cmocka_unit_test(test_yaml__an_entrys_own_reader_takes_a_checked_sequence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
