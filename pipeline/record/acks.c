@@ -5,6 +5,7 @@
 #include "fsx.h"
 #include "yschema.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,36 +22,19 @@ static const struct yschema_field ack_fields[] = {
 };
 const struct yschema acks_schema = YS_TABLE("acks[]", ack_fields, 0);
 
-/* The file: its schema and its acks, read (the list's node, its items read
- * once every key of the file is checked) or written (the acks given). */
+/* The file: its schema and its acks (read: allocated here, the caller's
+ * to free). */
 struct acks_file {
 	int schema;
-	struct ydoc_node *seq;
-	const struct hist_ack *acks;
+	struct hist_ack *acks;
 	size_t n;
 };
-
-static void list_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		      void *obj)
-{
-	yget_node(c, m, f->key, YDOC_SEQ, f->flags, &((struct acks_file *)obj)->seq);
-}
-
-static void list_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct acks_file *af = obj;
-	yout_key(y, f->key);
-	yout_seq(y);
-	for (size_t i = 0; i < af->n; i++)
-		yschema_write_item(y, &acks_schema, &af->acks[i]);
-	yout_end(y);
-}
 
 static const struct yschema_field file_fields[] = {
 	YS_FIELD(struct acks_file, schema, YS_INT, Y_REQUIRED | Y_POSITIVE,
 		 .help = "the file's layout (1)"),
-	{.key = "acks", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = list_read,
-	 .write = list_write, .help = "the answers, oldest first"},
+	YS_VEC_OF(struct acks_file, "acks", acks, n, &acks_schema, INT_MAX, Y_REQUIRED,
+		  .help = "the answers, oldest first"),
 };
 static const struct yschema file_schema = YS_TABLE("acks file", file_fields, 0);
 
@@ -82,20 +66,13 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 		return DDT_EINPUT;
 	}
 	yschema_read(&y, doc->root, &file_schema, &af);
-	if (af.seq && af.seq->n && !(*out = calloc(af.seq->n, sizeof **out))) {
-		ydoc_free(doc);
-		return err_nomem();
-	}
-	for (size_t i = 0; af.seq && i < af.seq->n; i++) /* one problem: none are kept */
-		if (!yschema_read_item(&y, af.seq->items[i], &acks_schema, &(*out)[*n], "acks"))
-			(*n)++;
 	ydoc_free(doc);
-	if (diag->n > before) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
+	if (diag->n > before) { /* one problem: none are kept */
+		free(af.acks);
 		return DDT_EINPUT;
 	}
+	*out = af.acks;
+	*n = af.n;
 	return 0;
 }
 
@@ -120,7 +97,7 @@ int acks_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
 	return rc == DDT_ENOMEM ? rc : 0;
 }
 
-static void emit(FILE *fp, const struct hist_ack *a, size_t n)
+static void emit(FILE *fp, struct hist_ack *a, size_t n)
 {
 	struct yout y;
 	struct acks_file af = {.schema = 1, .acks = a, .n = n};
