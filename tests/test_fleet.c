@@ -508,6 +508,21 @@ static void test_fleet__task_and_plan_files_round_trip(void **state)
 			       "mpi_launcher: expected srun or mpirun, got 'pmi'"));
 	free(mod);
 	free(text);
+	/* a node that is not a node name is refused at its place in nodes */
+	assert_int_equal(fleet_plan_write(&p, ppath), 0);
+	assert_int_equal(fsx_read_all(ppath, 1 << 20, &text, &len), 0);
+	assert_non_null(at = strstr(text, "  - gpu02\n"));
+	int line = 1;
+	for (const char *ch = text; ch < at; ch++)
+		line += *ch == '\n';
+	memcpy(at, "  - gpu;2", 9);
+	assert_int_equal(fsx_write_all(ppath, text, len), 0);
+	assert_int_equal(fleet_plan_read(&q, ppath, &diag), DDT_EINPUT);
+	char want[64];
+	snprintf(want, sizeof want, "fleet.yaml:%d:5: 'gpu;2' is not a node name", line);
+	assert_non_null(strstr(diag.msgs[diag.n - 1], want));
+	fleet_plan_free(&q);
+	free(text);
 	fleet_plan_free(&p);
 
 	/* a damaged task file is an error naming the file and line */

@@ -199,39 +199,20 @@ void fleet_make_id(char *id, size_t len, char *created, size_t clen)
 	snprintf(id, len, "%.17sfleet-%.50s", run, run + 17);
 }
 
-/* nodes: a list of node names, one task each. Out of memory, it stops and
- * says so in plan_nomem (a reader returns no code of its own). */
-static _Thread_local int plan_nomem;
-
-static void plan_nodes_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-			    void *obj)
-{
-	struct fleet_plan *p = obj;
-	struct ydoc_node *nodes = NULL;
-	if (yget_node(c, m, f->key, YDOC_SEQ, f->flags, &nodes) || !nodes)
-		return;
-	for (size_t i = 0; i < nodes->n; i++) {
-		struct ydoc_node *n = nodes->items[i];
-		int rc;
-		if (yget_expect(c, n, YDOC_SCALAR, "node"))
-			continue;
-		if ((rc = fleet_plan_add_node(p, n->str)) == DDT_ENOMEM) {
-			plan_nomem = 1;
-			return;
-		}
-		if (rc)
-			ydiag_add(c->diag, c->file, n->line, n->col, "%s", err_msg());
-	}
-}
-
-static void plan_nodes_write(struct yout *y, const struct yschema_field *f, const void *obj)
+/* Every node of the plan a node name (its task files and records are
+ * named by it), at its place in nodes. */
+static int plan_check(struct yctx *c, struct ydoc_node *map, void *obj)
 {
 	const struct fleet_plan *p = obj;
-	yout_key(y, f->key);
-	yout_seq(y);
+	struct ydoc_node *nodes = ydoc_get(map, "nodes");
+	int bad = 0;
 	for (int i = 0; i < p->nnodes; i++)
-		yout_str(y, p->nodes[i]);
-	yout_end(y);
+		if (!node_name_valid(p->nodes[i])) {
+			ydiag_add(c->diag, c->file, nodes->items[i]->line, nodes->items[i]->col,
+				  "'%s' is not a node name", p->nodes[i]);
+			bad = 1;
+		}
+	return bad;
 }
 
 /* srun runs the ranks with --mpi=pmix. */
@@ -261,10 +242,11 @@ static const struct yschema_field plan_fields[] = {
 	PLAN(array_job, YS_STR, "the bench array's job id"),
 	PLAN(allreduce_job, YS_STR, "the all-reduce job's id"),
 	PLAN(merge_job, YS_STR, "the merge job's id"),
-	{.key = "nodes", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = plan_nodes_read,
-	 .write = plan_nodes_write, .help = "node names, one task each, in task order"},
+	YS_VEC_OF(struct fleet_plan, "nodes", nodes, nnodes, NULL, FLEET_MAX_NODES, Y_REQUIRED,
+		  .help = "node names, one task each, in task order"),
 };
-const struct yschema fleet_plan_schema = YS_TABLE("fleet plan", plan_fields, 0);
+const struct yschema fleet_plan_schema = YS_TABLE_CHECKED("fleet plan", plan_fields, 0,
+							  plan_check);
 
 int fleet_plan_write(const struct fleet_plan *p, const char *path)
 {
@@ -287,12 +269,7 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	memset(p, 0, sizeof *p);
 	if ((rc = load_map(&doc, path, diag, "fleet plan")) != 0)
 		goto done;
-	plan_nomem = 0;
 	yschema_read(&c, doc->root, &fleet_plan_schema, p);
-	if (plan_nomem) {
-		rc = DDT_ENOMEM;
-		goto done;
-	}
 	if (p->id[0] && !record_run_id_valid(p->id))
 		ydiag_add(diag, path, 0, 0, "id '%s' is not YYYYMMDDTHHMMSSZ-fleet-host", p->id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
