@@ -100,8 +100,10 @@ struct yschema_field {
 					    * a percentage in the file); 0: 1. Flags and
 					    * range apply to the file's value */
 	size_t count;                      /* YS_LIST, YS_NUMS, YS_INTS: the offset of
-					    * the int holding the items' number */
-	int max;                           /* ... and the array's length */
+					    * the int holding the items' number (YS_VEC:
+					    * an int or a size_t, count_size) */
+	int max;                           /* ... and the array's length (YS_VEC: the
+					    * most items read) */
 	size_t name_off, name_size;        /* YS_DICT: the item's member holding its
 					    * NAME, and its bytes */
 	size_t count_size;                 /* YS_VEC: sizeof its count, an int's or

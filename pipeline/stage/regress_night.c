@@ -384,7 +384,8 @@ static void counts_write(struct yout *y, const struct yschema_field *f, const vo
 	yout_end(y);
 }
 
-/* A list of the night's, any number of items. */
+/* One of the night's lists, as many items as the night has (no bound of
+ * the file's own). */
 #define LIST(k, m, cnt, sub, fl, h)                                                       \
 	YS_VEC_OF(struct night_io, k, n.m, n.cnt, sub, INT_MAX, fl, .help = (h))
 static const struct yschema_field night_fields[] = {
