@@ -253,7 +253,7 @@ static const struct yschema tornado_sec = YS_TABLE("projection", tornado_sec_fie
 
 /* curve_accept: numbers one a line, null where the curve has none, their
  * number that of the budgets (read before them; grid_check holds them to
- * it): no YS_NUMS, which takes no null and counts its own. */
+ * it): no YS_NUMS, which counts its own. */
 static void nums_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f, void *obj)
 {
 	struct ydoc_node *s = NULL;
