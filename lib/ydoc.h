@@ -125,6 +125,11 @@ int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_
 /* Converts a scalar node to a number with the checks of flags. */
 int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
 	      double *out);
+/* The same as a long long, exact past a double's whole numbers where the
+ * text is an integer ("1e3", "500.0": whole if the number is, up to 2^53);
+ * else "what must be a whole number, got X". */
+int yget_node_long(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+		   long long *out);
 /* Whether node is a YAML null: a plain ~, null or nothing. */
 int yget_is_null(const struct ydoc_node *node);
 /* Checks that node is of kind; records "expected a mapping" etc. otherwise. */

@@ -108,6 +108,27 @@ int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsi
 	return 0;
 }
 
+int yget_node_long(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+		   long long *out)
+{
+	double v;
+	char *end;
+	if (yget_node_num(c, node, what, flags & ~(unsigned)Y_INTEGER, &v))
+		return DDT_EINPUT;
+	errno = 0;
+	long long w = strtoll(node->str, &end, 10);
+	if (*end || errno) { /* "1e3", "500.0": whole if the number is */
+		if (v != floor(v) || fabs(v) > 9007199254740992.0) {
+			ydiag_add(c->diag, c->file, node->line, node->col,
+				  "%s must be a whole number, got %s", what, node->str);
+			return DDT_EINPUT;
+		}
+		w = (long long)v;
+	}
+	*out = w;
+	return 0;
+}
+
 static int missing(struct yctx *c, struct ydoc_node *map, const char *key)
 {
 	if (!map) {

@@ -95,6 +95,25 @@ static int read_u64(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return 0;
 }
 
+/* A whole number into a long long, exact past a double's where the text
+ * is an integer (an absent key keeps the struct's value). */
+static int read_long(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	struct ydoc_node *n = NULL;
+	long long *v = AT(obj, f, long long);
+	int rc = yget_node(c, map, f->key, YDOC_SCALAR, f->flags, &n);
+	if (rc || !n)
+		return rc;
+	if (yget_node_long(c, n, f->key, f->flags, v))
+		return DDT_EINPUT;
+	if (!f->range || range_holds(f->range, (double)*v))
+		return 0;
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+		  f->range->says, n->str);
+	return DDT_EINPUT;
+}
+
 /* What a null of a Y_NULLABLE enum stands for: the value of its names'
  * end, {NULL, v}. */
 static int null_value(const struct yschema_field *f)
@@ -379,6 +398,8 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_flags(c, map, f, obj);
 	case YS_BOOLS:
 		return read_nums(c, map, f, obj);
+	case YS_LONG:
+		return read_long(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
 		if (!f->read) { /* a table only written: said once, at the key if given */
@@ -550,6 +571,9 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 		return 0;
 	case YS_BOOLS:
 		return write_list(y, f, obj);
+	case YS_LONG:
+		yout_kv_int(y, f->key, *AT_C(obj, f, long long));
+		return 0;
 	case YS_CUSTOM:
 		if (!f->write)
 			return err_set(DDT_EGENERIC,
@@ -654,7 +678,8 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 
 static const char *kind_words(const struct yschema_field *f)
 {
-	int whole = f->type == YS_INT || f->type == YS_INTS || (f->flags & Y_INTEGER);
+	int whole = f->type == YS_INT || f->type == YS_INTS || f->type == YS_LONG ||
+		    (f->flags & Y_INTEGER);
 	if (f->type == YS_U64)
 		return "whole number >= 0";
 	if (f->type == YS_STR)

@@ -43,6 +43,8 @@ enum yschema_type {
 		    * set is left out); written on one line in names' order */
 	YS_BOOLS,  /* a sequence of true or false into int[max] at off, the int
 		    * at count their number; written on one line */
+	YS_LONG,   /* long long, a whole number exact past an int's range (a
+		    * count, a line number), in the entry's range too */
 	YS_CUSTOM  /* read and written by the entry's own functions */
 };
 

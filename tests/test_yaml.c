@@ -1189,6 +1189,48 @@ static void test_yaml__a_list_of_booleans_reads_back(void **state)
 			    "list of true or false");
 }
 
+/* A long long: whole numbers exact past a double's, with the flags' and
+ * the range's checks. */
+struct counted {
+	long long steps, line;
+};
+static const struct yschema_range line_range = {0, 1e6, 0, 0, "within [0, 1000000]"};
+static const struct yschema_field counted_fields[] = {
+	YS_FIELD(struct counted, steps, YS_LONG, Y_REQUIRED | Y_POSITIVE),
+	YS_FIELD(struct counted, line, YS_LONG, Y_NONNEG, .range = &line_range),
+};
+static const struct yschema counted_schema = YS_TABLE("counted", counted_fields, 0);
+
+static void test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers(void **state)
+{
+	(void)state;
+	struct counted k = {0, 7};
+	struct ydiag diag = {0};
+	char d[64];
+	assert_int_equal(schema_read_text(&counted_schema, "steps: 9007199254740993\n", &k, &diag),
+			 0);
+	assert_true(k.steps == 9007199254740993ll && k.line == 7);
+	char *text = schema_text(&counted_schema, &k);
+	assert_string_equal(text, "steps: 9007199254740993\nline: 7\n");
+	free(text);
+	assert_int_equal(schema_read_text(&counted_schema, "steps: 1e3\nline: 500.0\n", &k, &diag),
+			 0);
+	assert_true(k.steps == 1000 && k.line == 500);
+	static const char *const bad[] = {"steps: 1.5\n", "steps: 0\n", "steps: [1]\n",
+					  "steps: 1\nline: 2000000\n"};
+	static const char *const want[] = {
+		"t.yaml:1:8: steps must be a whole number, got 1.5",
+		"t.yaml:1:8: steps must be greater than zero, got 0",
+		"t.yaml:1:8: steps: expected a value, got a list",
+		"t.yaml:2:7: line must be within [0, 1000000], got 2000000"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(schema_read_text(&counted_schema, bad[i], &k, &diag), 1);
+		assert_string_equal(diag.msgs[0], want[i]);
+		ydiag_free(&diag);
+	}
+	assert_string_equal(yschema_describe(&counted_fields[0], d, sizeof d), "whole number > 0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1220,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_nullable_enum_reads_null_as_its_names_end),
 		cmocka_unit_test(test_yaml__a_list_of_names_reads_into_a_bit_set),
 		cmocka_unit_test(test_yaml__a_list_of_booleans_reads_back),
+		cmocka_unit_test(test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
