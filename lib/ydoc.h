@@ -116,6 +116,8 @@ int yget_str(struct yctx *c, struct ydoc_node *map, const char *key, unsigned fl
 int yget_strcpy(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags,
 		char *dst, size_t len);
 int yget_bool(struct yctx *c, struct ydoc_node *map, const char *key, unsigned flags, int *out);
+/* A scalar node's true or false (a list's item); what names it in messages. */
+int yget_node_bool(struct yctx *c, struct ydoc_node *node, const char *what, int *out);
 /* The node itself with a kind check (NULL when absent). */
 int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_kind kind,
 	      unsigned flags, struct ydoc_node **out);
@@ -123,6 +125,13 @@ int yget_node(struct yctx *c, struct ydoc_node *map, const char *key, enum ydoc_
 /* Converts a scalar node to a number with the checks of flags. */
 int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
 	      double *out);
+/* The same as a long long, exact past a double's whole numbers where the
+ * text is an integer ("1e3", "500.0": whole if the number is, up to 2^53);
+ * else "what must be a whole number, got X". */
+int yget_node_long(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+		   long long *out);
+/* Whether node is a YAML null: a plain ~, null or nothing. */
+int yget_is_null(const struct ydoc_node *node);
 /* Checks that node is of kind; records "expected a mapping" etc. otherwise. */
 int yget_expect(struct yctx *c, struct ydoc_node *node, enum ydoc_kind kind, const char *what);
 

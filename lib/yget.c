@@ -61,7 +61,7 @@ int yget_expect(struct yctx *c, struct ydoc_node *node, enum ydoc_kind kind, con
 	return DDT_EINPUT;
 }
 
-static int is_null(const struct ydoc_node *n)
+int yget_is_null(const struct ydoc_node *n)
 {
 	return n->kind == YDOC_SCALAR && n->plain &&
 	       (!strcmp(n->str, "~") || !strcmp(n->str, "null") || !n->str[0]);
@@ -77,7 +77,7 @@ int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsi
 			  what, kind_name(node->kind));
 		return DDT_EINPUT;
 	}
-	if ((flags & Y_NULLABLE) && is_null(node)) {
+	if ((flags & Y_NULLABLE) && yget_is_null(node)) {
 		*out = NAN;
 		return 0;
 	}
@@ -105,6 +105,27 @@ int yget_node_num(struct yctx *c, struct ydoc_node *node, const char *what, unsi
 		return DDT_EINPUT;
 	}
 	*out = v;
+	return 0;
+}
+
+int yget_node_long(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
+		   long long *out)
+{
+	double v;
+	char *end;
+	if (yget_node_num(c, node, what, flags & ~(unsigned)Y_INTEGER, &v))
+		return DDT_EINPUT;
+	errno = 0;
+	long long w = strtoll(node->str, &end, 10);
+	if (*end || errno) { /* "1e3", "500.0": whole if the number is */
+		if (v != floor(v) || fabs(v) > 9007199254740992.0) {
+			ydiag_add(c->diag, c->file, node->line, node->col,
+				  "%s must be a whole number, got %s", what, node->str);
+			return DDT_EINPUT;
+		}
+		w = (long long)v;
+	}
+	*out = w;
 	return 0;
 }
 
@@ -189,15 +210,20 @@ int yget_bool(struct yctx *c, struct ydoc_node *map, const char *key, unsigned f
 	struct ydoc_node *n = ydoc_get(map, key);
 	if (!n)
 		return (flags & Y_REQUIRED) ? missing(c, map, key) : 0;
-	if (yget_expect(c, n, YDOC_SCALAR, key))
+	return yget_node_bool(c, n, key, out);
+}
+
+int yget_node_bool(struct yctx *c, struct ydoc_node *node, const char *what, int *out)
+{
+	if (yget_expect(c, node, YDOC_SCALAR, what))
 		return DDT_EINPUT;
-	if (n->plain && !strcmp(n->str, "true"))
+	if (node->plain && !strcmp(node->str, "true"))
 		*out = 1;
-	else if (n->plain && !strcmp(n->str, "false"))
+	else if (node->plain && !strcmp(node->str, "false"))
 		*out = 0;
 	else {
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected true or false, got '%s'",
-			  key, n->str);
+		ydiag_add(c->diag, c->file, node->line, node->col,
+			  "%s: expected true or false, got '%s'", what, node->str);
 		return DDT_EINPUT;
 	}
 	return 0;

@@ -96,6 +96,35 @@ static int read_u64(struct yctx *c, struct ydoc_node *map, const struct yschema_
 	return 0;
 }
 
+/* A whole number into a long long, exact past a double's where the text
+ * is an integer (an absent key keeps the struct's value). */
+static int read_long(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		     void *obj)
+{
+	struct ydoc_node *n = NULL;
+	long long *v = AT(obj, f, long long);
+	int rc = yget_node(c, map, f->key, YDOC_SCALAR, f->flags, &n);
+	if (rc || !n)
+		return rc;
+	if (yget_node_long(c, n, f->key, f->flags, v))
+		return DDT_EINPUT;
+	if (!f->range || range_holds(f->range, (double)*v))
+		return 0;
+	ydiag_add(c->diag, c->file, n->line, n->col, "%s must be %s, got %s", f->key,
+		  f->range->says, n->str);
+	return DDT_EINPUT;
+}
+
+/* What a null of a Y_NULLABLE enum stands for: the value of its names'
+ * end, {NULL, v}. */
+static int null_value(const struct yschema_field *f)
+{
+	int k = 0;
+	while (f->names[k].name)
+		k++;
+	return f->names[k].value;
+}
+
 /* An enum's value by its name; a YS_STR with names: one of them, copied. */
 static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
@@ -105,6 +134,10 @@ static int read_enum(struct yctx *c, struct ydoc_node *map, const struct yschema
 	char list[256];
 	if (rc || !s)
 		return rc;
+	if (f->type == YS_ENUM && (f->flags & Y_NULLABLE) && yget_is_null(ydoc_get(map, f->key))) {
+		*AT(obj, f, int) = null_value(f);
+		return 0;
+	}
 	if (f->type == YS_STR && (strlen(s) >= f->size || (!s[0] && (f->flags & YS_OMIT))))
 		return yget_strcpy(c, map, f->key, f->flags, AT(obj, f, char), f->size);
 	for (int i = 0; f->names[i].name; i++)
@@ -193,6 +226,7 @@ static int read_item_num(struct yctx *c, const struct yschema_field *f, struct y
 	return DDT_EINPUT;
 }
 
+/* A YS_NUMS, YS_INTS or YS_BOOLS list, each item checked at its place. */
 static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
@@ -201,18 +235,34 @@ static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema
 	if (rc || !seq)
 		return rc;
 	for (size_t i = 0; i < seq->n; i++) {
+		struct ydoc_node *e = seq->items[i];
 		double v = NAN;
-		if (read_item_num(c, f, seq->items[i], &v)) {
+		if (f->type == YS_BOOLS ? yget_node_bool(c, e, f->key, AT(obj, f, int) + i)
+					: read_item_num(c, f, e, &v))
 			rc = DDT_EINPUT;
-			continue;
-		}
-		if (f->type == YS_INTS)
+		else if (f->type == YS_INTS)
 			AT(obj, f, int)[i] = (int)v;
-		else
+		else if (f->type == YS_NUMS)
 			AT(obj, f, double)[i] = v / scale_of(f);
 	}
 	*(int *)((char *)obj + f->count) = (int)seq->n;
 	return rc;
+}
+
+/* The index in f->names of the text item e, or -1 with the problem
+ * recorded at e. */
+static int name_of(struct yctx *c, const struct yschema_field *f, struct ydoc_node *e)
+{
+	char list[256];
+	int k = 0;
+	while (f->names[k].name && strcmp(f->names[k].name, e->str))
+		k++;
+	if (f->names[k].name)
+		return k;
+	names_list(f->names, list, sizeof list);
+	ydiag_add(c->diag, c->file, e->line, e->col, "%s: expected %s, got '%s'", f->key, list,
+		  e->str);
+	return -1;
 }
 
 /* A list of texts, each no longer than the array's strings (and one of
@@ -221,13 +271,11 @@ static int read_strs(struct yctx *c, struct ydoc_node *map, const struct yschema
 		     void *obj)
 {
 	struct ydoc_node *seq = NULL;
-	char list[256];
 	int rc = read_seq(c, map, f, &seq);
 	if (rc || !seq)
 		return rc;
 	for (size_t i = 0; i < seq->n; i++) {
 		struct ydoc_node *e = seq->items[i];
-		int k = 0;
 		if (yget_expect(c, e, YDOC_SCALAR, f->key)) {
 			rc = DDT_EINPUT;
 			continue;
@@ -238,18 +286,38 @@ static int read_strs(struct yctx *c, struct ydoc_node *map, const struct yschema
 			rc = DDT_EINPUT;
 			continue;
 		}
-		while (f->names && f->names[k].name && strcmp(f->names[k].name, e->str))
-			k++;
-		if (f->names && !f->names[k].name) {
-			names_list(f->names, list, sizeof list);
-			ydiag_add(c->diag, c->file, e->line, e->col, "%s: expected %s, got '%s'",
-				  f->key, list, e->str);
+		if (f->names && name_of(c, f, e) < 0) {
 			rc = DDT_EINPUT;
 			continue;
 		}
 		memcpy(AT(obj, f, char) + i * f->size, e->str, strlen(e->str) + 1);
 	}
 	*(int *)((char *)obj + f->count) = (int)seq->n;
+	return rc;
+}
+
+/* A list of names into a bit set, their values ORed; an empty list says
+ * nothing (leave the key out) and is a problem. */
+static int read_flags(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		      void *obj)
+{
+	struct ydoc_node *seq = NULL;
+	unsigned set = 0;
+	int rc = yget_node(c, map, f->key, YDOC_SEQ, f->flags, &seq), k;
+	if (rc || !seq)
+		return rc;
+	if (!seq->n) {
+		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: empty list", f->key);
+		return DDT_EINPUT;
+	}
+	for (size_t i = 0; i < seq->n; i++) {
+		struct ydoc_node *e = seq->items[i];
+		if (yget_expect(c, e, YDOC_SCALAR, f->key) || (k = name_of(c, f, e)) < 0)
+			rc = DDT_EINPUT;
+		else
+			set |= (unsigned)f->names[k].value;
+	}
+	*AT(obj, f, unsigned) = set;
 	return rc;
 }
 
@@ -394,6 +462,12 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_dict(c, map, f, obj);
 	case YS_VEC:
 		return read_vec(c, map, f, obj);
+	case YS_FLAGS:
+		return read_flags(c, map, f, obj);
+	case YS_BOOLS:
+		return read_nums(c, map, f, obj);
+	case YS_LONG:
+		return read_long(c, map, f, obj);
 	case YS_CUSTOM: {
 		size_t before = c->diag->n;
 		if (!f->read) { /* a table only written: said once, at the key if given */
@@ -498,6 +572,8 @@ static int write_list(struct yout *y, const struct yschema_field *f, const void 
 			yout_str(y, AT_C(obj, f, char) + (size_t)i * f->size);
 		else if (f->type == YS_INTS)
 			yout_int(y, AT_C(obj, f, int)[i]);
+		else if (f->type == YS_BOOLS)
+			yout_bool(y, AT_C(obj, f, int)[i]);
 		else
 			yout_num(y, AT_C(obj, f, double)[i] * scale_of(f));
 	}
@@ -524,6 +600,23 @@ static int write_vec(struct yout *y, const struct yschema_field *f, const void *
 	}
 	yout_end(y);
 	return rc ? DDT_EGENERIC : 0;
+}
+
+/* A bit set, its names in names' order. */
+static void write_flags(struct yout *y, const struct yschema_field *f, const void *obj)
+{
+	unsigned set = *AT_C(obj, f, unsigned);
+	if (!set && (f->flags & YS_OMIT))
+		return;
+	yout_key(y, f->key);
+	if (f->flags & YS_BLOCK)
+		yout_seq(y);
+	else
+		yout_seq_flow(y);
+	for (int k = 0; f->names[k].name; k++)
+		if (set & (unsigned)f->names[k].value)
+			yout_str(y, f->names[k].name);
+	yout_end(y);
 }
 
 static int write_field(struct yout *y, const struct yschema_field *f, const void *obj)
@@ -564,6 +657,14 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 		return write_dict(y, f, obj);
 	case YS_VEC:
 		return write_vec(y, f, obj);
+	case YS_FLAGS:
+		write_flags(y, f, obj);
+		return 0;
+	case YS_BOOLS:
+		return write_list(y, f, obj);
+	case YS_LONG:
+		yout_kv_int(y, f->key, *AT_C(obj, f, long long));
+		return 0;
 	case YS_CUSTOM:
 		if (!f->write)
 			return err_set(DDT_EGENERIC,
@@ -668,7 +769,8 @@ int yschema_keys(const struct yschema *s, const void *obj, const char *prefix,
 
 static const char *kind_words(const struct yschema_field *f)
 {
-	int whole = f->type == YS_INT || f->type == YS_INTS || (f->flags & Y_INTEGER);
+	int whole = f->type == YS_INT || f->type == YS_INTS || f->type == YS_LONG ||
+		    (f->flags & Y_INTEGER);
 	if (f->type == YS_U64)
 		return "whole number >= 0";
 	if (f->type == YS_STR)
@@ -685,6 +787,8 @@ static const char *kind_words(const struct yschema_field *f)
 		return "list of texts";
 	if (f->type == YS_LIST)
 		return "list of mappings";
+	if (f->type == YS_BOOLS)
+		return "list of true or false";
 	if (f->type == YS_NUMS || f->type == YS_INTS)
 		return whole ? "list of whole numbers" : "list of numbers";
 	if (f->flags & Y_POSITIVE)
@@ -700,8 +804,12 @@ char *yschema_describe(const struct yschema_field *f, char *buf, size_t len)
 {
 	size_t off;
 	if (f->names) {
-		off = f->type == YS_STRS ? (size_t)snprintf(buf, len, "list of ") : 0;
+		int list = f->type == YS_STRS || f->type == YS_FLAGS;
+		off = list ? (size_t)snprintf(buf, len, "list of ") : 0;
 		names_list(f->names, buf + off, len - off);
+		off += strlen(buf + off);
+		if (f->type == YS_ENUM && (f->flags & Y_NULLABLE) && off < len)
+			snprintf(buf + off, len - off, ", or null");
 		return buf;
 	}
 	off = (size_t)snprintf(buf, len, "%s", kind_words(f));

@@ -18,7 +18,9 @@ enum yschema_type {
 		    * numbers: a seed); absent keeps the struct's value */
 	YS_STR,    /* char[size]; a longer value is a problem, never a truncation;
 		    * with names: one of the names (their values unused) */
-	YS_ENUM,   /* int holding one of names' values, written by its name */
+	YS_ENUM,   /* int holding one of names' values, written by its name;
+		    * with Y_NULLABLE a null (~, null, nothing) reads as the
+		    * value of names' end {NULL, v}, and v writes as null */
 	YS_BOOL,   /* int, true or false */
 	YS_MAP,    /* a nested mapping described by sub (a struct member) */
 	YS_LIST,   /* a sequence of mappings described by sub, into an array of
@@ -44,6 +46,13 @@ enum yschema_type {
 		    * at item max + 1. An item starts as sub's init or zero
 		    * bytes. The reader sets the pointer without freeing what it
 		    * held: the caller frees the array (also after a problem) */
+	YS_FLAGS,  /* a sequence of names into an unsigned: each name's value
+		    * ORed in; an empty list is a problem (YS_OMIT: an empty
+		    * set is left out); written on one line in names' order */
+	YS_BOOLS,  /* a sequence of true or false into int[max] at off, the int
+		    * at count their number; written on one line */
+	YS_LONG,   /* long long, a whole number exact past an int's range (a
+		    * count, a line number), in the entry's range too */
 	YS_CUSTOM  /* read and written by the entry's own functions */
 };
 
@@ -53,7 +62,7 @@ enum {
 	YS_OMIT = 1 << 13,  /* written only when it says something: an empty text or a
 			     * NaN number is left out (a key later layouts added); a
 			     * YS_STR with names also takes the empty text */
-	YS_BLOCK = 1 << 14  /* a YS_NUMS, YS_INTS or YS_STRS written one item a line
+	YS_BLOCK = 1 << 14  /* a YS_NUMS, YS_INTS, YS_STRS or YS_FLAGS written one item a line
 			     * (default: on one line, [a, b]) */
 };
 
@@ -86,7 +95,8 @@ struct yschema_field {
 	size_t size;                       /* its size (YS_STR: the array's bytes) */
 	unsigned flags;                    /* Y_REQUIRED, Y_POSITIVE, ..., YS_NOSET */
 	const struct yschema_range *range; /* NULL: the flags' checks only */
-	const struct yschema_name *names;  /* YS_ENUM; YS_STR: the values it takes */
+	const struct yschema_name *names;  /* YS_ENUM, YS_FLAGS; YS_STR, YS_STRS: the
+					    * values it takes */
 	const struct yschema *sub;         /* YS_MAP */
 	yschema_read_fn read;              /* YS_CUSTOM; NULL (a table only written):
 					    * reading the key is an internal error */
@@ -137,8 +147,8 @@ struct yschema {
 #define YS_PCT(T, k, m, fl, ...)                                                          \
 	YS_KEYED(T, k, m, YS_NUM, fl, .scale = 100, .unit = "%", __VA_ARGS__)
 /* Type T's array member arr (fixed length), its number in the int member
- * cnt: a YS_LIST of mappings described by sub, a YS_NUMS of doubles or a
- * YS_INTS of ints. */
+ * cnt: a YS_LIST of mappings described by sub, a YS_NUMS of doubles, a
+ * YS_INTS of ints or a YS_BOOLS of ints 0 or 1. */
 #define YS_COUNT_(T, cnt) _Generic(((T *)0)->cnt, int: offsetof(T, cnt))
 #define YS_LIST_OF(T, k, arr, cnt, sub_, fl, ...)                                         \
 	{.key = (k), .type = YS_LIST, .off = offsetof(T, arr),                             \
@@ -152,6 +162,13 @@ struct yschema {
 	 .flags = (fl), __VA_ARGS__}
 #define YS_NUMS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_NUMS, double, fl, __VA_ARGS__)
 #define YS_INTS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_INTS, int, fl, __VA_ARGS__)
+#define YS_BOOLS_OF(T, k, arr, cnt, fl, ...)                                               \
+	YS_ARRAY_(T, k, arr, cnt, YS_BOOLS, int, fl, __VA_ARGS__)
+/* Type T's unsigned member m, a YS_FLAGS of names nm. */
+#define YS_FLAGS_OF(T, k, m, nm, fl, ...)                                                  \
+	{.key = (k), .type = YS_FLAGS, .off = offsetof(T, m),                              \
+	 .size = sizeof(_Generic(((T *)0)->m, unsigned: ((T *)0)->m)), .names = (nm),        \
+	 .flags = (fl), __VA_ARGS__}
 /* Type T's member arr, char[max][size], a YS_STRS of texts. */
 #define YS_STRS_OF(T, k, arr, cnt, fl, ...)                                               \
 	{.key = (k), .type = YS_STRS, .off = offsetof(T, arr),                             \

@@ -140,7 +140,7 @@ static void test_bench__conf_rejects_mistakes_with_positions(void **state)
 			   "  extra: 1\n";
 	assert_int_equal(load_conf(body, &bc, &diag), DDT_EINPUT);
 	assert_true(diag_has(&diag, "t.yaml:4:"));
-	assert_true(diag_has(&diag, "unknown value 'lukewarm'"));
+	assert_true(diag_has(&diag, "t.yaml:4:20: variants: expected cold or hot, got 'lukewarm'"));
 	assert_true(diag_has(&diag, "unknown key 'colour'"));
 	assert_true(diag_has(&diag, "target_rsd"));
 	assert_true(diag_has(&diag, "t.yaml:8:") && diag_has(&diag, "no parameter 'hiden'"));

@@ -1647,6 +1647,19 @@ static void test_regress__verdict_file_names_round_trip_byte_for_byte(void **sta
 		 ln);
 	assert_non_null(strstr(diag.msgs[diag.n - 1], line));
 	regress_night_free(&b);
+	/* an unknown component the same way, with the model's components */
+	memcpy(bad, "state: acknowledged", 19);
+	bad = strstr(text, "component: draft");
+	assert_non_null(bad);
+	memcpy(bad, "component: drift", 16);
+	assert_int_equal(fsx_write_all(path, text, strlen(text)), 0);
+	assert_int_equal(regress_night_read(&b, path, &diag), DDT_EINPUT);
+	for (ln = 1; bad > text; bad--)
+		ln += bad[-1] == '\n';
+	snprintf(line, sizeof line, "verdicts.yaml:%d:16: component: expected moe, attn_lmhead, "
+		 "draft, tree, overhead or allreduce, got 'drift'", ln);
+	assert_non_null(strstr(diag.msgs[diag.n - 1], line));
+	regress_night_free(&b);
 	free(text);
 	free(text2);
 	ydiag_free(&diag);

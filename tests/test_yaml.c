@@ -1234,6 +1234,171 @@ static void test_yaml__an_entrys_own_reader_takes_a_checked_sequence(void **stat
 	ydiag_free(&diag);
 }
 
+/* A Y_NULLABLE enum: null reads as the value of its names' end and that
+ * value writes as null; without the flag null is a word like any other. */
+struct picked {
+	int kind, strict;
+};
+static const struct yschema_name picked_names[] = {{"low", 0}, {"high", 1}, {NULL, -1}};
+static const struct yschema_field picked_fields[] = {
+	YS_FIELD(struct picked, kind, YS_ENUM, Y_REQUIRED | Y_NULLABLE, .names = picked_names),
+	YS_FIELD(struct picked, strict, YS_ENUM, 0, .names = picked_names),
+};
+static const struct yschema picked_schema = YS_TABLE("picked", picked_fields, 0);
+
+static void test_yaml__a_nullable_enum_reads_null_as_its_names_end(void **state)
+{
+	(void)state;
+	struct picked p = {1, 1};
+	struct ydiag diag = {0};
+	char d[64];
+	static const char *const nulls[] = {"kind: null\n", "kind: ~\n", "kind:\n"};
+	for (int i = 0; i < 3; i++) {
+		p.kind = 1;
+		assert_int_equal(schema_read_text(&picked_schema, nulls[i], &p, &diag), 0);
+		assert_int_equal(p.kind, -1);
+	}
+	char *text = schema_text(&picked_schema, &p);
+	assert_string_equal(text, "kind: null\nstrict: high\n");
+	free(text);
+	assert_int_equal(schema_read_text(&picked_schema, "kind: high\n", &p, &diag), 0);
+	assert_int_equal(p.kind, 1);
+	assert_int_equal(schema_read_text(&picked_schema, "kind: mid\nstrict: null\n", &p, &diag),
+			 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:7: kind: expected low or high, got 'mid'");
+	assert_string_equal(diag.msgs[1], "t.yaml:2:9: strict: expected low or high, got 'null'");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&picked_schema, "kind: 'null'\n", &p, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:7: kind: expected low or high, got 'null'");
+	ydiag_free(&diag);
+	assert_string_equal(yschema_describe(&picked_fields[0], d, sizeof d),
+			    "low or high, or null");
+	assert_string_equal(yschema_describe(&picked_fields[1], d, sizeof d), "low or high");
+}
+
+/* A list of names into a bit set, written in the names' order; an empty
+ * list is a problem, an empty set of a YS_OMIT entry is left out. */
+struct chosen {
+	unsigned set, opt;
+};
+static const struct yschema_name chosen_names[] = {{"cold", 1}, {"hot", 2}, {"warm", 4},
+						   {NULL, 0}};
+static const struct yschema_field chosen_fields[] = {
+	YS_FLAGS_OF(struct chosen, "set", set, chosen_names, Y_REQUIRED),
+	YS_FLAGS_OF(struct chosen, "opt", opt, chosen_names, YS_OMIT),
+};
+static const struct yschema chosen_schema = YS_TABLE("chosen", chosen_fields, 0);
+
+static void test_yaml__a_list_of_names_reads_into_a_bit_set(void **state)
+{
+	(void)state;
+	struct chosen ch = {0, 0};
+	struct ydiag diag = {0};
+	char d[64];
+	assert_int_equal(schema_read_text(&chosen_schema, "set: [warm, cold, warm]\n", &ch, &diag),
+			 0);
+	assert_int_equal(ch.set, 5);
+	assert_int_equal(ch.opt, 0);
+	char *text = schema_text(&chosen_schema, &ch);
+	assert_string_equal(text, "set: [cold, warm]\n");
+	free(text);
+	ch.opt = 2;
+	text = schema_text(&chosen_schema, &ch);
+	assert_string_equal(text, "set: [cold, warm]\nopt: [hot]\n");
+	free(text);
+	assert_int_equal(schema_read_text(&chosen_schema, "set: []\nopt: [cold, frozen, [hot]]\n",
+					  &ch, &diag), 3);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:6: set: empty list");
+	assert_string_equal(diag.msgs[1],
+			    "t.yaml:2:13: opt: expected cold, hot or warm, got 'frozen'");
+	assert_non_null(strstr(diag.msgs[2], "t.yaml:2:21: opt: expected a value, got a list"));
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&chosen_schema, "set: cold\n", &ch, &diag), 1);
+	assert_non_null(strstr(diag.msgs[0], "t.yaml:1:6: set: expected a list, got a value"));
+	ydiag_free(&diag);
+	assert_string_equal(yschema_describe(&chosen_fields[0], d, sizeof d),
+			    "list of cold, hot or warm");
+}
+
+/* A list of true or false, one int each, written on one line. */
+struct marks {
+	int on[3];
+	int non;
+};
+static const struct yschema_field marks_fields[] = {
+	YS_BOOLS_OF(struct marks, "seen", on, non, Y_REQUIRED),
+};
+static const struct yschema marks_schema = YS_TABLE("marks", marks_fields, 0);
+
+static void test_yaml__a_list_of_booleans_reads_back(void **state)
+{
+	(void)state;
+	struct marks m;
+	struct ydiag diag = {0};
+	char d[64];
+	memset(&m, 0, sizeof m);
+	assert_int_equal(schema_read_text(&marks_schema, "seen: [true, false, true]\n", &m, &diag),
+			 0);
+	assert_int_equal(m.non, 3);
+	assert_true(m.on[0] == 1 && m.on[1] == 0 && m.on[2] == 1);
+	char *text = schema_text(&marks_schema, &m);
+	assert_string_equal(text, "seen: [true, false, true]\n");
+	free(text);
+	assert_int_equal(schema_read_text(&marks_schema, "seen: [true, yes, 'false']\n", &m, &diag),
+			 2);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:14: seen: expected true or false, got 'yes'");
+	assert_string_equal(diag.msgs[1], "t.yaml:1:19: seen: expected true or false, got 'false'");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&marks_schema, "seen: [true, true, true, false]\n", &m,
+					  &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:26: seen: at most 3 items, got 4");
+	ydiag_free(&diag);
+	assert_string_equal(yschema_describe(&marks_fields[0], d, sizeof d),
+			    "list of true or false");
+}
+
+/* A long long: whole numbers exact past a double's, with the flags' and
+ * the range's checks. */
+struct counted {
+	long long steps, line;
+};
+static const struct yschema_range line_range = {0, 1e6, 0, 0, "within [0, 1000000]"};
+static const struct yschema_field counted_fields[] = {
+	YS_FIELD(struct counted, steps, YS_LONG, Y_REQUIRED | Y_POSITIVE),
+	YS_FIELD(struct counted, line, YS_LONG, Y_NONNEG, .range = &line_range),
+};
+static const struct yschema counted_schema = YS_TABLE("counted", counted_fields, 0);
+
+static void test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers(void **state)
+{
+	(void)state;
+	struct counted k = {0, 7};
+	struct ydiag diag = {0};
+	char d[64];
+	assert_int_equal(schema_read_text(&counted_schema, "steps: 9007199254740993\n", &k, &diag),
+			 0);
+	assert_true(k.steps == 9007199254740993ll && k.line == 7);
+	char *text = schema_text(&counted_schema, &k);
+	assert_string_equal(text, "steps: 9007199254740993\nline: 7\n");
+	free(text);
+	assert_int_equal(schema_read_text(&counted_schema, "steps: 1e3\nline: 500.0\n", &k, &diag),
+			 0);
+	assert_true(k.steps == 1000 && k.line == 500);
+	static const char *const bad[] = {"steps: 1.5\n", "steps: 0\n", "steps: [1]\n",
+					  "steps: 1\nline: 2000000\n"};
+	static const char *const want[] = {
+		"t.yaml:1:8: steps must be a whole number, got 1.5",
+		"t.yaml:1:8: steps must be greater than zero, got 0",
+		"t.yaml:1:8: steps: expected a value, got a list",
+		"t.yaml:2:7: line must be within [0, 1000000], got 2000000"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(schema_read_text(&counted_schema, bad[i], &k, &diag), 1);
+		assert_string_equal(diag.msgs[0], want[i]);
+		ydiag_free(&diag);
+	}
+	assert_string_equal(yschema_describe(&counted_fields[0], d, sizeof d), "whole number > 0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1266,6 +1431,10 @@ int main(void)
 		cmocka_unit_test(test_yaml__an_allocated_list_names_each_bad_item_at_its_place),
 		cmocka_unit_test(test_yaml__an_allocated_list_given_over_a_base_replaces_it),
 		cmocka_unit_test(test_yaml__an_entrys_own_reader_takes_a_checked_sequence),
+		cmocka_unit_test(test_yaml__a_nullable_enum_reads_null_as_its_names_end),
+		cmocka_unit_test(test_yaml__a_list_of_names_reads_into_a_bit_set),
+		cmocka_unit_test(test_yaml__a_list_of_booleans_reads_back),
+		cmocka_unit_test(test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

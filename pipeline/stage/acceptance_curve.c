@@ -7,7 +7,6 @@
 #include "ydoc.h"
 #include "yschema.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,101 +59,20 @@ struct curve_top {
 	struct curve_doc doc;
 };
 
-#define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
-#define AT_C(obj, f, T) ((const T *)((const char *)(obj) + (f)->off))
-
-/* ---- entries no type of yschema.h describes ---- */
-
-/* A whole number as a long long from node, with flags' checks (the getters'
- * words): exact past an int's range (a count, a seed, a line number). */
-static int whole_node(struct yctx *c, struct ydoc_node *node, const char *what, unsigned flags,
-		      long long *out)
-{
-	double v;
-	char *end;
-	if (yget_node_num(c, node, what, flags & ~(unsigned)Y_INTEGER, &v))
-		return DDT_EINPUT;
-	errno = 0;
-	long long w = strtoll(node->str, &end, 10);
-	if (*end || errno) { /* "1e3", "500.0": whole if the number is */
-		if (v != floor(v) || fabs(v) > 9007199254740992.0) {
-			ydiag_add(c->diag, c->file, node->line, node->col,
-				  "%s must be a whole number, got %s", what, node->str);
-			return DDT_EINPUT;
-		}
-		w = (long long)v;
-	}
-	*out = w;
-	return 0;
-}
-
-static void whole_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		       void *obj)
-{
-	struct ydoc_node *n = NULL;
-	if (!yget_node(c, map, f->key, YDOC_SCALAR, f->flags, &n) && n)
-		whole_node(c, n, f->key, f->flags, AT(obj, f, long long));
-}
-
-static void whole_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_int(y, f->key, *AT_C(obj, f, long long));
-}
-
+/* A long long member m of T: a count, a seed, a line number. */
 #define WHOLE(T, m, fl, h)                                                                \
-	{.key = #m, .type = YS_CUSTOM, .off = offsetof(T, m),                              \
+	{.key = #m, .type = YS_LONG, .off = offsetof(T, m),                                \
 	 .size = sizeof(_Generic(((T *)0)->m, long long: ((T *)0)->m)), .flags = (fl),      \
-	 .read = whole_read, .write = whole_write, .help = (h)}
+	 .help = (h)}
 
-/* The sequence of key (NULL when absent or refused, recorded), its length
- * checked against f->max and kept at f->count. */
-static struct ydoc_node *seq_of(struct yctx *c, struct ydoc_node *map,
-				const struct yschema_field *f, void *obj)
-{
-	struct ydoc_node *seq = NULL;
-	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &seq) || !seq)
-		return NULL;
-	if (seq->n > (size_t)f->max) {
-		struct ydoc_node *n = seq->items[f->max];
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %d items, got %zu",
-			  f->key, f->max, seq->n);
-		return NULL;
-	}
-	*(int *)((char *)obj + f->count) = (int)seq->n;
-	return seq;
-}
-
-/* true or false per item, into int[]. */
-static void bools_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-		       void *obj)
-{
-	struct ydoc_node *seq = seq_of(c, map, f, obj);
-	for (size_t i = 0; seq && i < seq->n; i++) {
-		struct ydoc_node *n = seq->items[i];
-		if (yget_expect(c, n, YDOC_SCALAR, f->key))
-			continue;
-		if (n->plain && (!strcmp(n->str, "true") || !strcmp(n->str, "false")))
-			AT(obj, f, int)[i] = n->str[0] == 't';
-		else
-			ydiag_add(c->diag, c->file, n->line, n->col,
-				  "%s: expected true or false, got '%s'", f->key, n->str);
-	}
-}
-
-static void bools_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_key(y, f->key);
-	yout_seq_flow(y);
-	for (int i = 0; i < *(const int *)((const char *)obj + f->count); i++)
-		yout_bool(y, AT_C(obj, f, int)[i]);
-	yout_end(y);
-}
-
-#define PER_BUDGET_(k, m, cnt, ty, rd, wr, fl, ...)                                       \
+/* A list of one item per budget, its number in n[cnt]. */
+#define PER_BUDGET_(k, m, cnt, ty, fl, ...)                                               \
 	{.key = (k), .type = (ty), .off = offsetof(struct curve_doc, m),                   \
 	 .size = sizeof(((struct curve_doc *)0)->m[0]),                                    \
 	 .count = offsetof(struct curve_doc, n[cnt]), .max = ACCEPTANCE_MAX_BUDGETS,        \
-	 .flags = Y_REQUIRED | (fl), .read = (rd), .write = (wr), __VA_ARGS__}
+	 .flags = Y_REQUIRED | (fl), __VA_ARGS__}
+
+/* ---- entries no type of yschema.h describes ---- */
 
 /* A table of rows, one per budget (the covariance of the means, the
  * histogram): nb rows of cols items, else a problem at the first wrong. */
@@ -234,7 +152,7 @@ static void hist_read(struct yctx *c, struct ydoc_node *map, const struct yschem
 			return;
 		}
 		for (int a = 1; a <= block; a++)
-			whole_node(c, seq->items[j]->items[a - 1], f->key, Y_NONNEG, &d->hist[j][a]);
+			yget_node_long(c, seq->items[j]->items[a - 1], f->key, Y_NONNEG, &d->hist[j][a]);
 	}
 }
 
@@ -425,7 +343,7 @@ static const struct yschema context_schema =
 	YS_TABLE_CHECKED("context_tokens", context_fields, 1, context_check);
 
 #define DOC(m, ty, fl, h) YS_FIELD(struct curve_doc, m, ty, Y_REQUIRED | (fl), .help = (h))
-#define NUMS(k, m, cnt, fl, ...) PER_BUDGET_(k, m, cnt, YS_NUMS, NULL, NULL, fl, __VA_ARGS__)
+#define NUMS(k, m, cnt, fl, ...) PER_BUDGET_(k, m, cnt, YS_NUMS, fl, __VA_ARGS__)
 /* In the order written. */
 static const struct yschema_field doc_fields[] = {
 	DOC(schema, YS_INT, 0, "the layout: 1"),
@@ -441,7 +359,7 @@ static const struct yschema_field doc_fields[] = {
 	DOC(top_k_max, YS_INT, Y_POSITIVE, "the most"),
 	YS_KEYED(struct curve_doc, "bootstrap", bootstrap, YS_MAP, Y_REQUIRED,
 		 .sub = &boot_schema, .help = "the interval's bootstrap"),
-	PER_BUDGET_("budgets", budgets, C_BUDGETS, YS_INTS, NULL, NULL, Y_NONNEG,
+	PER_BUDGET_("budgets", budgets, C_BUDGETS, YS_INTS, Y_NONNEG,
 		    .range = &budget_range, .unit = "nodes", .help = "the tree budgets replayed"),
 	NUMS("mean", mean, C_MEAN, 0, .range = &accept_range, .unit = "tokens",
 	     .help = "mean acceptance length, root included"),
@@ -450,7 +368,7 @@ static const struct yschema_field doc_fields[] = {
 	NUMS("ci_hi", ci_hi, C_HI, 0, .range = &accept_range, .unit = "tokens",
 	     .help = "its high end"),
 	NUMS("se", se, C_SE, Y_NONNEG, .unit = "tokens", .help = "the mean's standard error"),
-	PER_BUDGET_("design_effect", deff, C_DEFF, YS_NUMS, NULL, NULL, Y_NONNEG | Y_NULLABLE,
+	PER_BUDGET_("design_effect", deff, C_DEFF, YS_NUMS, Y_NONNEG | Y_NULLABLE,
 		    .help = "the mean's variance over requests / over steps; null: no spread"),
 	NUMS("drafter", drafter, C_DRAFTER, 0, .range = &accept_range, .unit = "tokens",
 	     .help = "what the drafter expects: 1 + the tree's summed prefix probabilities"),
@@ -458,7 +376,7 @@ static const struct yschema_field doc_fields[] = {
 	     .help = "steps that accepted the whole block"),
 	NUMS("k_limited", k_limited, C_KLIM, Y_FRACTION, .unit = "share of steps",
 	     .help = "steps whose tree wanted a rank past the trace's top-K"),
-	PER_BUDGET_("lower_bound", lower_bound, C_LOWER, YS_CUSTOM, bools_read, bools_write, 0,
+	PER_BUDGET_("lower_bound", lower_bound, C_LOWER, YS_BOOLS, 0,
 		    .help = "past the trace's top-K: the replay is a lower bound"),
 	{.key = "cov", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = cov_read,
 	 .write = cov_write, .help = "the bootstrap covariance of the means, budget by budget"},

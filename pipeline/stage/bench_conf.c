@@ -62,44 +62,6 @@ static int bench_op_has_key(const char *op, const char *key)
 #define AT(obj, f, T) ((T *)((char *)(obj) + (f)->off))
 #define AT_C(obj, f, T) ((const T *)((const char *)(obj) + (f)->off))
 
-/* A list of the entry's names into a bit set (their values ORed). */
-static void name_set_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
-			  void *obj)
-{
-	struct ydoc_node *n;
-	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &n) || !n)
-		return;
-	if (!n->n) {
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: empty list", f->key);
-		return;
-	}
-	unsigned *out = AT(obj, f, unsigned);
-	*out = 0;
-	for (size_t i = 0; i < n->n; i++) {
-		struct ydoc_node *it = n->items[i];
-		int k;
-		if (yget_expect(c, it, YDOC_SCALAR, f->key))
-			continue;
-		for (k = 0; f->names[k].name && strcmp(f->names[k].name, it->str); k++)
-			;
-		if (!f->names[k].name)
-			ydiag_add(c->diag, c->file, it->line, it->col, "%s: unknown value '%s'",
-				  f->key, it->str);
-		else
-			*out |= (unsigned)f->names[k].value;
-	}
-}
-
-static void name_set_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_key(y, f->key);
-	yout_seq_flow(y);
-	for (int k = 0; f->names[k].name; k++)
-		if (*AT_C(obj, f, unsigned) & (unsigned)f->names[k].value)
-			yout_str(y, f->names[k].name);
-	yout_end(y);
-}
-
 /* source: the references of a mapping's values, checked to be text and
  * kept by the template alone. */
 static void source_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
@@ -126,9 +88,7 @@ static const struct yschema_name backend_names[] = {
 static const struct yschema_name variant_names[] = {
 	{"cold", BENCH_COLD}, {"hot", BENCH_HOT}, {NULL, 0}};
 
-#define NAME_SET(T, m, nm, h)                                                             \
-	YS_FIELD(T, m, YS_CUSTOM, 0, .names = (nm), .read = name_set_read,                 \
-		 .write = name_set_write, .help = (h))
+#define NAME_SET(T, m, nm, h) YS_FLAGS_OF(T, #m, m, nm, 0, .help = (h))
 
 /* ---------------------------------------------------------------- timing, cpu */
 

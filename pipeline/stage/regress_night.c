@@ -262,35 +262,13 @@ static const struct yschema_field revision_fields[] = {
 };
 static const struct yschema revision_schema = YS_TABLE("revised", revision_fields, 0);
 
-/* component: a model component's name, or null (the op maps to none: -1). */
-static void comp_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-		      void *obj)
-{
-	const char *s = NULL;
-	char list[160] = "";
-	int *comp = (int *)((char *)obj + f->off);
-	*comp = -1;
-	if (yget_str(c, m, f->key, f->flags, &s) || !s)
-		return;
-	struct ydoc_node *n = ydoc_get(m, f->key);
-	if (n->plain && !strcmp(s, "null"))
-		return;
-	for (int k = 0; k < COMP_COUNT; k++)
-		if (!strcmp(s, model_comp_names[k]))
-			*comp = k;
-	for (int k = 0; *comp < 0 && k < COMP_COUNT; k++)
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-			 !k ? "" : k + 1 < COMP_COUNT ? ", " : " or ", model_comp_names[k]);
-	if (*comp < 0)
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: expected %s, got '%s'", f->key,
-			  list, s);
-}
-
-static void comp_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	int comp = *(const int *)((const char *)obj + f->off);
-	yout_kv_str(y, f->key, comp >= 0 && comp < COMP_COUNT ? model_comp_names[comp] : NULL);
-}
+/* component: a model component's name (model_comp_names'), or null: the
+ * op maps to none (-1). */
+static const struct yschema_name comp_names[] = {
+	{"moe", COMP_MOE},   {"attn_lmhead", COMP_ATTN}, {"draft", COMP_DRAFT},
+	{"tree", COMP_TREE}, {"overhead", COMP_OVERHEAD}, {"allreduce", COMP_ALLREDUCE},
+	{NULL, -1}};
+_Static_assert(COMP_COUNT == 6, "a model component needs its name in comp_names");
 
 #define I_NUM(m, u, h) YS_FIELD(struct regress_impact, m, YS_NUM, FIG, .unit = (u), .help = (h))
 static const struct yschema_field impact_fields[] = {
@@ -298,8 +276,8 @@ static const struct yschema_field impact_fields[] = {
 	VERDICT(struct regress_impact, "verdict", verdict, "regression or improvement"),
 	YS_PCT(struct regress_impact, "delta_pct", delta_frac, FIG,
 	       .help = "the kernel's change against its baseline"),
-	YS_KEYED(struct regress_impact, "component", comp, YS_CUSTOM, Y_REQUIRED, .read = comp_read,
-		 .write = comp_write, .help = "the model component the op maps to (null: none)"),
+	YS_KEYED(struct regress_impact, "component", comp, YS_ENUM, Y_REQUIRED | Y_NULLABLE,
+		 .names = comp_names, .help = "the model component the op maps to (null: none)"),
 	RUN_STR(struct regress_impact, "scenario", scenario, Y_REQUIRED, "the scenario projected"),
 	RUN_STR(struct regress_impact, "target", target, Y_REQUIRED, "its catalog GPU"),
 	I_NUM(accept, "tokens", "the scenario's first acceptance"),
