@@ -704,6 +704,23 @@ int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct ysche
 	return yschema_read(c, node, s, obj);
 }
 
+int yschema_write_doc(FILE *fp, const struct yschema *s, const void *obj)
+{
+	struct yout y;
+	yout_init(&y, fp);
+	return yschema_write_item(&y, s, obj);
+}
+
+int yschema_read_doc(struct yctx *c, const struct ydoc *doc, const struct yschema *s,
+		     void *obj, const char *what)
+{
+	if (!doc->root) {
+		ydiag_add(c->diag, c->file, 0, 0, "empty %s", what);
+		return DDT_EINPUT;
+	}
+	return yschema_read_item(c, doc->root, s, obj, what);
+}
+
 /* ---------------------------------------------------------------- overrides */
 
 static int settable(const struct yschema_field *f)

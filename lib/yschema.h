@@ -244,6 +244,16 @@ int yschema_write_item(struct yout *y, const struct yschema *s, const void *obj)
 int yschema_read_item(struct yctx *c, struct ydoc_node *node, const struct yschema *s,
 		      void *obj, const char *what);
 
+/* A whole document: obj's entries as fp's top mapping (a section under a
+ * top key: a table of one YS_MAP entry at offset 0), written as
+ * yschema_write_item writes it; fp's write errors are the caller's to
+ * check. Its reader reads doc's root as yschema_read_item does; a
+ * document without one is "empty WHAT" at c->file. Both return 0,
+ * DDT_EGENERIC (the writer, yschema_write_fields) or DDT_EINPUT. */
+int yschema_write_doc(FILE *fp, const struct yschema *s, const void *obj);
+int yschema_read_doc(struct yctx *c, const struct ydoc *doc, const struct yschema *s,
+		     void *obj, const char *what);
+
 /* For an entry's own reader (YS_CUSTOM): the sequence under f->key, f's
  * flags (Y_REQUIRED) checked, NULL when absent; more than f->max items is
  * a problem at item max + 1 ("KEY: at most N items, got M") and

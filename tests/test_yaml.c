@@ -1399,6 +1399,68 @@ static void test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers(void *
 	assert_string_equal(yschema_describe(&counted_fields[0], d, sizeof d), "whole number > 0");
 }
 
+/* A whole document: a table's entries as the top mapping, or a section
+ * under its key (one YS_MAP entry at offset 0 holding the struct itself). */
+static const struct yschema_field counted_doc_fields[] = {
+	{.key = "counted", .type = YS_MAP, .flags = Y_REQUIRED, .sub = &counted_schema},
+};
+static const struct yschema counted_doc = YS_TABLE("counted file", counted_doc_fields, 0);
+
+static char *doc_text(const struct yschema *s, const void *obj)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	assert_int_equal(yschema_write_doc(fp, s, obj), 0);
+	fclose(fp);
+	return buf;
+}
+
+/* Reads text as a whole document with s into obj; returns the problems
+ * found (diag). */
+static size_t doc_read_text(const struct yschema *s, const char *text, void *obj,
+			    struct ydiag *diag)
+{
+	struct ydoc *doc;
+	assert_int_equal(ydoc_load_buf(&doc, "t.yaml", text, strlen(text), diag), 0);
+	struct yctx c = {"t.yaml", diag, NULL};
+	int rc = yschema_read_doc(&c, doc, s, obj, s->name);
+	assert_int_equal(rc != 0, diag->n != 0);
+	ydoc_free(doc);
+	return diag->n;
+}
+
+static void test_yaml__a_whole_document_reads_back_through_its_table(void **state)
+{
+	(void)state;
+	struct counted k = {12, 3}, back = {0, 0};
+	struct ydiag diag = {0};
+	char *text = doc_text(&counted_schema, &k), *framed = schema_text(&counted_schema, &k);
+	assert_string_equal(text, framed); /* the bytes of a mapping opened by hand */
+	assert_string_equal(text, "steps: 12\nline: 3\n");
+	free(framed);
+	free(text);
+	text = doc_text(&counted_doc, &k);
+	assert_string_equal(text, "counted:\n  steps: 12\n  line: 3\n");
+	assert_int_equal(doc_read_text(&counted_doc, text, &back, &diag), 0);
+	assert_true(back.steps == 12 && back.line == 3);
+	free(text);
+	static const char *const bad[] = {"", "- 1\n", "counted: {steps: 1}\nother: 2\n",
+					  "counted: [1]\n", "counted: {steps: 0}\n"};
+	static const char *const want[] = {
+		"t.yaml: empty counted file",
+		"t.yaml:1:1: counted file: expected a mapping, got a list",
+		"t.yaml:2:1: unknown key 'other'",
+		"t.yaml:1:10: counted: expected a mapping, got a list",
+		"t.yaml:1:18: steps must be greater than zero, got 0"};
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(doc_read_text(&counted_doc, bad[i], &back, &diag), 1);
+		assert_string_equal(diag.msgs[0], want[i]);
+		ydiag_free(&diag);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1435,6 +1497,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_list_of_names_reads_into_a_bit_set),
 		cmocka_unit_test(test_yaml__a_list_of_booleans_reads_back),
 		cmocka_unit_test(test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers),
+		cmocka_unit_test(test_yaml__a_whole_document_reads_back_through_its_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
