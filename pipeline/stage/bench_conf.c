@@ -320,14 +320,16 @@ int bench_conf_load(struct bench_conf *out, const struct tmpl *t, struct ydiag *
 	return yschema_read_given(&c, sec, &bench_schema, out); /* over the defaults */
 }
 
+/* A document of the section alone, under its key (struct bench_conf
+ * itself, offset 0). */
+static const struct yschema_field bench_doc_fields[] = {
+	{.key = "bench", .type = YS_MAP, .sub = &bench_schema, .help = "the section"},
+};
+static const struct yschema bench_doc = YS_TABLE("template", bench_doc_fields, 0);
+
 void bench_conf_emit(const struct bench_conf *b, FILE *fp)
 {
-	struct yout y;
-	yout_init(&y, fp);
-	yout_map(&y);
-	yout_key(&y, "bench");
-	yschema_write_item(&y, &bench_schema, b);
-	yout_end(&y);
+	yschema_write_doc(fp, &bench_doc, b);
 }
 
 int bench_conf_op_points(const struct bench_op *o)

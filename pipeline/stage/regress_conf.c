@@ -201,14 +201,16 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 }
 
 
+/* A document of the section alone, under its key (struct regress_conf
+ * itself, offset 0). */
+static const struct yschema_field conf_doc_fields[] = {
+	{.key = "regress", .type = YS_MAP, .sub = &conf_schema, .help = "the section"},
+};
+static const struct yschema conf_doc = YS_TABLE("template", conf_doc_fields, 0);
+
 void regress_conf_emit(const struct regress_conf *c, FILE *fp)
 {
-	struct yout y;
-	yout_init(&y, fp);
-	yout_map(&y);
-	yout_key(&y, "regress");
-	yschema_write_item(&y, &conf_schema, c);
-	yout_end(&y);
+	yschema_write_doc(fp, &conf_doc, c);
 }
 
 int regress_conf_load_file(struct regress_conf *c, const char *path)

@@ -387,12 +387,8 @@ static const struct yschema night_schema = YS_TABLE("verdict file", night_fields
 
 void regress_night_emit(const struct regress_night *n, FILE *fp)
 {
-	struct yout y;
 	struct night_io io = {.n = *n, .schema = 3, .nights = (int)n->nruns};
-	yout_init(&y, fp);
-	yout_map(&y);
-	yschema_write_fields(&y, &night_schema, &io);
-	yout_end(&y);
+	yschema_write_doc(fp, &night_schema, &io);
 }
 
 int regress_night_write(const struct regress_night *n, const char *path)
@@ -411,14 +407,14 @@ int regress_night_write(const struct regress_night *n, const char *path)
 
 /* ---- reading it back ---- */
 
-/* The night of root; its lists are the caller's to free (also after a
+/* The night of doc; its lists are the caller's to free (also after a
  * problem). */
-static void read_root(struct regress_night *n, struct yctx *c, struct ydoc_node *root)
+static void read_root(struct regress_night *n, struct yctx *c, const struct ydoc *doc)
 {
 	struct night_io io;
 
 	memset(&io, 0, sizeof io);
-	yschema_read(c, root, &night_schema, &io);
+	yschema_read_doc(c, doc, &night_schema, &io, "verdict file");
 	*n = io.n;
 	n->nruns = (size_t)io.nights;
 	for (size_t i = 0; i < n->n; i++)
@@ -437,13 +433,7 @@ int regress_night_read(struct regress_night *n, const char *path, struct ydiag *
 	memset(n, 0, sizeof *n);
 	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		return rc;
-	if (!doc->root || yget_expect(&c, doc->root, YDOC_MAP, "verdict file")) {
-		if (!doc->root)
-			ydiag_add(diag, path, 0, 0, "empty verdict file");
-		ydoc_free(doc);
-		return DDT_EINPUT;
-	}
-	read_root(n, &c, doc->root);
+	read_root(n, &c, doc);
 	ydoc_free(doc);
 	return diag->n > before ? DDT_EINPUT : 0;
 }
