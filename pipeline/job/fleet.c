@@ -73,26 +73,20 @@ const char *fleet_task_state_name(enum fleet_task_state s)
 	return (unsigned)s < FT_COUNT ? task_state_names[s].name : "running";
 }
 
-/* Opens path for an atomic write and starts the top mapping; 0 or an error. */
-static int yaml_begin(struct fsx_file *f, struct yout *y, const char *path)
+/* Writes obj as the document of table s at path, atomically (nothing
+ * replaced on a write error); 0 or an error. */
+static int write_doc(const char *path, const struct yschema *s, const void *obj)
 {
-	int rc = fsx_open(f, path);
+	struct fsx_file f;
+	int rc = fsx_open(&f, path);
 	if (rc)
 		return rc;
-	yout_init(y, f->fp);
-	yout_map(y);
-	return 0;
-}
-
-/* Ends the top mapping and commits (or aborts on a write error). */
-static int yaml_end(struct fsx_file *f, struct yout *y, const char *path)
-{
-	yout_end(y);
-	if (ferror(f->fp)) {
-		fsx_abort(f);
+	yschema_write_doc(f.fp, s, obj);
+	if (ferror(f.fp)) {
+		fsx_abort(&f);
 		return err_set(DDT_EIO, "%s: write failed", path);
 	}
-	return fsx_commit(f);
+	return fsx_commit(&f);
 }
 
 #define TASK(m, ty, fl, h) YS_FIELD(struct fleet_task, m, ty, Y_REQUIRED | (fl), .help = (h))
@@ -113,27 +107,7 @@ static const struct yschema task_schema = YS_TABLE("task file", task_fields, 0);
 
 int fleet_task_write(const struct fleet_task *t, const char *path)
 {
-	struct fsx_file f;
-	struct yout y;
-	int rc = yaml_begin(&f, &y, path);
-	if (rc)
-		return rc;
-	yschema_write_fields(&y, &task_schema, t);
-	return yaml_end(&f, &y, path);
-}
-
-/* Loads path's top-level mapping; returns 0 with *doc set, or an error. */
-static int load_map(struct ydoc **doc, const char *path, struct ydiag *diag, const char *what)
-{
-	struct yctx c = {path, diag, NULL};
-	int rc = ydoc_load_file(doc, path, diag);
-	if (rc)
-		return rc;
-	if (!(*doc)->root) {
-		ydiag_add(diag, path, 0, 0, "empty %s", what);
-		return DDT_EINPUT;
-	}
-	return yget_expect(&c, (*doc)->root, YDOC_MAP, what) ? DDT_EINPUT : 0;
+	return write_doc(path, &task_schema, t);
 }
 
 int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
@@ -145,9 +119,9 @@ int fleet_task_read(struct fleet_task *t, const char *path, struct ydiag *diag)
 
 	memset(t, 0, sizeof *t);
 	t->exit_code = -1;
-	if ((rc = load_map(&doc, path, diag, "task file")) != 0)
+	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		goto done;
-	yschema_read(&c, doc->root, &task_schema, t);
+	yschema_read_doc(&c, doc, &task_schema, t, "task file");
 	if (t->run_id[0] && !record_run_id_valid(t->run_id))
 		ydiag_add(diag, path, 0, 0, "run_id '%s' is not a run id", t->run_id);
 	rc = diag->n > before ? DDT_EINPUT : 0;
@@ -250,13 +224,7 @@ const struct yschema fleet_plan_schema = YS_TABLE_CHECKED("fleet plan", plan_fie
 
 int fleet_plan_write(const struct fleet_plan *p, const char *path)
 {
-	struct fsx_file f;
-	struct yout y;
-	int rc = yaml_begin(&f, &y, path);
-	if (rc)
-		return rc;
-	yschema_write_fields(&y, &fleet_plan_schema, p);
-	return yaml_end(&f, &y, path);
+	return write_doc(path, &fleet_plan_schema, p);
 }
 
 int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
@@ -267,9 +235,9 @@ int fleet_plan_read(struct fleet_plan *p, const char *path, struct ydiag *diag)
 	int rc;
 
 	memset(p, 0, sizeof *p);
-	if ((rc = load_map(&doc, path, diag, "fleet plan")) != 0)
+	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		goto done;
-	yschema_read(&c, doc->root, &fleet_plan_schema, p);
+	yschema_read_doc(&c, doc, &fleet_plan_schema, p, "fleet plan");
 	if (p->id[0] && !record_run_id_valid(p->id))
 		ydiag_add(diag, path, 0, 0, "id '%s' is not YYYYMMDDTHHMMSSZ-fleet-host", p->id);
 	rc = diag->n > before ? DDT_EINPUT : 0;

@@ -452,7 +452,6 @@ static int merge_write_outcome(struct merge *m, int status, size_t kernels_faile
 	char *txt = fleet_path("%s/merge.txt", m->dir), *yml = fleet_path("%s/merge.yaml", m->dir);
 	char ended[24];
 	struct fsx_file f;
-	struct yout y;
 	int rc = txt && yml ? 0 : err_nomem(), failed = 0;
 
 	fleet_now_iso(ended, sizeof ended);
@@ -479,10 +478,7 @@ static int merge_write_outcome(struct merge *m, int status, size_t kernels_faile
 			.stages = m->stages, .nstages = m->nstages};
 		snprintf(o.id, sizeof o.id, "%s", m->plan.id);
 		snprintf(o.ended, sizeof o.ended, "%s", ended);
-		yout_init(&y, f.fp);
-		yout_map(&y);
-		yschema_write_fields(&y, &outcome_schema, &o);
-		yout_end(&y);
+		yschema_write_doc(f.fp, &outcome_schema, &o);
 		rc = fsx_commit(&f);
 	}
 	free(txt);
