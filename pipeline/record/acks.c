@@ -59,13 +59,7 @@ static int read_file(const char *path, struct hist_ack **out, size_t *n, struct 
 	}
 	if ((rc = ydoc_load_file(&doc, path, diag)) != 0)
 		return rc == DDT_ENOMEM ? rc : DDT_EINPUT;
-	if (!doc->root || yget_expect(&y, doc->root, YDOC_MAP, "acks file")) {
-		if (!doc->root)
-			ydiag_add(diag, path, 0, 0, "empty acks file");
-		ydoc_free(doc);
-		return DDT_EINPUT;
-	}
-	yschema_read(&y, doc->root, &file_schema, &af);
+	yschema_read_doc(&y, doc, &file_schema, &af, "acks file");
 	ydoc_free(doc);
 	if (diag->n > before) { /* one problem: none are kept */
 		free(af.acks);
@@ -99,10 +93,8 @@ int acks_load(struct history *h, const char *runs_dir, struct ydiag *warnings)
 
 static void emit(FILE *fp, struct hist_ack *a, size_t n)
 {
-	struct yout y;
 	struct acks_file af = {.schema = 1, .acks = a, .n = n};
-	yout_init(&y, fp);
-	yschema_write_item(&y, &file_schema, &af);
+	yschema_write_doc(fp, &file_schema, &af);
 }
 
 int acks_add(const char *runs_dir, const struct hist_ack *a, size_t n)

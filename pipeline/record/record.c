@@ -424,9 +424,7 @@ static const struct yschema record_schema = YS_TABLE("run record", record_fields
 /* The record's YAML, without its trailer. */
 static int emit_body(const struct run_record *r, FILE *fp)
 {
-	struct yout y;
-	yout_init(&y, fp);
-	yschema_write_item(&y, &record_schema, r);
+	yschema_write_doc(fp, &record_schema, r);
 	/* errno is still the failed write's (ENOSPC, EFBIG): say it */
 	return ferror(fp) ? err_set(DDT_EIO, "write failed: %s", strerror(errno ? errno : EIO)) : 0;
 }
