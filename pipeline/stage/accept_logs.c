@@ -473,7 +473,6 @@ static const struct yschema top_schema = YS_TABLE("acceptance --from", top_field
 
 void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp)
 {
-	struct yout y;
 	struct logs_top t = {.doc = {
 		.schema = 1, .intervals = (int)r->n, .block = r->k + 1, .chain_mean = r->mean,
 		.chain_ci_lo = r->mean_lo, .chain_ci_hi = r->mean_hi, .nb = r->nb}};
@@ -491,6 +490,5 @@ void accept_logs_write_yaml(const struct accept_logs_result *r, FILE *fp)
 	memcpy(d->ci_hi, r->hi, sizeof d->ci_hi);
 	memcpy(d->rates_ci_lo, r->samp_lo, sizeof d->rates_ci_lo);
 	memcpy(d->rates_ci_hi, r->samp_hi, sizeof d->rates_ci_hi);
-	yout_init(&y, fp);
-	yschema_write_item(&y, &top_schema, &t);
+	yschema_write_doc(fp, &top_schema, &t);
 }

@@ -434,11 +434,9 @@ static void doc_of(struct curve_doc *d, const struct acceptance_result *r)
 
 void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp)
 {
-	struct yout y;
 	struct curve_top t;
 	doc_of(&t.doc, r);
-	yout_init(&y, fp);
-	yschema_write_item(&y, &top_schema, &t);
+	yschema_write_doc(fp, &top_schema, &t);
 }
 
 /* The result from what the reader took (cov and the rows of hist moved

@@ -16,11 +16,7 @@
 
 void project_emit_xback(const struct projection *p, FILE *fp)
 {
-	struct yout y;
-	yout_init(&y, fp);
-	yout_map(&y);
-	yschema_write_fields(&y, &project_schema_xback_sec, p);
-	yout_end(&y);
+	yschema_write_doc(fp, &project_schema_xback_sec, p);
 }
 
 void project_emit_sections(struct yout *y, const struct projection *p, unsigned parts)
