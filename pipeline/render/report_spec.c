@@ -212,10 +212,8 @@ int report_spec_load(struct report_spec *spec, const struct tmpl *t, struct ydia
 		ydiag_add(diag, t->path, 0, 0, "missing section 'report'");
 		return DDT_EINPUT;
 	}
-	if (yget_expect(&c, sec, YDOC_MAP, "report"))
-		return DDT_EINPUT;
 	r.spec = *spec;
-	yschema_read(&c, sec, &report_schema, &r);
+	yschema_read_item(&c, sec, &report_schema, &r, "report");
 	*spec = r.spec;
 	return diag->n > before ? DDT_EINPUT : 0;
 }
