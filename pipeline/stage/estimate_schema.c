@@ -7,21 +7,17 @@
 #include <math.h>
 #include <string.h>
 
-/* args: the command's arguments as text, on one line (no table type holds
- * a list of texts); read as pointers into the document. */
+/* args: the command's arguments as text, on one line, read as pointers
+ * into the document: a YS_STRS would hold ESTIMATE_MAX_ARGS paths of
+ * PATH_MAX bytes in the struct, a YS_VEC copies them into an array the
+ * reader allocates and is written one item a line. */
 static void args_read(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		      void *obj)
 {
 	struct estimate_made_from *m = obj;
 	struct ydoc_node *seq = NULL;
-	if (yget_node(c, map, f->key, YDOC_SEQ, f->flags, &seq) || !seq)
+	if (yschema_read_seq(c, map, f, &seq) || !seq)
 		return;
-	if (seq->n > ESTIMATE_MAX_ARGS) {
-		struct ydoc_node *n = seq->items[ESTIMATE_MAX_ARGS];
-		ydiag_add(c->diag, c->file, n->line, n->col, "%s: at most %d items, got %zu",
-			  f->key, ESTIMATE_MAX_ARGS, seq->n);
-		return;
-	}
 	for (size_t i = 0; i < seq->n; i++)
 		if (!yget_expect(c, seq->items[i], YDOC_SCALAR, f->key))
 			m->args[m->nargs++] = seq->items[i]->str;
@@ -49,8 +45,8 @@ static const struct yschema_field made_from_fields[] = {
 	MADE("moe_reference", moe_reference, 0, "--moe-reference's file; empty when none"),
 	MADE("moe_reference_hash", moe_reference_hash, Y_REQUIRED,
 	     "fnv1a64 of that file; empty when none"),
-	{.key = "args", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = args_read,
-	 .write = args_write, .help = "the command's arguments in a canonical order"},
+	{.key = "args", .type = YS_CUSTOM, .flags = Y_REQUIRED, .max = ESTIMATE_MAX_ARGS,
+	 .read = args_read, .write = args_write, .help = "the command's arguments in a canonical order"},
 };
 const struct yschema estimate_schema_made_from = YS_TABLE("made_from", made_from_fields, 0);
 
