@@ -37,7 +37,13 @@ enum yschema_type {
 		    * (into max structs of size bytes at off, the int at count
 		    * their number) with the item's NAME in its char member at
 		    * name_off (name_size bytes) and c->ctx the struct that
-		    * holds the mapping (an item's rules may need its siblings) */
+		    * holds the mapping (an item's rules may need its siblings).
+		    * A sub of one entry whose key is NULL (YS_VALUE) takes plain
+		    * values, NAME: value: that entry's type and checks read each
+		    * value into the item (its messages name the NAME), the
+		    * sub's rule, if any, checks each item (map: the dict's
+		    * mapping, c->ctx the holder); written on one line when sub
+		    * says flow, {M: 9, k: 64} */
 	YS_VEC,    /* a sequence of mappings described by sub (sub NULL: of texts
 		    * of at most size - 1 bytes) into an array of items of size
 		    * bytes the reader allocates (calloc) at the pointer member
@@ -175,6 +181,9 @@ struct yschema {
 	 .size = sizeof(_Generic(((T *)0)->arr[0][0], char: ((T *)0)->arr[0])),             \
 	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(((T *)0)->arr[0])), \
 	 .flags = (fl), __VA_ARGS__}
+/* The value of a YS_DICT of plain values, its sub's only entry: type T's
+ * member m, read and written as an entry of type ty with flags fl. */
+#define YS_VALUE(T, m, ty, fl, ...) YS_KEYED(T, NULL, m, ty, fl, __VA_ARGS__)
 /* Type T's array member arr of Item, a YS_DICT whose NAMEs go in Item's
  * char member name. */
 #define YS_DICT_OF(T, k, arr, cnt, Item, name, sub_, fl, ...)                              \
