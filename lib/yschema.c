@@ -230,9 +230,12 @@ static int read_item_num(struct yctx *c, const struct yschema_field *f, struct y
 static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
-	struct ydoc_node *seq = NULL;
-	int rc = read_seq(c, map, f, &seq);
-	if (rc || !seq)
+	struct ydoc_node *seq = NULL, *one = f->flags & YS_LONE ? ydoc_get(map, f->key) : NULL;
+	struct ydoc_node lone = {.kind = YDOC_SEQ, .n = 1, .items = &one};
+	int rc = 0;
+	if (one && one->kind == YDOC_SCALAR) /* a lone number, a list of one */
+		seq = &lone;
+	else if ((rc = read_seq(c, map, f, &seq)) != 0 || !seq)
 		return rc;
 	for (size_t i = 0; i < seq->n; i++) {
 		struct ydoc_node *e = seq->items[i];
@@ -596,6 +599,13 @@ static int write_list(struct yout *y, const struct yschema_field *f, const void 
 	if (!n && (f->flags & YS_OMIT))
 		return 0;
 	yout_key(y, f->key);
+	if ((f->flags & YS_LONE) && n == 1 && (f->type == YS_NUMS || f->type == YS_INTS)) {
+		if (f->type == YS_INTS)
+			yout_int(y, AT_C(obj, f, int)[0]);
+		else
+			yout_num(y, AT_C(obj, f, double)[0] * scale_of(f));
+		return 0;
+	}
 	if (f->type == YS_LIST || (f->flags & YS_BLOCK))
 		yout_seq(y);
 	else

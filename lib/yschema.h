@@ -68,8 +68,11 @@ enum {
 	YS_OMIT = 1 << 13,  /* written only when it says something: an empty text or a
 			     * NaN number is left out (a key later layouts added); a
 			     * YS_STR with names also takes the empty text */
-	YS_BLOCK = 1 << 14  /* a YS_NUMS, YS_INTS, YS_STRS or YS_FLAGS written one item a line
+	YS_BLOCK = 1 << 14, /* a YS_NUMS, YS_INTS, YS_STRS or YS_FLAGS written one item a line
 			     * (default: on one line, [a, b]) */
+	YS_LONE = 1 << 15   /* a YS_NUMS or YS_INTS that also takes one number for a
+			     * list of it, and writes a list of one so (a sweep's
+			     * values: 64 or [64, 128]) */
 };
 
 /* One name of an enum and the value it stands for; a list ends at name NULL.

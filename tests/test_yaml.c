@@ -1443,7 +1443,7 @@ static const struct yschema_field role_value[] = {
 };
 static const struct yschema role_schema = YS_TABLE("role", role_value, 0);
 static const struct yschema_field sweep_value[] = {
-	YS_ARRAY_(struct sweep, NULL, vals, nvals, YS_NUMS, double, YS_BLOCK | Y_NONNEG),
+	YS_NUMS_OF(struct sweep, NULL, vals, nvals, YS_BLOCK | Y_NONNEG),
 };
 static const struct yschema sweep_schema = YS_TABLE("sweep", sweep_value, 0);
 static const struct yschema_field knobs_fields[] = {
@@ -1512,6 +1512,39 @@ static void test_yaml__a_mapping_keyed_by_data_takes_plain_values(void **state)
 	assert_null(yschema_find(&knob_schema, "v"));
 }
 
+/* A list that takes a lone number for a list of one and writes it so. */
+struct lone {
+	int n[3];
+	int nn;
+};
+static const struct yschema_field lone_fields[] = {
+	YS_INTS_OF(struct lone, "w", n, nn, Y_REQUIRED | YS_LONE),
+};
+static const struct yschema lone_schema = YS_TABLE("lone", lone_fields, 0);
+
+static void test_yaml__a_lone_number_is_a_list_of_one(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {"w: 4\n", "w: [1, 2]\n"};
+	struct ydiag diag = {0};
+	struct lone l;
+	for (int i = 0; i < 2; i++) {
+		memset(&l, 0, sizeof l);
+		assert_int_equal(schema_read_text(&lone_schema, texts[i], &l, &diag), 0);
+		assert_int_equal(l.nn, i + 1);
+		char *out = schema_text(&lone_schema, &l);
+		assert_string_equal(out, texts[i]);
+		free(out);
+	}
+	assert_int_equal(l.n[1], 2);
+	assert_int_equal(schema_read_text(&lone_schema, "w: 1.5\n", &l, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:4: w must be a whole number, got 1.5");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&lone_schema, "w: {a: 1}\n", &l, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:4: w: expected a list, got a mapping");
+	ydiag_free(&diag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1549,6 +1582,7 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_list_of_booleans_reads_back),
 		cmocka_unit_test(test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers),
 		cmocka_unit_test(test_yaml__a_mapping_keyed_by_data_takes_plain_values),
+		cmocka_unit_test(test_yaml__a_lone_number_is_a_list_of_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
