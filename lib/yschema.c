@@ -834,6 +834,8 @@ static const char *kind_words(const struct yschema_field *f)
 		return "list of mappings";
 	if (f->type == YS_BOOLS)
 		return "list of true or false";
+	if ((f->type == YS_NUMS || f->type == YS_INTS) && (f->flags & YS_LONE))
+		return whole ? "whole number or list of them" : "number or list of numbers";
 	if (f->type == YS_NUMS || f->type == YS_INTS)
 		return whole ? "list of whole numbers" : "list of numbers";
 	if (f->flags & Y_POSITIVE)

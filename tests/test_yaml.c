@@ -1543,6 +1543,9 @@ static void test_yaml__a_lone_number_is_a_list_of_one(void **state)
 	assert_int_equal(schema_read_text(&lone_schema, "w: {a: 1}\n", &l, &diag), 1);
 	assert_string_equal(diag.msgs[0], "t.yaml:1:4: w: expected a list, got a mapping");
 	ydiag_free(&diag);
+	char d[64];
+	assert_string_equal(yschema_describe(&lone_fields[0], d, sizeof d),
+			    "whole number or list of them");
 }
 
 int main(void)
