@@ -22,7 +22,7 @@ static double scale_of(const struct yschema_field *f)
 const struct yschema_field *yschema_find(const struct yschema *s, const char *key)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->fields[i].key, key))
+		if (s->fields[i].key && !strcmp(s->fields[i].key, key))
 			return &s->fields[i];
 	return NULL;
 }
@@ -230,9 +230,12 @@ static int read_item_num(struct yctx *c, const struct yschema_field *f, struct y
 static int read_nums(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
-	struct ydoc_node *seq = NULL;
-	int rc = read_seq(c, map, f, &seq);
-	if (rc || !seq)
+	struct ydoc_node *seq = NULL, *one = f->flags & YS_LONE ? ydoc_get(map, f->key) : NULL;
+	struct ydoc_node lone = {.kind = YDOC_SEQ, .n = 1, .items = &one};
+	int rc = 0;
+	if (one && one->kind == YDOC_SCALAR) /* a lone number, a list of one */
+		seq = &lone;
+	else if ((rc = read_seq(c, map, f, &seq)) != 0 || !seq)
 		return rc;
 	for (size_t i = 0; i < seq->n; i++) {
 		struct ydoc_node *e = seq->items[i];
@@ -321,8 +324,30 @@ static int read_flags(struct yctx *c, struct ydoc_node *map, const struct yschem
 	return rc;
 }
 
-/* A mapping keyed by data: each NAME's mapping into the next item, the
- * NAME in the item, the items read with c->ctx the struct holding them. */
+static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
+		      void *obj, int given);
+
+/* Whether a dict's values are plain (its sub one entry keyed NULL). */
+static int dict_of_values(const struct yschema_field *f)
+{
+	return f->sub->n == 1 && !f->sub->fields[0].key;
+}
+
+/* A plain value NAME: value of the dict d into item: the value entry under
+ * the NAME (its checks and messages), then the sub's rule on the item. */
+static int read_dict_value(struct yctx *c, struct ydoc_node *d, const struct yschema_field *f,
+			   const char *name, char *item)
+{
+	struct yschema_field vf = f->sub->fields[0];
+	vf.key = name;
+	if (read_field(c, d, &vf, item, 0))
+		return DDT_EINPUT;
+	return f->sub->check && f->sub->check(c, d, item) ? DDT_EINPUT : 0;
+}
+
+/* A mapping keyed by data: each NAME's mapping (or plain value) into the
+ * next item, the NAME in the item, the items read with c->ctx the struct
+ * holding them. */
 static int read_dict(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
@@ -348,13 +373,14 @@ static int read_dict(struct yctx *c, struct ydoc_node *map, const struct yschema
 			rc = DDT_EINPUT;
 			continue;
 		}
-		if (yget_expect(c, val, YDOC_MAP, name->str)) {
+		if (!dict_of_values(f) && yget_expect(c, val, YDOC_MAP, name->str)) {
 			rc = DDT_EINPUT;
 			continue;
 		}
 		item_start(f, item);
 		memcpy(item + f->name_off, name->str, strlen(name->str) + 1);
-		if (yschema_read(&ic, val, f->sub, item))
+		if (dict_of_values(f) ? read_dict_value(&ic, d, f, name->str, item)
+				      : yschema_read(&ic, val, f->sub, item))
 			rc = DDT_EINPUT;
 		(*count)++;
 	}
@@ -536,16 +562,28 @@ static int count_of(const struct yschema_field *f, const void *obj)
 	return *(const int *)((const char *)obj + f->count);
 }
 
-/* A mapping keyed by data, NAME: {its item's entries} each. */
+static int write_field(struct yout *y, const struct yschema_field *f, const void *obj);
+
+/* A mapping keyed by data, NAME: {its item's entries} each, or NAME: value
+ * (on one line when the values' table says flow). */
 static int write_dict(struct yout *y, const struct yschema_field *f, const void *obj)
 {
-	int n = count_of(f, obj), rc = 0;
+	int n = count_of(f, obj), rc = 0, plain = dict_of_values(f);
+	struct yschema_field vf = f->sub->fields[0];
 	if (!n && (f->flags & YS_OMIT))
 		return 0;
 	yout_key(y, f->key);
-	yout_map(y);
+	if (plain && f->sub->flow)
+		yout_map_flow(y);
+	else
+		yout_map(y);
 	for (int i = 0; i < n && i < f->max; i++) {
 		const char *item = AT_C(obj, f, char) + (size_t)i * f->size;
+		vf.key = item + f->name_off;
+		if (plain) {
+			rc |= write_field(y, &vf, item);
+			continue;
+		}
 		yout_key(y, item + f->name_off);
 		rc |= yschema_write_item(y, f->sub, item);
 	}
@@ -561,6 +599,13 @@ static int write_list(struct yout *y, const struct yschema_field *f, const void 
 	if (!n && (f->flags & YS_OMIT))
 		return 0;
 	yout_key(y, f->key);
+	if ((f->flags & YS_LONE) && n == 1 && (f->type == YS_NUMS || f->type == YS_INTS)) {
+		if (f->type == YS_INTS)
+			yout_int(y, AT_C(obj, f, int)[0]);
+		else
+			yout_num(y, AT_C(obj, f, double)[0] * scale_of(f));
+		return 0;
+	}
 	if (f->type == YS_LIST || (f->flags & YS_BLOCK))
 		yout_seq(y);
 	else
@@ -806,6 +851,8 @@ static const char *kind_words(const struct yschema_field *f)
 		return "list of mappings";
 	if (f->type == YS_BOOLS)
 		return "list of true or false";
+	if ((f->type == YS_NUMS || f->type == YS_INTS) && (f->flags & YS_LONE))
+		return whole ? "whole number or list of them" : "number or list of numbers";
 	if (f->type == YS_NUMS || f->type == YS_INTS)
 		return whole ? "list of whole numbers" : "list of numbers";
 	if (f->flags & Y_POSITIVE)
@@ -820,6 +867,12 @@ static const char *kind_words(const struct yschema_field *f)
 char *yschema_describe(const struct yschema_field *f, char *buf, size_t len)
 {
 	size_t off;
+	if (f->type == YS_DICT && dict_of_values(f)) { /* "mapping of names to number > 0" */
+		off = (size_t)snprintf(buf, len, "mapping of names to ");
+		if (off < len)
+			yschema_describe(&f->sub->fields[0], buf + off, len - off);
+		return buf;
+	}
 	if (f->names) {
 		int list = f->type == YS_STRS || f->type == YS_FLAGS;
 		off = list ? (size_t)snprintf(buf, len, "list of ") : 0;

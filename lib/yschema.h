@@ -37,7 +37,13 @@ enum yschema_type {
 		    * (into max structs of size bytes at off, the int at count
 		    * their number) with the item's NAME in its char member at
 		    * name_off (name_size bytes) and c->ctx the struct that
-		    * holds the mapping (an item's rules may need its siblings) */
+		    * holds the mapping (an item's rules may need its siblings).
+		    * A sub of one entry whose key is NULL (YS_VALUE) takes plain
+		    * values, NAME: value: that entry's type and checks read each
+		    * value into the item (its messages name the NAME), the
+		    * sub's rule, if any, checks each item (map: the dict's
+		    * mapping, c->ctx the holder); written on one line when sub
+		    * says flow, {M: 9, k: 64} */
 	YS_VEC,    /* a sequence of mappings described by sub (sub NULL: of texts
 		    * of at most size - 1 bytes) into an array of items of size
 		    * bytes the reader allocates (calloc) at the pointer member
@@ -62,8 +68,11 @@ enum {
 	YS_OMIT = 1 << 13,  /* written only when it says something: an empty text or a
 			     * NaN number is left out (a key later layouts added); a
 			     * YS_STR with names also takes the empty text */
-	YS_BLOCK = 1 << 14  /* a YS_NUMS, YS_INTS, YS_STRS or YS_FLAGS written one item a line
+	YS_BLOCK = 1 << 14, /* a YS_NUMS, YS_INTS, YS_STRS or YS_FLAGS written one item a line
 			     * (default: on one line, [a, b]) */
+	YS_LONE = 1 << 15   /* a YS_NUMS or YS_INTS that also takes one number for a
+			     * list of it, and writes a list of one so (a sweep's
+			     * values: 64 or [64, 128]) */
 };
 
 /* One name of an enum and the value it stands for; a list ends at name NULL.
@@ -175,6 +184,9 @@ struct yschema {
 	 .size = sizeof(_Generic(((T *)0)->arr[0][0], char: ((T *)0)->arr[0])),             \
 	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(((T *)0)->arr[0])), \
 	 .flags = (fl), __VA_ARGS__}
+/* The value of a YS_DICT of plain values, its sub's only entry: type T's
+ * member m, read and written as an entry of type ty with flags fl. */
+#define YS_VALUE(T, m, ty, fl, ...) YS_KEYED(T, NULL, m, ty, fl, __VA_ARGS__)
 /* Type T's array member arr of Item, a YS_DICT whose NAMEs go in Item's
  * char member name. */
 #define YS_DICT_OF(T, k, arr, cnt, Item, name, sub_, fl, ...)                              \

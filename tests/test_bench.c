@@ -641,6 +641,38 @@ static void test_bench__a_killed_writer_leaves_no_run_folder(void **state)
 	fsx_rm_rf(dir);
 }
 
+/* An op's params: a sweep takes 1 to BENCH_MAX_VALS values, a lone number
+ * is a sweep of one, and an op holds at most OP_MAX_PARAMS of them; each
+ * problem at its place. */
+static void test_bench__params_sweeps_and_their_bounds(void **state)
+{
+	(void)state;
+	static struct bench_conf bc;
+	struct ydiag diag = {0};
+	const char *body = "bench:\n"
+			   "  ops:\n"
+			   "    - op: moe_w4a16\n"
+			   "      params: {M: [], hidden: 7168}\n"
+			   "    - op: memcpy\n"
+			   "      params: {mib: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}\n"
+			   "    - op: memcpy\n"
+			   "      params: {a: 1, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 1, j: 1,"
+			   " k: 1, l: 1, m: 1}\n";
+	assert_int_equal(load_conf(body, &bc, &diag), DDT_EINPUT);
+	ydiag_print(&diag, stdout);
+	assert_true(diag_has(&diag, "t.yaml:6:19: M: a sweep takes 1 to 16 values"));
+	assert_true(diag_has(&diag, "t.yaml:8:77: mib: at most 16 items, got 17"));
+	assert_true(diag_has(&diag, "t.yaml:10:") &&
+		    diag_has(&diag, ": params: at most 12 items, got 13"));
+	assert_true(diag_has(&diag, "t.yaml:10:16: memcpy has no parameter 'a'"));
+	ydiag_free(&diag);
+	assert_int_equal(load_conf("bench:\n  ops:\n    - op: memcpy\n      params: {mib: 4}\n",
+				   &bc, &diag), 0);
+	assert_true(bc.nops == 1 && bc.ops[0].nparams == 1 && bc.ops[0].params[0].nvals == 1);
+	assert_true(bc.ops[0].params[0].vals[0] == 4);
+	ydiag_free(&diag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_bench__record_round_trips_and_table_prints),
 		cmocka_unit_test(test_bench__unknown_op_filter_is_an_input_error),
 		cmocka_unit_test(test_bench__a_killed_writer_leaves_no_run_folder),
+		cmocka_unit_test(test_bench__params_sweeps_and_their_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2589,6 +2589,38 @@ static void test_project__anchors_keep_their_own_moe(void **state)
 	project_free(&p);
 }
 
+/* transfer.yaml's families and memory kinds: group -> its members, each
+ * member in one group only, each problem at its place; the loaded
+ * calibration looks a member's group up. */
+static void test_project__a_grouping_names_each_member_once(void **state)
+{
+	(void)state;
+	struct calib c;
+	struct ydiag diag = {0};
+	static const char *const to[] = {"blackwell_dc: [sm_100, sm_90]", "blackwell_dc: sm_100",
+					 "blackwell_dc: [sm_100, sm_1000000000000000]"};
+	static const char *const want[] = {"families: 'sm_90' is in two families",
+					   "blackwell_dc: expected a list, got a value",
+					   "blackwell_dc: longer than 15 characters"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(load_edited("transfer.yaml", "blackwell_dc: [sm_100, sm_103]", to[i],
+					     &c, &diag), DDT_EINPUT);
+		ydiag_print(&diag, stdout);
+		assert_true(has_msg(&diag, "transfer.yaml:24:"));
+		assert_true(has_msg(&diag, want[i]));
+		calib_free(&c);
+		ydiag_free(&diag);
+	}
+	assert_int_equal(load_edited("transfer.yaml", "hbm: [hbm3, hbm3e]", "hbm: [hbm3, hbm3e, hbm4]",
+				     &c, &diag), 0);
+	assert_string_equal(calib_family(&c, "sm_103"), "blackwell_dc");
+	assert_int_equal(c.nkinds, 5);
+	assert_string_equal(c.kinds[2].memory, "hbm4");
+	assert_string_equal(c.kinds[2].kind, "hbm");
+	calib_free(&c);
+	ydiag_free(&diag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2641,6 +2673,7 @@ int main(void)
 		cmocka_unit_test(test_project__anchors_keep_their_own_moe),
 		cmocka_unit_test(test_project__a_whole_run_leaves_the_calibration_as_loaded),
 		cmocka_unit_test(test_project__a_set_given_at_load_estimates_as_the_value_set),
+		cmocka_unit_test(test_project__a_grouping_names_each_member_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

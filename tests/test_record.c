@@ -379,6 +379,46 @@ static void test_record__read_record_takes_more_rows(void **state)
 	free(path);
 }
 
+/* body's row with params instead of {mib: 1}. */
+static void row_params(char *body, size_t len, const char *params)
+{
+	char text[2048];
+	row_text(text, sizeof text, 3, 0, "ok", "");
+	char *at = strstr(text, "{mib: 1}");
+	assert_non_null(at);
+	snprintf(body, len, "%.*s%s%s", (int)(at - text), text, params, at + strlen("{mib: 1}"));
+}
+
+/* A row's params read in any order are kept sorted by key (the lookups
+ * and the writer go by that order); more than the row holds is told at
+ * the first one too many. */
+static void test_record__params_read_sorted_and_capped(void **state)
+{
+	(void)state;
+	struct run_record r;
+	struct ydiag diag = {0};
+	char body[2048];
+	row_params(body, sizeof body, "{mib: 1, k: 64, M: 9}");
+	assert_int_equal(read_text(body, &r, &diag), 0);
+	assert_int_equal(r.rows[0].nparams, 3);
+	assert_string_equal(r.rows[0].params[0].key, "M");
+	assert_string_equal(r.rows[0].params[1].key, "k");
+	assert_true(r.rows[0].params[1].val == 64 && r.rows[0].params[2].val == 1);
+	record_free(&r);
+	row_params(body, sizeof body, "{a: 1, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 1, j: 1,"
+				      " k: 1, l: 1, m: 1}");
+	assert_int_equal(read_text(body, &r, &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[0], "run.yaml:9:"));
+	assert_non_null(strstr(diag.msgs[0], ": params: at most 12 items, got 13"));
+	record_free(&r);
+	ydiag_free(&diag);
+	row_params(body, sizeof body, "{mib: x}");
+	assert_int_equal(read_text(body, &r, &diag), DDT_EINPUT);
+	assert_non_null(strstr(diag.msgs[0], ": mib: expected a number, got 'x'"));
+	record_free(&r);
+	ydiag_free(&diag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_record__row_problems_in_order_and_words),
 		cmocka_unit_test(test_record__machine_gpus_are_capped),
 		cmocka_unit_test(test_record__read_record_takes_more_rows),
+		cmocka_unit_test(test_record__params_read_sorted_and_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -435,8 +435,8 @@ static void test_regress__conf_loader_is_strict_with_positions(void **state)
 	for (size_t i = 0; i < diag.n; i++) {
 		unknown += strstr(diag.msgs[i], "t.yaml:9:3: unknown key 'min_delta'") != NULL;
 		missing += strstr(diag.msgs[i], "missing required key 'min_delta_pct'") != NULL;
-		comp +=
-		    strstr(diag.msgs[i], "impact.tree_attn: expected a model component") != NULL;
+		comp += strstr(diag.msgs[i], "t.yaml:13:23: tree_attn: expected moe, attn_lmhead, "
+					     "draft, tree, overhead or allreduce, got 'attention'") != NULL;
 		confirm += strstr(diag.msgs[i], "confirm_nights must be greater than zero") != NULL;
 		/* the site puts it in an href: http(s) only */
 		url += strstr(diag.msgs[i], "t.yaml:14:15: regress.commit_url: expected") != NULL;

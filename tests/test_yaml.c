@@ -1461,6 +1461,155 @@ static void test_yaml__a_whole_document_reads_back_through_its_table(void **stat
 	}
 }
 
+/* A mapping keyed by data whose values are plain: numbers on one line,
+ * names of an enum and lists of numbers one a line; each value read with
+ * its entry's checks and named by its NAME, the items' rule on each. */
+struct knob {
+	char key[4];
+	double v;
+};
+struct role {
+	char who[8];
+	int level;
+};
+struct sweep {
+	char key[4];
+	double vals[3];
+	int nvals;
+};
+struct knobs {
+	struct knob k[3];
+	int nk;
+	struct role r[2];
+	int nr;
+	struct sweep s[2];
+	int ns;
+};
+static const struct yschema_name level_names[] = {{"low", 1}, {"high", 2}, {NULL, 0}};
+static int check_knob(struct yctx *c, struct ydoc_node *map, void *obj)
+{
+	const struct knob *k = obj;
+	struct ydoc_node *n = ydoc_get(map, k->key);
+	if (strcmp(k->key, "no"))
+		return 0;
+	ydiag_add(c->diag, c->file, n->line, n->col, "no: not a knob (%d before it)",
+		  ((const struct knobs *)c->ctx)->nk);
+	return 1;
+}
+static const struct yschema_field knob_value[] = {
+	YS_VALUE(struct knob, v, YS_NUM, Y_POSITIVE, .unit = "us"),
+};
+static const struct yschema knob_schema = YS_TABLE_CHECKED("knob", knob_value, 1, check_knob);
+static const struct yschema_field role_value[] = {
+	YS_VALUE(struct role, level, YS_ENUM, 0, .names = level_names),
+};
+static const struct yschema role_schema = YS_TABLE("role", role_value, 0);
+static const struct yschema_field sweep_value[] = {
+	YS_NUMS_OF(struct sweep, NULL, vals, nvals, YS_BLOCK | Y_NONNEG),
+};
+static const struct yschema sweep_schema = YS_TABLE("sweep", sweep_value, 0);
+static const struct yschema_field knobs_fields[] = {
+	YS_DICT_OF(struct knobs, "knobs", k, nk, struct knob, key, &knob_schema, Y_REQUIRED),
+	YS_DICT_OF(struct knobs, "roles", r, nr, struct role, who, &role_schema, YS_OMIT),
+	YS_DICT_OF(struct knobs, "sweeps", s, ns, struct sweep, key, &sweep_schema, 0),
+};
+static const struct yschema knobs_schema = YS_TABLE("knobs", knobs_fields, 0);
+
+static void test_yaml__a_mapping_keyed_by_data_takes_plain_values(void **state)
+{
+	(void)state;
+	static const char text[] = "knobs: {M: 9, k: 64.5}\nroles:\n  ann: high\n  bo: low\n"
+				   "sweeps:\n  w:\n    - 1\n    - 2\n";
+	struct knobs k, back;
+	struct ydiag diag = {0};
+	char d[96];
+	memset(&k, 0, sizeof k);
+	assert_int_equal(schema_read_text(&knobs_schema, text, &k, &diag), 0);
+	assert_true(k.nk == 2 && k.nr == 2 && k.ns == 1);
+	assert_string_equal(k.k[1].key, "k");
+	assert_true(k.k[0].v == 9 && k.k[1].v == 64.5);
+	assert_string_equal(k.r[0].who, "ann");
+	assert_true(k.r[0].level == 2 && k.r[1].level == 1);
+	assert_true(k.s[0].nvals == 2 && k.s[0].vals[1] == 2);
+	char *out = schema_text(&knobs_schema, &k);
+	assert_string_equal(out, text);
+	free(out);
+	memset(&back, 0, sizeof back);
+	back.nk = 1; /* an empty YS_OMIT dict is left out; an empty other one is {} */
+	snprintf(back.k[0].key, sizeof back.k[0].key, "z");
+	back.k[0].v = 1;
+	out = schema_text(&knobs_schema, &back);
+	assert_string_equal(out, "knobs: {z: 1}\nsweeps: {}\n");
+	free(out);
+	static const char *const bad[] = {
+		"knobs: {a: 1, b: 2, c: 3, d: 4, e: 5}\n",
+		"knobs: {long: 1, M: 0, k: x, j: [1]}\n",
+		"knobs: {M: 1, no: 1}\nroles: {ann: middle}\nsweeps: {w: [1, -1], m: 2}\n",
+		"knobs: {M: 1}\nsweeps: {w: [1, 2, 3, 4]}\n",
+	};
+	static const char *const want[][4] = {
+		{"t.yaml:1:27: knobs: at most 3 items, got 5"},
+		{"t.yaml:1:9: knobs: 'long' is longer than 3 characters",
+		 "t.yaml:1:21: M must be greater than zero, got 0",
+		 "t.yaml:1:27: k: expected a number, got 'x'",
+		 "t.yaml:1:33: j: expected a number, got a list"},
+		{"t.yaml:1:19: no: not a knob (1 before it)",
+		 "t.yaml:2:14: ann: expected low or high, got 'middle'",
+		 "t.yaml:3:17: w must not be negative, got -1",
+		 "t.yaml:3:25: m: expected a list, got a value"},
+		{"t.yaml:2:23: w: at most 3 items, got 4"},
+	};
+	static const size_t nwant[] = {1, 4, 4, 1};
+	for (int i = 0; i < 4; i++) {
+		memset(&back, 0, sizeof back);
+		assert_int_equal(schema_read_text(&knobs_schema, bad[i], &back, &diag), nwant[i]);
+		for (size_t j = 0; j < nwant[i]; j++)
+			assert_string_equal(diag.msgs[j], want[i][j]);
+		ydiag_free(&diag);
+	}
+	assert_string_equal(yschema_describe(&knobs_fields[0], d, sizeof d),
+			    "mapping of names to number > 0, us");
+	assert_string_equal(yschema_describe(&knobs_fields[1], d, sizeof d),
+			    "mapping of names to low or high");
+	assert_null(yschema_find(&knob_schema, "v"));
+}
+
+/* A list that takes a lone number for a list of one and writes it so. */
+struct lone {
+	int n[3];
+	int nn;
+};
+static const struct yschema_field lone_fields[] = {
+	YS_INTS_OF(struct lone, "w", n, nn, Y_REQUIRED | YS_LONE),
+};
+static const struct yschema lone_schema = YS_TABLE("lone", lone_fields, 0);
+
+static void test_yaml__a_lone_number_is_a_list_of_one(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {"w: 4\n", "w: [1, 2]\n"};
+	struct ydiag diag = {0};
+	struct lone l;
+	for (int i = 0; i < 2; i++) {
+		memset(&l, 0, sizeof l);
+		assert_int_equal(schema_read_text(&lone_schema, texts[i], &l, &diag), 0);
+		assert_int_equal(l.nn, i + 1);
+		char *out = schema_text(&lone_schema, &l);
+		assert_string_equal(out, texts[i]);
+		free(out);
+	}
+	assert_int_equal(l.n[1], 2);
+	assert_int_equal(schema_read_text(&lone_schema, "w: 1.5\n", &l, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:4: w must be a whole number, got 1.5");
+	ydiag_free(&diag);
+	assert_int_equal(schema_read_text(&lone_schema, "w: {a: 1}\n", &l, &diag), 1);
+	assert_string_equal(diag.msgs[0], "t.yaml:1:4: w: expected a list, got a mapping");
+	ydiag_free(&diag);
+	char d[64];
+	assert_string_equal(yschema_describe(&lone_fields[0], d, sizeof d),
+			    "whole number or list of them");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1498,6 +1647,8 @@ int main(void)
 		cmocka_unit_test(test_yaml__a_list_of_booleans_reads_back),
 		cmocka_unit_test(test_yaml__a_long_count_is_exact_past_a_doubles_whole_numbers),
 		cmocka_unit_test(test_yaml__a_whole_document_reads_back_through_its_table),
+		cmocka_unit_test(test_yaml__a_mapping_keyed_by_data_takes_plain_values),
+		cmocka_unit_test(test_yaml__a_lone_number_is_a_list_of_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

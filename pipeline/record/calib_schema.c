@@ -491,7 +491,6 @@ const struct yschema calib_asm_schema = YS_TABLE("assumptions", asm_fields, 0);
 /* families (arch -> family) and memory_kinds (memory -> kind): a mapping of
  * groups, each a list of members, every member in one group only. */
 struct grouping {
-	const char *item;       /* a member: "arch" */
 	const char *many;       /* members: "archs" */
 	const char *groups;     /* groups: "families" */
 	size_t arr, count;      /* offsets in struct calib of the pairs and their number */
@@ -502,49 +501,69 @@ _Static_assert(offsetof(struct arch_family, family) == 16 && sizeof(struct arch_
 		       offsetof(struct mem_kind, kind) == 16 && sizeof(struct mem_kind) == 40,
 	       "a grouping's pair is member[16], group[24]");
 
-/* One member of group into the pairs (f->key: the grouping's key). */
-static void add_member(struct yctx *c, const struct yschema_field *f, const struct grouping *g,
-		       void *obj, struct ydoc_node *it, const char *group)
+/* A grouping as the file gives it: group -> its members. */
+struct group_text {
+	char name[24];
+	char member[CALIB_MAX_FAMILIES][16];
+	int n;
+};
+struct groups_text {
+	struct group_text g[CALIB_MAX_FAMILIES];
+	int n;
+};
+
+static const struct yschema_field members_value[] = {
+	YS_STRS_OF(struct group_text, NULL, member, n, 0),
+};
+static const struct yschema members_schema = YS_TABLE("members", members_value, 1);
+static const struct yschema_field groups_field = YS_DICT_OF(
+	struct groups_text, NULL, g, n, struct group_text, name, &members_schema, Y_REQUIRED);
+
+/* Member j of group gi into the pairs of g: member in two groups or more
+ * than the pairs hold is a problem at it (f->key: the grouping's key, m
+ * its mapping). */
+static int add_member(struct yctx *c, const struct yschema_field *f, const struct grouping *g,
+		      void *obj, struct ydoc_node *m, const struct group_text *gt, int j)
 {
+	struct ydoc_node *it = ydoc_get(m, gt->name)->items[j];
 	int *n = (int *)((char *)obj + g->count);
 	char *pairs = (char *)obj + g->arr;
+	if (*n == CALIB_MAX_FAMILIES) {
+		ydiag_add(c->diag, c->file, it->line, it->col, "%s: at most %d %s", f->key,
+			  CALIB_MAX_FAMILIES, g->many);
+		return 1;
+	}
 	for (int k = 0; k < *n; k++)
 		if (!strcmp(pairs + (size_t)k * g->size, it->str))
 			ydiag_add(c->diag, c->file, it->line, it->col, "%s: '%s' is in two %s",
 				  f->key, it->str, g->groups);
 	snprintf(pairs + (size_t)*n * g->size, 16, "%s", it->str);
-	snprintf(pairs + (size_t)*n * g->size + 16, 24, "%s", group);
+	snprintf(pairs + (size_t)*n * g->size + 16, 24, "%s", gt->name);
 	(*n)++;
+	return 0;
 }
 
+/* The grouping under f->key read by its table (group -> members), then
+ * turned into the member -> group pairs the lookups go by. */
 static void read_grouping(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 			  const struct grouping *g, void *obj)
 {
-	struct ydoc_node *m = NULL;
-	if (yget_node(c, map, f->key, YDOC_MAP, f->flags, &m) || !m)
+	struct groups_text t = {.n = 0};
+	struct yschema_field gf = groups_field;
+	gf.key = f->key;
+	gf.flags = f->flags;
+	if (yschema_read_fields(c, map, &(struct yschema){.name = f->key, .fields = &gf, .n = 1}, &t))
 		return;
-	for (size_t i = 0; i < m->n; i++) {
-		struct ydoc_node *seq = m->items[i];
-		m->used[i] = 1;
-		if (yget_expect(c, seq, YDOC_SEQ, m->keys[i]->str))
-			continue;
-		for (size_t j = 0; j < seq->n; j++) {
-			if (yget_expect(c, seq->items[j], YDOC_SCALAR, g->item))
-				continue;
-			if (*(int *)((char *)obj + g->count) == CALIB_MAX_FAMILIES) {
-				ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: at most %d %s",
-					  f->key, CALIB_MAX_FAMILIES, g->many);
+	for (int i = 0; i < t.n; i++)
+		for (int j = 0; j < t.g[i].n; j++)
+			if (add_member(c, f, g, obj, ydoc_get(map, f->key), &t.g[i], j))
 				return;
-			}
-			add_member(c, f, g, obj, seq->items[j], m->keys[i]->str);
-		}
-	}
 }
 
 static void read_families(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 			  void *obj)
 {
-	static const struct grouping g = {"arch", "archs", "families",
+	static const struct grouping g = {"archs", "families",
 					  offsetof(struct calib, families),
 					  offsetof(struct calib, nfamilies), sizeof(struct arch_family)};
 	read_grouping(c, map, f, &g, obj);
@@ -553,7 +572,7 @@ static void read_families(struct yctx *c, struct ydoc_node *map, const struct ys
 static void read_kinds(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		       void *obj)
 {
-	static const struct grouping g = {"memory", "memory technologies", "kinds",
+	static const struct grouping g = {"memory technologies", "kinds",
 					  offsetof(struct calib, kinds),
 					  offsetof(struct calib, nkinds), sizeof(struct mem_kind)};
 	read_grouping(c, map, f, &g, obj);

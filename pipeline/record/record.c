@@ -121,33 +121,16 @@ const struct yschema_name record_stop_names[] = {{"rsd", HARNESS_STOP_RSD},
 						 {"max_samples", HARNESS_STOP_MAX_SAMPLES},
 						 {NULL, 0}};
 
-/* A row's params: a mapping keyed by the op's parameters, {M: 9, k: 64}. */
-static void params_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-			void *obj)
-{
-	struct rec_row *w = obj;
-	struct ydoc_node *params = NULL;
-	if (yget_node(c, m, f->key, YDOC_MAP, f->flags, &params) || !params)
-		return;
-	for (size_t i = 0; i < params->n; i++) {
-		double v;
-		params->used[i] = 1;
-		if (yget_node_num(c, params->items[i], params->keys[i]->str, 0, &v))
-			continue;
-		if (rec_row_param_set(w, params->keys[i]->str, v))
-			ydiag_add(c->diag, c->file, params->keys[i]->line, params->keys[i]->col,
-				  "too many params or key too long");
-	}
-}
+/* A row's params: a mapping keyed by the op's parameters, {M: 9, k: 64},
+ * into the row's {key, val} pairs, kept sorted by key (rec_row_param). */
+static const struct yschema_field param_value[] = {
+	YS_VALUE(struct rec_param, val, YS_NUM, 0, .help = "the parameter's value"),
+};
+static const struct yschema param_schema = YS_TABLE("params", param_value, 1);
 
-static void params_write(struct yout *y, const struct yschema_field *f, const void *obj)
+static int param_cmp(const void *a, const void *b)
 {
-	const struct rec_row *w = obj;
-	yout_key(y, f->key);
-	yout_map_flow(y);
-	for (int i = 0; i < w->nparams; i++)
-		yout_kv_num(y, w->params[i].key, w->params[i].val);
-	yout_end(y);
+	return strcmp(((const struct rec_param *)a)->key, ((const struct rec_param *)b)->key);
 }
 
 #define DEV(m, ty, fl, u, h) YS_FIELD(struct rec_device, m, ty, fl, .unit = (u), .help = (h))
@@ -179,8 +162,8 @@ static const struct yschema_field row_fields[] = {
 	ROW(variant, YS_STR, Y_REQUIRED, NULL, "cold, hot, eager, graph, ..."),
 	ROW(backend, YS_STR, Y_REQUIRED, NULL, "cpu, cuda, nccl, mpi"),
 	ROW(device, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "index into the record's devices"),
-	{.key = "params", .type = YS_CUSTOM, .flags = Y_REQUIRED, .read = params_read,
-	 .write = params_write, .help = "the op's sizes, {KEY: number}"},
+	YS_DICT_OF(struct rec_row, "params", params, nparams, struct rec_param, key, &param_schema,
+		   Y_REQUIRED, .help = "the op's sizes, {KEY: number}"),
 	ROW(samples, YS_INT, Y_REQUIRED | Y_NONNEG, NULL, "timed samples taken"),
 	ROW_NUM(median_us, "us", "median time"),
 	ROW_NUM(p10_us, "us", "10th percentile time"),
@@ -342,6 +325,7 @@ static void record_read_row(struct yctx *c, struct ydoc_node *m, struct rec_row 
 		w->device = 0;
 	}
 	yschema_read_fields(c, m, &row_tail, w);
+	qsort(w->params, (size_t)w->nparams, sizeof *w->params, param_cmp); /* any order read */
 	yget_check_unknown(c, m);
 }
 

@@ -157,72 +157,38 @@ static void op_write(struct yout *y, const struct yschema_field *f, const void *
 	yout_kv_str(y, f->key, AT_C(obj, f, char));
 }
 
-/* One params entry: a number or a list of numbers. */
-static int bench_param(struct yctx *c, struct bench_op *o, struct ydoc_node *key,
-		       struct ydoc_node *val)
+/* params.KEY (c->ctx: the ops entry): a parameter of the entry's op (none
+ * told when the op itself is unknown), swept over 1 to BENCH_MAX_VALS
+ * values. */
+static int check_param(struct yctx *c, struct ydoc_node *params, void *obj)
 {
-	struct bench_param *p = &o->params[o->nparams];
-	int rc = 0;
-
-	if (!bench_op_has_key(o->op, key->str)) {
-		ydiag_add(c->diag, c->file, key->line, key->col, "%s has no parameter '%s'", o->op,
-			  key->str);
-		return DDT_EINPUT;
+	const struct bench_op *o = c->ctx;
+	const struct bench_param *p = obj;
+	struct ydoc_node *val = ydoc_get(params, p->key);
+	size_t i = 0;
+	if (!o->op[0])
+		return 0; /* the op's own problem is told */
+	if (!p->nvals) {
+		ydiag_add(c->diag, c->file, val->line, val->col, "%s: a sweep takes 1 to %d values",
+			  p->key, BENCH_MAX_VALS);
+		return 1;
 	}
-	if (o->nparams == OP_MAX_PARAMS || strlen(key->str) >= sizeof p->key) {
-		ydiag_add(c->diag, c->file, key->line, key->col, "too many parameters");
-		return DDT_EINPUT;
-	}
-	snprintf(p->key, sizeof p->key, "%s", key->str);
-	if (val->kind == YDOC_SEQ) {
-		if (val->n == 0 || val->n > BENCH_MAX_VALS) {
-			ydiag_add(c->diag, c->file, val->line, val->col,
-				  "%s: a sweep takes 1 to %d values", key->str, BENCH_MAX_VALS);
-			return DDT_EINPUT;
-		}
-		for (size_t i = 0; i < val->n; i++)
-			rc |= yget_node_num(c, val->items[i], key->str, 0, &p->vals[i]);
-		p->nvals = (int)val->n;
-	} else {
-		rc = yget_node_num(c, val, key->str, 0, &p->vals[0]);
-		p->nvals = 1;
-	}
-	if (!rc)
-		o->nparams++;
-	return rc ? DDT_EINPUT : 0;
+	if (bench_op_has_key(o->op, p->key))
+		return 0;
+	while (params->items[i] != val)
+		i++;
+	ydiag_add(c->diag, c->file, params->keys[i]->line, params->keys[i]->col,
+		  "%s has no parameter '%s'", o->op, p->key);
+	return 1;
 }
 
-/* params: keyed by the op's parameters, so read only once op is known. */
-static void params_read(struct yctx *c, struct ydoc_node *m, const struct yschema_field *f,
-			void *obj)
-{
-	struct bench_op *o = obj;
-	struct ydoc_node *params;
-	if (yget_node(c, m, f->key, YDOC_MAP, f->flags, &params) || !params || !o->op[0])
-		return;
-	for (size_t i = 0; i < params->n; i++) {
-		params->used[i] = 1;
-		bench_param(c, o, params->keys[i], params->items[i]);
-	}
-}
-
-static void params_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct bench_op *o = obj;
-	yout_key(y, f->key);
-	yout_map_flow(y);
-	for (int i = 0; i < o->nparams; i++) {
-		const struct bench_param *p = &o->params[i];
-		yout_key(y, p->key);
-		if (p->nvals > 1)
-			yout_seq_flow(y);
-		for (int k = 0; k < p->nvals; k++)
-			yout_num(y, p->vals[k]);
-		if (p->nvals > 1)
-			yout_end(y);
-	}
-	yout_end(y);
-}
+/* params: each KEY a number or a list of them swept; its rule needs the
+ * op, read first. */
+static const struct yschema_field param_value[] = {
+	YS_NUMS_OF(struct bench_param, NULL, vals, nvals, YS_LONE),
+};
+static const struct yschema param_schema = YS_TABLE_CHECKED("params", param_value, 1,
+							    check_param);
 
 static const struct yschema_field op_fields[] = {
 	YS_FIELD(struct bench_op, op, YS_CUSTOM, Y_REQUIRED, .read = op_read, .write = op_write,
@@ -230,8 +196,8 @@ static const struct yschema_field op_fields[] = {
 	NAME_SET(struct bench_op, backends, backend_names, "where to run it (bench.backends)"),
 	NAME_SET(struct bench_op, variants, variant_names, "cold, hot or both (bench.variants)"),
 	SOURCE,
-	{.key = "params", .type = YS_CUSTOM, .read = params_read, .write = params_write,
-	 .help = "the op's parameters, each a number or a list swept"},
+	YS_DICT_OF(struct bench_op, "params", params, nparams, struct bench_param, key, &param_schema,
+		   0, .help = "the op's parameters, each a number or a list swept"),
 };
 static const struct yschema op_schema = YS_TABLE("ops entry", op_fields, 0);
 

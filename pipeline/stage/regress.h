@@ -52,8 +52,10 @@ struct regress_conf {
 				  * ({good}, {bad}: the full revisions); "" none. The one
 				  * commit link: alert lines, PDF, summary and the site */
 	int nimpact;             /* op -> model component, for the tok/s impact */
-	char impact_op[REGRESS_MAX_IMPACT][32];
-	enum model_comp impact_comp[REGRESS_MAX_IMPACT];
+	struct regress_op_comp {
+		char op[32];
+		enum model_comp comp;
+	} impact[REGRESS_MAX_IMPACT];
 	char source[1024];       /* the values' references, by tag ([asv] ...) */
 };
 
@@ -120,6 +122,9 @@ const char *regress_verdict_name(enum regress_verdict v);
 extern const char *const regress_verdict_names[];
 /* The same as the verdict file's enum names (yschema.h), NULL-terminated. */
 extern const struct yschema_name regress_verdict_ynames[];
+/* The model components by name (model_comp_names'), NULL-terminated with
+ * -1: a null component, the op mapping to none. */
+extern const struct yschema_name regress_comp_ynames[];
 
 /* ---- impact: what a kernel's change costs the projections ---- */
 

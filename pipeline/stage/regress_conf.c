@@ -28,46 +28,18 @@
 const char *const regress_verdict_names[REG_COUNT] = {REGRESS_VERDICTS(VERDICT_STR)};
 const struct yschema_name regress_verdict_ynames[] = {REGRESS_VERDICTS(VERDICT_NAME) {NULL, 0}};
 
+const struct yschema_name regress_comp_ynames[] = {
+	{"moe", COMP_MOE},   {"attn_lmhead", COMP_ATTN}, {"draft", COMP_DRAFT},
+	{"tree", COMP_TREE}, {"overhead", COMP_OVERHEAD}, {"allreduce", COMP_ALLREDUCE},
+	{NULL, -1}};
+_Static_assert(COMP_COUNT == 6, "a model component needs its name in regress_comp_ynames");
+
 const char *regress_verdict_name(enum regress_verdict v)
 {
 	return (unsigned)v < REG_COUNT ? regress_verdict_names[v] : "?";
 }
 
 /* ---------------------------------------------------------------- config */
-
-/* Reads the op -> component map of regress.impact. */
-static void load_impact(struct regress_conf *c, struct yctx *y, struct ydoc_node *map)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		struct ydoc_node *k = map->keys[i], *v = map->items[i];
-		int comp = -1;
-		map->used[i] = 1;
-		if (yget_expect(y, v, YDOC_SCALAR, k->str))
-			continue;
-		for (int j = 0; j < COMP_COUNT; j++)
-			if (!strcmp(v->str, model_comp_name((enum model_comp)j)))
-				comp = j;
-		if (comp < 0) {
-			char names[160] = "";
-			for (int j = 0; j < COMP_COUNT; j++)
-				snprintf(names + strlen(names), sizeof names - strlen(names),
-					 "%s%s", j ? ", " : "",
-					 model_comp_name((enum model_comp)j));
-			ydiag_add(y->diag, y->file, v->line, v->col,
-				  "impact.%s: expected a model component (%s), got '%s'", k->str,
-				  names, v->str);
-			continue;
-		}
-		if (c->nimpact == REGRESS_MAX_IMPACT || strlen(k->str) >= sizeof c->impact_op[0]) {
-			ydiag_add(y->diag, y->file, k->line, k->col,
-				  "impact: at most %d ops of at most 31 characters",
-				  REGRESS_MAX_IMPACT);
-			continue;
-		}
-		snprintf(c->impact_op[c->nimpact], sizeof c->impact_op[0], "%s", k->str);
-		c->impact_comp[c->nimpact++] = (enum model_comp)comp;
-	}
-}
 
 /* commit_url: "" or an http(s) address (the site puts it in an href, so
  * no other scheme) holding {good} or {bad}; problems to y. */
@@ -86,36 +58,11 @@ static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *
 			  url);
 }
 
-static void commit_url_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
-			    void *obj)
-{
-	struct regress_conf *c = obj;
-	if (!yget_strcpy(y, sec, f->key, f->flags, c->commit_url, sizeof c->commit_url))
-		check_commit_url(y, sec, c->commit_url);
-}
-
-static void commit_url_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	yout_kv_str(y, f->key, ((const struct regress_conf *)obj)->commit_url);
-}
-
-static void impact_read(struct yctx *y, struct ydoc_node *sec, const struct yschema_field *f,
-			void *obj)
-{
-	struct ydoc_node *imp = NULL;
-	if (!yget_node(y, sec, f->key, YDOC_MAP, f->flags, &imp) && imp)
-		load_impact(obj, y, imp);
-}
-
-static void impact_write(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	const struct regress_conf *c = obj;
-	yout_key(y, f->key);
-	yout_map(y);
-	for (int i = 0; i < c->nimpact; i++)
-		yout_kv_str(y, c->impact_op[i], model_comp_name(c->impact_comp[i]));
-	yout_end(y);
-}
+/* impact: op -> the model component whose time a change of the op scales. */
+static const struct yschema_field comp_value[] = {
+	YS_VALUE(struct regress_op_comp, comp, YS_ENUM, 0, .names = regress_comp_ynames),
+};
+static const struct yschema comp_schema = YS_TABLE("impact", comp_value, 0);
 
 /* A share of a machine's series; change points' window. */
 static const struct yschema_range share_pct = {0, 100, 1, 0, "within (0, 100]"};
@@ -169,10 +116,10 @@ static const struct yschema_field conf_fields[] = {
 	C_INT(max_gpu_other_procs, Y_NONNEG, "processes",
 	      "contended above this many others' compute processes on a measured GPU",
 	      .source = "[ddt-setting]"),
-	{.key = "commit_url", .type = YS_CUSTOM, .read = commit_url_read, .write = commit_url_write,
-	 .help = "a commit range's link, {good} and {bad} its revisions (http(s); \"\" none)"},
-	{.key = "impact", .type = YS_CUSTOM, .flags = REQ, .read = impact_read,
-	 .write = impact_write, .help = "op: model component, whose time a change of the op scales"},
+	YS_FIELD(struct regress_conf, commit_url, YS_STR, 0,
+		 .help = "a commit range's link, {good} and {bad} its revisions (http(s); \"\" none)"),
+	YS_DICT_OF(struct regress_conf, "impact", impact, nimpact, struct regress_op_comp, op,
+		   &comp_schema, REQ, .help = "op: model component, whose time a change of the op scales"),
 };
 static const struct yschema conf_schema = YS_TABLE("regress", conf_fields, 0);
 
@@ -186,6 +133,7 @@ int regress_conf_load(struct regress_conf *c, const struct tmpl *t, struct ydiag
 	if (!sec)
 		return DDT_EINPUT;
 	yschema_read_fields(&y, sec, &conf_schema, c);
+	check_commit_url(&y, sec, c->commit_url);
 	if (c->change_max_p >= 1) {
 		struct ydoc_node *n = ydoc_get(sec, "change_max_p");
 		ydiag_add(diag, y.file, n->line, n->col, "change_max_p: expected a p-value below 1");

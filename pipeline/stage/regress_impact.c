@@ -12,8 +12,8 @@
 static int impact_comp(const struct regress_conf *c, const char *op)
 {
 	for (int i = 0; i < c->nimpact; i++)
-		if (!strcmp(c->impact_op[i], op))
-			return (int)c->impact_comp[i];
+		if (!strcmp(c->impact[i].op, op))
+			return (int)c->impact[i].comp;
 	return -1;
 }
 

@@ -262,13 +262,6 @@ static const struct yschema_field revision_fields[] = {
 };
 static const struct yschema revision_schema = YS_TABLE("revised", revision_fields, 0);
 
-/* component: a model component's name (model_comp_names'), or null: the
- * op maps to none (-1). */
-static const struct yschema_name comp_names[] = {
-	{"moe", COMP_MOE},   {"attn_lmhead", COMP_ATTN}, {"draft", COMP_DRAFT},
-	{"tree", COMP_TREE}, {"overhead", COMP_OVERHEAD}, {"allreduce", COMP_ALLREDUCE},
-	{NULL, -1}};
-_Static_assert(COMP_COUNT == 6, "a model component needs its name in comp_names");
 
 #define I_NUM(m, u, h) YS_FIELD(struct regress_impact, m, YS_NUM, FIG, .unit = (u), .help = (h))
 static const struct yschema_field impact_fields[] = {
@@ -277,7 +270,7 @@ static const struct yschema_field impact_fields[] = {
 	YS_PCT(struct regress_impact, "delta_pct", delta_frac, FIG,
 	       .help = "the kernel's change against its baseline"),
 	YS_KEYED(struct regress_impact, "component", comp, YS_ENUM, Y_REQUIRED | Y_NULLABLE,
-		 .names = comp_names, .help = "the model component the op maps to (null: none)"),
+		 .names = regress_comp_ynames, .help = "the model component the op maps to (null: none)"),
 	RUN_STR(struct regress_impact, "scenario", scenario, Y_REQUIRED, "the scenario projected"),
 	RUN_STR(struct regress_impact, "target", target, Y_REQUIRED, "its catalog GPU"),
 	I_NUM(accept, "tokens", "the scenario's first acceptance"),
