@@ -481,6 +481,7 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_list(c, map, f, obj);
 	case YS_NUMS:
 	case YS_INTS:
+	case YS_BOOLS:
 		return read_nums(c, map, f, obj);
 	case YS_STRS:
 		return read_strs(c, map, f, obj);
@@ -490,8 +491,6 @@ static int read_field(struct yctx *c, struct ydoc_node *map, const struct yschem
 		return read_vec(c, map, f, obj);
 	case YS_FLAGS:
 		return read_flags(c, map, f, obj);
-	case YS_BOOLS:
-		return read_nums(c, map, f, obj);
 	case YS_LONG:
 		return read_long(c, map, f, obj);
 	case YS_CUSTOM: {
@@ -696,6 +695,7 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_LIST:
 	case YS_NUMS:
 	case YS_INTS:
+	case YS_BOOLS:
 	case YS_STRS:
 		return write_list(y, f, obj);
 	case YS_DICT:
@@ -705,8 +705,6 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_FLAGS:
 		write_flags(y, f, obj);
 		return 0;
-	case YS_BOOLS:
-		return write_list(y, f, obj);
 	case YS_LONG:
 		yout_kv_int(y, f->key, *AT_C(obj, f, long long));
 		return 0;

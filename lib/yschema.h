@@ -169,8 +169,10 @@ struct yschema {
 	 .size = sizeof(_Generic(((T *)0)->arr[0], elem: ((T *)0)->arr)),                   \
 	 .count = YS_COUNT_(T, cnt), .max = (int)(sizeof(((T *)0)->arr) / sizeof(elem)),    \
 	 .flags = (fl), __VA_ARGS__}
-#define YS_NUMS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_NUMS, double, fl, __VA_ARGS__)
-#define YS_INTS_OF(T, k, arr, cnt, fl, ...) YS_ARRAY_(T, k, arr, cnt, YS_INTS, int, fl, __VA_ARGS__)
+#define YS_NUMS_OF(T, k, arr, cnt, fl, ...)                                               \
+	YS_ARRAY_(T, k, arr, cnt, YS_NUMS, double, fl, __VA_ARGS__)
+#define YS_INTS_OF(T, k, arr, cnt, fl, ...)                                               \
+	YS_ARRAY_(T, k, arr, cnt, YS_INTS, int, fl, __VA_ARGS__)
 #define YS_BOOLS_OF(T, k, arr, cnt, fl, ...)                                               \
 	YS_ARRAY_(T, k, arr, cnt, YS_BOOLS, int, fl, __VA_ARGS__)
 /* Type T's unsigned member m, a YS_FLAGS of names nm. */
