@@ -1353,6 +1353,17 @@ static void test_acceptance__curve_reads_back(void **state)
 	free(got);
 	acceptance_free(&w);
 	acceptance_free(&r);
+
+	/* options whose curve would not read back are refused before the replay,
+	 * in the words of the curve's bootstrap keys */
+	o.level = 0.3;
+	assert_int_equal(acceptance_replay(&r, one, &o), DDT_EINPUT);
+	assert_string_equal(err_msg(), "level: must be within [0.5, 0.999]");
+	acceptance_free(&r);
+	o.level = 0.95, o.resamples = 0;
+	assert_int_equal(acceptance_replay(&r, one, &o), DDT_EINPUT);
+	assert_string_equal(err_msg(), "resamples: must be within [1, 1000000]");
+	acceptance_free(&r);
 	free(one);
 	free(path);
 	free(want);
@@ -1400,7 +1411,10 @@ static void test_acceptance__bad_curve_is_named_at_its_place(void **state)
 	bad_curve("capped: [0,", "capped: [2,", ":20:12: capped must be between 0 and 1, got 2");
 	bad_curve("mean: [1.492, ", "mean: [", ":14:9: mean: 11 items (one per budget), got 10");
 	bad_curve("agree: 0", "agree: 3", ":47:29: agree: 3 is more than the steps compared (0)");
-	bad_curve("level: 0.95", "level: 1.5", ":12:39: level must be within (0, 1), got 1.5");
+	/* the bootstrap's keys take what ddt acceptance's options take (one table) */
+	bad_curve("level: 0.95", "level: 0.3", ":12:39: level must be within [0.5, 0.999], got 0.3");
+	bad_curve("resamples: 2000", "resamples: 0",
+		  ":12:26: resamples must be within [1, 1000000], got 0");
 	bad_curve("- [0.000523753783, ", "- [", ":24:7: cov: 11 items a row, got 10");
 	bad_curve("steps: 500\n", "steps: 500.5\n", ":5:10: steps must be a whole number, got 500.5");
 	bad_curve("p25: 20887", "p25: 2088", ":48:92: p25: 2088 is below p5 (3331.2)");

@@ -20,16 +20,6 @@ static int budgets_arg(void *opts, const char *arg)
 	return acceptance_parse_budgets(opts, arg);
 }
 
-static int level_arg(void *level, const char *arg)
-{
-	char *end;
-	double v = strtod(arg, &end);
-	if (end == arg || *end || !(v >= 0.5 && v <= 0.999))
-		return err_set(DDT_EINPUT, "--level: expected a number from 0.5 to 0.999, got '%s'", arg);
-	*(double *)level = v;
-	return 0;
-}
-
 typedef struct acceptance_args A;
 static const struct cli_opt acceptance_opts_table[] = {
 	CLI_OPT_CALL(A, opts, "budgets", "LIST", budgets_arg,
@@ -53,8 +43,10 @@ static const struct cli_opt acceptance_opts_table[] = {
 		    "(SpecDecoding metrics lines), vllm-metrics (Prometheus\n"
 		    "text), sglang-log (Decode batch lines) or ranks\n"
 		    "(target_rank records)"),
-	CLI_OPT_INT(A, opts.resamples, "resamples", "N", 1, 1000000, "bootstrap resamples (default 2000)"),
-	CLI_OPT_CALL(A, opts.level, "level", "P", level_arg, "interval level (default 0.95)"),
+	CLI_OPT_KEY(A, opts.resamples, "resamples", "N", &acceptance_boot_schema, "resamples",
+		    "bootstrap resamples (default 2000)"),
+	CLI_OPT_KEY(A, opts.level, "level", "P", &acceptance_boot_schema, "level",
+		    "interval level (default 0.95)"),
 	CLI_OPT_WHOLE(A, seed, "seed", "N", 0, 1e15, "bootstrap seed (default 1)"),
 	CLI_OPT_END,
 };

@@ -634,9 +634,7 @@ static int opts_check(const struct acceptance_opts *o)
 				       ACCEPTANCE_MAX_BUDGET);
 	if (o->block && (o->block < 2 || o->block > TRACE_MAX_L + 1))
 		return err_set(DDT_EINPUT, "--block %d: expected 2 to %d", o->block, TRACE_MAX_L + 1);
-	if (o->resamples < 1 || !(o->level > 0 && o->level < 1))
-		return err_set(DDT_EINPUT, "the bootstrap needs resamples >= 1 and a level in (0, 1)");
-	return 0;
+	return acceptance_boot_check(o->resamples, o->level);
 }
 
 /* Room for a batch of n lines in the job's per-line arrays. */

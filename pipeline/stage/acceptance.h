@@ -111,4 +111,12 @@ void acceptance_write_yaml(const struct acceptance_result *r, FILE *fp);
  * (boot_cpu_s, which the file does not hold, 0). */
 int acceptance_read_yaml(struct acceptance_result *r, const char *path);
 
+/* The curve's bootstrap keys (resamples, level, seed), whose values ddt
+ * acceptance's options take too, and the check that options hold to them
+ * (a curve is written only when it reads back): 0, or DDT_EINPUT with
+ * "resamples: must be within [1, 1000000]" or the level's. */
+struct yschema;
+extern const struct yschema acceptance_boot_schema;
+int acceptance_boot_check(int resamples, double level);
+
 #endif

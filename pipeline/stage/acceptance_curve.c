@@ -293,19 +293,28 @@ static int context_check(struct yctx *c, struct ydoc_node *map, void *obj)
 
 /* ---- the tables ---- */
 
-static const struct yschema_range level_range = {0, 1, 1, 1, "within (0, 1)"};
+/* The bootstrap's options: what the file holds and ddt acceptance takes. */
+static const struct yschema_range resamples_range = {1, 1000000, 0, 0, "within [1, 1000000]"};
+static const struct yschema_range level_range = {0.5, 0.999, 0, 0, "within [0.5, 0.999]"};
 static const struct yschema_range accept_range = {1, INFINITY, 0, 0, "at least 1"};
 static const struct yschema_range budget_range = {0, ACCEPTANCE_MAX_BUDGET, 0, 0,
 						  "within [0, 8192]"};
 
 static const struct yschema_field boot_fields[] = {
-	YS_FIELD(struct curve_boot, resamples, YS_INT, Y_REQUIRED | Y_NONNEG,
+	YS_FIELD(struct curve_boot, resamples, YS_INT, Y_REQUIRED, .range = &resamples_range,
 		 .help = "bootstrap resamples over requests"),
 	YS_FIELD(struct curve_boot, level, YS_NUM, Y_REQUIRED, .range = &level_range,
 		 .help = "the interval's confidence level"),
 	WHOLE(struct curve_boot, seed, Y_REQUIRED, "the bootstrap's seed"),
 };
-static const struct yschema boot_schema = YS_TABLE("bootstrap", boot_fields, 1);
+const struct yschema acceptance_boot_schema = YS_TABLE("bootstrap", boot_fields, 1);
+
+int acceptance_boot_check(int resamples, double level)
+{
+	struct curve_boot b;
+	int rc = yschema_set_num(&acceptance_boot_schema, &b, "resamples", resamples, "resamples");
+	return rc ? rc : yschema_set_num(&acceptance_boot_schema, &b, "level", level, "level");
+}
 
 #define ENGINE_MEAN(m, h)                                                                 \
 	YS_FIELD(struct curve_engine, m, YS_NUM, Y_REQUIRED | Y_NULLABLE, .unit = "tokens", \
@@ -358,7 +367,7 @@ static const struct yschema_field doc_fields[] = {
 	DOC(top_k_min, YS_INT, Y_POSITIVE, "the least top-K of a line"),
 	DOC(top_k_max, YS_INT, Y_POSITIVE, "the most"),
 	YS_KEYED(struct curve_doc, "bootstrap", bootstrap, YS_MAP, Y_REQUIRED,
-		 .sub = &boot_schema, .help = "the interval's bootstrap"),
+		 .sub = &acceptance_boot_schema, .help = "the interval's bootstrap"),
 	PER_BUDGET_("budgets", budgets, C_BUDGETS, YS_INTS, Y_NONNEG,
 		    .range = &budget_range, .unit = "nodes", .help = "the tree budgets replayed"),
 	NUMS("mean", mean, C_MEAN, 0, .range = &accept_range, .unit = "tokens",
