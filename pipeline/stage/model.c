@@ -4,14 +4,23 @@
 #include "err.h"
 #include "fit.h"
 #include "formula.h"
+#include "yschema.h"
 
 #include <stddef.h>
 
 #include <math.h>
 #include <string.h>
 
-const char *const model_comp_names[COMP_COUNT] = {"moe",  "attn_lmhead", "draft",
-						  "tree", "overhead",    "allreduce"};
+/* The components' names, in the enum's order: one list for both tables. */
+#define MODEL_COMPS(X)                                                                     \
+	X(COMP_MOE, "moe") X(COMP_ATTN, "attn_lmhead") X(COMP_DRAFT, "draft")              \
+	X(COMP_TREE, "tree") X(COMP_OVERHEAD, "overhead") X(COMP_ALLREDUCE, "allreduce")
+#define COMP_STR(k, s) [k] = (s),
+#define COMP_YNAME(k, s) {(s), (k)},
+const char *const model_comp_names[COMP_COUNT] = {MODEL_COMPS(COMP_STR)};
+const struct yschema_name model_comp_ynames[] = {MODEL_COMPS(COMP_YNAME){NULL, -1}};
+_Static_assert(sizeof model_comp_ynames / sizeof *model_comp_ynames == COMP_COUNT + 1,
+	       "every model component has its name");
 
 const char *model_comp_name(enum model_comp k)
 {

@@ -264,8 +264,12 @@ double model_phys_ms(const struct calib *c, const struct gpu *ref, const double 
 		     double M);
 
 const char *model_comp_name(enum model_comp k);
-/* The same names as data, indexed by component (COMP_COUNT of them). */
+/* The same names as data, indexed by component (COMP_COUNT of them), and
+ * as a YAML enum's names (yschema.h), NULL-terminated with -1: a null
+ * component, an op that maps to none. */
 extern const char *const model_comp_names[];
+struct yschema_name;
+extern const struct yschema_name model_comp_ynames[];
 
 /* ---- the model's one description of its derived terms ---- */
 

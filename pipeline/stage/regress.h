@@ -122,9 +122,6 @@ const char *regress_verdict_name(enum regress_verdict v);
 extern const char *const regress_verdict_names[];
 /* The same as the verdict file's enum names (yschema.h), NULL-terminated. */
 extern const struct yschema_name regress_verdict_ynames[];
-/* The model components by name (model_comp_names'), NULL-terminated with
- * -1: a null component, the op mapping to none. */
-extern const struct yschema_name regress_comp_ynames[];
 
 /* ---- impact: what a kernel's change costs the projections ---- */
 

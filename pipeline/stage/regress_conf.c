@@ -28,12 +28,6 @@
 const char *const regress_verdict_names[REG_COUNT] = {REGRESS_VERDICTS(VERDICT_STR)};
 const struct yschema_name regress_verdict_ynames[] = {REGRESS_VERDICTS(VERDICT_NAME) {NULL, 0}};
 
-const struct yschema_name regress_comp_ynames[] = {
-	{"moe", COMP_MOE},   {"attn_lmhead", COMP_ATTN}, {"draft", COMP_DRAFT},
-	{"tree", COMP_TREE}, {"overhead", COMP_OVERHEAD}, {"allreduce", COMP_ALLREDUCE},
-	{NULL, -1}};
-_Static_assert(COMP_COUNT == 6, "a model component needs its name in regress_comp_ynames");
-
 const char *regress_verdict_name(enum regress_verdict v)
 {
 	return (unsigned)v < REG_COUNT ? regress_verdict_names[v] : "?";
@@ -60,7 +54,7 @@ static void check_commit_url(struct yctx *y, struct ydoc_node *sec, const char *
 
 /* impact: op -> the model component whose time a change of the op scales. */
 static const struct yschema_field comp_value[] = {
-	YS_VALUE(struct regress_op_comp, comp, YS_ENUM, 0, .names = regress_comp_ynames),
+	YS_VALUE(struct regress_op_comp, comp, YS_ENUM, 0, .names = model_comp_ynames),
 };
 static const struct yschema comp_schema = YS_TABLE("impact", comp_value, 0);
 
