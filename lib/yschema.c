@@ -195,6 +195,42 @@ static void item_start(const struct yschema_field *f, char *item)
 		memset(item, 0, f->size);
 }
 
+/* Whether list item e is a text that fits one of f's items (f->size bytes
+ * with its end); the problem recorded at e when not. */
+static int text_fits(struct yctx *c, const struct yschema_field *f, struct ydoc_node *e)
+{
+	if (yget_expect(c, e, YDOC_SCALAR, f->key))
+		return 0;
+	if (strlen(e->str) < f->size)
+		return 1;
+	ydiag_add(c->diag, c->file, e->line, e->col, "%s: longer than %zu characters", f->key,
+		  f->size - 1);
+	return 0;
+}
+
+/* seq's items into a (room for them all, f->size bytes each): mappings of
+ * f->sub, each starting as its table's start value, or texts when f has
+ * no table. 0, or DDT_EINPUT with every bad item's problem recorded. */
+static int read_items(struct yctx *c, struct ydoc_node *seq, const struct yschema_field *f,
+		      char *a)
+{
+	int rc = 0;
+	for (size_t i = 0; i < seq->n; i++) {
+		struct ydoc_node *e = seq->items[i];
+		char *item = a + i * f->size;
+		if (f->sub) {
+			item_start(f, item);
+			if (yschema_read_item(c, e, f->sub, item, f->key))
+				rc = DDT_EINPUT;
+		} else if (text_fits(c, f, e)) {
+			memcpy(item, e->str, strlen(e->str) + 1);
+		} else {
+			rc = DDT_EINPUT;
+		}
+	}
+	return rc;
+}
+
 static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
 		     void *obj)
 {
@@ -202,12 +238,7 @@ static int read_list(struct yctx *c, struct ydoc_node *map, const struct yschema
 	int rc = read_seq(c, map, f, &seq);
 	if (rc || !seq)
 		return rc;
-	for (size_t i = 0; i < seq->n; i++) {
-		char *item = AT(obj, f, char) + i * f->size;
-		item_start(f, item);
-		if (yschema_read_item(c, seq->items[i], f->sub, item, f->key))
-			rc = DDT_EINPUT;
-	}
+	rc = read_items(c, seq, f, AT(obj, f, char));
 	*(int *)((char *)obj + f->count) = (int)seq->n;
 	return rc;
 }
@@ -279,17 +310,7 @@ static int read_strs(struct yctx *c, struct ydoc_node *map, const struct yschema
 		return rc;
 	for (size_t i = 0; i < seq->n; i++) {
 		struct ydoc_node *e = seq->items[i];
-		if (yget_expect(c, e, YDOC_SCALAR, f->key)) {
-			rc = DDT_EINPUT;
-			continue;
-		}
-		if (strlen(e->str) >= f->size) {
-			ydiag_add(c->diag, c->file, e->line, e->col, "%s: longer than %zu characters",
-				  f->key, f->size - 1);
-			rc = DDT_EINPUT;
-			continue;
-		}
-		if (f->names && name_of(c, f, e) < 0) {
+		if (!text_fits(c, f, e) || (f->names && name_of(c, f, e) < 0)) {
 			rc = DDT_EINPUT;
 			continue;
 		}
@@ -403,21 +424,6 @@ static void vec_set_count(const struct yschema_field *f, void *obj, size_t n)
 		*(size_t *)at = n;
 }
 
-/* A YS_VEC's text item e into item (f->size bytes). */
-static int vec_text(struct yctx *c, const struct yschema_field *f, struct ydoc_node *e,
-		    char *item)
-{
-	if (yget_expect(c, e, YDOC_SCALAR, f->key))
-		return DDT_EINPUT;
-	if (strlen(e->str) >= f->size) {
-		ydiag_add(c->diag, c->file, e->line, e->col, "%s: longer than %zu characters",
-			  f->key, f->size - 1);
-		return DDT_EINPUT;
-	}
-	memcpy(item, e->str, strlen(e->str) + 1);
-	return 0;
-}
-
 /* A list into an array of its own, allocated here, freed by the caller;
  * a problem at an item still leaves the array (and its number) set. */
 static int read_vec(struct yctx *c, struct ydoc_node *map, const struct yschema_field *f,
@@ -432,14 +438,7 @@ static int read_vec(struct yctx *c, struct ydoc_node *map, const struct yschema_
 		ydiag_add(c->diag, c->file, seq->line, seq->col, "%s: out of memory", f->key);
 		return DDT_EINPUT;
 	}
-	for (size_t i = 0; i < seq->n; i++) {
-		char *item = a + i * f->size;
-		if (f->sub)
-			item_start(f, item);
-		if (f->sub ? yschema_read_item(c, seq->items[i], f->sub, item, f->key)
-			   : vec_text(c, f, seq->items[i], item))
-			rc = DDT_EINPUT;
-	}
+	rc = read_items(c, seq, f, a);
 	*(char **)((char *)obj + f->off) = a;
 	vec_set_count(f, obj, seq->n);
 	return rc;
@@ -590,57 +589,40 @@ static int write_dict(struct yout *y, const struct yschema_field *f, const void 
 	return rc ? DDT_EGENERIC : 0;
 }
 
-/* A list, a block sequence of its items (an empty one only when the entry
- * is not YS_OMIT: "key: []"). */
+/* A list: mappings (YS_LIST, YS_VEC) and an allocated list's texts one a
+ * line, other texts and numbers on one line unless YS_BLOCK; "key: []"
+ * when empty unless YS_OMIT; a YS_LONE list of one as its number. */
 static int write_list(struct yout *y, const struct yschema_field *f, const void *obj)
 {
-	int n = count_of(f, obj), rc = 0;
+	int vec = f->type == YS_VEC, rc = 0;
+	const char *a = vec ? *(char *const *)((const char *)obj + f->off) : AT_C(obj, f, char);
+	int count = vec ? 0 : count_of(f, obj);
+	size_t n = vec ? vec_count(f, obj) : (size_t)(count < f->max ? count : f->max);
 	if (!n && (f->flags & YS_OMIT))
 		return 0;
 	yout_key(y, f->key);
 	if ((f->flags & YS_LONE) && n == 1 && (f->type == YS_NUMS || f->type == YS_INTS)) {
 		if (f->type == YS_INTS)
-			yout_int(y, AT_C(obj, f, int)[0]);
+			yout_int(y, ((const int *)a)[0]);
 		else
-			yout_num(y, AT_C(obj, f, double)[0] * scale_of(f));
+			yout_num(y, ((const double *)a)[0] * scale_of(f));
 		return 0;
 	}
-	if (f->type == YS_LIST || (f->flags & YS_BLOCK))
+	if (f->type == YS_LIST || vec || (f->flags & YS_BLOCK))
 		yout_seq(y);
 	else
 		yout_seq_flow(y);
-	for (int i = 0; i < n && i < f->max; i++) {
-		if (f->type == YS_LIST)
-			rc |= yschema_write_item(y, f->sub, AT_C(obj, f, char) + (size_t)i * f->size);
-		else if (f->type == YS_STRS)
-			yout_str(y, AT_C(obj, f, char) + (size_t)i * f->size);
-		else if (f->type == YS_INTS)
-			yout_int(y, AT_C(obj, f, int)[i]);
-		else if (f->type == YS_BOOLS)
-			yout_bool(y, AT_C(obj, f, int)[i]);
-		else
-			yout_num(y, AT_C(obj, f, double)[i] * scale_of(f));
-	}
-	yout_end(y);
-	return rc ? DDT_EGENERIC : 0;
-}
-
-/* An allocated list, a block sequence of its items (of its texts when it
- * has no table); "key: []" when empty unless YS_OMIT. */
-static int write_vec(struct yout *y, const struct yschema_field *f, const void *obj)
-{
-	size_t n = vec_count(f, obj);
-	const char *a = *(char *const *)((const char *)obj + f->off);
-	int rc = 0;
-	if (!n && (f->flags & YS_OMIT))
-		return 0;
-	yout_key(y, f->key);
-	yout_seq(y);
 	for (size_t i = 0; i < n; i++) {
 		if (f->sub)
 			rc |= yschema_write_item(y, f->sub, a + i * f->size);
-		else
+		else if (f->type == YS_STRS || vec)
 			yout_str(y, a + i * f->size);
+		else if (f->type == YS_INTS)
+			yout_int(y, ((const int *)a)[i]);
+		else if (f->type == YS_BOOLS)
+			yout_bool(y, ((const int *)a)[i]);
+		else
+			yout_num(y, ((const double *)a)[i] * scale_of(f));
 	}
 	yout_end(y);
 	return rc ? DDT_EGENERIC : 0;
@@ -697,11 +679,10 @@ static int write_field(struct yout *y, const struct yschema_field *f, const void
 	case YS_INTS:
 	case YS_BOOLS:
 	case YS_STRS:
+	case YS_VEC:
 		return write_list(y, f, obj);
 	case YS_DICT:
 		return write_dict(y, f, obj);
-	case YS_VEC:
-		return write_vec(y, f, obj);
 	case YS_FLAGS:
 		write_flags(y, f, obj);
 		return 0;
