@@ -552,7 +552,7 @@ static void read_grouping(struct yctx *c, struct ydoc_node *map, const struct ys
 	struct yschema_field gf = groups_field;
 	gf.key = f->key;
 	gf.flags = f->flags;
-	if (yschema_read_fields(c, map, &(struct yschema){.name = f->key, .fields = &gf, .n = 1}, &t))
+	if (yschema_read_fields(c, map, &(struct yschema)YS_PART(f->key, &gf, 1), &t))
 		return;
 	for (int i = 0; i < t.n; i++)
 		for (int j = 0; j < t.g[i].n; j++)

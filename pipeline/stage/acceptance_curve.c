@@ -152,7 +152,8 @@ static void hist_read(struct yctx *c, struct ydoc_node *map, const struct yschem
 			return;
 		}
 		for (int a = 1; a <= block; a++)
-			yget_node_long(c, seq->items[j]->items[a - 1], f->key, Y_NONNEG, &d->hist[j][a]);
+			yget_node_long(c, seq->items[j]->items[a - 1], f->key, Y_NONNEG,
+				       &d->hist[j][a]);
 	}
 }
 

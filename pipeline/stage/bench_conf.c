@@ -196,8 +196,8 @@ static const struct yschema_field op_fields[] = {
 	NAME_SET(struct bench_op, backends, backend_names, "where to run it (bench.backends)"),
 	NAME_SET(struct bench_op, variants, variant_names, "cold, hot or both (bench.variants)"),
 	SOURCE,
-	YS_DICT_OF(struct bench_op, "params", params, nparams, struct bench_param, key, &param_schema,
-		   0, .help = "the op's parameters, each a number or a list swept"),
+	YS_DICT_OF(struct bench_op, "params", params, nparams, struct bench_param, key,
+		   &param_schema, 0, .help = "the op's parameters, each a number or a list swept"),
 };
 static const struct yschema op_schema = YS_TABLE("ops entry", op_fields, 0);
 

@@ -46,7 +46,8 @@ static const struct yschema_field made_from_fields[] = {
 	MADE("moe_reference_hash", moe_reference_hash, Y_REQUIRED,
 	     "fnv1a64 of that file; empty when none"),
 	{.key = "args", .type = YS_CUSTOM, .flags = Y_REQUIRED, .max = ESTIMATE_MAX_ARGS,
-	 .read = args_read, .write = args_write, .help = "the command's arguments in a canonical order"},
+	 .read = args_read, .write = args_write,
+	 .help = "the command's arguments in a canonical order"},
 };
 const struct yschema estimate_schema_made_from = YS_TABLE("made_from", made_from_fields, 0);
 

@@ -490,8 +490,8 @@ static const struct yschema fit_schema = YS_TABLE("fit", fit_fields, 0);
 static const struct yschema_field fit_sec_fields[] = {
 	YS_FIELD(struct projection, fit, YS_MAP, Y_REQUIRED, .sub = &fit_schema,
 		 .help = "the MoE curve's fit"),
-	YS_VEC_OF(struct projection, "backtest", backtest, nbacktest, &project_schema_backtest, 1000,
-		  Y_REQUIRED, .help = "leave one out, beside the band it supports"),
+	YS_VEC_OF(struct projection, "backtest", backtest, nbacktest, &project_schema_backtest,
+		  1000, Y_REQUIRED, .help = "leave one out, beside the band it supports"),
 };
 static const struct yschema fit_sec = YS_TABLE("projection", fit_sec_fields, 0);
 

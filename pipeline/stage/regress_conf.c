@@ -111,9 +111,11 @@ static const struct yschema_field conf_fields[] = {
 	      "contended above this many others' compute processes on a measured GPU",
 	      .source = "[ddt-setting]"),
 	YS_FIELD(struct regress_conf, commit_url, YS_STR, 0,
-		 .help = "a commit range's link, {good} and {bad} its revisions (http(s); \"\" none)"),
+		 .help = "a commit range's link, {good} and {bad} its revisions "
+			 "(http(s); \"\" none)"),
 	YS_DICT_OF(struct regress_conf, "impact", impact, nimpact, struct regress_op_comp, op,
-		   &comp_schema, REQ, .help = "op: model component, whose time a change of the op scales"),
+		   &comp_schema, REQ,
+		   .help = "op: model component, whose time a change of the op scales"),
 };
 static const struct yschema conf_schema = YS_TABLE("regress", conf_fields, 0);
 
