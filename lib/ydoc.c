@@ -536,6 +536,16 @@ struct ydoc_node *ydoc_get(struct ydoc_node *map, const char *key)
 	return NULL;
 }
 
+struct ydoc_node *ydoc_key(const struct ydoc_node *map, const char *key)
+{
+	if (!map || map->kind != YDOC_MAP)
+		return NULL;
+	for (size_t i = 0; i < map->n; i++)
+		if (!strcmp(map->keys[i]->str, key))
+			return map->keys[i];
+	return NULL;
+}
+
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 

@@ -98,6 +98,9 @@ enum {
 
 /* Looks key up in map and marks it used; NULL when absent (or map is NULL). */
 struct ydoc_node *ydoc_get(struct ydoc_node *map, const char *key);
+/* The node of key itself in map, not its value (a problem with the key is
+ * told at its place); NULL when absent. Marks nothing used. */
+struct ydoc_node *ydoc_key(const struct ydoc_node *map, const char *key);
 
 /* The C locale, whatever setlocale() says, for numbers read and written;
  * (locale_t)0 when it could not be made (out of memory): then the global

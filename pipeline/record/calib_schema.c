@@ -59,10 +59,8 @@ blame_key(struct yctx *c, struct ydoc_node *map, const char *key, const char *fm
 /* The node of key itself (not its value) in map, or map. */
 static struct ydoc_node *key_node(struct ydoc_node *map, const char *key)
 {
-	for (size_t i = 0; i < map->n; i++)
-		if (!strcmp(map->keys[i]->str, key))
-			return map->keys[i];
-	return map;
+	struct ydoc_node *k = ydoc_key(map, key);
+	return k ? k : map;
 }
 
 /* ---------------------------------------------------------------- gpus, model, drafter */

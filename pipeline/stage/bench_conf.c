@@ -164,8 +164,7 @@ static int check_param(struct yctx *c, struct ydoc_node *params, void *obj)
 {
 	const struct bench_op *o = c->ctx;
 	const struct bench_param *p = obj;
-	struct ydoc_node *val = ydoc_get(params, p->key);
-	size_t i = 0;
+	struct ydoc_node *val = ydoc_get(params, p->key), *key;
 	if (!o->op[0])
 		return 0; /* the op's own problem is told */
 	if (!p->nvals) {
@@ -175,10 +174,8 @@ static int check_param(struct yctx *c, struct ydoc_node *params, void *obj)
 	}
 	if (bench_op_has_key(o->op, p->key))
 		return 0;
-	while (params->items[i] != val)
-		i++;
-	ydiag_add(c->diag, c->file, params->keys[i]->line, params->keys[i]->col,
-		  "%s has no parameter '%s'", o->op, p->key);
+	key = ydoc_key(params, p->key);
+	ydiag_add(c->diag, c->file, key->line, key->col, "%s has no parameter '%s'", o->op, p->key);
 	return 1;
 }
 
